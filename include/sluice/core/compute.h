@@ -1,0 +1,44 @@
+// Whole-column operations on columns and batches. All are pure functions of their inputs,
+// thread-safe, and allocate only their outputs.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sluice/core/record_batch.h"
+
+namespace sluice {
+
+// Rows [offset, offset + length) as a new column / batch. Arguments must be in range.
+ColumnPtr Slice(const ColumnPtr& column, int64_t offset, int64_t length);
+BatchPtr Slice(const BatchPtr& batch, int64_t offset, int64_t length);
+
+// The rows of all inputs in order. INVALID_ARGUMENT when types / schemas differ.
+Result<ColumnPtr> Concatenate(std::span<const ColumnPtr> columns);
+Result<BatchPtr> Concatenate(std::span<const BatchPtr> batches);
+
+// Gathers rows by index (each index in [0, length)); indices may repeat and be in any order.
+ColumnPtr Take(const ColumnPtr& column, std::span<const int64_t> indices);
+BatchPtr Take(const BatchPtr& batch, std::span<const int64_t> indices);
+
+// A stable ordering of the rows by the given key columns (ascending, nulls first, as Spark's
+// ORDER BY ... ASC). Keys must be of comparable types (not struct, array or map), else
+// DATATYPE_MISMATCH. Floating-point NaN sorts after every other value, -0.0 equals 0.0.
+Result<std::vector<int64_t>> SortIndices(const BatchPtr& batch, std::span<const int> key_columns);
+
+// A 64-bit hash of each row's key columns, equal for equal keys (nulls hash alike; -0.0 and
+// 0.0 hash alike; all NaNs hash alike). Used to partition rows over writers and for joins; the
+// value is stable across processes and versions of sluice built from the same source.
+std::vector<uint64_t> HashRows(const BatchPtr& batch, std::span<const int> key_columns);
+
+// One value as text: numbers as Spark prints them, decimals exact, dates "2026-01-31",
+// timestamps ISO-8601 in UTC ("2026-01-31T10:00:00.123456Z", ntz without the Z), binary as
+// base64, nested values as JSON-like text; null as "null".
+std::string FormatValue(const Column& column, int64_t row);
+
+// A console table of the first `max_rows` rows, like Spark's show().
+std::string PrettyPrint(const RecordBatch& batch, int64_t max_rows = 20);
+
+}  // namespace sluice

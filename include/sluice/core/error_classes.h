@@ -1,0 +1,40 @@
+// The stable error classes of sluice. Each is documented in docs/errors.md (a unit test checks
+// that every class named here is documented there). Add a class here and there together.
+#pragma once
+
+#include <string_view>
+
+namespace sluice::errors {
+
+// Generic
+inline constexpr std::string_view kInternalError = "INTERNAL_ERROR";
+inline constexpr std::string_view kInvalidArgument = "INVALID_ARGUMENT";
+inline constexpr std::string_view kNotImplemented = "NOT_IMPLEMENTED";
+// Types and schemas
+inline constexpr std::string_view kInvalidSchema = "INVALID_SCHEMA";
+inline constexpr std::string_view kInvalidDataType = "INVALID_DATA_TYPE";
+inline constexpr std::string_view kUnresolvedColumn = "UNRESOLVED_COLUMN";
+inline constexpr std::string_view kDatatypeMismatch = "DATATYPE_MISMATCH";
+// Options and configuration
+inline constexpr std::string_view kInvalidOptions = "INVALID_OPTIONS";
+inline constexpr std::string_view kUnresolvedSecret = "UNRESOLVED_SECRET";
+// Files
+inline constexpr std::string_view kFileNotFound = "FILE_NOT_FOUND";
+inline constexpr std::string_view kFileAlreadyExists = "FILE_ALREADY_EXISTS";
+inline constexpr std::string_view kIoError = "IO_ERROR";
+// Parquet
+inline constexpr std::string_view kParquetCorruptFile = "PARQUET_CORRUPT_FILE";
+inline constexpr std::string_view kParquetUnsupportedFeature = "PARQUET_UNSUPPORTED_FEATURE";
+// Delta
+inline constexpr std::string_view kDeltaLogCorrupt = "DELTA_LOG_CORRUPT";
+inline constexpr std::string_view kDeltaProtocolUnsupported = "DELTA_PROTOCOL_UNSUPPORTED";
+inline constexpr std::string_view kDeltaTableNotFound = "DELTA_TABLE_NOT_FOUND";
+inline constexpr std::string_view kDeltaTableAlreadyExists = "DELTA_TABLE_ALREADY_EXISTS";
+inline constexpr std::string_view kDeltaVersionNotFound = "DELTA_VERSION_NOT_FOUND";
+inline constexpr std::string_view kDeltaConcurrentModification = "DELTA_CONCURRENT_MODIFICATION";
+inline constexpr std::string_view kDeltaSchemaMismatch = "DELTA_SCHEMA_MISMATCH";
+inline constexpr std::string_view kDeltaSourceDataDeleted = "DELTA_SOURCE_DATA_DELETED";
+// Embedded services
+inline constexpr std::string_view kEmbeddedServiceFailed = "EMBEDDED_SERVICE_FAILED";
+
+}  // namespace sluice::errors

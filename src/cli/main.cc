@@ -1,0 +1,12 @@
+// The `sluice` command.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+  CLI::App app{"sluice: moves data exactly once between Kafka, PostgreSQL and Delta Lake tables"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
+  CLI11_PARSE(app, argc, argv);
+  return 0;
+}
