@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds sluice into build/ (or $SLUICE_BUILD_DIR). Extra arguments are passed to
+# `cmake --build`, e.g. `--target sluice`.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${SLUICE_BUILD_DIR:-$root/build}
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"$(nproc)" "$@"

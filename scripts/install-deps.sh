@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that building, testing and running sluice needs.
+# Idempotent, and quick when everything is present. Run as root (or with sudo).
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config ccache clang libclang-rt-14-dev git
+  # libraries
+  librdkafka-dev libpq-dev libsimdjson-dev libprotobuf-dev protobuf-compiler libzstd-dev
+  libsnappy-dev zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev libspdlog-dev
+  libcurl4-openssl-dev libssl-dev prometheus-cpp-dev
+  # tests and benchmarks
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # services the tests and the demo start
+  postgresql-15 postgresql-client-15
+  # DuckDB (the independent reader in interoperability tests) comes from npm
+  nodejs npm
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# A node from elsewhere on PATH (with its own npm) serves as well as Debian's.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  filtered=()
+  for p in "${missing[@]}"; do [[ "$p" == nodejs || "$p" == npm ]] || filtered+=("$p"); done
+  missing=("${filtered[@]}")
+fi
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -eq 0 ]] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite on a new machine: installs what is needed, builds, runs the unit and
+# integration tests (PostgreSQL servers and Kafka mock clusters are started by the tests
+# themselves), then builds the unit tests with AddressSanitizer + UndefinedBehaviorSanitizer and
+# runs them again. Exits non-zero when anything fails.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc)
+
+bash "$root/scripts/install-deps.sh"
+if [[ -f "$root/scripts/install-test-tools.sh" ]]; then
+  bash "$root/scripts/install-test-tools.sh"
+fi
+
+echo "== build"
+bash "$root/scripts/build.sh"
+echo "== unit and integration tests"
+(cd "${SLUICE_BUILD_DIR:-$root/build}" && ctest --output-on-failure -j"$jobs")
+
+echo "== unit tests under ASan + UBSan"
+asan=${SLUICE_ASAN_BUILD_DIR:-$root/build-asan}
+cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_ONLY_UNIT=ON >/dev/null
+cmake --build "$asan" -j"$jobs"
+(cd "$asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" -L unit)
