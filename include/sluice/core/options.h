@@ -55,13 +55,13 @@ enum class OptionType { kString, kInt, kLong, kDouble, kBool, kDuration, kEnum, 
 // One accepted option. Specs are meant to live in static tables: the strings are views and must
 // outlive every ValidatedOptions built from them.
 struct OptionSpec {
-  std::string_view name;
+  std::string_view name = {};
   OptionType type = OptionType::kString;
   // Used when the option is not given. Defaults are trusted text written by the programmer, in the
   // same syntax as a user's value.
   std::optional<std::string_view> default_value;
   bool required = false;
-  std::string_view doc;
+  std::string_view doc = {};
   // The accepted values of a kEnum option.
   std::span<const std::string_view> allowed_values = {};
 };
