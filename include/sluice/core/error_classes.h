@@ -15,6 +15,11 @@ inline constexpr std::string_view kInvalidSchema = "INVALID_SCHEMA";
 inline constexpr std::string_view kInvalidDataType = "INVALID_DATA_TYPE";
 inline constexpr std::string_view kUnresolvedColumn = "UNRESOLVED_COLUMN";
 inline constexpr std::string_view kDatatypeMismatch = "DATATYPE_MISMATCH";
+// SQL expressions
+inline constexpr std::string_view kParseSyntaxError = "PARSE_SYNTAX_ERROR";
+inline constexpr std::string_view kUnresolvedRoutine = "UNRESOLVED_ROUTINE";
+inline constexpr std::string_view kWrongNumArgs = "WRONG_NUM_ARGS";
+inline constexpr std::string_view kInvalidParameterValue = "INVALID_PARAMETER_VALUE";
 // Options and configuration
 inline constexpr std::string_view kInvalidOptions = "INVALID_OPTIONS";
 inline constexpr std::string_view kUnresolvedSecret = "UNRESOLVED_SECRET";
@@ -34,7 +39,17 @@ inline constexpr std::string_view kDeltaVersionNotFound = "DELTA_VERSION_NOT_FOU
 inline constexpr std::string_view kDeltaConcurrentModification = "DELTA_CONCURRENT_MODIFICATION";
 inline constexpr std::string_view kDeltaSchemaMismatch = "DELTA_SCHEMA_MISMATCH";
 inline constexpr std::string_view kDeltaSourceDataDeleted = "DELTA_SOURCE_DATA_DELETED";
+// PostgreSQL
+inline constexpr std::string_view kPgReplicationProtocolError = "PG_REPLICATION_PROTOCOL_ERROR";
 // Embedded services
 inline constexpr std::string_view kEmbeddedServiceFailed = "EMBEDDED_SERVICE_FAILED";
+// Streaming engine
+inline constexpr std::string_view kConcurrentQuery = "CONCURRENT_QUERY";
+inline constexpr std::string_view kCheckpointCorrupt = "CHECKPOINT_CORRUPT";
+inline constexpr std::string_view kUnsupportedOutputMode = "UNSUPPORTED_OUTPUT_MODE";
+inline constexpr std::string_view kUnsupportedTrigger = "UNSUPPORTED_TRIGGER";
+inline constexpr std::string_view kDataSourceNotFound = "DATA_SOURCE_NOT_FOUND";
+inline constexpr std::string_view kForeachBatchFunctionNotFound = "FOREACH_BATCH_FUNCTION_NOT_FOUND";
+inline constexpr std::string_view kSourceOffsetInvalid = "SOURCE_OFFSET_INVALID";
 
 }  // namespace sluice::errors

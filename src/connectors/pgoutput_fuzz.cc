@@ -1,0 +1,19 @@
+// Feeds arbitrary bytes to the replication frame and pgoutput parsers, in and out of streamed
+// transactions. Any crash, over-read (ASan) or undefined behaviour (UBSan) is a finding.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "sluice/connectors/pgoutput.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  sluice::PgOutputMessage message;
+  (void)sluice::ParsePgOutputMessage(bytes, false, &message);
+  (void)sluice::ParsePgOutputMessage(bytes, true, &message);
+  auto frame = sluice::ParseReplicationFrame(bytes);
+  if (frame.ok() && frame->kind == sluice::ReplicationFrame::Kind::kXLogData) {
+    (void)sluice::ParsePgOutputMessage(frame->xlog.payload, false, &message);
+  }
+  return 0;
+}
