@@ -1,0 +1,78 @@
+#include "delta/json_writer.h"
+
+#include <charconv>
+
+namespace sluice::delta::json {
+
+void AppendString(std::string_view text, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (char c : text) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      default: {
+        auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20) {
+          out->append("\\u00");
+          out->push_back(kHex[byte >> 4]);
+          out->push_back(kHex[byte & 0xF]);
+        } else {
+          out->push_back(c);
+        }
+      }
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendInt(int64_t value, std::string* out) {
+  char buffer[24];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out->append(buffer, end);
+}
+
+void AppendKey(std::string_view key, bool* first, std::string* out) {
+  if (!*first) out->push_back(',');
+  *first = false;
+  AppendString(key, out);
+  out->push_back(':');
+}
+
+void AppendStringMap(const std::map<std::string, std::string>& map, std::string* out) {
+  out->push_back('{');
+  bool first = true;
+  for (const auto& [key, value] : map) {
+    AppendKey(key, &first, out);
+    AppendString(value, out);
+  }
+  out->push_back('}');
+}
+
+void AppendNullableStringMap(const std::map<std::string, std::optional<std::string>>& map, std::string* out) {
+  out->push_back('{');
+  bool first = true;
+  for (const auto& [key, value] : map) {
+    AppendKey(key, &first, out);
+    if (value.has_value()) {
+      AppendString(*value, out);
+    } else {
+      out->append("null");
+    }
+  }
+  out->push_back('}');
+}
+
+void AppendStringArray(const std::vector<std::string>& values, std::string* out) {
+  out->push_back('[');
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendString(values[i], out);
+  }
+  out->push_back(']');
+}
+
+}  // namespace sluice::delta::json
