@@ -85,6 +85,15 @@ class BinaryBuilder final : public ColumnBuilder {
     offsets_.push_back(static_cast<int64_t>(bytes_.size()));
     MarkValid();
   }
+  // Appends a valid value of `size` bytes and returns where the caller writes them (valid until
+  // the next call on this builder): decoders fill values in place without a temporary.
+  uint8_t* AppendUninitialized(int64_t size) {
+    size_t start = bytes_.size();
+    bytes_.resize(start + static_cast<size_t>(size));
+    offsets_.push_back(static_cast<int64_t>(bytes_.size()));
+    MarkValid();
+    return bytes_.data() + start;
+  }
   void AppendNull() override {
     offsets_.push_back(static_cast<int64_t>(bytes_.size()));
     MarkNull();
