@@ -1,29 +1,22 @@
 #include "sluice/core/fault_injection.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
 #include "sluice/core/error_classes.h"
+#include "testing/temp_dir.h"
 
 namespace sluice {
 namespace {
 
 class FaultInjectionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "sluice-fault-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
-  std::string Path(const std::string& relative) const { return root_ + "/" + relative; }
+  std::string Path(const std::string& relative) const { return dir_.Join(relative); }
 
   std::shared_ptr<FaultInjectionFileSystem> fs_ = std::make_shared<FaultInjectionFileSystem>(LocalFileSystem());
-  std::string root_;
+  testing::TempDir dir_{"sluice-fault"};
+  const std::string& root_ = dir_.path();
 };
 
 TEST_F(FaultInjectionTest, WithoutFaultsCallsPassThroughAndAreCounted) {

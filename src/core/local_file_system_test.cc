@@ -1,5 +1,4 @@
 #include <dirent.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/core/error_classes.h"
+#include "testing/temp_dir.h"
 #include "sluice/core/file_system.h"
 
 namespace sluice {
@@ -19,14 +19,7 @@ namespace {
 
 class LocalFileSystemTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "sluice-lfs-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
-  std::string Path(const std::string& relative) const { return root_ + "/" + relative; }
+  std::string Path(const std::string& relative) const { return dir_.Join(relative); }
 
   // Every name in a directory, as the OS sees it (staging files included).
   static std::vector<std::string> RawNames(const std::string& directory) {
@@ -39,7 +32,8 @@ class LocalFileSystemTest : public ::testing::Test {
   }
 
   FileSystem& fs_ = *LocalFileSystem();
-  std::string root_;
+  testing::TempDir dir_{"sluice-lfs"};
+  const std::string& root_ = dir_.path();
 };
 
 TEST_F(LocalFileSystemTest, AtomicWriteCreatesParentsAndReadReturnsTheSameBytes) {

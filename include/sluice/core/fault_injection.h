@@ -64,9 +64,6 @@ struct Fault {
   std::string path_substring = {};          // empty: any path
   // What the failed call returns; IO_ERROR "injected fault: ..." when unset.
   std::optional<Status> error = std::nullopt;
-};   // empty: any path
-  // What the failed call returns; IO_ERROR "injected fault: ..." when unset.
-  std::optional<Status> error = std::nullopt;
 };
 
 class FaultInjectionFileSystem final : public FileSystem {
