@@ -1,0 +1,87 @@
+// Registry: the sources and sinks a query can name by format ("rate", "delta", "foreachBatch"),
+// each with the table of options it accepts, and the foreachBatch functions registered by name.
+//
+// MakeSource / MakeSink validate the given options against the format's table before building
+// anything (unknown keys, wrong types and missing required keys fail with the format's error
+// class, naming the key), so bad configuration fails before any data moves.
+//
+// Thread-safe: registration and lookups may come from any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/options.h"
+#include "sluice/engine/sink.h"
+#include "sluice/engine/source.h"
+
+namespace sluice::engine {
+
+class Registry;
+
+struct SourceFormat {
+  std::string name;
+  std::span<const OptionSpec> options;  // a static table; must outlive the registry
+  std::string_view error_class = errors::kInvalidOptions;
+  std::function<Result<std::unique_ptr<Source>>(const ValidatedOptions& options)> make;
+};
+
+struct SinkFormat {
+  std::string name;
+  std::span<const OptionSpec> options;
+  std::string_view error_class = errors::kInvalidOptions;
+  // The registry is passed so that sinks can look up what is registered by name.
+  std::function<Result<std::unique_ptr<Sink>>(const ValidatedOptions& options, const Registry& registry)> make;
+};
+
+// A foreachBatch callback. It gets every batch with its id; after a crash the replayed batch comes
+// with the same id (the callback's own writes stay idempotent by using it, as the Delta writer's
+// txn options do). The batch is read-only and valid only during the call: its buffers are not to
+// be kept, which lets a future Python binding hand them out without copying. A failed Status stops
+// the query with that error.
+using ForeachBatchFunction = std::function<Status(const RecordBatch& batch, int64_t batch_id)>;
+
+class Registry {
+ public:
+  // An empty registry.
+  Registry() = default;
+  // The process-wide registry, holding the built-in formats: sources `rate` and `delta`; sinks
+  // `memory`, `console`, `foreachBatch` and `delta`.
+  static Registry& Default();
+
+  // INVALID_ARGUMENT when the name (case-insensitive) is already taken.
+  Status RegisterSource(SourceFormat format);
+  Status RegisterSink(SinkFormat format);
+  Status RegisterForeachBatch(std::string name, ForeachBatchFunction function);
+
+  // DATA_SOURCE_NOT_FOUND for an unknown format (listing the known ones); the format's error
+  // class for invalid options; whatever the factory returns otherwise.
+  Result<std::unique_ptr<Source>> MakeSource(std::string_view format,
+                                             const std::map<std::string, std::string>& options) const;
+  Result<std::unique_ptr<Sink>> MakeSink(std::string_view format,
+                                         const std::map<std::string, std::string>& options) const;
+  // FOREACH_BATCH_FUNCTION_NOT_FOUND when nothing is registered under `name`.
+  Result<ForeachBatchFunction> FindForeachBatch(std::string_view name) const;
+
+  // Options of a format, for `sluice validate` and documentation; nullptr when unknown.
+  const SourceFormat* FindSourceFormat(std::string_view format) const;
+  const SinkFormat* FindSinkFormat(std::string_view format) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, SourceFormat> sources_;  // keyed by lower-case name
+  std::map<std::string, SinkFormat> sinks_;
+  std::map<std::string, ForeachBatchFunction> functions_;  // keyed by name as given
+};
+
+// Adds the built-in formats to `registry`. Default() calls it once.
+Status RegisterBuiltinFormats(Registry* registry);
+
+}  // namespace sluice::engine

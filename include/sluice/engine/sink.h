@@ -1,0 +1,61 @@
+// Sink: where a streaming query writes. A sink is idempotent per batch id: AddBatch(N, ...) called
+// again after a crash (with the same rows, since the offset log fixed the batch's range) leaves the
+// destination as if it had been called once. That, with replayable sources, is exactly once.
+//
+// Lifecycle: the engine calls Open() once before any batch, then AddBatch() per batch from the
+// query's thread; a sink need not be thread-safe. AddBatch returns only when the batch is durable:
+// the engine writes `commits/N` right after. An error stops the query with that error (a sink that
+// can retry transient failures does so inside AddBatch).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/file_system.h"
+#include "sluice/core/record_batch.h"
+#include "sluice/core/status.h"
+
+namespace sluice::engine {
+
+// Spark's output modes. `append`: each batch's new rows; `update`: rows that changed since the
+// last batch; `complete`: the whole result after every batch.
+enum class OutputMode { kAppend, kUpdate, kComplete };
+
+std::string_view OutputModeName(OutputMode mode);  // "append", "update", "complete"
+// Case-insensitive; INVALID_OPTIONS listing the accepted names otherwise.
+Result<OutputMode> ParseOutputMode(std::string_view name);
+
+// What a sink may use while it runs. The pointer outlives the sink's use of it.
+struct SinkContext {
+  // The key of the sink's idempotence: stable across restarts of the same checkpoint (a Delta
+  // sink writes txn{appId: query_id, version: batch id}).
+  std::string query_id;
+  OutputMode output_mode = OutputMode::kAppend;
+  FileSystem* file_system = nullptr;
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+
+  // A short text for progress reports ("MemorySink", "DeltaSink[/warehouse/t]").
+  virtual std::string description() const = 0;
+  virtual std::vector<OutputMode> supported_output_modes() const = 0;
+
+  virtual Status Open(const SinkContext& context) = 0;
+  // Writes batch `batch_id` durably, or does nothing when that batch id is already durable here.
+  // The batch is read-only and valid for the duration of the call only.
+  virtual Status AddBatch(int64_t batch_id, const RecordBatch& batch) = 0;
+
+  // The `real_time` trigger delivers rows as they arrive, in several calls per epoch, and ends
+  // each epoch with EndEpoch(). Only sinks that return true here may run under that trigger.
+  virtual bool supports_real_time() const { return false; }
+  // Rows of epoch `epoch_id`; the sink may buffer them and flush by its own size or interval.
+  virtual Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows);
+  // Makes every row of the epoch durable before the engine logs the epoch as committed.
+  virtual Status EndEpoch(int64_t epoch_id);
+};
+
+}  // namespace sluice::engine

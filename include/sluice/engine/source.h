@@ -1,0 +1,71 @@
+// Source: where a streaming query reads from. A source is replayable by offset: reading the same
+// [start, end) range twice yields the same rows, which is what makes a re-run batch exactly once.
+//
+// Offsets are JSON documents written as compact, single-line text, owned and interpreted only by
+// the source that made them; the engine stores them in the checkpoint's offset log and hands them
+// back verbatim. A source serializes equal positions to equal text, so the engine can tell "no
+// new data" (LatestOffset returns `start`) by comparing strings.
+//
+// Lifecycle: the engine calls Open() once, then, per batch, LatestOffset() and Read() and, after
+// the sink made the batch durable, Commit(). All calls come from the query's thread; a source
+// need not be thread-safe. Errors returned by any call stop the query with that error.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/core/file_system.h"
+#include "sluice/core/record_batch.h"
+#include "sluice/core/status.h"
+
+namespace sluice {
+class Clock;
+}
+
+namespace sluice::engine {
+
+// How far one batch may read.
+struct ReadLimit {
+  // false: the source's own per-batch limit applies (maxFilesPerTrigger, rowsPerBatch, ...);
+  // true: everything available, ignoring that limit (the `once` trigger).
+  bool all_available = false;
+  // Never plan beyond this offset (the `available_now` trigger fixes it at start).
+  std::optional<std::string> not_beyond;
+};
+
+// What a source may use while it runs. The pointers outlive the source's use of them.
+struct SourceContext {
+  std::string query_id;  // stable across restarts of the same checkpoint
+  FileSystem* file_system = nullptr;
+  // A directory reserved for this source's private state (`<checkpoint>/sources/<n>`); the
+  // source keeps there what it needs to replay deterministically (a start time, a schema).
+  std::string state_directory;
+  Clock* clock = nullptr;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+
+  // A short text for progress reports and logs ("RateSource[rowsPerSecond=10]").
+  virtual std::string description() const = 0;
+  // The schema of every batch Read() returns.
+  virtual TypePtr schema() const = 0;
+
+  virtual Status Open(const SourceContext& context) = 0;
+  // The position before the first row this query should read (the start of batch 0).
+  virtual Result<std::string> InitialOffset() = 0;
+  // The end of the next batch that starts at `start`: as far as data is available, the limit
+  // allows and `limit.not_beyond` permits. Returns `start` itself when nothing new is available.
+  virtual Result<std::string> LatestOffset(const std::string& start, const ReadLimit& limit) = 0;
+  // The rows in (start, end], in order. Both offsets came from this source (possibly in an
+  // earlier run of the query). The batches share this schema; an empty vector means no rows.
+  virtual Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) = 0;
+  // Everything up to `end` is durable in the sink and will never be asked for again; the source
+  // may release it (a replication slot confirms its flush position here).
+  virtual Status Commit(const std::string& end) = 0;
+};
+
+}  // namespace sluice::engine

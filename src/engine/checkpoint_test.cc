@@ -1,0 +1,132 @@
+#include "sluice/engine/checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include "sluice/core/error_classes.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::engine {
+namespace {
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Checkpoint> OpenOrDie() {
+    Result<std::unique_ptr<Checkpoint>> checkpoint = Checkpoint::Open(fs_, root_);
+    EXPECT_TRUE(checkpoint.ok()) << checkpoint.status().ToString();
+    return std::move(checkpoint).value();
+  }
+
+  testing::TempDir dir_;
+  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
+  std::string root_ = dir_.Join("checkpoint");
+};
+
+TEST_F(CheckpointTest, OffsetLogEntryHasSparkShape) {
+  OffsetLogEntry entry{1767225600000, {"{\"rows\":10}"}};
+  EXPECT_EQ(SerializeOffsetLogEntry(entry),
+            "v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1767225600000,\"conf\":{}}\n{\"rows\":10}");
+  Result<OffsetLogEntry> parsed = ParseOffsetLogEntry(SerializeOffsetLogEntry(entry));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, entry);
+  EXPECT_EQ(SerializeCommitLogEntry(), "v1\n{\"nextBatchWatermarkMs\":0}");
+  EXPECT_TRUE(ParseCommitLogEntry(SerializeCommitLogEntry()).ok());
+}
+
+TEST_F(CheckpointTest, MalformedLogEntriesAreCorruptNotCrashes) {
+  for (std::string_view text : {"", "v2\n{}\n{}", "v1", "v1\nnot json\n{}", "v1\n{\"batchTimestampMs\":1}",
+                                "v1\n{\"batchTimestampMs\":1}\n{\"rows\":", "v1\n{\"batchTimestampMs\":\"x\"}\n1"}) {
+    Result<OffsetLogEntry> parsed = ParseOffsetLogEntry(text);
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_EQ(parsed.status().error_class(), errors::kCheckpointCorrupt) << text;
+  }
+  EXPECT_EQ(ParseCommitLogEntry("v1\n{").error_class(), errors::kCheckpointCorrupt);
+}
+
+TEST_F(CheckpointTest, QueryIdIsCreatedOnceAndStableAcrossRestarts) {
+  std::string first_id;
+  {
+    auto checkpoint = OpenOrDie();
+    first_id = checkpoint->query_id();
+    EXPECT_EQ(first_id.size(), 36u);
+  }
+  auto reopened = OpenOrDie();
+  EXPECT_EQ(reopened->query_id(), first_id);
+  EXPECT_EQ(*fs_->ReadFile(root_ + "/metadata"), "{\"id\":\"" + first_id + "\"}");
+}
+
+TEST_F(CheckpointTest, SecondQueryOnTheSameCheckpointFailsFast) {
+  auto running = OpenOrDie();
+  Result<std::unique_ptr<Checkpoint>> second = Checkpoint::Open(fs_, root_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().error_class(), errors::kConcurrentQuery);
+  running.reset();
+  EXPECT_TRUE(Checkpoint::Open(fs_, root_).ok()) << "the lock is released with the checkpoint";
+}
+
+TEST_F(CheckpointTest, LogFilesAreWrittenOnceAndASecondWriterLosesWithConcurrentQuery) {
+  auto checkpoint = OpenOrDie();
+  OffsetLogEntry entry{5, {"{\"rows\":1}"}};
+  ASSERT_TRUE(checkpoint->WriteOffsets(0, entry).ok());
+  EXPECT_EQ(checkpoint->WriteOffsets(0, OffsetLogEntry{6, {"{\"rows\":2}"}}).error_class(), errors::kConcurrentQuery);
+  EXPECT_EQ(*checkpoint->ReadOffsets(0), entry) << "the first write wins and is never replaced";
+  ASSERT_TRUE(checkpoint->WriteCommit(0).ok());
+  EXPECT_EQ(checkpoint->WriteCommit(0).error_class(), errors::kConcurrentQuery);
+}
+
+TEST_F(CheckpointTest, LatestBatchesTellAnUncommittedBatchApart) {
+  auto checkpoint = OpenOrDie();
+  EXPECT_EQ(*checkpoint->LatestOffsetBatch(), std::nullopt);
+  EXPECT_EQ(*checkpoint->LatestCommitBatch(), std::nullopt);
+  ASSERT_TRUE(checkpoint->WriteOffsets(0, {1, {"0"}}).ok());
+  ASSERT_TRUE(checkpoint->WriteCommit(0).ok());
+  ASSERT_TRUE(checkpoint->WriteOffsets(1, {2, {"7"}}).ok());
+  EXPECT_EQ(*checkpoint->LatestOffsetBatch(), 1);
+  EXPECT_EQ(*checkpoint->LatestCommitBatch(), 0);
+  // Stray files (a temporary file of an interrupted write) are not entries.
+  ASSERT_TRUE(fs_->AtomicWrite(root_ + "/offsets/.2.tmp", "partial").ok());
+  EXPECT_EQ(*checkpoint->LatestOffsetBatch(), 1);
+}
+
+TEST_F(CheckpointTest, KeepsTheLastHundredEntries) {
+  auto checkpoint = OpenOrDie();
+  for (int64_t id = 0; id < 150; ++id) {
+    ASSERT_TRUE(checkpoint->WriteOffsets(id, {id, {"{}"}}).ok());
+    ASSERT_TRUE(checkpoint->WriteCommit(id).ok());
+  }
+  for (const char* log : {"/offsets", "/commits"}) {
+    std::vector<FileInfo> files = *fs_->List(root_ + log);
+    EXPECT_EQ(files.size(), 100u) << log;
+  }
+  EXPECT_FALSE(*fs_->Exists(root_ + "/offsets/49"));
+  EXPECT_TRUE(*fs_->Exists(root_ + "/offsets/50"));
+  EXPECT_TRUE(*fs_->Exists(root_ + "/commits/149"));
+}
+
+TEST_F(CheckpointTest, PurgeAfterRestartRemovesOldEntriesOfEarlierRuns) {
+  {
+    auto checkpoint = OpenOrDie();
+    for (int64_t id = 0; id < 99; ++id) {
+      ASSERT_TRUE(checkpoint->WriteOffsets(id, {id, {"{}"}}).ok());
+      ASSERT_TRUE(checkpoint->WriteCommit(id).ok());
+    }
+  }
+  auto checkpoint = OpenOrDie();
+  ASSERT_TRUE(checkpoint->WriteOffsets(99, {99, {"{}"}}).ok());
+  ASSERT_TRUE(checkpoint->WriteCommit(99).ok());
+  ASSERT_TRUE(checkpoint->WriteOffsets(100, {100, {"{}"}}).ok());
+  ASSERT_TRUE(checkpoint->WriteCommit(100).ok());
+  EXPECT_FALSE(*fs_->Exists(root_ + "/offsets/0"));
+  EXPECT_TRUE(*fs_->Exists(root_ + "/offsets/1"));
+  EXPECT_EQ(fs_->List(root_ + "/commits")->size(), 100u);
+}
+
+TEST(UuidTest, IsVersionFourAndDistinct) {
+  std::string a = NewUuid(), b = NewUuid();
+  EXPECT_NE(a, b);
+  ASSERT_EQ(a.size(), 36u);
+  EXPECT_EQ(a[14], '4');
+  EXPECT_EQ(a[8], '-');
+}
+
+}  // namespace
+}  // namespace sluice::engine
