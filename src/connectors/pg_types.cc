@@ -7,7 +7,7 @@
 
 #include "sluice/core/error_classes.h"
 
-namespace sluice {
+namespace sluice::connectors {
 
 namespace {
 
@@ -306,4 +306,4 @@ Status AppendPgText(const PgColumnMapping& mapping, std::string_view text, Colum
   return Unreadable("unknown");
 }
 
-}  // namespace sluice
+}  // namespace sluice::connectors

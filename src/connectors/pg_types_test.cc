@@ -6,7 +6,7 @@
 
 #include "sluice/core/compute.h"
 
-namespace sluice {
+namespace sluice::connectors {
 namespace {
 
 // Reads `texts` (nullptr = SQL NULL) through the mapping of (oid, typmod) and formats the
@@ -134,4 +134,4 @@ TEST(DaysFromCivil, MatchesKnownDates) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::connectors

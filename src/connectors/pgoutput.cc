@@ -5,7 +5,7 @@
 
 #include "sluice/core/error_classes.h"
 
-namespace sluice {
+namespace sluice::connectors {
 
 namespace {
 
@@ -299,4 +299,4 @@ Status ParsePgOutputMessage(std::string_view bytes, bool in_stream, PgOutputMess
   }
 }
 
-}  // namespace sluice
+}  // namespace sluice::connectors

@@ -8,12 +8,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  sluice::PgOutputMessage message;
-  (void)sluice::ParsePgOutputMessage(bytes, false, &message);
-  (void)sluice::ParsePgOutputMessage(bytes, true, &message);
-  auto frame = sluice::ParseReplicationFrame(bytes);
-  if (frame.ok() && frame->kind == sluice::ReplicationFrame::Kind::kXLogData) {
-    (void)sluice::ParsePgOutputMessage(frame->xlog.payload, false, &message);
+  sluice::connectors::PgOutputMessage message;
+  (void)sluice::connectors::ParsePgOutputMessage(bytes, false, &message);
+  (void)sluice::connectors::ParsePgOutputMessage(bytes, true, &message);
+  auto frame = sluice::connectors::ParseReplicationFrame(bytes);
+  if (frame.ok() && frame->kind == sluice::connectors::ReplicationFrame::Kind::kXLogData) {
+    (void)sluice::connectors::ParsePgOutputMessage(frame->xlog.payload, false, &message);
   }
   return 0;
 }

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace sluice {
+namespace sluice::connectors {
 namespace {
 
 // Builds messages byte by byte, big-endian, as the server sends them.
@@ -205,4 +205,4 @@ TEST(PgOutput, RejectsLyingCountsAndUnknownKinds) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::connectors

@@ -22,7 +22,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/types.h"
 
-namespace sluice {
+namespace sluice::connectors {
 
 namespace pg_oid {
 inline constexpr uint32_t kBool = 16, kBytea = 17, kChar = 18, kName = 19, kInt8 = 20, kInt2 = 21, kInt4 = 23,
@@ -64,4 +64,4 @@ Status AppendPgText(const PgColumnMapping& mapping, std::string_view text, Colum
 // Days since 1970-01-01 of a proleptic Gregorian date (year 0 = 1 BC).
 int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day);
 
-}  // namespace sluice
+}  // namespace sluice::connectors

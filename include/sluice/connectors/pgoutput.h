@@ -16,7 +16,7 @@
 
 #include "sluice/core/status.h"
 
-namespace sluice {
+namespace sluice::connectors {
 
 using Lsn = uint64_t;
 
@@ -116,4 +116,4 @@ struct PgOutputMessage {
 // lies between Stream Start and Stream Stop (then data messages carry an xid).
 Status ParsePgOutputMessage(std::string_view bytes, bool in_stream, PgOutputMessage* out);
 
-}  // namespace sluice
+}  // namespace sluice::connectors
