@@ -1,0 +1,30 @@
+// Page compression codecs: UNCOMPRESSED, SNAPPY, GZIP and ZSTD, both ways.
+//
+// Each thread keeps its own compression contexts (created on first use), so these functions are
+// thread-safe and allocate nothing per call beyond growing *out. Other codecs (LZO, BROTLI, LZ4,
+// LZ4_RAW) are PARQUET_UNSUPPORTED_FEATURE.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sluice/core/status.h"
+#include "sluice/parquet/metadata.h"
+
+namespace sluice::parquet {
+
+// Replaces *out with `input` compressed by `codec`. zstd_level is used by ZSTD only (1..22;
+// 0 means zstd's default). GZIP output is a gzip member, as parquet-format's Compression.md asks.
+Status CompressPage(CompressionCodec codec, int zstd_level, std::string_view input, std::string* out);
+
+// Replaces *out with the decompressed `input`, which must decompress to exactly
+// `uncompressed_size` bytes (the page header's size): anything else, or a malformed stream, is
+// PARQUET_CORRUPT_FILE. Never allocates more than uncompressed_size bytes, so the caller bounds
+// memory by checking that size first.
+Status DecompressPage(CompressionCodec codec, std::string_view input, int64_t uncompressed_size, std::string* out);
+
+// Whether this build can compress and decompress `codec`.
+bool IsCodecSupported(CompressionCodec codec);
+
+}  // namespace sluice::parquet
