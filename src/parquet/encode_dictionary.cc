@@ -1,0 +1,99 @@
+// The dictionary of distinct values behind RLE_DICTIONARY pages.
+#include <algorithm>
+#include <cstring>
+
+#include "parquet/encoding.h"
+
+namespace sluice::parquet {
+
+namespace {
+
+constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+
+uint64_t Mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+}  // namespace
+
+uint64_t HashBytes(std::string_view bytes) {
+  const char* p = bytes.data();
+  size_t n = bytes.size();
+  uint64_t h = n * kMul;
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  if (n > 0) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * kMul;
+  }
+  return Mix(h);
+}
+
+uint32_t Dictionary::IndexOf(std::string_view value) {
+  if ((count_ + 1) * 2 > static_cast<int64_t>(slots_.size())) Grow();
+  uint64_t hash = HashBytes(value);
+  size_t mask = slots_.size() - 1;
+  size_t slot = hash & mask;
+  while (true) {
+    uint32_t entry = slots_[slot];
+    if (entry == 0) break;
+    uint32_t index = entry - 1;
+    if (hashes_[index] == hash && this->value(index) == value) return index;
+    slot = (slot + 1) & mask;
+  }
+  auto index = static_cast<uint32_t>(count_++);
+  slots_[slot] = index + 1;
+  hashes_.push_back(hash);
+  bytes_.append(value);
+  if (value_width_ == 0) {
+    if (offsets_.empty()) offsets_.push_back(0);
+    offsets_.push_back(static_cast<uint32_t>(bytes_.size()));
+  }
+  return index;
+}
+
+std::string_view Dictionary::value(uint32_t index) const {
+  if (value_width_ > 0) return std::string_view(bytes_).substr(size_t{index} * value_width_, value_width_);
+  return std::string_view(bytes_).substr(offsets_[index], offsets_[index + 1] - offsets_[index]);
+}
+
+void Dictionary::Grow() {
+  size_t capacity = slots_.empty() ? 1024 : slots_.size() * 2;
+  slots_.assign(capacity, 0);
+  size_t mask = capacity - 1;
+  for (int64_t i = 0; i < count_; ++i) {
+    size_t slot = hashes_[i] & mask;
+    while (slots_[slot] != 0) slot = (slot + 1) & mask;
+    slots_[slot] = static_cast<uint32_t>(i + 1);
+  }
+}
+
+void Dictionary::WritePlain(std::string* out) const {
+  if (value_width_ > 0) {
+    out->append(bytes_);
+    return;
+  }
+  for (int64_t i = 0; i < count_; ++i) PlainAppendByteArray(value(static_cast<uint32_t>(i)), out);
+}
+
+void Dictionary::Clear() {
+  count_ = 0;
+  bytes_.clear();
+  offsets_.clear();
+  hashes_.clear();
+  if (!slots_.empty()) std::fill(slots_.begin(), slots_.end(), 0);
+}
+
+}  // namespace sluice::parquet
