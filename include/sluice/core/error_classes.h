@@ -40,6 +40,8 @@ inline constexpr std::string_view kDeltaConcurrentModification = "DELTA_CONCURRE
 inline constexpr std::string_view kDeltaSchemaMismatch = "DELTA_SCHEMA_MISMATCH";
 inline constexpr std::string_view kDeltaSourceDataDeleted = "DELTA_SOURCE_DATA_DELETED";
 // PostgreSQL
+inline constexpr std::string_view kPgConnectionFailed = "PG_CONNECTION_FAILED";
+inline constexpr std::string_view kPgQueryFailed = "PG_QUERY_FAILED";
 inline constexpr std::string_view kPgReplicationProtocolError = "PG_REPLICATION_PROTOCOL_ERROR";
 // Embedded services
 inline constexpr std::string_view kEmbeddedServiceFailed = "EMBEDDED_SERVICE_FAILED";
