@@ -147,6 +147,17 @@ int RenameNoReplace(const std::string& from, const std::string& to) {
   return 0;
 }
 
+// Publishes the complete staging file at `target` unless something exists there (EEXIST). link()
+// creates the name exclusively; file systems without hard links get RenameNoReplace instead.
+int PublishExclusive(const std::string& staging, const std::string& target) {
+  if (::link(staging.c_str(), target.c_str()) == 0) {
+    ::unlink(staging.c_str());
+    return 0;
+  }
+  if (errno != EPERM && errno != EOPNOTSUPP) return -1;
+  return RenameNoReplace(staging, target);
+}
+
 FileInfo ToFileInfo(std::string path, const struct stat& st) {
   FileInfo info;
   info.path = std::move(path);
@@ -337,7 +348,7 @@ class LocalFileSystemImpl final : public FileSystem {
     SLUICE_ASSIGN_OR_RETURN(std::string staging, WriteStagingFile(path, data));
     // The staging file is complete and durable before the target name appears, and the kernel
     // creates the name exclusively: of racing writers, exactly one wins.
-    if (RenameNoReplace(staging, path) != 0) {
+    if (PublishExclusive(staging, path) != 0) {
       Status status = OsError("create", path, errno);
       ::unlink(staging.c_str());
       return status;

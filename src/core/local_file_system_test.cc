@@ -222,7 +222,7 @@ TEST_F(LocalFileSystemTest, AtomicWriteNeverShowsPartialContent) {
       ++reads;
     }
   });
-  for (int i = 0; i < 200; ++i) ASSERT_TRUE(fs_.AtomicWrite(path, i % 2 == 0 ? b : a).ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(fs_.AtomicWrite(path, i % 2 == 0 ? b : a).ok());
   done = true;
   reader.join();
   EXPECT_EQ(bad_reads.load(), 0);

@@ -208,7 +208,6 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
                                          std::string_view error_class) {
   ValidatedOptions options;
   options.component_ = std::string(component);
-  options.specs_ = specs;
   std::vector<std::string> problems;
 
   // Parses `value.text` as its spec's type; returns the reason when it does not parse.

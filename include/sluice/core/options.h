@@ -111,7 +111,6 @@ class ValidatedOptions {
   const Value& Find(std::string_view name, std::initializer_list<OptionType> types) const;
 
   std::string component_;
-  std::span<const OptionSpec> specs_;
   std::map<std::string, Value> values_;  // keyed by lower-case name
 };
 
