@@ -1,0 +1,94 @@
+// Spark SQL expressions: parse once, bind to a schema, evaluate over whole record batches.
+//
+//   SLUICE_ASSIGN_OR_RETURN(auto expr, expr::Expression::Parse("value.amount > 10.0"));
+//   SLUICE_ASSIGN_OR_RETURN(auto bound, expr::Bind(expr, batch->schema()));
+//   SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> rows, bound.Filter(*batch));
+//   BatchPtr kept = Take(batch, rows);
+//
+// The language, coercion rules and null semantics are Spark SQL's with its non-ANSI defaults
+// (docs/sql-expressions.md). Errors:
+//   PARSE_SYNTAX_ERROR   the text is not an expression; the message starts "at line:column:".
+//   UNRESOLVED_COLUMN    a column path names no field; the message lists the closest names.
+//   UNRESOLVED_ROUTINE   an unknown function; WRONG_NUM_ARGS a wrong number of arguments.
+//   DATATYPE_MISMATCH    operand types that the operator or function cannot take, or a
+//                        non-boolean filter.
+//   INVALID_PARAMETER_VALUE  a constant argument with a bad value (regex pattern, sha2 bits).
+//   NOT_IMPLEMENTED      evaluating an aggregate function (they only bind for now).
+//
+// Expression and BoundExpression are immutable values, cheap to copy (they share their tree),
+// and safe to use from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/column.h"
+#include "sluice/core/record_batch.h"
+#include "sluice/core/status.h"
+#include "sluice/core/types.h"
+
+namespace sluice::expr {
+
+struct Node;
+struct BoundRoot;
+
+// A parsed, not yet type-checked expression.
+class Expression {
+ public:
+  static Result<Expression> Parse(std::string_view sql);
+
+  // SQL text that parses back to the same tree (operators fully parenthesized).
+  std::string ToSql() const;
+  // The top-level column names the expression reads (first element of each dot path, as written).
+  std::vector<std::string> ReferencedColumns() const;
+
+  const Node& node() const { return *root_; }
+  explicit Expression(std::shared_ptr<const Node> root) : root_(std::move(root)) {}
+
+ private:
+  std::shared_ptr<const Node> root_;
+};
+
+// One item of a select list: `expr`, `expr AS name` or `expr name`.
+struct NamedExpression {
+  Expression expression;
+  // The alias, or the name Spark would give the column: the last path element of a column
+  // reference, else the expression's SQL text.
+  std::string name;
+};
+Result<NamedExpression> ParseNamedExpression(std::string_view sql);
+
+// An expression resolved against an input schema: every column found, every type known,
+// implicit casts inserted, constant sub-expressions folded.
+class BoundExpression {
+ public:
+  const TypePtr& result_type() const;
+  // Whether the result can be null for some input (conservative: true unless provably not).
+  bool nullable() const;
+
+  // One value per row of `batch`, whose schema must equal the schema bound to (else
+  // INVALID_ARGUMENT). The column has batch.num_rows() rows.
+  Result<ColumnPtr> Evaluate(const RecordBatch& batch) const;
+  // The rows (ascending) for which the expression is TRUE; false and null rows are dropped.
+  // DATATYPE_MISMATCH unless result_type() is boolean.
+  Result<std::vector<int64_t>> Filter(const RecordBatch& batch) const;
+
+  // The resolved expression as SQL, implicit casts included.
+  std::string ToSql() const;
+
+  const BoundRoot& root() const { return *root_; }
+  explicit BoundExpression(std::shared_ptr<const BoundRoot> root) : root_(std::move(root)) {}
+
+ private:
+  std::shared_ptr<const BoundRoot> root_;
+};
+
+// Resolves `expression` against `input_schema` (a struct type).
+Result<BoundExpression> Bind(const Expression& expression, const TypePtr& input_schema);
+// Bind() for a filter or condition: additionally DATATYPE_MISMATCH unless the result is boolean.
+Result<BoundExpression> BindPredicate(const Expression& expression, const TypePtr& input_schema);
+
+}  // namespace sluice::expr

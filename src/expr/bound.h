@@ -1,0 +1,116 @@
+// The bound (resolved, typed) expression tree and its evaluator. Internal to expr.
+//
+// Binding turns operators into Ops over operands of agreed types: implicit casts are explicit
+// kCast nodes, BETWEEN / IF / NULLIF / simple CASE are rewritten into the primitive ops, and
+// constant sub-trees are folded into kConstant nodes holding a one-row column.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sluice/core/column.h"
+#include "sluice/core/status.h"
+#include "expr/ast.h"
+
+namespace sluice::expr {
+
+enum class Op : uint8_t {
+  kConstant,
+  kColumn,
+  kCast,  // try_cast flag; non-ANSI CAST and TRY_CAST behave alike (bad values become null)
+  // arithmetic (operands already of the result's type, except kIntDivide: long or decimal)
+  kAdd, kSubtract, kMultiply, kDivide, kRemainder, kIntDivide, kNegate,
+  kTimestampAddInterval,  // args: timestamp, constant interval (months, micros)
+  kDateAddDays,           // args: date, integer days
+  // comparison (operands of one common type)
+  kEq, kNullSafeEq, kNe, kLt, kLe, kGt, kGe,
+  // logic and predicates
+  kAnd, kOr, kNot, kIsNull, kIsNotNull, kIsTrue, kIsFalse,  // kIsTrue/kIsFalse honour `negated`
+  kIn,     // args: value, candidates...; honours `negated`
+  kLike,   // args: value, pattern, escape (constant pattern compiled at bind); `negated`, ilike
+  kRLike,  // args: value, pattern; `negated`
+  kCase,   // args: (when, then)*, else
+  kCoalesce, kGreatest, kLeast,
+  // strings
+  kLower, kUpper, kLength, kTrim, kLTrim, kRTrim, kSubstring, kConcat, kConcatWs, kReplace, kSplit,
+  kRegexpExtract, kStartsWith, kEndsWith, kContains,
+  // math
+  kAbs, kRound, kFloor, kCeil, kSqrt, kPow,
+  // hashing
+  kHash, kMd5, kSha2,
+  // date and time
+  kCurrentTimestamp, kCurrentDate, kToTimestamp, kToDate, kDateTrunc, kDateFormat, kYear, kMonth, kDay,
+  kHour, kUnixTimestamp, kFromUnixtime,
+  // JSON and nested values
+  kGetJsonObject, kSize, kElementAt, kSubscript, kGetField, kStruct, kArray,
+  kAggregate,  // count, sum, ...: typed but not evaluable here
+};
+
+struct BoundNode;
+using BoundPtr = std::shared_ptr<const BoundNode>;
+
+// State compiled once at bind time for one node (a regex, a LIKE matcher).
+struct CompiledState {
+  virtual ~CompiledState() = default;
+};
+
+struct BoundNode {
+  Op op = Op::kConstant;
+  TypePtr type;
+  bool nullable = true;
+  std::vector<BoundPtr> args;
+  ColumnPtr constant;           // kConstant: one row
+  int slot = -1;                // kColumn: index into the evaluator's input slots; kGetField: field index
+  char escape = '\\';           // kLike
+  std::string name;             // kColumn: the resolved path as SQL; kAggregate/kCall: function name
+  bool negated = false;
+  bool try_cast = false;
+  bool ilike = false;
+  int32_t interval_months = 0;  // kTimestampAddInterval
+  int64_t interval_micros = 0;
+  std::shared_ptr<const CompiledState> state;
+};
+
+// What BoundExpression holds: the tree, the schema it was bound to, and the field path of each
+// input slot (top-level column index, then struct field indexes).
+struct BoundRoot {
+  BoundPtr node;
+  TypePtr input_schema;
+  std::vector<std::vector<int>> slot_paths;
+};
+
+// A value during evaluation: a column of the batch's length, or a one-row constant.
+struct Datum {
+  ColumnPtr column;
+  bool scalar = false;
+  bool IsValid(int64_t row) const { return column->IsValid(scalar ? 0 : row); }
+};
+
+// What an expression reads from a batch: one column per slot, resolved by field path.
+struct EvalInput {
+  std::span<const ColumnPtr> slots;
+  int64_t num_rows;
+  int64_t now_micros;  // current_timestamp() for this evaluation
+};
+
+Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input);
+// The datum as a full column of `num_rows` rows (broadcasting a scalar).
+ColumnPtr Materialize(const Datum& datum, int64_t num_rows);
+// Folds a constant node: evaluates it over zero slots and one row.
+Result<ColumnPtr> EvaluateConstant(const BoundNode& node);
+
+// SQL of a bound tree (implicit casts shown).
+std::string PrintBound(const BoundNode& node);
+
+// Cast kernel shared by explicit and implicit casts: every value of `from` converted to `to`
+// (bad values become null, as Spark's non-ANSI CAST). The pair must have passed CanCast.
+ColumnPtr CastColumn(const Column& from, const TypePtr& to);
+bool CanCast(const DataType& from, const DataType& to);
+
+// Builds a one-row column holding a literal.
+ColumnPtr LiteralColumn(const LiteralValue& value, const TypePtr& type);
+
+}  // namespace sluice::expr

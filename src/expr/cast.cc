@@ -1,0 +1,416 @@
+// CAST with Spark's non-ANSI semantics: a value that cannot be converted becomes null (strings
+// that are not numbers, dates that do not exist, decimals that overflow); narrowing integer
+// casts wrap as Java's; floating-point to integer casts saturate, NaN becoming 0.
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "expr/bound.h"
+#include "expr/coercion.h"
+#include "expr/datetime.h"
+#include "expr/decimal.h"
+#include "expr/kernel_util.h"
+
+namespace sluice::expr {
+namespace {
+
+std::string_view TrimSpace(std::string_view s) {
+  while (!s.empty() && static_cast<unsigned char>(s.front()) <= ' ') s.remove_prefix(1);
+  while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
+  return s;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+// Spark's UTF8String.toLong: optional sign, digits, optionally '.' and digits (truncated).
+std::optional<int64_t> ParseLong(std::string_view text) {
+  std::string_view s = TrimSpace(text);
+  if (s.empty()) return std::nullopt;
+  bool negative = s[0] == '-';
+  if (s[0] == '-' || s[0] == '+') s.remove_prefix(1);
+  if (s.empty()) return std::nullopt;
+  uint64_t value = 0;
+  size_t i = 0;
+  bool any = false;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    any = true;
+    if (value > (static_cast<uint64_t>(INT64_MAX) + 1) / 10) return std::nullopt;
+    value = value * 10 + static_cast<uint64_t>(s[i] - '0');
+    if (value > static_cast<uint64_t>(INT64_MAX) + (negative ? 1 : 0)) return std::nullopt;
+  }
+  if (i < s.size()) {
+    if (s[i] != '.') return std::nullopt;
+    for (++i; i < s.size(); ++i) {
+      if (s[i] < '0' || s[i] > '9') return std::nullopt;
+    }
+  }
+  if (!any && i <= 1) return std::nullopt;
+  return negative ? static_cast<int64_t>(0 - value) : static_cast<int64_t>(value);
+}
+
+std::optional<double> ParseDouble(std::string_view text) {
+  std::string_view s = TrimSpace(text);
+  if (!s.empty() && (s.back() == 'd' || s.back() == 'D' || s.back() == 'f' || s.back() == 'F')) s.remove_suffix(1);
+  if (s.empty()) return std::nullopt;
+  std::string_view unsigned_part = (s[0] == '-' || s[0] == '+') ? s.substr(1) : s;
+  bool negative = s[0] == '-';
+  if (EqualsIgnoreCase(unsigned_part, "infinity") || EqualsIgnoreCase(unsigned_part, "inf")) {
+    return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  }
+  if (EqualsIgnoreCase(unsigned_part, "nan")) return std::numeric_limits<double>::quiet_NaN();
+  if (s[0] == '+') s.remove_prefix(1);
+  double value = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (p != s.data() + s.size()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    return s[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  }
+  if (ec != std::errc()) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> ParseBoolean(std::string_view text) {
+  std::string_view s = TrimSpace(text);
+  for (std::string_view t : {"t", "true", "y", "yes", "1"}) {
+    if (EqualsIgnoreCase(s, t)) return true;
+  }
+  for (std::string_view f : {"f", "false", "n", "no", "0"}) {
+    if (EqualsIgnoreCase(s, f)) return false;
+  }
+  return std::nullopt;
+}
+
+// Java's Double.toString / Float.toString shape over the shortest round-trip digits.
+template <typename F>
+std::string JavaFloatingString(F value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value < 0 ? "-Infinity" : "Infinity";
+  if (value == 0) return std::signbit(value) ? "-0.0" : "0.0";
+  char buf[64];
+  F magnitude = std::fabs(value);
+  if (magnitude >= F(1e-3) && magnitude < F(1e7)) {
+    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed);
+    std::string text(buf, end);
+    if (text.find('.') == std::string::npos) text += ".0";
+    return text;
+  }
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::scientific);
+  std::string text(buf, end);
+  size_t e = text.find('e');
+  std::string mantissa = text.substr(0, e);
+  if (mantissa.find('.') == std::string::npos) mantissa += ".0";
+  int exponent = std::stoi(text.substr(e + 1));
+  return mantissa + "E" + std::to_string(exponent);
+}
+
+double DecimalAsDouble(int128_t v, int scale) {
+  if (scale <= 22 && v < (int128_t{1} << 53) && v > -(int128_t{1} << 53)) {
+    return static_cast<double>(static_cast<int64_t>(v)) / std::pow(10.0, scale);
+  }
+  return *ParseDouble(DecimalToString(v, scale));
+}
+
+// Java's narrowing of a double to an integral type: saturate to int (or long), then wrap.
+template <typename T>
+T DoubleToIntegral(double d) {
+  if (std::isnan(d)) return 0;
+  if constexpr (sizeof(T) == 8) {
+    if (d >= 9.2233720368547758e18) return INT64_MAX;
+    if (d <= -9.2233720368547758e18) return INT64_MIN;
+    return static_cast<T>(d);
+  } else {
+    int32_t i;
+    if (d >= 2147483647.0) i = INT32_MAX;
+    else if (d <= -2147483648.0) i = INT32_MIN;
+    else i = static_cast<int32_t>(d);
+    return static_cast<T>(i);
+  }
+}
+
+// One value of any atomic source type read as the pieces the targets need.
+struct Source {
+  const Column& column;
+  TypeId id;
+  int scale;
+};
+
+// Writes `rows` fixed-width values of type T produced by convert(row, &value) -> bool.
+template <typename T, typename F>
+ColumnPtr FixedCast(const Column& from, const TypePtr& to, F convert) {
+  auto out = NewFixedColumn(to, from.length);
+  T* values = reinterpret_cast<T*>(out->data.data());
+  std::vector<uint8_t> validity = from.validity;
+  bool has_validity = !validity.empty();
+  for (int64_t i = 0; i < from.length; ++i) {
+    if (has_validity && validity[static_cast<size_t>(i)] == 0) continue;
+    if (!convert(i, &values[i])) {
+      if (!has_validity) {
+        validity.assign(static_cast<size_t>(from.length), 1);
+        has_validity = true;
+      }
+      validity[static_cast<size_t>(i)] = 0;
+    }
+  }
+  SetValidity(out.get(), std::move(validity));
+  return out;
+}
+
+// Reads row i of a numeric/boolean column as a double.
+double AsDouble(const Column& c, int64_t i) {
+  TypeId id = c.type->id();
+  if (id == TypeId::kDecimal) return DecimalAsDouble(c.Value<int128_t>(i), c.type->scale());
+  return DispatchFixed(id, [&](auto zero) { return static_cast<double>(c.Value<decltype(zero)>(i)); });
+}
+
+// Integral value (booleans 0/1, decimals truncated, timestamps to seconds) as int128.
+int128_t AsInteger(const Column& c, int64_t i) {
+  TypeId id = c.type->id();
+  if (id == TypeId::kDecimal) return c.Value<int128_t>(i) / Pow10(c.type->scale());
+  if (id == TypeId::kTimestamp || id == TypeId::kTimestampNtz) return FloorDiv(c.Value<int64_t>(i), kMicrosPerSecond);
+  return DispatchFixed(id, [&](auto zero) -> int128_t {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>) {
+      return 0;
+    } else {
+      return static_cast<int128_t>(c.Value<T>(i));
+    }
+  });
+}
+
+template <typename T>
+ColumnPtr CastToIntegral(const Column& from, const TypePtr& to) {
+  TypeId id = from.type->id();
+  if (id == TypeId::kString) {
+    return FixedCast<T>(from, to, [&](int64_t i, T* out) {
+      auto v = ParseLong(from.View(i));
+      if (!v || *v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max()) return false;
+      *out = static_cast<T>(*v);
+      return true;
+    });
+  }
+  if (id == TypeId::kFloat || id == TypeId::kDouble) {
+    return FixedCast<T>(from, to, [&](int64_t i, T* out) {
+      *out = DoubleToIntegral<T>(AsDouble(from, i));
+      return true;
+    });
+  }
+  return FixedCast<T>(from, to, [&](int64_t i, T* out) {
+    *out = static_cast<T>(static_cast<int64_t>(AsInteger(from, i)));
+    return true;
+  });
+}
+
+template <typename T>
+ColumnPtr CastToFloating(const Column& from, const TypePtr& to) {
+  TypeId id = from.type->id();
+  if (id == TypeId::kString) {
+    return FixedCast<T>(from, to, [&](int64_t i, T* out) {
+      auto v = ParseDouble(from.View(i));
+      if (!v) return false;
+      *out = static_cast<T>(*v);
+      return true;
+    });
+  }
+  if (id == TypeId::kTimestamp || id == TypeId::kTimestampNtz) {
+    return FixedCast<T>(from, to, [&](int64_t i, T* out) {
+      *out = static_cast<T>(static_cast<double>(from.Value<int64_t>(i)) / 1e6);
+      return true;
+    });
+  }
+  return FixedCast<T>(from, to, [&](int64_t i, T* out) {
+    *out = static_cast<T>(AsDouble(from, i));
+    return true;
+  });
+}
+
+ColumnPtr CastToDecimal(const Column& from, const TypePtr& to) {
+  int p = to->precision(), s = to->scale();
+  TypeId id = from.type->id();
+  auto fit = [p](std::optional<int128_t> v, int128_t* out) {
+    if (!v || !FitsPrecision(*v, p)) return false;
+    *out = *v;
+    return true;
+  };
+  if (id == TypeId::kString) {
+    return FixedCast<int128_t>(from, to, [&](int64_t i, int128_t* out) { return fit(ParseDecimal(from.View(i), p, s), out); });
+  }
+  if (id == TypeId::kDecimal) {
+    int from_scale = from.type->scale();
+    return FixedCast<int128_t>(from, to, [&](int64_t i, int128_t* out) {
+      return fit(Rescale(from.Value<int128_t>(i), from_scale, s), out);
+    });
+  }
+  if (id == TypeId::kFloat || id == TypeId::kDouble) {
+    return FixedCast<int128_t>(from, to, [&](int64_t i, int128_t* out) {
+      double d = AsDouble(from, i);
+      if (!std::isfinite(d)) return false;
+      char buf[64];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d);
+      return fit(ParseDecimal(std::string_view(buf, static_cast<size_t>(end - buf)), p, s), out);
+    });
+  }
+  return FixedCast<int128_t>(from, to, [&](int64_t i, int128_t* out) { return fit(Rescale(AsInteger(from, i), 0, s), out); });
+}
+
+ColumnPtr CastToString(const Column& from, const TypePtr& to) {
+  StringWriter writer(to, from.length);
+  TypeId id = from.type->id();
+  for (int64_t i = 0; i < from.length; ++i) {
+    if (from.IsNull(i)) {
+      writer.AppendNull();
+      continue;
+    }
+    switch (id) {
+      case TypeId::kString:
+      case TypeId::kBinary: writer.Append(from.View(i)); break;
+      case TypeId::kBoolean: writer.Append(from.Value<uint8_t>(i) ? "true" : "false"); break;
+      case TypeId::kFloat: writer.Append(JavaFloatingString(from.Value<float>(i))); break;
+      case TypeId::kDouble: writer.Append(JavaFloatingString(from.Value<double>(i))); break;
+      case TypeId::kDecimal: writer.Append(DecimalToString(from.Value<int128_t>(i), from.type->scale())); break;
+      case TypeId::kDate: writer.Append(FormatDate(from.Value<int32_t>(i))); break;
+      case TypeId::kTimestamp:
+      case TypeId::kTimestampNtz: writer.Append(FormatTimestamp(from.Value<int64_t>(i))); break;
+      default: {
+        char buf[32];
+        auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), static_cast<int64_t>(AsInteger(from, i)));
+        writer.Append(std::string_view(buf, static_cast<size_t>(end - buf)));
+      }
+    }
+  }
+  return writer.Finish();
+}
+
+ColumnPtr CastNested(const Column& from, const TypePtr& to) {
+  auto out = std::make_shared<Column>(from);
+  out->type = to;
+  if (to->id() == TypeId::kStruct) {
+    for (int f = 0; f < to->num_fields(); ++f) {
+      out->children[static_cast<size_t>(f)] = CastColumn(*from.children[static_cast<size_t>(f)], to->field(f).type);
+    }
+  } else if (to->id() == TypeId::kArray) {
+    out->children[0] = CastColumn(*from.children[0], to->element_type());
+  } else {
+    out->children[0] = CastColumn(*from.children[0], to->key_type());
+    out->children[1] = CastColumn(*from.children[1], to->value_type());
+  }
+  return out;
+}
+
+}  // namespace
+
+bool CanCast(const DataType& from, const DataType& to) {
+  if (from.Equals(to)) return true;
+  TypeId f = from.id(), t = to.id();
+  if (from.is_nested() || to.is_nested()) {
+    if (f != t) return false;
+    if (t == TypeId::kStruct) {
+      if (from.num_fields() != to.num_fields()) return false;
+      for (int i = 0; i < from.num_fields(); ++i) {
+        if (!CanCast(*from.field(i).type, *to.field(i).type)) return false;
+      }
+      return true;
+    }
+    if (t == TypeId::kArray) return CanCast(*from.element_type(), *to.element_type());
+    return CanCast(*from.key_type(), *to.key_type()) && CanCast(*from.value_type(), *to.value_type());
+  }
+  bool from_numeric = from.is_numeric() || f == TypeId::kBoolean;
+  if (t == TypeId::kString) return true;
+  if (t == TypeId::kBinary) return f == TypeId::kString;
+  if (f == TypeId::kString) return true;
+  if (f == TypeId::kBinary) return false;
+  if (to.is_numeric() || t == TypeId::kBoolean) {
+    return from_numeric || f == TypeId::kTimestamp || f == TypeId::kTimestampNtz;
+  }
+  if (t == TypeId::kDate) return IsDatetime(from);
+  // timestamps
+  return IsDatetime(from) || from.is_numeric();
+}
+
+ColumnPtr CastColumn(const Column& from, const TypePtr& to) {
+  TypeId f = from.type->id();
+  if (from.type->Equals(*to)) return std::make_shared<Column>(from);
+  if (to->is_nested()) return CastNested(from, to);
+  switch (to->id()) {
+    case TypeId::kString:
+    case TypeId::kBinary: return CastToString(from, to);
+    case TypeId::kBoolean:
+      if (f == TypeId::kString) {
+        return FixedCast<uint8_t>(from, to, [&](int64_t i, uint8_t* out) {
+          auto v = ParseBoolean(from.View(i));
+          if (!v) return false;
+          *out = *v;
+          return true;
+        });
+      }
+      return FixedCast<uint8_t>(from, to, [&](int64_t i, uint8_t* out) {
+        if (f == TypeId::kDecimal) *out = from.Value<int128_t>(i) != 0;
+        else *out = AsDouble(from, i) != 0;
+        return true;
+      });
+    case TypeId::kByte: return CastToIntegral<int8_t>(from, to);
+    case TypeId::kShort: return CastToIntegral<int16_t>(from, to);
+    case TypeId::kInteger: return CastToIntegral<int32_t>(from, to);
+    case TypeId::kLong: return CastToIntegral<int64_t>(from, to);
+    case TypeId::kFloat: return CastToFloating<float>(from, to);
+    case TypeId::kDouble: return CastToFloating<double>(from, to);
+    case TypeId::kDecimal: return CastToDecimal(from, to);
+    case TypeId::kDate:
+      if (f == TypeId::kString) {
+        return FixedCast<int32_t>(from, to, [&](int64_t i, int32_t* out) {
+          auto v = ParseDate(from.View(i));
+          if (!v) return false;
+          *out = *v;
+          return true;
+        });
+      }
+      return FixedCast<int32_t>(from, to, [&](int64_t i, int32_t* out) {
+        *out = static_cast<int32_t>(FloorDiv(from.Value<int64_t>(i), kMicrosPerDay));
+        return true;
+      });
+    default:  // timestamp, timestamp_ntz
+      if (f == TypeId::kString) {
+        return FixedCast<int64_t>(from, to, [&](int64_t i, int64_t* out) {
+          auto v = ParseTimestamp(from.View(i));
+          if (!v) return false;
+          *out = *v;
+          return true;
+        });
+      }
+      if (f == TypeId::kDate) {
+        return FixedCast<int64_t>(from, to, [&](int64_t i, int64_t* out) {
+          *out = static_cast<int64_t>(from.Value<int32_t>(i)) * kMicrosPerDay;
+          return true;
+        });
+      }
+      if (f == TypeId::kTimestamp || f == TypeId::kTimestampNtz) {
+        return FixedCast<int64_t>(from, to, [&](int64_t i, int64_t* out) {
+          *out = from.Value<int64_t>(i);
+          return true;
+        });
+      }
+      if (f == TypeId::kFloat || f == TypeId::kDouble || f == TypeId::kDecimal) {
+        return FixedCast<int64_t>(from, to, [&](int64_t i, int64_t* out) {
+          double seconds = AsDouble(from, i);
+          if (!std::isfinite(seconds)) return false;
+          *out = DoubleToIntegral<int64_t>(seconds * 1e6);
+          return true;
+        });
+      }
+      return FixedCast<int64_t>(from, to, [&](int64_t i, int64_t* out) {
+        int64_t seconds = static_cast<int64_t>(AsInteger(from, i));
+        if (__builtin_mul_overflow(seconds, kMicrosPerSecond, out)) *out = seconds < 0 ? INT64_MIN : INT64_MAX;
+        return true;
+      });
+  }
+}
+
+}  // namespace sluice::expr

@@ -1,0 +1,32 @@
+// 128-bit decimal helpers shared by literals, casts and arithmetic. Internal to expr.
+// Values are unscaled integers with a separate scale, as Spark's Decimal; all functions are pure.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sluice/core/types.h"
+
+namespace sluice::expr {
+
+// 10^n for 0 <= n <= 38.
+int128_t Pow10(int n);
+// True when |value| needs at most `precision` digits.
+bool FitsPrecision(int128_t value, int precision);
+// Changes the scale of an unscaled value, rounding HALF_UP when digits are dropped; nullopt on
+// overflow of 128 bits.
+std::optional<int128_t> Rescale(int128_t value, int from_scale, int to_scale);
+// "-12.50" for (-1250, 2).
+std::string DecimalToString(int128_t value, int scale);
+// Parses "12.5", "-1e3", " 7 " into a value of the given scale (HALF_UP); nullopt when the text
+// is not a number or does not fit `precision`.
+std::optional<int128_t> ParseDecimal(std::string_view text, int precision, int scale);
+// The decimal's value as a double.
+double DecimalToDouble(int128_t value, int scale);
+// A double as a decimal of (precision, scale), HALF_UP; nullopt when it does not fit or is NaN/inf.
+std::optional<int128_t> DoubleToDecimal(double value, int precision, int scale);
+// Division with HALF_UP rounding of the quotient (b != 0).
+int128_t DivideRoundHalfUp(int128_t a, int128_t b);
+
+}  // namespace sluice::expr

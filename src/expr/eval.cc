@@ -1,0 +1,273 @@
+// The evaluator's driver: walks the bound tree once per batch, evaluating each node's arguments
+// and then its kernel over whole columns. Dispatch happens per node and batch, never per row.
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/expr/expression.h"
+#include "expr/bound.h"
+#include "expr/datetime.h"
+#include "expr/kernel_util.h"
+#include "expr/kernels.h"
+
+namespace sluice::expr {
+namespace {
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Result<Datum> EvalCast(const BoundNode& node, const Datum& arg) {
+  return Datum{CastColumn(*arg.column, node.type), arg.scalar};
+}
+
+Datum EvalTimestampAddInterval(const BoundNode& node, const Datum& arg, int64_t rows);
+
+}  // namespace
+
+ColumnPtr LiteralColumn(const LiteralValue& v, const TypePtr& type) {
+  if (type->id() == TypeId::kString || type->id() == TypeId::kBinary) {
+    StringWriter writer(type, 1);
+    writer.Append(v.text);
+    return writer.Finish();
+  }
+  auto column = NewFixedColumn(type, 1);
+  uint8_t* out = column->data.data();
+  switch (type->id()) {
+    case TypeId::kBoolean: out[0] = v.boolean ? 1 : 0; break;
+    case TypeId::kByte: { int8_t x = static_cast<int8_t>(v.integer); std::memcpy(out, &x, 1); break; }
+    case TypeId::kShort: { int16_t x = static_cast<int16_t>(v.integer); std::memcpy(out, &x, 2); break; }
+    case TypeId::kInteger:
+    case TypeId::kDate: { int32_t x = static_cast<int32_t>(v.integer); std::memcpy(out, &x, 4); break; }
+    case TypeId::kFloat: { float x = static_cast<float>(v.floating); std::memcpy(out, &x, 4); break; }
+    case TypeId::kDouble: std::memcpy(out, &v.floating, 8); break;
+    case TypeId::kDecimal: std::memcpy(out, &v.decimal, 16); break;
+    default: std::memcpy(out, &v.integer, 8); break;  // long, timestamps
+  }
+  return column;
+}
+
+ColumnPtr Materialize(const Datum& datum, int64_t num_rows) {
+  if (!datum.scalar) return datum.column;
+  std::vector<int64_t> zeros(static_cast<size_t>(num_rows), 0);
+  return Take(datum.column, zeros);
+}
+
+Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
+  switch (node.op) {
+    case Op::kConstant: return Datum{node.constant, true};
+    case Op::kColumn: return Datum{input.slots[static_cast<size_t>(node.slot)], false};
+    case Op::kAggregate:
+      return Status::Error(errors::kNotImplemented,
+                           fmt::format("the aggregate function {} cannot be evaluated row by row; use it in an aggregation", node.name));
+    default: break;
+  }
+  std::vector<Datum> args;
+  args.reserve(node.args.size());
+  for (const BoundPtr& a : node.args) {
+    SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(*a, input));
+    args.push_back(std::move(d));
+  }
+  // A node whose inputs are all constants yields a constant (folding missed only non-deterministic
+  // inputs such as current_timestamp()).
+  int64_t rows = input.num_rows;
+  bool all_scalar = !args.empty();
+  for (const Datum& d : args) all_scalar = all_scalar && d.scalar;
+  if (all_scalar) rows = 1;
+  Result<Datum> result = [&]() -> Result<Datum> {
+    switch (node.op) {
+      case Op::kCast: return EvalCast(node, args[0]);
+      case Op::kAdd: case Op::kSubtract: case Op::kMultiply: case Op::kDivide: case Op::kRemainder:
+      case Op::kIntDivide: case Op::kNegate: case Op::kDateAddDays:
+        return EvalArithmetic(node, args, rows);
+      case Op::kTimestampAddInterval: return EvalTimestampAddInterval(node, args[0], rows);
+      case Op::kEq: case Op::kNullSafeEq: case Op::kNe: case Op::kLt: case Op::kLe: case Op::kGt: case Op::kGe:
+        return EvalComparison(node, args, rows);
+      case Op::kAnd: case Op::kOr: case Op::kNot: case Op::kIsNull: case Op::kIsNotNull: case Op::kIsTrue:
+      case Op::kIsFalse:
+        return EvalLogic(node, args, rows);
+      case Op::kIn: return EvalIn(node, args, rows);
+      case Op::kCase: case Op::kCoalesce: case Op::kGreatest: case Op::kLeast: return EvalChoice(node, args, rows);
+      case Op::kLike: case Op::kRLike: case Op::kLower: case Op::kUpper: case Op::kLength: case Op::kTrim:
+      case Op::kLTrim: case Op::kRTrim: case Op::kSubstring: case Op::kConcat: case Op::kConcatWs:
+      case Op::kReplace: case Op::kSplit: case Op::kRegexpExtract: case Op::kStartsWith: case Op::kEndsWith:
+      case Op::kContains:
+        return EvalStringFunction(node, args, rows);
+      case Op::kAbs: case Op::kRound: case Op::kFloor: case Op::kCeil: case Op::kSqrt: case Op::kPow:
+        return EvalMathFunction(node, args, rows);
+      case Op::kHash: case Op::kMd5: case Op::kSha2: return EvalHashFunction(node, args, rows);
+      case Op::kCurrentTimestamp: case Op::kCurrentDate: case Op::kToTimestamp: case Op::kToDate:
+      case Op::kDateTrunc: case Op::kDateFormat: case Op::kYear: case Op::kMonth: case Op::kDay: case Op::kHour:
+      case Op::kUnixTimestamp: case Op::kFromUnixtime:
+        return EvalDatetimeFunction(node, args, args.empty() ? 1 : rows, input.now_micros);
+      case Op::kGetJsonObject: case Op::kSize: case Op::kElementAt: case Op::kSubscript: case Op::kGetField:
+      case Op::kStruct: case Op::kArray:
+        return EvalNestedFunction(node, args, rows);
+      default:
+        return Status::Error(errors::kInternalError, "unknown bound operator");
+    }
+  }();
+  if (!result.ok()) return result;
+  result->scalar = all_scalar || args.empty();
+  return result;
+}
+
+Result<ColumnPtr> EvaluateConstant(const BoundNode& node) {
+  EvalInput input{{}, 1, NowMicros()};
+  SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(node, input));
+  return Materialize(d, 1);
+}
+
+namespace {
+
+Datum EvalTimestampAddInterval(const BoundNode& node, const Datum& arg, int64_t rows) {
+  auto out = NewFixedColumn(node.type, rows);
+  FixedReader<int64_t> in = ReadFixed<int64_t>(arg);
+  int64_t* values = reinterpret_cast<int64_t*>(out->data.data());
+  for (int64_t i = 0; i < rows; ++i) {
+    int64_t t = in[i];
+    if (node.interval_months != 0) {
+      int64_t days = FloorDiv(t, kMicrosPerDay);
+      int64_t time_of_day = t - days * kMicrosPerDay;
+      t = AddMonths(days, node.interval_months) * kMicrosPerDay + time_of_day;
+    }
+    values[i] = static_cast<int64_t>(static_cast<uint64_t>(t) + static_cast<uint64_t>(node.interval_micros));
+  }
+  std::vector<Datum> inputs{arg};
+  SetValidity(out.get(), CombinedValidity(inputs, rows));
+  return Datum{out, false};
+}
+
+// Selected rows of a boolean datum: valid and true.
+void AppendSelected(const Datum& d, int64_t rows, std::vector<int64_t>* out) {
+  if (d.scalar) {
+    if (d.column->IsValid(0) && d.column->Value<uint8_t>(0) != 0) {
+      for (int64_t i = 0; i < rows; ++i) out->push_back(i);
+    }
+    return;
+  }
+  const uint8_t* values = d.column->data.data();
+  const uint8_t* valid = d.column->validity.empty() ? nullptr : d.column->validity.data();
+  out->resize(static_cast<size_t>(rows));
+  int64_t* dst = out->data();
+  int64_t n = 0;
+  if (valid == nullptr) {
+    for (int64_t i = 0; i < rows; ++i) {
+      dst[n] = i;
+      n += values[i] != 0;
+    }
+  } else {
+    for (int64_t i = 0; i < rows; ++i) {
+      dst[n] = i;
+      n += (values[i] & valid[i]) != 0;
+    }
+  }
+  out->resize(static_cast<size_t>(n));
+}
+
+// The conjuncts of a tree of ANDs, left to right.
+void Conjuncts(const BoundPtr& node, std::vector<const BoundNode*>* out) {
+  if (node->op == Op::kAnd) {
+    Conjuncts(node->args[0], out);
+    Conjuncts(node->args[1], out);
+  } else {
+    out->push_back(node.get());
+  }
+}
+
+// Slots read by a subtree.
+void SlotsOf(const BoundNode& node, std::vector<bool>* used) {
+  if (node.op == Op::kColumn) (*used)[static_cast<size_t>(node.slot)] = true;
+  for (const BoundPtr& a : node.args) SlotsOf(*a, used);
+}
+
+Status CheckSchema(const BoundRoot& root, const RecordBatch& batch) {
+  if (batch.schema().get() != root.input_schema.get() && !batch.schema()->Equals(*root.input_schema)) {
+    return Status::Error(errors::kInvalidArgument,
+                         fmt::format("the expression was bound to {} but the batch is {}", root.input_schema->ToString(),
+                                     batch.schema()->ToString()));
+  }
+  return Status::OK();
+}
+
+std::vector<ColumnPtr> ResolveSlots(const BoundRoot& root, const RecordBatch& batch) {
+  std::vector<ColumnPtr> slots;
+  slots.reserve(root.slot_paths.size());
+  for (const std::vector<int>& path : root.slot_paths) {
+    ColumnPtr c = batch.column(path[0]);
+    for (size_t i = 1; i < path.size(); ++i) c = c->children[static_cast<size_t>(path[i])];
+    slots.push_back(std::move(c));
+  }
+  return slots;
+}
+
+// Below this fraction of surviving rows, later conjuncts run only on the survivors (gathered);
+// above it, gathering costs more than evaluating every row.
+constexpr double kGatherFraction = 0.25;
+
+}  // namespace
+
+Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch) const {
+  SLUICE_RETURN_IF_ERROR(CheckSchema(*root_, batch));
+  std::vector<ColumnPtr> slots = ResolveSlots(*root_, batch);
+  EvalInput input{slots, batch.num_rows(), NowMicros()};
+  SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(*root_->node, input));
+  return Materialize(d, batch.num_rows());
+}
+
+Result<std::vector<int64_t>> BoundExpression::Filter(const RecordBatch& batch) const {
+  if (result_type()->id() != TypeId::kBoolean) {
+    return Status::Error(errors::kDatatypeMismatch,
+                         fmt::format("a filter must be boolean, but {} is {}", ToSql(), result_type()->ToString()));
+  }
+  SLUICE_RETURN_IF_ERROR(CheckSchema(*root_, batch));
+  std::vector<ColumnPtr> slots = ResolveSlots(*root_, batch);
+  int64_t now = NowMicros();
+  std::vector<const BoundNode*> conjuncts;
+  Conjuncts(root_->node, &conjuncts);
+
+  std::vector<int64_t> selected;
+  EvalInput input{slots, batch.num_rows(), now};
+  SLUICE_ASSIGN_OR_RETURN(Datum first, EvaluateNode(*conjuncts[0], input));
+  AppendSelected(first, batch.num_rows(), &selected);
+  for (size_t c = 1; c < conjuncts.size() && !selected.empty(); ++c) {
+    const BoundNode& conjunct = *conjuncts[c];
+    std::vector<int64_t> next;
+    if (static_cast<double>(selected.size()) < kGatherFraction * static_cast<double>(batch.num_rows())) {
+      // Short-circuit: evaluate on the surviving rows only, then map back to batch rows.
+      std::vector<bool> used(slots.size(), false);
+      SlotsOf(conjunct, &used);
+      std::vector<ColumnPtr> gathered(slots.size());
+      for (size_t s = 0; s < slots.size(); ++s) {
+        if (used[s]) gathered[s] = Take(slots[s], selected);
+      }
+      EvalInput sub{gathered, static_cast<int64_t>(selected.size()), now};
+      SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(conjunct, sub));
+      std::vector<int64_t> positions;
+      AppendSelected(d, sub.num_rows, &positions);
+      next.reserve(positions.size());
+      for (int64_t p : positions) next.push_back(selected[static_cast<size_t>(p)]);
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(conjunct, input));
+      if (d.scalar) {
+        if (d.column->IsValid(0) && d.column->Value<uint8_t>(0) != 0) next = selected;
+      } else {
+        const uint8_t* values = d.column->data.data();
+        const uint8_t* valid = d.column->validity.empty() ? nullptr : d.column->validity.data();
+        next.resize(selected.size());
+        size_t n = 0;
+        for (int64_t row : selected) {
+          next[n] = row;
+          n += (values[row] != 0) & (valid == nullptr || valid[row] != 0);
+        }
+        next.resize(n);
+      }
+    }
+    selected = std::move(next);
+  }
+  return selected;
+}
+
+}  // namespace sluice::expr

@@ -1,0 +1,50 @@
+#include "expr/kernel_util.h"
+
+#include <algorithm>
+
+namespace sluice::expr {
+
+std::shared_ptr<Column> NewFixedColumn(const TypePtr& type, int64_t rows) {
+  auto column = std::make_shared<Column>();
+  column->type = type;
+  column->length = rows;
+  column->data.assign(static_cast<size_t>(rows * type->byte_width()), 0);
+  return column;
+}
+
+std::vector<uint8_t> CombinedValidity(const std::vector<Datum>& inputs, int64_t rows) {
+  std::vector<uint8_t> validity;
+  for (const Datum& d : inputs) {
+    if (d.column->validity.empty()) continue;
+    if (d.scalar) {
+      if (d.column->validity[0] == 0) validity.assign(static_cast<size_t>(rows), 0);
+      continue;
+    }
+    if (validity.empty()) {
+      validity = d.column->validity;
+    } else {
+      const uint8_t* v = d.column->validity.data();
+      uint8_t* out = validity.data();
+      for (int64_t i = 0; i < rows; ++i) out[i] &= v[i];
+    }
+  }
+  return validity;
+}
+
+void SetValidity(Column* column, std::vector<uint8_t> validity) {
+  if (validity.empty()) {
+    column->validity.clear();
+    column->null_count = 0;
+    return;
+  }
+  int64_t valid = 0;
+  for (uint8_t v : validity) valid += v;
+  column->null_count = column->length - valid;
+  if (column->null_count == 0) {
+    column->validity.clear();
+  } else {
+    column->validity = std::move(validity);
+  }
+}
+
+}  // namespace sluice::expr

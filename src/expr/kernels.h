@@ -1,0 +1,31 @@
+// Evaluation kernels, one function per family of ops. Internal to expr.
+//
+// Each takes the node (for its op, type and flags) and its already evaluated arguments, and
+// returns the result for `rows` rows. They loop over value arrays; none dispatches per row.
+#pragma once
+
+#include <vector>
+
+#include "sluice/core/status.h"
+#include "expr/bound.h"
+
+namespace sluice::expr {
+
+Datum EvalArithmetic(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+Datum EvalComparison(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+Datum EvalLogic(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+Datum EvalIn(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+// CASE, coalesce, greatest, least: each row takes one argument's value.
+Result<Datum> EvalChoice(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+Result<Datum> EvalMathFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, int64_t now_micros);
+Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+Result<Datum> EvalHashFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+
+// Per-row equality and ordering of two rows of one atomic type, as Spark compares them
+// (NaN equals NaN and sorts above every number; strings compare as unsigned bytes).
+bool RowsEqual(const Column& a, int64_t ra, const Column& b, int64_t rb);
+int CompareRows(const Column& a, int64_t ra, const Column& b, int64_t rb);
+
+}  // namespace sluice::expr

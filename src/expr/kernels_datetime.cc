@@ -1,0 +1,178 @@
+// Date and time functions. The session time zone is UTC.
+#include <fmt/format.h>
+
+#include "sluice/core/error_classes.h"
+#include "expr/datetime.h"
+#include "expr/kernel_util.h"
+#include "expr/kernels.h"
+
+namespace sluice::expr {
+namespace {
+
+constexpr std::string_view kDefaultFormat = "yyyy-MM-dd HH:mm:ss";
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Truncates a timestamp to a unit; nullopt for an unknown unit.
+std::optional<int64_t> Truncate(std::string_view unit_text, int64_t micros) {
+  std::string unit = Upper(unit_text);
+  int64_t days = FloorDiv(micros, kMicrosPerDay);
+  CivilDate c = CivilFromDays(days);
+  auto floor_to = [&](int64_t step) { return FloorDiv(micros, step) * step; };
+  if (unit == "YEAR" || unit == "YYYY" || unit == "YY") return DaysFromCivil(c.year, 1, 1) * kMicrosPerDay;
+  if (unit == "QUARTER") return DaysFromCivil(c.year, (c.month - 1) / 3 * 3 + 1, 1) * kMicrosPerDay;
+  if (unit == "MONTH" || unit == "MM" || unit == "MON") return DaysFromCivil(c.year, c.month, 1) * kMicrosPerDay;
+  if (unit == "WEEK") {
+    int64_t weekday = ((days % 7) + 7 + 3) % 7;  // 0 = Monday (1970-01-01 was a Thursday)
+    return (days - weekday) * kMicrosPerDay;
+  }
+  if (unit == "DAY" || unit == "DD") return days * kMicrosPerDay;
+  if (unit == "HOUR") return floor_to(3600 * kMicrosPerSecond);
+  if (unit == "MINUTE") return floor_to(60 * kMicrosPerSecond);
+  if (unit == "SECOND") return floor_to(kMicrosPerSecond);
+  if (unit == "MILLISECOND") return floor_to(1000);
+  if (unit == "MICROSECOND") return micros;
+  return std::nullopt;
+}
+
+// A fixed-width result computed by f(row, &value) -> valid, on rows where all inputs are valid.
+template <typename T, typename F>
+Result<Datum> FixedKernel(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, F f) {
+  auto out = NewFixedColumn(node.type, rows);
+  T* values = reinterpret_cast<T*>(out->data.data());
+  std::vector<uint8_t> validity = CombinedValidity(args, rows);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (!validity.empty() && validity[static_cast<size_t>(i)] == 0) continue;
+    SLUICE_ASSIGN_OR_RETURN(bool valid, f(i, &values[i]));
+    if (!valid) {
+      if (validity.empty()) validity.assign(static_cast<size_t>(rows), 1);
+      validity[static_cast<size_t>(i)] = 0;
+    }
+  }
+  SetValidity(out.get(), std::move(validity));
+  return Datum{out, false};
+}
+
+Status BadPattern(std::string_view pattern) {
+  return Status::Error(errors::kInvalidParameterValue,
+                       fmt::format("the datetime pattern '{}' uses a letter that is not supported (y M d H h m s S a E)", pattern));
+}
+
+}  // namespace
+
+Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, int64_t now_micros) {
+  switch (node.op) {
+    case Op::kCurrentTimestamp:
+      return FixedKernel<int64_t>(node, args, 1, [&](int64_t, int64_t* out) -> Result<bool> {
+        *out = now_micros;
+        return true;
+      });
+    case Op::kCurrentDate:
+      return FixedKernel<int32_t>(node, args, 1, [&](int64_t, int32_t* out) -> Result<bool> {
+        *out = static_cast<int32_t>(FloorDiv(now_micros, kMicrosPerDay));
+        return true;
+      });
+    case Op::kYear:
+    case Op::kMonth:
+    case Op::kDay: {
+      FixedReader<int32_t> days = ReadFixed<int32_t>(args[0]);
+      Op op = node.op;
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        CivilDate c = CivilFromDays(days[i]);
+        *out = static_cast<int32_t>(op == Op::kYear ? c.year : op == Op::kMonth ? c.month : c.day);
+        return true;
+      });
+    }
+    case Op::kHour: {
+      FixedReader<int64_t> ts = ReadFixed<int64_t>(args[0]);
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        int64_t micros = ts[i];
+        *out = static_cast<int32_t>((micros - FloorDiv(micros, kMicrosPerDay) * kMicrosPerDay) / (3600 * kMicrosPerSecond));
+        return true;
+      });
+    }
+    case Op::kToTimestamp:
+    case Op::kToDate: {
+      StringReader text = ReadString(args[0]), pattern = ReadString(args[1]);
+      bool date = node.op == Op::kToDate;
+      auto parse = [&](int64_t i) { return ParseWithPattern(text[i], pattern[i]); };
+      if (date) {
+        return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+          auto v = parse(i);
+          if (v) *out = static_cast<int32_t>(FloorDiv(*v, kMicrosPerDay));
+          return v.has_value();
+        });
+      }
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        auto v = parse(i);
+        if (v) *out = *v;
+        return v.has_value();
+      });
+    }
+    case Op::kDateTrunc: {
+      StringReader unit = ReadString(args[0]);
+      FixedReader<int64_t> ts = ReadFixed<int64_t>(args[1]);
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        auto v = Truncate(unit[i], ts[i]);
+        if (v) *out = *v;
+        return v.has_value();
+      });
+    }
+    case Op::kUnixTimestamp: {
+      if (args.empty()) {
+        return FixedKernel<int64_t>(node, args, 1, [&](int64_t, int64_t* out) -> Result<bool> {
+          *out = FloorDiv(now_micros, kMicrosPerSecond);
+          return true;
+        });
+      }
+      if (args.size() == 1) {
+        FixedReader<int64_t> ts = ReadFixed<int64_t>(args[0]);
+        return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+          *out = FloorDiv(ts[i], kMicrosPerSecond);
+          return true;
+        });
+      }
+      StringReader text = ReadString(args[0]), pattern = ReadString(args[1]);
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        auto v = ParseWithPattern(text[i], pattern[i]);
+        if (v) *out = FloorDiv(*v, kMicrosPerSecond);
+        return v.has_value();
+      });
+    }
+    case Op::kDateFormat:
+    case Op::kFromUnixtime: {
+      bool from_unix = node.op == Op::kFromUnixtime;
+      FixedReader<int64_t> values = ReadFixed<int64_t>(args[0]);
+      bool has_pattern = args.size() > 1;
+      StringReader pattern = has_pattern ? ReadString(args[1]) : StringReader{nullptr, nullptr, 0};
+      StringWriter writer(node.type, rows);
+      std::vector<ValidityReader> valid;
+      for (const Datum& d : args) valid.push_back(ReadValidity(d));
+      for (int64_t i = 0; i < rows; ++i) {
+        bool ok = true;
+        for (const ValidityReader& v : valid) ok = ok && v(i);
+        if (!ok) {
+          writer.AppendNull();
+          continue;
+        }
+        int64_t micros = values[i];
+        if (from_unix && __builtin_mul_overflow(values[i], kMicrosPerSecond, &micros)) {
+          writer.AppendNull();
+          continue;
+        }
+        std::string_view p = has_pattern ? pattern[i] : kDefaultFormat;
+        auto text = FormatWithPattern(micros, p);
+        if (!text) return BadPattern(p);
+        writer.Append(*text);
+      }
+      return Datum{writer.Finish(), false};
+    }
+    default: return Status::Error(errors::kInternalError, "not a datetime function");
+  }
+}
+
+}  // namespace sluice::expr

@@ -1,0 +1,162 @@
+// abs, round, floor, ceil, sqrt, pow. round is HALF_UP as Spark's; abs of the minimum integer
+// wraps to itself as in Java.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "sluice/core/error_classes.h"
+#include "expr/decimal.h"
+#include "expr/kernel_util.h"
+#include "expr/kernels.h"
+
+namespace sluice::expr {
+namespace {
+
+// out[i] = f(in[i]) for T in, R out; validity copied from the input.
+template <typename T, typename R, typename F>
+Datum UnaryLoop(const BoundNode& node, const Datum& in, int64_t rows, F f) {
+  auto out = NewFixedColumn(node.type, rows);
+  R* values = reinterpret_cast<R*>(out->data.data());
+  FixedReader<T> r = ReadFixed<T>(in);
+  for (int64_t i = 0; i < rows; ++i) values[i] = f(r[i]);
+  SetValidity(out.get(), CombinedValidity({in}, rows));
+  return Datum{out, false};
+}
+
+template <typename T>
+T RoundIntegral(T v, int32_t scale) {
+  if (scale >= 0) return v;
+  if (-scale > 18) return 0;
+  int64_t factor = 1;
+  for (int i = 0; i < -scale; ++i) factor *= 10;
+  int64_t x = static_cast<int64_t>(v);
+  int64_t q = x / factor, r = x % factor;
+  if (r * 2 >= factor) ++q;
+  if (r * 2 <= -factor) --q;
+  return static_cast<T>(q * factor);
+}
+
+// HALF_UP on the shortest decimal text of the double, as Spark rounds through BigDecimal.
+double RoundDouble(double v, int32_t scale) {
+  if (!std::isfinite(v) || scale > 30) return v;
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  int kept = std::max(scale, 0);
+  std::optional<int128_t> dec = ParseDecimal(std::string_view(buf, static_cast<size_t>(end - buf)), 38, kept);
+  if (!dec) return v;  // beyond 38 digits a double has no fractional part left to round
+  if (scale < 0) {
+    int128_t f = Pow10(std::min(-scale, 38));
+    *dec = DivideRoundHalfUp(*dec, f) * f;
+  }
+  std::string text = DecimalToString(*dec, kept);
+  double out = 0;
+  std::from_chars(text.data(), text.data() + text.size(), out);
+  return out;
+}
+
+}  // namespace
+
+Result<Datum> EvalMathFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  const Datum& a = args[0];
+  TypeId id = a.column->type->id();
+  switch (node.op) {
+    case Op::kSqrt: return UnaryLoop<double, double>(node, a, rows, [](double x) { return std::sqrt(x); });
+    case Op::kPow: {
+      auto out = NewFixedColumn(node.type, rows);
+      double* values = reinterpret_cast<double*>(out->data.data());
+      FixedReader<double> x = ReadFixed<double>(a), y = ReadFixed<double>(args[1]);
+      for (int64_t i = 0; i < rows; ++i) values[i] = std::pow(x[i], y[i]);
+      SetValidity(out.get(), CombinedValidity(args, rows));
+      return Datum{out, false};
+    }
+    case Op::kAbs:
+      return DispatchFixed(id, [&](auto zero) {
+        using T = decltype(zero);
+        return UnaryLoop<T, T>(node, a, rows, [](T x) -> T {
+          if constexpr (std::is_floating_point_v<T>) {
+            return std::fabs(x);
+          } else if constexpr (std::is_same_v<T, int128_t>) {
+            return x < 0 ? -x : x;
+          } else {
+            using U = std::make_unsigned_t<T>;
+            return x < 0 ? static_cast<T>(static_cast<U>(0) - static_cast<U>(x)) : x;
+          }
+        });
+      });
+    case Op::kFloor:
+    case Op::kCeil: {
+      bool floor = node.op == Op::kFloor;
+      if (id == TypeId::kDecimal) {
+        int128_t factor = Pow10(a.column->type->scale());
+        return UnaryLoop<int128_t, int128_t>(node, a, rows, [=](int128_t x) {
+          int128_t q = x / factor, r = x % factor;
+          if (floor && r < 0) --q;
+          if (!floor && r > 0) ++q;
+          return q;
+        });
+      }
+      if (id == TypeId::kFloat || id == TypeId::kDouble) {
+        return DispatchFixed(id, [&](auto zero) {
+          using T = decltype(zero);
+          return UnaryLoop<T, int64_t>(node, a, rows, [=](T x) {
+            double d = floor ? std::floor(static_cast<double>(x)) : std::ceil(static_cast<double>(x));
+            if (std::isnan(d)) return int64_t{0};
+            if (d >= 9.2233720368547758e18) return INT64_MAX;
+            if (d <= -9.2233720368547758e18) return INT64_MIN;
+            return static_cast<int64_t>(d);
+          });
+        });
+      }
+      return DispatchFixed(id, [&](auto zero) {
+        using T = decltype(zero);
+        return UnaryLoop<T, int64_t>(node, a, rows, [](T x) { return static_cast<int64_t>(x); });
+      });
+    }
+    case Op::kRound: {
+      int32_t scale = args[1].column->Value<int32_t>(0);
+      if (id == TypeId::kDecimal) {
+        int from = a.column->type->scale(), to = node.type->scale();
+        int precision = node.type->precision();
+        auto out = NewFixedColumn(node.type, rows);
+        int128_t* values = reinterpret_cast<int128_t*>(out->data.data());
+        FixedReader<int128_t> r = ReadFixed<int128_t>(a);
+        std::vector<uint8_t> validity = CombinedValidity({a}, rows);
+        for (int64_t i = 0; i < rows; ++i) {
+          int128_t x = r[i];
+          if (scale < 0) {
+            // Round to tens, hundreds...: to scale `scale` then back to scale 0.
+            auto v = Rescale(x, from, 0);
+            int128_t f = Pow10(std::min(-scale, 38));
+            values[i] = v ? DivideRoundHalfUp(*v, f) * f : 0;
+          } else {
+            values[i] = Rescale(x, from, to).value_or(0);
+          }
+          if (!FitsPrecision(values[i], precision)) {
+            if (validity.empty()) validity.assign(static_cast<size_t>(rows), 1);
+            validity[static_cast<size_t>(i)] = 0;
+          }
+        }
+        SetValidity(out.get(), std::move(validity));
+        return Datum{out, false};
+      }
+      return DispatchFixed(id, [&](auto zero) {
+        using T = decltype(zero);
+        return UnaryLoop<T, T>(node, a, rows, [=](T x) -> T {
+          if constexpr (std::is_floating_point_v<T>) {
+            return static_cast<T>(RoundDouble(static_cast<double>(x), scale));
+          } else if constexpr (std::is_same_v<T, int128_t>) {
+            return x;
+          } else {
+            return RoundIntegral<T>(x, scale);
+          }
+        });
+      });
+    }
+    default: return Status::Error(errors::kInternalError, "not a math function");
+  }
+}
+
+}  // namespace sluice::expr

@@ -1,0 +1,251 @@
+// get_json_object, size, element_at, [], struct field access, struct(), named_struct(), array().
+#include <charconv>
+#include <string>
+
+#include <simdjson.h>
+
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+#include "expr/kernel_util.h"
+#include "expr/kernels.h"
+
+namespace sluice::expr {
+namespace {
+
+// One step of a JSON path: a field name or an array index.
+struct PathStep {
+  std::string field;
+  int64_t index = -1;  // >= 0 for an array step
+};
+
+// Spark's JSON path subset: $ then .name, ['name'] or [n]. nullopt for anything else.
+std::optional<std::vector<PathStep>> ParseJsonPath(std::string_view path) {
+  if (path.empty() || path[0] != '$') return std::nullopt;
+  std::vector<PathStep> steps;
+  size_t i = 1;
+  while (i < path.size()) {
+    if (path[i] == '.') {
+      size_t start = ++i;
+      while (i < path.size() && path[i] != '.' && path[i] != '[') ++i;
+      if (i == start) return std::nullopt;
+      steps.push_back({std::string(path.substr(start, i - start)), -1});
+    } else if (path[i] == '[') {
+      ++i;
+      if (i < path.size() && path[i] == '\'') {
+        size_t end = path.find('\'', i + 1);
+        if (end == std::string_view::npos || end + 1 >= path.size() || path[end + 1] != ']') return std::nullopt;
+        steps.push_back({std::string(path.substr(i + 1, end - i - 1)), -1});
+        i = end + 2;
+      } else {
+        int64_t index = 0;
+        auto [p, ec] = std::from_chars(path.data() + i, path.data() + path.size(), index);
+        if (ec != std::errc() || p == path.data() + path.size() || *p != ']' || index < 0) return std::nullopt;
+        steps.push_back({"", index});
+        i = static_cast<size_t>(p - path.data()) + 1;
+      }
+    } else {
+      return std::nullopt;
+    }
+  }
+  return steps;
+}
+
+// Extracts one path from one JSON text; false when the path is missing, the value is null or
+// the text is not JSON.
+bool ExtractJson(simdjson::ondemand::parser& parser, std::string& buffer, std::string_view json,
+                 const std::vector<PathStep>& steps, std::string* out) {
+  buffer.assign(json);
+  buffer.resize(json.size() + simdjson::SIMDJSON_PADDING);
+  simdjson::ondemand::document doc;
+  if (parser.iterate(buffer.data(), json.size(), buffer.size()).get(doc) != simdjson::SUCCESS) return false;
+  if (steps.empty()) {
+    std::string_view raw;
+    if (doc.raw_json_token().get(raw) != simdjson::SUCCESS) return false;
+    simdjson::ondemand::json_type type;
+    if (doc.type().get(type) != simdjson::SUCCESS || type == simdjson::ondemand::json_type::null) return false;
+    if (type == simdjson::ondemand::json_type::string) {
+      std::string_view s;
+      if (doc.get_string().get(s) != simdjson::SUCCESS) return false;
+      out->assign(s);
+      return true;
+    }
+    if (type == simdjson::ondemand::json_type::object || type == simdjson::ondemand::json_type::array) {
+      std::string_view all(json);
+      while (!all.empty() && std::isspace(static_cast<unsigned char>(all.back()))) all.remove_suffix(1);
+      while (!all.empty() && std::isspace(static_cast<unsigned char>(all.front()))) all.remove_prefix(1);
+      out->assign(all);
+      return true;
+    }
+    while (!raw.empty() && std::isspace(static_cast<unsigned char>(raw.back()))) raw.remove_suffix(1);
+    out->assign(raw);
+    return true;
+  }
+  simdjson::ondemand::value current;
+  if (doc.get_value().get(current) != simdjson::SUCCESS) return false;
+  for (const PathStep& step : steps) {
+    simdjson::ondemand::value next;
+    if (step.index < 0) {
+      simdjson::ondemand::object object;
+      if (current.get_object().get(object) != simdjson::SUCCESS) return false;
+      if (object.find_field_unordered(step.field).get(next) != simdjson::SUCCESS) return false;
+    } else {
+      simdjson::ondemand::array array;
+      if (current.get_array().get(array) != simdjson::SUCCESS) return false;
+      int64_t n = 0;
+      bool found = false;
+      for (auto element : array) {
+        if (n++ == step.index) {
+          if (element.get(next) != simdjson::SUCCESS) return false;
+          found = true;
+          break;
+        }
+      }
+      if (!found) return false;
+    }
+    current = next;
+  }
+  simdjson::ondemand::json_type type;
+  if (current.type().get(type) != simdjson::SUCCESS || type == simdjson::ondemand::json_type::null) return false;
+  if (type == simdjson::ondemand::json_type::string) {
+    std::string_view s;
+    if (current.get_string().get(s) != simdjson::SUCCESS) return false;
+    out->assign(s);
+    return true;
+  }
+  std::string_view raw;
+  if (type == simdjson::ondemand::json_type::object) {
+    simdjson::ondemand::object object;
+    if (current.get_object().get(object) != simdjson::SUCCESS || object.raw_json().get(raw) != simdjson::SUCCESS) return false;
+  } else if (type == simdjson::ondemand::json_type::array) {
+    simdjson::ondemand::array array;
+    if (current.get_array().get(array) != simdjson::SUCCESS || array.raw_json().get(raw) != simdjson::SUCCESS) return false;
+  } else {
+    raw = current.raw_json_token();
+  }
+  while (!raw.empty() && std::isspace(static_cast<unsigned char>(raw.back()))) raw.remove_suffix(1);
+  out->assign(raw);
+  return true;
+}
+
+Result<Datum> GetJsonObject(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  StringReader json = ReadString(args[0]), path = ReadString(args[1]);
+  ValidityReader vj = ReadValidity(args[0]), vp = ReadValidity(args[1]);
+  StringWriter writer(node.type, rows);
+  simdjson::ondemand::parser parser;
+  std::string buffer, value;
+  std::string last_path;
+  std::optional<std::vector<PathStep>> steps;
+  bool parsed_once = false;
+  for (int64_t i = 0; i < rows; ++i) {
+    if (!vj(i) || !vp(i)) {
+      writer.AppendNull();
+      continue;
+    }
+    if (!parsed_once || path[i] != last_path) {
+      last_path.assign(path[i]);
+      steps = ParseJsonPath(last_path);
+      parsed_once = true;
+    }
+    if (steps && ExtractJson(parser, buffer, json[i], *steps, &value)) {
+      writer.Append(value);
+    } else {
+      writer.AppendNull();
+    }
+  }
+  return Datum{writer.Finish(), false};
+}
+
+// Row i of the result is child row indices[i] (-1 for null).
+ColumnPtr GatherChild(const ColumnPtr& child, const TypePtr& type, std::vector<int64_t> indices) {
+  std::vector<ColumnPtr> parts{child, MakeNullColumn(type, 1)};
+  ColumnPtr all = Concatenate(parts).value_or(nullptr);
+  for (int64_t& index : indices) {
+    if (index < 0) index = child->length;
+  }
+  return Take(all, indices);
+}
+
+}  // namespace
+
+Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  switch (node.op) {
+    case Op::kGetJsonObject: return GetJsonObject(node, args, rows);
+    case Op::kSize: {
+      auto out = NewFixedColumn(node.type, rows);
+      int32_t* values = reinterpret_cast<int32_t*>(out->data.data());
+      const Column& c = *args[0].column;
+      int64_t mask = args[0].scalar ? 0 : ~int64_t{0};
+      for (int64_t i = 0; i < rows; ++i) {
+        int64_t r = i & mask;
+        values[i] = c.IsNull(r) ? -1 : static_cast<int32_t>(c.offsets[static_cast<size_t>(r) + 1] - c.offsets[static_cast<size_t>(r)]);
+      }
+      return Datum{out, false};
+    }
+    case Op::kGetField: {
+      const Column& c = *args[0].column;
+      return Datum{c.children[static_cast<size_t>(node.slot)], args[0].scalar};
+    }
+    case Op::kElementAt:
+    case Op::kSubscript: {
+      const Column& c = *args[0].column;
+      int64_t mask = args[0].scalar ? 0 : ~int64_t{0};
+      ValidityReader valid_key = ReadValidity(args[1]);
+      std::vector<int64_t> indices(static_cast<size_t>(rows), -1);
+      bool is_map = c.type->id() == TypeId::kMap;
+      FixedReader<int32_t> position = is_map ? FixedReader<int32_t>{nullptr, 0} : ReadFixed<int32_t>(args[1]);
+      int64_t key_mask = args[1].scalar ? 0 : ~int64_t{0};
+      for (int64_t i = 0; i < rows; ++i) {
+        int64_t r = i & mask;
+        if (c.IsNull(r) || !valid_key(i)) continue;
+        int64_t begin = c.offsets[static_cast<size_t>(r)], end = c.offsets[static_cast<size_t>(r) + 1];
+        if (is_map) {
+          const Column& keys = *c.children[0];
+          for (int64_t k = begin; k < end; ++k) {
+            if (RowsEqual(keys, k, *args[1].column, i & key_mask)) {
+              indices[static_cast<size_t>(i)] = k;
+              break;
+            }
+          }
+          continue;
+        }
+        int64_t p = position[i];
+        int64_t n = end - begin;
+        int64_t offset = node.op == Op::kSubscript ? p : (p > 0 ? p - 1 : (p < 0 ? n + p : -1));
+        if (offset >= 0 && offset < n) indices[static_cast<size_t>(i)] = begin + offset;
+      }
+      const ColumnPtr& source = is_map ? c.children[1] : c.children[0];
+      return Datum{GatherChild(source, node.type, std::move(indices)), false};
+    }
+    case Op::kStruct: {
+      auto out = std::make_shared<Column>();
+      out->type = node.type;
+      out->length = rows;
+      for (const Datum& d : args) out->children.push_back(Materialize(d, rows));
+      return Datum{out, false};
+    }
+    case Op::kArray: {
+      auto out = std::make_shared<Column>();
+      out->type = node.type;
+      out->length = rows;
+      int64_t k = static_cast<int64_t>(args.size());
+      out->offsets.resize(static_cast<size_t>(rows) + 1);
+      for (int64_t i = 0; i <= rows; ++i) out->offsets[static_cast<size_t>(i)] = i * k;
+      if (k == 0) {
+        out->children.push_back(MakeNullColumn(node.type->element_type(), 0));
+        return Datum{out, false};
+      }
+      std::vector<ColumnPtr> columns;
+      for (const Datum& d : args) columns.push_back(Materialize(d, rows));
+      SLUICE_ASSIGN_OR_RETURN(ColumnPtr all, Concatenate(columns));
+      std::vector<int64_t> indices(static_cast<size_t>(rows * k));
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t a = 0; a < k; ++a) indices[static_cast<size_t>(i * k + a)] = a * rows + i;
+      }
+      out->children.push_back(Take(all, indices));
+      return Datum{out, false};
+    }
+    default: return Status::Error(errors::kInternalError, "not a nested-value function");
+  }
+}
+
+}  // namespace sluice::expr

@@ -1,0 +1,371 @@
+// String functions, LIKE and RLIKE. Strings are UTF-8; positions and lengths count characters
+// (code points) as Spark does. lower/upper change ASCII letters only.
+#include <algorithm>
+#include <climits>
+#include <regex>
+
+#include "sluice/core/error_classes.h"
+#include "expr/kernel_util.h"
+#include "expr/kernels.h"
+#include "expr/like.h"
+
+namespace sluice::expr {
+namespace {
+
+bool IsContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+int64_t CountChars(std::string_view s) {
+  int64_t n = 0;
+  for (char c : s) n += !IsContinuation(c);
+  return n;
+}
+
+// Byte offset of character `index` (clipped to the end).
+size_t CharOffset(std::string_view s, int64_t index) {
+  size_t pos = 0;
+  while (index > 0 && pos < s.size()) {
+    ++pos;
+    while (pos < s.size() && IsContinuation(s[pos])) ++pos;
+    --index;
+  }
+  return pos;
+}
+
+// True when every argument is valid at `row`.
+struct AllValid {
+  std::vector<ValidityReader> readers;
+  explicit AllValid(const std::vector<Datum>& args) {
+    for (const Datum& d : args) readers.push_back(ReadValidity(d));
+  }
+  bool operator()(int64_t row) const {
+    for (const ValidityReader& r : readers) {
+      if (!r(row)) return false;
+    }
+    return true;
+  }
+};
+
+// A boolean result computed by pred(row) on rows where every argument is valid.
+template <typename P>
+Datum BooleanKernel(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, bool negate, P pred) {
+  auto out = NewFixedColumn(node.type, rows);
+  uint8_t* values = out->data.data();
+  std::vector<uint8_t> validity = CombinedValidity(args, rows);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (!validity.empty() && validity[static_cast<size_t>(i)] == 0) continue;
+    values[i] = static_cast<uint8_t>(pred(i) != negate);
+  }
+  SetValidity(out.get(), std::move(validity));
+  return Datum{out, false};
+}
+
+// A string result: emit(row, writer) appends one row for rows where every argument is valid.
+template <typename E>
+Datum StringKernel(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, E emit) {
+  StringWriter writer(node.type, rows);
+  AllValid valid(args);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (!valid(i)) {
+      writer.AppendNull();
+    } else {
+      emit(i, &writer);
+    }
+  }
+  return Datum{writer.Finish(), false};
+}
+
+std::string_view TrimChars(std::string_view s, std::string_view chars, bool left, bool right) {
+  if (left) {
+    size_t start = s.find_first_not_of(chars);
+    s.remove_prefix(start == std::string_view::npos ? s.size() : start);
+  }
+  if (right) {
+    size_t end = s.find_last_not_of(chars);
+    s = end == std::string_view::npos ? std::string_view() : s.substr(0, end + 1);
+  }
+  return s;
+}
+
+// Java's String.split(regex, limit) for limit != 0 (trailing empty strings kept).
+void SplitInto(std::string_view s, const std::regex& re, int32_t limit, StringWriter* elements, int64_t* count) {
+  size_t pos = 0;
+  int64_t n = 0;
+  auto begin = s.begin();
+  std::match_results<std::string_view::const_iterator> m;
+  size_t search_from = 0;
+  while ((limit <= 0 || n + 1 < limit) && search_from <= s.size() &&
+         std::regex_search(begin + static_cast<ptrdiff_t>(search_from), s.end(), m, re)) {
+    size_t match_start = static_cast<size_t>(m[0].first - begin);
+    size_t match_end = static_cast<size_t>(m[0].second - begin);
+    if (match_end == match_start) {
+      // An empty match splits between characters, never before the first one.
+      if (match_start >= s.size()) break;
+      if (match_start == 0) {
+        search_from = CharOffset(s, 1);
+        continue;
+      }
+    }
+    elements->Append(s.substr(pos, match_start - pos));
+    ++n;
+    pos = match_end;
+    search_from = match_end == match_start ? match_end + CharOffset(s.substr(match_end), 1) : match_end;
+    if (match_end == match_start && search_from > s.size()) break;
+  }
+  elements->Append(s.substr(pos));
+  *count = n + 1;
+}
+
+// A regex for a non-constant pattern, compiled when the pattern changes from the previous row.
+class RegexCache {
+ public:
+  explicit RegexCache(const BoundNode& node) : compiled_(std::static_pointer_cast<const RegexState>(node.state)) {}
+  Result<const std::regex*> Get(std::string_view pattern) {
+    if (compiled_ != nullptr && (fixed_ || pattern == last_)) return &compiled_->regex;
+    SLUICE_ASSIGN_OR_RETURN(compiled_, CompileRegex(pattern));
+    last_ = std::string(pattern);
+    return &compiled_->regex;
+  }
+  bool fixed() const { return fixed_; }
+
+ private:
+  std::shared_ptr<const RegexState> compiled_;
+  bool fixed_ = compiled_ != nullptr;
+  std::string last_;
+};
+
+}  // namespace
+
+Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  auto str = [&](size_t i) { return ReadString(args[i]); };
+  switch (node.op) {
+    case Op::kLike: {
+      StringReader text = str(0), pattern = str(1);
+      if (node.state != nullptr) {
+        const auto& like = static_cast<const LikePattern&>(*node.state);
+        return BooleanKernel(node, args, rows, node.negated, [&](int64_t i) { return like.Matches(text[i]); });
+      }
+      Status error;
+      Datum d = BooleanKernel(node, args, rows, node.negated, [&](int64_t i) {
+        auto compiled = LikePattern::Compile(pattern[i], node.escape, node.ilike);
+        if (!compiled.ok()) {
+          error = compiled.status();
+          return false;
+        }
+        return (*compiled)->Matches(text[i]);
+      });
+      if (!error.ok()) return error;
+      return d;
+    }
+    case Op::kRLike: {
+      StringReader text = str(0), pattern = str(1);
+      RegexCache cache(node);
+      Status error;
+      Datum d = BooleanKernel(node, args, rows, node.negated, [&](int64_t i) {
+        auto re = cache.Get(pattern[i]);
+        if (!re.ok()) {
+          error = re.status();
+          return false;
+        }
+        std::string_view t = text[i];
+        return std::regex_search(t.begin(), t.end(), **re);
+      });
+      if (!error.ok()) return error;
+      return d;
+    }
+    case Op::kStartsWith:
+    case Op::kEndsWith:
+    case Op::kContains: {
+      StringReader a = str(0), b = str(1);
+      Op op = node.op;
+      return BooleanKernel(node, args, rows, false, [&](int64_t i) {
+        std::string_view x = a[i], y = b[i];
+        if (op == Op::kStartsWith) return x.substr(0, y.size()) == y;
+        if (op == Op::kEndsWith) return x.size() >= y.size() && x.substr(x.size() - y.size()) == y;
+        return x.find(y) != std::string_view::npos;
+      });
+    }
+    case Op::kLength: {
+      auto out = NewFixedColumn(node.type, rows);
+      int32_t* values = reinterpret_cast<int32_t*>(out->data.data());
+      StringReader s = str(0);
+      bool binary = args[0].column->type->id() == TypeId::kBinary;
+      for (int64_t i = 0; i < rows; ++i) {
+        std::string_view v = s[i];
+        values[i] = static_cast<int32_t>(binary ? static_cast<int64_t>(v.size()) : CountChars(v));
+      }
+      SetValidity(out.get(), CombinedValidity(args, rows));
+      return Datum{out, false};
+    }
+    case Op::kLower:
+    case Op::kUpper: {
+      StringReader s = str(0);
+      bool upper = node.op == Op::kUpper;
+      std::string buffer;
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        buffer.assign(s[i]);
+        for (char& c : buffer) {
+          if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+          if (!upper && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+        }
+        w->Append(buffer);
+      });
+    }
+    case Op::kTrim:
+    case Op::kLTrim:
+    case Op::kRTrim: {
+      StringReader s = str(0);
+      bool has_chars = args.size() > 1;
+      StringReader chars = has_chars ? str(1) : s;
+      bool left = node.op != Op::kRTrim, right = node.op != Op::kLTrim;
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        w->Append(TrimChars(s[i], has_chars ? chars[i] : std::string_view(" "), left, right));
+      });
+    }
+    case Op::kSubstring: {
+      StringReader s = str(0);
+      FixedReader<int32_t> pos = ReadFixed<int32_t>(args[1]);
+      bool has_len = args.size() > 2;
+      FixedReader<int32_t> len = has_len ? ReadFixed<int32_t>(args[2]) : pos;
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        std::string_view v = s[i];
+        int64_t p = pos[i];
+        int64_t length = has_len ? len[i] : INT32_MAX;
+        int64_t chars = p < 0 ? CountChars(v) : 0;
+        int64_t start = p > 0 ? p - 1 : (p < 0 ? chars + p : 0);
+        int64_t end = std::clamp<int64_t>(start + length, INT32_MIN, INT32_MAX);
+        start = std::max<int64_t>(start, 0);
+        if (start >= end) {
+          w->Append("");
+          return;
+        }
+        size_t from = CharOffset(v, start);
+        size_t to = from + CharOffset(v.substr(from), end - start);
+        w->Append(v.substr(from, to - from));
+      });
+    }
+    case Op::kConcat: {
+      std::vector<StringReader> parts;
+      for (size_t a = 0; a < args.size(); ++a) parts.push_back(str(a));
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        for (const StringReader& p : parts) w->AppendPart(p[i]);
+        w->FinishRow();
+      });
+    }
+    case Op::kConcatWs: {
+      StringWriter writer(node.type, rows);
+      ValidityReader sep_valid = ReadValidity(args[0]);
+      StringReader sep = str(0);
+      for (int64_t i = 0; i < rows; ++i) {
+        if (!sep_valid(i)) {
+          writer.AppendNull();
+          continue;
+        }
+        bool first = true;
+        auto add = [&](std::string_view part) {
+          if (!first) writer.AppendPart(sep[i]);
+          writer.AppendPart(part);
+          first = false;
+        };
+        for (size_t a = 1; a < args.size(); ++a) {
+          const Datum& d = args[a];
+          int64_t row = d.scalar ? 0 : i;
+          if (d.column->IsNull(row)) continue;
+          if (d.column->type->id() == TypeId::kArray) {
+            const Column& elements = *d.column->children[0];
+            for (int64_t e = d.column->offsets[static_cast<size_t>(row)]; e < d.column->offsets[static_cast<size_t>(row) + 1]; ++e) {
+              if (elements.IsValid(e)) add(elements.View(e));
+            }
+          } else {
+            add(d.column->View(row));
+          }
+        }
+        writer.FinishRow();
+      }
+      return Datum{writer.Finish(), false};
+    }
+    case Op::kReplace: {
+      StringReader s = str(0), search = str(1);
+      bool has_replacement = args.size() > 2;
+      StringReader replacement = has_replacement ? str(2) : s;
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        std::string_view v = s[i], from = search[i];
+        std::string_view to = has_replacement ? replacement[i] : std::string_view();
+        if (from.empty()) {
+          w->Append(v);
+          return;
+        }
+        size_t pos = 0;
+        for (size_t hit; (hit = v.find(from, pos)) != std::string_view::npos; pos = hit + from.size()) {
+          w->AppendPart(v.substr(pos, hit - pos));
+          w->AppendPart(to);
+        }
+        w->AppendPart(v.substr(pos));
+        w->FinishRow();
+      });
+    }
+    case Op::kSplit: {
+      StringReader s = str(0), pattern = str(1);
+      bool has_limit = args.size() > 2;
+      FixedReader<int32_t> limit = has_limit ? ReadFixed<int32_t>(args[2]) : FixedReader<int32_t>{nullptr, 0};
+      RegexCache cache(node);
+      AllValid valid(args);
+      StringWriter elements(DataType::String(), rows);
+      auto out = std::make_shared<Column>();
+      out->type = node.type;
+      out->length = rows;
+      out->offsets.reserve(static_cast<size_t>(rows) + 1);
+      out->offsets.push_back(0);
+      std::vector<uint8_t> validity(static_cast<size_t>(rows), 1);
+      int64_t total = 0;
+      for (int64_t i = 0; i < rows; ++i) {
+        if (valid(i)) {
+          SLUICE_ASSIGN_OR_RETURN(const std::regex* re, cache.Get(pattern[i]));
+          int64_t count = 0;
+          SplitInto(s[i], *re, has_limit ? limit[i] : -1, &elements, &count);
+          total += count;
+        } else {
+          validity[static_cast<size_t>(i)] = 0;
+        }
+        out->offsets.push_back(total);
+      }
+      out->children.push_back(elements.Finish());
+      SetValidity(out.get(), std::move(validity));
+      return Datum{out, false};
+    }
+    case Op::kRegexpExtract: {
+      StringReader s = str(0), pattern = str(1);
+      FixedReader<int32_t> group = ReadFixed<int32_t>(args[2]);
+      RegexCache cache(node);
+      Status error;
+      Datum d = StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        auto re = cache.Get(pattern[i]);
+        if (!re.ok()) {
+          error = re.status();
+          w->Append("");
+          return;
+        }
+        std::string_view v = s[i];
+        std::match_results<std::string_view::const_iterator> m;
+        int32_t g = group[i];
+        if (g < 0 || static_cast<size_t>(g) > (*re)->mark_count()) {
+          error = Status::Error(errors::kInvalidParameterValue,
+                                "regexp_extract asks for group " + std::to_string(g) + " of a regex with " +
+                                    std::to_string((*re)->mark_count()) + " groups");
+          w->Append("");
+          return;
+        }
+        if (std::regex_search(v.begin(), v.end(), m, **re) && m[static_cast<size_t>(g)].matched) {
+          const auto& sub = m[static_cast<size_t>(g)];
+          w->Append(v.substr(static_cast<size_t>(sub.first - v.begin()), static_cast<size_t>(sub.length())));
+        } else {
+          w->Append("");
+        }
+      });
+      if (!error.ok()) return error;
+      return d;
+    }
+    default: return Status::Error(errors::kInternalError, "not a string function");
+  }
+}
+
+}  // namespace sluice::expr

@@ -1,0 +1,135 @@
+#include "expr/like.h"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "sluice/core/error_classes.h"
+
+namespace sluice::expr {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool IsContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// Bytes in the UTF-8 character starting at text[0].
+size_t CharLength(std::string_view text) {
+  size_t n = 1;
+  while (n < text.size() && IsContinuation(text[n])) ++n;
+  return n;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const LikePattern>> LikePattern::Compile(std::string_view pattern, char escape, bool ignore_case) {
+  auto p = std::make_shared<LikePattern>();
+  p->ignore_case_ = ignore_case;
+  std::string source = ignore_case ? Lower(pattern) : std::string(pattern);
+  for (size_t i = 0; i < source.size(); ++i) {
+    char c = source[i];
+    if (c == escape) {
+      if (i + 1 == source.size() || (source[i + 1] != '%' && source[i + 1] != '_' && source[i + 1] != escape)) {
+        return Status::Error(errors::kInvalidParameterValue,
+                             fmt::format("the LIKE pattern '{}' has an invalid escape sequence at position {}", pattern, i + 1));
+      }
+      c = source[++i];
+      if (p->pieces_.empty() || p->pieces_.back().kind != Piece::kLiteral) p->pieces_.push_back({Piece::kLiteral, ""});
+      p->pieces_.back().text += c;
+    } else if (c == '%') {
+      if (p->pieces_.empty() || p->pieces_.back().kind != Piece::kAny) p->pieces_.push_back({Piece::kAny, ""});
+    } else if (c == '_') {
+      p->pieces_.push_back({Piece::kOne, ""});
+    } else {
+      if (p->pieces_.empty() || p->pieces_.back().kind != Piece::kLiteral) p->pieces_.push_back({Piece::kLiteral, ""});
+      p->pieces_.back().text += c;
+    }
+  }
+  const auto& ps = p->pieces_;
+  auto lit = [&](size_t i) { return i < ps.size() && ps[i].kind == Piece::kLiteral; };
+  auto any = [&](size_t i) { return i < ps.size() && ps[i].kind == Piece::kAny; };
+  if (ps.empty()) {
+    p->shape_ = Shape::kExact;
+  } else if (ps.size() == 1 && lit(0)) {
+    p->shape_ = Shape::kExact;
+    p->literal_ = ps[0].text;
+  } else if (ps.size() == 2 && lit(0) && any(1)) {
+    p->shape_ = Shape::kPrefix;
+    p->literal_ = ps[0].text;
+  } else if (ps.size() == 2 && any(0) && lit(1)) {
+    p->shape_ = Shape::kSuffix;
+    p->literal_ = ps[1].text;
+  } else if (ps.size() == 3 && any(0) && lit(1) && any(2)) {
+    p->shape_ = Shape::kContains;
+    p->literal_ = ps[1].text;
+  } else if (ps.size() == 1 && any(0)) {
+    p->shape_ = Shape::kPrefix;
+  }
+  return std::shared_ptr<const LikePattern>(std::move(p));
+}
+
+bool LikePattern::Matches(std::string_view input) const {
+  std::string lowered;
+  std::string_view text = input;
+  if (ignore_case_) {
+    lowered = Lower(input);
+    text = lowered;
+  }
+  switch (shape_) {
+    case Shape::kExact: return text == literal_;
+    case Shape::kPrefix: return text.substr(0, literal_.size()) == literal_;
+    case Shape::kSuffix: return text.size() >= literal_.size() && text.substr(text.size() - literal_.size()) == literal_;
+    case Shape::kContains: return text.find(literal_) != std::string_view::npos;
+    case Shape::kGeneral: return MatchGeneral(text);
+  }
+  return false;
+}
+
+// Greedy matching with backtracking to the most recent '%' (linear for most patterns).
+bool LikePattern::MatchGeneral(std::string_view text) const {
+  size_t piece = 0, pos = 0;
+  size_t star_piece = SIZE_MAX, star_pos = 0;
+  while (true) {
+    if (piece < pieces_.size()) {
+      const Piece& p = pieces_[piece];
+      if (p.kind == Piece::kAny) {
+        star_piece = piece++;
+        star_pos = pos;
+        continue;
+      }
+      if (p.kind == Piece::kOne && pos < text.size()) {
+        pos += CharLength(text.substr(pos));
+        ++piece;
+        continue;
+      }
+      if (p.kind == Piece::kLiteral && text.substr(pos, p.text.size()) == p.text) {
+        pos += p.text.size();
+        ++piece;
+        continue;
+      }
+    } else if (pos == text.size()) {
+      return true;
+    }
+    if (star_piece == SIZE_MAX || star_pos >= text.size()) return false;
+    star_pos += CharLength(text.substr(star_pos));
+    pos = star_pos;
+    piece = star_piece + 1;
+  }
+}
+
+Result<std::shared_ptr<const RegexState>> CompileRegex(std::string_view pattern) {
+  auto state = std::make_shared<RegexState>();
+  try {
+    state->regex = std::regex(pattern.begin(), pattern.end(), std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return Status::Error(errors::kInvalidParameterValue, fmt::format("the regular expression '{}' is invalid: {}", pattern, e.what()));
+  }
+  state->groups = static_cast<int>(state->regex.mark_count());
+  return std::shared_ptr<const RegexState>(std::move(state));
+}
+
+}  // namespace sluice::expr
