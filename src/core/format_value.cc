@@ -1,0 +1,255 @@
+// FormatValue: one value as text, the way Spark prints it where Spark has a way.
+//
+// Floating point follows Java's Double.toString (what Spark shows): the shortest digits that
+// read back to the same value, plain notation for magnitudes in [1e-3, 1e7) ("0.001", "1.0"),
+// otherwise "1.0E7" / "1.0E-4". Decimals are exact, from the 128-bit unscaled value.
+// Timestamps are ISO-8601 with microseconds, the fraction omitted when zero. Inside nested values
+// strings, dates, timestamps and binary are quoted JSON strings, so the text reads as JSON.
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "sluice/core/compute.h"
+
+namespace sluice {
+namespace {
+
+constexpr int64_t kMicrosPerSecond = 1'000'000;
+constexpr int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
+
+// Java's Double.toString / Float.toString from the shortest round-trip digits.
+template <typename T>
+void AppendFloating(T value, std::string* out) {
+  if (std::isnan(value)) {
+    out->append("NaN");
+    return;
+  }
+  if (std::isinf(value)) {
+    out->append(value < 0 ? "-Infinity" : "Infinity");
+    return;
+  }
+  if (value == 0) {
+    out->append(std::signbit(value) ? "-0.0" : "0.0");
+    return;
+  }
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
+  std::string_view text(buffer, end - buffer);  // "-1.2345e+02"
+  bool negative = text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  size_t e = text.find('e');
+  std::string digits;
+  for (char c : text.substr(0, e)) {
+    if (c != '.') digits.push_back(c);
+  }
+  int exponent = 0;
+  std::from_chars(text.data() + e + 1 + (text[e + 1] == '+'), text.data() + text.size(), exponent);
+  if (negative) out->push_back('-');
+  if (exponent >= -3 && exponent < 7) {
+    if (exponent < 0) {
+      out->append("0.");
+      out->append(static_cast<size_t>(-exponent - 1), '0');
+      out->append(digits);
+    } else if (static_cast<size_t>(exponent) + 1 >= digits.size()) {
+      out->append(digits);
+      out->append(exponent + 1 - digits.size(), '0');
+      out->append(".0");
+    } else {
+      out->append(digits, 0, exponent + 1);
+      out->push_back('.');
+      out->append(digits, exponent + 1);
+    }
+    return;
+  }
+  out->push_back(digits[0]);
+  out->push_back('.');
+  out->append(digits.size() > 1 ? std::string_view(digits).substr(1) : std::string_view("0"));
+  out->append(fmt::format("E{}", exponent));
+}
+
+__extension__ typedef unsigned __int128 uint128_t;
+
+void AppendDecimal(int128_t value, int scale, std::string* out) {
+  uint128_t magnitude = value < 0 ? -static_cast<uint128_t>(value) : static_cast<uint128_t>(value);
+  char digits[48];
+  int count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + static_cast<int>(magnitude % 10));
+    magnitude /= 10;
+  } while (magnitude != 0);
+  while (count <= scale) digits[count++] = '0';  // at least one digit before the point
+  if (value < 0) out->push_back('-');
+  for (int i = count - 1; i >= 0; --i) {
+    out->push_back(digits[i]);
+    if (i == scale && scale > 0) out->push_back('.');
+  }
+}
+
+// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's civil_from_days).
+void AppendDate(int64_t days, std::string* out) {
+  days += 719468;
+  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const int64_t day_of_era = days - era * 146097;
+  const int64_t year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+  const int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  const int64_t mp = (5 * day_of_year + 2) / 153;
+  const int64_t day = day_of_year - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = year_of_era + era * 400 + (month <= 2);
+  if (year < 0) {
+    out->append(fmt::format("-{:04}-{:02}-{:02}", -year, month, day));
+  } else {
+    out->append(fmt::format("{:04}-{:02}-{:02}", year, month, day));
+  }
+}
+
+void AppendTimestamp(int64_t micros, bool utc, std::string* out) {
+  int64_t days = micros / kMicrosPerDay;
+  int64_t of_day = micros % kMicrosPerDay;
+  if (of_day < 0) {
+    of_day += kMicrosPerDay;
+    --days;
+  }
+  AppendDate(days, out);
+  const int64_t seconds = of_day / kMicrosPerSecond;
+  const int64_t fraction = of_day % kMicrosPerSecond;
+  out->append(fmt::format("T{:02}:{:02}:{:02}", seconds / 3600, seconds / 60 % 60, seconds % 60));
+  if (fraction != 0) out->append(fmt::format(".{:06}", fraction));
+  if (utc) out->push_back('Z');
+}
+
+void AppendBase64(std::string_view bytes, std::string* out) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) | (static_cast<uint8_t>(bytes[i + 1]) << 8) |
+                 static_cast<uint8_t>(bytes[i + 2]);
+    out->push_back(kAlphabet[n >> 18]);
+    out->push_back(kAlphabet[(n >> 12) & 63]);
+    out->push_back(kAlphabet[(n >> 6) & 63]);
+    out->push_back(kAlphabet[n & 63]);
+  }
+  size_t rest = bytes.size() - i;
+  if (rest == 0) return;
+  uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
+  if (rest == 2) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+  out->push_back(kAlphabet[n >> 18]);
+  out->push_back(kAlphabet[(n >> 12) & 63]);
+  out->push_back(rest == 2 ? kAlphabet[(n >> 6) & 63] : '=');
+  out->push_back('=');
+}
+
+void AppendJsonString(std::string_view text, std::string* out) {
+  out->push_back('"');
+  for (char c : text) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out->append(fmt::format("\\u{:04x}", static_cast<unsigned char>(c)));
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendValue(const Column& column, int64_t row, bool nested, std::string* out);
+
+// Appends a value that reads as a string inside nested text: quoted there, bare at top level.
+void AppendText(std::string_view text, bool nested, std::string* out) {
+  if (nested) {
+    AppendJsonString(text, out);
+  } else {
+    out->append(text);
+  }
+}
+
+void AppendValue(const Column& column, int64_t row, bool nested, std::string* out) {
+  if (column.IsNull(row)) {
+    out->append("null");
+    return;
+  }
+  const DataType& type = *column.type;
+  switch (type.id()) {
+    case TypeId::kBoolean: out->append(column.Value<uint8_t>(row) ? "true" : "false"); return;
+    case TypeId::kByte: out->append(fmt::format("{}", column.Value<int8_t>(row))); return;
+    case TypeId::kShort: out->append(fmt::format("{}", column.Value<int16_t>(row))); return;
+    case TypeId::kInteger: out->append(fmt::format("{}", column.Value<int32_t>(row))); return;
+    case TypeId::kLong: out->append(fmt::format("{}", column.Value<int64_t>(row))); return;
+    case TypeId::kFloat: AppendFloating(column.Value<float>(row), out); return;
+    case TypeId::kDouble: AppendFloating(column.Value<double>(row), out); return;
+    case TypeId::kDecimal: AppendDecimal(column.Value<int128_t>(row), type.scale(), out); return;
+    case TypeId::kString: AppendText(column.View(row), nested, out); return;
+    case TypeId::kBinary: {
+      std::string encoded;
+      AppendBase64(column.View(row), &encoded);
+      AppendText(encoded, nested, out);
+      return;
+    }
+    case TypeId::kDate:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz: {
+      std::string text;
+      if (type.id() == TypeId::kDate) {
+        AppendDate(column.Value<int32_t>(row), &text);
+      } else {
+        AppendTimestamp(column.Value<int64_t>(row), type.id() == TypeId::kTimestamp, &text);
+      }
+      AppendText(text, nested, out);
+      return;
+    }
+    case TypeId::kStruct:
+      out->push_back('{');
+      for (int i = 0; i < type.num_fields(); ++i) {
+        if (i > 0) out->push_back(',');
+        AppendJsonString(type.field(i).name, out);
+        out->push_back(':');
+        AppendValue(*column.children[i], row, true, out);
+      }
+      out->push_back('}');
+      return;
+    case TypeId::kArray:
+      out->push_back('[');
+      for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
+        if (e > column.offsets[row]) out->push_back(',');
+        AppendValue(*column.children[0], e, true, out);
+      }
+      out->push_back(']');
+      return;
+    case TypeId::kMap: {
+      // Keys become JSON object keys: the key's own text, quoted.
+      const Column& keys = *column.children[0];
+      out->push_back('{');
+      for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
+        if (e > column.offsets[row]) out->push_back(',');
+        std::string key;
+        AppendValue(keys, e, false, &key);
+        AppendJsonString(key, out);
+        out->push_back(':');
+        AppendValue(*column.children[1], e, true, out);
+      }
+      out->push_back('}');
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string FormatValue(const Column& column, int64_t row) {
+  std::string out;
+  AppendValue(column, row, false, &out);
+  return out;
+}
+
+}  // namespace sluice
