@@ -3,6 +3,7 @@
 
 #include "sluice/engine/builtin_sinks.h"
 #include "sluice/engine/memory_sink.h"
+#include "sluice/engine/rate_source.h"
 #include "sluice/engine/registry.h"
 
 namespace sluice::engine {
@@ -23,6 +24,7 @@ constexpr OptionSpec kForeachBatchSinkOptions[] = {
 }  // namespace
 
 Status RegisterBuiltinFormats(Registry* registry) {
+  SLUICE_RETURN_IF_ERROR(registry->RegisterSource({"rate", kRateSourceOptions, errors::kInvalidOptions, MakeRateSource}));
   SLUICE_RETURN_IF_ERROR(registry->RegisterSink(
       {"memory", kMemorySinkOptions, errors::kInvalidOptions,
        [](const ValidatedOptions& options, const Registry&) -> Result<std::unique_ptr<Sink>> {

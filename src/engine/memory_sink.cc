@@ -42,27 +42,10 @@ void MemoryTable::Append(int64_t batch_id, BatchPtr batch) {
   last_batch_id_ = std::max(last_batch_id_, batch_id);
 }
 
-void MemoryTable::Replace(int64_t batch_id, BatchPtr batch) {
-  std::lock_guard lock(mutex_);
-  batches_.assign(1, std::move(batch));
-  batch_ids_.assign(1, batch_id);
-  last_batch_id_ = std::max(last_batch_id_, batch_id);
-}
-
-Status MemorySink::Open(const SinkContext& context) {
-  mode_ = context.output_mode;
-  return Status::OK();
-}
-
 Status MemorySink::AddBatch(int64_t batch_id, const RecordBatch& batch) {
   if (batch_id <= table_->last_batch_id()) return Status::OK();
   // Copying a RecordBatch copies its column pointers, not the data.
-  auto kept = std::make_shared<const RecordBatch>(batch);
-  if (mode_ == OutputMode::kComplete) {
-    table_->Replace(batch_id, std::move(kept));
-  } else {
-    table_->Append(batch_id, std::move(kept));
-  }
+  table_->Append(batch_id, std::make_shared<const RecordBatch>(batch));
   return Status::OK();
 }
 

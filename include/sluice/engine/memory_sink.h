@@ -1,8 +1,7 @@
 // The memory sink: keeps every batch it receives in a MemoryTable, for tests and demos.
 //
-// Batches are kept by reference to their (immutable) columns, without copying data. In `append`
-// and `update` modes each batch adds to the table; in `complete` mode each batch replaces it.
-// Idempotent per batch id: a batch id at or below the last one received is ignored. Supports the
+// Batches are kept by reference to their (immutable) columns, without copying data; each batch
+// adds to the table (modes `append` and `update`). Idempotent per batch id: a batch id at or below the last one received is ignored. Supports the
 // real_time trigger (rows are visible as soon as they are delivered).
 #pragma once
 
@@ -31,7 +30,6 @@ class MemoryTable {
   int64_t last_batch_id() const;
 
   void Append(int64_t batch_id, BatchPtr batch);
-  void Replace(int64_t batch_id, BatchPtr batch);
 
  private:
   mutable std::mutex mutex_;
@@ -46,9 +44,9 @@ class MemorySink final : public Sink {
 
   std::string description() const override { return "MemorySink"; }
   std::vector<OutputMode> supported_output_modes() const override {
-    return {OutputMode::kAppend, OutputMode::kUpdate, OutputMode::kComplete};
+    return {OutputMode::kAppend, OutputMode::kUpdate};
   }
-  Status Open(const SinkContext& context) override;
+  Status Open(const SinkContext&) override { return Status::OK(); }
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override;
   bool supports_real_time() const override { return true; }
   Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) override;
@@ -56,7 +54,6 @@ class MemorySink final : public Sink {
 
  private:
   std::shared_ptr<MemoryTable> table_;
-  OutputMode mode_ = OutputMode::kAppend;
 };
 
 }  // namespace sluice::engine

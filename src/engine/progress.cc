@@ -1,0 +1,58 @@
+#include "sluice/engine/progress.h"
+
+#include <ctime>
+
+#include "engine/json_text.h"
+
+namespace sluice::engine {
+namespace {
+
+std::string IsoTimestamp(int64_t micros) {
+  std::time_t seconds = static_cast<std::time_t>(micros / 1000000);
+  int64_t millis = (micros % 1000000) / 1000;
+  if (micros < 0 && micros % 1000000 != 0) {
+    seconds -= 1;
+    millis += 1000;
+  }
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(millis));
+  return text;
+}
+
+// Offsets are JSON already; an empty one (no batch before) is null.
+std::string OffsetJson(const std::string& offset) { return offset.empty() ? "null" : offset; }
+
+}  // namespace
+
+std::string QueryProgress::ToJson() const {
+  std::string json = "{\"id\":" + JsonString(id) + ",\"runId\":" + JsonString(run_id) + ",\"name\":" +
+                     (name.empty() ? std::string("null") : JsonString(name)) +
+                     ",\"timestamp\":" + JsonString(IsoTimestamp(timestamp_micros)) +
+                     ",\"batchId\":" + std::to_string(batch_id) + ",\"numInputRows\":" + std::to_string(num_input_rows) +
+                     ",\"inputRowsPerSecond\":" + JsonDouble(input_rows_per_second) +
+                     ",\"processedRowsPerSecond\":" + JsonDouble(processed_rows_per_second) +
+                     ",\"durationMs\":{\"latestOffset\":" + std::to_string(duration_ms.latest_offset) +
+                     ",\"getBatch\":" + std::to_string(duration_ms.get_batch) +
+                     ",\"walCommit\":" + std::to_string(duration_ms.wal_commit) +
+                     ",\"addBatch\":" + std::to_string(duration_ms.add_batch) +
+                     ",\"commitOffsets\":" + std::to_string(duration_ms.commit_offsets) +
+                     ",\"triggerExecution\":" + std::to_string(duration_ms.trigger_execution) + "},\"sources\":[";
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const SourceProgress& source = sources[i];
+    if (i > 0) json += ',';
+    json += "{\"description\":" + JsonString(source.description) + ",\"startOffset\":" +
+            OffsetJson(source.start_offset) + ",\"endOffset\":" + OffsetJson(source.end_offset) +
+            ",\"latestOffset\":" + OffsetJson(source.latest_offset) +
+            ",\"numInputRows\":" + std::to_string(source.num_input_rows) +
+            ",\"inputRowsPerSecond\":" + JsonDouble(source.input_rows_per_second) +
+            ",\"processedRowsPerSecond\":" + JsonDouble(source.processed_rows_per_second) + "}";
+  }
+  json += "],\"sink\":{\"description\":" + JsonString(sink.description) +
+          ",\"numOutputRows\":" + std::to_string(sink.num_output_rows) + "}}";
+  return json;
+}
+
+}  // namespace sluice::engine

@@ -1,0 +1,358 @@
+// The micro-batch loop, its triggers and its recovery.
+#include "sluice/engine/streaming_query.h"
+
+#include <algorithm>
+#include <strings.h>
+
+#include "engine/json_text.h"
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/core/options.h"
+
+namespace sluice::engine {
+namespace {
+
+using std::chrono::microseconds;
+
+// With interval 0 and nothing new, wait this long before asking the source again rather than spin.
+constexpr int64_t kNoDataPollMicros = 10'000;
+// Long waits are cut into slices this long so that Stop() is noticed promptly.
+constexpr int64_t kStopCheckMicros = 100'000;
+
+int64_t Millis(int64_t micros) { return micros / 1000; }
+
+double PerSecond(int64_t rows, int64_t micros) {
+  return micros > 0 ? static_cast<double>(rows) * 1e6 / static_cast<double>(micros) : 0.0;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string ModeList(const std::vector<OutputMode>& modes) {
+  std::string list;
+  for (OutputMode mode : modes) {
+    if (!list.empty()) list += ", ";
+    list += OutputModeName(mode);
+  }
+  return list.empty() ? "none" : list;
+}
+
+Status CheckOffset(const std::string& offset, const Source& source) {
+  if (IsSingleLineJson(offset)) return Status::OK();
+  return Status::Error(errors::kSourceOffsetInvalid,
+                       source.description() + " returned an offset that is not single-line JSON: " + offset);
+}
+
+}  // namespace
+
+std::string_view TriggerName(Trigger::Kind kind) {
+  switch (kind) {
+    case Trigger::Kind::kProcessingTime: return "processing_time";
+    case Trigger::Kind::kOnce: return "once";
+    case Trigger::Kind::kAvailableNow: return "available_now";
+    case Trigger::Kind::kRealTime: return "real_time";
+  }
+  return "processing_time";
+}
+
+Result<Trigger> ParseTrigger(std::string_view kind, std::string_view interval) {
+  for (Trigger::Kind candidate : {Trigger::Kind::kProcessingTime, Trigger::Kind::kOnce, Trigger::Kind::kAvailableNow,
+                                  Trigger::Kind::kRealTime}) {
+    if (!EqualsIgnoreCase(kind, TriggerName(candidate))) continue;
+    Trigger trigger{candidate};
+    if (interval.empty()) return trigger;
+    if (candidate == Trigger::Kind::kOnce || candidate == Trigger::Kind::kAvailableNow) {
+      return Status::Error(errors::kInvalidOptions,
+                           "trigger " + std::string(kind) + " takes no interval (got '" + std::string(interval) + "')");
+    }
+    SLUICE_ASSIGN_OR_RETURN(microseconds duration, ParseDuration(interval));
+    if (candidate == Trigger::Kind::kRealTime) {
+      if (duration.count() == 0) {
+        return Status::Error(errors::kInvalidOptions, "the real_time trigger needs a checkpoint interval above 0");
+      }
+      trigger.checkpoint_interval = duration;
+    } else {
+      trigger.interval = duration;
+    }
+    return trigger;
+  }
+  return Status::Error(errors::kInvalidOptions, "unknown trigger '" + std::string(kind) +
+                                                    "'; use processing_time, once, available_now or real_time");
+}
+
+Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<Source> source,
+                                                              std::unique_ptr<Sink> sink, QueryConfig config) {
+  if (!source || !sink || !config.file_system || !config.clock) {
+    return Status::Error(errors::kInvalidArgument, "a streaming query needs a source, a sink, a file system and a clock");
+  }
+  if (config.checkpoint_location.empty()) {
+    return Status::Error(errors::kInvalidArgument, "a streaming query needs a checkpoint location");
+  }
+  std::vector<OutputMode> modes = sink->supported_output_modes();
+  if (std::find(modes.begin(), modes.end(), config.output_mode) == modes.end()) {
+    return Status::Error(errors::kUnsupportedOutputMode,
+                         sink->description() + " does not support the " + std::string(OutputModeName(config.output_mode)) +
+                             " output mode; it supports: " + ModeList(modes));
+  }
+  if (config.output_mode == OutputMode::kComplete) {
+    return Status::Error(errors::kUnsupportedOutputMode,
+                         "the complete output mode rewrites the whole result of an aggregation every batch, and this "
+                         "query has no aggregation; use append");
+  }
+  if (config.trigger.kind == Trigger::Kind::kRealTime && !sink->supports_real_time()) {
+    return Status::Error(errors::kUnsupportedTrigger, sink->description() +
+                                                          " cannot take rows continuously; use the processing_time "
+                                                          "trigger with a short interval instead of real_time");
+  }
+  if (config.trigger.interval.count() < 0 || config.trigger.checkpoint_interval.count() <= 0) {
+    return Status::Error(errors::kInvalidArgument, "trigger intervals must not be negative");
+  }
+
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> checkpoint,
+                          Checkpoint::Open(config.file_system, config.checkpoint_location));
+  SourceContext source_context{checkpoint->query_id(), config.file_system.get(), checkpoint->SourceStateDirectory(0),
+                               config.clock.get()};
+  SLUICE_RETURN_IF_ERROR(source->Open(source_context));
+  SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{checkpoint->query_id(), config.output_mode, config.file_system.get()}));
+  return std::unique_ptr<StreamingQuery>(
+      new StreamingQuery(std::move(source), std::move(sink), std::move(config), std::move(checkpoint)));
+}
+
+StreamingQuery::StreamingQuery(std::unique_ptr<Source> source, std::unique_ptr<Sink> sink, QueryConfig config,
+                               std::unique_ptr<Checkpoint> checkpoint)
+    : source_(std::move(source)),
+      sink_(std::move(sink)),
+      config_(std::move(config)),
+      checkpoint_(std::move(checkpoint)),
+      run_id_(NewUuid()) {}
+
+StreamingQuery::~StreamingQuery() = default;
+
+void StreamingQuery::Stop() { stop_requested_.store(true); }
+
+std::optional<QueryProgress> StreamingQuery::last_progress() const {
+  std::lock_guard lock(progress_mutex_);
+  return last_progress_;
+}
+
+Status StreamingQuery::Run() {
+  SLUICE_RETURN_IF_ERROR(Recover());
+  switch (config_.trigger.kind) {
+    case Trigger::Kind::kOnce:
+      if (stop_requested_.load()) return Status::OK();
+      return RunBatch(ReadLimit{true, std::nullopt}).status();
+    case Trigger::Kind::kAvailableNow:
+      return RunAvailableNow();
+    case Trigger::Kind::kProcessingTime:
+      return RunProcessingTime();
+    case Trigger::Kind::kRealTime:
+      while (!stop_requested_.load()) SLUICE_RETURN_IF_ERROR(RunRealTimeEpoch());
+      return Status::OK();
+  }
+  return Status::OK();
+}
+
+Status StreamingQuery::Recover() {
+  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> last_planned, checkpoint_->LatestOffsetBatch());
+  if (!last_planned) {
+    SLUICE_ASSIGN_OR_RETURN(start_offset_, source_->InitialOffset());
+    SLUICE_RETURN_IF_ERROR(CheckOffset(start_offset_, *source_));
+    next_batch_id_ = 0;
+    return Status::OK();
+  }
+  const int64_t batch_id = *last_planned;
+  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> last_committed, checkpoint_->LatestCommitBatch());
+  SLUICE_ASSIGN_OR_RETURN(OffsetLogEntry planned, checkpoint_->ReadOffsets(batch_id));
+  if (planned.source_offsets.size() != 1) {
+    return Status::Error(errors::kCheckpointCorrupt,
+                         "offsets/" + std::to_string(batch_id) + " holds " + std::to_string(planned.source_offsets.size()) +
+                             " source offsets, but this query has one source; was the checkpoint made by another query?");
+  }
+  if (last_committed && *last_committed >= batch_id) {
+    start_offset_ = planned.source_offsets[0];
+    next_batch_id_ = batch_id + 1;
+    // The previous run may have died between commits/N and the source's commit.
+    return source_->Commit(start_offset_);
+  }
+  if (batch_id > 0 && (!last_committed || *last_committed != batch_id - 1)) {
+    return Status::Error(errors::kCheckpointCorrupt, "offsets/" + std::to_string(batch_id) +
+                                                         " exists but commits/" + std::to_string(batch_id - 1) +
+                                                         " does not; the log has a gap");
+  }
+  // Batch N was planned and may have partly reached the sink: run it again, same id, same range.
+  std::string start;
+  if (batch_id == 0) {
+    SLUICE_ASSIGN_OR_RETURN(start, source_->InitialOffset());
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(OffsetLogEntry previous, checkpoint_->ReadOffsets(batch_id - 1));
+    if (previous.source_offsets.size() != 1) {
+      return Status::Error(errors::kCheckpointCorrupt, "offsets/" + std::to_string(batch_id - 1) +
+                                                           " does not hold exactly one source offset");
+    }
+    start = previous.source_offsets[0];
+  }
+  return ExecuteBatch(batch_id, start, planned.source_offsets[0], NowMicros(), QueryProgress::Durations{});
+}
+
+Result<StreamingQuery::BatchOutcome> StreamingQuery::RunBatch(const ReadLimit& limit) {
+  const int64_t trigger_micros = NowMicros();
+  QueryProgress::Durations durations;
+  SLUICE_ASSIGN_OR_RETURN(std::string end, source_->LatestOffset(start_offset_, limit));
+  durations.latest_offset = Millis(NowMicros() - trigger_micros);
+  if (end == start_offset_) return BatchOutcome::kNoData;
+  SLUICE_RETURN_IF_ERROR(CheckOffset(end, *source_));
+
+  const int64_t batch_id = next_batch_id_.load();
+  int64_t phase_start = NowMicros();
+  SLUICE_RETURN_IF_ERROR(checkpoint_->WriteOffsets(batch_id, OffsetLogEntry{Millis(trigger_micros), {end}}));
+  durations.wal_commit = Millis(NowMicros() - phase_start);
+  SLUICE_RETURN_IF_ERROR(ExecuteBatch(batch_id, start_offset_, end, trigger_micros, durations));
+  return BatchOutcome::kRan;
+}
+
+Status StreamingQuery::ExecuteBatch(int64_t batch_id, std::string start, std::string end, int64_t trigger_micros, QueryProgress::Durations durations) {
+  int64_t phase_start = NowMicros();
+  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> pieces, source_->Read(start, end));
+  BatchPtr batch;
+  if (pieces.empty()) {
+    batch = RecordBatch::Empty(source_->schema());
+  } else if (pieces.size() == 1) {
+    batch = std::move(pieces[0]);
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(batch, Concatenate(pieces));
+  }
+  durations.get_batch = Millis(NowMicros() - phase_start);
+
+  phase_start = NowMicros();
+  Status added = sink_->AddBatch(batch_id, *batch);
+  if (!added.ok()) return added.WithContext("batch " + std::to_string(batch_id));
+  durations.add_batch = Millis(NowMicros() - phase_start);
+
+  phase_start = NowMicros();
+  SLUICE_RETURN_IF_ERROR(checkpoint_->WriteCommit(batch_id));
+  SLUICE_RETURN_IF_ERROR(source_->Commit(end));
+  durations.commit_offsets = Millis(NowMicros() - phase_start);
+  durations.trigger_execution = Millis(NowMicros() - trigger_micros);
+
+  Report(MakeProgress(batch_id, start, end, batch->num_rows(), trigger_micros, durations));
+  start_offset_ = std::move(end);
+  next_batch_id_ = batch_id + 1;
+  return Status::OK();
+}
+
+Status StreamingQuery::RunProcessingTime() {
+  const int64_t interval = config_.trigger.interval.count();
+  while (!stop_requested_.load()) {
+    const int64_t trigger_micros = NowMicros();
+    SLUICE_ASSIGN_OR_RETURN(BatchOutcome outcome, RunBatch(ReadLimit{}));
+    if (interval > 0) {
+      // The next trigger is the next multiple of the interval after this one fired. A batch that
+      // overran it is followed at once by one batch, never by one per missed interval.
+      SleepUntil(trigger_micros / interval * interval + interval);
+    } else if (outcome == BatchOutcome::kNoData) {
+      SleepUntil(NowMicros() + kNoDataPollMicros);
+    }
+  }
+  return Status::OK();
+}
+
+Status StreamingQuery::RunAvailableNow() {
+  SLUICE_ASSIGN_OR_RETURN(std::string target, source_->LatestOffset(start_offset_, ReadLimit{true, std::nullopt}));
+  const ReadLimit limit{false, target};
+  while (!stop_requested_.load() && start_offset_ != target) {
+    SLUICE_ASSIGN_OR_RETURN(BatchOutcome outcome, RunBatch(limit));
+    if (outcome == BatchOutcome::kNoData) break;
+  }
+  return Status::OK();
+}
+
+Status StreamingQuery::RunRealTimeEpoch() {
+  const int64_t epoch_start = NowMicros();
+  const int64_t deadline = epoch_start + config_.trigger.checkpoint_interval.count();
+  const int64_t epoch_id = next_batch_id_.load();
+  const std::string start = start_offset_;
+  std::string current = start_offset_;
+  int64_t rows = 0;
+  QueryProgress::Durations durations;
+  while (!stop_requested_.load() && NowMicros() < deadline) {
+    int64_t phase_start = NowMicros();
+    SLUICE_ASSIGN_OR_RETURN(std::string end, source_->LatestOffset(current, ReadLimit{}));
+    durations.latest_offset += Millis(NowMicros() - phase_start);
+    if (end == current) {
+      SleepUntil(std::min(deadline, NowMicros() + kNoDataPollMicros));
+      continue;
+    }
+    SLUICE_RETURN_IF_ERROR(CheckOffset(end, *source_));
+    phase_start = NowMicros();
+    SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> pieces, source_->Read(current, end));
+    durations.get_batch += Millis(NowMicros() - phase_start);
+    phase_start = NowMicros();
+    for (const BatchPtr& piece : pieces) {
+      Status added = sink_->AddRealTimeRows(epoch_id, *piece);
+      if (!added.ok()) return added.WithContext("epoch " + std::to_string(epoch_id));
+      rows += piece->num_rows();
+    }
+    durations.add_batch += Millis(NowMicros() - phase_start);
+    current = end;
+  }
+  if (current == start) return Status::OK();
+
+  // The sink makes the epoch durable before the log says so; a crash before offsets/N is written
+  // delivers the epoch's rows again after the restart.
+  int64_t phase_start = NowMicros();
+  Status ended = sink_->EndEpoch(epoch_id);
+  if (!ended.ok()) return ended.WithContext("epoch " + std::to_string(epoch_id));
+  durations.add_batch += Millis(NowMicros() - phase_start);
+  phase_start = NowMicros();
+  SLUICE_RETURN_IF_ERROR(checkpoint_->WriteOffsets(epoch_id, OffsetLogEntry{Millis(epoch_start), {current}}));
+  durations.wal_commit = Millis(NowMicros() - phase_start);
+  phase_start = NowMicros();
+  SLUICE_RETURN_IF_ERROR(checkpoint_->WriteCommit(epoch_id));
+  SLUICE_RETURN_IF_ERROR(source_->Commit(current));
+  durations.commit_offsets = Millis(NowMicros() - phase_start);
+  durations.trigger_execution = Millis(NowMicros() - epoch_start);
+
+  start_offset_ = current;
+  next_batch_id_ = epoch_id + 1;
+  Report(MakeProgress(epoch_id, start, current, rows, epoch_start, durations));
+  return Status::OK();
+}
+
+void StreamingQuery::SleepUntil(int64_t deadline_micros) {
+  for (int64_t now = NowMicros(); now < deadline_micros && !stop_requested_.load(); now = NowMicros()) {
+    config_.clock->SleepFor(microseconds(std::min(deadline_micros - now, kStopCheckMicros)));
+  }
+}
+
+QueryProgress StreamingQuery::MakeProgress(int64_t batch_id, const std::string& start, const std::string& end,
+                                           int64_t rows, int64_t trigger_micros,
+                                           const QueryProgress::Durations& durations) const {
+  QueryProgress progress;
+  progress.id = checkpoint_->query_id();
+  progress.run_id = run_id_;
+  progress.name = config_.name;
+  progress.timestamp_micros = trigger_micros;
+  progress.batch_id = batch_id;
+  progress.num_input_rows = rows;
+  if (last_trigger_micros_ >= 0) {
+    progress.input_rows_per_second = PerSecond(rows, trigger_micros - last_trigger_micros_);
+  }
+  progress.processed_rows_per_second = PerSecond(rows, NowMicros() - trigger_micros);
+  progress.duration_ms = durations;
+  progress.sources.push_back(SourceProgress{source_->description(), start, end, end, rows,
+                                            progress.input_rows_per_second, progress.processed_rows_per_second});
+  progress.sink = SinkProgress{sink_->description(), rows};
+  return progress;
+}
+
+void StreamingQuery::Report(QueryProgress progress) {
+  last_trigger_micros_ = progress.timestamp_micros;
+  {
+    std::lock_guard lock(progress_mutex_);
+    last_progress_ = progress;
+  }
+  if (config_.on_progress) config_.on_progress(progress);
+}
+
+}  // namespace sluice::engine

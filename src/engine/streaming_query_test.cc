@@ -1,0 +1,337 @@
+#include "sluice/engine/streaming_query.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <thread>
+
+#include "sluice/core/error_classes.h"
+#include "sluice/engine/builtin_sinks.h"
+#include "sluice/engine/memory_sink.h"
+#include "sluice/engine/rate_source.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::engine {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr int64_t kSecond = 1'000'000;
+
+std::unique_ptr<Source> Rate(int64_t rows_per_second, std::optional<int64_t> max_rows_per_batch = std::nullopt) {
+  std::map<std::string, std::string> given = {{"rowsPerSecond", std::to_string(rows_per_second)},
+                                              {"startTimestamp", "0"}};
+  if (max_rows_per_batch) given["maxRowsPerBatch"] = std::to_string(*max_rows_per_batch);
+  return MakeRateSource(ValidateOptions("rate source", kRateSourceOptions, given).value()).value();
+}
+
+// The `value` column of every batch a callback saw, by batch id.
+struct SeenBatches {
+  std::vector<int64_t> ids;
+  std::vector<std::vector<int64_t>> values;
+
+  ForeachBatchFunction Recorder(std::function<Status(int64_t)> also = nullptr) {
+    return [this, also](const RecordBatch& batch, int64_t batch_id) -> Status {
+      ids.push_back(batch_id);
+      std::vector<int64_t> column;
+      for (int64_t row = 0; row < batch.num_rows(); ++row) column.push_back(batch.column(1)->Value<int64_t>(row));
+      values.push_back(std::move(column));
+      return also ? also(batch_id) : Status::OK();
+    };
+  }
+  std::vector<int64_t> sizes() const {
+    std::vector<int64_t> result;
+    for (const auto& v : values) result.push_back(static_cast<int64_t>(v.size()));
+    return result;
+  }
+};
+
+std::vector<int64_t> Range(int64_t from, int64_t to) {
+  std::vector<int64_t> values;
+  for (int64_t v = from; v < to; ++v) values.push_back(v);
+  return values;
+}
+
+class StreamingQueryTest : public ::testing::Test {
+ protected:
+  QueryConfig Config(Trigger trigger) {
+    QueryConfig config;
+    config.name = "test_query";
+    config.checkpoint_location = dir_.Join("checkpoint");
+    config.trigger = trigger;
+    config.clock = clock_;
+    config.on_progress = [this](const QueryProgress& progress) {
+      progress_.push_back(progress);
+      if (stop_after_batch_ >= 0 && progress.batch_id >= stop_after_batch_) query_->Stop();
+    };
+    return config;
+  }
+
+  // Starts a query into a recording foreachBatch sink and runs it to its end.
+  Status RunToEnd(std::unique_ptr<Source> source, ForeachBatchFunction function, Trigger trigger) {
+    auto query = StreamingQuery::Start(std::move(source), MakeForeachBatchSink("record", std::move(function)),
+                                       Config(trigger));
+    if (!query.ok()) return query.status();
+    query_ = std::move(query).value();
+    Status status = query_->Run();
+    query_.reset();
+    return status;
+  }
+
+  bool Exists(const std::string& relative) { return *LocalFileSystem()->Exists(dir_.Join("checkpoint/" + relative)); }
+
+  testing::TempDir dir_;
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(0);
+  std::unique_ptr<StreamingQuery> query_;
+  std::vector<QueryProgress> progress_;
+  int64_t stop_after_batch_ = -1;
+};
+
+TEST_F(StreamingQueryTest, OnceReadsEverythingAvailableInOneBatchThenStops) {
+  clock_->AdvanceBy(seconds(3));
+  SeenBatches seen;
+  ASSERT_TRUE(RunToEnd(Rate(10, /*max_rows_per_batch=*/4), seen.Recorder(), Trigger::Once()).ok());
+  EXPECT_EQ(seen.ids, std::vector<int64_t>{0});
+  EXPECT_EQ(seen.values[0], Range(0, 30)) << "the source's per-batch limit does not apply to once";
+  EXPECT_TRUE(Exists("offsets/0"));
+  EXPECT_TRUE(Exists("commits/0"));
+  EXPECT_EQ(*LocalFileSystem()->ReadFile(dir_.Join("checkpoint/offsets/0")),
+            "v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":3000,\"conf\":{}}\n{\"rows\":30}");
+}
+
+TEST_F(StreamingQueryTest, OnceWithNothingAvailableRunsNoBatch) {
+  SeenBatches seen;
+  ASSERT_TRUE(RunToEnd(Rate(10), seen.Recorder(), Trigger::Once()).ok());
+  EXPECT_TRUE(seen.ids.empty());
+  EXPECT_FALSE(Exists("offsets/0"));
+}
+
+TEST_F(StreamingQueryTest, AvailableNowReadsWhatWasThereAtStartInLimitedBatches) {
+  clock_->AdvanceBy(seconds(3));
+  SeenBatches seen;
+  // Each batch takes a second, during which ten more rows arrive; they are left for later.
+  auto slow = seen.Recorder([this](int64_t) {
+    clock_->AdvanceBy(seconds(1));
+    return Status::OK();
+  });
+  ASSERT_TRUE(RunToEnd(Rate(10, /*max_rows_per_batch=*/7), slow, Trigger::AvailableNow()).ok());
+  EXPECT_EQ(seen.ids, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(seen.sizes(), (std::vector<int64_t>{7, 7, 7, 7, 2}));
+  EXPECT_EQ(seen.values[4], Range(28, 30));
+}
+
+TEST_F(StreamingQueryTest, ProcessingTimeFiresOnTheIntervalGrid) {
+  SeenBatches seen;
+  stop_after_batch_ = 2;
+  ASSERT_TRUE(RunToEnd(Rate(10), seen.Recorder(), Trigger::ProcessingTime(seconds(1))).ok());
+  ASSERT_EQ(progress_.size(), 3u);
+  // At 0 s nothing is available yet; then one batch per second, each holding that second's rows.
+  EXPECT_EQ(progress_[0].timestamp_micros, 1 * kSecond);
+  EXPECT_EQ(progress_[1].timestamp_micros, 2 * kSecond);
+  EXPECT_EQ(progress_[2].timestamp_micros, 3 * kSecond);
+  EXPECT_EQ(seen.values[1], Range(10, 20));
+}
+
+TEST_F(StreamingQueryTest, ProcessingTimeDoesNotCatchUpMissedIntervals) {
+  SeenBatches seen;
+  stop_after_batch_ = 3;
+  auto first_batch_is_slow = seen.Recorder([this](int64_t batch_id) {
+    if (batch_id == 0) clock_->AdvanceBy(milliseconds(3500));
+    return Status::OK();
+  });
+  ASSERT_TRUE(RunToEnd(Rate(10), first_batch_is_slow, Trigger::ProcessingTime(seconds(1))).ok());
+  ASSERT_EQ(progress_.size(), 4u);
+  EXPECT_EQ(progress_[0].timestamp_micros, 1 * kSecond);
+  // Batch 0 overran the 2 s, 3 s and 4 s triggers: one batch follows at once, then the grid resumes.
+  EXPECT_EQ(progress_[1].timestamp_micros, 4'500'000);
+  EXPECT_EQ(progress_[2].timestamp_micros, 5 * kSecond);
+  EXPECT_EQ(progress_[3].timestamp_micros, 6 * kSecond);
+  EXPECT_EQ(seen.sizes(), (std::vector<int64_t>{10, 35, 5, 10}));
+}
+
+TEST_F(StreamingQueryTest, ProcessingTimeZeroStartsTheNextBatchWhenTheLastEnds) {
+  SeenBatches seen;
+  stop_after_batch_ = 4;
+  ASSERT_TRUE(RunToEnd(Rate(100), seen.Recorder(), Trigger::ProcessingTime(seconds(0))).ok());
+  ASSERT_EQ(progress_.size(), 5u);
+  // Nothing is ever waited for but a short poll when the source has nothing new.
+  for (size_t i = 1; i < progress_.size(); ++i) {
+    EXPECT_EQ(progress_[i].timestamp_micros - progress_[i - 1].timestamp_micros, 10'000);
+  }
+  EXPECT_EQ(seen.sizes(), (std::vector<int64_t>{1, 1, 1, 1, 1}));
+}
+
+TEST_F(StreamingQueryTest, RealTimeDeliversRowsAsTheyComeAndLogsEachCheckpointInterval) {
+  auto table = std::make_shared<MemoryTable>();
+  stop_after_batch_ = 1;
+  auto query = StreamingQuery::Start(Rate(100), std::make_unique<MemorySink>(table), Config(Trigger::RealTime(seconds(1))));
+  ASSERT_TRUE(query.ok()) << query.status().ToString();
+  query_ = std::move(query).value();
+  ASSERT_TRUE(query_->Run().ok());
+  // Two epochs of one second; every 10 ms poll delivered the one row that had come. The epoch
+  // closes at 1 s, before the row that comes at that instant, which opens the next one.
+  ASSERT_EQ(progress_.size(), 2u);
+  EXPECT_EQ(progress_[0].num_input_rows, 99);
+  EXPECT_EQ(progress_[1].num_input_rows, 100);
+  EXPECT_EQ(table->num_rows(), 199);
+  EXPECT_EQ(table->batches().size(), 199u);
+  EXPECT_EQ(table->batch_ids().front(), 0);
+  EXPECT_EQ(table->batch_ids().back(), 1);
+  EXPECT_EQ(ParseOffsetLogEntry(*LocalFileSystem()->ReadFile(dir_.Join("checkpoint/offsets/0")))->source_offsets[0],
+            "{\"rows\":99}");
+  EXPECT_TRUE(Exists("commits/1"));
+}
+
+// A sink that accepts only the append mode.
+class AppendOnlySink final : public Sink {
+ public:
+  std::string description() const override { return "AppendOnlySink"; }
+  std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
+  Status Open(const SinkContext&) override { return Status::OK(); }
+  Status AddBatch(int64_t, const RecordBatch&) override { return Status::OK(); }
+};
+
+TEST_F(StreamingQueryTest, RefusesOutputModesTheSinkOrTheQueryCannotHonour) {
+  QueryConfig update = Config(Trigger::Once());
+  update.output_mode = OutputMode::kUpdate;
+  auto refused = StreamingQuery::Start(Rate(1), std::make_unique<AppendOnlySink>(), update);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().error_class(), errors::kUnsupportedOutputMode);
+  EXPECT_NE(refused.status().message().find("it supports: append"), std::string_view::npos);
+
+  QueryConfig complete = Config(Trigger::Once());
+  complete.output_mode = OutputMode::kComplete;
+  std::ostringstream out;
+  auto no_aggregation = StreamingQuery::Start(Rate(1), MakeConsoleSink(&out, 20), complete);
+  ASSERT_FALSE(no_aggregation.ok());
+  EXPECT_EQ(no_aggregation.status().error_class(), errors::kUnsupportedOutputMode);
+
+  auto not_real_time = StreamingQuery::Start(Rate(1), std::make_unique<AppendOnlySink>(), Config(Trigger::RealTime()));
+  ASSERT_FALSE(not_real_time.ok());
+  EXPECT_EQ(not_real_time.status().error_class(), errors::kUnsupportedTrigger);
+  EXPECT_FALSE(Exists("metadata")) << "refused before touching the checkpoint";
+}
+
+TEST_F(StreamingQueryTest, ASecondQueryOnTheSameCheckpointFailsFast) {
+  auto first = StreamingQuery::Start(Rate(1), std::make_unique<AppendOnlySink>(), Config(Trigger::Once()));
+  ASSERT_TRUE(first.ok());
+  auto second = StreamingQuery::Start(Rate(1), std::make_unique<AppendOnlySink>(), Config(Trigger::Once()));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().error_class(), errors::kConcurrentQuery);
+}
+
+TEST_F(StreamingQueryTest, OffsetsAreLoggedBeforeTheBatchRunsAndCommitsAfter) {
+  clock_->AdvanceBy(seconds(1));
+  bool checked = false;
+  auto check = [&](const RecordBatch&, int64_t batch_id) {
+    checked = true;
+    EXPECT_TRUE(Exists("offsets/" + std::to_string(batch_id)));
+    EXPECT_FALSE(Exists("commits/" + std::to_string(batch_id)));
+    return Status::OK();
+  };
+  ASSERT_TRUE(RunToEnd(Rate(10), check, Trigger::Once()).ok());
+  EXPECT_TRUE(checked);
+  EXPECT_TRUE(Exists("commits/0"));
+}
+
+TEST_F(StreamingQueryTest, AFailedBatchStopsTheQueryAndRunsAgainWithTheSameIdAndRange) {
+  clock_->AdvanceBy(seconds(1));
+  SeenBatches first_run;
+  stop_after_batch_ = 10;
+  auto fail_batch_one = first_run.Recorder([](int64_t batch_id) {
+    return batch_id == 1 ? Status::Error(errors::kIoError, "disk full") : Status::OK();
+  });
+  Status failed = RunToEnd(Rate(10), fail_batch_one, Trigger::ProcessingTime(seconds(1)));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error_class(), errors::kIoError);
+  EXPECT_NE(failed.message().find("batch 1"), std::string_view::npos);
+  EXPECT_TRUE(Exists("offsets/1"));
+  EXPECT_FALSE(Exists("commits/1"));
+  std::string query_id = progress_.back().id, run_id = progress_.back().run_id;
+
+  // Much later, the query restarts: batch 1 comes again with the same rows before anything new.
+  clock_->AdvanceBy(seconds(60));
+  SeenBatches second_run;
+  progress_.clear();
+  ASSERT_TRUE(RunToEnd(Rate(10), second_run.Recorder(), Trigger::Once()).ok());
+  EXPECT_EQ(second_run.ids, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(second_run.values[0], first_run.values[1]);
+  EXPECT_EQ(second_run.values[1].front(), first_run.values[1].back() + 1) << "no row lost, none repeated";
+  EXPECT_EQ(progress_.front().id, query_id);
+  EXPECT_NE(progress_.front().run_id, run_id);
+}
+
+TEST_F(StreamingQueryTest, ACommittedBatchIsNeverReplayed) {
+  clock_->AdvanceBy(seconds(1));
+  SeenBatches first, second;
+  ASSERT_TRUE(RunToEnd(Rate(10), first.Recorder(), Trigger::Once()).ok());
+  clock_->AdvanceBy(seconds(1));
+  ASSERT_TRUE(RunToEnd(Rate(10), second.Recorder(), Trigger::Once()).ok());
+  EXPECT_EQ(second.ids, std::vector<int64_t>{1});
+  EXPECT_EQ(second.values[0], Range(10, 20));
+}
+
+TEST_F(StreamingQueryTest, ProgressHasTheFieldsOfSparksStreamingQueryProgress) {
+  clock_->AdvanceBy(seconds(2));
+  SeenBatches seen;
+  ASSERT_TRUE(RunToEnd(Rate(10), seen.Recorder(), Trigger::Once()).ok());
+  ASSERT_EQ(progress_.size(), 1u);
+  std::string json = progress_[0].ToJson();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(json).value();
+  EXPECT_EQ(std::string_view(doc["id"].get_string().value()), progress_[0].id);
+  EXPECT_EQ(doc["runId"].get_string().value().size(), 36u);
+  EXPECT_EQ(std::string_view(doc["name"].get_string().value()), "test_query");
+  EXPECT_EQ(std::string_view(doc["timestamp"].get_string().value()), "1970-01-01T00:00:02.000Z");
+  EXPECT_EQ(doc["batchId"].get_int64().value(), 0);
+  EXPECT_EQ(doc["numInputRows"].get_int64().value(), 20);
+  EXPECT_TRUE(doc["inputRowsPerSecond"].is_number());
+  EXPECT_TRUE(doc["processedRowsPerSecond"].is_number());
+  for (const char* phase : {"latestOffset", "getBatch", "walCommit", "addBatch", "commitOffsets", "triggerExecution"}) {
+    EXPECT_TRUE(doc["durationMs"][phase].is_int64()) << phase;
+  }
+  simdjson::dom::element source = doc["sources"].at(0).value();
+  EXPECT_EQ(std::string_view(source["description"].get_string().value()), "RateSource[rowsPerSecond=10]");
+  EXPECT_EQ(source["startOffset"]["rows"].get_int64().value(), 0);
+  EXPECT_EQ(source["endOffset"]["rows"].get_int64().value(), 20);
+  EXPECT_EQ(source["latestOffset"]["rows"].get_int64().value(), 20);
+  EXPECT_EQ(source["numInputRows"].get_int64().value(), 20);
+  EXPECT_EQ(std::string_view(doc["sink"]["description"].get_string().value()), "ForeachBatchSink[record]");
+  EXPECT_EQ(doc["sink"]["numOutputRows"].get_int64().value(), 20);
+}
+
+TEST_F(StreamingQueryTest, StopFromAnotherThreadEndsTheRunGracefully) {
+  QueryConfig config = Config(Trigger::ProcessingTime(seconds(0)));
+  config.clock = SystemClock();
+  config.on_progress = nullptr;
+  auto table = std::make_shared<MemoryTable>();
+  std::map<std::string, std::string> rate = {{"rowsPerSecond", "1000"}};
+  auto source = MakeRateSource(ValidateOptions("rate source", kRateSourceOptions, rate).value()).value();
+  auto query = StreamingQuery::Start(std::move(source), std::make_unique<MemorySink>(table), config);
+  ASSERT_TRUE(query.ok());
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(300));
+    (*query)->Stop();
+  });
+  Status status = (*query)->Run();
+  stopper.join();
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  EXPECT_GT(table->num_rows(), 0);
+  EXPECT_EQ(table->last_batch_id() + 1, (*query)->next_batch_id()) << "the last batch was committed, not cut off";
+}
+
+TEST(TriggerTest, ParsesNamesAndIntervals) {
+  EXPECT_EQ(ParseTrigger("processing_time", "10 seconds")->interval, seconds(10));
+  EXPECT_EQ(ParseTrigger("processing_time")->interval, seconds(0));
+  EXPECT_EQ(ParseTrigger("Once")->kind, Trigger::Kind::kOnce);
+  EXPECT_EQ(ParseTrigger("available_now")->kind, Trigger::Kind::kAvailableNow);
+  EXPECT_EQ(ParseTrigger("real_time")->checkpoint_interval, seconds(5));
+  EXPECT_EQ(ParseTrigger("real_time", "500ms")->checkpoint_interval, milliseconds(500));
+  EXPECT_EQ(ParseTrigger("continuous").status().error_class(), errors::kInvalidOptions);
+  EXPECT_EQ(ParseTrigger("once", "1s").status().error_class(), errors::kInvalidOptions);
+  EXPECT_EQ(ParseTrigger("processing_time", "10").status().error_class(), errors::kInvalidOptions);
+}
+
+}  // namespace
+}  // namespace sluice::engine
