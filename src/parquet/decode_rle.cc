@@ -96,15 +96,6 @@ int LevelBitWidth(int16_t max_level) {
 
 namespace {
 
-Status CheckLevels(const int16_t* levels, int64_t count, int16_t max_level) {
-  int16_t high = 0;
-  for (int64_t i = 0; i < count; ++i) high = std::max(high, levels[i]);
-  if (high > max_level) {
-    return CorruptData("level " + std::to_string(high) + " above the column's maximum " + std::to_string(max_level));
-  }
-  return Status::OK();
-}
-
 uint32_t LoadLe32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
@@ -113,19 +104,14 @@ uint32_t LoadLe32(const uint8_t* p) {
 
 }  // namespace
 
-Status DecodeLevelsV2(const uint8_t* data, int64_t size, int16_t max_level, int64_t count, int16_t* out) {
-  RleBitPackedDecoder decoder(data, size, LevelBitWidth(max_level));
-  SLUICE_RETURN_IF_ERROR(decoder.Decode(count, out));
-  return CheckLevels(out, count, max_level);
-}
-
-Status DecodeLevelsV1(const uint8_t* data, int64_t size, int16_t max_level, int64_t count, int16_t* out,
-                      int64_t* consumed) {
-  if (size < 4) return CorruptData("truncated level length");
-  const uint32_t length = LoadLe32(data);
-  if (length > static_cast<uint64_t>(size - 4)) return CorruptData("level section longer than its page");
-  *consumed = 4 + static_cast<int64_t>(length);
-  return DecodeLevelsV2(data + 4, length, max_level, count, out);
+Status OpenLevelsV1(const uint8_t** pos, const uint8_t* end, int16_t max_level, RleBitPackedDecoder* decoder) {
+  if (end - *pos < 4) return CorruptData("truncated level section length");
+  const uint32_t length = LoadLe32(*pos);
+  *pos += 4;
+  if (length > static_cast<uint64_t>(end - *pos)) return CorruptData("level section longer than its page");
+  *decoder = RleBitPackedDecoder(*pos, length, LevelBitWidth(max_level));
+  *pos += length;
+  return Status::OK();
 }
 
 namespace {

@@ -173,23 +173,23 @@ TEST(RleBitPackedHybrid, RejectsMalformedRuns) {
 
 TEST(Levels, V1SectionsCarryALengthPrefix) {
   Bytes data = {0x02, 0x00, 0x00, 0x00, 0x08, 0x01, 0xEE};  // 4 x level 1, then a foreign byte
+  const uint8_t* pos = data.data();
+  RleBitPackedDecoder decoder;
+  ASSERT_TRUE(OpenLevelsV1(&pos, data.data() + data.size(), 1, &decoder).ok());
+  EXPECT_EQ(pos, data.data() + 6);
   std::vector<int16_t> levels(4);
-  int64_t consumed = 0;
-  ASSERT_TRUE(DecodeLevelsV1(data.data(), data.size(), 1, 4, levels.data(), &consumed).ok());
+  ASSERT_TRUE(decoder.Decode(4, levels.data()).ok());
   EXPECT_EQ(levels, (std::vector<int16_t>{1, 1, 1, 1}));
-  EXPECT_EQ(consumed, 6);
 
   Bytes too_long = {0x09, 0x00, 0x00, 0x00, 0x08, 0x01};
-  EXPECT_EQ(DecodeLevelsV1(too_long.data(), too_long.size(), 1, 4, levels.data(), &consumed).error_class(),
-            "PARQUET_CORRUPT_FILE");
-  EXPECT_FALSE(DecodeLevelsV1(data.data(), 3, 1, 4, levels.data(), &consumed).ok());
+  pos = too_long.data();
+  EXPECT_EQ(OpenLevelsV1(&pos, too_long.data() + too_long.size(), 1, &decoder).error_class(), "PARQUET_CORRUPT_FILE");
+  pos = data.data();
+  EXPECT_FALSE(OpenLevelsV1(&pos, data.data() + 3, 1, &decoder).ok());
 }
 
-TEST(Levels, AboveTheMaximumAreCorrupt) {
-  Bytes data = {0x08, 0x03};  // 4 x level 3 at width 2
-  std::vector<int16_t> levels(4);
-  EXPECT_TRUE(DecodeLevelsV2(data.data(), data.size(), 3, 4, levels.data()).ok());
-  EXPECT_EQ(DecodeLevelsV2(data.data(), data.size(), 2, 4, levels.data()).error_class(), "PARQUET_CORRUPT_FILE");
+TEST(Levels, BitWidthsHoldTheMaximumLevel) {
+  EXPECT_EQ(LevelBitWidth(0), 0);
   EXPECT_EQ(LevelBitWidth(1), 1);
   EXPECT_EQ(LevelBitWidth(2), 2);
   EXPECT_EQ(LevelBitWidth(3), 2);

@@ -62,13 +62,9 @@ class RleBitPackedDecoder {
   int64_t packed_index_ = 0;  // values of the bit-packed run consumed so far
 };
 
-// Decodes `count` levels (max_level >= 1) from a data page v1 level section: a 4-byte
-// little-endian length followed by the RLE/bit-packed hybrid. *consumed receives the section's
-// size (prefix included). Every level is checked to be <= max_level.
-Status DecodeLevelsV1(const uint8_t* data, int64_t size, int16_t max_level, int64_t count, int16_t* out,
-                      int64_t* consumed);
-// The same for a data page v2 level section, whose length the page header gives.
-Status DecodeLevelsV2(const uint8_t* data, int64_t size, int16_t max_level, int64_t count, int16_t* out);
+// Opens the level section of a data page v1 at *pos: a 4-byte little-endian length, then the
+// RLE/bit-packed hybrid at the width of max_level. Advances *pos past the section.
+Status OpenLevelsV1(const uint8_t** pos, const uint8_t* end, int16_t max_level, RleBitPackedDecoder* decoder);
 // The bit width that holds levels 0..max_level.
 int LevelBitWidth(int16_t max_level);
 

@@ -1,0 +1,148 @@
+// Interoperability with DuckDB, an independent Parquet implementation: DuckDB reads the files
+// sluice writes, and sluice reads the files DuckDB writes, with exactly the values DuckDB sees.
+// Rows are compared in the canonical JSON form of tests/tools/duckdb_query.mjs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "parquet/duckdb_testing.h"
+#include "sluice/parquet/reader.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::parquet {
+namespace {
+
+using testing::CanonicalRows;
+using testing::DuckDbRows;
+
+// Every column type DuckDB maps onto a sluice type, with nulls, nesting and both low- and
+// high-cardinality values.
+constexpr const char* kAllTypesQuery = R"sql(
+SELECT
+  i::BIGINT AS id,
+  (i % 2 = 0) AS flag,
+  (i % 100 - 50)::TINYINT AS tiny,
+  (i * 7 % 30000)::SMALLINT AS small,
+  CASE WHEN i % 5 = 0 THEN NULL ELSE (i * 104729) % 2147483647 - 1073741823 END::INTEGER AS int32,
+  (i * 6700417 - 3000000000)::BIGINT AS int64,
+  (i / 7.0)::FLOAT AS f32,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE i * 1.25e-3 - 3.5 END::DOUBLE AS f64,
+  (i * 123 - 99999)::DECIMAL(9,2) AS dec9,
+  (i * 1234567 - 99999999)::DECIMAL(18,4) AS dec18,
+  CASE WHEN i % 3 = 0 THEN NULL ELSE (i::DECIMAL(38,0) * 1000000000000000000000 + i)::DECIMAL(38,10) END AS dec38,
+  'cat_' || (i % 5)::VARCHAR AS low_card,
+  CASE WHEN i % 13 = 0 THEN NULL ELSE md5(i::VARCHAR) || repeat('x', i % 17) END AS high_card,
+  CASE WHEN i % 4 = 0 THEN NULL ELSE md5(i::VARCHAR)::BLOB END AS bin,
+  (DATE '1969-12-25' + (i % 20000)::INTEGER) AS day,
+  (TIMESTAMP '1969-12-31 23:00:00' + to_microseconds(i * 3600000123)) AS ts_ntz,
+  (TIMESTAMPTZ '2024-02-29 12:00:00+00' + to_microseconds(i * 1000001)) AS ts_utc,
+  (i % 200)::UTINYINT AS u8,
+  CASE WHEN i % 6 = 0 THEN NULL ELSE [i, NULL, i + 1] END AS int_list,
+  CASE WHEN i % 7 = 0 THEN [] ELSE ['a' || i::VARCHAR, NULL] END AS str_list,
+  CASE WHEN i % 9 = 0 THEN NULL ELSE {'x': i, 'y': CASE WHEN i % 2 = 0 THEN NULL ELSE 'y' || i::VARCHAR END} END AS st,
+  [{'k': i, 'v': [i, i]}, NULL] AS list_of_structs,
+  CASE WHEN i % 8 = 0 THEN NULL ELSE MAP {'a': i, 'b': NULL} END AS m,
+  [[i], [], NULL, [i, i + 1]] AS nested_list
+FROM range(0, 3000) t(i)
+)sql";
+
+class DuckDbWritesSluiceReads : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(testing::RequireDuckDb()); }
+
+  // DuckDB writes `query` with `options`, then the rows sluice reads are the rows DuckDB reads.
+  void ExpectSameRows(const std::string& query, const std::string& options, const ReadOptions& read = {},
+                      const std::string& select = "*") {
+    const std::string path = dir_.Join("duckdb.parquet");
+    bool ok = false;
+    std::string error;
+    std::vector<std::string> expected =
+        DuckDbRows({"SET threads=1", "COPY (" + query + ") TO '" + path + "' (FORMAT parquet" + options + ")",
+                    "SELECT " + select + " FROM '" + path + "'"},
+                   &ok, &error);
+    ASSERT_TRUE(ok) << error;
+
+    auto reader = ParquetReader::Open(*LocalFileSystem(), path);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    metadata_ = (*reader)->metadata();
+    auto batch = (*reader)->ReadAll(read);
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    ASSERT_TRUE((*batch)->num_rows() == static_cast<int64_t>(expected.size()));
+    std::vector<std::string> actual = CanonicalRows(**batch);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_EQ(actual[i], expected[i]) << "row " << i << " of a file written with" << options;
+    }
+  }
+
+  // Whether some column chunk of the last file read uses `encoding`.
+  bool UsesEncoding(Encoding encoding) const {
+    for (const auto& group : metadata_.row_groups) {
+      for (const auto& chunk : group.columns) {
+        for (Encoding e : chunk.meta_data->encodings) {
+          if (e == encoding) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  sluice::testing::TempDir dir_{"sluice-duckdb"};
+  FileMetaData metadata_;
+};
+
+TEST_F(DuckDbWritesSluiceReads, EveryTypeWithSnappy) { ExpectSameRows(kAllTypesQuery, ", COMPRESSION snappy"); }
+
+TEST_F(DuckDbWritesSluiceReads, EveryTypeWithZstd) { ExpectSameRows(kAllTypesQuery, ", COMPRESSION zstd"); }
+
+TEST_F(DuckDbWritesSluiceReads, EveryTypeWithGzip) { ExpectSameRows(kAllTypesQuery, ", COMPRESSION gzip"); }
+
+TEST_F(DuckDbWritesSluiceReads, EveryTypeUncompressed) { ExpectSameRows(kAllTypesQuery, ", COMPRESSION uncompressed"); }
+
+TEST_F(DuckDbWritesSluiceReads, ManySmallRowGroups) {
+  ExpectSameRows(kAllTypesQuery, ", COMPRESSION snappy, ROW_GROUP_SIZE 500");
+}
+
+TEST_F(DuckDbWritesSluiceReads, DataPagesV2WithDeltaEncodings) {
+  ExpectSameRows(kAllTypesQuery, ", COMPRESSION zstd, PARQUET_VERSION v2");
+  EXPECT_TRUE(UsesEncoding(Encoding::kDeltaBinaryPacked));
+  EXPECT_TRUE(UsesEncoding(Encoding::kDeltaLengthByteArray));
+}
+
+TEST_F(DuckDbWritesSluiceReads, PlainEncodingWhenDictionariesAreRefused) {
+  ExpectSameRows(kAllTypesQuery, ", COMPRESSION snappy, DICTIONARY_SIZE_LIMIT 1");
+  EXPECT_FALSE(UsesEncoding(Encoding::kRleDictionary));
+}
+
+TEST_F(DuckDbWritesSluiceReads, UnsignedIntegersWidenAsSparkReadsThem) {
+  // UINT_32 reads as long and UINT_64 as decimal(20,0): DuckDB prints them cast the same way.
+  ExpectSameRows("SELECT (i * 1000)::UINTEGER AS u32, i::UBIGINT * 9000000000000000000::UBIGINT AS u64, (i * 300)::USMALLINT AS u16 "
+                 "FROM range(0, 3) t(i)",
+                 "", {}, "u32::BIGINT, u64::DECIMAL(20,0), u16");
+}
+
+TEST_F(DuckDbWritesSluiceReads, NullHeavyAndAllNullColumns) {
+  ExpectSameRows(R"sql(
+    SELECT CASE WHEN i % 97 = 0 THEN i END::BIGINT AS sparse,
+           NULL::VARCHAR AS nothing,
+           CASE WHEN i % 50 = 0 THEN [NULL::INTEGER] END AS sparse_list,
+           CASE WHEN i % 31 = 0 THEN {'a': NULL::DOUBLE} END AS sparse_struct
+    FROM range(0, 20000) t(i))sql",
+                 ", COMPRESSION snappy");
+}
+
+TEST_F(DuckDbWritesSluiceReads, ProjectionReadsTopLevelAndNestedColumns) {
+  ReadOptions read;
+  read.columns = {"st.y", "id", "m"};
+  ExpectSameRows(kAllTypesQuery, ", COMPRESSION snappy", read,
+                 "CASE WHEN st IS NULL THEN NULL ELSE {'y': st.y} END, id, m");
+}
+
+TEST_F(DuckDbWritesSluiceReads, SmallBatchesSplitRowGroups) {
+  ReadOptions read;
+  read.batch_size = 77;
+  ExpectSameRows(kAllTypesQuery, ", COMPRESSION snappy, ROW_GROUP_SIZE 1000", read);
+}
+
+}  // namespace
+}  // namespace sluice::parquet

@@ -1,0 +1,289 @@
+// Test support for comparing sluice with DuckDB (installed from npm into tests/tools by
+// scripts/install-test-tools.sh): running DuckDB SQL through tests/tools/duckdb_query.mjs, and
+// printing sluice values in the same canonical JSON form that script prints (see its header),
+// so that rows compare as strings. For tests only; needs SLUICE_SOURCE_DIR.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sluice/core/record_batch.h"
+
+namespace sluice::parquet::testing {
+
+inline std::string ToolsDir() { return std::string(SLUICE_SOURCE_DIR) + "/tests/tools"; }
+
+// Fails the calling test (not skips) when DuckDB is not installed.
+inline void RequireDuckDb() {
+  std::ifstream probe(ToolsDir() + "/node_modules/@duckdb/node-api/package.json");
+  ASSERT_TRUE(probe.good()) << "DuckDB is not installed for the tests: run scripts/install-test-tools.sh";
+}
+
+inline std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// Runs the statements in one DuckDB session; returns the last one's rows as canonical JSON
+// lines. *ok is false (and the output holds stderr) when DuckDB failed.
+inline std::vector<std::string> DuckDbRows(const std::vector<std::string>& statements, bool* ok,
+                                           std::string* error = nullptr) {
+  std::string command = "cd " + ShellQuote(ToolsDir()) + " && node duckdb_query.mjs";
+  for (const auto& s : statements) command += " " + ShellQuote(s);
+  const std::string err_file = std::string(::testing::TempDir()) + "/duckdb_stderr_" + std::to_string(getpid());
+  command += " 2>" + ShellQuote(err_file);
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  if (pipe) {
+    std::array<char, 65536> buffer;
+    size_t n;
+    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  }
+  const int status = pipe ? pclose(pipe) : -1;
+  *ok = status == 0;
+  if (!*ok && error) {
+    std::ifstream in(err_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    *error = ss.str();
+  }
+  std::remove(err_file.c_str());
+  std::vector<std::string> rows;
+  std::stringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) rows.push_back(line);
+  return rows;
+}
+
+// A double as JavaScript's Number.prototype.toString prints it (shortest round trip).
+inline std::string JsNumber(double v) {
+  if (std::isnan(v)) return "\"NaN\"";
+  if (std::isinf(v)) return v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+  if (v == 0) return "0";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
+  std::string sci(buf, r.ptr);
+  std::string sign;
+  if (sci[0] == '-') {
+    sign = "-";
+    sci = sci.substr(1);
+  }
+  const size_t e = sci.find('e');
+  std::string digits = sci.substr(0, e);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  const int exponent = std::stoi(sci.substr(e + 1));
+  const int k = static_cast<int>(digits.size());
+  const int n = exponent + 1;
+  std::string out;
+  if (k <= n && n <= 21) {
+    out = digits + std::string(n - k, '0');
+  } else if (0 < n && n <= 21) {
+    out = digits.substr(0, n) + "." + digits.substr(n);
+  } else if (-6 < n && n <= 0) {
+    out = "0." + std::string(-n, '0') + digits;
+  } else {
+    out = digits.substr(0, 1) + (k > 1 ? "." + digits.substr(1) : "") + "e" + (n - 1 >= 0 ? "+" : "-") +
+          std::to_string(std::abs(n - 1));
+  }
+  return sign + out;
+}
+
+inline std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+inline std::string Base64(std::string_view bytes) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    for (int k = 3; k >= 0; --k) out += kAlphabet[(v >> (6 * k)) & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    uint32_t v = uint8_t(bytes[i]) << 16;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == bytes.size()) {
+    uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += "=";
+  }
+  return out;
+}
+
+inline std::string CivilDate(int64_t days) {
+  int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t y = yoe + era * 400;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  if (m <= 2) ++y;
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%s%04lld-%02lld-%02lld", y < 0 ? "-" : "", static_cast<long long>(y < 0 ? -y : y),
+                static_cast<long long>(m), static_cast<long long>(d));
+  return buf;
+}
+
+inline std::string IsoTimestamp(int64_t micros, bool utc) {
+  const int64_t per_day = 86400000000LL;
+  int64_t days = micros / per_day;
+  if (micros % per_day < 0) --days;
+  int64_t rest = micros - days * per_day;
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "T%02lld:%02lld:%02lld.%06lld%s", static_cast<long long>(rest / 3600000000LL),
+                static_cast<long long>(rest / 60000000LL % 60), static_cast<long long>(rest / 1000000LL % 60),
+                static_cast<long long>(rest % 1000000LL), utc ? "Z" : "");
+  return CivilDate(days) + buf;
+}
+
+inline std::string DecimalString(int128_t value, int scale) {
+  const bool negative = value < 0;
+  __extension__ typedef unsigned __int128 U;
+  U magnitude = negative ? -static_cast<U>(value) : static_cast<U>(value);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(magnitude % 10)));
+    magnitude /= 10;
+  } while (magnitude != 0);
+  if (scale > 0) {
+    if (static_cast<int>(digits.size()) < scale + 1) digits.insert(0, scale + 1 - digits.size(), '0');
+    digits.insert(digits.size() - scale, ".");
+  }
+  return (negative ? "-" : "") + digits;
+}
+
+inline std::string CanonicalJson(const Column& column, int64_t row) {
+  if (column.IsNull(row)) return "null";
+  const DataType& type = *column.type;
+  switch (type.id()) {
+    case TypeId::kBoolean:
+      return column.Value<uint8_t>(row) ? "true" : "false";
+    case TypeId::kByte:
+      return std::to_string(column.Value<int8_t>(row));
+    case TypeId::kShort:
+      return std::to_string(column.Value<int16_t>(row));
+    case TypeId::kInteger:
+      return std::to_string(column.Value<int32_t>(row));
+    case TypeId::kLong:
+      return "\"" + std::to_string(column.Value<int64_t>(row)) + "\"";
+    case TypeId::kFloat:
+      return JsNumber(column.Value<float>(row));
+    case TypeId::kDouble:
+      return JsNumber(column.Value<double>(row));
+    case TypeId::kDecimal:
+      return "\"" + DecimalString(column.Value<int128_t>(row), type.scale()) + "\"";
+    case TypeId::kString:
+      return JsonString(column.View(row));
+    case TypeId::kBinary:
+      return "\"" + Base64(column.View(row)) + "\"";
+    case TypeId::kDate:
+      return "\"" + CivilDate(column.Value<int32_t>(row)) + "\"";
+    case TypeId::kTimestamp:
+      return "\"" + IsoTimestamp(column.Value<int64_t>(row), true) + "\"";
+    case TypeId::kTimestampNtz:
+      return "\"" + IsoTimestamp(column.Value<int64_t>(row), false) + "\"";
+    case TypeId::kStruct: {
+      std::string out = "{";
+      for (int i = 0; i < type.num_fields(); ++i) {
+        if (i) out += ",";
+        out += JsonString(type.field(i).name) + ":" + CanonicalJson(*column.children[i], row);
+      }
+      return out + "}";
+    }
+    case TypeId::kArray: {
+      std::string out = "[";
+      for (int64_t i = column.offsets[row]; i < column.offsets[row + 1]; ++i) {
+        if (i > column.offsets[row]) out += ",";
+        out += CanonicalJson(*column.children[0], i);
+      }
+      return out + "]";
+    }
+    case TypeId::kMap: {
+      std::string out = "[";
+      for (int64_t i = column.offsets[row]; i < column.offsets[row + 1]; ++i) {
+        if (i > column.offsets[row]) out += ",";
+        out += "{\"key\":" + CanonicalJson(*column.children[0], i) +
+               ",\"value\":" + CanonicalJson(*column.children[1], i) + "}";
+      }
+      return out + "]";
+    }
+  }
+  return "?";
+}
+
+inline std::vector<std::string> CanonicalRows(const RecordBatch& batch) {
+  std::vector<std::string> rows;
+  for (int64_t r = 0; r < batch.num_rows(); ++r) {
+    std::string row = "[";
+    for (int c = 0; c < batch.num_columns(); ++c) {
+      if (c) row += ",";
+      row += CanonicalJson(*batch.column(c), r);
+    }
+    rows.push_back(row + "]");
+  }
+  return rows;
+}
+
+}  // namespace sluice::parquet::testing
