@@ -251,10 +251,18 @@ class Binder {
     if (!why.empty()) message += fmt::format(" ({})", why);
     std::vector<std::string> candidates;
     CollectPaths(*schema_, "", 0, &candidates);
+    // Rank by edit distance to the written path; a name that contains the written one ranks
+    // as if one edit away.
     std::string target = Lower(written);
-    std::stable_sort(candidates.begin(), candidates.end(), [&](const std::string& a, const std::string& b) {
-      return EditDistance(target, Lower(a)) < EditDistance(target, Lower(b));
-    });
+    auto score = [&](const std::string& candidate) {
+      std::string plain = Lower(candidate);
+      plain.erase(std::remove(plain.begin(), plain.end(), '`'), plain.end());
+      size_t d = EditDistance(target, plain);
+      if (target.size() >= 3 && plain.find(target) != std::string::npos) d = std::min<size_t>(d, 1);
+      return d;
+    };
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](const std::string& a, const std::string& b) { return score(a) < score(b); });
     if (candidates.size() > 5) candidates.resize(5);
     if (!candidates.empty()) {
       message += "; did you mean one of: ";
@@ -282,9 +290,13 @@ class Binder {
       null_else->constant = MakeNullColumn(DataType::Boolean(), 1);
       args.push_back(null_else);
     }
+    // args: (when, then)* else. The branches' values are indices 1, 3, ... and the last.
+    std::vector<size_t> values;
+    for (size_t i = 1; i + 1 < args.size(); i += 2) values.push_back(i);
+    values.push_back(args.size() - 1);
     TypePtr result;
     bool ok = true;
-    for (size_t i = 1; i < args.size(); i += 2) {
+    for (size_t i : values) {
       result = WiderCommonType(result, args[i]->type, true, &ok);
       if (!ok) return Mismatch(n, "the THEN and ELSE branches have incompatible types");
     }
@@ -295,10 +307,9 @@ class Binder {
       }
       SLUICE_ASSIGN_OR_RETURN(args[i], CastTo(args[i], DataType::Boolean()));
     }
-    for (size_t i = 1; i < args.size(); i += 2) {
+    for (size_t i : values) {
       SLUICE_ASSIGN_OR_RETURN(args[i], CastTo(args[i], result));
     }
-    SLUICE_ASSIGN_OR_RETURN(args.back(), CastTo(args.back(), result));
     // Drop branches whose condition folded to false or null; stop at one that folded to true.
     std::vector<BoundPtr> kept;
     for (size_t i = 0; i + 1 < args.size(); i += 2) {

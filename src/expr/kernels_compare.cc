@@ -323,17 +323,19 @@ Result<Datum> EvalChoice(const BoundNode& node, const std::vector<Datum>& args, 
     case Op::kCase: {
       // args: (when, then)*, else. Each row takes the first branch whose condition is TRUE.
       size_t branches = (args.size() - 1) / 2;
-      std::fill(choice.begin(), choice.end(), static_cast<int32_t>(args.size() - 1));
+      std::vector<Datum> values;
+      for (size_t b = 0; b < branches; ++b) values.push_back(args[2 * b + 1]);
+      values.push_back(args.back());
+      std::fill(choice.begin(), choice.end(), static_cast<int32_t>(branches));
       for (size_t b = branches; b-- > 0;) {
         const Datum& when = args[2 * b];
         FixedReader<uint8_t> value = ReadFixed<uint8_t>(when);
         ValidityReader valid = ReadValidity(when);
-        int32_t then_index = static_cast<int32_t>(2 * b + 1);
         for (int64_t i = 0; i < rows; ++i) {
-          if (valid(i) && value[i]) choice[static_cast<size_t>(i)] = then_index;
+          if (valid(i) && value[i]) choice[static_cast<size_t>(i)] = static_cast<int32_t>(b);
         }
       }
-      return Gather(node.type, args, choice, rows);
+      return Gather(node.type, values, choice, rows);
     }
     case Op::kCoalesce: {
       for (size_t a = args.size(); a-- > 0;) {
