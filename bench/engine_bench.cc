@@ -1,0 +1,171 @@
+// Per-batch overhead of the streaming engine, and rows/s through it.
+//
+//   BM_LogWritesReference   the floor: the two put-if-absent log files every batch writes
+//                           (offsets/N and commits/N), on the same disk, without the engine
+//   BM_EmptyBatches         batches whose range is not empty but holds no rows (a source that
+//                           advances its offset past filtered records)
+//   BM_OneRowBatches        batches of one row
+//   BM_RateToMemory         rate source into the memory sink, 100 000-row batches
+// The batch benchmarks report batches/s and their ratio to the reference; the rate benchmark rows/s.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "sluice/core/builder.h"
+#include "sluice/core/clock.h"
+#include "sluice/engine/memory_sink.h"
+#include "sluice/engine/rate_source.h"
+#include "sluice/engine/streaming_query.h"
+
+namespace sluice::engine {
+namespace {
+
+constexpr int64_t kBatchesPerRun = 200;
+
+std::string MakeTempDirectory() {
+  char pattern[] = "/tmp/sluice-bench-XXXXXX";
+  const char* made = ::mkdtemp(pattern);
+  return made == nullptr ? std::string("/tmp/sluice-bench") : std::string(made);
+}
+
+// Offsets {"n":K}; every step holds `rows_per_step` rows (0 or 1), and there are always more.
+class StepSource final : public Source {
+ public:
+  explicit StepSource(int64_t rows_per_step) : rows_per_step_(rows_per_step) {
+    schema_ = DataType::Struct({Field{"timestamp", DataType::Timestamp()}, Field{"value", DataType::Long()}}).value();
+  }
+  std::string description() const override { return "StepSource"; }
+  TypePtr schema() const override { return schema_; }
+  Status Open(const SourceContext&) override { return Status::OK(); }
+  Result<std::string> InitialOffset() override { return Format(0); }
+  Result<std::string> LatestOffset(const std::string& start, const ReadLimit&) override {
+    return Format(Parse(start) + 1);
+  }
+  Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string&) override {
+    if (rows_per_step_ == 0) return std::vector<BatchPtr>{};
+    Int64Builder timestamps(DataType::Timestamp()), values(DataType::Long());
+    timestamps.Append(0);
+    values.Append(Parse(start));
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, RecordBatch::Make(schema_, {timestamps.Finish(), values.Finish()}, 1));
+    return std::vector<BatchPtr>{batch};
+  }
+  Status Commit(const std::string&) override { return Status::OK(); }
+
+ private:
+  static std::string Format(int64_t n) { return "{\"n\":" + std::to_string(n) + "}"; }
+  static int64_t Parse(const std::string& offset) { return std::strtoll(offset.c_str() + 5, nullptr, 10); }
+  int64_t rows_per_step_;
+  TypePtr schema_;
+};
+
+// Measured by BM_LogWritesReference, which runs first.
+double reference_batches_per_second = 0;
+
+double Seconds(std::chrono::steady_clock::duration duration) {
+  return std::chrono::duration<double>(duration).count();
+}
+
+void ReportAgainstReference(benchmark::State& state, int64_t batches, std::chrono::steady_clock::duration timed) {
+  double batches_per_second = static_cast<double>(batches) / Seconds(timed);
+  state.counters["batches_per_s"] = batches_per_second;
+  if (reference_batches_per_second > 0) {
+    state.counters["ratio_to_log_writes"] = batches_per_second / reference_batches_per_second;
+  }
+}
+
+void BM_LogWritesReference(benchmark::State& state) {
+  std::string directory = MakeTempDirectory();
+  std::shared_ptr<FileSystem> fs = LocalFileSystem();
+  int64_t n = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    (void)fs->PutIfAbsent(directory + "/offsets/" + std::to_string(n), "v1\n{}\n{\"n\":1}");
+    (void)fs->PutIfAbsent(directory + "/commits/" + std::to_string(n), "v1\n{}");
+    ++n;
+  }
+  reference_batches_per_second =
+      static_cast<double>(state.iterations()) / Seconds(std::chrono::steady_clock::now() - start);
+  state.counters["batches_per_s"] = reference_batches_per_second;
+  (void)fs->DeleteRecursively(directory);
+}
+
+void RunBatches(benchmark::State& state, int64_t rows_per_step) {
+  std::chrono::steady_clock::duration timed{0};
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string directory = MakeTempDirectory();
+    auto table = std::make_shared<MemoryTable>();
+    QueryConfig config;
+    config.checkpoint_location = directory + "/checkpoint";
+    config.trigger = Trigger::ProcessingTime(std::chrono::microseconds(0));
+    StreamingQuery* running = nullptr;
+    config.on_progress = [&running](const QueryProgress& progress) {
+      if (progress.batch_id + 1 >= kBatchesPerRun) running->Stop();
+    };
+    auto query = StreamingQuery::Start(std::make_unique<StepSource>(rows_per_step), std::make_unique<MemorySink>(table),
+                                       config);
+    if (!query.ok()) {
+      state.SkipWithError(query.status().ToString().c_str());
+      return;
+    }
+    running = query->get();
+    state.ResumeTiming();
+    auto start = std::chrono::steady_clock::now();
+    Status status = (*query)->Run();
+    timed += std::chrono::steady_clock::now() - start;
+    state.PauseTiming();
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+    query->reset();
+    (void)LocalFileSystem()->DeleteRecursively(directory);
+    state.ResumeTiming();
+  }
+  ReportAgainstReference(state, state.iterations() * kBatchesPerRun, timed);
+}
+
+void BM_EmptyBatches(benchmark::State& state) { RunBatches(state, 0); }
+void BM_OneRowBatches(benchmark::State& state) { RunBatches(state, 1); }
+
+void BM_RateToMemory(benchmark::State& state) {
+  constexpr int64_t kRowsPerBatch = 100'000;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string directory = MakeTempDirectory();
+    // A clock far ahead of the rate source's start: all rows are due; the run reads 20 batches.
+    auto clock = std::make_shared<ManualClock>(int64_t{1} << 40);
+    std::map<std::string, std::string> options = {{"rowsPerSecond", "1000000"},
+                                                  {"maxRowsPerBatch", std::to_string(kRowsPerBatch)},
+                                                  {"startTimestamp", "0"}};
+    auto source = MakeRateSource(ValidateOptions("rate source", kRateSourceOptions, options).value()).value();
+    QueryConfig config;
+    config.checkpoint_location = directory + "/checkpoint";
+    config.clock = clock;
+    config.trigger = Trigger::ProcessingTime(std::chrono::microseconds(0));
+    StreamingQuery* running = nullptr;
+    config.on_progress = [&running](const QueryProgress& progress) {
+      if (progress.batch_id + 1 >= 20) running->Stop();
+    };
+    auto table = std::make_shared<MemoryTable>();
+    auto query = StreamingQuery::Start(std::move(source), std::make_unique<MemorySink>(table), config);
+    running = query->get();
+    state.ResumeTiming();
+    Status status = (*query)->Run();
+    state.PauseTiming();
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+    query->reset();
+    (void)LocalFileSystem()->DeleteRecursively(directory);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * 20 * kRowsPerBatch);
+}
+
+BENCHMARK(BM_LogWritesReference)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_EmptyBatches)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OneRowBatches)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RateToMemory)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace sluice::engine
+
+BENCHMARK_MAIN();
