@@ -1,6 +1,5 @@
 // libFuzzer target for the Delta log parsers: commit files and _last_checkpoint. Any input must
-// either parse or fail with a Status; what parses must serialize and parse back to the same
-// actions.
+// either parse or fail with a Status, and whatever parses must serialize into text that parses.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,0 +1,30 @@
+// Which tables sluice can read and write: the protocol versions and table features it implements
+// (PROTOCOL.md, "Table Features", "Reader/Writer Version Requirements"), and the protocol it gives
+// new tables. docs/delta.md lists the same in prose. Pure functions, thread-safe.
+#pragma once
+
+#include "sluice/core/status.h"
+#include "sluice/core/types.h"
+#include "sluice/delta/actions.h"
+
+namespace sluice::delta {
+
+// OK when sluice can read the table; DELTA_PROTOCOL_UNSUPPORTED naming the first reader
+// feature (or version) it does not implement otherwise. Column mapping is accepted only while
+// its mode is `none`; deletion vectors are never accepted.
+Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata);
+
+// OK when sluice can also write the table. Legacy writer versions 3 to 6 and writer features
+// are accepted when what they govern is not in use (no CHECK constraints, no column invariants,
+// change data feed off, no generated or identity columns); DELTA_PROTOCOL_UNSUPPORTED naming the
+// feature otherwise.
+Status CheckWriteSupport(const Protocol& protocol, const Metadata& metadata);
+
+// The protocol of a new table with this schema: reader 1 / writer 2, or reader 3 / writer 7 with
+// `timestampNtz` in both feature lists when a timestamp_ntz column exists at any depth.
+Protocol ProtocolForNewTable(const DataType& schema);
+
+// Whether the type or any type nested in it is timestamp_ntz.
+bool ContainsTimestampNtz(const DataType& type);
+
+}  // namespace sluice::delta

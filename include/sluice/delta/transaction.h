@@ -1,0 +1,120 @@
+// Transaction: one atomic change to a Delta table under optimistic concurrency
+// (PROTOCOL.md, "Creation of New Log Entries").
+//
+// A transaction reads a snapshot, collects actions, and commits them as the next version with
+// put-if-absent of `_delta_log/%020d.json`. When another writer took that version first, the
+// winning commits are checked for conflicts the way Spark checks them, and the commit is retried
+// at the next version (bounded). Conflicts fail with DELTA_CONCURRENT_MODIFICATION naming the
+// kind:
+//   ProtocolChanged, MetadataChanged   the winner changed the protocol or the metadata;
+//   ConcurrentTransaction              the winner recorded a txn for an appId this one read or sets;
+//   ConcurrentAppend                   the winner added files and this one read the whole table;
+//   ConcurrentDeleteRead               the winner removed files and this one read the whole table;
+//   ConcurrentDeleteDelete             the winner removed a file this one removes too;
+//   ConcurrentDomainMetadata           both change the same metadata domain.
+// Blind appends (adds only, nothing read) never conflict with other appends.
+//
+// Every commit starts with a commitInfo action (timestamp, operation, operationParameters,
+// readVersion, isBlindAppend, engineInfo "sluice/<version>", txnId).
+//
+// A Transaction is used by one thread; it is spent by Commit().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/file_system.h"
+#include "sluice/delta/actions.h"
+#include "sluice/delta/snapshot.h"
+
+namespace sluice::delta {
+
+// Spark's operation names, shown by `sluice delta history`.
+inline constexpr std::string_view kOperationCreateTable = "CREATE TABLE";
+inline constexpr std::string_view kOperationWrite = "WRITE";
+inline constexpr std::string_view kOperationStreamingUpdate = "STREAMING UPDATE";
+inline constexpr std::string_view kOperationMerge = "MERGE";
+inline constexpr std::string_view kOperationTruncate = "TRUNCATE";
+
+struct CommitOptions {
+  // How many versions a commit may move forward past lost races before giving up with
+  // DELTA_CONCURRENT_MODIFICATION.
+  int max_attempts = 1000;
+};
+
+class Transaction {
+ public:
+  // A transaction on the latest version of the table at `table_path`, or on a table that does not
+  // exist yet (read_snapshot() is then null and the commit must create it with SetMetadata).
+  static Result<std::unique_ptr<Transaction>> Start(std::shared_ptr<FileSystem> fs, std::string table_path);
+  // A transaction that read `snapshot`.
+  explicit Transaction(SnapshotPtr snapshot);
+
+  const SnapshotPtr& read_snapshot() const { return snapshot_; }
+  // The version read, or -1 for a new table.
+  int64_t read_version() const { return snapshot_ ? snapshot_->version() : -1; }
+  const std::string& table_path() const { return table_path_; }
+  const std::shared_ptr<FileSystem>& file_system() const { return fs_; }
+
+  // The latest txn version of `app_id` in the read snapshot. Reading it makes a concurrent txn
+  // for the same appId a conflict.
+  std::optional<int64_t> TransactionVersion(std::string_view app_id);
+  // Declares that what this transaction writes depends on the table's whole content (overwrite,
+  // merge, truncate): any concurrent add or remove of data then conflicts.
+  void ReadWholeTable() { read_whole_table_ = true; }
+
+  // Sets the table's metadata (creating the table, or changing its schema or properties).
+  void SetMetadata(Metadata metadata) { metadata_ = std::move(metadata); }
+  void SetProtocol(Protocol protocol) { protocol_ = std::move(protocol); }
+  void Add(AddFile add) { adds_.push_back(std::move(add)); }
+  void Remove(RemoveFile remove) { removes_.push_back(std::move(remove)); }
+  // Records progress of an application (several appIds may be set in one commit).
+  void SetTransactionVersion(std::string app_id, int64_t version);
+  void SetDomainMetadata(DomainMetadata domain) { domains_.push_back(std::move(domain)); }
+
+  // The metadata the commit will leave: the one set, else the read snapshot's (null if neither).
+  const Metadata* effective_metadata() const;
+
+  // Commits and returns the version written. Errors: DELTA_CONCURRENT_MODIFICATION (see above),
+  // DELTA_TABLE_ALREADY_EXISTS when creating a table that another writer created first,
+  // DELTA_PROTOCOL_UNSUPPORTED when sluice cannot write the table, INVALID_ARGUMENT for an
+  // inconsistent transaction (no metadata for a new table, removing from an append-only table),
+  // IO errors. After an IO error the outcome is checked by reading the commit back: an error
+  // means the commit was not made, unless its message says the outcome is unknown (the read-back
+  // failed too); a retry then finds out through its txn versions.
+  Result<int64_t> Commit(std::string_view operation, StringMap operation_parameters,
+                         std::optional<StringMap> operation_metrics = std::nullopt,
+                         const CommitOptions& options = {});
+
+ private:
+  Transaction(std::shared_ptr<FileSystem> fs, std::string table_path);
+  Status Validate() const;
+  std::vector<Action> BuildActions(std::string_view operation, StringMap parameters,
+                                   std::optional<StringMap> metrics) const;
+  // OK when the commit that won `version` leaves this transaction valid.
+  Status CheckConflicts(int64_t version, const std::vector<Action>& winner) const;
+
+  std::shared_ptr<FileSystem> fs_;
+  std::string table_path_;
+  SnapshotPtr snapshot_;
+  std::string txn_id_;
+  bool read_whole_table_ = false;
+  std::set<std::string, std::less<>> read_app_ids_;
+  std::optional<Metadata> metadata_;
+  std::optional<Protocol> protocol_;
+  std::vector<AddFile> adds_;
+  std::vector<RemoveFile> removes_;
+  std::vector<SetTransaction> txns_;
+  std::vector<DomainMetadata> domains_;
+  bool committed_ = false;
+};
+
+// "sluice/<version>", the engineInfo of every commit.
+std::string EngineInfo();
+
+}  // namespace sluice::delta

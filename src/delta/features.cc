@@ -1,0 +1,155 @@
+#include "sluice/delta/features.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "sluice/core/error_classes.h"
+
+namespace sluice::delta {
+namespace {
+
+Status Unsupported(std::string_view what, std::string_view why) {
+  return Status::Error(errors::kDeltaProtocolUnsupported,
+                       fmt::format("the table requires '{}', which sluice does not implement{}", what, why));
+}
+
+bool ConfigurationIs(const Metadata& metadata, std::string_view key, std::string_view value) {
+  auto it = metadata.configuration.find(std::string(key));
+  if (it == metadata.configuration.end()) return false;
+  std::string lower = it->second;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower == value;
+}
+
+bool ColumnMappingActive(const Metadata& metadata) {
+  auto it = metadata.configuration.find("delta.columnMapping.mode");
+  return it != metadata.configuration.end() && it->second != "none";
+}
+
+bool HasCheckConstraints(const Metadata& metadata) {
+  auto it = metadata.configuration.lower_bound("delta.constraints.");
+  return it != metadata.configuration.end() && it->first.starts_with("delta.constraints.");
+}
+
+// Whether any field's metadata (at any depth) has a key starting with `key`: in the schema's
+// JSON text such a key appears as a quoted string. (Field names are never compared: a column
+// named like a metadata key only makes the answer conservative.)
+bool SchemaMetadataMentions(const std::string& schema_string, std::string_view key) {
+  return schema_string.find(fmt::format("\"{}", key)) != std::string::npos;
+}
+
+// What a writer feature governs, if it is in use in this table; OK when it is not in use or
+// sluice implements it.
+Status CheckWriterFeature(std::string_view feature, const Metadata& metadata) {
+  if (feature == "appendOnly" || feature == "timestampNtz" || feature == "domainMetadata") return Status::OK();
+  if (feature == "invariants") {
+    if (SchemaMetadataMentions(metadata.schema_string, "delta.invariants")) {
+      return Unsupported(feature, ": a column declares an invariant");
+    }
+    return Status::OK();
+  }
+  if (feature == "checkConstraints") {
+    if (HasCheckConstraints(metadata)) return Unsupported(feature, ": the table has CHECK constraints");
+    return Status::OK();
+  }
+  if (feature == "changeDataFeed") {
+    if (ConfigurationIs(metadata, "delta.enableChangeDataFeed", "true")) {
+      return Unsupported(feature, ": change data feed is enabled");
+    }
+    return Status::OK();
+  }
+  if (feature == "generatedColumns") {
+    if (SchemaMetadataMentions(metadata.schema_string, "delta.generationExpression")) {
+      return Unsupported(feature, ": a column is generated");
+    }
+    return Status::OK();
+  }
+  if (feature == "identityColumns") {
+    if (SchemaMetadataMentions(metadata.schema_string, "delta.identity.")) {
+      return Unsupported(feature, ": a column is an identity column");
+    }
+    return Status::OK();
+  }
+  if (feature == "columnMapping") {
+    if (ColumnMappingActive(metadata)) return Unsupported(feature, " (column mapping is out of scope)");
+    return Status::OK();
+  }
+  return Unsupported(feature, "");
+}
+
+}  // namespace
+
+Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata) {
+  int reader = protocol.min_reader_version;
+  if (reader < 1 || reader > 3) {
+    return Status::Error(errors::kDeltaProtocolUnsupported,
+                         fmt::format("the table requires reader version {}; sluice reads versions 1 to 3", reader));
+  }
+  if (reader == 2 && ColumnMappingActive(metadata)) {
+    return Unsupported("columnMapping", " (column mapping is out of scope)");
+  }
+  if (reader == 3) {
+    if (!protocol.reader_features) {
+      return Status::Error(errors::kDeltaLogCorrupt, "protocol has reader version 3 but no readerFeatures");
+    }
+    for (const std::string& feature : *protocol.reader_features) {
+      if (feature == "timestampNtz" || feature == "vacuumProtocolCheck") continue;
+      if (feature == "columnMapping") {
+        if (ColumnMappingActive(metadata)) return Unsupported(feature, " (column mapping is out of scope)");
+        continue;
+      }
+      if (feature == "deletionVectors") return Unsupported(feature, " (deletion vectors are out of scope)");
+      return Unsupported(feature, "");
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckWriteSupport(const Protocol& protocol, const Metadata& metadata) {
+  SLUICE_RETURN_IF_ERROR(CheckReadSupport(protocol, metadata));
+  int writer = protocol.min_writer_version;
+  if (writer < 1 || writer > 7) {
+    return Status::Error(errors::kDeltaProtocolUnsupported,
+                         fmt::format("the table requires writer version {}; sluice writes versions 1 to 7", writer));
+  }
+  if (writer == 7) {
+    if (!protocol.writer_features) {
+      return Status::Error(errors::kDeltaLogCorrupt, "protocol has writer version 7 but no writerFeatures");
+    }
+    for (const std::string& feature : *protocol.writer_features) {
+      SLUICE_RETURN_IF_ERROR(CheckWriterFeature(feature, metadata));
+    }
+    return Status::OK();
+  }
+  // Legacy versions imply every feature of the versions below them.
+  static constexpr std::pair<int, std::string_view> kLegacy[] = {
+      {2, "appendOnly"},       {2, "invariants"},       {3, "checkConstraints"}, {4, "changeDataFeed"},
+      {4, "generatedColumns"}, {5, "columnMapping"},    {6, "identityColumns"},
+  };
+  for (const auto& [version, feature] : kLegacy) {
+    if (writer >= version) SLUICE_RETURN_IF_ERROR(CheckWriterFeature(feature, metadata));
+  }
+  return Status::OK();
+}
+
+bool ContainsTimestampNtz(const DataType& type) {
+  switch (type.id()) {
+    case TypeId::kTimestampNtz: return true;
+    case TypeId::kStruct:
+      return std::any_of(type.fields().begin(), type.fields().end(),
+                         [](const Field& field) { return ContainsTimestampNtz(*field.type); });
+    case TypeId::kArray: return ContainsTimestampNtz(*type.element_type());
+    case TypeId::kMap: return ContainsTimestampNtz(*type.key_type()) || ContainsTimestampNtz(*type.value_type());
+    default: return false;
+  }
+}
+
+Protocol ProtocolForNewTable(const DataType& schema) {
+  if (!ContainsTimestampNtz(schema)) return Protocol{};
+  return Protocol{3, 7, std::vector<std::string>{"timestampNtz"}, std::vector<std::string>{"timestampNtz"}};
+}
+
+}  // namespace sluice::delta

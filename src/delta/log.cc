@@ -1,0 +1,105 @@
+#include "sluice/delta/log.h"
+
+#include <fmt/format.h>
+
+namespace sluice::delta {
+namespace {
+
+// Parses `digits` (all ASCII digits, non-empty, no overflow) or returns -1.
+int64_t ParseDigits(std::string_view digits) {
+  if (digits.empty() || digits.size() > 19) return -1;
+  int64_t value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+struct CheckpointName {
+  int64_t version = -1;
+  int64_t part = 0;   // 0 for a classic checkpoint
+  int64_t parts = 0;  // 0 for a classic checkpoint
+};
+
+// "%020d.checkpoint.parquet" or "%020d.checkpoint.%010d.%010d.parquet"; version -1 otherwise.
+CheckpointName ParseCheckpointName(std::string_view name) {
+  CheckpointName result;
+  constexpr std::string_view kMiddle = ".checkpoint.";
+  constexpr std::string_view kSuffix = ".parquet";
+  if (name.size() < 20 + kMiddle.size() + kSuffix.size()) return result;
+  if (name.substr(20, kMiddle.size()) != kMiddle || !name.ends_with(kSuffix)) return result;
+  int64_t version = ParseDigits(name.substr(0, 20));
+  if (version < 0) return result;
+  std::string_view rest = name.substr(20 + kMiddle.size());
+  rest.remove_suffix(kSuffix.size());
+  if (rest.empty()) {
+    result.version = version;
+    return result;
+  }
+  if (rest.size() != 21 || rest[10] != '.') return result;
+  int64_t part = ParseDigits(rest.substr(0, 10));
+  int64_t parts = ParseDigits(rest.substr(11));
+  if (part < 1 || parts < 1 || part > parts) return result;
+  result = {version, part, parts};
+  return result;
+}
+
+}  // namespace
+
+std::string LogDirectory(std::string_view table_path) { return fmt::format("{}/_delta_log", table_path); }
+
+std::string CommitPath(std::string_view table_path, int64_t version) {
+  return fmt::format("{}/_delta_log/{:020d}.json", table_path, version);
+}
+
+std::string LastCheckpointPath(std::string_view table_path) {
+  return fmt::format("{}/_delta_log/_last_checkpoint", table_path);
+}
+
+std::string ClassicCheckpointPath(std::string_view table_path, int64_t version) {
+  return fmt::format("{}/_delta_log/{:020d}.checkpoint.parquet", table_path, version);
+}
+
+Result<std::vector<Action>> ReadCommit(FileSystem& fs, std::string_view table_path, int64_t version) {
+  std::string path = CommitPath(table_path, version);
+  SLUICE_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
+  std::vector<Action> actions;
+  SLUICE_RETURN_IF_ERROR(ParseActions(text, path, &actions));
+  return actions;
+}
+
+Result<LogListing> ListLog(FileSystem& fs, std::string_view table_path) {
+  std::string directory = LogDirectory(table_path);
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> entries, fs.List(directory));
+  LogListing listing;
+  // Parts of multi-part checkpoints, keyed by (version, parts): which part numbers were seen.
+  std::map<std::pair<int64_t, int64_t>, std::map<int64_t, std::string>> multi_part;
+  for (const FileInfo& entry : entries) {
+    if (entry.is_directory) continue;
+    std::string_view name = entry.path;
+    name.remove_prefix(name.rfind('/') + 1);
+    if (int64_t version = ParseCommitFileName(name); version >= 0) {
+      listing.commit_versions.push_back(version);
+      listing.commit_times_ms.push_back(entry.modification_time_ms);
+      continue;
+    }
+    CheckpointName checkpoint = ParseCheckpointName(name);
+    if (checkpoint.version < 0) continue;
+    if (checkpoint.parts == 0) {
+      listing.checkpoints[checkpoint.version] = CheckpointFiles{checkpoint.version, {entry.path}};
+    } else {
+      multi_part[{checkpoint.version, checkpoint.parts}][checkpoint.part] = entry.path;
+    }
+  }
+  for (auto& [key, parts] : multi_part) {
+    auto [version, count] = key;
+    if (static_cast<int64_t>(parts.size()) != count || listing.checkpoints.contains(version)) continue;
+    CheckpointFiles files{version, {}};
+    for (auto& [part, path] : parts) files.paths.push_back(std::move(path));
+    listing.checkpoints[version] = std::move(files);
+  }
+  return listing;
+}
+
+}  // namespace sluice::delta

@@ -1,0 +1,203 @@
+#include "sluice/delta/transaction.h"
+
+#include <chrono>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "delta/uuid.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/delta/features.h"
+#include "sluice/delta/log.h"
+
+namespace sluice::delta {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status Conflict(std::string_view kind, int64_t version, std::string_view what) {
+  return Status::Error(errors::kDeltaConcurrentModification,
+                       fmt::format("{}: the concurrent commit of version {} {}; retry the operation on the new "
+                                   "version of the table",
+                                   kind, version, what));
+}
+
+}  // namespace
+
+std::string EngineInfo() { return "sluice/" SLUICE_VERSION; }
+
+Transaction::Transaction(std::shared_ptr<FileSystem> fs, std::string table_path)
+    : fs_(std::move(fs)), table_path_(std::move(table_path)), txn_id_(NewUuid()) {}
+
+Transaction::Transaction(SnapshotPtr snapshot) : Transaction(snapshot->file_system(), snapshot->table_path()) {
+  snapshot_ = std::move(snapshot);
+}
+
+Result<std::unique_ptr<Transaction>> Transaction::Start(std::shared_ptr<FileSystem> fs, std::string table_path) {
+  while (table_path.size() > 1 && table_path.back() == '/') table_path.pop_back();
+  Result<SnapshotPtr> snapshot = Snapshot::Load(fs, table_path);
+  if (snapshot.ok()) return std::make_unique<Transaction>(std::move(snapshot).value());
+  if (snapshot.status().error_class() != errors::kDeltaTableNotFound) return snapshot.status();
+  return std::unique_ptr<Transaction>(new Transaction(std::move(fs), std::move(table_path)));
+}
+
+std::optional<int64_t> Transaction::TransactionVersion(std::string_view app_id) {
+  read_app_ids_.emplace(app_id);
+  return snapshot_ ? snapshot_->TransactionVersion(app_id) : std::nullopt;
+}
+
+void Transaction::SetTransactionVersion(std::string app_id, int64_t version) {
+  txns_.push_back(SetTransaction{std::move(app_id), version, NowMs()});
+}
+
+const Metadata* Transaction::effective_metadata() const {
+  if (metadata_) return &*metadata_;
+  return snapshot_ ? &snapshot_->metadata() : nullptr;
+}
+
+Status Transaction::Validate() const {
+  if (committed_) return Status::Error(errors::kInvalidArgument, "the transaction was already committed");
+  const Metadata* metadata = effective_metadata();
+  if (metadata == nullptr) {
+    return Status::Error(errors::kInvalidArgument,
+                         fmt::format("'{}' is not a Delta table yet: the first commit must set its metadata", table_path_));
+  }
+  const Protocol& protocol = protocol_ ? *protocol_ : snapshot_->protocol();
+  SLUICE_RETURN_IF_ERROR(CheckWriteSupport(protocol, *metadata));
+  auto append_only = metadata->configuration.find("delta.appendOnly");
+  if (append_only != metadata->configuration.end() && append_only->second == "true") {
+    for (const RemoveFile& remove : removes_) {
+      if (remove.data_change) {
+        return Status::Error(errors::kInvalidArgument,
+                             fmt::format("'{}' is append-only (delta.appendOnly=true): data cannot be removed", table_path_));
+      }
+    }
+  }
+  // The protocol forbids two file actions of the same kind for one path in a commit.
+  std::unordered_set<std::string_view> paths;
+  for (const AddFile& add : adds_) {
+    if (!paths.insert(add.path).second) {
+      return Status::Error(errors::kInvalidArgument, fmt::format("the commit adds '{}' twice", add.path));
+    }
+  }
+  paths.clear();
+  for (const RemoveFile& remove : removes_) {
+    if (!paths.insert(remove.path).second) {
+      return Status::Error(errors::kInvalidArgument, fmt::format("the commit removes '{}' twice", remove.path));
+    }
+  }
+  return Status::OK();
+}
+
+std::vector<Action> Transaction::BuildActions(std::string_view operation, StringMap parameters,
+                                              std::optional<StringMap> metrics) const {
+  std::vector<Action> actions;
+  actions.reserve(3 + txns_.size() + domains_.size() + removes_.size() + adds_.size());
+  CommitInfo info;
+  info.timestamp = NowMs();
+  info.operation = std::string(operation);
+  info.operation_parameters = std::move(parameters);
+  info.operation_metrics = std::move(metrics);
+  if (snapshot_) info.read_version = snapshot_->version();
+  info.isolation_level = "Serializable";
+  info.is_blind_append = removes_.empty() && !read_whole_table_ && !metadata_;
+  info.engine_info = EngineInfo();
+  info.txn_id = txn_id_;
+  actions.emplace_back(std::move(info));
+  if (protocol_) actions.emplace_back(*protocol_);
+  if (metadata_) actions.emplace_back(*metadata_);
+  for (const DomainMetadata& domain : domains_) actions.emplace_back(domain);
+  for (const SetTransaction& txn : txns_) actions.emplace_back(txn);
+  for (const RemoveFile& remove : removes_) actions.emplace_back(remove);
+  for (const AddFile& add : adds_) actions.emplace_back(add);
+  return actions;
+}
+
+Status Transaction::CheckConflicts(int64_t version, const std::vector<Action>& winner) const {
+  if (!snapshot_) {
+    return Status::Error(errors::kDeltaTableAlreadyExists,
+                         fmt::format("another writer created the table at '{}' first", table_path_));
+  }
+  std::unordered_set<std::string> our_removes;
+  for (const RemoveFile& remove : removes_) our_removes.insert(LogicalFileKey(remove.path, remove.deletion_vector));
+  for (const Action& action : winner) {
+    if (std::holds_alternative<Protocol>(action)) {
+      return Conflict("ProtocolChanged", version, "changed the table's protocol");
+    }
+    if (std::holds_alternative<Metadata>(action)) {
+      return Conflict("MetadataChanged", version, "changed the table's metadata");
+    }
+    if (const auto* txn = std::get_if<SetTransaction>(&action)) {
+      bool ours = read_app_ids_.contains(txn->app_id);
+      for (const SetTransaction& mine : txns_) ours = ours || mine.app_id == txn->app_id;
+      if (ours) {
+        return Conflict("ConcurrentTransaction", version,
+                        fmt::format("recorded progress for application '{}'", txn->app_id));
+      }
+    } else if (const auto* add = std::get_if<AddFile>(&action)) {
+      if (read_whole_table_ && add->data_change) {
+        return Conflict("ConcurrentAppend", version, fmt::format("added '{}' to data this one read", add->path));
+      }
+    } else if (const auto* remove = std::get_if<RemoveFile>(&action)) {
+      if (our_removes.contains(LogicalFileKey(remove->path, remove->deletion_vector))) {
+        return Conflict("ConcurrentDeleteDelete", version, fmt::format("also removed '{}'", remove->path));
+      }
+      if (read_whole_table_) {
+        return Conflict("ConcurrentDeleteRead", version, fmt::format("removed '{}', which this one read", remove->path));
+      }
+    } else if (const auto* domain = std::get_if<DomainMetadata>(&action)) {
+      for (const DomainMetadata& mine : domains_) {
+        if (mine.domain == domain->domain) {
+          return Conflict("ConcurrentDomainMetadata", version, fmt::format("changed domain '{}'", domain->domain));
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operation_parameters,
+                                    std::optional<StringMap> operation_metrics, const CommitOptions& options) {
+  if (!snapshot_ && metadata_ && !protocol_) {
+    SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ParseTypeJson(metadata_->schema_string));
+    protocol_ = ProtocolForNewTable(*schema);
+  }
+  SLUICE_RETURN_IF_ERROR(Validate());
+  std::string content = SerializeActions(BuildActions(operation, std::move(operation_parameters), std::move(operation_metrics)));
+
+  int64_t version = read_version() + 1;
+  for (int attempt = 1;; ++attempt) {
+    std::string path = CommitPath(table_path_, version);
+    Status put = fs_->PutIfAbsent(path, content);
+    if (put.ok()) {
+      committed_ = true;
+      return version;
+    }
+    if (put.error_class() != errors::kFileAlreadyExists) {
+      // The write may have gone through with its reply lost. Our commit is recognized by its
+      // content (the txnId in commitInfo makes it unique); another content there is a lost race.
+      Result<std::string> existing = fs_->ReadFile(path);
+      if (existing.ok() && *existing == content) {
+        committed_ = true;
+        return version;
+      }
+      if (!existing.ok()) {
+        if (existing.status().error_class() == errors::kFileNotFound) return put;
+        return put.WithContext(fmt::format("commit of version {} of '{}' has an unknown outcome", version, table_path_));
+      }
+    }
+    if (attempt >= options.max_attempts) {
+      return Status::Error(errors::kDeltaConcurrentModification,
+                           fmt::format("gave up committing to '{}' after {} attempts lost to concurrent writers",
+                                       table_path_, attempt));
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::vector<Action> winner, ReadCommit(*fs_, table_path_, version));
+    SLUICE_RETURN_IF_ERROR(CheckConflicts(version, winner));
+    ++version;
+  }
+}
+
+}  // namespace sluice::delta
