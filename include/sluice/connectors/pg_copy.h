@@ -1,0 +1,51 @@
+// Record batches as PostgreSQL binary COPY data, and the PostgreSQL column types sluice creates
+// for its types.
+//
+//   boolean -> boolean        byte, short -> smallint     integer -> integer   long -> bigint
+//   float -> real             double -> double precision  decimal(p,s) -> numeric(p,s)
+//   string -> text            binary -> bytea             date -> date
+//   timestamp -> timestamptz  timestamp_ntz -> timestamp  struct, array, map -> jsonb
+//
+// Binary COPY needs the target column to be exactly that type; callers COPY into a table whose
+// columns they created (or checked) with PgColumnType. A PgCopyEncoder reuses its buffers and is
+// used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sluice/core/record_batch.h"
+
+namespace sluice::connectors {
+
+// The PostgreSQL type sluice uses for a column of `type`, as SQL text ("numeric(10,2)").
+std::string PgColumnType(const DataType& type);
+
+class PgCopyEncoder {
+ public:
+  // The fixed header that starts a binary COPY stream.
+  static void AppendHeader(std::string* out);
+  // The trailer that ends it.
+  static void AppendTrailer(std::string* out);
+
+  // Appends the given rows of the batch (in that order), one COPY tuple per row holding the
+  // batch's columns `columns` in that order. A NaN or infinity inside a nested value is not JSON:
+  // the server refuses that row when the COPY ends.
+  void AppendRows(const RecordBatch& batch, std::span<const int> columns, std::span<const int64_t> rows,
+                  std::string* out);
+
+ private:
+  // One column encoded field by field: bytes of every field (length word included) and where
+  // each field starts.
+  struct EncodedColumn {
+    std::string bytes;
+    std::vector<uint32_t> starts;
+  };
+  static void EncodeColumn(const Column& column, std::span<const int64_t> rows, EncodedColumn* out);
+
+  std::vector<EncodedColumn> scratch_;
+};
+
+}  // namespace sluice::connectors

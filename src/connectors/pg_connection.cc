@@ -1,0 +1,144 @@
+#include "sluice/connectors/pg_connection.h"
+
+#include <libpq-fe.h>
+
+#include "sluice/core/error_classes.h"
+
+namespace sluice::connectors {
+
+namespace {
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
+
+std::string Trimmed(const char* message) {
+  std::string out = message ? message : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+bool IsSimpleIdentifier(std::string_view name) {
+  if (name.empty() || name.size() > 63) return false;
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!letter(name[0])) return false;
+  for (char c : name) {
+    if (!letter(c) && !(c >= '0' && c <= '9')) return false;
+  }
+  return true;
+}
+
+Result<TableName> ParseTableName(std::string_view text) {
+  TableName name;
+  size_t dot = text.find('.');
+  if (dot == std::string_view::npos) {
+    name.schema = "public";
+    name.table = std::string(text);
+  } else {
+    name.schema = std::string(text.substr(0, dot));
+    name.table = std::string(text.substr(dot + 1));
+  }
+  if (!IsSimpleIdentifier(name.schema) || !IsSimpleIdentifier(name.table)) {
+    return Status::Error(errors::kInvalidArgument,
+                         "table name `" + std::string(text) +
+                             "` is not valid: write `table` or `schema.table`, each a letter or underscore followed by "
+                             "letters, digits or underscores (at most 63 characters)");
+  }
+  return name;
+}
+
+std::string TableName::Quoted() const { return QuoteIdentifier(schema) + "." + QuoteIdentifier(table); }
+
+std::string QuoteIdentifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo) {
+  std::string full = conninfo + " options='-c DateStyle=ISO -c TimeZone=UTC -c extra_float_digits=3 -c bytea_output=hex'";
+  PGconn* conn = PQconnectdb(full.c_str());
+  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
+    std::string message = conn ? Trimmed(PQerrorMessage(conn)) : "out of memory";
+    if (conn) PQfinish(conn);
+    return Status::Error(errors::kPgConnectionFailed, "cannot connect to PostgreSQL: " + message);
+  }
+  return std::unique_ptr<PgConnection>(new PgConnection(conn));
+}
+
+PgConnection::~PgConnection() { PQfinish(conn_); }
+
+bool PgConnection::is_open() const { return PQstatus(conn_) == CONNECTION_OK; }
+
+Status PgConnection::Failure(std::string_view what, const void* raw_result) {
+  const PGresult* result = static_cast<const PGresult*>(raw_result);
+  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  last_sqlstate_ = state ? state : "";
+  std::string message = Trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn_));
+  if (message.empty()) message = Trimmed(PQerrorMessage(conn_));
+  if (!is_open() || last_sqlstate_.starts_with("08")) {
+    return Status::Error(errors::kPgConnectionFailed, std::string(what) + ": " + message);
+  }
+  return Status::Error(errors::kPgQueryFailed,
+                       std::string(what) + ": " + message + (last_sqlstate_.empty() ? "" : " (SQLSTATE " + last_sqlstate_ + ")"));
+}
+
+Status PgConnection::Execute(std::string_view sql) {
+  last_sqlstate_.clear();
+  ResultPtr result(PQexec(conn_, std::string(sql).c_str()));
+  ExecStatusType status = PQresultStatus(result.get());
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return Failure("statement failed", result.get());
+  return Status::OK();
+}
+
+Result<PgRows> PgConnection::Query(std::string_view sql, const std::vector<std::optional<std::string>>& params) {
+  last_sqlstate_.clear();
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  ResultPtr result(PQexecParams(conn_, std::string(sql).c_str(), static_cast<int>(values.size()), nullptr,
+                                values.data(), nullptr, nullptr, 0));
+  ExecStatusType status = PQresultStatus(result.get());
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return Failure("query failed", result.get());
+  PgRows rows(PQntuples(result.get()));
+  int columns = PQnfields(result.get());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    rows[r].resize(columns);
+    for (int c = 0; c < columns; ++c) {
+      if (!PQgetisnull(result.get(), static_cast<int>(r), c)) rows[r][c] = PQgetvalue(result.get(), static_cast<int>(r), c);
+    }
+  }
+  return rows;
+}
+
+Status PgConnection::BeginCopy(std::string_view copy_sql) {
+  last_sqlstate_.clear();
+  ResultPtr result(PQexec(conn_, std::string(copy_sql).c_str()));
+  if (PQresultStatus(result.get()) != PGRES_COPY_IN) return Failure("COPY failed to start", result.get());
+  return Status::OK();
+}
+
+Status PgConnection::PutCopyData(std::string_view bytes) {
+  if (PQputCopyData(conn_, bytes.data(), static_cast<int>(bytes.size())) != 1) {
+    return Failure("sending COPY data failed", nullptr);
+  }
+  return Status::OK();
+}
+
+Status PgConnection::EndCopy() {
+  if (PQputCopyEnd(conn_, nullptr) != 1) return Failure("ending COPY failed", nullptr);
+  Status status;
+  while (PGresult* raw = PQgetResult(conn_)) {
+    ResultPtr result(raw);
+    if (status.ok() && PQresultStatus(raw) != PGRES_COMMAND_OK) status = Failure("COPY failed", raw);
+  }
+  return status;
+}
+
+}  // namespace sluice::connectors
