@@ -345,6 +345,9 @@ class LocalFileSystemImpl final : public FileSystem {
   Status PutIfAbsent(const std::string& path, std::string_view data) override {
     SLUICE_RETURN_IF_ERROR(CheckAbsolute(path));
     SLUICE_RETURN_IF_ERROR(MakeDirectories(ParentOf(path)));
+    // A target that already exists fails before the staging write and its fsync. This is only a
+    // shortcut: the exclusive publish below is what decides a race.
+    if (::access(path.c_str(), F_OK) == 0) return OsError("create", path, EEXIST);
     SLUICE_ASSIGN_OR_RETURN(std::string staging, WriteStagingFile(path, data));
     // The staging file is complete and durable before the target name appears, and the kernel
     // creates the name exclusively: of racing writers, exactly one wins.
