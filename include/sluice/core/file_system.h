@@ -1,10 +1,16 @@
 // FileSystem: every file sluice touches (Delta tables, checkpoints, the catalog) goes through
 // this interface, so that object stores can be added and tests can inject faults.
 //
-// Paths are absolute strings with '/' separators. Implementations are thread-safe. Errors:
-// FILE_NOT_FOUND when the path does not exist, FILE_ALREADY_EXISTS when PutIfAbsent or
+// Paths are absolute strings with '/' separators (a relative path fails with INVALID_ARGUMENT).
+// Implementations are thread-safe; the files they hand out are used by one thread at a time.
+// Errors: FILE_NOT_FOUND when the path does not exist, FILE_ALREADY_EXISTS when PutIfAbsent or
 // Rename(no_replace) meets an existing target, IO_ERROR for everything else (with the path and
 // the OS error).
+//
+// Writes that publish a file (WritableFile::Close, AtomicWrite, PutIfAbsent) stage the bytes in a
+// hidden file beside the target; List() never shows staging files, so a reader never meets a file
+// that is still being written. Once a publishing call returns OK, the file and its name are
+// durable (fsynced, directory included).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +32,7 @@ struct FileInfo {
 
 // A file being written sequentially. Nothing is visible at the final path until Close()
 // returns OK (writers stage into a temporary file in the same directory and publish on Close).
+// Destroying it without a successful Close() discards what was written.
 class WritableFile {
  public:
   virtual ~WritableFile() = default;
@@ -68,7 +75,8 @@ class FileSystem {
   virtual Status Delete(const std::string& path) = 0;            // a file; absent is OK
   virtual Status DeleteRecursively(const std::string& path) = 0;  // a tree; absent is OK
   virtual Status CreateDirectories(const std::string& path) = 0;
-  // Renames a file. With no_replace, fails with FILE_ALREADY_EXISTS if `to` exists.
+  // Renames a file; the directory of `to` must exist. With no_replace, fails with
+  // FILE_ALREADY_EXISTS if `to` exists (atomically: two racing renames cannot both succeed).
   virtual Status Rename(const std::string& from, const std::string& to, bool no_replace) = 0;
 };
 
