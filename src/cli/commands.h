@@ -1,0 +1,23 @@
+// Registration of the `sluice` subcommands that live outside main.cc. Each function adds one
+// subcommand to `app`; the subcommand runs from its CLI11 callback and reports failure by throwing
+// CLI::RuntimeError with the exit code (after printing the error to stderr).
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace sluice::cli {
+
+// `sluice kafka-embedded --brokers N --topic name:partitions ...`: a mock Kafka cluster in the
+// foreground until SIGINT/SIGTERM; prints the bootstrap servers as the first stdout line.
+void RegisterKafkaEmbeddedCommand(CLI::App& app);
+
+// `sluice postgres-embedded --dir DIR`: a private PostgreSQL server in the foreground until
+// SIGINT/SIGTERM; prints a libpq connection string as the first stdout line.
+void RegisterPostgresEmbeddedCommand(CLI::App& app);
+
+// `sluice demo [--dir DIR]`: a short end-to-end run on the embedded services.
+void RegisterDemoCommand(CLI::App& app);
+
+}  // namespace sluice::cli
