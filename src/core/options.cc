@@ -192,6 +192,19 @@ std::string AllowedList(const OptionSpec& spec) {
   return out;
 }
 
+std::string FormatBound(const OptionSpec& spec, double bound) {
+  if (spec.type != OptionType::kDouble) return std::to_string(static_cast<int64_t>(bound));
+  std::ostringstream out;
+  out << bound;
+  return out.str();
+}
+
+std::optional<std::string> OutOfBounds(const OptionSpec& spec, double number) {
+  if (spec.minimum && number < *spec.minimum) return "must be at least " + FormatBound(spec, *spec.minimum);
+  if (spec.maximum && number > *spec.maximum) return "must be at most " + FormatBound(spec, *spec.maximum);
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<std::chrono::microseconds> ParseDuration(std::string_view text) {
@@ -210,7 +223,8 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
   options.component_ = std::string(component);
   std::vector<std::string> problems;
 
-  // Parses `value.text` as its spec's type; returns the reason when it does not parse.
+  // Parses `value.text` as its spec's type; returns the reason when it does not parse or is out
+  // of bounds.
   auto parse = [](ValidatedOptions::Value& value) -> std::optional<std::string> {
     std::string_view text = Trim(value.text);
     const OptionSpec& spec = *value.spec;
@@ -222,14 +236,14 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
         int32_t number = 0;
         if (!ParseNumber(text, &number)) return "must be an integer between -2147483648 and 2147483647";
         value.integer = number;
-        return std::nullopt;
+        return OutOfBounds(spec, static_cast<double>(value.integer));
       }
       case OptionType::kLong:
         if (!ParseNumber(text, &value.integer)) return "must be a 64-bit integer";
-        return std::nullopt;
+        return OutOfBounds(spec, static_cast<double>(value.integer));
       case OptionType::kDouble:
         if (!ParseNumber(text, &value.real) || !std::isfinite(value.real)) return "must be a finite number";
-        return std::nullopt;
+        return OutOfBounds(spec, value.real);
       case OptionType::kBool: {
         std::string lower = Lower(text);
         if (lower != "true" && lower != "false") return "must be true or false";

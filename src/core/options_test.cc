@@ -26,6 +26,10 @@ constexpr OptionSpec kSinkOptions[] = {
     {"flushInterval", OptionType::kDuration, "100ms", false, "longest wait before a flush"},
     {"mode", OptionType::kEnum, "append", false, "write mode", kModes},
     {"kafka.*", OptionType::kString, std::nullopt, false, "passed to librdkafka"},
+    {.name = "port", .type = OptionType::kInt, .default_value = "5432", .doc = "server port", .minimum = 1,
+     .maximum = 65535},
+    {.name = "fillFactor", .type = OptionType::kDouble, .doc = "fraction of a page filled", .minimum = 0.1,
+     .maximum = 1},
 };
 
 constexpr std::string_view kSinkErrors = "JDBC_STREAMING_SINK_INVALID_OPTIONS";
@@ -65,7 +69,7 @@ TEST(OptionsTest, UnknownKeyIsRejectedWithTheClosestKnownName) {
   std::string_view message = options.status().message();
   EXPECT_TRUE(Contains(message, "postgres sink")) << message;
   EXPECT_TRUE(Contains(message, "unknown option 'batchsise' (did you mean 'batchSize'?)")) << message;
-  EXPECT_TRUE(Contains(message, "Known options: batchSize, flushInterval, kafka.*, maxBytes")) << message;
+  EXPECT_TRUE(Contains(message, "Known options: batchSize, fillFactor, flushInterval, kafka.*, maxBytes")) << message;
 }
 
 TEST(OptionsTest, UnknownKeyFarFromEveryNameGetsNoSuggestion) {
@@ -113,6 +117,28 @@ TEST(OptionsTest, WrongTypesAreRejected) {
     EXPECT_EQ(options.status().error_class(), kSinkErrors);
     EXPECT_TRUE(Contains(options.status().message(), c.expected)) << options.status().message();
   }
+}
+
+TEST(OptionsTest, NumbersOutsideTheirBoundsAreRejected) {
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* expected;
+  };
+  for (const Case& c : {
+           Case{"port", "0", "option 'port' must be at least 1, got '0'"},
+           Case{"port", "70000", "option 'port' must be at most 65535, got '70000'"},
+           Case{"fillFactor", "0.05", "option 'fillFactor' must be at least 0.1, got '0.05'"},
+           Case{"fillFactor", "1.5", "option 'fillFactor' must be at most 1, got '1.5'"},
+       }) {
+    Result<ValidatedOptions> options = Validate({{"url", "u"}, {c.key, c.value}});
+    ASSERT_FALSE(options.ok()) << c.key << "=" << c.value;
+    EXPECT_TRUE(Contains(options.status().message(), c.expected)) << options.status().message();
+  }
+  Result<ValidatedOptions> options = Validate({{"url", "u"}, {"port", "65535"}, {"fillFactor", "0.1"}});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->GetInt64("port"), 65535);
+  EXPECT_DOUBLE_EQ(options->GetDouble("fillFactor"), 0.1);
 }
 
 TEST(OptionsTest, ScalarValuesAcceptSurroundingSpacesAndAnyCase) {

@@ -28,8 +28,8 @@
 //   Enum values match an allowed value case-insensitively and read back in its canonical spelling.
 //   Values of these types may carry surrounding spaces; strings and secrets are kept verbatim.
 //
-// Errors: an unknown key (with the closest known name suggested), a value of the wrong type, a
-// missing required key or the same key given twice in different cases fail with the caller's error
+// Errors: an unknown key (with the closest known name suggested), a value of the wrong type or out
+// of its spec's bounds, a missing required key or the same key given twice in different cases fail with the caller's error
 // class, naming the component and the key; all such problems are reported together in one message.
 // A reference that cannot be resolved fails with UNRESOLVED_SECRET naming the reference.
 //
@@ -59,11 +59,15 @@ struct OptionSpec {
   OptionType type = OptionType::kString;
   // Used when the option is not given. Defaults are trusted text written by the programmer, in the
   // same syntax as a user's value.
-  std::optional<std::string_view> default_value;
+  std::optional<std::string_view> default_value = std::nullopt;
   bool required = false;
   std::string_view doc = {};
   // The accepted values of a kEnum option.
   std::span<const std::string_view> allowed_values = {};
+  // Inclusive bounds of a kInt, kLong or kDouble option:
+  //   {.name = "rowsPerSecond", .type = OptionType::kLong, .default_value = "1", .doc = "...", .minimum = 1}
+  std::optional<double> minimum = std::nullopt;
+  std::optional<double> maximum = std::nullopt;
 };
 
 class ValidatedOptions {
