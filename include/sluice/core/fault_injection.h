@@ -10,7 +10,8 @@
 // moment it is armed, and fires on the nth one. With FaultTiming::kBefore the call fails without
 // touching the wrapped file system; with kAfter the call is carried out and then fails, which is
 // what a caller sees when a rename or put-if-absent succeeds but the reply is lost (the nasty
-// case). A `sticky` fault keeps failing every matching call from the nth on (a dead disk).
+// case). A `sticky` fault keeps failing every matching call from the nth on (a dead disk). When
+// several faults fire on the same call, the one armed first decides how it fails.
 //
 // A call's path is its file's path (for Rename the target, the name a commit protocol races for;
 // for List the directory). Calls on files opened through this wrapper (WritableFile::Append and
