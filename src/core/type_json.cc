@@ -236,7 +236,8 @@ class TypeJsonReader {
     }
     std::vector<Field> fields;
     size_t index = 0;
-    for (element field_value : fields_value.get_array().value_unsafe()) {
+    simdjson::dom::array fields_array = fields_value.get_array().value_unsafe();
+    for (element field_value : fields_array) {
       std::string field_path = fmt::format("{}[{}]", fields_path, index++);
       SLUICE_ASSIGN_OR_RETURN(Field field, ReadField(field_value, field_path, depth));
       fields.push_back(std::move(field));
