@@ -28,14 +28,16 @@ BatchPtr Take(const BatchPtr& batch, std::span<const int64_t> indices);
 // DATATYPE_MISMATCH. Floating-point NaN sorts after every other value, -0.0 equals 0.0.
 Result<std::vector<int64_t>> SortIndices(const BatchPtr& batch, std::span<const int> key_columns);
 
-// A 64-bit hash of each row's key columns, equal for equal keys (nulls hash alike; -0.0 and
-// 0.0 hash alike; all NaNs hash alike). Used to partition rows over writers and for joins; the
-// value is stable across processes and versions of sluice built from the same source.
+// A 64-bit hash of each row's key columns (valid column indices, any types), equal for equal
+// keys (nulls hash alike; -0.0 and 0.0 hash alike; all NaNs hash alike). Used to partition rows
+// over writers and for joins; the value is stable across processes and versions of sluice built
+// from the same source.
 std::vector<uint64_t> HashRows(const BatchPtr& batch, std::span<const int> key_columns);
 
 // One value as text: numbers as Spark prints them, decimals exact, dates "2026-01-31",
-// timestamps ISO-8601 in UTC ("2026-01-31T10:00:00.123456Z", ntz without the Z), binary as
-// base64, nested values as JSON-like text; null as "null".
+// timestamps ISO-8601 in UTC ("2026-01-31T10:00:00.123456Z", ntz without the Z; the fraction is
+// omitted when zero: "2026-01-31T10:00:00Z"), binary as base64, nested values as JSON text
+// (strings, dates, timestamps and binary quoted; map keys as quoted text); null as "null".
 std::string FormatValue(const Column& column, int64_t row);
 
 // A console table of the first `max_rows` rows, like Spark's show().
