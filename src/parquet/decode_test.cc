@@ -360,8 +360,12 @@ TEST(DeltaBinaryPacked, RejectsBadHeadersAndTruncation) {
     auto truncated = MakeDeltaBinaryPackedDecoder(prefix.get(), length, 8, 300);
     std::vector<int64_t> decoded(300);
     bool ok = truncated.ok() && (*truncated)->DecodeFixed(300, reinterpret_cast<uint8_t*>(decoded.data())).ok();
-    if (succeeded) EXPECT_TRUE(ok) << length;
-    if (ok) EXPECT_EQ(decoded, values) << length;
+    if (succeeded) {
+      EXPECT_TRUE(ok) << length;
+    }
+    if (ok) {
+      EXPECT_EQ(decoded, values) << length;
+    }
     succeeded = succeeded || ok;
   }
   EXPECT_TRUE(succeeded);
