@@ -1,5 +1,7 @@
 #include "sluice/delta/log.h"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 namespace sluice::delta {
@@ -7,10 +9,10 @@ namespace {
 
 // Parses `digits` (all ASCII digits, non-empty, no overflow) or returns -1.
 int64_t ParseDigits(std::string_view digits) {
-  if (digits.empty() || digits.size() > 19) return -1;
+  if (digits.empty()) return -1;
   int64_t value = 0;
   for (char c : digits) {
-    if (c < '0' || c > '9') return -1;
+    if (c < '0' || c > '9' || value > (INT64_MAX - (c - '0')) / 10) return -1;
     value = value * 10 + (c - '0');
   }
   return value;
@@ -25,23 +27,24 @@ struct CheckpointName {
 // "%020d.checkpoint.parquet" or "%020d.checkpoint.%010d.%010d.parquet"; version -1 otherwise.
 CheckpointName ParseCheckpointName(std::string_view name) {
   CheckpointName result;
-  constexpr std::string_view kMiddle = ".checkpoint.";
+  constexpr std::string_view kInfix = ".checkpoint";
   constexpr std::string_view kSuffix = ".parquet";
-  if (name.size() < 20 + kMiddle.size() + kSuffix.size()) return result;
-  if (name.substr(20, kMiddle.size()) != kMiddle || !name.ends_with(kSuffix)) return result;
+  if (name.size() < 20 + kInfix.size() + kSuffix.size()) return result;
+  if (name.substr(20, kInfix.size()) != kInfix || !name.ends_with(kSuffix)) return result;
   int64_t version = ParseDigits(name.substr(0, 20));
   if (version < 0) return result;
-  std::string_view rest = name.substr(20 + kMiddle.size());
-  rest.remove_suffix(kSuffix.size());
-  if (rest.empty()) {
+  std::string_view parts = name.substr(20 + kInfix.size());
+  parts.remove_suffix(kSuffix.size());
+  if (parts.empty()) {
     result.version = version;
     return result;
   }
-  if (rest.size() != 21 || rest[10] != '.') return result;
-  int64_t part = ParseDigits(rest.substr(0, 10));
-  int64_t parts = ParseDigits(rest.substr(11));
-  if (part < 1 || parts < 1 || part > parts) return result;
-  result = {version, part, parts};
+  // ".%010d.%010d"
+  if (parts.size() != 22 || parts[0] != '.' || parts[11] != '.') return result;
+  int64_t part = ParseDigits(parts.substr(1, 10));
+  int64_t count = ParseDigits(parts.substr(12));
+  if (part < 1 || count < 1 || part > count) return result;
+  result = {version, part, count};
   return result;
 }
 

@@ -1,12 +1,15 @@
 #include "sluice/delta/transaction.h"
 
+#include <charconv>
 #include <chrono>
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "delta/uuid.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/checkpoint.h"
 #include "sluice/delta/features.h"
 #include "sluice/delta/log.h"
 
@@ -159,6 +162,23 @@ Status Transaction::CheckConflicts(int64_t version, const std::vector<Action>& w
   return Status::OK();
 }
 
+void Transaction::CheckpointIfDue(int64_t version) const {
+  const Metadata* metadata = effective_metadata();
+  auto it = metadata->configuration.find("delta.checkpointInterval");
+  int64_t interval = 10;
+  if (it != metadata->configuration.end()) {
+    auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), interval);
+    if (ec != std::errc() || interval < 1) interval = 10;
+  }
+  if (version == 0 || version % interval != 0) return;
+  // The commit stands whatever happens here: a missing checkpoint only makes loading slower.
+  Result<SnapshotPtr> snapshot = Snapshot::Load(fs_, table_path_, {.version = version});
+  Status status = snapshot.ok() ? WriteCheckpoint(**snapshot, NowMs()) : snapshot.status();
+  if (!status.ok()) {
+    spdlog::warn("checkpoint of version {} of '{}' not written: {}", version, table_path_, status.ToString());
+  }
+}
+
 Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operation_parameters,
                                     std::optional<StringMap> operation_metrics, const CommitOptions& options) {
   if (!snapshot_ && metadata_ && !protocol_) {
@@ -174,6 +194,7 @@ Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operat
     Status put = fs_->PutIfAbsent(path, content);
     if (put.ok()) {
       committed_ = true;
+      CheckpointIfDue(version);
       return version;
     }
     if (put.error_class() != errors::kFileAlreadyExists) {
@@ -182,6 +203,7 @@ Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operat
       Result<std::string> existing = fs_->ReadFile(path);
       if (existing.ok() && *existing == content) {
         committed_ = true;
+        CheckpointIfDue(version);
         return version;
       }
       if (!existing.ok()) {

@@ -159,9 +159,9 @@ Status ParseActions(std::string_view text, std::string_view source, std::vector<
 struct LastCheckpoint {
   int64_t version = 0;
   int64_t size = 0;  // number of actions in the checkpoint
-  std::optional<int64_t> parts;
-  std::optional<int64_t> size_in_bytes;
-  std::optional<int64_t> num_of_add_files;
+  std::optional<int64_t> parts = std::nullopt;
+  std::optional<int64_t> size_in_bytes = std::nullopt;
+  std::optional<int64_t> num_of_add_files = std::nullopt;
 
   bool operator==(const LastCheckpoint&) const = default;
 };

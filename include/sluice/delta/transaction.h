@@ -80,7 +80,9 @@ class Transaction {
   // The metadata the commit will leave: the one set, else the read snapshot's (null if neither).
   const Metadata* effective_metadata() const;
 
-  // Commits and returns the version written. Errors: DELTA_CONCURRENT_MODIFICATION (see above),
+  // Commits and returns the version written. When that version is a multiple of
+  // delta.checkpointInterval (default 10), a checkpoint of it is written too (a failure there
+  // is logged; the commit stands). Errors: DELTA_CONCURRENT_MODIFICATION (see above),
   // DELTA_TABLE_ALREADY_EXISTS when creating a table that another writer created first,
   // DELTA_PROTOCOL_UNSUPPORTED when sluice cannot write the table, INVALID_ARGUMENT for an
   // inconsistent transaction (no metadata for a new table, removing from an append-only table),
@@ -98,6 +100,7 @@ class Transaction {
                                    std::optional<StringMap> metrics) const;
   // OK when the commit that won `version` leaves this transaction valid.
   Status CheckConflicts(int64_t version, const std::vector<Action>& winner) const;
+  void CheckpointIfDue(int64_t version) const;
 
   std::shared_ptr<FileSystem> fs_;
   std::string table_path_;

@@ -1,0 +1,36 @@
+// Insert-only merge: append the rows of a batch whose key is not in the table yet, in one commit
+// with operation MERGE. It is how stream backfills and de-duplicating streams land rows exactly
+// once even when the same rows arrive twice.
+//
+// The keys already in the table are read from the files whose statistics may hold keys of the
+// batch (for a one-column key of integer, date, timestamp or string type the files' min/max
+// values rule the others out). The commit conflicts with any concurrent change of the table's
+// data (it read the whole table), so two merges never both insert the same key.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sluice/core/file_system.h"
+#include "sluice/core/record_batch.h"
+#include "sluice/delta/writer.h"
+
+namespace sluice::delta {
+
+struct MergeOptions {
+  // The columns whose values identify a row (matched ignoring case). Rows with equal keys are
+  // the same row: only the first of them in the batch is inserted, and none whose key exists.
+  std::vector<std::string> key_columns;
+  // Recorded with the commit, and making a replay a no-op, as for WriteTable.
+  std::vector<SetTransaction> transactions = {};
+  // Creating the table when it does not exist yet.
+  std::vector<std::string> partition_columns = {};
+};
+
+// Returns the commit's version and the number of rows inserted (num_rows). UNRESOLVED_COLUMN
+// for a key column missing from the batch or the table; errors as WriteTable otherwise.
+Result<WriteResult> InsertNewRows(std::shared_ptr<FileSystem> fs, const std::string& table_path, const BatchPtr& batch,
+                                  const MergeOptions& options);
+
+}  // namespace sluice::delta

@@ -1,0 +1,55 @@
+// Reading the rows of a table snapshot: the live data files in path order, projected to the
+// requested columns, with partition columns rebuilt from the files' partition values and
+// columns missing from older files (added later by schema evolution) read as nulls.
+//
+// A TableScan is used by one thread at a time; the snapshot it reads is kept alive by it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/core/record_batch.h"
+#include "sluice/delta/snapshot.h"
+
+namespace sluice::delta {
+
+struct ScanOptions {
+  // Top-level columns to read, in this order (names matched ignoring case); empty reads all.
+  std::vector<std::string> columns = {};
+  // Read these files (of this table) instead of the snapshot's live files: a streaming source
+  // reads the files added by some versions, a merge the files its statistics cannot rule out.
+  std::optional<std::vector<AddFile>> files = std::nullopt;
+};
+
+class TableScan {
+ public:
+  // UNRESOLVED_COLUMN when a requested column is not in the table.
+  static Result<std::unique_ptr<TableScan>> Open(SnapshotPtr snapshot, ScanOptions options = {});
+
+  // The schema of every batch.
+  const TypePtr& schema() const { return schema_; }
+  // The next batch, or nullptr after the last. DELTA_LOG_CORRUPT when a partition value does not
+  // parse as its column's type; Parquet and IO errors of the data files.
+  Result<BatchPtr> Next();
+
+ private:
+  TableScan(SnapshotPtr snapshot, TypePtr schema, std::vector<AddFile> files)
+      : snapshot_(std::move(snapshot)), schema_(std::move(schema)), files_(std::move(files)) {}
+  Status OpenNextFile();
+
+  SnapshotPtr snapshot_;
+  TypePtr schema_;
+  std::vector<AddFile> files_;
+  size_t next_file_ = 0;
+  class FileReader;
+  std::shared_ptr<FileReader> current_;
+};
+
+// A column of `rows` copies of one serialized partition value parsed as `type` (null for
+// std::nullopt). DELTA_LOG_CORRUPT when the text is not a value of the type.
+Result<ColumnPtr> PartitionValueColumn(const std::optional<std::string>& value, const TypePtr& type, int64_t rows);
+
+}  // namespace sluice::delta

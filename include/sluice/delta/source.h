@@ -1,0 +1,76 @@
+// DeltaSource: a Delta table read as a stream of the files its commits add.
+//
+// An offset (version, index) names a position in the log: the data-change `add` actions of
+// `version` from the index-th on, then those of every later version, are still to be read.
+// Offsets only move forward and a range [start, end) is always read the same way, so a
+// streaming query can replay a batch after a crash and get the same rows.
+//
+// The source is append-only: a commit that removes data-change files (an overwrite, a delete,
+// a merge that rewrote files) fails with DELTA_SOURCE_DATA_DELETED; restart from a later
+// startingVersion to skip it. Commits without data change (compaction, metadata) are passed over.
+//
+// A DeltaSource is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/core/file_system.h"
+#include "sluice/core/record_batch.h"
+#include "sluice/delta/actions.h"
+
+namespace sluice::delta {
+
+struct SourceOffset {
+  int64_t version = 0;
+  int64_t index = 0;
+
+  bool operator==(const SourceOffset&) const = default;
+  auto operator<=>(const SourceOffset&) const = default;
+};
+
+struct SourceOptions {
+  // The first version to read; std::nullopt means `latest`: only commits made after the source
+  // started.
+  std::optional<int64_t> starting_version = std::nullopt;
+  // At most this many files per range planned by LatestOffset (at least 1).
+  int64_t max_files_per_trigger = 1000;
+};
+
+class DeltaSource {
+ public:
+  // DELTA_TABLE_NOT_FOUND when there is no table; DELTA_VERSION_NOT_FOUND when the starting
+  // version is past the latest version or its commit was cleaned up.
+  static Result<std::unique_ptr<DeltaSource>> Open(std::shared_ptr<FileSystem> fs, std::string table_path,
+                                                   SourceOptions options = {});
+
+  // Where reading starts when a query has no checkpointed offset yet.
+  const SourceOffset& initial_offset() const { return initial_; }
+
+  // The end of the next range from `start`: past at most max_files_per_trigger new files (whole
+  // versions are not split needlessly: a range ends at a version boundary or at the file limit).
+  // Equal to `start` when nothing new was committed.
+  Result<SourceOffset> LatestOffset(const SourceOffset& start);
+
+  // The files of [start, end), in log order.
+  Result<std::vector<AddFile>> Files(const SourceOffset& start, const SourceOffset& end);
+
+  // The rows of [start, end) as batches of the table's schema at `end`.
+  Result<std::vector<BatchPtr>> Read(const SourceOffset& start, const SourceOffset& end);
+
+ private:
+  DeltaSource(std::shared_ptr<FileSystem> fs, std::string table_path, SourceOptions options)
+      : fs_(std::move(fs)), table_path_(std::move(table_path)), options_(options) {}
+  // The data-change adds of one version, or std::nullopt when the version is not committed yet.
+  Result<std::optional<std::vector<AddFile>>> VersionFiles(int64_t version);
+
+  std::shared_ptr<FileSystem> fs_;
+  std::string table_path_;
+  SourceOptions options_;
+  SourceOffset initial_;
+};
+
+}  // namespace sluice::delta

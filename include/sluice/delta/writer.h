@@ -1,0 +1,77 @@
+// Writing record batches into a Delta table: create, append, overwrite, truncate, with schema
+// evolution and idempotent application transactions. Data files are written first, then one
+// commit makes them visible (a crash in between leaves orphan files, never a partial write).
+//
+// Functions are thread-safe; concurrent writers (threads or processes) are reconciled by the
+// transaction's optimistic concurrency (see transaction.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/file_system.h"
+#include "sluice/core/record_batch.h"
+#include "sluice/delta/actions.h"
+#include "sluice/delta/transaction.h"
+
+namespace sluice::delta {
+
+enum class WriteMode {
+  kAppend,     // add the rows
+  kOverwrite,  // replace every row of the table with these, in one commit
+};
+
+struct WriteOptions {
+  WriteMode mode = WriteMode::kAppend;
+  // When the write creates the table: its partition columns, properties, name and description.
+  std::vector<std::string> partition_columns = {};
+  StringMap table_properties = {};
+  std::optional<std::string> table_name = std::nullopt;
+  // Add the batches' new columns to the table schema (nullable, also inside structs). Without it
+  // a column the table does not have is DELTA_SCHEMA_MISMATCH. Types are never changed.
+  bool merge_schema = false;
+  // Progress of applications recorded atomically with the data ({appId, version}). When every
+  // appId already has a version >= the given one in the table, the write is skipped (the batch
+  // was committed before): that is what makes replays of a streaming batch idempotent.
+  std::vector<SetTransaction> transactions = {};
+  // The commitInfo operation; WRITE by default, STREAMING UPDATE for streaming sinks.
+  std::string operation = std::string(kOperationWrite);
+  StringMap operation_parameters = {};
+};
+
+struct WriteResult {
+  int64_t version = -1;     // the version committed, or the version read when skipped
+  bool skipped = false;     // every transaction was already recorded: nothing written
+  int64_t num_files = 0;
+  int64_t num_rows = 0;
+};
+
+// Writes `batches` (all of one schema; at least one batch, possibly empty, so that the schema
+// is known) to the table at `table_path`, creating it if needed. Columns are matched by name
+// (ignoring case, like Spark); table columns missing from the batches are written as nulls when
+// nullable, else DELTA_SCHEMA_MISMATCH. Errors also as Transaction::Commit.
+Result<WriteResult> WriteTable(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                               const std::vector<BatchPtr>& batches, const WriteOptions& options = {});
+
+// As WriteTable, inside a transaction the caller started (and may have read through, as an
+// insert-only merge reads the keys already in the table). The transaction is spent.
+Result<WriteResult> WriteInTransaction(Transaction& transaction, const std::vector<BatchPtr>& batches,
+                                       const WriteOptions& options = {});
+
+// Removes every row of the table in one commit (operation TRUNCATE). Returns the version.
+Result<int64_t> TruncateTable(std::shared_ptr<FileSystem> fs, const std::string& table_path);
+
+// The table schema extended by the incoming schema's new fields (appended, nullable; nested
+// struct fields too, also inside arrays and maps). DELTA_SCHEMA_MISMATCH when a field exists in
+// both with different types (widening included: an int column stays int).
+Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incoming);
+
+// The batch's columns arranged as `table_schema` (matched by name ignoring case; missing
+// nullable columns, also nested struct fields, filled with nulls). DELTA_SCHEMA_MISMATCH when a
+// column is missing and not nullable, has another type, or is not in the table.
+Result<BatchPtr> ConformToSchema(const BatchPtr& batch, const TypePtr& table_schema);
+
+}  // namespace sluice::delta

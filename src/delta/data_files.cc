@@ -1,0 +1,228 @@
+#include "delta/data_files.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "delta/uuid.h"
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+
+namespace sluice::delta {
+namespace {
+
+constexpr char kHex[] = "0123456789ABCDEF";
+
+void PercentEncode(unsigned char byte, std::string* out) {
+  out->push_back('%');
+  out->push_back(kHex[byte >> 4]);
+  out->push_back(kHex[byte & 0xF]);
+}
+
+// Hive's FileUtils.escapePathName set.
+bool NeedsHiveEscape(unsigned char c) {
+  if (c < 0x20 || c == 0x7F) return true;
+  switch (c) {
+    case '"': case '#': case '%': case '\'': case '*': case '/': case ':': case '=': case '?':
+    case '\\': case '{': case '[': case ']': case '^':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Characters a URI path keeps as they are (RFC 2396 unreserved, plus the path punctuation).
+bool UriPathChar(unsigned char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  switch (c) {
+    case '-': case '_': case '.': case '!': case '~': case '*': case '\'': case '(': case ')':
+    case '/': case ':': case '@': case '&': case '=': case '+': case '$': case ',': case ';':
+      return true;
+    default:
+      return false;
+  }
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The table's columns without the partition columns: what data files hold.
+Result<BatchPtr> DataColumns(const BatchPtr& batch, const std::vector<int>& data_indices, const TypePtr& data_schema) {
+  std::vector<ColumnPtr> columns;
+  columns.reserve(data_indices.size());
+  for (int index : data_indices) columns.push_back(batch->column(index));
+  return RecordBatch::Make(data_schema, std::move(columns), batch->num_rows());
+}
+
+struct OpenFile {
+  std::string relative_path;
+  PartitionValues partition_values;
+  std::unique_ptr<parquet::ParquetWriter> writer;
+};
+
+}  // namespace
+
+std::string PartitionDirectoryName(std::string_view column, const std::optional<std::string>& value) {
+  std::string name;
+  for (unsigned char c : column) {
+    if (NeedsHiveEscape(c)) {
+      PercentEncode(c, &name);
+    } else {
+      name.push_back(static_cast<char>(c));
+    }
+  }
+  name.push_back('=');
+  if (!value) return name + "__HIVE_DEFAULT_PARTITION__";
+  for (unsigned char c : *value) {
+    if (NeedsHiveEscape(c)) {
+      PercentEncode(c, &name);
+    } else {
+      name.push_back(static_cast<char>(c));
+    }
+  }
+  return name;
+}
+
+std::string EncodeFilePath(std::string_view relative_path) {
+  std::string out;
+  out.reserve(relative_path.size());
+  for (unsigned char c : relative_path) {
+    if (UriPathChar(c)) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      PercentEncode(c, &out);
+    }
+  }
+  return out;
+}
+
+Result<std::string> DecodeFilePath(std::string_view uri_path) {
+  std::string out;
+  out.reserve(uri_path.size());
+  for (size_t i = 0; i < uri_path.size(); ++i) {
+    if (uri_path[i] != '%') {
+      out.push_back(uri_path[i]);
+      continue;
+    }
+    int high = i + 2 < uri_path.size() ? HexValue(uri_path[i + 1]) : -1;
+    int low = i + 2 < uri_path.size() ? HexValue(uri_path[i + 2]) : -1;
+    if (high < 0 || low < 0) {
+      return Status::Error(errors::kDeltaLogCorrupt, fmt::format("file path '{}' has a bad %-escape", uri_path));
+    }
+    out.push_back(static_cast<char>(high * 16 + low));
+    i += 2;
+  }
+  return out;
+}
+
+std::optional<std::string> SerializePartitionValue(const Column& column, int64_t row) {
+  if (column.IsNull(row)) return std::nullopt;
+  switch (column.type->id()) {
+    case TypeId::kString:
+    case TypeId::kBinary: {
+      std::string_view value = column.View(row);
+      if (value.empty()) return std::nullopt;
+      return std::string(value);
+    }
+    case TypeId::kTimestampNtz: {
+      std::string text = FormatValue(column, row);
+      if (auto t = text.find('T'); t != std::string::npos) text[t] = ' ';
+      return text;
+    }
+    default:
+      return FormatValue(column, row);
+  }
+}
+
+Result<std::vector<AddFile>> WriteDataFiles(FileSystem& fs, std::string_view table_path, const TypePtr& table_schema,
+                                            const std::vector<std::string>& partition_columns,
+                                            const std::vector<BatchPtr>& batches, int64_t now_ms) {
+  std::vector<int> partition_indices;
+  for (const std::string& name : partition_columns) {
+    int index = table_schema->FieldIndex(name);
+    if (index < 0) {
+      return Status::Error(errors::kUnresolvedColumn, fmt::format("partition column '{}' is not in the schema", name));
+    }
+    if (table_schema->field(index).type->is_nested()) {
+      return Status::Error(errors::kInvalidSchema, fmt::format("partition column '{}' must have a primitive type", name));
+    }
+    partition_indices.push_back(index);
+  }
+  std::vector<int> data_indices;
+  std::vector<Field> data_fields;
+  for (int i = 0; i < table_schema->num_fields(); ++i) {
+    if (std::find(partition_indices.begin(), partition_indices.end(), i) != partition_indices.end()) continue;
+    data_indices.push_back(i);
+    data_fields.push_back(table_schema->field(i));
+  }
+  SLUICE_ASSIGN_OR_RETURN(TypePtr data_schema, DataType::Struct(std::move(data_fields)));
+
+  // One open file per partition directory ("" without partitioning), in first-seen order.
+  std::map<std::string, OpenFile> files;
+  auto file_for = [&](const std::string& directory, PartitionValues values) -> Result<OpenFile*> {
+    auto it = files.find(directory);
+    if (it != files.end()) return &it->second;
+    std::string name = fmt::format("part-{:05d}-{}.c000.snappy.parquet", files.size(), NewUuid());
+    std::string relative = directory.empty() ? name : directory + "/" + name;
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                            fs.OpenForWrite(fmt::format("{}/{}", table_path, relative)));
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetWriter> writer,
+                            parquet::ParquetWriter::Open(std::move(file), data_schema));
+    OpenFile& open = files[directory];
+    open = OpenFile{std::move(relative), std::move(values), std::move(writer)};
+    return &open;
+  };
+
+  for (const BatchPtr& batch : batches) {
+    if (batch->num_rows() == 0) continue;
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr data, DataColumns(batch, data_indices, data_schema));
+    if (partition_indices.empty()) {
+      SLUICE_ASSIGN_OR_RETURN(OpenFile * file, file_for("", {}));
+      SLUICE_RETURN_IF_ERROR(file->writer->Write(*data));
+      continue;
+    }
+    // Rows grouped by partition directory.
+    std::unordered_map<std::string, std::vector<int64_t>> rows_by_directory;
+    std::unordered_map<std::string, PartitionValues> values_by_directory;
+    for (int64_t row = 0; row < batch->num_rows(); ++row) {
+      std::string directory;
+      PartitionValues values;
+      for (int index : partition_indices) {
+        const std::string& name = table_schema->field(index).name;
+        std::optional<std::string> value = SerializePartitionValue(*batch->column(index), row);
+        if (!directory.empty()) directory.push_back('/');
+        directory += PartitionDirectoryName(name, value);
+        values.emplace(name, std::move(value));
+      }
+      auto [it, inserted] = rows_by_directory.try_emplace(directory);
+      it->second.push_back(row);
+      if (inserted) values_by_directory.emplace(directory, std::move(values));
+    }
+    for (auto& [directory, rows] : rows_by_directory) {
+      SLUICE_ASSIGN_OR_RETURN(OpenFile * file, file_for(directory, values_by_directory[directory]));
+      SLUICE_RETURN_IF_ERROR(file->writer->Write(*Take(data, rows)));
+    }
+  }
+
+  std::vector<AddFile> adds;
+  for (auto& [directory, file] : files) {
+    SLUICE_ASSIGN_OR_RETURN(parquet::FileStats stats, file.writer->Close());
+    AddFile add;
+    add.path = EncodeFilePath(file.relative_path);
+    add.partition_values = std::move(file.partition_values);
+    add.size = stats.file_size;
+    add.modification_time = now_ms;
+    add.data_change = true;
+    add.stats = StatsJson(stats);
+    adds.push_back(std::move(add));
+  }
+  return adds;
+}
+
+}  // namespace sluice::delta

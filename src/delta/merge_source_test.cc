@@ -1,0 +1,107 @@
+// Insert-only merges and the streaming source, over real tables.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "sluice/core/builder.h"
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/delta/log.h"
+#include "sluice/delta/merge.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/source.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::delta {
+namespace {
+
+BatchPtr Ids(const std::vector<int64_t>& ids, const std::string& tag = "x") {
+  TypePtr schema = ParseTypeString("struct<id:bigint,tag:string>").value();
+  Int64Builder id_builder(DataType::Long());
+  BinaryBuilder tag_builder(DataType::String());
+  for (int64_t id : ids) {
+    id_builder.Append(id);
+    tag_builder.Append(tag);
+  }
+  return RecordBatch::Make(schema, {id_builder.Finish(), tag_builder.Finish()}, static_cast<int64_t>(ids.size())).value();
+}
+
+std::vector<std::string> Rows(const std::vector<BatchPtr>& batches) {
+  std::vector<std::string> rows;
+  for (const BatchPtr& batch : batches) {
+    for (int64_t row = 0; row < batch->num_rows(); ++row) {
+      rows.push_back(FormatValue(*batch->column(0), row) + ":" + FormatValue(*batch->column(1), row));
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+class MergeSourceTest : public ::testing::Test {
+ protected:
+  std::vector<std::string> TableRows() {
+    auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value());
+    std::vector<BatchPtr> batches;
+    while (true) {
+      BatchPtr batch = (*scan)->Next().value();
+      if (batch == nullptr) break;
+      batches.push_back(batch);
+    }
+    return Rows(batches);
+  }
+
+  sluice::testing::TempDir dir_{"delta-merge"};
+  std::string table_ = dir_.Join("table");
+  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
+};
+
+TEST_F(MergeSourceTest, InsertOnlyMergeAddsOnlyNewKeys) {
+  auto first = InsertNewRows(fs_, table_, Ids({1, 2, 2}, "a"), {.key_columns = {"id"}});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->num_rows, 2);
+  ASSERT_TRUE(InsertNewRows(fs_, table_, Ids({100, 101}, "far"), {.key_columns = {"id"}}).ok());
+  auto second = InsertNewRows(fs_, table_, Ids({2, 3}, "b"), {.key_columns = {"ID"}});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->num_rows, 1);
+  EXPECT_EQ(TableRows(), (std::vector<std::string>{"100:far", "101:far", "1:a", "2:a", "3:b"}));
+  auto info = std::get<CommitInfo>(ReadCommit(*fs_, table_, second->version).value().at(0));
+  EXPECT_EQ(info.operation, "MERGE");
+  EXPECT_EQ(InsertNewRows(fs_, table_, Ids({4}), {.key_columns = {"nope"}}).status().error_class(),
+            errors::kUnresolvedColumn);
+}
+
+TEST_F(MergeSourceTest, TheSourceStreamsAppendsInBoundedRanges) {
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({1})}).ok());
+  auto source = DeltaSource::Open(fs_, table_, {.starting_version = 0, .max_files_per_trigger = 2});
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  for (int64_t id = 2; id <= 4; ++id) ASSERT_TRUE(WriteTable(fs_, table_, {Ids({id})}).ok());
+
+  SourceOffset start = (*source)->initial_offset();
+  EXPECT_EQ(start, (SourceOffset{0, 0}));
+  std::vector<std::string> seen;
+  for (int round = 0; round < 5; ++round) {
+    auto end = (*source)->LatestOffset(start);
+    ASSERT_TRUE(end.ok()) << end.status().ToString();
+    if (*end == start) break;
+    auto files = (*source)->Files(start, *end);
+    EXPECT_LE(files->size(), 2u);
+    auto rows = Rows((*source)->Read(start, *end).value());
+    seen.insert(seen.end(), rows.begin(), rows.end());
+    // Reading a range again gives the same rows.
+    EXPECT_EQ(Rows((*source)->Read(start, *end).value()), rows);
+    start = *end;
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"1:x", "2:x", "3:x", "4:x"}));
+  EXPECT_EQ(start, (SourceOffset{4, 0}));
+
+  auto latest = DeltaSource::Open(fs_, table_);
+  EXPECT_EQ((*latest)->initial_offset(), (SourceOffset{4, 0}));
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({9})}, {.mode = WriteMode::kOverwrite}).ok());
+  EXPECT_EQ((*latest)->LatestOffset(start).status().error_class(), errors::kDeltaSourceDataDeleted);
+  EXPECT_EQ(DeltaSource::Open(fs_, table_, {.starting_version = 99}).status().error_class(),
+            errors::kDeltaVersionNotFound);
+}
+
+}  // namespace
+}  // namespace sluice::delta

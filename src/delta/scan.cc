@@ -1,0 +1,292 @@
+#include "sluice/delta/scan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "delta/data_files.h"
+#include "sluice/core/builder.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/delta/writer.h"
+#include "sluice/parquet/reader.h"
+
+namespace sluice::delta {
+namespace {
+
+int64_t DaysFromCivil(int64_t year, int64_t month, int64_t day) {
+  year -= month <= 2;
+  int64_t era = (year >= 0 ? year : year - 399) / 400;
+  int64_t yoe = year - era * 400;
+  int64_t doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// Reads `width` digits at text[*pos], advancing; -1 when they are not all digits.
+int64_t Digits(std::string_view text, size_t* pos, size_t width) {
+  if (*pos + width > text.size()) return -1;
+  int64_t value = 0;
+  for (size_t i = 0; i < width; ++i) {
+    char c = text[*pos + i];
+    if (c < '0' || c > '9') return -1;
+    value = value * 10 + (c - '0');
+  }
+  *pos += width;
+  return value;
+}
+
+std::optional<int64_t> ParseDate(std::string_view text, size_t* pos) {
+  int64_t year = Digits(text, pos, 4);
+  if (year < 0 || *pos >= text.size() || text[(*pos)++] != '-') return std::nullopt;
+  int64_t month = Digits(text, pos, 2);
+  if (month < 1 || month > 12 || *pos >= text.size() || text[(*pos)++] != '-') return std::nullopt;
+  int64_t day = Digits(text, pos, 2);
+  if (day < 1 || day > 31) return std::nullopt;
+  return DaysFromCivil(year, month, day);
+}
+
+// "yyyy-MM-dd[( |T)HH:mm:ss[.f{1,9}]][Z]" as microseconds since the epoch.
+std::optional<int64_t> ParseTimestamp(std::string_view text) {
+  size_t pos = 0;
+  std::optional<int64_t> days = ParseDate(text, &pos);
+  if (!days) return std::nullopt;
+  int64_t micros = *days * 86'400'000'000;
+  if (pos < text.size() && (text[pos] == ' ' || text[pos] == 'T')) {
+    ++pos;
+    int64_t hour = Digits(text, &pos, 2);
+    if (hour < 0 || hour > 23 || pos >= text.size() || text[pos++] != ':') return std::nullopt;
+    int64_t minute = Digits(text, &pos, 2);
+    if (minute < 0 || minute > 59 || pos >= text.size() || text[pos++] != ':') return std::nullopt;
+    int64_t second = Digits(text, &pos, 2);
+    if (second < 0 || second > 59) return std::nullopt;
+    micros += ((hour * 60 + minute) * 60 + second) * 1'000'000;
+    if (pos < text.size() && text[pos] == '.') {
+      ++pos;
+      int64_t fraction = 0;
+      int digits = 0;
+      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+        if (digits < 6) fraction = fraction * 10 + (text[pos] - '0');
+        ++digits;
+        ++pos;
+      }
+      if (digits == 0) return std::nullopt;
+      for (int i = digits; i < 6; ++i) fraction *= 10;
+      micros += fraction;
+    }
+  }
+  if (pos < text.size() && text[pos] == 'Z') ++pos;
+  if (pos != text.size()) return std::nullopt;
+  return micros;
+}
+
+std::optional<int128_t> ParseDecimal(std::string_view text, int scale) {
+  bool negative = !text.empty() && text[0] == '-';
+  if (negative || (!text.empty() && text[0] == '+')) text.remove_prefix(1);
+  int128_t value = 0;
+  int fraction_digits = -1;
+  for (char c : text) {
+    if (c == '.' && fraction_digits < 0) {
+      fraction_digits = 0;
+      continue;
+    }
+    if (c < '0' || c > '9') return std::nullopt;
+    if (fraction_digits >= scale) return std::nullopt;  // more digits than the scale holds
+    if (value > (static_cast<int128_t>(1) << 120)) return std::nullopt;
+    value = value * 10 + (c - '0');
+    if (fraction_digits >= 0) ++fraction_digits;
+  }
+  if (text.empty()) return std::nullopt;
+  for (int i = std::max(fraction_digits, 0); i < scale; ++i) value *= 10;
+  return negative ? -value : value;
+}
+
+template <typename T>
+ColumnPtr Repeat(const TypePtr& type, T value, int64_t rows) {
+  FixedWidthBuilder<T> builder(type);
+  builder.Reserve(rows);
+  for (int64_t i = 0; i < rows; ++i) builder.Append(value);
+  return builder.Finish();
+}
+
+template <typename T>
+std::optional<T> ParseInteger(std::string_view text) {
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max()) return std::nullopt;
+  return static_cast<T>(value);
+}
+
+}  // namespace
+
+Result<ColumnPtr> PartitionValueColumn(const std::optional<std::string>& value, const TypePtr& type, int64_t rows) {
+  if (!value || value->empty()) return MakeNullColumn(type, rows);
+  std::string_view text = *value;
+  auto bad = [&] {
+    return Status::Error(errors::kDeltaLogCorrupt,
+                         fmt::format("partition value '{}' is not a valid {}", text, type->ToString()));
+  };
+  switch (type->id()) {
+    case TypeId::kString:
+    case TypeId::kBinary: {
+      BinaryBuilder builder(type);
+      builder.Reserve(rows);
+      for (int64_t i = 0; i < rows; ++i) builder.Append(text);
+      return builder.Finish();
+    }
+    case TypeId::kBoolean:
+      if (text == "true" || text == "false") return Repeat<uint8_t>(type, text == "true", rows);
+      return bad();
+    case TypeId::kByte:
+      if (auto v = ParseInteger<int8_t>(text)) return Repeat<int8_t>(type, *v, rows);
+      return bad();
+    case TypeId::kShort:
+      if (auto v = ParseInteger<int16_t>(text)) return Repeat<int16_t>(type, *v, rows);
+      return bad();
+    case TypeId::kInteger:
+      if (auto v = ParseInteger<int32_t>(text)) return Repeat<int32_t>(type, *v, rows);
+      return bad();
+    case TypeId::kLong:
+      if (auto v = ParseInteger<int64_t>(text)) return Repeat<int64_t>(type, *v, rows);
+      return bad();
+    case TypeId::kFloat:
+    case TypeId::kDouble: {
+      std::string copy(text);
+      char* end = nullptr;
+      double v = std::strtod(copy.c_str(), &end);
+      if (end != copy.c_str() + copy.size()) return bad();
+      if (type->id() == TypeId::kFloat) return Repeat<float>(type, static_cast<float>(v), rows);
+      return Repeat<double>(type, v, rows);
+    }
+    case TypeId::kDate: {
+      size_t pos = 0;
+      std::optional<int64_t> days = ParseDate(text, &pos);
+      if (!days || pos != text.size()) return bad();
+      return Repeat<int32_t>(type, static_cast<int32_t>(*days), rows);
+    }
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz:
+      if (auto micros = ParseTimestamp(text)) return Repeat<int64_t>(type, *micros, rows);
+      return bad();
+    case TypeId::kDecimal:
+      if (auto unscaled = ParseDecimal(text, type->scale())) return Repeat<int128_t>(type, *unscaled, rows);
+      return bad();
+    default:
+      return bad();
+  }
+}
+
+// One data file being read: its batches arranged as the scan's schema.
+class TableScan::FileReader {
+ public:
+  static Result<std::shared_ptr<FileReader>> Open(const Snapshot& snapshot, const AddFile& file,
+                                                  const TypePtr& schema) {
+    auto reader = std::shared_ptr<FileReader>(new FileReader());
+    reader->file_ = &file;
+    reader->schema_ = schema;
+    SLUICE_ASSIGN_OR_RETURN(std::string relative, DecodeFilePath(file.path));
+    std::string path = relative.starts_with("/") ? relative : snapshot.table_path() + "/" + relative;
+    SLUICE_ASSIGN_OR_RETURN(reader->parquet_, parquet::ParquetReader::Open(*snapshot.file_system(), path));
+    const auto& partition_columns = snapshot.metadata().partition_columns;
+    std::vector<Field> data_fields;
+    parquet::ReadOptions options;
+    for (const Field& field : schema->fields()) {
+      bool is_partition = std::find(partition_columns.begin(), partition_columns.end(), field.name) != partition_columns.end();
+      reader->is_partition_.push_back(is_partition);
+      if (is_partition) continue;
+      data_fields.push_back(field);
+      int index = reader->parquet_->schema()->FieldIndexIgnoreCase(field.name);
+      if (index >= 0) options.columns.push_back(reader->parquet_->schema()->field(index).name);
+    }
+    SLUICE_ASSIGN_OR_RETURN(reader->data_schema_, DataType::Struct(std::move(data_fields)));
+    if (options.columns.empty()) {
+      // No requested data column is in this file (or only partition columns were asked for):
+      // its rows still count, with nulls or partition values only.
+      reader->rows_without_columns_ = reader->parquet_->num_rows();
+      return reader;
+    }
+    SLUICE_ASSIGN_OR_RETURN(reader->batches_, reader->parquet_->NewBatchReader(options));
+    return reader;
+  }
+
+  // The next batch of this file, or nullptr at its end.
+  Result<BatchPtr> Next() {
+    BatchPtr data;
+    int64_t rows = 0;
+    if (batches_ == nullptr) {
+      if (rows_without_columns_ == 0) return BatchPtr();
+      rows = rows_without_columns_;
+      rows_without_columns_ = 0;
+      std::vector<ColumnPtr> nulls;
+      for (const Field& field : data_schema_->fields()) nulls.push_back(MakeNullColumn(field.type, rows));
+      SLUICE_ASSIGN_OR_RETURN(data, RecordBatch::Make(data_schema_, std::move(nulls), rows));
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(BatchPtr raw, batches_->Next());
+      if (raw == nullptr) return BatchPtr();
+      rows = raw->num_rows();
+      SLUICE_ASSIGN_OR_RETURN(data, ConformToSchema(raw, data_schema_));
+    }
+    std::vector<ColumnPtr> columns;
+    int data_index = 0;
+    for (int i = 0; i < schema_->num_fields(); ++i) {
+      const Field& field = schema_->field(i);
+      if (!is_partition_[i]) {
+        columns.push_back(data->column(data_index++));
+        continue;
+      }
+      auto value = file_->partition_values.find(field.name);
+      std::optional<std::string> text = value == file_->partition_values.end() ? std::nullopt : value->second;
+      SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, PartitionValueColumn(text, field.type, rows));
+      columns.push_back(std::move(column));
+    }
+    return RecordBatch::Make(schema_, std::move(columns), rows);
+  }
+
+ private:
+  FileReader() = default;
+
+  const AddFile* file_ = nullptr;
+  TypePtr schema_;
+  TypePtr data_schema_;
+  std::vector<bool> is_partition_;
+  std::unique_ptr<parquet::ParquetReader> parquet_;
+  std::unique_ptr<parquet::BatchReader> batches_;
+  int64_t rows_without_columns_ = 0;
+};
+
+Result<std::unique_ptr<TableScan>> TableScan::Open(SnapshotPtr snapshot, ScanOptions options) {
+  TypePtr schema = snapshot->schema();
+  if (!options.columns.empty()) {
+    std::vector<Field> fields;
+    for (const std::string& name : options.columns) {
+      int index = schema->FieldIndexIgnoreCase(name);
+      if (index < 0) {
+        return Status::Error(errors::kUnresolvedColumn,
+                             fmt::format("column '{}' is not in the table '{}'", name, snapshot->table_path()));
+      }
+      fields.push_back(schema->field(index));
+    }
+    SLUICE_ASSIGN_OR_RETURN(schema, DataType::Struct(std::move(fields)));
+  }
+  std::vector<AddFile> files = options.files ? std::move(*options.files) : snapshot->files();
+  return std::unique_ptr<TableScan>(new TableScan(std::move(snapshot), std::move(schema), std::move(files)));
+}
+
+Result<BatchPtr> TableScan::Next() {
+  while (true) {
+    if (current_ == nullptr) {
+      if (next_file_ >= files_.size()) return BatchPtr();
+      SLUICE_ASSIGN_OR_RETURN(current_, FileReader::Open(*snapshot_, files_[next_file_++], schema_));
+    }
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, current_->Next());
+    if (batch != nullptr) return batch;
+    current_ = nullptr;
+  }
+}
+
+}  // namespace sluice::delta

@@ -1,0 +1,263 @@
+#include "sluice/delta/writer.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "delta/data_files.h"
+#include "delta/json_writer.h"
+#include "delta/uuid.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/delta/features.h"
+
+namespace sluice::delta {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status Mismatch(std::string_view path, std::string message) {
+  return Status::Error(errors::kDeltaSchemaMismatch,
+                       fmt::format("column '{}': {}", path.empty() ? "<root>" : path, std::move(message)));
+}
+
+std::string Join(std::string_view path, std::string_view name) {
+  return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
+}
+
+Result<TypePtr> MergeType(const TypePtr& table, const TypePtr& incoming, const std::string& path) {
+  if (table->id() == TypeId::kStruct && incoming->id() == TypeId::kStruct) {
+    std::vector<Field> fields = table->fields();
+    for (const Field& field : incoming->fields()) {
+      int index = table->FieldIndexIgnoreCase(field.name);
+      if (index == -2) return Mismatch(Join(path, field.name), "matches several table columns");
+      if (index < 0) {
+        fields.push_back(Field{field.name, field.type, true, field.metadata});
+        continue;
+      }
+      SLUICE_ASSIGN_OR_RETURN(fields[index].type, MergeType(fields[index].type, field.type, Join(path, field.name)));
+    }
+    return DataType::Struct(std::move(fields));
+  }
+  if (table->id() == TypeId::kArray && incoming->id() == TypeId::kArray) {
+    SLUICE_ASSIGN_OR_RETURN(TypePtr element, MergeType(table->element_type(), incoming->element_type(), path + ".element"));
+    return DataType::Array(std::move(element), table->contains_null());
+  }
+  if (table->id() == TypeId::kMap && incoming->id() == TypeId::kMap) {
+    SLUICE_ASSIGN_OR_RETURN(TypePtr key, MergeType(table->key_type(), incoming->key_type(), path + ".key"));
+    SLUICE_ASSIGN_OR_RETURN(TypePtr value, MergeType(table->value_type(), incoming->value_type(), path + ".value"));
+    return DataType::Map(std::move(key), std::move(value), table->value_contains_null());
+  }
+  if (!table->Equals(*incoming)) {
+    return Mismatch(path, fmt::format("the table has type {}, the data {}; types are never changed or widened",
+                                      table->ToString(), incoming->ToString()));
+  }
+  return table;
+}
+
+Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, const std::string& path);
+
+// The children of a struct column (or the columns of a batch) arranged as `target`'s fields.
+Result<std::vector<ColumnPtr>> ConformFields(const std::vector<ColumnPtr>& children, const DataType& source,
+                                             const DataType& target, int64_t length, const std::string& path) {
+  for (const Field& field : source.fields()) {
+    if (target.FieldIndexIgnoreCase(field.name) < 0) {
+      return Mismatch(Join(path, field.name), "is not in the table (write with mergeSchema to add it)");
+    }
+  }
+  std::vector<ColumnPtr> result;
+  result.reserve(target.num_fields());
+  for (const Field& field : target.fields()) {
+    int index = source.FieldIndexIgnoreCase(field.name);
+    if (index < 0) {
+      if (!field.nullable) return Mismatch(Join(path, field.name), "is missing and not nullable");
+      result.push_back(MakeNullColumn(field.type, length));
+      continue;
+    }
+    SLUICE_ASSIGN_OR_RETURN(ColumnPtr child, ConformColumn(children[index], field.type, Join(path, field.name)));
+    result.push_back(std::move(child));
+  }
+  return result;
+}
+
+Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, const std::string& path) {
+  if (column->type->Equals(*target)) return column;
+  TypeId id = target->id();
+  if (id != column->type->id() || (id != TypeId::kStruct && id != TypeId::kArray && id != TypeId::kMap)) {
+    return Mismatch(path, fmt::format("the table has type {}, the data {}", target->ToString(), column->type->ToString()));
+  }
+  auto result = std::make_shared<Column>(*column);
+  result->type = target;
+  if (id == TypeId::kStruct) {
+    SLUICE_ASSIGN_OR_RETURN(result->children,
+                            ConformFields(column->children, *column->type, *target, column->length, path));
+  } else if (id == TypeId::kArray) {
+    SLUICE_ASSIGN_OR_RETURN(result->children[0], ConformColumn(column->children[0], target->element_type(), path + ".element"));
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(result->children[0], ConformColumn(column->children[0], target->key_type(), path + ".key"));
+    SLUICE_ASSIGN_OR_RETURN(result->children[1], ConformColumn(column->children[1], target->value_type(), path + ".value"));
+  }
+  return ColumnPtr(std::move(result));
+}
+
+// The remove action that deletes a live file, with the file's metadata kept for readers of the
+// change history.
+RemoveFile RemovalOf(const AddFile& file, int64_t now_ms) {
+  RemoveFile remove;
+  remove.path = file.path;
+  remove.deletion_timestamp = now_ms;
+  remove.data_change = true;
+  remove.extended_file_metadata = true;
+  remove.partition_values = file.partition_values;
+  remove.size = file.size;
+  remove.deletion_vector = file.deletion_vector;
+  return remove;
+}
+
+std::string PartitionByParameter(const std::vector<std::string>& columns) {
+  std::string out;
+  json::AppendStringArray(columns, &out);
+  return out;
+}
+
+// The protocol a table needs after its schema gained a timestamp_ntz column, or nullopt when
+// the current one already allows it.
+Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema) {
+  if (!ContainsTimestampNtz(schema)) return std::optional<Protocol>();
+  auto has = [](const std::optional<std::vector<std::string>>& list) {
+    return list && std::find(list->begin(), list->end(), "timestampNtz") != list->end();
+  };
+  if (current.min_reader_version == 3 && has(current.reader_features) && has(current.writer_features)) {
+    return std::optional<Protocol>();
+  }
+  if (current.min_reader_version == 1 && current.min_writer_version == 2) {
+    return std::optional<Protocol>(Protocol{3, 7, std::vector<std::string>{"timestampNtz"},
+                                            std::vector<std::string>{"appendOnly", "invariants", "timestampNtz"}});
+  }
+  return Status::Error(errors::kDeltaProtocolUnsupported,
+                       "adding a timestamp_ntz column needs the timestampNtz table feature; upgrade the table's "
+                       "protocol to reader 3 / writer 7 first");
+}
+
+}  // namespace
+
+Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incoming) {
+  return MergeType(table_schema, incoming, "");
+}
+
+Result<BatchPtr> ConformToSchema(const BatchPtr& batch, const TypePtr& table_schema) {
+  if (batch->schema()->Equals(*table_schema)) return batch;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<ColumnPtr> columns,
+                          ConformFields(batch->columns(), *batch->schema(), *table_schema, batch->num_rows(), ""));
+  return RecordBatch::Make(table_schema, std::move(columns), batch->num_rows());
+}
+
+Result<WriteResult> WriteTable(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                               const std::vector<BatchPtr>& batches, const WriteOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> txn, Transaction::Start(std::move(fs), table_path));
+  return WriteInTransaction(*txn, batches, options);
+}
+
+Result<WriteResult> WriteInTransaction(Transaction& transaction, const std::vector<BatchPtr>& batches,
+                                       const WriteOptions& options) {
+  if (batches.empty()) {
+    return Status::Error(errors::kInvalidArgument, "a write needs at least one batch (possibly empty) for its schema");
+  }
+  const TypePtr& incoming = batches[0]->schema();
+  for (const BatchPtr& batch : batches) {
+    if (!batch->schema()->Equals(*incoming)) {
+      return Status::Error(errors::kInvalidArgument, "the batches of one write must share one schema");
+    }
+  }
+  Transaction* txn = &transaction;
+  const SnapshotPtr& snapshot = txn->read_snapshot();
+
+  if (!options.transactions.empty()) {
+    bool all_recorded = snapshot != nullptr;
+    for (const SetTransaction& app : options.transactions) {
+      std::optional<int64_t> recorded = txn->TransactionVersion(app.app_id);
+      all_recorded = all_recorded && recorded && *recorded >= app.version;
+    }
+    if (all_recorded) return WriteResult{snapshot->version(), true, 0, 0};
+  }
+
+  int64_t now = NowMs();
+  TypePtr table_schema;
+  Metadata metadata;
+  if (!snapshot) {
+    metadata.id = NewUuid();
+    metadata.name = options.table_name;
+    metadata.schema_string = incoming->ToJson();
+    metadata.partition_columns = options.partition_columns;
+    metadata.configuration = options.table_properties;
+    metadata.created_time = now;
+    for (const std::string& column : options.partition_columns) {
+      if (incoming->FieldIndex(column) < 0) {
+        return Status::Error(errors::kUnresolvedColumn, fmt::format("partition column '{}' is not in the data", column));
+      }
+    }
+    table_schema = incoming;
+    txn->SetMetadata(metadata);
+  } else {
+    metadata = snapshot->metadata();
+    table_schema = snapshot->schema();
+    if (options.merge_schema) {
+      SLUICE_ASSIGN_OR_RETURN(TypePtr merged, MergeSchemas(table_schema, incoming));
+      if (!merged->Equals(*table_schema)) {
+        SLUICE_ASSIGN_OR_RETURN(std::optional<Protocol> protocol,
+                                ProtocolForEvolvedSchema(snapshot->protocol(), *merged));
+        if (protocol) txn->SetProtocol(*protocol);
+        metadata.schema_string = merged->ToJson();
+        txn->SetMetadata(metadata);
+        table_schema = std::move(merged);
+      }
+    }
+  }
+
+  std::vector<BatchPtr> conformed;
+  int64_t num_rows = 0;
+  for (const BatchPtr& batch : batches) {
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr arranged, ConformToSchema(batch, table_schema));
+    num_rows += arranged->num_rows();
+    conformed.push_back(std::move(arranged));
+  }
+
+  if (options.mode == WriteMode::kOverwrite && snapshot) {
+    txn->ReadWholeTable();
+    for (const AddFile& file : snapshot->files()) txn->Remove(RemovalOf(file, now));
+  }
+
+  SLUICE_ASSIGN_OR_RETURN(std::vector<AddFile> adds,
+                          WriteDataFiles(*txn->file_system(), txn->table_path(), table_schema, metadata.partition_columns, conformed, now));
+  int64_t bytes = 0;
+  for (AddFile& add : adds) {
+    bytes += add.size;
+    txn->Add(std::move(add));
+  }
+  for (const SetTransaction& app : options.transactions) txn->SetTransactionVersion(app.app_id, app.version);
+
+  StringMap parameters = options.operation_parameters;
+  parameters.emplace("mode", options.mode == WriteMode::kAppend ? "Append" : "Overwrite");
+  parameters.emplace("partitionBy", PartitionByParameter(metadata.partition_columns));
+  StringMap metrics = {{"numFiles", std::to_string(adds.size())},
+                       {"numOutputRows", std::to_string(num_rows)},
+                       {"numOutputBytes", std::to_string(bytes)}};
+  SLUICE_ASSIGN_OR_RETURN(int64_t version, txn->Commit(options.operation, std::move(parameters), std::move(metrics)));
+  return WriteResult{version, false, static_cast<int64_t>(adds.size()), num_rows};
+}
+
+Result<int64_t> TruncateTable(std::shared_ptr<FileSystem> fs, const std::string& table_path) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> txn, Transaction::Start(fs, table_path));
+  if (!txn->read_snapshot()) {
+    return Status::Error(errors::kDeltaTableNotFound, fmt::format("no Delta table at '{}' to truncate", table_path));
+  }
+  txn->ReadWholeTable();
+  int64_t now = NowMs();
+  for (const AddFile& file : txn->read_snapshot()->files()) txn->Remove(RemovalOf(file, now));
+  return txn->Commit(kOperationTruncate, {});
+}
+
+}  // namespace sluice::delta

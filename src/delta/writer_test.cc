@@ -1,0 +1,238 @@
+#include "sluice/delta/writer.h"
+
+#include <algorithm>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "delta/data_files.h"
+#include "sluice/core/builder.h"
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/core/fault_injection.h"
+#include "sluice/delta/scan.h"
+#include "sluice/parquet/reader.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::delta {
+namespace {
+
+struct Row {
+  int64_t id;
+  std::optional<std::string> name;
+  std::optional<std::string> day;
+};
+
+BatchPtr MakeBatch(const std::vector<Row>& rows) {
+  TypePtr schema = ParseTypeString("struct<id:bigint,name:string,day:string>").value();
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder names(DataType::String());
+  BinaryBuilder days(DataType::String());
+  for (const Row& row : rows) {
+    ids.Append(row.id);
+    row.name ? names.Append(*row.name) : names.AppendNull();
+    row.day ? days.Append(*row.day) : days.AppendNull();
+  }
+  return RecordBatch::Make(schema, {ids.Finish(), names.Finish(), days.Finish()}, static_cast<int64_t>(rows.size()))
+      .value();
+}
+
+class WriterTest : public ::testing::Test {
+ protected:
+  // Every id in the table's live files, sorted, read back with the Parquet reader.
+  std::vector<int64_t> Ids() {
+    SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
+    std::vector<int64_t> ids;
+    for (const AddFile& file : snapshot->files()) {
+      auto path = DecodeFilePath(file.path);
+      EXPECT_TRUE(path.ok());
+      auto reader = parquet::ParquetReader::Open(*fs_, table_ + "/" + *path);
+      EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+      auto batch = (*reader)->ReadAll({.columns = {"id"}});
+      EXPECT_TRUE(batch.ok());
+      for (int64_t row = 0; row < (*batch)->num_rows(); ++row) ids.push_back((*batch)->column(0)->Value<int64_t>(row));
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+
+  Result<WriteResult> Write(const std::vector<Row>& rows, WriteOptions options = {}) {
+    return WriteTable(fs_, table_, {MakeBatch(rows)}, options);
+  }
+
+  sluice::testing::TempDir dir_{"delta-writer"};
+  std::string table_ = dir_.Join("table");
+  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
+};
+
+TEST_F(WriterTest, AppendsAreReadBackExactly) {
+  auto first = Write({{1, "a", "x"}, {2, std::nullopt, "y"}});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->version, 0);
+  EXPECT_EQ(first->num_rows, 2);
+  auto second = Write({{3, "c", "x"}});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->version, 1);
+  EXPECT_EQ(Ids(), (std::vector<int64_t>{1, 2, 3}));
+}
+
+TEST_F(WriterTest, PartitionsAreHiveDirectoriesWithoutThePartitionColumn) {
+  auto result = Write({{1, "a", "2026-01-01"}, {2, "b", std::nullopt}, {3, "c", "a/b:c"}, {4, "d", "2026-01-01"}},
+                      {.partition_columns = {"day"}});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->num_files, 3);
+  SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
+  std::map<std::optional<std::string>, std::string> directory_by_value;
+  for (const AddFile& file : snapshot->files()) {
+    auto value = file.partition_values.at("day");
+    directory_by_value[value] = file.path.substr(0, file.path.find('/'));
+    auto reader = parquet::ParquetReader::Open(*fs_, table_ + "/" + DecodeFilePath(file.path).value());
+    ASSERT_TRUE(reader.ok());
+    EXPECT_EQ((*reader)->schema()->FieldIndex("day"), -1);
+  }
+  EXPECT_EQ(directory_by_value[std::nullopt], "day=__HIVE_DEFAULT_PARTITION__");
+  EXPECT_EQ(directory_by_value["2026-01-01"], "day=2026-01-01");
+  // Hive escapes '/' and ':' in the directory name; the log holds that name URI-encoded.
+  EXPECT_EQ(directory_by_value["a/b:c"], "day=a%252Fb%253Ac");
+  EXPECT_EQ(Ids(), (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
+TEST_F(WriterTest, StatsDescribeEachFile) {
+  std::string long_name(40, 'z');
+  ASSERT_TRUE(Write({{5, "apple", "d"}, {-3, long_name, std::nullopt}, {9, std::nullopt, "d"}}).ok());
+  SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
+  ASSERT_EQ(snapshot->files().size(), 1u);
+  std::string truncated_max = std::string(32, 'z') + "\xF4\x8F\xBF\xBF";
+  EXPECT_EQ(*snapshot->files()[0].stats,
+            R"({"numRecords":3,"minValues":{"id":-3,"name":"apple","day":"d"},)"
+            R"("maxValues":{"id":9,"name":")" + truncated_max + R"(","day":"d"},)"
+            R"("nullCount":{"id":0,"name":1,"day":1}})");
+}
+
+TEST_F(WriterTest, OverwriteAndTruncateReplaceEveryRow) {
+  ASSERT_TRUE(Write({{1, "a", "x"}, {2, "b", "y"}}).ok());
+  auto overwrite = Write({{7, "g", "x"}}, {.mode = WriteMode::kOverwrite});
+  ASSERT_TRUE(overwrite.ok()) << overwrite.status().ToString();
+  EXPECT_EQ(Ids(), std::vector<int64_t>{7});
+  auto truncated = TruncateTable(fs_, table_);
+  ASSERT_TRUE(truncated.ok());
+  EXPECT_EQ(*truncated, 2);
+  EXPECT_TRUE(Ids().empty());
+  EXPECT_EQ(Snapshot::Load(fs_, table_, {.version = 0}).value()->files().size(), 1u);
+}
+
+TEST_F(WriterTest, ReplayedTransactionsAreSkipped) {
+  WriteOptions options{.transactions = {SetTransaction{"query", 5, std::nullopt}}};
+  auto first = Write({{1, "a", "x"}}, options);
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(first->skipped);
+  auto replay = Write({{1, "a", "x"}}, options);
+  ASSERT_TRUE(replay.ok());
+  EXPECT_TRUE(replay->skipped);
+  EXPECT_EQ(replay->version, 0);
+  options.transactions[0].version = 6;
+  EXPECT_FALSE(Write({{2, "b", "x"}}, options)->skipped);
+  EXPECT_EQ(Ids(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(Snapshot::Load(fs_, table_).value()->TransactionVersion("query"), 6);
+}
+
+TEST_F(WriterTest, SchemaEvolutionAddsNullableColumnsAndRefusesTypeChanges) {
+  ASSERT_TRUE(Write({{1, "a", "x"}}).ok());
+  TypePtr wider = ParseTypeString("struct<id:bigint,extra:struct<n:int>>").value();
+  Int64Builder ids(DataType::Long());
+  ids.Append(2);
+  StructBuilder extra(wider->field(1).type);
+  static_cast<Int32Builder*>(extra.field_builder(0))->Append(42);
+  extra.Append();
+  BatchPtr batch = RecordBatch::Make(wider, {ids.Finish(), extra.Finish()}, 1).value();
+
+  EXPECT_EQ(WriteTable(fs_, table_, {batch}).status().error_class(), errors::kDeltaSchemaMismatch);
+  auto evolved = WriteTable(fs_, table_, {batch}, {.merge_schema = true});
+  ASSERT_TRUE(evolved.ok()) << evolved.status().ToString();
+  SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
+  EXPECT_EQ(snapshot->schema()->ToString(), "struct<id:bigint,name:string,day:string,extra:struct<n:int>>");
+  EXPECT_EQ(Ids(), (std::vector<int64_t>{1, 2}));
+
+  TypePtr narrow = ParseTypeString("struct<id:int>").value();
+  Int32Builder small_ids(DataType::Integer());
+  small_ids.Append(3);
+  BatchPtr narrow_batch = RecordBatch::Make(narrow, {small_ids.Finish()}, 1).value();
+  Status refused = WriteTable(fs_, table_, {narrow_batch}, {.merge_schema = true}).status();
+  EXPECT_EQ(refused.error_class(), errors::kDeltaSchemaMismatch);
+  EXPECT_NE(refused.message().find("'id'"), std::string_view::npos) << refused.ToString();
+}
+
+TEST_F(WriterTest, NestedFieldsAreMergedIntoStructs) {
+  TypePtr table = ParseTypeString("struct<a:struct<x:int>,b:array<struct<y:int>>>").value();
+  TypePtr incoming = ParseTypeString("struct<a:struct<z:string>,b:array<struct<w:int>>,c:long>").value();
+  auto merged = MergeSchemas(table, incoming);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ((*merged)->ToString(), "struct<a:struct<x:int,z:string>,b:array<struct<y:int,w:int>>,c:bigint>");
+}
+
+TEST_F(WriterTest, ACrashBeforeTheCommitLeavesOnlyOrphanFiles) {
+  ASSERT_TRUE(Write({{1, "a", "x"}}).ok());
+  auto faulty = std::make_shared<FaultInjectionFileSystem>(fs_);
+  faulty->InjectFault({.op = FileOp::kPutIfAbsent, .sticky = true});
+  EXPECT_FALSE(WriteTable(faulty, table_, {MakeBatch({{2, "b", "x"}})}).ok());
+  EXPECT_EQ(Ids(), std::vector<int64_t>{1});
+  EXPECT_EQ(fs_->List(table_).value().size(), 3u);  // _delta_log, the live file, the orphan
+}
+
+TEST_F(WriterTest, ScansRebuildPartitionColumnsAndFillEvolvedColumnsWithNulls) {
+  ASSERT_TRUE(Write({{1, "a", "2026-01-01"}, {2, "b", std::nullopt}}, {.partition_columns = {"day"}}).ok());
+  TypePtr wider = ParseTypeString("struct<id:bigint,day:string,score:double>").value();
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder days(DataType::String());
+  DoubleBuilder scores(DataType::Double());
+  ids.Append(3);
+  days.Append("2026-01-02");
+  scores.Append(0.5);
+  BatchPtr batch = RecordBatch::Make(wider, {ids.Finish(), days.Finish(), scores.Finish()}, 1).value();
+  ASSERT_TRUE(WriteTable(fs_, table_, {batch}, {.merge_schema = true}).ok());
+
+  auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value(), {.columns = {"ID", "day", "score"}});
+  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+  std::vector<std::string> rows;
+  while (true) {
+    auto next = (*scan)->Next();
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    if (*next == nullptr) break;
+    for (int64_t row = 0; row < (*next)->num_rows(); ++row) {
+      rows.push_back(FormatValue(*(*next)->column(0), row) + "," + FormatValue(*(*next)->column(1), row) + "," +
+                     FormatValue(*(*next)->column(2), row));
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, (std::vector<std::string>{"1,2026-01-01,null", "2,null,null", "3,2026-01-02,0.5"}));
+  EXPECT_EQ(TableScan::Open(Snapshot::Load(fs_, table_).value(), {.columns = {"nope"}}).status().error_class(),
+            errors::kUnresolvedColumn);
+}
+
+TEST(PartitionValueTest, ParsesEveryPrimitiveType) {
+  auto text = [](std::string_view type, std::string value) {
+    auto column = PartitionValueColumn(value, ParseTypeString(type).value(), 2);
+    return column.ok() ? FormatValue(**column, 1) : std::string(column.status().error_class());
+  };
+  EXPECT_EQ(text("int", "-42"), "-42");
+  EXPECT_EQ(text("tinyint", "300"), "DELTA_LOG_CORRUPT");
+  EXPECT_EQ(text("boolean", "true"), "true");
+  EXPECT_EQ(text("double", "1.5"), "1.5");
+  EXPECT_EQ(text("date", "2026-01-31"), "2026-01-31");
+  EXPECT_EQ(text("timestamp", "2026-01-31 10:00:00.123456"), "2026-01-31T10:00:00.123456Z");
+  EXPECT_EQ(text("timestamp", "2026-01-31T10:00:00Z"), "2026-01-31T10:00:00Z");
+  EXPECT_EQ(text("decimal(10,2)", "-3.5"), "-3.50");
+  EXPECT_EQ(text("date", "31/01/2026"), "DELTA_LOG_CORRUPT");
+  EXPECT_EQ(FormatValue(*PartitionValueColumn(std::nullopt, DataType::Long(), 1).value(), 0), "null");
+}
+
+TEST(DataFilePathsTest, EncodeAndDecode) {
+  EXPECT_EQ(PartitionDirectoryName("p", "a b=c"), "p=a b%3Dc");
+  EXPECT_EQ(PartitionDirectoryName("p", std::nullopt), "p=__HIVE_DEFAULT_PARTITION__");
+  EXPECT_EQ(EncodeFilePath("p=a b%3Dc/part-0.parquet"), "p=a%20b%253Dc/part-0.parquet");
+  EXPECT_EQ(DecodeFilePath("p=a%20b%253Dc/part-0.parquet").value(), "p=a b%3Dc/part-0.parquet");
+  EXPECT_EQ(DecodeFilePath("bad%2").status().error_class(), errors::kDeltaLogCorrupt);
+}
+
+}  // namespace
+}  // namespace sluice::delta
