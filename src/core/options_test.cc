@@ -175,6 +175,13 @@ TEST(OptionsTest, PrefixFamiliesPassThroughKeepingTheCaseOfTheRest) {
             (std::map<std::string, std::string>{{"bootstrap.servers", "b:9092"}, {"client.ID", "c"}}));
 }
 
+TEST(OptionsTest, AMisspelledFamilyPrefixSuggestsTheFamily) {
+  Result<ValidatedOptions> options = Validate({{"url", "u"}, {"kafak.bootstrap.servers", "b:9092"}});
+  ASSERT_FALSE(options.ok());
+  EXPECT_TRUE(Contains(options.status().message(), "unknown option 'kafak.bootstrap.servers' (did you mean 'kafka.*'?)"))
+      << options.status().message();
+}
+
 TEST(OptionsTest, APrefixAloneIsNotAFamilyMember) {
   Result<ValidatedOptions> options = Validate({{"url", "u"}, {"kafka.", "x"}});
   ASSERT_FALSE(options.ok());
