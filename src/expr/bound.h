@@ -82,22 +82,26 @@ struct BoundRoot {
   std::vector<std::vector<int>> slot_paths;
 };
 
-// A value during evaluation: a column of the batch's length, or a one-row constant.
+// A value during evaluation: rows [offset, offset + rows) of a column (an input column read in
+// chunks has a non-zero offset; computed columns start at 0), or a one-row constant.
 struct Datum {
   ColumnPtr column;
   bool scalar = false;
-  bool IsValid(int64_t row) const { return column->IsValid(scalar ? 0 : row); }
+  int64_t offset = 0;
+  bool IsValid(int64_t row) const { return column->IsValid(scalar ? 0 : row + offset); }
 };
 
 // What an expression reads from a batch: one column per slot, resolved by field path.
 struct EvalInput {
   std::span<const ColumnPtr> slots;
   int64_t num_rows;
-  int64_t now_micros;  // current_timestamp() for this evaluation
+  int64_t now_micros;      // current_timestamp() for this evaluation
+  int64_t row_offset = 0;  // the first slot row to read
 };
 
 Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input);
-// The datum as a full column of `num_rows` rows (broadcasting a scalar).
+// The datum as a column of exactly `num_rows` rows from offset 0 (broadcasting a scalar,
+// copying an offset window).
 ColumnPtr Materialize(const Datum& datum, int64_t num_rows);
 // Folds a constant node: evaluates it over zero slots and one row.
 Result<ColumnPtr> EvaluateConstant(const BoundNode& node);

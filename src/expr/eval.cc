@@ -1,5 +1,6 @@
 // The evaluator's driver: walks the bound tree once per batch, evaluating each node's arguments
 // and then its kernel over whole columns. Dispatch happens per node and batch, never per row.
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -50,15 +51,18 @@ ColumnPtr LiteralColumn(const LiteralValue& v, const TypePtr& type) {
 }
 
 ColumnPtr Materialize(const Datum& datum, int64_t num_rows) {
-  if (!datum.scalar) return datum.column;
-  std::vector<int64_t> zeros(static_cast<size_t>(num_rows), 0);
-  return Take(datum.column, zeros);
+  if (datum.scalar) {
+    std::vector<int64_t> zeros(static_cast<size_t>(num_rows), 0);
+    return Take(datum.column, zeros);
+  }
+  if (datum.offset == 0 && datum.column->length == num_rows) return datum.column;
+  return Slice(datum.column, datum.offset, num_rows);
 }
 
 Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
   switch (node.op) {
     case Op::kConstant: return Datum{node.constant, true};
-    case Op::kColumn: return Datum{input.slots[static_cast<size_t>(node.slot)], false};
+    case Op::kColumn: return Datum{input.slots[static_cast<size_t>(node.slot)], false, input.row_offset};
     case Op::kAggregate:
       return Status::Error(errors::kNotImplemented,
                            fmt::format("the aggregate function {} cannot be evaluated row by row; use it in an aggregation", node.name));
@@ -69,6 +73,15 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
   for (const BoundPtr& a : node.args) {
     SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(*a, input));
     args.push_back(std::move(d));
+  }
+  // Most kernels read their inputs through offset-aware readers; the few that index columns
+  // directly get windows copied to offset 0.
+  bool offset_aware = node.op != Op::kCast && node.op != Op::kConcatWs && node.op != Op::kHash && node.op != Op::kSize &&
+                      node.op != Op::kElementAt && node.op != Op::kSubscript;
+  if (!offset_aware) {
+    for (Datum& d : args) {
+      if (!d.scalar && d.offset != 0) d = Datum{Materialize(d, input.num_rows), false, 0};
+    }
   }
   // A node whose inputs are all constants yields a constant (folding missed only non-deterministic
   // inputs such as current_timestamp()).
@@ -148,8 +161,8 @@ void AppendSelected(const Datum& d, int64_t rows, std::vector<int64_t>* out) {
     }
     return;
   }
-  const uint8_t* values = d.column->data.data();
-  const uint8_t* valid = d.column->validity.empty() ? nullptr : d.column->validity.data();
+  const uint8_t* values = ValuesOf<uint8_t>(d);
+  const uint8_t* valid = d.column->validity.empty() ? nullptr : d.column->validity.data() + d.offset;
   out->resize(static_cast<size_t>(rows));
   int64_t* dst = out->data();
   int64_t n = 0;
@@ -209,12 +222,74 @@ constexpr double kGatherFraction = 0.25;
 
 }  // namespace
 
+namespace {
+
+// Large batches are evaluated in chunks of this many rows, read in place from the input columns:
+// every intermediate column then stays small enough to live in the cache and to be recycled by
+// the allocator, instead of costing fresh (page-faulting) memory per operator.
+constexpr int64_t kChunkRows = 64 * 1024;
+
+// Appends to `out` the rows of the chunk [start, start + rows) that pass every conjunct.
+// `selected` is scratch space kept by the caller across chunks.
+Status FilterChunk(const std::vector<const BoundNode*>& conjuncts, const std::vector<ColumnPtr>& slots, int64_t start,
+                   int64_t rows, int64_t now, std::vector<int64_t>* selected, std::vector<int64_t>* out) {
+  EvalInput input{slots, rows, now, start};
+  SLUICE_ASSIGN_OR_RETURN(Datum first, EvaluateNode(*conjuncts[0], input));
+  selected->clear();
+  AppendSelected(first, rows, selected);
+  for (size_t c = 1; c < conjuncts.size() && !selected->empty(); ++c) {
+    const BoundNode& conjunct = *conjuncts[c];
+    size_t n = 0;
+    if (static_cast<double>(selected->size()) < kGatherFraction * static_cast<double>(rows)) {
+      // Short-circuit: evaluate on the surviving rows only, then map back to chunk rows.
+      std::vector<bool> used(slots.size(), false);
+      SlotsOf(conjunct, &used);
+      std::vector<int64_t> absolute(selected->size());
+      for (size_t i = 0; i < selected->size(); ++i) absolute[i] = (*selected)[i] + start;
+      std::vector<ColumnPtr> gathered(slots.size());
+      for (size_t s = 0; s < slots.size(); ++s) {
+        if (used[s]) gathered[s] = Take(slots[s], absolute);
+      }
+      EvalInput sub{gathered, static_cast<int64_t>(selected->size()), now, 0};
+      SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(conjunct, sub));
+      std::vector<int64_t> positions;
+      AppendSelected(d, sub.num_rows, &positions);
+      for (int64_t p : positions) (*selected)[n++] = (*selected)[static_cast<size_t>(p)];
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(conjunct, input));
+      if (d.scalar) {
+        n = d.column->IsValid(0) && d.column->Value<uint8_t>(0) != 0 ? selected->size() : 0;
+      } else {
+        const uint8_t* values = ValuesOf<uint8_t>(d);
+        const uint8_t* valid = d.column->validity.empty() ? nullptr : d.column->validity.data() + d.offset;
+        for (int64_t row : *selected) {
+          (*selected)[n] = row;
+          n += (values[row] != 0) & (valid == nullptr || valid[row] != 0);
+        }
+      }
+    }
+    selected->resize(n);
+  }
+  for (int64_t row : *selected) out->push_back(start + row);
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch) const {
   SLUICE_RETURN_IF_ERROR(CheckSchema(*root_, batch));
   std::vector<ColumnPtr> slots = ResolveSlots(*root_, batch);
-  EvalInput input{slots, batch.num_rows(), NowMicros()};
-  SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(*root_->node, input));
-  return Materialize(d, batch.num_rows());
+  int64_t total = batch.num_rows();
+  int64_t now = NowMicros();
+  std::vector<ColumnPtr> chunks;
+  for (int64_t start = 0; start < total || (total == 0 && chunks.empty()); start += kChunkRows) {
+    int64_t rows = std::min(kChunkRows, total - start);
+    EvalInput input{slots, rows, now, start};
+    SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(*root_->node, input));
+    chunks.push_back(Materialize(d, rows));
+  }
+  if (chunks.size() == 1) return chunks[0];
+  return Concatenate(chunks);
 }
 
 Result<std::vector<int64_t>> BoundExpression::Filter(const RecordBatch& batch) const {
@@ -224,48 +299,17 @@ Result<std::vector<int64_t>> BoundExpression::Filter(const RecordBatch& batch) c
   }
   SLUICE_RETURN_IF_ERROR(CheckSchema(*root_, batch));
   std::vector<ColumnPtr> slots = ResolveSlots(*root_, batch);
-  int64_t now = NowMicros();
   std::vector<const BoundNode*> conjuncts;
   Conjuncts(root_->node, &conjuncts);
-
+  int64_t total = batch.num_rows();
+  int64_t now = NowMicros();
   std::vector<int64_t> selected;
-  EvalInput input{slots, batch.num_rows(), now};
-  SLUICE_ASSIGN_OR_RETURN(Datum first, EvaluateNode(*conjuncts[0], input));
-  AppendSelected(first, batch.num_rows(), &selected);
-  for (size_t c = 1; c < conjuncts.size() && !selected.empty(); ++c) {
-    const BoundNode& conjunct = *conjuncts[c];
-    std::vector<int64_t> next;
-    if (static_cast<double>(selected.size()) < kGatherFraction * static_cast<double>(batch.num_rows())) {
-      // Short-circuit: evaluate on the surviving rows only, then map back to batch rows.
-      std::vector<bool> used(slots.size(), false);
-      SlotsOf(conjunct, &used);
-      std::vector<ColumnPtr> gathered(slots.size());
-      for (size_t s = 0; s < slots.size(); ++s) {
-        if (used[s]) gathered[s] = Take(slots[s], selected);
-      }
-      EvalInput sub{gathered, static_cast<int64_t>(selected.size()), now};
-      SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(conjunct, sub));
-      std::vector<int64_t> positions;
-      AppendSelected(d, sub.num_rows, &positions);
-      next.reserve(positions.size());
-      for (int64_t p : positions) next.push_back(selected[static_cast<size_t>(p)]);
-    } else {
-      SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(conjunct, input));
-      if (d.scalar) {
-        if (d.column->IsValid(0) && d.column->Value<uint8_t>(0) != 0) next = selected;
-      } else {
-        const uint8_t* values = d.column->data.data();
-        const uint8_t* valid = d.column->validity.empty() ? nullptr : d.column->validity.data();
-        next.resize(selected.size());
-        size_t n = 0;
-        for (int64_t row : selected) {
-          next[n] = row;
-          n += (values[row] != 0) & (valid == nullptr || valid[row] != 0);
-        }
-        next.resize(n);
-      }
-    }
-    selected = std::move(next);
+  // Reserving touches no memory; only the pages the selection fills are ever used.
+  selected.reserve(static_cast<size_t>(total));
+  std::vector<int64_t> scratch;
+  for (int64_t start = 0; start < total; start += kChunkRows) {
+    int64_t rows = std::min(kChunkRows, total - start);
+    SLUICE_RETURN_IF_ERROR(FilterChunk(conjuncts, slots, start, rows, now, &scratch, &selected));
   }
   return selected;
 }

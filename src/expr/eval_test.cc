@@ -297,6 +297,44 @@ TEST(EvalTest, Filters) {
   EXPECT_EQ(filter("n % 2 = 0 AND n < 20 AND n IS NOT NULL"), few);
 }
 
+TEST(EvalTest, LargeBatchesAreEvaluatedInChunksWithTheSameResults) {
+  constexpr int64_t kRows = 150000;  // more than two chunks
+  std::vector<std::optional<int64_t>> n;
+  std::vector<std::optional<std::string>> s;
+  std::vector<std::optional<uint8_t>> b;
+  for (int64_t v = 0; v < kRows; ++v) {
+    n.push_back(v % 7 == 0 ? std::nullopt : std::optional<int64_t>(v));
+    s.push_back("k" + std::to_string(v % 5));
+    b.push_back(static_cast<uint8_t>(v % 3 == 0));
+  }
+  TypePtr schema = *DataType::Struct({{"n", DataType::Long()}, {"s", DataType::String()}, {"b", DataType::Boolean()}});
+  BatchPtr batch = *RecordBatch::Make(
+      schema, {Fixed<int64_t>(DataType::Long(), n), testing::Strings(s), Fixed<uint8_t>(DataType::Boolean(), b)}, kRows);
+  auto at = [&](const char* sql, std::initializer_list<int64_t> rows) {
+    Rows all = Eval(sql, batch);
+    EXPECT_EQ(static_cast<int64_t>(all.size()), kRows) << sql;
+    Rows picked;
+    for (int64_t r : rows) picked.push_back(all.size() > static_cast<size_t>(r) ? all[static_cast<size_t>(r)] : "missing");
+    return picked;
+  };
+  EXPECT_EQ(at("n + 1", {1, 70000, 70001, 149999}), (Rows{"2", "null", "70002", "150000"}));
+  EXPECT_EQ(at("CAST(n AS string)", {100000, 100002}), (Rows{"100000", "null"}));
+  EXPECT_EQ(at("concat_ws('-', s, CAST(n AS string))", {70001, 70000}), (Rows{"k1-70001", "k0"}));
+  EXPECT_EQ(at("CASE WHEN n % 2 = 0 THEN s END", {70001, 70002, 70003}), (Rows{"null", "k2", "null"}));
+  EXPECT_EQ(at("hash(n) = hash(n + 0)", {66000, 70000}), (Rows{"true", "true"}));
+  EXPECT_EQ(at("size(array(n, n))", {140000}), (Rows{"2"}));
+
+  auto filter = [&](const char* sql) { return BindPredicate(*Expression::Parse(sql), schema)->Filter(*batch).value_or({-1}); };
+  std::vector<int64_t> expected_and, expected_b;
+  for (int64_t v = 0; v < kRows; ++v) {
+    if (v % 7 != 0 && v % 5 == 3 && v > 100000) expected_and.push_back(v);
+    if (v % 3 == 0) expected_b.push_back(v);
+  }
+  EXPECT_EQ(filter("s = 'k3' AND n > 100000"), expected_and);
+  EXPECT_EQ(filter("n > 100000 AND s = 'k3'"), expected_and);
+  EXPECT_EQ(filter("b"), expected_b);
+}
+
 TEST(EvalTest, EvaluationChecksTheBatchSchema) {
   auto bound = Bind(*Expression::Parse("i + 1"), SampleBatch()->schema());
   ASSERT_TRUE(bound.ok());

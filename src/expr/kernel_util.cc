@@ -20,10 +20,10 @@ std::vector<uint8_t> CombinedValidity(const std::vector<Datum>& inputs, int64_t 
       if (d.column->validity[0] == 0) validity.assign(static_cast<size_t>(rows), 0);
       continue;
     }
+    const uint8_t* v = d.column->validity.data() + d.offset;
     if (validity.empty()) {
-      validity = d.column->validity;
+      validity.assign(v, v + rows);
     } else {
-      const uint8_t* v = d.column->validity.data();
       uint8_t* out = validity.data();
       for (int64_t i = 0; i < rows; ++i) out[i] &= v[i];
     }

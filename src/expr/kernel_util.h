@@ -25,7 +25,7 @@ struct FixedReader {
 
 template <typename T>
 FixedReader<T> ReadFixed(const Datum& d) {
-  return FixedReader<T>{d.column->values<T>(), d.scalar ? 0 : ~int64_t{0}};
+  return FixedReader<T>{d.column->values<T>() + d.offset, d.scalar ? 0 : ~int64_t{0}};
 }
 
 struct StringReader {
@@ -39,7 +39,7 @@ struct StringReader {
 };
 
 inline StringReader ReadString(const Datum& d) {
-  return StringReader{reinterpret_cast<const char*>(d.column->data.data()), d.column->offsets.data(),
+  return StringReader{reinterpret_cast<const char*>(d.column->data.data()), d.column->offsets.data() + d.offset,
                       d.scalar ? 0 : ~int64_t{0}};
 }
 
@@ -51,10 +51,17 @@ struct ValidityReader {
 };
 
 inline ValidityReader ReadValidity(const Datum& d) {
-  return ValidityReader{d.column->validity.empty() ? nullptr : d.column->validity.data(), d.scalar ? 0 : ~int64_t{0}};
+  return ValidityReader{d.column->validity.empty() ? nullptr : d.column->validity.data() + d.offset,
+                        d.scalar ? 0 : ~int64_t{0}};
 }
 
 inline bool IsAllNull(const Datum& d) { return d.scalar && d.column->IsNull(0); }
+
+// Pointer to the first value row of a non-scalar datum.
+template <typename T>
+const T* ValuesOf(const Datum& d) {
+  return d.column->values<T>() + d.offset;
+}
 
 // A new mutable column of `rows` rows of a fixed-width type, values zeroed, no validity.
 std::shared_ptr<Column> NewFixedColumn(const TypePtr& type, int64_t rows);

@@ -55,12 +55,12 @@ Datum SimpleLoop(const BoundNode& node, const Datum& a, const Datum& b, int64_t 
   auto out = NewFixedColumn(node.type, rows);
   T* values = reinterpret_cast<T*>(out->data.data());
   if (!a.scalar && b.scalar) {
-    const T* x = a.column->values<T>();
+    const T* x = ValuesOf<T>(a);
     const T y = b.column->values<T>()[0];
     for (int64_t i = 0; i < rows; ++i) values[i] = f(x[i], y);
   } else if (!a.scalar && !b.scalar) {
-    const T* x = a.column->values<T>();
-    const T* y = b.column->values<T>();
+    const T* x = ValuesOf<T>(a);
+    const T* y = ValuesOf<T>(b);
     for (int64_t i = 0; i < rows; ++i) values[i] = f(x[i], y[i]);
   } else {
     FixedReader<T> ra = ReadFixed<T>(a), rb = ReadFixed<T>(b);

@@ -75,7 +75,7 @@ struct ArrayReader {
 template <typename T>
 void CompareFixed(Op op, const Datum& a, const Datum& b, uint8_t* out, int64_t rows) {
   if (!a.scalar) {
-    ArrayReader<T> ra{a.column->values<T>()}, rb{b.column->values<T>()};
+    ArrayReader<T> ra{ValuesOf<T>(a)}, rb{ValuesOf<T>(b)};
     return CompareDispatch<ArrayReader<T>, T>(op, ra, rb, false, b.scalar, out, rows);
   }
   FixedReader<T> ra = ReadFixed<T>(a), rb = ReadFixed<T>(b);
@@ -85,7 +85,7 @@ void CompareFixed(Op op, const Datum& a, const Datum& b, uint8_t* out, int64_t r
 // String equality against a constant: compare lengths first, bytes only when they agree.
 void StringEqualsConstant(const Datum& a, std::string_view y, bool negate, uint8_t* out, int64_t rows) {
   const char* data = reinterpret_cast<const char*>(a.column->data.data());
-  const int64_t* offsets = a.column->offsets.data();
+  const int64_t* offsets = a.column->offsets.data() + a.offset;
   const int64_t n = static_cast<int64_t>(y.size());
   for (int64_t i = 0; i < rows; ++i) {
     int64_t begin = offsets[i], len = offsets[i + 1] - begin;
@@ -197,8 +197,8 @@ Datum EvalLogic(const BoundNode& node, const std::vector<Datum>& args, int64_t r
   bool is_and = node.op == Op::kAnd;
   if (va.valid == nullptr && vb.valid == nullptr) {
     if (!a.scalar && !b.scalar) {
-      const uint8_t* x = a.column->data.data();
-      const uint8_t* y = b.column->data.data();
+      const uint8_t* x = ValuesOf<uint8_t>(a);
+      const uint8_t* y = ValuesOf<uint8_t>(b);
       if (is_and) {
         for (int64_t i = 0; i < rows; ++i) values[i] = x[i] & y[i];
       } else {
@@ -361,8 +361,10 @@ Result<Datum> EvalChoice(const BoundNode& node, const std::vector<Datum>& args, 
             best = static_cast<int32_t>(a);
             continue;
           }
-          int64_t best_mask = args[static_cast<size_t>(best)].scalar ? 0 : ~int64_t{0};
-          int c = CompareRows(*columns[a], i & mask, *columns[static_cast<size_t>(best)], i & best_mask);
+          const Datum& current = args[static_cast<size_t>(best)];
+          int64_t best_mask = current.scalar ? 0 : ~int64_t{0};
+          int c = CompareRows(*columns[a], (i & mask) + args[a].offset, *columns[static_cast<size_t>(best)],
+                              (i & best_mask) + current.offset);
           if (greatest ? c > 0 : c < 0) best = static_cast<int32_t>(a);
         }
       }

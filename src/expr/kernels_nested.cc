@@ -183,7 +183,7 @@ Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>
     }
     case Op::kGetField: {
       const Column& c = *args[0].column;
-      return Datum{c.children[static_cast<size_t>(node.slot)], args[0].scalar};
+      return Datum{c.children[static_cast<size_t>(node.slot)], args[0].scalar, args[0].offset};
     }
     case Op::kElementAt:
     case Op::kSubscript: {
