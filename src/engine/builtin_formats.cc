@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "sluice/engine/builtin_sinks.h"
+#include "sluice/engine/delta_formats.h"
 #include "sluice/engine/memory_sink.h"
 #include "sluice/engine/rate_source.h"
 #include "sluice/engine/registry.h"
@@ -25,6 +26,11 @@ constexpr OptionSpec kForeachBatchSinkOptions[] = {
 
 Status RegisterBuiltinFormats(Registry* registry) {
   SLUICE_RETURN_IF_ERROR(registry->RegisterSource({"rate", kRateSourceOptions, errors::kInvalidOptions, MakeRateSource}));
+  SLUICE_RETURN_IF_ERROR(
+      registry->RegisterSource({"delta", kDeltaSourceOptions, errors::kInvalidOptions, MakeDeltaSource}));
+  SLUICE_RETURN_IF_ERROR(registry->RegisterSink(
+      {"delta", kDeltaSinkOptions, errors::kInvalidOptions,
+       [](const ValidatedOptions& options, const Registry&) { return MakeDeltaSink(options); }}));
   SLUICE_RETURN_IF_ERROR(registry->RegisterSink(
       {"memory", kMemorySinkOptions, errors::kInvalidOptions,
        [](const ValidatedOptions& options, const Registry&) -> Result<std::unique_ptr<Sink>> {

@@ -54,7 +54,7 @@ class BatchFileSink final : public Sink {
 
  private:
   std::string directory_;
-  FileSystem* file_system_ = nullptr;
+  std::shared_ptr<FileSystem> file_system_;
 };
 
 Result<std::unique_ptr<StreamingQuery>> StartQuery(const std::string& directory, Trigger trigger) {

@@ -124,7 +124,7 @@ class RateSource final : public Source {
   std::optional<int64_t> max_rows_per_batch_;
   std::optional<int64_t> start_timestamp_ms_;
   TypePtr schema_;
-  Clock* clock_ = nullptr;
+  std::shared_ptr<Clock> clock_;
   int64_t start_micros_ = 0;
 };
 

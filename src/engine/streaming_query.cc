@@ -111,10 +111,10 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<So
 
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> checkpoint,
                           Checkpoint::Open(config.file_system, config.checkpoint_location));
-  SourceContext source_context{checkpoint->query_id(), config.file_system.get(), checkpoint->SourceStateDirectory(0),
-                               config.clock.get()};
+  SourceContext source_context{checkpoint->query_id(), config.file_system, checkpoint->SourceStateDirectory(0),
+                               config.clock};
   SLUICE_RETURN_IF_ERROR(source->Open(source_context));
-  SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{checkpoint->query_id(), config.output_mode, config.file_system.get()}));
+  SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{checkpoint->query_id(), config.output_mode, config.file_system}));
   return std::unique_ptr<StreamingQuery>(
       new StreamingQuery(std::move(source), std::move(sink), std::move(config), std::move(checkpoint)));
 }

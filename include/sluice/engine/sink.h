@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,13 +28,13 @@ std::string_view OutputModeName(OutputMode mode);  // "append", "update", "compl
 // Case-insensitive; INVALID_OPTIONS listing the accepted names otherwise.
 Result<OutputMode> ParseOutputMode(std::string_view name);
 
-// What a sink may use while it runs. The pointer outlives the sink's use of it.
+// What a sink may use while it runs.
 struct SinkContext {
   // The key of the sink's idempotence: stable across restarts of the same checkpoint (a Delta
   // sink writes txn{appId: query_id, version: batch id}).
   std::string query_id;
   OutputMode output_mode = OutputMode::kAppend;
-  FileSystem* file_system = nullptr;
+  std::shared_ptr<FileSystem> file_system;
 };
 
 class Sink {

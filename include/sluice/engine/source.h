@@ -35,14 +35,14 @@ struct ReadLimit {
   std::optional<std::string> not_beyond;
 };
 
-// What a source may use while it runs. The pointers outlive the source's use of them.
+// What a source may use while it runs.
 struct SourceContext {
   std::string query_id;  // stable across restarts of the same checkpoint
-  FileSystem* file_system = nullptr;
+  std::shared_ptr<FileSystem> file_system;
   // A directory reserved for this source's private state (`<checkpoint>/sources/<n>`); the
   // source keeps there what it needs to replay deterministically (a start time, a schema).
   std::string state_directory;
-  Clock* clock = nullptr;
+  std::shared_ptr<Clock> clock;
 };
 
 class Source {

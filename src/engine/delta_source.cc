@@ -1,0 +1,123 @@
+#include <simdjson.h>
+
+#include <charconv>
+
+#include "sluice/core/error_classes.h"
+#include "sluice/delta/snapshot.h"
+#include "sluice/delta/source.h"
+#include "sluice/engine/delta_formats.h"
+
+namespace sluice::engine {
+namespace {
+
+constexpr OptionSpec kOptions[] = {
+    {"path", OptionType::kString, std::nullopt, true, "directory of the Delta table"},
+    {"startingVersion", OptionType::kString, "0", false, "first version to read: a number, or latest"},
+    {"maxFilesPerTrigger", OptionType::kLong, "1000", false, "most data files in one batch"},
+};
+
+std::string Format(const delta::SourceOffset& offset) {
+  return "{\"version\":" + std::to_string(offset.version) + ",\"index\":" + std::to_string(offset.index) + "}";
+}
+
+Result<delta::SourceOffset> Parse(const std::string& text) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  delta::SourceOffset offset;
+  if (parser.parse(simdjson::padded_string(text)).get(doc) != simdjson::SUCCESS ||
+      doc["version"].get(offset.version) != simdjson::SUCCESS || doc["index"].get(offset.index) != simdjson::SUCCESS ||
+      offset.version < 0 || offset.index < 0) {
+    return Status::Error(errors::kSourceOffsetInvalid, "not a delta source offset: " + text);
+  }
+  return offset;
+}
+
+class DeltaStreamSource final : public Source {
+ public:
+  DeltaStreamSource(std::string path, std::optional<int64_t> starting_version, int64_t max_files)
+      : path_(std::move(path)), starting_version_(starting_version), max_files_(max_files) {}
+
+  std::string description() const override { return "DeltaSource[" + path_ + "]"; }
+  TypePtr schema() const override { return schema_; }
+
+  Status Open(const SourceContext& context) override {
+    file_system_ = context.file_system;
+    state_path_ = context.state_directory + "/initial";
+    SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(file_system_, path_));
+    schema_ = snapshot->schema();
+    delta::SourceOptions options;
+    options.starting_version = starting_version_;
+    options.max_files_per_trigger = max_files_;
+    SLUICE_ASSIGN_OR_RETURN(source_, delta::DeltaSource::Open(file_system_, path_, options));
+    return Status::OK();
+  }
+
+  Result<std::string> InitialOffset() override {
+    // "latest" resolves differently on every run; the first run's answer is the one that counts.
+    Status written = file_system_->PutIfAbsent(state_path_, Format(source_->initial_offset()));
+    if (!written.ok() && written.error_class() != errors::kFileAlreadyExists) return written;
+    SLUICE_ASSIGN_OR_RETURN(std::string initial, file_system_->ReadFile(state_path_));
+    SLUICE_RETURN_IF_ERROR(Parse(initial).status());
+    return initial;
+  }
+
+  Result<std::string> LatestOffset(const std::string& start, const ReadLimit& limit) override {
+    SLUICE_ASSIGN_OR_RETURN(delta::SourceOffset from, Parse(start));
+    std::optional<delta::SourceOffset> bound;
+    if (limit.not_beyond) {
+      SLUICE_ASSIGN_OR_RETURN(bound, Parse(*limit.not_beyond));
+    }
+    delta::SourceOffset end = from;
+    // Without a limit, keep planning until the log has nothing more.
+    while (true) {
+      SLUICE_ASSIGN_OR_RETURN(delta::SourceOffset next, source_->LatestOffset(end));
+      if (bound && next > *bound) next = *bound;
+      if (next <= end) break;
+      end = next;
+      if (!limit.all_available) break;
+    }
+    return Format(end);
+  }
+
+  Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) override {
+    SLUICE_ASSIGN_OR_RETURN(delta::SourceOffset from, Parse(start));
+    SLUICE_ASSIGN_OR_RETURN(delta::SourceOffset to, Parse(end));
+    SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> batches, source_->Read(from, to));
+    if (!batches.empty()) schema_ = batches.front()->schema();
+    return batches;
+  }
+
+  Status Commit(const std::string&) override { return Status::OK(); }
+
+ private:
+  std::string path_;
+  std::optional<int64_t> starting_version_;
+  int64_t max_files_;
+  std::shared_ptr<FileSystem> file_system_;
+  std::string state_path_;
+  TypePtr schema_;
+  std::unique_ptr<delta::DeltaSource> source_;
+};
+
+}  // namespace
+
+const std::span<const OptionSpec> kDeltaSourceOptions = kOptions;
+
+Result<std::unique_ptr<Source>> MakeDeltaSource(const ValidatedOptions& options) {
+  const std::string& starting = options.GetString("startingVersion");
+  std::optional<int64_t> starting_version;
+  if (starting != "latest") {
+    int64_t version = -1;
+    auto [end, ec] = std::from_chars(starting.data(), starting.data() + starting.size(), version);
+    if (ec != std::errc() || end != starting.data() + starting.size() || version < 0) {
+      return Status::Error(errors::kInvalidOptions,
+                           "delta source: startingVersion must be a version number or latest, not '" + starting + "'");
+    }
+    starting_version = version;
+  }
+  int64_t max_files = options.GetInt64("maxFilesPerTrigger");
+  if (max_files < 1) return Status::Error(errors::kInvalidOptions, "delta source: maxFilesPerTrigger must be at least 1");
+  return std::unique_ptr<Source>(new DeltaStreamSource(options.GetString("path"), starting_version, max_files));
+}
+
+}  // namespace sluice::engine
