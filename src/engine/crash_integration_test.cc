@@ -1,10 +1,10 @@
-// The crash test: a query from the rate source into an idempotent sink is killed with SIGKILL at
-// random moments, 30 times, restarted each time, and must end with every source row in the sink
-// exactly once.
+// The crash tests: a query into a Delta table is killed with SIGKILL at random moments, 30 times,
+// restarted each time, and must end with every source row in the table exactly once. Two queries:
+// rate → Delta, and Delta → Delta while another writer keeps appending to the source table.
 //
 // The test runs its own binary as the child: CrashChild.RunsUntilKilled does nothing unless
-// SLUICE_CRASH_CHILD_DIR is set, in which case it runs the query until it is killed. The random
-// seed is printed, and SLUICE_CRASH_SEED replays a run.
+// SLUICE_CRASH_CHILD_DIR is set, in which case it runs the query named by SLUICE_CRASH_QUERY until
+// it is killed. The random seed is printed; SLUICE_CRASH_SEED replays a run.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -14,13 +14,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <random>
 #include <thread>
 
-#include "sluice/core/error_classes.h"
-#include "sluice/engine/rate_source.h"
+#include "sluice/core/builder.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/writer.h"
+#include "sluice/engine/registry.h"
 #include "sluice/engine/streaming_query.h"
 #include "testing/temp_dir.h"
 
@@ -31,63 +34,48 @@ namespace {
 
 constexpr int kKills = 30;
 
-// Lands batch N in `<directory>/batch-N`, one value per line, with put-if-absent: a batch that is
-// already there is left alone. The simplest sink that is idempotent per batch id.
-class BatchFileSink final : public Sink {
- public:
-  explicit BatchFileSink(std::string directory) : directory_(std::move(directory)) {}
-  std::string description() const override { return "BatchFileSink"; }
-  std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
-  Status Open(const SinkContext& context) override {
-    file_system_ = context.file_system;
-    return Status::OK();
+// The query under test: `rate` or `delta` (reading <directory>/source) into <directory>/table.
+Result<std::unique_ptr<StreamingQuery>> StartQuery(const std::string& directory, const std::string& kind,
+                                                   Trigger trigger) {
+  std::map<std::string, std::string> options;
+  if (kind == "rate") {
+    options = {{"rowsPerSecond", "5000"}, {"maxRowsPerBatch", "400"}};
+  } else {
+    options = {{"path", directory + "/source"}, {"maxFilesPerTrigger", "3"}};
   }
-  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
-    std::string text;
-    for (int64_t row = 0; row < batch.num_rows(); ++row) {
-      text += std::to_string(batch.column(1)->Value<int64_t>(row));
-      text += '\n';
-    }
-    Status status = file_system_->PutIfAbsent(directory_ + "/batch-" + std::to_string(batch_id), text);
-    return status.error_class() == errors::kFileAlreadyExists ? Status::OK() : status;
-  }
-
- private:
-  std::string directory_;
-  std::shared_ptr<FileSystem> file_system_;
-};
-
-Result<std::unique_ptr<StreamingQuery>> StartQuery(const std::string& directory, Trigger trigger) {
-  std::map<std::string, std::string> options = {{"rowsPerSecond", "5000"}, {"maxRowsPerBatch", "400"}};
-  SLUICE_ASSIGN_OR_RETURN(ValidatedOptions validated, ValidateOptions("rate source", kRateSourceOptions, options));
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Source> source, MakeRateSource(validated));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Source> source, Registry::Default().MakeSource(kind, options));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Sink> sink,
+                          Registry::Default().MakeSink("delta", {{"path", directory + "/table"}}));
   QueryConfig config;
   config.name = "crash";
   config.checkpoint_location = directory + "/checkpoint";
   config.trigger = trigger;
-  return StreamingQuery::Start(std::move(source), std::make_unique<BatchFileSink>(directory + "/sink"), config);
+  return StreamingQuery::Start(std::move(source), std::move(sink), config);
 }
 
 TEST(CrashChild, RunsUntilKilled) {
   const char* directory = std::getenv("SLUICE_CRASH_CHILD_DIR");
-  if (directory == nullptr) GTEST_SKIP() << "run by CrashTest as its child";
-  auto query = StartQuery(directory, Trigger::ProcessingTime(std::chrono::microseconds(0)));
+  const char* kind = std::getenv("SLUICE_CRASH_QUERY");
+  if (directory == nullptr || kind == nullptr) GTEST_SKIP() << "run by CrashTest as its child";
+  auto query = StartQuery(directory, kind, Trigger::ProcessingTime(std::chrono::microseconds(0)));
   ASSERT_TRUE(query.ok()) << query.status().ToString();
   Status status = (*query)->Run();
   FAIL() << "the query ended before it was killed: " << status.ToString();
 }
 
-pid_t SpawnChild(const std::string& directory) {
+pid_t SpawnChild(const std::string& directory, const std::string& kind) {
   char self[4096];
   ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (length <= 0) return -1;
   self[length] = '\0';
   std::string filter = "--gtest_filter=CrashChild.RunsUntilKilled";
   std::string env_dir = "SLUICE_CRASH_CHILD_DIR=" + directory;
+  std::string env_kind = "SLUICE_CRASH_QUERY=" + kind;
   std::vector<char*> argv = {self, filter.data(), nullptr};
   std::vector<char*> envp;
   for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
   envp.push_back(env_dir.data());
+  envp.push_back(env_kind.data());
   envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -98,19 +86,6 @@ pid_t SpawnChild(const std::string& directory) {
   int error = posix_spawn(&pid, self, &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   return error == 0 ? pid : -1;
-}
-
-std::vector<int64_t> ReadValues(const std::string& text) {
-  std::vector<int64_t> values;
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find('\n', begin);
-    int64_t value = 0;
-    std::from_chars(text.data() + begin, text.data() + end, value);
-    values.push_back(value);
-    begin = end + 1;
-  }
-  return values;
 }
 
 // The highest batch id in a log directory, or -1.
@@ -126,58 +101,112 @@ int64_t LatestBatchId(FileSystem* fs, const std::string& directory) {
   return latest;
 }
 
-TEST(CrashTest, EveryRowExactlyOnceAfterThirtyKills) {
-  testing::TempDir dir("sluice-crash");
-  std::shared_ptr<FileSystem> fs = LocalFileSystem();
-  ASSERT_TRUE(fs->CreateDirectories(dir.Join("sink")).ok());
-  uint64_t seed = std::random_device{}();
-  if (const char* given = std::getenv("SLUICE_CRASH_SEED")) seed = std::strtoull(given, nullptr, 10);
-  std::cout << "crash test seed " << seed << " (SLUICE_CRASH_SEED replays it)\n";
-  std::mt19937_64 random(seed);
+// Every `value` of a Delta table, sorted; empty when there is no table.
+std::vector<int64_t> TableValues(const std::string& path) {
+  std::vector<int64_t> values;
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), path);
+  if (!snapshot.ok()) return values;
+  auto scan = delta::TableScan::Open(*snapshot, delta::ScanOptions{{"value"}}).value();
+  for (BatchPtr batch = scan->Next().value(); batch; batch = scan->Next().value()) {
+    for (int64_t row = 0; row < batch->num_rows(); ++row) values.push_back(batch->column(0)->Value<int64_t>(row));
+  }
+  std::sort(values.begin(), values.end());
+  return values;
+}
 
-  int killed_with_batch_in_flight = 0, killed_after_sink_wrote = 0;
-  for (int kill = 0; kill < kKills; ++kill) {
-    pid_t child = SpawnChild(dir.path());
-    ASSERT_GT(child, 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(20, 400)(random)));
-    ASSERT_EQ(::kill(child, SIGKILL), 0);
-    int status = 0;
-    ASSERT_EQ(::waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "the child exited by itself; see " << dir.Join("child.log") << ":\n"
-                                     << fs->ReadFile(dir.Join("child.log")).value_or("");
-    int64_t planned = LatestBatchId(fs.get(), dir.Join("checkpoint/offsets"));
-    if (planned > LatestBatchId(fs.get(), dir.Join("checkpoint/commits"))) {
-      ++killed_with_batch_in_flight;
-      if (*fs->Exists(dir.Join("sink/batch-" + std::to_string(planned)))) ++killed_after_sink_wrote;
+class CrashTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    uint64_t seed = std::random_device{}();
+    if (const char* given = std::getenv("SLUICE_CRASH_SEED")) seed = std::strtoull(given, nullptr, 10);
+    std::cout << "crash test seed " << seed << " (SLUICE_CRASH_SEED replays it)\n";
+    random_.seed(seed);
+  }
+
+  // Kills the query kKills times, then lets one clean run settle what the last kill left.
+  void KillRepeatedly(const std::string& kind) {
+    int in_flight = 0, in_flight_after_sink_commit = 0;
+    for (int kill = 0; kill < kKills; ++kill) {
+      pid_t child = SpawnChild(dir_.path(), kind);
+      ASSERT_GT(child, 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(20, 500)(random_)));
+      ASSERT_EQ(::kill(child, SIGKILL), 0);
+      int status = 0;
+      ASSERT_EQ(::waitpid(child, &status, 0), child);
+      ASSERT_TRUE(WIFSIGNALED(status)) << "the child exited by itself; its log:\n"
+                                       << fs_->ReadFile(dir_.Join("child.log")).value_or("");
+      int64_t planned = LatestBatchId(fs_.get(), dir_.Join("checkpoint/offsets"));
+      if (planned > LatestBatchId(fs_.get(), dir_.Join("checkpoint/commits"))) {
+        ++in_flight;
+        if (TableHoldsBatch(planned)) ++in_flight_after_sink_commit;
+      }
     }
+    std::cout << in_flight << " of " << kKills << " kills left a batch planned but not committed, "
+              << in_flight_after_sink_commit << " of them after the Delta commit of that batch\n";
   }
-  std::cout << killed_with_batch_in_flight << " of " << kKills << " kills left a batch planned but not committed, "
-            << killed_after_sink_wrote << " of them after the sink had written it\n";
 
-  // A last, clean run settles whatever the last kill left in flight.
-  auto query = StartQuery(dir.path(), Trigger::Once());
-  ASSERT_TRUE(query.ok()) << query.status().ToString();
-  ASSERT_TRUE((*query)->Run().ok());
-  int64_t last_batch = (*query)->next_batch_id() - 1;
-  query->reset();
+  bool TableHoldsBatch(int64_t batch_id) {
+    auto metadata = fs_->ReadFile(dir_.Join("checkpoint/metadata"));
+    auto snapshot = delta::Snapshot::Load(fs_, dir_.Join("table"));
+    if (!metadata.ok() || !snapshot.ok()) return false;
+    std::string query_id = metadata->substr(7, 36);  // {"id":"<36 characters>"}
+    return (*snapshot)->TransactionVersion(query_id).value_or(-1) >= batch_id;
+  }
 
-  auto checkpoint = Checkpoint::Open(fs, dir.Join("checkpoint"));
-  ASSERT_TRUE(checkpoint.ok());
-  ASSERT_EQ(*(*checkpoint)->LatestCommitBatch(), last_batch);
-  std::string end_offset = (*checkpoint)->ReadOffsets(last_batch)->source_offsets[0];
-  int64_t source_rows = std::stoll(end_offset.substr(end_offset.find(':') + 1));
+  // A clean run to the end of what is available; returns the source rows it stopped at.
+  std::string Settle(const std::string& kind) {
+    auto query = StartQuery(dir_.path(), kind, Trigger::AvailableNow());
+    EXPECT_TRUE(query.ok()) << query.status().ToString();
+    if (!query.ok()) return "";
+    Status status = (*query)->Run();
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    int64_t last = (*query)->next_batch_id() - 1;
+    query->reset();
+    auto checkpoint = Checkpoint::Open(fs_, dir_.Join("checkpoint")).value();
+    return checkpoint->ReadOffsets(last)->source_offsets[0];
+  }
+
+  testing::TempDir dir_{"sluice-crash"};
+  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
+  std::mt19937_64 random_;
+};
+
+TEST_F(CrashTest, RateIntoDeltaHoldsEveryRowExactlyOnceAfterThirtyKills) {
+  KillRepeatedly("rate");
+  std::string end = Settle("rate");  // {"rows":N}
+  int64_t source_rows = std::stoll(end.substr(end.find(':') + 1));
   ASSERT_GT(source_rows, 0);
-
-  std::vector<int64_t> landed;
-  std::vector<FileInfo> batches = *fs->List(dir.Join("sink"), "batch-");
-  EXPECT_EQ(static_cast<int64_t>(batches.size()), last_batch + 1) << "one file per batch id, no more";
-  for (const FileInfo& batch : batches) {
-    std::vector<int64_t> values = ReadValues(*fs->ReadFile(batch.path));
-    landed.insert(landed.end(), values.begin(), values.end());
-  }
-  std::sort(landed.begin(), landed.end());
+  std::vector<int64_t> landed = TableValues(dir_.Join("table"));
   ASSERT_EQ(static_cast<int64_t>(landed.size()), source_rows) << "rows lost or duplicated";
   for (int64_t i = 0; i < source_rows; ++i) ASSERT_EQ(landed[i], i) << "row " << i << " lost or duplicated";
+}
+
+TEST_F(CrashTest, DeltaIntoDeltaHoldsEveryRowExactlyOnceAfterThirtyKills) {
+  // Another writer appends 20 rows at a time to the source table all along.
+  auto schema = DataType::Struct({Field{"value", DataType::Long()}}).value();
+  std::atomic<int64_t> appended{0};
+  auto append = [&] {
+    Int64Builder values(DataType::Long());
+    for (int i = 0; i < 20; ++i) values.Append(appended + i);
+    auto batch = RecordBatch::Make(schema, {values.Finish()}, 20).value();
+    ASSERT_TRUE(delta::WriteTable(fs_, dir_.Join("source"), {batch}).ok());
+    appended += 20;
+  };
+  append();
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {
+    while (writing) {
+      append();
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    }
+  });
+  KillRepeatedly("delta");
+  writing = false;
+  writer.join();
+  Settle("delta");
+  std::vector<int64_t> landed = TableValues(dir_.Join("table"));
+  ASSERT_EQ(static_cast<int64_t>(landed.size()), appended.load()) << "rows lost or duplicated";
+  for (int64_t i = 0; i < appended; ++i) ASSERT_EQ(landed[i], i) << "row " << i << " lost or duplicated";
 }
 
 }  // namespace
