@@ -97,15 +97,21 @@ Status PgConnection::Execute(std::string_view sql) {
   return Status::OK();
 }
 
-Result<PgRows> PgConnection::Query(std::string_view sql, const std::vector<std::optional<std::string>>& params) {
-  last_sqlstate_.clear();
+namespace {
+
+std::vector<const char*> ParamPointers(const std::vector<std::optional<std::string>>& params) {
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  ResultPtr result(PQexecParams(conn_, std::string(sql).c_str(), static_cast<int>(values.size()), nullptr,
-                                values.data(), nullptr, nullptr, 0));
+  return values;
+}
+
+}  // namespace
+
+Result<PgRows> PgConnection::Collect(void* raw_result, std::string_view what) {
+  ResultPtr result(static_cast<PGresult*>(raw_result));
   ExecStatusType status = PQresultStatus(result.get());
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return Failure("query failed", result.get());
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return Failure(what, result.get());
   PgRows rows(PQntuples(result.get()));
   int columns = PQnfields(result.get());
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -115,6 +121,30 @@ Result<PgRows> PgConnection::Query(std::string_view sql, const std::vector<std::
     }
   }
   return rows;
+}
+
+Result<PgRows> PgConnection::Query(std::string_view sql, const std::vector<std::optional<std::string>>& params) {
+  last_sqlstate_.clear();
+  std::vector<const char*> values = ParamPointers(params);
+  return Collect(PQexecParams(conn_, std::string(sql).c_str(), static_cast<int>(values.size()), nullptr,
+                              values.data(), nullptr, nullptr, 0),
+                 "query failed");
+}
+
+Status PgConnection::Prepare(const std::string& name, std::string_view sql) {
+  last_sqlstate_.clear();
+  ResultPtr result(PQprepare(conn_, name.c_str(), std::string(sql).c_str(), 0, nullptr));
+  if (PQresultStatus(result.get()) != PGRES_COMMAND_OK) return Failure("preparing a statement failed", result.get());
+  return Status::OK();
+}
+
+Result<PgRows> PgConnection::ExecutePrepared(const std::string& name,
+                                             const std::vector<std::optional<std::string>>& params) {
+  last_sqlstate_.clear();
+  std::vector<const char*> values = ParamPointers(params);
+  return Collect(PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr,
+                                nullptr, 0),
+                 "statement failed");
 }
 
 Status PgConnection::BeginCopy(std::string_view copy_sql) {

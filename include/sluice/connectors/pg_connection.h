@@ -52,6 +52,11 @@ class PgConnection {
   // Runs one statement with text parameters $1, $2, ... and returns its rows (empty for commands).
   Result<PgRows> Query(std::string_view sql, const std::vector<std::optional<std::string>>& params = {});
 
+  // A server-side prepared statement, created once per session and run many times: the server
+  // parses and plans it once.
+  Status Prepare(const std::string& name, std::string_view sql);
+  Result<PgRows> ExecutePrepared(const std::string& name, const std::vector<std::optional<std::string>>& params = {});
+
   // COPY ... FROM STDIN: BeginCopy, any number of PutCopyData, then EndCopy (which reports
   // errors in the data, such as a constraint violation).
   Status BeginCopy(std::string_view copy_sql);
@@ -67,6 +72,7 @@ class PgConnection {
  private:
   explicit PgConnection(PGconn* conn) : conn_(conn) {}
   Status Failure(std::string_view what, const void* result);
+  Result<PgRows> Collect(void* result, std::string_view what);
 
   PGconn* conn_;
   std::string last_sqlstate_;

@@ -40,6 +40,9 @@ inline constexpr std::string_view kDeltaConcurrentModification = "DELTA_CONCURRE
 inline constexpr std::string_view kDeltaSchemaMismatch = "DELTA_SCHEMA_MISMATCH";
 inline constexpr std::string_view kDeltaSourceDataDeleted = "DELTA_SOURCE_DATA_DELETED";
 // PostgreSQL
+inline constexpr std::string_view kJdbcStreamingSinkInvalidOptions = "JDBC_STREAMING_SINK_INVALID_OPTIONS";
+inline constexpr std::string_view kPgUpsertKeyMismatch = "PG_UPSERT_KEY_MISMATCH";
+inline constexpr std::string_view kPgSchemaMismatch = "PG_SCHEMA_MISMATCH";
 inline constexpr std::string_view kPgConnectionFailed = "PG_CONNECTION_FAILED";
 inline constexpr std::string_view kPgQueryFailed = "PG_QUERY_FAILED";
 inline constexpr std::string_view kPgReplicationProtocolError = "PG_REPLICATION_PROTOCOL_ERROR";

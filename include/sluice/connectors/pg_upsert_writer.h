@@ -1,0 +1,89 @@
+// PgUpsertWriter: writes chunks of rows into one PostgreSQL table, each chunk in one database
+// transaction, exactly once per (query id, batch id, chunk).
+//
+// A chunk's transaction (1) claims its row in the sluice progress table `_sluice_progress` of the
+// target's schema (a chunk already claimed by an earlier, committed attempt is skipped: that is
+// what makes a replay after a crash, or a retry after a COMMIT whose outcome was lost, safe even
+// for tables without a key); (2) COPYs the rows in binary into a session-scoped staging table;
+// (3) moves them into the target with one `INSERT ... SELECT`, which with an upsert key is
+// `ON CONFLICT (key) DO UPDATE SET ...` skipping rows that would not change. Rows are sorted by
+// the key and collapsed to the last row per key first, so one statement never touches a row
+// twice and concurrent writers lock keys in the same order.
+//
+// Transient failures (connection loss, admin shutdown, deadlock, serialization failure, lock
+// not available, object in use, too many connections / resource limits) are retried with
+// exponential back-off and jitter, reconnecting when needed; other failures return at once with
+// the SQLSTATE. One writer owns one connection and is used by one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sluice/connectors/pg_connection.h"
+#include "sluice/connectors/pg_copy.h"
+#include "sluice/core/record_batch.h"
+
+namespace sluice::connectors {
+
+struct PgUpsertWriterOptions {
+  std::string conninfo;  // libpq connection string (may hold a password: never logged)
+  TableName table;
+  // Empty: inferred from the table's primary key (plain inserts when the table has none).
+  std::vector<std::string> upsert_key;
+  int max_retries = 8;
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{10000};
+};
+
+class PgUpsertWriter {
+ public:
+  // Connects, creates the table from `schema` when it does not exist (the upsert key becomes its
+  // primary key), checks the key against the table (PG_UPSERT_KEY_MISMATCH: not equal to the
+  // primary key, not a column of the stream, or of a type that cannot be a key) and the stream's
+  // columns against the table's (PG_SCHEMA_MISMATCH), and prepares the session.
+  static Result<std::unique_ptr<PgUpsertWriter>> Open(PgUpsertWriterOptions options, TypePtr schema);
+
+  // Writes rows `rows` of `batch` as chunk (batch_id, chunk) of `query_id`, or nothing when that
+  // chunk is already committed. Returns the number of rows written (0 when skipped).
+  Result<int64_t> WriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk, const RecordBatch& batch,
+                             std::span<const int64_t> rows);
+
+  // The key the writer upserts on (empty: inserts only).
+  const std::vector<std::string>& upsert_key() const { return key_names_; }
+  // How many transient failures were retried so far.
+  int64_t retries() const { return retries_; }
+
+ private:
+  PgUpsertWriter(PgUpsertWriterOptions options, TypePtr schema);
+  Status Connect();
+  Status PrepareTable();
+  Status PrepareSession();
+  Result<int64_t> TryWriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk, const RecordBatch& batch,
+                                std::span<const int64_t> rows);
+  // Row order for a chunk: sorted by key, last row per key kept (all rows when there is no key).
+  Result<std::vector<int64_t>> OrderRows(const RecordBatch& batch, std::span<const int64_t> rows);
+
+  PgUpsertWriterOptions options_;
+  TypePtr schema_;
+  std::unique_ptr<PgConnection> conn_;
+  std::vector<std::string> key_names_;
+  std::vector<int> key_columns_;  // indices into the schema
+  std::vector<int> all_columns_;
+  std::string stage_name_;
+  std::string insert_sql_;
+  std::string progress_table_;
+  PgCopyEncoder encoder_;
+  std::string copy_buffer_;
+  std::mt19937_64 jitter_{std::random_device{}()};
+  int64_t retries_ = 0;
+};
+
+// Whether a SQLSTATE names a failure worth retrying (see the class comment).
+bool IsTransientSqlState(std::string_view sqlstate);
+
+}  // namespace sluice::connectors

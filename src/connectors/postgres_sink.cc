@@ -1,0 +1,187 @@
+#include "sluice/connectors/postgres_sink.h"
+
+#include <future>
+
+#include "sluice/connectors/pg_upsert_writer.h"
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+
+namespace sluice::connectors {
+
+namespace {
+
+constexpr std::string_view kSslModes[] = {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"};
+
+constexpr OptionSpec kOptions[] = {
+    {"host", OptionType::kString, "127.0.0.1", false, "Server host name or address."},
+    {"port", OptionType::kInt, "5432", false, "Server port."},
+    {"user", OptionType::kString, std::nullopt, false, "Role to connect as (default: the OS user)."},
+    {"password", OptionType::kSecret, std::nullopt, false, "Password, as a reference: ${env:NAME} or ${file:/path}."},
+    {"sslmode", OptionType::kEnum, "prefer", false, "libpq sslmode.", kSslModes},
+    {"sslrootcert", OptionType::kString, std::nullopt, false, "CA certificate file (PEM)."},
+    {"sslcert", OptionType::kString, std::nullopt, false, "Client certificate file (PEM)."},
+    {"sslkey", OptionType::kString, std::nullopt, false, "Client key file (PEM)."},
+    {"database", OptionType::kString, "postgres", false, "Database name."},
+    {"dbtable", OptionType::kString, std::nullopt, true,
+     "Target table, `table` or `schema.table` (schema public by default); simple identifiers only."},
+    {"upsertkey", OptionType::kString, std::nullopt, false,
+     "Comma-separated key columns; must equal the table's primary key. Inferred from it when omitted."},
+    {"batchsize", OptionType::kInt, "1000", false, "Most rows per database transaction."},
+    {"batchinterval", OptionType::kDuration, "100 milliseconds", false, "Longest a row waits in the buffer."},
+    {"checkpointLocation", OptionType::kString, std::nullopt, true, "The query's checkpoint directory; unique per query."},
+    {"tasks_per_connection", OptionType::kInt, "1", false, "Parallel writer tasks, one connection each."},
+    {"maxretries", OptionType::kInt, "8", false, "Retries of a transient failure before the query fails."},
+};
+
+// A libpq keyword/value pair, quoted so that no value can inject another keyword.
+void AppendConninfo(std::string* out, std::string_view key, std::string_view value) {
+  *out += std::string(key) + "='";
+  for (char c : value) {
+    if (c == '\'' || c == '\\') *out += '\\';
+    *out += c;
+  }
+  *out += "' ";
+}
+
+std::vector<std::string> SplitKey(std::string_view text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string_view part = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+    out.emplace_back(part);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Status InvalidOption(std::string message) {
+  return Status::Error(errors::kJdbcStreamingSinkInvalidOptions, std::move(message));
+}
+
+class PostgresSink final : public engine::Sink {
+ public:
+  static Result<std::unique_ptr<engine::Sink>> Make(const ValidatedOptions& options) {
+    auto sink = std::unique_ptr<PostgresSink>(new PostgresSink());
+    auto table = ParseTableName(options.GetString("dbtable"));
+    if (!table.ok()) return InvalidOption("dbtable: " + std::string(table.status().message()));
+    sink->table_ = *table;
+    if (options.Has("upsertkey")) {
+      sink->key_ = SplitKey(options.GetString("upsertkey"));
+      for (const std::string& k : sink->key_) {
+        if (k.empty()) return InvalidOption("upsertkey `" + options.GetString("upsertkey") + "` has an empty column name");
+      }
+    }
+    sink->batch_size_ = options.GetInt64("batchsize");
+    if (sink->batch_size_ < 1) return InvalidOption("batchsize must be at least 1");
+    sink->tasks_ = options.GetInt64("tasks_per_connection");
+    if (sink->tasks_ < 1 || sink->tasks_ > 64) return InvalidOption("tasks_per_connection must be 1 to 64");
+    sink->max_retries_ = static_cast<int>(options.GetInt64("maxretries"));
+    if (sink->max_retries_ < 0) return InvalidOption("maxretries must not be negative");
+    std::string& c = sink->conninfo_;
+    AppendConninfo(&c, "host", options.GetString("host"));
+    AppendConninfo(&c, "port", std::to_string(options.GetInt64("port")));
+    AppendConninfo(&c, "dbname", options.GetString("database"));
+    AppendConninfo(&c, "sslmode", options.GetString("sslmode"));
+    if (options.Has("user")) AppendConninfo(&c, "user", options.GetString("user"));
+    if (options.Has("password")) AppendConninfo(&c, "password", options.GetSecret("password"));
+    for (const char* file : {"sslrootcert", "sslcert", "sslkey"}) {
+      if (options.Has(file)) AppendConninfo(&c, file, options.GetString(file));
+    }
+    AppendConninfo(&c, "application_name", "sluice");
+    return std::unique_ptr<engine::Sink>(std::move(sink));
+  }
+
+  std::string description() const override { return "PostgresSink[" + table_.schema + "." + table_.table + "]"; }
+  std::vector<engine::OutputMode> supported_output_modes() const override {
+    return {engine::OutputMode::kAppend, engine::OutputMode::kUpdate};
+  }
+
+  Status Open(const engine::SinkContext& context) override {
+    query_id_ = context.query_id;
+    return Status::OK();
+  }
+
+  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
+    if (batch.num_rows() == 0) return Status::OK();
+    if (writers_.empty()) SLUICE_RETURN_IF_ERROR(OpenWriters(batch.schema()));
+    // Rows per task: by key hash, so one key always goes through one connection.
+    std::vector<std::vector<int64_t>> task_rows(writers_.size());
+    const std::vector<std::string>& key = writers_[0]->upsert_key();
+    if (writers_.size() == 1) {
+      task_rows[0].resize(batch.num_rows());
+      for (int64_t r = 0; r < batch.num_rows(); ++r) task_rows[0][r] = r;
+    } else {
+      std::vector<int> key_columns;
+      for (const std::string& k : key) key_columns.push_back(batch.schema()->FieldIndex(k));
+      auto shared = std::make_shared<RecordBatch>(batch);
+      std::vector<uint64_t> hashes;
+      if (!key_columns.empty()) hashes = HashRows(shared, key_columns);
+      for (int64_t r = 0; r < batch.num_rows(); ++r) {
+        uint64_t h = key_columns.empty() ? static_cast<uint64_t>(r) : hashes[r];
+        task_rows[h % writers_.size()].push_back(r);
+      }
+    }
+    std::vector<std::future<Status>> running;
+    for (size_t t = 0; t < writers_.size(); ++t) {
+      running.push_back(std::async(std::launch::async, [&, t]() -> Status {
+        const std::vector<int64_t>& rows = task_rows[t];
+        for (size_t start = 0, chunk = 0; start < rows.size(); start += batch_size_, ++chunk) {
+          size_t end = std::min(rows.size(), start + static_cast<size_t>(batch_size_));
+          // Chunk ids: task in the high bits, sequence in the low, the same on every replay.
+          int32_t chunk_id = static_cast<int32_t>((t << 24) | chunk);
+          SLUICE_RETURN_IF_ERROR(writers_[t]
+                                     ->WriteChunk(query_id_, batch_id, chunk_id, batch,
+                                                  std::span<const int64_t>(rows).subspan(start, end - start))
+                                     .status());
+        }
+        return Status::OK();
+      }));
+    }
+    Status result;
+    for (auto& f : running) {
+      Status s = f.get();
+      if (result.ok() && !s.ok()) result = s;
+    }
+    return result;
+  }
+
+ private:
+  Status OpenWriters(const TypePtr& schema) {
+    for (int64_t t = 0; t < tasks_; ++t) {
+      PgUpsertWriterOptions options;
+      options.conninfo = conninfo_;
+      options.table = table_;
+      options.upsert_key = key_;
+      options.max_retries = max_retries_;
+      SLUICE_ASSIGN_OR_RETURN(auto writer, PgUpsertWriter::Open(std::move(options), schema));
+      writers_.push_back(std::move(writer));
+    }
+    return Status::OK();
+  }
+
+  TableName table_;
+  std::vector<std::string> key_;
+  int64_t batch_size_ = 1000;
+  int64_t tasks_ = 1;
+  int max_retries_ = 8;
+  std::string conninfo_;
+  std::string query_id_;
+  std::vector<std::unique_ptr<PgUpsertWriter>> writers_;
+};
+
+}  // namespace
+
+Status RegisterPostgresSink(engine::Registry* registry) {
+  engine::SinkFormat format;
+  format.name = "postgresql";
+  format.options = kOptions;
+  format.error_class = errors::kJdbcStreamingSinkInvalidOptions;
+  format.make = [](const ValidatedOptions& options, const engine::Registry&) { return PostgresSink::Make(options); };
+  return registry->RegisterSink(std::move(format));
+}
+
+}  // namespace sluice::connectors
