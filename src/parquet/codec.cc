@@ -36,23 +36,29 @@ ZstdContexts& ThreadZstd() {
   return contexts;
 }
 
-Status GzipCompress(std::string_view input, std::string* out) {
+// Makes *scratch at least `size` bytes long; bytes already there are not cleared again.
+char* Reserve(std::string* scratch, size_t size) {
+  if (scratch->size() < size) scratch->resize(size);
+  return scratch->data();
+}
+
+Result<std::string_view> GzipCompress(std::string_view input, std::string* scratch) {
   z_stream stream{};
   // windowBits 15 + 16: a gzip header and trailer around the deflate stream.
   if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     return Status::Error(errors::kInternalError, "zlib deflateInit2 failed");
   }
-  out->resize(deflateBound(&stream, input.size()) + 32);
+  size_t bound = deflateBound(&stream, input.size()) + 32;
+  char* out = Reserve(scratch, bound);
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
   stream.avail_in = static_cast<uInt>(input.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out->data());
-  stream.avail_out = static_cast<uInt>(out->size());
+  stream.next_out = reinterpret_cast<Bytef*>(out);
+  stream.avail_out = static_cast<uInt>(bound);
   int rc = deflate(&stream, Z_FINISH);
   size_t produced = stream.total_out;
   deflateEnd(&stream);
   if (rc != Z_STREAM_END) return Status::Error(errors::kInternalError, "zlib deflate did not finish");
-  out->resize(produced);
-  return Status::OK();
+  return std::string_view(out, produced);
 }
 
 Status GzipDecompress(std::string_view input, std::string* out) {
@@ -84,28 +90,27 @@ bool IsCodecSupported(CompressionCodec codec) {
          codec == CompressionCodec::kGzip || codec == CompressionCodec::kZstd;
 }
 
-Status CompressPage(CompressionCodec codec, int zstd_level, std::string_view input, std::string* out) {
+Result<std::string_view> CompressPage(CompressionCodec codec, int zstd_level, std::string_view input,
+                                      std::string* scratch) {
   switch (codec) {
     case CompressionCodec::kUncompressed:
-      out->assign(input);
-      return Status::OK();
+      return input;
     case CompressionCodec::kSnappy: {
-      out->resize(snappy::MaxCompressedLength(input.size()));
+      char* out = Reserve(scratch, snappy::MaxCompressedLength(input.size()));
       size_t length = 0;
-      snappy::RawCompress(input.data(), input.size(), out->data(), &length);
-      out->resize(length);
-      return Status::OK();
+      snappy::RawCompress(input.data(), input.size(), out, &length);
+      return std::string_view(out, length);
     }
     case CompressionCodec::kGzip:
-      return GzipCompress(input, out);
+      return GzipCompress(input, scratch);
     case CompressionCodec::kZstd: {
       ZstdContexts& z = ThreadZstd();
       if (z.compress == nullptr) z.compress = ZSTD_createCCtx();
-      out->resize(ZSTD_compressBound(input.size()));
-      size_t n = ZSTD_compressCCtx(z.compress, out->data(), out->size(), input.data(), input.size(), zstd_level);
+      size_t bound = ZSTD_compressBound(input.size());
+      char* out = Reserve(scratch, bound);
+      size_t n = ZSTD_compressCCtx(z.compress, out, bound, input.data(), input.size(), zstd_level);
       if (ZSTD_isError(n)) return Status::Error(errors::kInternalError, std::string("zstd: ") + ZSTD_getErrorName(n));
-      out->resize(n);
-      return Status::OK();
+      return std::string_view(out, n);
     }
     default:
       return Unsupported(codec);

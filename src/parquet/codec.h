@@ -14,9 +14,12 @@
 
 namespace sluice::parquet {
 
-// Replaces *out with `input` compressed by `codec`. zstd_level is used by ZSTD only (1..22;
+// Compresses `input` with `codec` and returns the compressed bytes: a view into *scratch, or
+// `input` itself for UNCOMPRESSED. *scratch only ever grows, so a writer that keeps it between
+// pages neither allocates nor clears memory per page. zstd_level is used by ZSTD only (1..22;
 // 0 means zstd's default). GZIP output is a gzip member, as parquet-format's Compression.md asks.
-Status CompressPage(CompressionCodec codec, int zstd_level, std::string_view input, std::string* out);
+Result<std::string_view> CompressPage(CompressionCodec codec, int zstd_level, std::string_view input,
+                                      std::string* scratch);
 
 // Replaces *out with the decompressed `input`, which must decompress to exactly
 // `uncompressed_size` bytes (the page header's size): anything else, or a malformed stream, is

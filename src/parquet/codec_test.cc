@@ -22,8 +22,10 @@ TEST(CodecTest, EverySupportedCodecRoundTrips) {
   std::string data = SampleData();
   for (CompressionCodec codec : kCodecs) {
     for (const std::string& input : {data, std::string()}) {
-      std::string compressed, back;
-      ASSERT_TRUE(CompressPage(codec, 3, input, &compressed).ok()) << CodecName(codec);
+      std::string scratch, back;
+      Result<std::string_view> compressed_view = CompressPage(codec, 3, input, &scratch);
+      ASSERT_TRUE(compressed_view.ok()) << CodecName(codec);
+      std::string compressed(*compressed_view);
       if (codec != CompressionCodec::kUncompressed && !input.empty()) {
         EXPECT_LT(compressed.size(), input.size() / 4);
       }
@@ -34,11 +36,25 @@ TEST(CodecTest, EverySupportedCodecRoundTrips) {
   }
 }
 
+TEST(CodecTest, ScratchIsReusedAcrossPagesOfDifferentSizes) {
+  std::string scratch;
+  std::string big = SampleData(), small = "tiny page";
+  for (const std::string& input : {big, small, big}) {
+    Result<std::string_view> compressed = CompressPage(CompressionCodec::kSnappy, 0, input, &scratch);
+    ASSERT_TRUE(compressed.ok());
+    std::string back;
+    ASSERT_TRUE(DecompressPage(CompressionCodec::kSnappy, *compressed, static_cast<int64_t>(input.size()), &back).ok());
+    EXPECT_EQ(back, input);
+  }
+}
+
 TEST(CodecTest, AWrongDeclaredSizeIsCorrupt) {
   std::string data = SampleData();
   for (CompressionCodec codec : kCodecs) {
-    std::string compressed, back;
-    ASSERT_TRUE(CompressPage(codec, 1, data, &compressed).ok());
+    std::string scratch, back;
+    Result<std::string_view> compressed_view = CompressPage(codec, 1, data, &scratch);
+    ASSERT_TRUE(compressed_view.ok());
+    std::string compressed(*compressed_view);
     for (int64_t size : {int64_t{0}, static_cast<int64_t>(data.size()) - 1, static_cast<int64_t>(data.size()) + 1}) {
       Status s = DecompressPage(codec, compressed, size, &back);
       EXPECT_EQ(s.error_class(), errors::kParquetCorruptFile) << CodecName(codec) << " size " << size;
@@ -49,8 +65,10 @@ TEST(CodecTest, AWrongDeclaredSizeIsCorrupt) {
 TEST(CodecTest, GarbageAndTruncatedStreamsAreCorrupt) {
   std::string data = SampleData();
   for (CompressionCodec codec : {CompressionCodec::kSnappy, CompressionCodec::kGzip, CompressionCodec::kZstd}) {
-    std::string compressed, back;
-    ASSERT_TRUE(CompressPage(codec, 1, data, &compressed).ok());
+    std::string scratch, back;
+    Result<std::string_view> compressed_view = CompressPage(codec, 1, data, &scratch);
+    ASSERT_TRUE(compressed_view.ok());
+    std::string compressed(*compressed_view);
     std::string truncated = compressed.substr(0, compressed.size() / 2);
     EXPECT_EQ(DecompressPage(codec, truncated, static_cast<int64_t>(data.size()), &back).error_class(),
               errors::kParquetCorruptFile)
@@ -65,7 +83,7 @@ TEST(CodecTest, UnsupportedCodecsSayWhich) {
   Status s = DecompressPage(CompressionCodec::kBrotli, "x", 1, &out);
   EXPECT_EQ(s.error_class(), errors::kParquetUnsupportedFeature);
   EXPECT_NE(s.message().find("BROTLI"), std::string_view::npos);
-  EXPECT_EQ(CompressPage(CompressionCodec::kLzo, 0, "x", &out).error_class(), errors::kParquetUnsupportedFeature);
+  EXPECT_EQ(CompressPage(CompressionCodec::kLzo, 0, "x", &out).status().error_class(), errors::kParquetUnsupportedFeature);
 }
 
 }  // namespace

@@ -318,7 +318,7 @@ int64_t ColumnWriter::PageValueBytes() const {
 
 int64_t ColumnWriter::EstimatedSize() const {
   int64_t dictionary = dictionary_pages_ || use_dictionary_ ? dictionary_.plain_size() : 0;
-  return static_cast<int64_t>(chunk_.size()) + PageValueBytes() + dictionary;
+  return chunk_bytes_ + PageValueBytes() + dictionary;
 }
 
 Status ColumnWriter::WritePage(std::string_view body, int64_t num_values,
@@ -327,7 +327,7 @@ Status ColumnWriter::WritePage(std::string_view body, int64_t num_values,
     return Status::Error(errors::kInvalidArgument, "a page of column '" + leaf_.path[0] +
                                                        "' would exceed 2 GiB: a single row holds too much data");
   }
-  SLUICE_RETURN_IF_ERROR(CompressPage(options_.compression, options_.zstd_level, body, &compressed_));
+  SLUICE_ASSIGN_OR_RETURN(compressed_, CompressPage(options_.compression, options_.zstd_level, body, &compression_scratch_));
   PageHeader header;
   header.type = type;
   header.uncompressed_page_size = static_cast<int32_t>(body.size());
@@ -381,8 +381,12 @@ Status ColumnWriter::FinishPage() {
   }
 
   SLUICE_RETURN_IF_ERROR(WritePage(body_, page_levels_, encoding, PageType::kDataPage));
-  chunk_.append(header_);
-  chunk_.append(compressed_);
+  if (num_pages_ == pages_.size()) pages_.emplace_back();
+  std::string& page = pages_[num_pages_++];
+  page.clear();
+  page.append(header_);
+  page.append(compressed_);
+  chunk_bytes_ += static_cast<int64_t>(page.size());
   chunk_uncompressed_ += static_cast<int64_t>(header_.size() + body_.size());
   page_levels_ = 0;
   page_values_ = 0;
@@ -453,7 +457,7 @@ Status ColumnWriter::FlushChunk(WritableFile* file, ColumnChunk* chunk) {
     dictionary_uncompressed = static_cast<int64_t>(header_.size() + body_.size());
     m.dictionary_page_offset = start;
   }
-  SLUICE_RETURN_IF_ERROR(file->Append(chunk_));
+  for (size_t i = 0; i < num_pages_; ++i) SLUICE_RETURN_IF_ERROR(file->Append(pages_[i]));
 
   m.type = physical_;
   if (dictionary_pages_ || plain_page_count_ > 0) m.encodings.push_back(Encoding::kPlain);
@@ -463,7 +467,7 @@ Status ColumnWriter::FlushChunk(WritableFile* file, ColumnChunk* chunk) {
   m.codec = options_.compression;
   m.num_values = chunk_levels_;
   m.total_uncompressed_size = dictionary_uncompressed + chunk_uncompressed_;
-  m.total_compressed_size = dictionary_compressed + static_cast<int64_t>(chunk_.size());
+  m.total_compressed_size = dictionary_compressed + chunk_bytes_;
   m.data_page_offset = start + dictionary_compressed;
   m.statistics = ChunkStatistics();
   if (dictionary_pages_) {
@@ -479,7 +483,8 @@ Status ColumnWriter::FlushChunk(WritableFile* file, ColumnChunk* chunk) {
   chunk_nulls_ = 0;
   chunk_levels_ = 0;
   chunk_uncompressed_ = 0;
-  chunk_.clear();
+  num_pages_ = 0;
+  chunk_bytes_ = 0;
   dictionary_.Clear();
   dictionary_pages_ = false;
   dictionary_page_count_ = 0;

@@ -84,7 +84,11 @@ class ColumnWriter {
   bool plain_pages_ = false;
   int32_t dictionary_page_count_ = 0;
   int32_t plain_page_count_ = 0;
-  std::string chunk_;  // the data pages, headers included
+  // The chunk's data pages (header and compressed body each), in order. The strings are reused
+  // by the next row group's pages, so growing a chunk never copies the pages already written.
+  std::vector<std::string> pages_;
+  size_t num_pages_ = 0;
+  int64_t chunk_bytes_ = 0;  // the pages' total size
   int64_t chunk_levels_ = 0;
   int64_t chunk_uncompressed_ = 0;
   int64_t chunk_nulls_ = 0;
@@ -96,7 +100,8 @@ class ColumnWriter {
 
   // Scratch buffers reused for every page.
   std::string body_;
-  std::string compressed_;
+  std::string compression_scratch_;
+  std::string_view compressed_;  // the last page written, in compression_scratch_ or body_
   std::string header_;
   std::string levels_;
   std::vector<uint8_t> bool_values_;  // the open page's booleans, packed when it closes
