@@ -36,6 +36,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kLogTailLines = 25;
 constexpr int kPortAttempts = 5;
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
+constexpr auto kOrphanShutdownGrace = std::chrono::seconds(3);
 
 // Asks the kernel for a free loopback port. Another process may take it before the server binds
 // it; LaunchAndWait notices and the caller retries with a new port.
@@ -54,6 +55,21 @@ int FindFreePort() {
   }
   close(fd);
   return port;
+}
+
+// True if `pid` is a running (not zombie) process named postgres. A live process with another name
+// holds a reused pid, and the server itself treats such a lock file as stale.
+bool IsLivePostgres(pid_t pid) {
+  std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat_file, line)) return false;
+  // "<pid> (<comm>) <state> ...": comm may contain spaces and parentheses, the state follows the last ')'.
+  size_t open = line.find('(');
+  size_t close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close + 2 >= line.size()) return false;
+  std::string name = line.substr(open + 1, close - open - 1);
+  char state = line[close + 2];
+  return name.rfind("postgres", 0) == 0 && state != 'Z' && state != 'X';
 }
 
 std::string TailOfFile(const std::string& path, int lines) {
@@ -372,15 +388,19 @@ Status EmbeddedPostgres::FailIfDataDirInUse() const {
   std::ifstream pid_file(options_.data_dir + "/postmaster.pid");
   long pid = 0;
   if (!(pid_file >> pid) || pid <= 0) return Status::OK();
-  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return Status::OK();
-  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-  std::string name;
-  // A live process that is not a postgres is a reused pid: the server itself treats the lock as stale.
-  if (comm >> name && name.rfind("postgres", 0) != 0) return Status::OK();
-  return Status::Error(errors::kEmbeddedServiceFailed,
-                       fmt::format("data directory {} is in use by a running PostgreSQL server (pid {}, "
-                                   "recorded in postmaster.pid); stop that server or use another directory",
-                                   options_.data_dir, pid));
+  // A server whose owner was just killed is shutting down on its own (SIGQUIT, see the header):
+  // give it a moment rather than failing a restart that follows the crash closely.
+  auto deadline = Clock::now() + kOrphanShutdownGrace;
+  while (IsLivePostgres(static_cast<pid_t>(pid))) {
+    if (Clock::now() >= deadline) {
+      return Status::Error(errors::kEmbeddedServiceFailed,
+                           fmt::format("data directory {} is in use by a running PostgreSQL server (pid {}, "
+                                       "recorded in postmaster.pid); stop that server or use another directory",
+                                       options_.data_dir, pid));
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return Status::OK();
 }
 
 Status EmbeddedPostgres::WaitForExit(std::chrono::milliseconds timeout, bool* exited) {

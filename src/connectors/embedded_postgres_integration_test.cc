@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -140,6 +142,32 @@ TEST_F(EmbeddedPostgresTest, RestartAfterKill9RecoversCommittedData) {
   ASSERT_TRUE(restarted.ok()) << restarted.ToString();
   EXPECT_EQ(QueryOne(server.ConnectionString(), "SELECT count(*) FROM t"), "1000");
   EXPECT_EQ(QueryOne(server.ConnectionString(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'feed'"), "1");
+}
+
+TEST_F(EmbeddedPostgresTest, AServerWhoseOwnerIsKilledGoesAwaySoTheNextOwnerCanStart) {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t owner = fork();
+  if (owner == 0) {
+    close(ready[0]);
+    EmbeddedPostgres server(Options());
+    char started = server.Start().ok() ? '1' : '0';
+    (void)!write(ready[1], &started, 1);
+    pause();
+    _exit(0);
+  }
+  close(ready[1]);
+  char started = 0;
+  ASSERT_EQ(read(ready[0], &started, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(started, '1');
+  // As a crash test does: kill the owning process, then start again on the same directory at once.
+  kill(owner, SIGKILL);
+  waitpid(owner, nullptr, 0);
+  EmbeddedPostgres next(Options());
+  Status restarted = next.Start();
+  ASSERT_TRUE(restarted.ok()) << restarted.ToString();
+  EXPECT_EQ(QueryOne(next.ConnectionString(), "SELECT 1"), "1");
 }
 
 TEST_F(EmbeddedPostgresTest, RefusesADirectoryThatIsNotACluster) {

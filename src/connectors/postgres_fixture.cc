@@ -61,6 +61,11 @@ class SharedServer {
   std::optional<Status> start_status_;
 };
 
+// Notices such as "table does not exist, skipping" would only clutter test output.
+void IgnoreNotices(PGconn* conn) {
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+}
+
 Status SqlFailure(std::string_view sql, PGconn* conn, const PGresult* result) {
   const char* message = result != nullptr ? PQresultErrorMessage(result) : PQerrorMessage(conn);
   return Status::Error(errors::kEmbeddedServiceFailed, fmt::format("SQL failed: {}\n  in: {}", message, sql));
@@ -89,6 +94,7 @@ Result<std::unique_ptr<PostgresTestDatabase>> PostgresTestDatabase::Create() {
     PQfinish(conn);
     return failure;
   }
+  IgnoreNotices(conn);
   return std::unique_ptr<PostgresTestDatabase>(new PostgresTestDatabase(server, std::move(name), conn));
 }
 
@@ -103,6 +109,7 @@ Result<Rows> PostgresTestDatabase::Query(std::string_view sql) {
     PQfinish(conn_);
     conn_ = PQconnectdb(connection_string().c_str());
     if (PQstatus(conn_) != CONNECTION_OK) return SqlFailure(sql, conn_, nullptr);
+    IgnoreNotices(conn_);
   }
   std::string text(sql);
   // PQexec runs several statements and keeps the last result; the last one is what callers assert on.
