@@ -159,6 +159,42 @@ TEST(TakeTest, DropsTheValidityBufferWhenNoNullIsTaken) {
   EXPECT_EQ(Take(NestedBatch(), std::vector<int64_t>{})->num_rows(), 0);
 }
 
+TEST(TakeSliceConcatenateTest, EveryPrimitiveType) {
+  DecimalBuilder decimals(Decimal(12, 3));
+  decimals.Append(-1234567);
+  decimals.AppendNull();
+  decimals.Append(5);
+  BatchPtr batch = Batch({
+      {"bool", Fixed<BooleanBuilder>(DataType::Boolean(), std::vector<std::optional<uint8_t>>{1, 0, std::nullopt})},
+      {"byte", Fixed<Int8Builder>(DataType::Byte(), std::vector<std::optional<int8_t>>{-1, std::nullopt, 7})},
+      {"short", Fixed<Int16Builder>(DataType::Short(), std::vector<std::optional<int16_t>>{std::nullopt, 2, 3})},
+      {"long", Fixed<Int64Builder>(DataType::Long(), std::vector<std::optional<int64_t>>{1LL << 40, 0, -3})},
+      {"float", Fixed<FloatBuilder>(DataType::Float(), std::vector<std::optional<float>>{0.5f, std::nullopt, -2.0f})},
+      {"decimal", decimals.Finish()},
+      {"binary", Strings({std::string("\0\1", 2), std::nullopt, "xyz"}, DataType::Binary())},
+      {"date", Fixed<Int32Builder>(DataType::Date(), std::vector<std::optional<int32_t>>{1, 2, std::nullopt})},
+      {"ts", Fixed<Int64Builder>(DataType::Timestamp(), std::vector<std::optional<int64_t>>{1, std::nullopt, 3})},
+      {"ntz", Fixed<Int64Builder>(DataType::TimestampNtz(), std::vector<std::optional<int64_t>>{std::nullopt, 2, 3})},
+  });
+  const std::vector<std::string> rows = Rows(batch);
+  ASSERT_EQ(rows[0],
+            "true | -1 | null | 1099511627776 | 0.5 | -1234.567 | AAE= | 1970-01-02 | 1970-01-01T00:00:00.000001Z | null");
+
+  BatchPtr taken = Take(batch, std::vector<int64_t>{2, 0, 1, 2});
+  ExpectValid(taken);
+  EXPECT_THAT(Rows(taken), ElementsAre(rows[2], rows[0], rows[1], rows[2]));
+
+  BatchPtr sliced = Slice(batch, 1, 2);
+  ExpectValid(sliced);
+  EXPECT_THAT(Rows(sliced), ElementsAre(rows[1], rows[2]));
+
+  std::vector<BatchPtr> parts = {sliced, Slice(batch, 0, 1)};
+  Result<BatchPtr> joined = Concatenate(parts);
+  ASSERT_TRUE(joined.ok());
+  ExpectValid(*joined);
+  EXPECT_THAT(Rows(*joined), ElementsAre(rows[1], rows[2], rows[0]));
+}
+
 TEST(SliceTest, CopiesARangeOfNestedRows) {
   BatchPtr batch = NestedBatch();
   BatchPtr middle = Slice(batch, 1, 2);
