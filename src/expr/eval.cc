@@ -153,31 +153,31 @@ Datum EvalTimestampAddInterval(const BoundNode& node, const Datum& arg, int64_t 
   return Datum{out, false};
 }
 
-// Selected rows of a boolean datum: valid and true.
-void AppendSelected(const Datum& d, int64_t rows, std::vector<int64_t>* out) {
+// Writes the rows (0-based) where a boolean datum is valid and true to the front of `rows`,
+// which grows to at least `count` entries and never shrinks (it is reused), and returns how many.
+int64_t SelectRows(const Datum& d, int64_t count, std::vector<int64_t>* rows) {
+  if (static_cast<int64_t>(rows->size()) < count + 1) rows->resize(static_cast<size_t>(count) + 1);
+  int64_t* dst = rows->data();
   if (d.scalar) {
-    if (d.column->IsValid(0) && d.column->Value<uint8_t>(0) != 0) {
-      for (int64_t i = 0; i < rows; ++i) out->push_back(i);
-    }
-    return;
+    if (!d.column->IsValid(0) || d.column->Value<uint8_t>(0) == 0) return 0;
+    for (int64_t i = 0; i < count; ++i) dst[i] = i;
+    return count;
   }
   const uint8_t* values = ValuesOf<uint8_t>(d);
   const uint8_t* valid = d.column->validity.empty() ? nullptr : d.column->validity.data() + d.offset;
-  out->resize(static_cast<size_t>(rows));
-  int64_t* dst = out->data();
   int64_t n = 0;
   if (valid == nullptr) {
-    for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t i = 0; i < count; ++i) {
       dst[n] = i;
       n += values[i] != 0;
     }
   } else {
-    for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t i = 0; i < count; ++i) {
       dst[n] = i;
       n += (values[i] & valid[i]) != 0;
     }
   }
-  out->resize(static_cast<size_t>(n));
+  return n;
 }
 
 // The conjuncts of a tree of ANDs, left to right.
@@ -230,47 +230,51 @@ namespace {
 constexpr int64_t kChunkRows = 64 * 1024;
 
 // Appends to `out` the rows of the chunk [start, start + rows) that pass every conjunct.
-// `selected` is scratch space kept by the caller across chunks.
+// `selected` and `positions` are scratch space kept by the caller across chunks.
 Status FilterChunk(const std::vector<const BoundNode*>& conjuncts, const std::vector<ColumnPtr>& slots, int64_t start,
-                   int64_t rows, int64_t now, std::vector<int64_t>* selected, std::vector<int64_t>* out) {
+                   int64_t rows, int64_t now, std::vector<int64_t>* selected, std::vector<int64_t>* positions,
+                   std::vector<int64_t>* out) {
   EvalInput input{slots, rows, now, start};
   SLUICE_ASSIGN_OR_RETURN(Datum first, EvaluateNode(*conjuncts[0], input));
-  selected->clear();
-  AppendSelected(first, rows, selected);
-  for (size_t c = 1; c < conjuncts.size() && !selected->empty(); ++c) {
+  int64_t count = SelectRows(first, rows, selected);
+  int64_t* sel = selected->data();
+  for (size_t c = 1; c < conjuncts.size() && count > 0; ++c) {
     const BoundNode& conjunct = *conjuncts[c];
-    size_t n = 0;
-    if (static_cast<double>(selected->size()) < kGatherFraction * static_cast<double>(rows)) {
+    int64_t n = 0;
+    if (static_cast<double>(count) < kGatherFraction * static_cast<double>(rows)) {
       // Short-circuit: evaluate on the surviving rows only, then map back to chunk rows.
       std::vector<bool> used(slots.size(), false);
       SlotsOf(conjunct, &used);
-      std::vector<int64_t> absolute(selected->size());
-      for (size_t i = 0; i < selected->size(); ++i) absolute[i] = (*selected)[i] + start;
+      std::vector<int64_t> absolute(sel, sel + count);
+      for (int64_t& row : absolute) row += start;
       std::vector<ColumnPtr> gathered(slots.size());
       for (size_t s = 0; s < slots.size(); ++s) {
         if (used[s]) gathered[s] = Take(slots[s], absolute);
       }
-      EvalInput sub{gathered, static_cast<int64_t>(selected->size()), now, 0};
+      EvalInput sub{gathered, count, now, 0};
       SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(conjunct, sub));
-      std::vector<int64_t> positions;
-      AppendSelected(d, sub.num_rows, &positions);
-      for (int64_t p : positions) (*selected)[n++] = (*selected)[static_cast<size_t>(p)];
+      int64_t kept = SelectRows(d, count, positions);
+      for (int64_t k = 0; k < kept; ++k) sel[n++] = sel[(*positions)[static_cast<size_t>(k)]];
     } else {
       SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(conjunct, input));
       if (d.scalar) {
-        n = d.column->IsValid(0) && d.column->Value<uint8_t>(0) != 0 ? selected->size() : 0;
+        n = d.column->IsValid(0) && d.column->Value<uint8_t>(0) != 0 ? count : 0;
       } else {
         const uint8_t* values = ValuesOf<uint8_t>(d);
         const uint8_t* valid = d.column->validity.empty() ? nullptr : d.column->validity.data() + d.offset;
-        for (int64_t row : *selected) {
-          (*selected)[n] = row;
+        for (int64_t k = 0; k < count; ++k) {
+          int64_t row = sel[k];
+          sel[n] = row;
           n += (values[row] != 0) & (valid == nullptr || valid[row] != 0);
         }
       }
     }
-    selected->resize(n);
+    count = n;
   }
-  for (int64_t row : *selected) out->push_back(start + row);
+  size_t old_size = out->size();
+  out->resize(old_size + static_cast<size_t>(count));
+  int64_t* dst = out->data() + old_size;
+  for (int64_t k = 0; k < count; ++k) dst[k] = sel[k] + start;
   return Status::OK();
 }
 
@@ -306,10 +310,10 @@ Result<std::vector<int64_t>> BoundExpression::Filter(const RecordBatch& batch) c
   std::vector<int64_t> selected;
   // Reserving touches no memory; only the pages the selection fills are ever used.
   selected.reserve(static_cast<size_t>(total));
-  std::vector<int64_t> scratch;
+  std::vector<int64_t> scratch, positions;
   for (int64_t start = 0; start < total; start += kChunkRows) {
     int64_t rows = std::min(kChunkRows, total - start);
-    SLUICE_RETURN_IF_ERROR(FilterChunk(conjuncts, slots, start, rows, now, &scratch, &selected));
+    SLUICE_RETURN_IF_ERROR(FilterChunk(conjuncts, slots, start, rows, now, &scratch, &positions, &selected));
   }
   return selected;
 }
