@@ -4,7 +4,8 @@
 // of every element, because the text comes from table logs and schema registries we do not
 // control: every failure is INVALID_SCHEMA naming the JSON path of the element at fault
 // ("$.fields[2].type.elementType"). Nesting is capped at kMaxTypeDepth so hostile documents
-// cannot exhaust the stack.
+// cannot exhaust the stack. Field metadata is kept as compact JSON re-written by simdjson: the
+// same values, without whitespace (a number may be spelled differently, e.g. 1E2 as 100.0).
 #include <charconv>
 #include <string>
 #include <string_view>
