@@ -20,4 +20,9 @@ void RegisterPostgresEmbeddedCommand(CLI::App& app);
 // `sluice demo [--dir DIR]`: a short end-to-end run on the embedded services.
 void RegisterDemoCommand(CLI::App& app);
 
+// `sluice delta history|describe|show PATH`: a Delta table's versions (time, operation,
+// parameters, metrics), its metadata (schema, protocol, properties, files, size) or its rows
+// (--version, --limit).
+void RegisterDeltaCommand(CLI::App& app);
+
 }  // namespace sluice::cli
