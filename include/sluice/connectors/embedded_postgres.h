@@ -15,7 +15,8 @@
 // that called Start() dies, so a killed sluice process never leaves an orphaned server holding the
 // data directory. Start the server from a thread that lives as long as the server should.
 //
-// Every failure is reported as EMBEDDED_SERVICE_FAILED with the tail of the server log.
+// Every failure is reported as EMBEDDED_SERVICE_FAILED; when initdb or the server itself failed,
+// the message ends with the last lines of its output.
 // Not thread-safe: one owner drives Start/Stop; the accessors may be read concurrently while the
 // server runs.
 #pragma once
