@@ -1,0 +1,603 @@
+#include "sluice/connectors/kafka_source.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "kafka_offsets.h"
+#include "sluice/core/builder.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/core/logging.h"
+
+namespace sluice::connectors {
+namespace {
+
+constexpr std::string_view kSaslMechanisms[] = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"};
+
+constexpr OptionSpec kOptions[] = {
+    {"bootstrap_servers", OptionType::kString, std::nullopt, true, "host:port list of Kafka brokers"},
+    {"subscribe", OptionType::kString, std::nullopt, false, "comma-separated topics to read"},
+    {"subscribe_pattern", OptionType::kString, std::nullopt, false, "regular expression over topic names"},
+    {"assign", OptionType::kString, std::nullopt, false, R"(partitions to read, JSON {"topic":[0,1]})"},
+    {"starting_offsets", OptionType::kString, "latest", false,
+     R"(latest, earliest, or JSON {"topic":{"0":23,"1":-2}} (-2 earliest, -1 latest))"},
+    {.name = "max_offsets_per_trigger", .type = OptionType::kLong, .doc = "most records in one batch", .minimum = 1},
+    {"fail_on_data_loss", OptionType::kBool, "true", false, "fail when offsets to read have vanished"},
+    {"sasl_mechanism", OptionType::kEnum, std::nullopt, false, "SASL mechanism", kSaslMechanisms},
+    {"user", OptionType::kString, std::nullopt, false, "SASL user name"},
+    {"password", OptionType::kSecret, std::nullopt, false, "SASL password"},
+    {"ssl_ca_location", OptionType::kString, std::nullopt, false, "PEM file of CA certificates"},
+    {"ssl_certificate_location", OptionType::kString, std::nullopt, false, "PEM file of the client certificate"},
+    {"ssl_key_location", OptionType::kString, std::nullopt, false, "PEM file of the client key"},
+    {"ssl_key_password", OptionType::kSecret, std::nullopt, false, "password of the client key"},
+    {"request_timeout", OptionType::kDuration, "30s", false, "longest wait for one answer of the cluster"},
+    {"kafka.*", OptionType::kString, std::nullopt, false, "passed to librdkafka"},
+};
+
+// librdkafka properties the source sets itself: overriding them would break exactly once or the
+// offset bookkeeping.
+constexpr std::string_view kReservedProperties[] = {"bootstrap.servers", "group.id", "enable.auto.commit",
+                                                    "auto.offset.reset", "enable.partition.eof",
+                                                    "enable.auto.offset.store"};
+
+constexpr int64_t kEarliest = -2;
+constexpr int64_t kLatest = -1;
+
+Status InvalidOptions(std::string message) {
+  return Status::Error(errors::kInvalidOptions, "kafka source: " + std::move(message));
+}
+Status RequestFailed(std::string message) { return Status::Error(errors::kKafkaRequestFailed, std::move(message)); }
+
+struct Setting {
+  std::string name;
+  std::string value;
+  std::string option;  // the user's option it came from, for messages
+  bool sensitive = false;
+};
+
+struct KafkaSourceConfig {
+  std::vector<Setting> settings;
+  std::vector<std::string> topics;              // subscribe
+  std::optional<std::regex> pattern;            // subscribe_pattern
+  std::vector<TopicPartition> assigned;         // assign
+  std::string starting_offsets;                 // "latest", "earliest" or JSON
+  PartitionOffsets starting_partition_offsets;  // parsed JSON
+  std::optional<int64_t> max_offsets_per_trigger;
+  bool fail_on_data_loss = true;
+  int timeout_ms = 30000;
+  std::string description;
+};
+
+using ConfPtr = std::unique_ptr<rd_kafka_conf_t, decltype(&rd_kafka_conf_destroy)>;
+using ClientPtr = std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)>;
+using PartitionListPtr =
+    std::unique_ptr<rd_kafka_topic_partition_list_t, decltype(&rd_kafka_topic_partition_list_destroy)>;
+
+// A client configuration from the settings; INVALID_OPTIONS naming the option librdkafka refused.
+Result<ConfPtr> BuildConf(const std::vector<Setting>& settings) {
+  ConfPtr conf(rd_kafka_conf_new(), &rd_kafka_conf_destroy);
+  char errstr[512];
+  for (const Setting& setting : settings) {
+    if (rd_kafka_conf_set(conf.get(), setting.name.c_str(), setting.value.c_str(), errstr, sizeof(errstr)) !=
+        RD_KAFKA_CONF_OK) {
+      // librdkafka's message may quote the value, so it is left out for sensitive ones.
+      return InvalidOptions(setting.sensitive ? fmt::format("`{}` is not accepted by the Kafka client", setting.option)
+                                              : fmt::format("`{}` is not accepted by the Kafka client: {}",
+                                                            setting.option, errstr));
+    }
+  }
+  return conf;
+}
+
+std::vector<std::string> SplitTopics(const std::string& list) {
+  std::vector<std::string> topics;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    size_t end = std::min(list.find(',', begin), list.size());
+    std::string topic = list.substr(begin, end - begin);
+    topic.erase(0, topic.find_first_not_of(" \t"));
+    topic.erase(topic.find_last_not_of(" \t") + 1);
+    if (!topic.empty()) topics.push_back(std::move(topic));
+    begin = end + 1;
+  }
+  return topics;
+}
+
+Result<KafkaSourceConfig> MakeConfig(const ValidatedOptions& options) {
+  KafkaSourceConfig config;
+  std::vector<std::string> modes;
+  for (std::string_view mode : {"subscribe", "subscribe_pattern", "assign"}) {
+    if (options.Has(mode)) modes.emplace_back(mode);
+  }
+  if (modes.size() != 1) {
+    return InvalidOptions(modes.empty() ? "give exactly one of `subscribe`, `subscribe_pattern`, `assign` (none given)"
+                                        : fmt::format("give exactly one of `subscribe`, `subscribe_pattern`, `assign` "
+                                                      "(given: `{}`)",
+                                                      fmt::join(modes, "`, `")));
+  }
+  if (modes[0] == "subscribe") {
+    config.topics = SplitTopics(options.GetString("subscribe"));
+    if (config.topics.empty()) return InvalidOptions("`subscribe` names no topic");
+    config.description = "subscribe=" + options.GetString("subscribe");
+  } else if (modes[0] == "subscribe_pattern") {
+    try {
+      config.pattern.emplace(options.GetString("subscribe_pattern"), std::regex::ECMAScript);
+    } catch (const std::regex_error& error) {
+      return InvalidOptions(fmt::format("`subscribe_pattern` is not a regular expression: {}", error.what()));
+    }
+    config.description = "subscribe_pattern=" + options.GetString("subscribe_pattern");
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(config.assigned, ParsePartitionList(options.GetString("assign"), errors::kInvalidOptions));
+    config.description = "assign=" + options.GetString("assign");
+  }
+
+  config.starting_offsets = options.GetString("starting_offsets");
+  if (config.starting_offsets != "latest" && config.starting_offsets != "earliest") {
+    SLUICE_ASSIGN_OR_RETURN(config.starting_partition_offsets,
+                            ParsePartitionOffsets(config.starting_offsets, "`starting_offsets`", kEarliest,
+                                                  errors::kInvalidOptions));
+    if (!config.assigned.empty()) {
+      std::set<TopicPartition> assigned(config.assigned.begin(), config.assigned.end());
+      for (const auto& [partition, offset] : config.starting_partition_offsets) {
+        if (!assigned.count(partition)) {
+          return InvalidOptions(fmt::format("`starting_offsets` names {}[{}], which `assign` does not",
+                                            partition.topic, partition.partition));
+        }
+      }
+    }
+  }
+  if (options.Has("max_offsets_per_trigger")) config.max_offsets_per_trigger = options.GetInt64("max_offsets_per_trigger");
+  config.fail_on_data_loss = options.GetBool("fail_on_data_loss");
+  config.timeout_ms = static_cast<int>(
+      std::clamp<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.GetDuration("request_timeout"))
+                              .count(),
+                          1, 3'600'000));
+
+  auto add = [&](std::string name, std::string value, std::string option, bool sensitive) {
+    config.settings.push_back(Setting{std::move(name), std::move(value), std::move(option), sensitive});
+  };
+  add("bootstrap.servers", options.GetString("bootstrap_servers"), "bootstrap_servers",
+      options.IsSensitive("bootstrap_servers"));
+  const bool sasl = options.Has("sasl_mechanism");
+  const bool ssl = options.Has("ssl_ca_location") || options.Has("ssl_certificate_location") ||
+                   options.Has("ssl_key_location");
+  if (sasl) {
+    if (!options.Has("user") || !options.Has("password")) {
+      return InvalidOptions("`sasl_mechanism` needs `user` and `password`");
+    }
+    add("sasl.mechanism", options.GetString("sasl_mechanism"), "sasl_mechanism", false);
+    add("sasl.username", options.GetString("user"), "user", options.IsSensitive("user"));
+    add("sasl.password", options.GetSecret("password"), "password", true);
+  } else if (options.Has("user") || options.Has("password")) {
+    return InvalidOptions("`user` and `password` need `sasl_mechanism`");
+  }
+  if (options.Has("ssl_certificate_location") != options.Has("ssl_key_location")) {
+    return InvalidOptions("mutual TLS needs both `ssl_certificate_location` and `ssl_key_location`");
+  }
+  if (options.Has("ssl_key_password") && !options.Has("ssl_key_location")) {
+    return InvalidOptions("`ssl_key_password` needs `ssl_key_location`");
+  }
+  for (auto [option, property] : {std::pair{"ssl_ca_location", "ssl.ca.location"},
+                                  std::pair{"ssl_certificate_location", "ssl.certificate.location"},
+                                  std::pair{"ssl_key_location", "ssl.key.location"}}) {
+    if (options.Has(option)) add(property, options.GetString(option), option, options.IsSensitive(option));
+  }
+  if (options.Has("ssl_key_password")) add("ssl.key.password", options.GetSecret("ssl_key_password"), "ssl_key_password", true);
+  if (sasl || ssl) add("security.protocol", sasl ? (ssl ? "SASL_SSL" : "SASL_PLAINTEXT") : "SSL", "", false);
+
+  for (const auto& [property, value] : options.WithPrefix("kafka.")) {
+    std::string lower = property;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    for (std::string_view reserved : kReservedProperties) {
+      if (lower == reserved) {
+        return InvalidOptions(fmt::format("`kafka.{}` cannot be set: the source manages it", property));
+      }
+    }
+    add(property, value, "kafka." + property, options.IsSensitive("kafka." + property));
+  }
+  add("enable.auto.commit", "false", "", false);
+  add("enable.auto.offset.store", "false", "", false);
+  add("enable.partition.eof", "true", "", false);
+  add("auto.offset.reset", "error", "", false);
+  SLUICE_RETURN_IF_ERROR(BuildConf(config.settings).status());
+  return config;
+}
+
+TypePtr RowSchema() {
+  TypePtr header = DataType::Struct({Field{"key", DataType::String(), false}, Field{"value", DataType::Binary(), true}})
+                       .value();
+  return DataType::Struct({Field{"key", DataType::Binary(), true}, Field{"value", DataType::Binary(), true},
+                           Field{"topic", DataType::String(), false}, Field{"partition", DataType::Integer(), false},
+                           Field{"offset", DataType::Long(), false}, Field{"timestamp", DataType::Timestamp(), true},
+                           Field{"headers", DataType::Array(header, false), false}})
+      .value();
+}
+
+// The columns of one batch, appended record by record.
+class RowBuilder {
+ public:
+  explicit RowBuilder(const TypePtr& schema)
+      : schema_(schema),
+        keys_(DataType::Binary()),
+        values_(DataType::Binary()),
+        topics_(DataType::String()),
+        partitions_(DataType::Integer()),
+        offsets_(DataType::Long()),
+        timestamps_(DataType::Timestamp()),
+        headers_(schema->fields()[6].type),
+        header_struct_(static_cast<StructBuilder*>(headers_.element_builder())),
+        header_keys_(static_cast<BinaryBuilder*>(header_struct_->field_builder(0))),
+        header_values_(static_cast<BinaryBuilder*>(header_struct_->field_builder(1))) {}
+
+  void Reserve(int64_t rows) {
+    for (ColumnBuilder* builder : std::initializer_list<ColumnBuilder*>{&keys_, &values_, &topics_, &partitions_,
+                                                                        &offsets_, &timestamps_, &headers_}) {
+      builder->Reserve(rows);
+    }
+  }
+
+  void Append(const rd_kafka_message_t& message, std::string_view topic) {
+    if (message.key == nullptr) {
+      keys_.AppendNull();
+    } else {
+      keys_.Append(std::string_view(static_cast<const char*>(message.key), message.key_len));
+    }
+    if (message.payload == nullptr) {
+      values_.AppendNull();
+    } else {
+      values_.Append(std::string_view(static_cast<const char*>(message.payload), message.len));
+    }
+    topics_.Append(topic);
+    partitions_.Append(message.partition);
+    offsets_.Append(message.offset);
+    rd_kafka_timestamp_type_t type;
+    int64_t timestamp_ms = rd_kafka_message_timestamp(&message, &type);
+    if (timestamp_ms < 0) {
+      timestamps_.AppendNull();
+    } else {
+      timestamps_.Append(timestamp_ms * 1000);
+    }
+    rd_kafka_headers_t* headers = nullptr;
+    // The message keeps ownership of its parsed headers.
+    if (rd_kafka_message_headers(&message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const char* name = nullptr;
+      const void* value = nullptr;
+      size_t size = 0;
+      for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
+        header_keys_->Append(name);
+        if (value == nullptr) {
+          header_values_->AppendNull();
+        } else {
+          header_values_->Append(std::string_view(static_cast<const char*>(value), size));
+        }
+        header_struct_->Append();
+      }
+    }
+    headers_.Append();
+    ++rows_;
+  }
+
+  Result<BatchPtr> Finish() {
+    return RecordBatch::Make(schema_,
+                             {keys_.Finish(), values_.Finish(), topics_.Finish(), partitions_.Finish(),
+                              offsets_.Finish(), timestamps_.Finish(), headers_.Finish()},
+                             rows_);
+  }
+
+ private:
+  TypePtr schema_;
+  BinaryBuilder keys_;
+  BinaryBuilder values_;
+  BinaryBuilder topics_;
+  Int32Builder partitions_;
+  Int64Builder offsets_;
+  Int64Builder timestamps_;
+  ListBuilder headers_;
+  StructBuilder* header_struct_;
+  BinaryBuilder* header_keys_;
+  BinaryBuilder* header_values_;
+  int64_t rows_ = 0;
+};
+
+struct Watermarks {
+  int64_t low = 0;
+  int64_t high = 0;
+};
+
+class KafkaSource final : public engine::Source {
+ public:
+  explicit KafkaSource(KafkaSourceConfig config)
+      : config_(std::move(config)), schema_(RowSchema()), client_(nullptr, &rd_kafka_destroy) {}
+
+  ~KafkaSource() override {
+    if (client_) rd_kafka_consumer_close(client_.get());
+  }
+
+  std::string description() const override { return "KafkaSource[" + config_.description + "]"; }
+  TypePtr schema() const override { return schema_; }
+
+  Status Open(const engine::SourceContext& context) override {
+    std::vector<Setting> settings = config_.settings;
+    // A group id is required by the consumer API, but the source only ever assigns partitions:
+    // it never joins the group and never commits offsets to it.
+    settings.push_back(Setting{"group.id", "sluice-" + context.query_id, "", false});
+    SLUICE_ASSIGN_OR_RETURN(ConfPtr conf, BuildConf(settings));
+    char errstr[512];
+    rd_kafka_t* client = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr, sizeof(errstr));
+    if (client == nullptr) return RequestFailed(fmt::format("cannot create a Kafka client: {}", errstr));
+    conf.release();  // rd_kafka_new took it
+    client_.reset(client);
+    file_system_ = context.file_system;
+    initial_offset_path_ = context.state_directory + "/initial-offsets";
+    return Status::OK();
+  }
+
+  // Resolved once, on the first run, and kept: `latest` must not move on a restart.
+  Result<std::string> InitialOffset() override {
+    Result<std::string> kept = file_system_->ReadFile(initial_offset_path_);
+    if (kept.ok()) {
+      SLUICE_RETURN_IF_ERROR(
+          ParsePartitionOffsets(*kept, initial_offset_path_, 0, errors::kCheckpointCorrupt).status());
+      return *kept;
+    }
+    if (kept.status().error_class() != errors::kFileNotFound) return kept.status();
+    SLUICE_ASSIGN_OR_RETURN(std::vector<TopicPartition> partitions, DiscoverPartitions());
+    PartitionOffsets offsets;
+    for (const TopicPartition& partition : partitions) {
+      int64_t wanted = config_.starting_offsets == "earliest" ? kEarliest : kLatest;
+      auto given = config_.starting_partition_offsets.find(partition);
+      if (given != config_.starting_partition_offsets.end()) wanted = given->second;
+      if (wanted >= 0) {
+        offsets[partition] = wanted;
+        continue;
+      }
+      SLUICE_ASSIGN_OR_RETURN(Watermarks marks, QueryWatermarks(partition));
+      offsets[partition] = wanted == kEarliest ? marks.low : marks.high;
+    }
+    std::string text = FormatPartitionOffsets(offsets);
+    Status written = file_system_->PutIfAbsent(initial_offset_path_, text);
+    if (!written.ok()) return written;
+    return text;
+  }
+
+  Result<std::string> LatestOffset(const std::string& start_text, const engine::ReadLimit& limit) override {
+    SLUICE_ASSIGN_OR_RETURN(PartitionOffsets start, ParseOffset(start_text));
+    SLUICE_ASSIGN_OR_RETURN(std::vector<TopicPartition> partitions, DiscoverPartitions());
+    std::optional<PartitionOffsets> bound;
+    if (limit.not_beyond) {
+      SLUICE_ASSIGN_OR_RETURN(bound, ParseOffset(*limit.not_beyond));
+    }
+    // Partitions that vanished from the cluster keep their position.
+    PartitionOffsets end = start;
+    std::vector<std::pair<TopicPartition, int64_t>> available;  // (partition, records to read)
+    for (const TopicPartition& partition : partitions) {
+      auto known = start.find(partition);
+      const bool is_new = known == start.end();
+      SLUICE_ASSIGN_OR_RETURN(Watermarks marks, QueryWatermarks(partition));
+      // A new partition starts at its earliest offset; it enters the offsets once it has records.
+      int64_t from = is_new ? 0 : known->second;
+      if (is_new && marks.high <= marks.low) continue;
+      int64_t until = marks.high;
+      if (until < from) {
+        SLUICE_RETURN_IF_ERROR(
+            DataLoss(partition, until, from, "the partition now ends before the position already read"));
+        from = until;
+      }
+      if (bound) {
+        auto limit_offset = bound->find(partition);
+        until = limit_offset == bound->end() ? from : std::min(until, std::max(limit_offset->second, from));
+      }
+      if (until <= from) {
+        if (!is_new) end[partition] = from;
+        continue;
+      }
+      end[partition] = from;
+      available.emplace_back(partition, until - from);
+    }
+    int64_t total = 0;
+    for (const auto& [partition, count] : available) total += count;
+    if (!limit.all_available && config_.max_offsets_per_trigger && total > *config_.max_offsets_per_trigger) {
+      SpreadLimit(*config_.max_offsets_per_trigger, total, &available);
+    }
+    for (const auto& [partition, count] : available) end[partition] += count;
+    return FormatPartitionOffsets(end);
+  }
+
+  Result<std::vector<BatchPtr>> Read(const std::string& start_text, const std::string& end_text) override {
+    SLUICE_ASSIGN_OR_RETURN(PartitionOffsets start, ParseOffset(start_text));
+    SLUICE_ASSIGN_OR_RETURN(PartitionOffsets end, ParseOffset(end_text));
+    // The range to read per partition, after data-loss checks.
+    std::map<TopicPartition, std::pair<int64_t, int64_t>> ranges;
+    int64_t rows = 0;
+    for (const auto& [partition, until] : end) {
+      auto known = start.find(partition);
+      int64_t from = known == start.end() ? 0 : known->second;
+      if (until <= from) continue;
+      SLUICE_ASSIGN_OR_RETURN(Watermarks marks, QueryWatermarks(partition));
+      if (from < marks.low) {
+        SLUICE_RETURN_IF_ERROR(DataLoss(partition, from, std::min(marks.low, until), "retention or deletion removed them"));
+        from = marks.low;
+      }
+      int64_t readable = std::min(until, marks.high);
+      if (readable < until) {
+        SLUICE_RETURN_IF_ERROR(
+            DataLoss(partition, std::max(readable, from), until, "the partition now ends before them"));
+      }
+      if (readable <= from) continue;
+      ranges[partition] = {from, readable};
+      rows += readable - from;
+    }
+    if (ranges.empty()) return std::vector<BatchPtr>{};
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, Consume(ranges, rows));
+    return std::vector<BatchPtr>{std::move(batch)};
+  }
+
+  Status Commit(const std::string&) override { return Status::OK(); }
+
+ private:
+  Result<PartitionOffsets> ParseOffset(const std::string& text) const {
+    return ParsePartitionOffsets(text, "kafka source offset", 0, errors::kSourceOffsetInvalid);
+  }
+
+  // The partitions of the subscription as the cluster knows them now.
+  Result<std::vector<TopicPartition>> DiscoverPartitions() {
+    if (!config_.assigned.empty()) return config_.assigned;
+    const rd_kafka_metadata_t* metadata = nullptr;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(client_.get(), 1, nullptr, &metadata, config_.timeout_ms);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return RequestFailed(fmt::format("cannot read the topic list from {}: {}", BootstrapServers(),
+                                       rd_kafka_err2str(err)));
+    }
+    std::unique_ptr<const rd_kafka_metadata_t, decltype(&rd_kafka_metadata_destroy)> owned(metadata,
+                                                                                          &rd_kafka_metadata_destroy);
+    std::vector<TopicPartition> partitions;
+    for (int t = 0; t < metadata->topic_cnt; ++t) {
+      const rd_kafka_metadata_topic_t& topic = metadata->topics[t];
+      if (topic.err != RD_KAFKA_RESP_ERR_NO_ERROR || !Subscribed(topic.topic)) continue;
+      for (int p = 0; p < topic.partition_cnt; ++p) {
+        partitions.push_back(TopicPartition{topic.topic, topic.partitions[p].id});
+      }
+    }
+    std::sort(partitions.begin(), partitions.end());
+    return partitions;
+  }
+
+  bool Subscribed(std::string_view topic) const {
+    if (config_.pattern) {
+      return !topic.starts_with("__") && std::regex_match(topic.begin(), topic.end(), *config_.pattern);
+    }
+    return std::find(config_.topics.begin(), config_.topics.end(), topic) != config_.topics.end();
+  }
+
+  Result<Watermarks> QueryWatermarks(const TopicPartition& partition) {
+    Watermarks marks;
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(client_.get(), partition.topic.c_str(),
+                                                               partition.partition, &marks.low, &marks.high,
+                                                               config_.timeout_ms);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return RequestFailed(fmt::format("cannot read the offsets of {}[{}]: {}", partition.topic, partition.partition,
+                                       rd_kafka_err2str(err)));
+    }
+    return marks;
+  }
+
+  // Offsets [from, until) of `partition` cannot be read.
+  Status DataLoss(const TopicPartition& partition, int64_t from, int64_t until, std::string_view why) {
+    std::string message = fmt::format("offsets [{}, {}) of topic {} partition {} are no longer available ({})", from,
+                                      until, partition.topic, partition.partition, why);
+    if (config_.fail_on_data_loss) {
+      return Status::Error(errors::kKafkaDataLoss,
+                           message + "; set fail_on_data_loss to false to skip them, or start a new checkpoint");
+    }
+    LogWarn("kafka source: skipping {}", message);
+    return Status::OK();
+  }
+
+  // Cuts `available` to `limit` records in all, in proportion to what each partition has; the
+  // remainder of the rounding goes to the first partitions, so exactly `limit` are planned.
+  static void SpreadLimit(int64_t limit, int64_t total, std::vector<std::pair<TopicPartition, int64_t>>* available) {
+    int64_t planned = 0;
+    std::vector<int64_t> wanted;
+    for (auto& [partition, count] : *available) {
+      int64_t share = static_cast<int64_t>(static_cast<int128_t>(limit) * count / total);
+      wanted.push_back(count);
+      count = share;
+      planned += share;
+    }
+    for (size_t i = 0; planned < limit && i < available->size(); ++i) {
+      int64_t extra = std::min(limit - planned, wanted[i] - (*available)[i].second);
+      (*available)[i].second += extra;
+      planned += extra;
+    }
+  }
+
+  Result<BatchPtr> Consume(const std::map<TopicPartition, std::pair<int64_t, int64_t>>& ranges, int64_t rows) {
+    PartitionListPtr assignment(rd_kafka_topic_partition_list_new(static_cast<int>(ranges.size())),
+                                &rd_kafka_topic_partition_list_destroy);
+    for (const auto& [partition, range] : ranges) {
+      rd_kafka_topic_partition_list_add(assignment.get(), partition.topic.c_str(), partition.partition)->offset =
+          range.first;
+    }
+    rd_kafka_resp_err_t err = rd_kafka_assign(client_.get(), assignment.get());
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return RequestFailed(fmt::format("cannot assign partitions: {}", rd_kafka_err2str(err)));
+    }
+    Result<BatchPtr> batch = ConsumeAssigned(ranges, rows);
+    rd_kafka_assign(client_.get(), nullptr);
+    return batch;
+  }
+
+  Result<BatchPtr> ConsumeAssigned(const std::map<TopicPartition, std::pair<int64_t, int64_t>>& ranges, int64_t rows) {
+    // Partitions not yet read to their end, with the topic name as it goes into the rows.
+    std::map<std::pair<std::string_view, int32_t>, int64_t> pending;
+    for (const auto& [partition, range] : ranges) pending[{partition.topic, partition.partition}] = range.second;
+    RowBuilder builder(schema_);
+    builder.Reserve(rows);
+    using Clock = std::chrono::steady_clock;
+    // The deadline moves with progress: a slow but steady read never times out.
+    auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+    while (!pending.empty()) {
+      if (Clock::now() >= deadline) {
+        return RequestFailed(fmt::format("reading {} partitions from {} made no progress within {} ms",
+                                         pending.size(), BootstrapServers(), config_.timeout_ms));
+      }
+      rd_kafka_message_t* message = rd_kafka_consumer_poll(client_.get(), 100);
+      if (message == nullptr) continue;
+      std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> owned(message,
+                                                                                    &rd_kafka_message_destroy);
+      if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR && message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        return RequestFailed(fmt::format("reading from {} failed: {}", BootstrapServers(),
+                                         rd_kafka_message_errstr(message)));
+      }
+      if (message->rkt == nullptr) continue;
+      auto entry = pending.find({rd_kafka_topic_name(message->rkt), message->partition});
+      if (entry == pending.end()) continue;
+      deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+      // At the end of the partition, the message's offset is the next one to be written:
+      // offsets up to it that were not seen are gaps (compaction, transaction markers).
+      if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        if (message->offset >= entry->second) pending.erase(entry);
+        continue;
+      }
+      if (message->offset >= entry->second) {
+        pending.erase(entry);
+        continue;
+      }
+      builder.Append(*message, entry->first.first);
+      if (message->offset + 1 >= entry->second) pending.erase(entry);
+    }
+    return builder.Finish();
+  }
+
+  std::string BootstrapServers() const { return config_.settings.front().value; }
+
+  KafkaSourceConfig config_;
+  TypePtr schema_;
+  ClientPtr client_;
+  std::shared_ptr<FileSystem> file_system_;
+  std::string initial_offset_path_;
+};
+
+}  // namespace
+
+Status RegisterKafkaSource(engine::Registry* registry) {
+  return registry->RegisterSource(engine::SourceFormat{
+      .name = "kafka",
+      .options = kOptions,
+      .error_class = errors::kInvalidOptions,
+      .make = [](const ValidatedOptions& options) -> Result<std::unique_ptr<engine::Source>> {
+        SLUICE_ASSIGN_OR_RETURN(KafkaSourceConfig config, MakeConfig(options));
+        return std::unique_ptr<engine::Source>(new KafkaSource(std::move(config)));
+      },
+  });
+}
+
+}  // namespace sluice::connectors
