@@ -41,20 +41,32 @@ uint64_t HashBytes(std::string_view bytes) {
   return Mix(h);
 }
 
+bool Dictionary::Equals(uint32_t index, std::string_view value) const {
+  // Constant sizes let the compiler compare the common widths inline.
+  switch (value_width_) {
+    case 4: return std::memcmp(bytes_.data() + size_t{index} * 4, value.data(), 4) == 0;
+    case 8: return std::memcmp(bytes_.data() + size_t{index} * 8, value.data(), 8) == 0;
+    default: return this->value(index) == value;
+  }
+}
+
 uint32_t Dictionary::IndexOf(std::string_view value) {
   if ((count_ + 1) * 2 > static_cast<int64_t>(slots_.size())) Grow();
   uint64_t hash = HashBytes(value);
+  uint64_t tag = hash & 0xFFFFFFFF00000000ull;
   size_t mask = slots_.size() - 1;
   size_t slot = hash & mask;
   while (true) {
-    uint32_t entry = slots_[slot];
+    uint64_t entry = slots_[slot];
     if (entry == 0) break;
-    uint32_t index = entry - 1;
-    if (hashes_[index] == hash && this->value(index) == value) return index;
+    if ((entry & 0xFFFFFFFF00000000ull) == tag) {
+      auto index = static_cast<uint32_t>(entry) - 1;
+      if (Equals(index, value)) return index;
+    }
     slot = (slot + 1) & mask;
   }
   auto index = static_cast<uint32_t>(count_++);
-  slots_[slot] = index + 1;
+  slots_[slot] = tag | (uint64_t{index} + 1);
   hashes_.push_back(hash);
   bytes_.append(value);
   if (value_width_ == 0) {
@@ -76,7 +88,7 @@ void Dictionary::Grow() {
   for (int64_t i = 0; i < count_; ++i) {
     size_t slot = hashes_[i] & mask;
     while (slots_[slot] != 0) slot = (slot + 1) & mask;
-    slots_[slot] = static_cast<uint32_t>(i + 1);
+    slots_[slot] = (hashes_[i] & 0xFFFFFFFF00000000ull) | static_cast<uint64_t>(i + 1);
   }
 }
 

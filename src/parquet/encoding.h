@@ -105,8 +105,13 @@ class Dictionary {
   int64_t count_ = 0;
   std::string bytes_;              // the values back to back
   std::vector<uint32_t> offsets_;  // byte arrays: count_ + 1 offsets into bytes_
-  std::vector<uint32_t> slots_;    // open addressing: index + 1, or 0 when empty
-  std::vector<uint64_t> hashes_;   // per slot, the hash of its value
+  bool Equals(uint32_t index, std::string_view value) const;
+
+  // Open addressing, linear probing. A slot holds the value's index + 1 in its low 32 bits (0:
+  // empty) and the high 32 bits of its hash above, so that most mismatches are rejected without
+  // touching the values.
+  std::vector<uint64_t> slots_;
+  std::vector<uint64_t> hashes_;  // per value, its hash (to rehash when the table grows)
 };
 
 uint64_t HashBytes(std::string_view bytes);
