@@ -19,6 +19,7 @@ echo "== unit and integration tests"
 
 echo "== unit tests under ASan + UBSan"
 asan=${SLUICE_ASAN_BUILD_DIR:-$root/build-asan}
+export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
 cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_ONLY_UNIT=ON >/dev/null
-cmake --build "$asan" -j"$jobs"
+cmake --build "$asan" -j"$jobs" --target unit_tests
 (cd "$asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" -L unit)
