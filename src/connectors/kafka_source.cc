@@ -497,7 +497,7 @@ class KafkaSource final : public engine::Source {
       return Status::Error(errors::kKafkaDataLoss,
                            message + "; set fail_on_data_loss to false to skip them, or start a new checkpoint");
     }
-    LogWarn("kafka source: skipping {}", message);
+    LogWarn("kafka source: {}; skipping them (fail_on_data_loss is false)", message);
     return Status::OK();
   }
 
