@@ -6,6 +6,9 @@
 //                           advances its offset past filtered records)
 //   BM_OneRowBatches        batches of one row
 //   BM_RateToMemory         rate source into the memory sink, 100 000-row batches
+//   BM_RateToDelta          rate source into a Delta table, 100 000-row batches (one Parquet
+//                           file and one commit each), beside the same rows written by
+//                           delta::WriteTable without the engine (BM_DeltaWriteReference)
 // The batch benchmarks report batches/s and their ratio to the reference; the rate benchmark rows/s.
 #include <benchmark/benchmark.h>
 
@@ -15,6 +18,8 @@
 
 #include "sluice/core/builder.h"
 #include "sluice/core/clock.h"
+#include "sluice/delta/writer.h"
+#include "sluice/engine/delta_formats.h"
 #include "sluice/engine/memory_sink.h"
 #include "sluice/engine/rate_source.h"
 #include "sluice/engine/streaming_query.h"
@@ -127,8 +132,12 @@ void RunBatches(benchmark::State& state, int64_t rows_per_step) {
 void BM_EmptyBatches(benchmark::State& state) { RunBatches(state, 0); }
 void BM_OneRowBatches(benchmark::State& state) { RunBatches(state, 1); }
 
-void BM_RateToMemory(benchmark::State& state) {
-  constexpr int64_t kRowsPerBatch = 100'000;
+constexpr int64_t kRowsPerBatch = 100'000;
+constexpr int64_t kRateBatches = 20;
+double reference_rows_per_second = 0;
+
+void RunRate(benchmark::State& state, bool into_delta) {
+  std::chrono::steady_clock::duration timed{0};
   for (auto _ : state) {
     state.PauseTiming();
     std::string directory = MakeTempDirectory();
@@ -144,26 +153,76 @@ void BM_RateToMemory(benchmark::State& state) {
     config.trigger = Trigger::ProcessingTime(std::chrono::microseconds(0));
     StreamingQuery* running = nullptr;
     config.on_progress = [&running](const QueryProgress& progress) {
-      if (progress.batch_id + 1 >= 20) running->Stop();
+      if (progress.batch_id + 1 >= kRateBatches) running->Stop();
     };
-    auto table = std::make_shared<MemoryTable>();
-    auto query = StreamingQuery::Start(std::move(source), std::make_unique<MemorySink>(table), config);
+    std::unique_ptr<Sink> sink;
+    if (into_delta) {
+      std::map<std::string, std::string> delta_options = {{"path", directory + "/table"}};
+      sink = MakeDeltaSink(ValidateOptions("delta sink", kDeltaSinkOptions, delta_options).value()).value();
+    } else {
+      sink = std::make_unique<MemorySink>(std::make_shared<MemoryTable>());
+    }
+    auto query = StreamingQuery::Start(std::move(source), std::move(sink), config);
     running = query->get();
     state.ResumeTiming();
+    auto start = std::chrono::steady_clock::now();
     Status status = (*query)->Run();
+    timed += std::chrono::steady_clock::now() - start;
     state.PauseTiming();
     if (!status.ok()) state.SkipWithError(status.ToString().c_str());
     query->reset();
     (void)LocalFileSystem()->DeleteRecursively(directory);
     state.ResumeTiming();
   }
-  state.SetItemsProcessed(state.iterations() * 20 * kRowsPerBatch);
+  double rows_per_second = static_cast<double>(state.iterations() * kRateBatches * kRowsPerBatch) / Seconds(timed);
+  state.counters["rows_per_s"] = rows_per_second;
+  if (into_delta && reference_rows_per_second > 0) {
+    state.counters["ratio_to_write_table"] = rows_per_second / reference_rows_per_second;
+  }
+}
+
+void BM_RateToMemory(benchmark::State& state) { RunRate(state, false); }
+void BM_RateToDelta(benchmark::State& state) { RunRate(state, true); }
+
+// The same rows and batch sizes appended with delta::WriteTable directly.
+void BM_DeltaWriteReference(benchmark::State& state) {
+  auto schema = DataType::Struct({Field{"timestamp", DataType::Timestamp(), false},
+                                  Field{"value", DataType::Long(), false}})
+                    .value();
+  std::chrono::steady_clock::duration timed{0};
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string directory = MakeTempDirectory();
+    std::vector<BatchPtr> batches;
+    for (int64_t b = 0; b < kRateBatches; ++b) {
+      Int64Builder timestamps(DataType::Timestamp()), values(DataType::Long());
+      for (int64_t row = b * kRowsPerBatch; row < (b + 1) * kRowsPerBatch; ++row) {
+        timestamps.Append(row);
+        values.Append(row);
+      }
+      batches.push_back(RecordBatch::Make(schema, {timestamps.Finish(), values.Finish()}, kRowsPerBatch).value());
+    }
+    state.ResumeTiming();
+    auto start = std::chrono::steady_clock::now();
+    for (const BatchPtr& batch : batches) {
+      auto written = delta::WriteTable(LocalFileSystem(), directory + "/table", {batch});
+      if (!written.ok()) state.SkipWithError(written.status().ToString().c_str());
+    }
+    timed += std::chrono::steady_clock::now() - start;
+    state.PauseTiming();
+    (void)LocalFileSystem()->DeleteRecursively(directory);
+    state.ResumeTiming();
+  }
+  reference_rows_per_second = static_cast<double>(state.iterations() * kRateBatches * kRowsPerBatch) / Seconds(timed);
+  state.counters["rows_per_s"] = reference_rows_per_second;
 }
 
 BENCHMARK(BM_LogWritesReference)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_EmptyBatches)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_OneRowBatches)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RateToMemory)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DeltaWriteReference)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RateToDelta)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace sluice::engine
