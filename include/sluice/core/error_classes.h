@@ -59,5 +59,7 @@ inline constexpr std::string_view kUnsupportedTrigger = "UNSUPPORTED_TRIGGER";
 inline constexpr std::string_view kDataSourceNotFound = "DATA_SOURCE_NOT_FOUND";
 inline constexpr std::string_view kForeachBatchFunctionNotFound = "FOREACH_BATCH_FUNCTION_NOT_FOUND";
 inline constexpr std::string_view kSourceOffsetInvalid = "SOURCE_OFFSET_INVALID";
+// Pipelines
+inline constexpr std::string_view kInvalidPipeline = "INVALID_PIPELINE";
 
 }  // namespace sluice::errors
