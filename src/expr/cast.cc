@@ -136,13 +136,6 @@ T DoubleToIntegral(double d) {
   }
 }
 
-// One value of any atomic source type read as the pieces the targets need.
-struct Source {
-  const Column& column;
-  TypeId id;
-  int scale;
-};
-
 // Writes `rows` fixed-width values of type T produced by convert(row, &value) -> bool.
 template <typename T, typename F>
 ColumnPtr FixedCast(const Column& from, const TypePtr& to, F convert) {

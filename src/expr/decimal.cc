@@ -1,7 +1,6 @@
 #include "expr/decimal.h"
 
 #include <cctype>
-#include <cmath>
 
 namespace sluice::expr {
 namespace {
@@ -129,19 +128,6 @@ std::optional<int128_t> ParseDecimal(std::string_view text, int precision, int s
   }
   if (!scaled || !FitsPrecision(*scaled, precision)) return std::nullopt;
   return negative ? -*scaled : *scaled;
-}
-
-double DecimalToDouble(int128_t value, int scale) {
-  return static_cast<double>(value) / std::pow(10.0, scale);
-}
-
-std::optional<int128_t> DoubleToDecimal(double value, int precision, int scale) {
-  if (!std::isfinite(value)) return std::nullopt;
-  double scaled = std::round(value * std::pow(10.0, scale));
-  if (std::fabs(scaled) >= 1e38) return std::nullopt;
-  int128_t out = static_cast<int128_t>(scaled);
-  if (!FitsPrecision(out, precision)) return std::nullopt;
-  return out;
 }
 
 }  // namespace sluice::expr

@@ -22,10 +22,6 @@ std::string DecimalToString(int128_t value, int scale);
 // Parses "12.5", "-1e3", " 7 " into a value of the given scale (HALF_UP); nullopt when the text
 // is not a number or does not fit `precision`.
 std::optional<int128_t> ParseDecimal(std::string_view text, int precision, int scale);
-// The decimal's value as a double.
-double DecimalToDouble(int128_t value, int scale);
-// A double as a decimal of (precision, scale), HALF_UP; nullopt when it does not fit or is NaN/inf.
-std::optional<int128_t> DoubleToDecimal(double value, int precision, int scale);
 // Division with HALF_UP rounding of the quotient (b != 0).
 int128_t DivideRoundHalfUp(int128_t a, int128_t b);
 

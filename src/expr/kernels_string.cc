@@ -125,7 +125,6 @@ class RegexCache {
     last_ = std::string(pattern);
     return &compiled_->regex;
   }
-  bool fixed() const { return fixed_; }
 
  private:
   std::shared_ptr<const RegexState> compiled_;
