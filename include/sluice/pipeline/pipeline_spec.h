@@ -1,0 +1,96 @@
+// A pipeline file: what flows run, from which sources, through which filters and expectations,
+// into which sinks. Parsing checks the file's shape; ValidatePipeline checks everything else that
+// can be checked without touching data (formats, options, expressions, references, the graph),
+// so that `sluice validate` lists every problem at once.
+//
+//   name: orders
+//   storage: /var/lib/sluice/orders          # checkpoints and the event log
+//   warehouse: /var/lib/sluice/warehouse     # catalog.schema.table -> <warehouse>/catalog/schema/table
+//   sinks:
+//     lake: {format: delta, table: main.sales.orders}
+//   flows:
+//     - name: generate
+//       source: {format: rate, options: {rowsPerSecond: 100}}
+//       where: value % 10 <> 3
+//       select: [timestamp, value, value * 2 AS doubled]
+//       expectations:
+//         - {name: non_negative, expect_or_fail: value >= 0}
+//         - {name: not_seven, expect_or_drop: value % 10 <> 7}
+//       sink: lake
+//       trigger: {kind: processing_time, interval: 1 second}
+//       output_mode: append
+//
+// All functions are thread-safe.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/status.h"
+#include "sluice/engine/registry.h"
+
+namespace sluice::pipeline {
+
+// A source or a sink: a format and its options. `table` (catalog.schema.table) names a Delta
+// table in the warehouse and becomes the `path` option of the delta format.
+struct Endpoint {
+  std::string format;
+  std::map<std::string, std::string> options;
+  std::optional<std::string> table;
+};
+
+enum class ExpectationAction {
+  kWarn,  // `expect`: count the rows that fail, keep them
+  kDrop,  // `expect_or_drop`: drop the rows that fail
+  kFail,  // `expect_or_fail`: stop the flow when a row fails
+};
+
+struct Expectation {
+  std::string name;
+  std::string condition;  // a SQL boolean expression
+  ExpectationAction action = ExpectationAction::kWarn;
+};
+
+struct FlowSpec {
+  std::string name;
+  Endpoint source;
+  std::optional<std::string> where;
+  std::vector<std::string> select;  // empty: every column
+  std::vector<Expectation> expectations;
+  std::string sink;  // the name of an entry of PipelineSpec::sinks
+  std::string trigger = "processing_time";
+  std::string trigger_interval;  // empty: the trigger's default
+  std::string output_mode = "append";
+  // Empty: <storage>/checkpoints/<flow name>.
+  std::string checkpoint;
+};
+
+struct PipelineSpec {
+  std::string name;
+  std::string storage;
+  std::string warehouse;
+  std::map<std::string, Endpoint> sinks;
+  std::vector<FlowSpec> flows;
+
+  // The flow's checkpoint directory.
+  std::string CheckpointOf(const FlowSpec& flow) const;
+  // <warehouse>/catalog/schema/table; INVALID_PIPELINE unless `table` has three non-empty parts.
+  Result<std::string> TablePath(std::string_view table) const;
+  // The endpoint's options with a `table` resolved into `path`.
+  Result<std::map<std::string, std::string>> ResolvedOptions(const Endpoint& endpoint) const;
+};
+
+// INVALID_PIPELINE listing every problem of shape (not YAML, a missing or misspelled key, a value
+// of the wrong kind), each with its place in the file ("flows[1].source.format").
+Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml);
+
+// Every problem found, empty when the pipeline is valid: unknown source or sink formats, invalid
+// options (the formats' own error classes), expressions that do not parse, unknown triggers and
+// output modes, flows naming a sink that is not declared, duplicate flow names or checkpoints, and
+// cycles of flows through Delta tables.
+std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Registry& registry);
+
+}  // namespace sluice::pipeline

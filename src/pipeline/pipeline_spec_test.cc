@@ -1,0 +1,146 @@
+#include "sluice/pipeline/pipeline_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "sluice/core/error_classes.h"
+
+namespace sluice::pipeline {
+namespace {
+
+constexpr std::string_view kValid = R"(
+name: orders
+storage: /var/lib/sluice/orders
+warehouse: /var/lib/sluice/warehouse
+sinks:
+  lake: {format: delta, table: main.sales.orders}
+  screen: {format: console, options: {numRows: 5}}
+flows:
+  - name: generate
+    source: {format: rate, options: {rowsPerSecond: 100}}
+    where: value % 10 <> 3
+    select: [timestamp, value, value * 2 AS doubled]
+    expectations:
+      - {name: non_negative, expect_or_fail: value >= 0}
+      - {name: not_seven, expect_or_drop: value % 10 <> 7}
+      - {name: small, expect: value < 1000000}
+    sink: lake
+    trigger: {kind: processing_time, interval: 1 second}
+  - name: copy
+    source: {format: delta, table: main.sales.orders}
+    sink: screen
+    trigger: available_now
+)";
+
+std::string Messages(const std::vector<Status>& problems) {
+  std::string text;
+  for (const Status& problem : problems) text += problem.ToString() + "\n";
+  return text;
+}
+
+TEST(PipelineSpecTest, ParsesACompleteFile) {
+  Result<PipelineSpec> spec = ParsePipelineSpec(kValid);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->name, "orders");
+  ASSERT_EQ(spec->flows.size(), 2u);
+  const FlowSpec& generate = spec->flows[0];
+  EXPECT_EQ(generate.source.format, "rate");
+  EXPECT_EQ(generate.source.options.at("rowsPerSecond"), "100");
+  EXPECT_EQ(*generate.where, "value % 10 <> 3");
+  EXPECT_EQ(generate.select, (std::vector<std::string>{"timestamp", "value", "value * 2 AS doubled"}));
+  ASSERT_EQ(generate.expectations.size(), 3u);
+  EXPECT_EQ(generate.expectations[0].action, ExpectationAction::kFail);
+  EXPECT_EQ(generate.expectations[1].action, ExpectationAction::kDrop);
+  EXPECT_EQ(generate.expectations[2].action, ExpectationAction::kWarn);
+  EXPECT_EQ(generate.trigger, "processing_time");
+  EXPECT_EQ(generate.trigger_interval, "1 second");
+  EXPECT_EQ(generate.output_mode, "append");
+  EXPECT_EQ(spec->flows[1].trigger, "available_now");
+  EXPECT_EQ(spec->CheckpointOf(generate), "/var/lib/sluice/orders/checkpoints/generate");
+  EXPECT_EQ(spec->ResolvedOptions(spec->sinks.at("lake"))->at("path"), "/var/lib/sluice/warehouse/main/sales/orders");
+}
+
+TEST(PipelineSpecTest, ListsEveryProblemOfShapeWithItsPlace) {
+  Result<PipelineSpec> spec = ParsePipelineSpec(R"(
+name: broken
+sinks:
+  lake: {fromat: delta}
+flows:
+  - name: a
+    source: {format: rate, options: [1, 2]}
+    expectations:
+      - {name: both, expect: x > 0, expect_or_drop: x > 1}
+    trigger: {kind: once, every: 1s}
+)");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().error_class(), errors::kInvalidPipeline);
+  std::string_view message = spec.status().message();
+  for (std::string_view expected : {"storage: missing", "sinks.lake.fromat: unknown key", "sinks.lake.format: missing",
+                                    "flows[0].source.options: expected a map",
+                                    "flows[0].expectations[0]: needs exactly one of", "flows[0].sink: missing",
+                                    "flows[0].trigger.every: unknown key"}) {
+    EXPECT_NE(message.find(expected), std::string_view::npos) << expected << "\nin:\n" << message;
+  }
+}
+
+TEST(PipelineSpecTest, RejectsTextThatIsNotYaml) {
+  Result<PipelineSpec> spec = ParsePipelineSpec("name: [unclosed");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().error_class(), errors::kInvalidPipeline);
+  EXPECT_NE(spec.status().message().find("line 1"), std::string_view::npos);
+}
+
+TEST(ValidatePipelineTest, AValidPipelineHasNoProblems) {
+  std::vector<Status> problems = ValidatePipeline(ParsePipelineSpec(kValid).value(), engine::Registry::Default());
+  EXPECT_TRUE(problems.empty()) << Messages(problems);
+}
+
+TEST(ValidatePipelineTest, ListsEveryProblemTogether) {
+  PipelineSpec spec = ParsePipelineSpec(R"(
+name: p
+storage: /s
+sinks:
+  lake: {format: delta, table: only.two}
+  out: {format: foreachBatch, options: {function: not_registered}}
+flows:
+  - name: a
+    source: {format: rate, options: {rowsPerSecnd: 1}}
+    where: value >
+    sink: nowhere
+    trigger: sometimes
+    output_mode: everything
+  - name: a
+    source: {format: kafak}
+    select: ["value AS"]
+    expectations:
+      - {name: e, expect: "value ="}
+    sink: out
+    checkpoint: /s/checkpoints/a
+)").value();
+  std::string text = Messages(ValidatePipeline(spec, engine::Registry::Default()));
+  for (std::string_view expected :
+       {"INVALID_PIPELINE: sink 'lake': table 'only.two'", "FOREACH_BATCH_FUNCTION_NOT_FOUND: sink 'out'",
+        "INVALID_OPTIONS: flow 'a' source", "rowsPerSecnd", "PARSE_SYNTAX_ERROR: flow 'a' where",
+        "writes to sink 'nowhere', which is not declared", "flow 'a' trigger", "flow 'a' output_mode",
+        "two flows are named 'a'", "shares its checkpoint", "DATA_SOURCE_NOT_FOUND: flow 'a' source",
+        "flow 'a' select 'value AS'", "flow 'a' expectation 'e'"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
+  }
+}
+
+TEST(ValidatePipelineTest, FindsCyclesThroughDeltaTables) {
+  PipelineSpec spec = ParsePipelineSpec(R"(
+name: loop
+storage: /s
+sinks:
+  x: {format: delta, table: c.s.x}
+  y: {format: delta, table: c.s.y}
+flows:
+  - {name: x_to_y, source: {format: delta, table: c.s.x}, sink: y}
+  - {name: y_to_x, source: {format: delta, table: c.s.y}, sink: x}
+)").value();
+  std::string text = Messages(ValidatePipeline(spec, engine::Registry::Default()));
+  EXPECT_NE(text.find("cycle"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace sluice::pipeline

@@ -1,0 +1,128 @@
+// ValidatePipeline: every check that needs no data, each problem reported separately.
+#include <functional>
+#include <set>
+
+#include "sluice/core/error_classes.h"
+#include "sluice/engine/streaming_query.h"
+#include "sluice/expr/expression.h"
+#include "sluice/pipeline/pipeline_spec.h"
+
+namespace sluice::pipeline {
+namespace {
+
+class Problems {
+ public:
+  void Add(const Status& status, const std::string& context) {
+    if (!status.ok()) list_.push_back(status.WithContext(context));
+  }
+  void Add(std::string message) { list_.push_back(Status::Error(errors::kInvalidPipeline, std::move(message))); }
+  std::vector<Status> Take() { return std::move(list_); }
+
+ private:
+  std::vector<Status> list_;
+};
+
+// Checks an endpoint's format and options; returns the resolved options when they are valid.
+std::optional<std::map<std::string, std::string>> CheckEndpoint(const PipelineSpec& spec, const Endpoint& endpoint,
+                                                                bool is_sink, const engine::Registry& registry,
+                                                                const std::string& context, Problems* problems) {
+  Result<std::map<std::string, std::string>> options = spec.ResolvedOptions(endpoint);
+  if (!options.ok()) {
+    problems->Add(options.status(), context);
+    return std::nullopt;
+  }
+  std::span<const OptionSpec> specs;
+  std::string_view error_class;
+  std::string format_name;
+  if (is_sink) {
+    const engine::SinkFormat* format = registry.FindSinkFormat(endpoint.format);
+    if (format != nullptr) specs = format->options, error_class = format->error_class, format_name = format->name;
+  } else {
+    const engine::SourceFormat* format = registry.FindSourceFormat(endpoint.format);
+    if (format != nullptr) specs = format->options, error_class = format->error_class, format_name = format->name;
+  }
+  if (format_name.empty()) {
+    problems->Add(Status::Error(errors::kDataSourceNotFound, std::string(is_sink ? "sink" : "source") + " format '" +
+                                                                 endpoint.format + "' is not known"),
+                  context);
+    return std::nullopt;
+  }
+  Result<ValidatedOptions> validated =
+      ValidateOptions(format_name + (is_sink ? " sink" : " source"), specs, *options, error_class);
+  if (!validated.ok()) {
+    problems->Add(validated.status(), context);
+    return std::nullopt;
+  }
+  if (is_sink && format_name == "foreachBatch") {
+    problems->Add(registry.FindForeachBatch(validated->GetString("function")).status(), context);
+  }
+  return *options;
+}
+
+}  // namespace
+
+std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Registry& registry) {
+  Problems problems;
+  std::map<std::string, std::string> delta_sink_paths;  // sink name -> table path
+  for (const auto& [name, sink] : spec.sinks) {
+    auto options = CheckEndpoint(spec, sink, true, registry, "sink '" + name + "'", &problems);
+    if (options && sink.format == "delta") delta_sink_paths[name] = (*options)["path"];
+  }
+
+  std::set<std::string> flow_names, checkpoints;
+  std::multimap<std::string, std::string> reads_to_writes;  // Delta table read -> Delta table written
+  for (const FlowSpec& flow : spec.flows) {
+    const std::string context = "flow '" + flow.name + "'";
+    if (!flow_names.insert(flow.name).second) problems.Add("two flows are named '" + flow.name + "'; rename one");
+    if (!checkpoints.insert(spec.CheckpointOf(flow)).second) {
+      problems.Add(context + " shares its checkpoint " + spec.CheckpointOf(flow) +
+                   " with another flow; every flow needs its own");
+    }
+    auto source_options = CheckEndpoint(spec, flow.source, false, registry, context + " source", &problems);
+    if (flow.where) problems.Add(expr::Expression::Parse(*flow.where).status(), context + " where");
+    for (const std::string& item : flow.select) {
+      problems.Add(expr::ParseNamedExpression(item).status(), context + " select '" + item + "'");
+    }
+    std::set<std::string> expectation_names;
+    for (const Expectation& expectation : flow.expectations) {
+      if (!expectation_names.insert(expectation.name).second) {
+        problems.Add(context + " has two expectations named '" + expectation.name + "'");
+      }
+      problems.Add(expr::Expression::Parse(expectation.condition).status(),
+                   context + " expectation '" + expectation.name + "'");
+    }
+    if (!spec.sinks.count(flow.sink)) {
+      std::string declared;
+      for (const auto& [name, sink] : spec.sinks) declared += (declared.empty() ? "" : ", ") + name;
+      problems.Add(context + " writes to sink '" + flow.sink + "', which is not declared under sinks" +
+                   (declared.empty() ? std::string() : " (declared: " + declared + ")"));
+    }
+    problems.Add(engine::ParseTrigger(flow.trigger, flow.trigger_interval).status(), context + " trigger");
+    problems.Add(engine::ParseOutputMode(flow.output_mode).status(), context + " output_mode");
+    if (source_options && flow.source.format == "delta" && delta_sink_paths.count(flow.sink)) {
+      reads_to_writes.emplace((*source_options)["path"], delta_sink_paths[flow.sink]);
+    }
+  }
+
+  // A cycle of flows through Delta tables would feed its own output back forever.
+  std::map<std::string, int> state;  // 1: on the current path, 2: done
+  std::function<bool(const std::string&)> has_cycle = [&](const std::string& table) {
+    state[table] = 1;
+    auto [begin, end] = reads_to_writes.equal_range(table);
+    for (auto it = begin; it != end; ++it) {
+      if (state[it->second] == 1 || (state[it->second] == 0 && has_cycle(it->second))) return true;
+    }
+    state[table] = 2;
+    return false;
+  };
+  for (const auto& [table, written] : reads_to_writes) {
+    if (state[table] == 0 && has_cycle(table)) {
+      problems.Add("flows form a cycle through the Delta table " + table + "; a flow must not read, directly or "
+                   "through other flows, the table it writes");
+      break;
+    }
+  }
+  return problems.Take();
+}
+
+}  // namespace sluice::pipeline
