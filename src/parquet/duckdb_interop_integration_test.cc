@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "parquet/duckdb_testing.h"
+#include "sluice/core/builder.h"
 #include "sluice/parquet/reader.h"
+#include "sluice/parquet/writer.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::parquet {
@@ -142,6 +144,157 @@ TEST_F(DuckDbWritesSluiceReads, SmallBatchesSplitRowGroups) {
   ReadOptions read;
   read.batch_size = 77;
   ExpectSameRows(kAllTypesQuery, ", COMPRESSION snappy, ROW_GROUP_SIZE 1000", read);
+}
+
+// --- sluice writes, DuckDB reads
+
+// Deterministic values of any type: row `i` of a column, null where `i` hits the null pattern.
+void AppendValue(ColumnBuilder* b, uint64_t i, int null_every) {
+  if (null_every > 0 && i % null_every == 0) {
+    b->AppendNull();
+    return;
+  }
+  const uint64_t h = i * 0x9E3779B97F4A7C15ull;
+  const DataType& t = *b->type();
+  switch (t.id()) {
+    case TypeId::kBoolean: static_cast<BooleanBuilder*>(b)->Append(h >> 63); break;
+    case TypeId::kByte: static_cast<Int8Builder*>(b)->Append(static_cast<int8_t>(h >> 56)); break;
+    case TypeId::kShort: static_cast<Int16Builder*>(b)->Append(static_cast<int16_t>(h >> 48)); break;
+    case TypeId::kInteger: static_cast<Int32Builder*>(b)->Append(static_cast<int32_t>(h >> 32)); break;
+    case TypeId::kDate: static_cast<Int32Builder*>(b)->Append(static_cast<int32_t>(h % 200000) - 100000); break;
+    case TypeId::kLong: static_cast<Int64Builder*>(b)->Append(static_cast<int64_t>(h)); break;
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz:
+      static_cast<Int64Builder*>(b)->Append(static_cast<int64_t>(h % 8000000000000000ull) - 4000000000000000ll);
+      break;
+    case TypeId::kFloat: static_cast<FloatBuilder*>(b)->Append(static_cast<float>(static_cast<int64_t>(h)) / 7e9f); break;
+    case TypeId::kDouble: static_cast<DoubleBuilder*>(b)->Append(static_cast<double>(static_cast<int64_t>(h)) / 3e7); break;
+    case TypeId::kDecimal: {
+      int128_t limit = 1;
+      for (int d = 0; d < t.precision(); ++d) limit *= 10;
+      int128_t v = ((static_cast<int128_t>(h) << 64) | (h * 31)) % limit;
+      static_cast<DecimalBuilder*>(b)->Append(v);
+      break;
+    }
+    case TypeId::kString: {
+      std::string s = "s" + std::to_string(h % 1000) + std::string(h % 7, 'x') + (i % 5 == 0 ? "\"q\u00e9\n" : "");
+      static_cast<BinaryBuilder*>(b)->Append(s);
+      break;
+    }
+    case TypeId::kBinary: {
+      std::string bytes(h % 9, '\0');
+      for (size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<char>(h >> (k * 7));
+      static_cast<BinaryBuilder*>(b)->Append(bytes);
+      break;
+    }
+    case TypeId::kStruct: {
+      auto* s = static_cast<StructBuilder*>(b);
+      for (int f = 0; f < s->num_fields(); ++f) {
+        AppendValue(s->field_builder(f), i * 3 + f, t.field(f).nullable ? 3 : 0);
+      }
+      s->Append();
+      break;
+    }
+    case TypeId::kArray: {
+      auto* l = static_cast<ListBuilder*>(b);
+      for (uint64_t e = 0; e < h % 4; ++e) AppendValue(l->element_builder(), i * 5 + e, t.contains_null() ? 4 : 0);
+      l->Append();
+      break;
+    }
+    case TypeId::kMap: {
+      auto* m = static_cast<ListBuilder*>(b);
+      for (uint64_t e = 0; e < h % 3; ++e) {
+        static_cast<BinaryBuilder*>(m->key_builder())->Append("k" + std::to_string(e));
+        AppendValue(m->value_builder(), i * 7 + e, t.value_contains_null() ? 2 : 0);
+      }
+      m->Append();
+      break;
+    }
+  }
+}
+
+class SluiceWritesDuckDbReads : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(testing::RequireDuckDb()); }
+
+  void ExpectSameRows(const TypePtr& schema, int64_t rows, int null_every, WriterOptions options) {
+    std::vector<ColumnPtr> columns;
+    for (const Field& field : schema->fields()) {
+      auto builder = ColumnBuilder::Make(field.type);
+      for (int64_t i = 0; i < rows; ++i) AppendValue(builder.get(), static_cast<uint64_t>(i), field.nullable ? null_every : 0);
+      columns.push_back(builder->Finish());
+    }
+    auto batch = RecordBatch::Make(schema, columns, rows);
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    const std::string path = dir_.Join("sluice.parquet");
+    auto file = LocalFileSystem()->OpenForWrite(path);
+    ASSERT_TRUE(file.ok());
+    auto writer = ParquetWriter::Open(std::move(*file), schema, options);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    Status written = (*writer)->Write(**batch);
+    ASSERT_TRUE(written.ok()) << written.ToString();
+    auto closed = (*writer)->Close();
+    ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+
+    bool ok = false;
+    std::string error;
+    std::vector<std::string> actual = DuckDbRows({"SELECT * FROM '" + path + "'"}, &ok, &error);
+    ASSERT_TRUE(ok) << error;
+    std::vector<std::string> expected = CanonicalRows(**batch);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) ASSERT_EQ(actual[i], expected[i]) << "row " << i;
+  }
+
+  sluice::testing::TempDir dir_{"sluice-duckdb"};
+};
+
+TypePtr EveryType() {
+  return *DataType::Struct({
+      {"flag", DataType::Boolean()},
+      {"tiny", DataType::Byte()},
+      {"small", DataType::Short()},
+      {"int32", DataType::Integer()},
+      {"int64", DataType::Long(), false},
+      {"f32", DataType::Float()},
+      {"f64", DataType::Double()},
+      {"dec9", *DataType::Decimal(9, 3)},
+      {"dec18", *DataType::Decimal(18, 0)},
+      {"dec38", *DataType::Decimal(38, 12)},
+      {"text", DataType::String()},
+      {"bytes", DataType::Binary()},
+      {"day", DataType::Date()},
+      {"ts", DataType::Timestamp()},
+      {"ts_ntz", DataType::TimestampNtz()},
+      {"point", *DataType::Struct({{"x", DataType::Double()}, {"label", DataType::String(), false}})},
+      {"tags", DataType::Array(DataType::String())},
+      {"matrix", DataType::Array(DataType::Array(DataType::Integer(), false))},
+      {"events", DataType::Array(*DataType::Struct({{"at", DataType::Timestamp()}, {"n", DataType::Long()}}))},
+      {"attrs", DataType::Map(DataType::String(), DataType::Double())},
+  });
+}
+
+TEST_F(SluiceWritesDuckDbReads, EveryTypeWithEveryCodec) {
+  for (CompressionCodec codec : {CompressionCodec::kSnappy, CompressionCodec::kZstd, CompressionCodec::kGzip,
+                                 CompressionCodec::kUncompressed}) {
+    WriterOptions options;
+    options.compression = codec;
+    ASSERT_NO_FATAL_FAILURE(ExpectSameRows(EveryType(), 2000, 6, options)) << CodecName(codec);
+  }
+}
+
+TEST_F(SluiceWritesDuckDbReads, NullHeavyColumnsSmallPagesAndRowGroups) {
+  WriterOptions options;
+  options.page_size = 512;
+  options.row_group_size = 16 * 1024;
+  ExpectSameRows(EveryType(), 5000, 2, options);
+}
+
+TEST_F(SluiceWritesDuckDbReads, AllNullColumns) { ExpectSameRows(EveryType(), 300, 1, WriterOptions{}); }
+
+TEST_F(SluiceWritesDuckDbReads, PlainPagesAfterTheDictionaryOverflows) {
+  WriterOptions options;
+  options.dictionary_size_limit = 256;
+  ExpectSameRows(EveryType(), 3000, 9, options);
 }
 
 }  // namespace
