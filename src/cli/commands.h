@@ -20,6 +20,11 @@ void RegisterPostgresEmbeddedCommand(CLI::App& app);
 // `sluice demo [--dir DIR]`: a short end-to-end run on the embedded services.
 void RegisterDemoCommand(CLI::App& app);
 
+// `sluice parquet schema|meta|cat FILE`: the schema, the metadata (row groups, column chunks,
+// encodings, codecs, sizes, statistics) or the rows (--columns, --limit, --format
+// table|jsonl|csv) of a Parquet file.
+void RegisterParquetCommand(CLI::App& app);
+
 // `sluice delta history|describe|show PATH`: a Delta table's versions (time, operation,
 // parameters, metrics), its metadata (schema, protocol, properties, files, size) or its rows
 // (--version, --limit).

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterDemoCommand(app);
   sluice::cli::RegisterKafkaEmbeddedCommand(app);
   sluice::cli::RegisterPostgresEmbeddedCommand(app);
+  sluice::cli::RegisterParquetCommand(app);
   sluice::cli::RegisterDeltaCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
