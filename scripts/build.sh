@@ -6,5 +6,5 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SLUICE_BUILD_DIR:-$root/build}
 # Compiler cache entries are keyed on paths relative to the checkout, so clones share them.
 export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${SLUICE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 cmake --build "$build" -j"$(nproc)" "$@"
