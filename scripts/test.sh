@@ -13,9 +13,7 @@ if [[ -f "$root/scripts/install-test-tools.sh" ]]; then
 fi
 
 echo "== build"
-# Release without debug info: the suite builds twice on small machines, and debug info roughly
-# doubles link time. Debug by hand with scripts/build.sh (RelWithDebInfo).
-SLUICE_BUILD_TYPE=Release bash "$root/scripts/build.sh"
+bash "$root/scripts/build.sh"
 echo "== unit and integration tests"
 (cd "${SLUICE_BUILD_DIR:-$root/build}" && ctest --output-on-failure -j"$jobs")
 
