@@ -193,6 +193,10 @@ Result<KafkaSourceConfig> MakeConfig(const ValidatedOptions& options) {
   if (options.Has("ssl_key_password")) add("ssl.key.password", options.GetSecret("ssl_key_password"), "ssl_key_password", true);
   if (sasl || ssl) add("security.protocol", sasl ? (ssl ? "SASL_SSL" : "SASL_PLAINTEXT") : "SSL", "", false);
 
+  // The client fetches only while a batch is read (partitions are unassigned between batches),
+  // so a short broker wait costs nothing when idle and keeps a batch from waiting 500 ms (the
+  // librdkafka default) on a partition already read to its end. `kafka.fetch.wait.max.ms` wins.
+  add("fetch.wait.max.ms", "10", "", false);
   for (const auto& [property, value] : options.WithPrefix("kafka.")) {
     std::string lower = property;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
