@@ -46,6 +46,7 @@ inline constexpr std::string_view kPgSchemaMismatch = "PG_SCHEMA_MISMATCH";
 inline constexpr std::string_view kPgConnectionFailed = "PG_CONNECTION_FAILED";
 inline constexpr std::string_view kPgQueryFailed = "PG_QUERY_FAILED";
 inline constexpr std::string_view kPgReplicationProtocolError = "PG_REPLICATION_PROTOCOL_ERROR";
+inline constexpr std::string_view kPgTableAlreadyExists = "PG_TABLE_ALREADY_EXISTS";
 // Kafka
 inline constexpr std::string_view kKafkaDataLoss = "KAFKA_DATA_LOSS";
 inline constexpr std::string_view kKafkaRequestFailed = "KAFKA_REQUEST_FAILED";

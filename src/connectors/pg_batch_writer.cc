@@ -1,0 +1,166 @@
+#include "sluice/connectors/pg_batch_writer.h"
+
+#include <numeric>
+
+#include "sluice/connectors/pg_connection.h"
+#include "sluice/connectors/pg_copy.h"
+#include "sluice/core/error_classes.h"
+
+namespace sluice::connectors {
+
+namespace {
+
+constexpr std::string_view kDuplicateTable = "42P07";
+constexpr std::string_view kStagingTable = "sluice_overwrite_staging";
+
+std::string ColumnDefinitions(const DataType& schema) {
+  std::string out;
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    const Field& field = schema.field(i);
+    out += (i ? ", " : "") + QuoteIdentifier(field.name) + " " + PgColumnType(*field.type);
+  }
+  return out;
+}
+
+std::string ColumnList(const DataType& schema) {
+  std::string out;
+  for (int i = 0; i < schema.num_fields(); ++i) out += (i ? ", " : "") + QuoteIdentifier(schema.field(i).name);
+  return out;
+}
+
+}  // namespace
+
+Result<PgWriteMode> ParsePgWriteMode(std::string_view text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (lower == "append") return PgWriteMode::kAppend;
+  if (lower == "overwrite") return PgWriteMode::kOverwrite;
+  if (lower == "errorifexists" || lower == "error" || lower == "default") return PgWriteMode::kErrorIfExists;
+  if (lower == "ignore") return PgWriteMode::kIgnore;
+  return Status::Error(errors::kInvalidOptions, "postgresql batch write: `mode` `" + std::string(text) +
+                                                    "` is not one of append, overwrite, errorifexists, ignore");
+}
+
+struct PgBatchWriter::Impl {
+  std::unique_ptr<PgConnection> conn;
+  TypePtr schema;
+  TableName table;
+  bool staged = false;  // overwrite of an existing table: rows go to the staging table first
+  bool failed = false;
+  bool committed = false;
+  std::vector<int> columns;
+  std::vector<int64_t> rows;
+  PgCopyEncoder encoder;
+  std::string buffer;
+};
+
+PgBatchWriter::~PgBatchWriter() = default;
+
+Status PgBatchWriter::Fail(Status status) {
+  if (!status.ok() && impl_) impl_->failed = true;
+  return status;
+}
+
+Result<std::unique_ptr<PgBatchWriter>> PgBatchWriter::Open(const PgBatchWriteOptions& options, TypePtr schema) {
+  if (!schema || schema->id() != TypeId::kStruct) {
+    return Status::Error(errors::kInvalidArgument, "postgresql batch write: the schema must be a struct");
+  }
+  SLUICE_ASSIGN_OR_RETURN(TableName table, ParseTableName(options.dbtable));
+  std::unique_ptr<PgBatchWriter> writer(new PgBatchWriter());
+  writer->impl_ = std::make_unique<Impl>();
+  Impl& impl = *writer->impl_;
+  impl.schema = schema;
+  impl.table = table;
+  impl.columns.resize(schema->num_fields());
+  std::iota(impl.columns.begin(), impl.columns.end(), 0);
+  SLUICE_ASSIGN_OR_RETURN(impl.conn, PgConnection::Connect(options.conninfo));
+  PgConnection& conn = *impl.conn;
+  SLUICE_RETURN_IF_ERROR(conn.Execute("BEGIN"));
+
+  std::string definition = table.Quoted() + " (" + ColumnDefinitions(*schema) + ")";
+  std::string create = "CREATE TABLE " + definition;
+  std::string target = table.Quoted();
+  switch (options.mode) {
+    case PgWriteMode::kAppend:
+      SLUICE_RETURN_IF_ERROR(conn.Execute("CREATE TABLE IF NOT EXISTS " + definition));
+      break;
+    case PgWriteMode::kErrorIfExists:
+    case PgWriteMode::kIgnore: {
+      Status created = conn.Execute(create);
+      if (!created.ok() && conn.last_sqlstate() == kDuplicateTable) {
+        SLUICE_RETURN_IF_ERROR(conn.Execute("ROLLBACK"));
+        if (options.mode == PgWriteMode::kErrorIfExists) {
+          return Status::Error(errors::kPgTableAlreadyExists,
+                               "table " + table.schema + "." + table.table +
+                                   " already exists: choose mode append or overwrite, or write to another table");
+        }
+        writer->skipped_ = true;
+        return writer;
+      }
+      SLUICE_RETURN_IF_ERROR(created);
+      break;
+    }
+    case PgWriteMode::kOverwrite: {
+      SLUICE_ASSIGN_OR_RETURN(PgRows exists, conn.Query("SELECT to_regclass($1) IS NOT NULL", {target}));
+      if (exists.size() == 1 && exists[0][0] == "t") {
+        impl.staged = true;
+        SLUICE_RETURN_IF_ERROR(conn.Execute("CREATE TEMPORARY TABLE " + std::string(kStagingTable) + " (" +
+                                            ColumnDefinitions(*schema) + ") ON COMMIT DROP"));
+        target = std::string(kStagingTable);
+      } else {
+        SLUICE_RETURN_IF_ERROR(conn.Execute(create));
+      }
+      break;
+    }
+  }
+  SLUICE_RETURN_IF_ERROR(conn.BeginCopy("COPY " + target + " (" + ColumnList(*schema) + ") FROM STDIN (FORMAT binary)"));
+  PgCopyEncoder::AppendHeader(&impl.buffer);
+  return writer;
+}
+
+Status PgBatchWriter::Write(const RecordBatch& batch) {
+  if (skipped_) return Status::OK();
+  if (impl_->failed || impl_->committed) {
+    return Status::Error(errors::kInvalidArgument, "postgresql batch write: the writer has already failed or committed");
+  }
+  if (!batch.schema()->Equals(*impl_->schema)) {
+    return Fail(Status::Error(errors::kDatatypeMismatch, "postgresql batch write: a batch of schema " +
+                                                             batch.schema()->ToString() + " in a write of schema " +
+                                                             impl_->schema->ToString()));
+  }
+  impl_->rows.resize(batch.num_rows());
+  std::iota(impl_->rows.begin(), impl_->rows.end(), 0);
+  impl_->encoder.AppendRows(batch, impl_->columns, impl_->rows, &impl_->buffer);
+  Status sent = impl_->conn->PutCopyData(impl_->buffer);
+  impl_->buffer.clear();
+  return Fail(std::move(sent));
+}
+
+Status PgBatchWriter::Commit() {
+  if (skipped_) return Status::OK();
+  if (impl_->failed || impl_->committed) {
+    return Status::Error(errors::kInvalidArgument, "postgresql batch write: the writer has already failed or committed");
+  }
+  PgConnection& conn = *impl_->conn;
+  PgCopyEncoder::AppendTrailer(&impl_->buffer);
+  SLUICE_RETURN_IF_ERROR(Fail(conn.PutCopyData(impl_->buffer)));
+  impl_->buffer.clear();
+  SLUICE_RETURN_IF_ERROR(Fail(conn.EndCopy()));
+  if (impl_->staged) {
+    std::string columns = ColumnList(*impl_->schema);
+    SLUICE_RETURN_IF_ERROR(Fail(conn.Execute("TRUNCATE " + impl_->table.Quoted() + "; INSERT INTO " +
+                                             impl_->table.Quoted() + " (" + columns + ") SELECT " + columns +
+                                             " FROM " + std::string(kStagingTable))));
+  }
+  SLUICE_RETURN_IF_ERROR(Fail(conn.Execute("COMMIT")));
+  impl_->committed = true;
+  return Status::OK();
+}
+
+Status WritePostgres(const PgBatchWriteOptions& options, TypePtr schema, const std::vector<BatchPtr>& batches) {
+  SLUICE_ASSIGN_OR_RETURN(auto writer, PgBatchWriter::Open(options, std::move(schema)));
+  for (const auto& batch : batches) SLUICE_RETURN_IF_ERROR(writer->Write(*batch));
+  return writer->Commit();
+}
+
+}  // namespace sluice::connectors
