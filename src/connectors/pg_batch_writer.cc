@@ -75,7 +75,8 @@ Result<std::unique_ptr<PgBatchWriter>> PgBatchWriter::Open(const PgBatchWriteOpt
   std::iota(impl.columns.begin(), impl.columns.end(), 0);
   SLUICE_ASSIGN_OR_RETURN(impl.conn, PgConnection::Connect(options.conninfo));
   PgConnection& conn = *impl.conn;
-  SLUICE_RETURN_IF_ERROR(conn.Execute("BEGIN"));
+  // CREATE TABLE IF NOT EXISTS notices are expected, not news.
+  SLUICE_RETURN_IF_ERROR(conn.Execute("SET client_min_messages = warning; BEGIN"));
 
   std::string definition = table.Quoted() + " (" + ColumnDefinitions(*schema) + ")";
   std::string create = "CREATE TABLE " + definition;

@@ -1,0 +1,346 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "sluice/connectors/pg_batch_reader.h"
+#include "sluice/connectors/pg_batch_writer.h"
+#include "sluice/connectors/pg_connection.h"
+#include "sluice/connectors/testing/postgres_fixture.h"
+#include "sluice/core/builder.h"
+#include "sluice/core/compute.h"
+
+namespace sluice::connectors {
+namespace {
+
+using testing::PostgresTestDatabase;
+using TextRows = std::vector<std::vector<std::string>>;
+
+// Every value of every batch as FormatValue prints it, rows in the order read.
+TextRows Format(const std::vector<BatchPtr>& batches) {
+  TextRows rows;
+  for (const auto& batch : batches) {
+    for (int64_t r = 0; r < batch->num_rows(); ++r) {
+      std::vector<std::string> row;
+      for (int c = 0; c < batch->num_columns(); ++c) row.push_back(FormatValue(*batch->column(c), r));
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+TextRows Sorted(TextRows rows) {
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+class PgBatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = PostgresTestDatabase::Create();
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(*db);
+  }
+  void Run(std::string_view sql) {
+    Status status = db_->Execute(sql);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  }
+  PgBatchReadOptions Query(std::string query) {
+    PgBatchReadOptions options;
+    options.conninfo = db_->connection_string();
+    options.query = std::move(query);
+    return options;
+  }
+  PgBatchReadOptions Table(std::string table) {
+    PgBatchReadOptions options;
+    options.conninfo = db_->connection_string();
+    options.dbtable = std::move(table);
+    return options;
+  }
+  PgBatchWriteOptions Write(std::string table, PgWriteMode mode) {
+    return PgBatchWriteOptions{db_->connection_string(), std::move(table), mode};
+  }
+  std::string Count(std::string_view table) { return *db_->QueryValue("SELECT count(*) FROM " + std::string(table)); }
+
+  std::unique_ptr<PostgresTestDatabase> db_;
+};
+
+// Rows (id, name) with ids first..first+count-1 and names "name<id>".
+BatchPtr People(int64_t first, int64_t count) {
+  TypePtr schema = *DataType::Struct({{"id", DataType::Long()}, {"name", DataType::String()}});
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder names(DataType::String());
+  for (int64_t i = first; i < first + count; ++i) {
+    ids.Append(i);
+    names.Append("name" + std::to_string(i));
+  }
+  return *RecordBatch::Make(schema, {ids.Finish(), names.Finish()}, count);
+}
+
+TEST_F(PgBatchTest, ReadsEveryMappedTypeExactly) {
+  Run("CREATE TYPE mood AS ENUM ('sad', 'happy')");
+  Run(R"(CREATE TABLE every (
+         id int, flag boolean, small smallint, big bigint, r real, d double precision,
+         price numeric(10,2), free numeric, huge numeric(50,0), s text, v varchar(10), c char(3),
+         b bytea, day date, ntz timestamp, ts timestamptz, j json, jb jsonb, u uuid,
+         ints int[], texts text[], m mood))");
+  Run(R"(INSERT INTO every VALUES
+         (1, true, -32768, -9223372036854775808, 1.5, -0.25, 1234.56, 'NaN', 12345678901234567890123456789012345678901234567890,
+          E'tab\there\nnew line \\ back', 'héllo', 'ab', '\x00ff5c09', '2026-01-31', '2026-01-31 10:00:00.123456',
+          '2026-01-31 12:00:00.5+02', '{"a": [1, "x\ty"]}', '{"b": 2, "a": 1}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+          '{1,NULL,3}', '{"x y","q\"t",NULL}', 'happy'),
+         (2, NULL, NULL, NULL, 'NaN', '-Infinity', 'NaN', 0.000001, NULL, '', NULL, NULL, '\x', '-infinity', NULL,
+          NULL, NULL, NULL, NULL, '{}', NULL, NULL))");
+  auto reader = PgBatchReader::Open(Table("every"));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->schema()->ToString(),
+            "struct<id:int,flag:boolean,small:smallint,big:bigint,r:float,d:double,price:decimal(10,2),free:string,"
+            "huge:string,s:string,v:string,c:string,b:binary,day:date,ntz:timestamp_ntz,ts:timestamp,j:string,"
+            "jb:string,u:string,ints:string,texts:string,m:string>");
+  auto batches = ReadPostgres(Query("SELECT * FROM every ORDER BY id"));
+  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+  EXPECT_EQ(Format(*batches),
+            (TextRows{{"1", "true", "-32768", "-9223372036854775808", "1.5", "-0.25", "1234.56", "NaN",
+                       "12345678901234567890123456789012345678901234567890", "tab\there\nnew line \\ back", "héllo",
+                       "ab ", "AP9cCQ==", "2026-01-31", "2026-01-31T10:00:00.123456", "2026-01-31T10:00:00.500000Z",
+                       "{\"a\": [1, \"x\\ty\"]}", "{\"a\": 1, \"b\": 2}", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+                       "{1,NULL,3}", "{\"x y\",\"q\\\"t\",NULL}", "happy"},
+                      {"2", "null", "null", "null", "NaN", "-Infinity", "null", "0.000001", "null", "", "null",
+                       "null", "", "null", "null", "null", "null", "null", "null", "{}", "null", "null"}}));
+}
+
+TEST_F(PgBatchTest, QueryRunsEntirelyInTheDatabase) {
+  Run("CREATE TABLE t (id int, v text)");
+  Run("INSERT INTO t VALUES (1, 'one'), (2, '2'), (3, '3'), (4, 'four')");
+  // Casting v to int fails for 'one' and 'four': the read succeeds only if the WHERE ran first,
+  // at the source. The statement the server ran reports its own text from pg_stat_activity.
+  std::string query =
+      "SELECT id, v::int AS n, (SELECT query FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS sent "
+      "FROM t WHERE v ~ '^[0-9]+$' ORDER BY id";
+  auto batches = ReadPostgres(Query(query));
+  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+  std::string sent = "COPY (" + query + ") TO STDOUT";
+  EXPECT_EQ(Format(*batches), (TextRows{{"2", "2", sent}, {"3", "3", sent}}));
+}
+
+TEST_F(PgBatchTest, SplitsLargeResultsIntoBatchesOfTheConfiguredSize) {
+  Run("CREATE TABLE t AS SELECT g AS id FROM generate_series(1, 2500) g");
+  PgBatchReadOptions options = Query("SELECT id FROM t ORDER BY id");
+  options.batch_size = 1000;
+  auto batches = ReadPostgres(options);
+  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+  ASSERT_EQ(batches->size(), 3u);
+  EXPECT_EQ((*batches)[0]->num_rows(), 1000);
+  EXPECT_EQ((*batches)[2]->num_rows(), 500);
+  EXPECT_EQ(FormatValue(*(*batches)[2]->column(0), 499), "2500");
+}
+
+TEST_F(PgBatchTest, PartitionedReadEqualsSingleReadUnderOneSnapshot) {
+  // Keys below, inside and above the bounds, and nulls.
+  Run("CREATE TABLE t AS SELECT g AS id, CASE WHEN g % 50 = 0 THEN NULL ELSE g - 200 END AS k, md5(g::text) AS v "
+      "FROM generate_series(1, 3000) g");
+  std::string query = "SELECT id, k, v, pg_current_snapshot()::text AS snap FROM t";
+  PgBatchReadOptions partitioned = Query(query);
+  partitioned.partition_column = "k";
+  partitioned.lower_bound = 0;
+  partitioned.upper_bound = 1000;
+  partitioned.num_partitions = 4;
+  partitioned.batch_size = 256;
+  auto reader = PgBatchReader::Open(partitioned);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_EQ((*reader)->partition_queries().size(), 4u);
+  EXPECT_NE((*reader)->partition_queries()[0].find("\"k\" < 250 OR \"k\" IS NULL"), std::string::npos);
+  EXPECT_NE((*reader)->partition_queries()[3].find("\"k\" >= 750"), std::string::npos);
+  std::vector<BatchPtr> parts;
+  Status read = (*reader)->Read([&](BatchPtr batch) {
+    parts.push_back(std::move(batch));
+    return Status::OK();
+  });
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  TextRows partitioned_rows = Format(parts);
+  std::set<std::string> snapshots;
+  for (auto& row : partitioned_rows) {
+    snapshots.insert(row.back());
+    row.pop_back();
+  }
+  EXPECT_EQ(snapshots.size(), 1u);
+
+  auto single = ReadPostgres(Table("t"));
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  TextRows single_rows = Format(*single);
+  ASSERT_EQ(single_rows.size(), 3000u);
+  EXPECT_EQ(Sorted(partitioned_rows), Sorted(single_rows));
+}
+
+TEST_F(PgBatchTest, RefusesBadReadOptions) {
+  PgBatchReadOptions both = Query("SELECT 1");
+  both.dbtable = "t";
+  EXPECT_EQ(PgBatchReader::Open(both).status().error_class(), "INVALID_OPTIONS");
+  PgBatchReadOptions neither = Query("SELECT 1");
+  neither.query.reset();
+  EXPECT_EQ(PgBatchReader::Open(neither).status().error_class(), "INVALID_OPTIONS");
+  EXPECT_EQ(PgBatchReader::Open(Table("t; DROP TABLE x")).status().error_class(), "INVALID_ARGUMENT");
+  PgBatchReadOptions half = Table("t");
+  half.partition_column = "id";
+  EXPECT_EQ(PgBatchReader::Open(half).status().error_class(), "INVALID_OPTIONS");
+  PgBatchReadOptions hostile_column = Table("t");
+  hostile_column.partition_column = "id) OR (1=1";
+  hostile_column.lower_bound = 0;
+  hostile_column.upper_bound = 10;
+  EXPECT_EQ(PgBatchReader::Open(hostile_column).status().error_class(), "INVALID_ARGUMENT");
+}
+
+TEST_F(PgBatchTest, MissingTableAndBadCredentialsAreClearErrors) {
+  Status missing = PgBatchReader::Open(Table("no_such_table")).status();
+  EXPECT_EQ(missing.error_class(), "PG_QUERY_FAILED");
+  EXPECT_NE(missing.message().find("\"public.no_such_table\" does not exist"), std::string::npos) << missing.ToString();
+
+  PgBatchReadOptions stranger = Table("t");
+  stranger.conninfo += " user=no_such_role";
+  Status refused = PgBatchReader::Open(stranger).status();
+  EXPECT_EQ(refused.error_class(), "PG_CONNECTION_FAILED");
+  EXPECT_NE(refused.message().find("no_such_role"), std::string::npos) << refused.ToString();
+
+  Status write_refused = WritePostgres(PgBatchWriteOptions{stranger.conninfo, "t", PgWriteMode::kAppend},
+                                       People(0, 1)->schema(), {People(0, 1)});
+  EXPECT_EQ(write_refused.error_class(), "PG_CONNECTION_FAILED");
+}
+
+TEST_F(PgBatchTest, AppendCreatesTheTableThenAddsRows) {
+  BatchPtr first = People(0, 100);
+  ASSERT_TRUE(WritePostgres(Write("sales.people", PgWriteMode::kAppend), first->schema(), {first}).ok() == false);
+  Run("CREATE SCHEMA sales");
+  Status created = WritePostgres(Write("sales.people", PgWriteMode::kAppend), first->schema(), {first, People(100, 50)});
+  ASSERT_TRUE(created.ok()) << created.ToString();
+  Status appended = WritePostgres(Write("sales.people", PgWriteMode::kAppend), first->schema(), {People(150, 10)});
+  ASSERT_TRUE(appended.ok()) << appended.ToString();
+  EXPECT_EQ(Count("sales.people"), "160");
+  EXPECT_EQ(*db_->QueryValue("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
+                             "'sales.people'::regclass AND attname = 'id'"),
+            "bigint");
+  EXPECT_EQ(*db_->QueryValue("SELECT name FROM sales.people WHERE id = 159"), "name159");
+}
+
+TEST_F(PgBatchTest, ErrorIfExistsAndIgnoreLeaveAnExistingTableAlone) {
+  BatchPtr rows = People(0, 10);
+  ASSERT_TRUE(WritePostgres(Write("people", PgWriteMode::kErrorIfExists), rows->schema(), {rows}).ok());
+  EXPECT_EQ(Count("people"), "10");
+  Status exists = WritePostgres(Write("people", PgWriteMode::kErrorIfExists), rows->schema(), {rows});
+  EXPECT_EQ(exists.error_class(), "PG_TABLE_ALREADY_EXISTS");
+  auto ignoring = PgBatchWriter::Open(Write("people", PgWriteMode::kIgnore), rows->schema());
+  ASSERT_TRUE(ignoring.ok()) << ignoring.status().ToString();
+  EXPECT_TRUE((*ignoring)->skipped());
+  ASSERT_TRUE((*ignoring)->Write(*rows).ok());
+  ASSERT_TRUE((*ignoring)->Commit().ok());
+  EXPECT_EQ(Count("people"), "10");
+  ASSERT_TRUE(WritePostgres(Write("fresh", PgWriteMode::kIgnore), rows->schema(), {rows}).ok());
+  EXPECT_EQ(Count("fresh"), "10");
+}
+
+TEST_F(PgBatchTest, AnUncommittedOrFailedWriteLeavesNothing) {
+  BatchPtr rows = People(0, 10);
+  {
+    auto writer = PgBatchWriter::Open(Write("people", PgWriteMode::kAppend), rows->schema());
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    ASSERT_TRUE((*writer)->Write(*rows).ok());
+  }
+  EXPECT_EQ(*db_->QueryValue("SELECT to_regclass('people') IS NULL"), "t");
+  Run("CREATE TABLE people (id bigint PRIMARY KEY, name text)");
+  Status duplicate = WritePostgres(Write("people", PgWriteMode::kAppend), rows->schema(), {rows, People(5, 1)});
+  EXPECT_EQ(duplicate.error_class(), "PG_QUERY_FAILED");
+  EXPECT_EQ(Count("people"), "0");
+  BatchPtr other = RecordBatch::Empty(*DataType::Struct({{"x", DataType::Integer()}}));
+  auto writer = PgBatchWriter::Open(Write("people", PgWriteMode::kAppend), rows->schema());
+  ASSERT_TRUE(writer.ok());
+  EXPECT_EQ((*writer)->Write(*other).error_class(), "DATATYPE_MISMATCH");
+  EXPECT_EQ(ParsePgWriteMode("Overwrite").value(), PgWriteMode::kOverwrite);
+  EXPECT_EQ(ParsePgWriteMode("upsert").status().error_class(), "INVALID_OPTIONS");
+}
+
+TEST_F(PgBatchTest, OverwriteKeepsTheTableAndItsIndexes) {
+  BatchPtr rows = People(0, 10);
+  ASSERT_TRUE(WritePostgres(Write("people", PgWriteMode::kOverwrite), rows->schema(), {rows}).ok());
+  EXPECT_EQ(Count("people"), "10");
+  Run("CREATE UNIQUE INDEX people_id ON people (id); CREATE VIEW named AS SELECT name FROM people");
+  Status replaced = WritePostgres(Write("people", PgWriteMode::kOverwrite), rows->schema(), {People(100, 3)});
+  ASSERT_TRUE(replaced.ok()) << replaced.ToString();
+  EXPECT_EQ(*db_->Query("SELECT name FROM named ORDER BY 1"),
+            (testing::Rows{{"name100"}, {"name101"}, {"name102"}}));
+  Status duplicate = WritePostgres(Write("people", PgWriteMode::kOverwrite), rows->schema(), {rows, rows});
+  EXPECT_EQ(duplicate.error_class(), "PG_QUERY_FAILED");
+  EXPECT_EQ(Count("people"), "3");
+}
+
+TEST_F(PgBatchTest, ConcurrentReadersNeverSeeAnEmptyOrPartialTableDuringOverwrite) {
+  constexpr int64_t kSmall = 20000, kLarge = 30000;
+  BatchPtr small = People(0, kSmall);
+  ASSERT_TRUE(WritePostgres(Write("people", PgWriteMode::kOverwrite), small->schema(), {small}).ok());
+  std::atomic<bool> done{false};
+  std::set<std::string> seen;
+  int64_t polls = 0;
+  std::thread reader([&] {
+    auto conn = PgConnection::Connect(db_->connection_string());
+    if (!conn.ok()) return;
+    while (!done.load()) {
+      auto count = (*conn)->Query("SELECT count(*) FROM people");
+      seen.insert(count.ok() ? *(*count)[0][0] : count.status().ToString());
+      ++polls;
+    }
+  });
+  for (int round = 0; round < 6; ++round) {
+    std::vector<BatchPtr> batches;
+    int64_t rows = round % 2 == 0 ? kLarge : kSmall;
+    for (int64_t first = 0; first < rows; first += 5000) batches.push_back(People(first, 5000));
+    Status status = WritePostgres(Write("people", PgWriteMode::kOverwrite), small->schema(), batches);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  }
+  done = true;
+  reader.join();
+  EXPECT_GT(polls, 10);
+  std::set<std::string> allowed = {std::to_string(kSmall), std::to_string(kLarge)};
+  for (const auto& count : seen) EXPECT_TRUE(allowed.count(count)) << "a reader saw " << count;
+}
+
+TEST_F(PgBatchTest, WrittenValuesReadBackAsTheSameTypesAndValues) {
+  TypePtr schema = *DataType::Struct({{"flag", DataType::Boolean()},
+                                      {"small", DataType::Short()},
+                                      {"i", DataType::Integer()},
+                                      {"big", DataType::Long()},
+                                      {"f", DataType::Float()},
+                                      {"d", DataType::Double()},
+                                      {"price", *DataType::Decimal(12, 3)},
+                                      {"s", DataType::String()},
+                                      {"b", DataType::Binary()},
+                                      {"day", DataType::Date()},
+                                      {"ts", DataType::Timestamp()},
+                                      {"ntz", DataType::TimestampNtz()}});
+  auto builder = ColumnBuilder::Make(schema);
+  auto* row = static_cast<StructBuilder*>(builder.get());
+  static_cast<BooleanBuilder*>(row->field_builder(0))->Append(true);
+  static_cast<Int16Builder*>(row->field_builder(1))->Append(-7);
+  static_cast<Int32Builder*>(row->field_builder(2))->Append(INT32_MIN);
+  static_cast<Int64Builder*>(row->field_builder(3))->Append(INT64_MAX);
+  static_cast<FloatBuilder*>(row->field_builder(4))->Append(0.1f);
+  static_cast<DoubleBuilder*>(row->field_builder(5))->Append(0.1);
+  static_cast<DecimalBuilder*>(row->field_builder(6))->Append(-123456789);
+  static_cast<BinaryBuilder*>(row->field_builder(7))->Append("tab\t newline\n back\\ quote\" ünï");
+  static_cast<BinaryBuilder*>(row->field_builder(8))->Append(std::string_view("\0\t\\\xff", 4));
+  static_cast<Int32Builder*>(row->field_builder(9))->Append(20484);
+  static_cast<Int64Builder*>(row->field_builder(10))->Append(1769853600123456);
+  static_cast<Int64Builder*>(row->field_builder(11))->Append(-1);
+  row->Append();
+  row->AppendNull();
+  ColumnPtr rows = builder->Finish();
+  BatchPtr batch = *RecordBatch::Make(schema, rows->children, 2);
+  ASSERT_TRUE(WritePostgres(Write("every", PgWriteMode::kAppend), schema, {batch}).ok());
+  auto back = ReadPostgres(Query("SELECT * FROM every ORDER BY flag"));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0]->schema()->ToString(), schema->ToString());
+  EXPECT_EQ(Format(*back), Format({batch}));
+}
+
+}  // namespace
+}  // namespace sluice::connectors
