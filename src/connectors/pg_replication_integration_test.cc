@@ -41,7 +41,9 @@ Captured ReadTransactions(PgReplicationConnection* conn, int commits) {
     EXPECT_TRUE(frame.ok()) << frame.status().ToString();
     if (!frame.ok() || !frame->has_value()) continue;
     if ((*frame)->kind == ReplicationFrame::Kind::kKeepalive) {
-      if ((*frame)->keepalive.reply_requested) EXPECT_TRUE(conn->SendStatus(0).ok());
+      if ((*frame)->keepalive.reply_requested) {
+        EXPECT_TRUE(conn->SendStatus(0).ok());
+      }
       continue;
     }
     Status s = ParsePgOutputMessage((*frame)->xlog.payload, false, &message);

@@ -150,7 +150,7 @@ Status CompactReader::ReadI32(int32_t* value) {
 }
 
 Status CompactReader::ReadI64(int64_t* value) {
-  uint64_t raw;
+  uint64_t raw = 0;
   SLUICE_RETURN_IF_ERROR(ReadVarint(&raw));
   *value = UnZigZag(raw);
   return Status::OK();
@@ -164,7 +164,7 @@ Status CompactReader::ReadDouble(double* value) {
 }
 
 Status CompactReader::ReadBinary(std::string* value) {
-  uint64_t length;
+  uint64_t length = 0;
   SLUICE_RETURN_IF_ERROR(ReadVarint(&length));
   if (length > remaining()) {
     return Corrupt("binary of " + std::to_string(length) + " bytes but only " + std::to_string(remaining()) + " remain");
@@ -192,7 +192,7 @@ Status CompactReader::ReadListHeader(CType* element_type, uint32_t* size) {
 }
 
 Status CompactReader::ReadMapHeader(CType* key_type, CType* value_type, uint32_t* size) {
-  uint64_t n;
+  uint64_t n = 0;
   SLUICE_RETURN_IF_ERROR(ReadVarint(&n));
   if (n == 0) {
     *size = 0;
@@ -233,7 +233,7 @@ Status CompactReader::Skip(CType type) {
       return Status::OK();
     }
     case CType::kBinary: {
-      uint64_t length;
+      uint64_t length = 0;
       SLUICE_RETURN_IF_ERROR(ReadVarint(&length));
       if (length > remaining()) return Corrupt("binary longer than the bytes that remain");
       pos_ += length;
@@ -242,7 +242,7 @@ Status CompactReader::Skip(CType type) {
     case CType::kList:
     case CType::kSet: {
       CType element;
-      uint32_t n;
+      uint32_t n = 0;
       SLUICE_RETURN_IF_ERROR(ReadListHeader(&element, &n));
       // Elements of nested containers count toward the nesting depth like structs do.
       SLUICE_RETURN_IF_ERROR(StructBegin());
@@ -259,7 +259,7 @@ Status CompactReader::Skip(CType type) {
     }
     case CType::kMap: {
       CType key, value;
-      uint32_t n;
+      uint32_t n = 0;
       SLUICE_RETURN_IF_ERROR(ReadMapHeader(&key, &value, &n));
       SLUICE_RETURN_IF_ERROR(StructBegin());
       for (uint32_t i = 0; i < n; ++i) {
