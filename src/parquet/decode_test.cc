@@ -96,7 +96,7 @@ TEST(BitUnpacking, EveryWidthFrom0To64RoundTrips) {
       Bytes packed = PackBits(values, width);
       // An exact-size heap copy, so that reading one byte too far is caught by the sanitizers.
       std::unique_ptr<uint8_t[]> exact(new uint8_t[packed.size() + 1]);
-      std::memcpy(exact.get(), packed.data(), packed.size());
+      if (!packed.empty()) std::memcpy(exact.get(), packed.data(), packed.size());
       std::vector<uint64_t> out64(count);
       UnpackBits64(exact.get(), width, count, out64.data());
       EXPECT_EQ(out64, values) << "width " << width << " count " << count;
