@@ -370,7 +370,8 @@ TEST(ParquetWriterTest, LowCardinalityColumnsStayDictionaryEncoded) {
   std::vector<std::optional<std::string>> values;
   for (int i = 0; i < 50000; ++i) values.push_back(i % 3 == 0 ? "red" : "green");
   std::string file = WriteFile(schema, {MakeBatch(schema, {Strings(DataType::String(), values)})});
-  const ColumnMetaData& c = Chunk(Footer(file), 0);
+  FileMetaData footer = Footer(file);
+  const ColumnMetaData& c = Chunk(footer, 0);
   EXPECT_EQ(c.encoding_stats.size(), 2u);
   EXPECT_LT(file.size(), 2000u);
 }
