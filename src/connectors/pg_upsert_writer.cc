@@ -211,7 +211,6 @@ Result<std::vector<int64_t>> PgUpsertWriter::OrderRows(const RecordBatch& batch,
   for (size_t i = 0; i < sorted.size(); ++i) {
     bool last_of_run = i + 1 == sorted.size();
     if (!last_of_run) {
-      last_of_run = false;
       for (int k : all_keys) {
         if (!SameValue(*keys->column(k), sorted[i], sorted[i + 1])) {
           last_of_run = true;
