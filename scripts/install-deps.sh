@@ -7,7 +7,7 @@ packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config ccache clang libclang-rt-14-dev git
   # libraries
-  librdkafka-dev libpq-dev libsimdjson-dev libprotobuf-dev protobuf-compiler libzstd-dev
+  librdkafka-dev libpq-dev libsimdjson-dev libprotobuf-dev libprotoc-dev protobuf-compiler libzstd-dev
   libsnappy-dev zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev libspdlog-dev
   libcurl4-openssl-dev libssl-dev prometheus-cpp-dev
   # tests and benchmarks
