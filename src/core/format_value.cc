@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/json_text.h"
 #include "sluice/core/compute.h"
 
 namespace sluice {
@@ -143,32 +144,12 @@ void AppendBase64(std::string_view bytes, std::string* out) {
   out->push_back('=');
 }
 
-void AppendJsonString(std::string_view text, std::string* out) {
-  out->push_back('"');
-  for (char c : text) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out->append(fmt::format("\\u{:04x}", static_cast<unsigned char>(c)));
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
 void AppendValue(const Column& column, int64_t row, bool nested, std::string* out);
 
 // Appends a value that reads as a string inside nested text: quoted there, bare at top level.
 void AppendText(std::string_view text, bool nested, std::string* out) {
   if (nested) {
-    AppendJsonString(text, out);
+    AppendJsonString(out, text);
   } else {
     out->append(text);
   }
@@ -212,7 +193,7 @@ void AppendValue(const Column& column, int64_t row, bool nested, std::string* ou
       out->push_back('{');
       for (int i = 0; i < type.num_fields(); ++i) {
         if (i > 0) out->push_back(',');
-        AppendJsonString(type.field(i).name, out);
+        AppendJsonString(out, type.field(i).name);
         out->push_back(':');
         AppendValue(*column.children[i], row, true, out);
       }
@@ -234,7 +215,7 @@ void AppendValue(const Column& column, int64_t row, bool nested, std::string* ou
         if (e > column.offsets[row]) out->push_back(',');
         std::string key;
         AppendValue(keys, e, false, &key);
-        AppendJsonString(key, out);
+        AppendJsonString(out, key);
         out->push_back(':');
         AppendValue(*column.children[1], e, true, out);
       }

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "sluice/core/json_text.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/types.h"
 
@@ -22,28 +23,6 @@ namespace {
 
 // Deeper than any real schema; far shallower than what would threaten the stack.
 constexpr int kMaxTypeDepth = 64;
-
-void AppendJsonString(std::string_view text, std::string* out) {
-  out->push_back('"');
-  for (char c : text) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\b': out->append("\\b"); break;
-      case '\f': out->append("\\f"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out->append(fmt::format("\\u{:04x}", static_cast<unsigned char>(c)));
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
-}
 
 // The JSON name of a type that is written as a bare string ("integer", "decimal(10,2)").
 std::string PrimitiveJsonName(const DataType& type) {
@@ -77,7 +56,7 @@ void AppendTypeJson(const DataType& type, std::string* out) {
         if (!first) out->push_back(',');
         first = false;
         out->append(R"({"name":)");
-        AppendJsonString(field.name, out);
+        AppendJsonString(out, field.name);
         out->append(R"(,"type":)");
         AppendTypeJson(*field.type, out);
         out->append(field.nullable ? R"(,"nullable":true)" : R"(,"nullable":false)");
@@ -102,7 +81,7 @@ void AppendTypeJson(const DataType& type, std::string* out) {
                                              : R"(,"valueContainsNull":false})");
       return;
     default:
-      AppendJsonString(PrimitiveJsonName(type), out);
+      AppendJsonString(out, PrimitiveJsonName(type));
   }
 }
 

@@ -2,32 +2,11 @@
 
 #include <charconv>
 
+#include "sluice/core/json_text.h"
+
 namespace sluice::delta::json {
 
-void AppendString(std::string_view text, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (char c : text) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      default: {
-        auto byte = static_cast<unsigned char>(c);
-        if (byte < 0x20) {
-          out->append("\\u00");
-          out->push_back(kHex[byte >> 4]);
-          out->push_back(kHex[byte & 0xF]);
-        } else {
-          out->push_back(c);
-        }
-      }
-    }
-  }
-  out->push_back('"');
-}
+void AppendString(std::string_view text, std::string* out) { AppendJsonString(out, text); }
 
 void AppendInt(int64_t value, std::string* out) {
   char buffer[24];

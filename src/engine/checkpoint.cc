@@ -11,7 +11,7 @@
 #include <cstring>
 #include <random>
 
-#include "engine/json_text.h"
+#include "sluice/core/json_text.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::engine {

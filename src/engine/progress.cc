@@ -2,7 +2,7 @@
 
 #include <ctime>
 
-#include "engine/json_text.h"
+#include "sluice/core/json_text.h"
 
 namespace sluice::engine {
 namespace {

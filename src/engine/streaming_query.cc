@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <strings.h>
 
-#include "engine/json_text.h"
+#include "sluice/core/json_text.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/options.h"

@@ -1,11 +1,11 @@
-#include "engine/json_text.h"
+#include "sluice/core/json_text.h"
 
 #include <simdjson.h>
 
 #include <charconv>
 #include <cmath>
 
-namespace sluice::engine {
+namespace sluice {
 
 void AppendJsonString(std::string* out, std::string_view value) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -17,6 +17,8 @@ void AppendJsonString(std::string* out, std::string_view value) {
       case '\n': out->append("\\n"); break;
       case '\r': out->append("\\r"); break;
       case '\t': out->append("\\t"); break;
+      case '\b': out->append("\\b"); break;
+      case '\f': out->append("\\f"); break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out->append("\\u00");
@@ -51,4 +53,4 @@ bool IsSingleLineJson(std::string_view text) {
   return parser.parse(simdjson::padded_string(text)).get(element) == simdjson::SUCCESS;
 }
 
-}  // namespace sluice::engine
+}  // namespace sluice

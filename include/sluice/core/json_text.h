@@ -1,12 +1,14 @@
-// Small helpers for the JSON the engine writes (log entries, offsets, progress) and checks.
+// The JSON text sluice writes itself (logs, offsets, progress, events, type strings): one
+// escaping rule everywhere, so that every file we write parses the same way.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-namespace sluice::engine {
+namespace sluice {
 
-// Appends `value` as a JSON string literal (quoted, escaped).
+// Appends `value` as a JSON string literal: quoted, with `"` `\` and control characters escaped
+// (\n \r \t \b \f by name, the rest as \u00XX). Other bytes pass through unchanged.
 void AppendJsonString(std::string* out, std::string_view value);
 std::string JsonString(std::string_view value);
 // A JSON number for a double: finite values in shortest round-trip form, others as null.
@@ -14,4 +16,4 @@ std::string JsonDouble(double value);
 // Whether `text` is one complete JSON document on a single line.
 bool IsSingleLineJson(std::string_view text);
 
-}  // namespace sluice::engine
+}  // namespace sluice
