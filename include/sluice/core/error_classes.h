@@ -50,6 +50,12 @@ inline constexpr std::string_view kPgTableAlreadyExists = "PG_TABLE_ALREADY_EXIS
 // Kafka
 inline constexpr std::string_view kKafkaDataLoss = "KAFKA_DATA_LOSS";
 inline constexpr std::string_view kKafkaRequestFailed = "KAFKA_REQUEST_FAILED";
+// Formats (decoding Kafka keys and values)
+inline constexpr std::string_view kJsonSchemaInvalid = "JSON_SCHEMA_INVALID";
+inline constexpr std::string_view kAvroSchemaInvalid = "AVRO_SCHEMA_INVALID";
+inline constexpr std::string_view kSchemaRegistryRequestFailed = "SCHEMA_REGISTRY_REQUEST_FAILED";
+inline constexpr std::string_view kSchemaRegistryNotFound = "SCHEMA_REGISTRY_NOT_FOUND";
+inline constexpr std::string_view kSchemaRegistryUnauthorized = "SCHEMA_REGISTRY_UNAUTHORIZED";
 // Embedded services
 inline constexpr std::string_view kEmbeddedServiceFailed = "EMBEDDED_SERVICE_FAILED";
 // Streaming engine

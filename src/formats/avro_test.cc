@@ -1,0 +1,275 @@
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sluice/core/builder.h"
+#include "sluice/formats/avro.h"
+
+namespace sluice::formats {
+namespace {
+
+// Builds Avro binary datums the way the specification spells them.
+class Datum {
+ public:
+  Datum& Long(int64_t value) {
+    uint64_t zigzag = (static_cast<uint64_t>(value) << 1) ^ static_cast<uint64_t>(value >> 63);
+    while (zigzag >= 0x80) {
+      bytes_.push_back(static_cast<char>((zigzag & 0x7f) | 0x80));
+      zigzag >>= 7;
+    }
+    bytes_.push_back(static_cast<char>(zigzag));
+    return *this;
+  }
+  Datum& String(std::string_view text) {
+    Long(static_cast<int64_t>(text.size()));
+    bytes_.append(text);
+    return *this;
+  }
+  Datum& Raw(std::string_view raw) {
+    bytes_.append(raw);
+    return *this;
+  }
+  Datum& Double(double value) {
+    char raw[8];
+    std::memcpy(raw, &value, 8);
+    bytes_.append(raw, 8);
+    return *this;
+  }
+  std::string bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+ColumnPtr Encoded(const std::vector<std::optional<std::string>>& values) {
+  BinaryBuilder builder(DataType::Binary());
+  for (const auto& value : values) {
+    if (value.has_value()) {
+      builder.Append(*value);
+    } else {
+      builder.AppendNull();
+    }
+  }
+  return builder.Finish();
+}
+
+struct Decoded {
+  ColumnPtr column;
+  DecodeStats stats;
+};
+
+Decoded DecodeWith(std::string_view schema_json, const std::vector<std::optional<std::string>>& values) {
+  Result<AvroSchemaPtr> schema = ParseAvroSchema(schema_json);
+  EXPECT_TRUE(schema.ok()) << schema.status().ToString();
+  Result<std::unique_ptr<Decoder>> decoder = MakeAvroDecoder(*schema);
+  EXPECT_TRUE(decoder.ok()) << decoder.status().ToString();
+  Decoded decoded;
+  Result<ColumnPtr> column = (*decoder)->Decode(*Encoded(values), &decoded.stats);
+  EXPECT_TRUE(column.ok()) << column.status().ToString();
+  decoded.column = *column;
+  Status valid = decoded.column->Validate();
+  EXPECT_TRUE(valid.ok()) << valid.ToString();
+  return decoded;
+}
+
+std::string TypeOf(std::string_view schema_json) {
+  Result<AvroSchemaPtr> schema = ParseAvroSchema(schema_json);
+  if (!schema.ok()) return schema.status().ToString();
+  std::string text = (*schema)->type->ToString();
+  for (const Field& field : (*schema)->type->fields()) {
+    if (!field.nullable) text += " " + field.name + "!";
+  }
+  return text;
+}
+
+constexpr std::string_view kOrderSchema = R"({
+  "type": "record", "name": "Order", "namespace": "shop",
+  "fields": [
+    {"name": "id", "type": "long"},
+    {"name": "customer", "type": ["null", "string"]},
+    {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID", "SHIPPED"]}},
+    {"name": "lines", "type": {"type": "array", "items": {
+        "type": "record", "name": "Line", "fields": [
+          {"name": "sku", "type": "string"}, {"name": "qty", "type": "int"}]}}},
+    {"name": "attrs", "type": {"type": "map", "values": "double"}}
+  ]})";
+
+TEST(AvroSchemaTest, MapsRecordsEnumsArraysMapsAndNullableUnions) {
+  EXPECT_EQ(TypeOf(kOrderSchema),
+            "struct<id:bigint,customer:string,status:string,lines:array<struct<sku:string,qty:int>>,attrs:map<string,double>>"
+            " id! status! lines! attrs!");
+}
+
+TEST(AvroSchemaTest, MapsLogicalTypes) {
+  EXPECT_EQ(TypeOf(R"({"type": "record", "name": "R", "fields": [
+      {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+      {"name": "big", "type": {"type": "fixed", "name": "F", "size": 16, "logicalType": "decimal", "precision": 38, "scale": 0}},
+      {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+      {"name": "at_ms", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+      {"name": "at_us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+      {"name": "local", "type": {"type": "long", "logicalType": "local-timestamp-micros"}},
+      {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+      {"name": "raw", "type": {"type": "fixed", "name": "Hash", "size": 4}},
+      {"name": "blob", "type": "bytes"},
+      {"name": "odd", "type": {"type": "int", "logicalType": "time-millis"}}]})"),
+            "struct<price:decimal(10,2),big:decimal(38,0),day:date,at_ms:timestamp,at_us:timestamp,local:timestamp_ntz,"
+            "id:string,raw:binary,blob:binary,odd:int> price! big! day! at_ms! at_us! local! id! raw! blob! odd!");
+}
+
+TEST(AvroSchemaTest, AUnionOfSeveralTypesIsAStructWithAFieldPerBranch) {
+  EXPECT_EQ(TypeOf(R"({"type": "record", "name": "Envelope", "fields": [{"name": "event", "type": ["null",
+      {"type": "record", "name": "com.x.Created", "fields": [{"name": "at", "type": "long"}]},
+      {"type": "record", "name": "Deleted", "fields": [{"name": "why", "type": "string"}]}, "string"]}]})"),
+            "struct<event:struct<Created:struct<at:bigint>,Deleted:struct<why:string>,string:string>>");
+}
+
+TEST(AvroSchemaTest, ANonRecordRootIsWrappedInAValueField) {
+  EXPECT_EQ(TypeOf(R"("string")"), "struct<value:string> value!");
+  EXPECT_EQ(TypeOf(R"(["null", "long"])"), "struct<value:bigint>");
+}
+
+TEST(AvroSchemaTest, NamedTypesAreReferencedByFullOrShortName) {
+  EXPECT_EQ(TypeOf(R"({"type": "record", "name": "P", "namespace": "geo", "fields": [
+      {"name": "a", "type": {"type": "fixed", "name": "Coord", "size": 8}},
+      {"name": "b", "type": "Coord"}, {"name": "c", "type": "geo.Coord"}]})"),
+            "struct<a:binary,b:binary,c:binary> a! b! c!");
+}
+
+TEST(AvroSchemaTest, RefusesSchemasWithoutAColumnShape) {
+  EXPECT_EQ(TypeOf(R"({"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"]}]})"),
+            "AVRO_SCHEMA_INVALID: record Node, field next: record Node contains itself; a recursive record has no column type");
+  EXPECT_EQ(TypeOf(R"({"type": "record", "name": "R", "fields": [{"name": "x", "type": "Missing"}]})"),
+            "AVRO_SCHEMA_INVALID: record R, field x: unknown type \"Missing\"");
+  EXPECT_EQ(TypeOf(R"({"type": "record", "name": "R", "fields": [{"name": "x", "type": "null"}]})"),
+            "AVRO_SCHEMA_INVALID: record R, field x: a value that is always null has no column type; use a union [\"null\", T]");
+  EXPECT_EQ(TypeOf(R"({"type": "bytes", "logicalType": "decimal", "precision": 40})"),
+            "AVRO_SCHEMA_INVALID: schema: decimal(40,0) cannot be held: precision must be 1 to 38 and scale 0 to precision");
+  EXPECT_EQ(TypeOf(R"(["int", "int"])"),
+            "AVRO_SCHEMA_INVALID: schema: a union holds two branches of one type (branches 0 and 1)");
+  EXPECT_EQ(TypeOf(R"({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}, {"name": "a", "type": "int"}]})"),
+            "AVRO_SCHEMA_INVALID: record R, field a: the field is defined twice");
+  EXPECT_EQ(TypeOf(R"({"type": "enum", "name": "E"})"), "AVRO_SCHEMA_INVALID: enum E: an enum needs \"symbols\"");
+  EXPECT_EQ(TypeOf("{"), "AVRO_SCHEMA_INVALID: the schema is not JSON: The JSON document has an improper structure: missing or superfluous commas, braces, missing keys, etc.");
+}
+
+std::string OrderDatum() {
+  return Datum()
+      .Long(42)
+      .Long(1).String("ada")  // union branch 1: string
+      .Long(1)                // PAID
+      .Long(2).String("a-1").Long(3).String("b-2").Long(-1).Long(0)  // two lines
+      .Long(-1).Long(12).String("w").Double(2.5).Long(0)  // one map entry in a block with a byte size
+      .bytes();
+}
+
+TEST(AvroDecoderTest, DecodesARecordIntoItsColumns) {
+  Decoded d = DecodeWith(kOrderSchema, {OrderDatum()});
+  ASSERT_EQ(d.column->length, 1);
+  const Column& row = *d.column;
+  EXPECT_EQ(row.children[0]->Value<int64_t>(0), 42);
+  EXPECT_EQ(row.children[1]->View(0), "ada");
+  EXPECT_EQ(row.children[2]->View(0), "PAID");
+  const Column& lines = *row.children[3];
+  EXPECT_EQ(lines.offsets, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(lines.children[0]->children[0]->View(1), "b-2");
+  EXPECT_EQ(lines.children[0]->children[1]->Value<int32_t>(0), 3);
+  EXPECT_EQ(lines.children[0]->children[1]->Value<int32_t>(1), -1);
+  const Column& attrs = *row.children[4];
+  EXPECT_EQ(attrs.children[0]->View(0), "w");
+  EXPECT_EQ(attrs.children[1]->Value<double>(0), 2.5);
+  EXPECT_EQ(d.stats.malformed, 0);
+}
+
+TEST(AvroDecoderTest, TheNullBranchOfAUnionIsNull) {
+  std::string datum = Datum().Long(1).Long(0).Long(0).Long(0).Long(0).bytes();
+  Decoded d = DecodeWith(kOrderSchema, {datum});
+  EXPECT_TRUE(d.column->IsValid(0));
+  EXPECT_TRUE(d.column->children[1]->IsNull(0));
+  EXPECT_EQ(d.column->children[2]->View(0), "NEW");
+}
+
+TEST(AvroDecoderTest, MalformedDatumsBecomeNullRowsWhileTheOthersAreKept) {
+  std::string good = OrderDatum();
+  std::vector<std::optional<std::string>> rows = {
+      good,
+      good.substr(0, good.size() - 3),                                   // truncated
+      Datum().Long(1).Long(2).bytes(),                                   // union branch 2 of 2
+      Datum().Long(1).Long(0).Long(7).Long(0).Long(0).bytes(),           // enum symbol 7 of 3
+      Datum().Long(1).Long(0).Long(0).Long(5).String("x").bytes(),       // 5 lines promised, bytes end
+      Datum().Long(1).Long(1).Long(-3).bytes(),                          // negative string length
+      good + "x",                                                        // a byte left over
+      Datum().Raw(std::string(11, '\xff')).bytes(),                      // a varint of 11 bytes
+      std::nullopt,                                                      // a tombstone
+      good,
+  };
+  Decoded d = DecodeWith(kOrderSchema, rows);
+  ASSERT_EQ(d.column->length, 10);
+  EXPECT_EQ(d.column->children[0]->Value<int64_t>(0), 42);
+  EXPECT_EQ(d.column->children[0]->Value<int64_t>(9), 42);
+  EXPECT_EQ(d.column->children[3]->offsets[10], 4) << "only the two good rows hold lines";
+  for (int row = 1; row <= 8; ++row) EXPECT_TRUE(d.column->IsNull(row)) << row;
+  EXPECT_EQ(d.stats.malformed, 7);
+  EXPECT_EQ(d.stats.malformed_rows, (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(d.stats.rows, 10);
+}
+
+TEST(AvroDecoderTest, DecodesLogicalTypes) {
+  constexpr std::string_view schema = R"({"type": "record", "name": "R", "fields": [
+      {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+      {"name": "neg", "type": {"type": "fixed", "name": "D", "size": 3, "logicalType": "decimal", "precision": 6, "scale": 0}},
+      {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+      {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+      {"name": "local", "type": {"type": "long", "logicalType": "local-timestamp-micros"}}]})";
+  std::string datum = Datum()
+                          .Long(2).Raw("\x30\x39")  // 12345 -> 123.45
+                          .Raw("\xff\xff\x85")      // -123
+                          .Long(19782)
+                          .Long(1709209815250)
+                          .Long(-1)
+                          .bytes();
+  Decoded d = DecodeWith(schema, {datum});
+  EXPECT_EQ(d.column->children[0]->Value<int128_t>(0), 12345);
+  EXPECT_EQ(d.column->children[1]->Value<int128_t>(0), -123);
+  EXPECT_EQ(d.column->children[2]->Value<int32_t>(0), 19782);
+  EXPECT_EQ(d.column->children[3]->Value<int64_t>(0), 1709209815250000);
+  EXPECT_EQ(d.column->children[4]->Value<int64_t>(0), -1);
+}
+
+TEST(AvroDecoderTest, AMillisecondTimestampThatOverflowsMicrosecondsIsMalformed) {
+  Decoded d = DecodeWith(R"({"type": "long", "logicalType": "timestamp-millis"})",
+                         {Datum().Long(std::numeric_limits<int64_t>::max() / 10).bytes()});
+  EXPECT_TRUE(d.column->IsNull(0));
+  EXPECT_EQ(d.stats.malformed, 1);
+}
+
+TEST(AvroDecoderTest, UnionOfSeveralTypesSetsExactlyOneField) {
+  constexpr std::string_view schema = R"({"type": "record", "name": "E", "fields": [{"name": "event", "type": ["null",
+      {"type": "record", "name": "Created", "fields": [{"name": "at", "type": "long"}]}, "string"]}]})";
+  Decoded d = DecodeWith(schema, {Datum().Long(1).Long(5).bytes(), Datum().Long(2).String("gone").bytes(),
+                                  Datum().Long(0).bytes()});
+  const Column& event = *d.column->children[0];
+  EXPECT_EQ(event.children[0]->children[0]->Value<int64_t>(0), 5);
+  EXPECT_TRUE(event.children[1]->IsNull(0));
+  EXPECT_TRUE(event.children[0]->IsNull(1));
+  EXPECT_EQ(event.children[1]->View(1), "gone");
+  EXPECT_TRUE(event.IsNull(2));
+}
+
+TEST(AvroDecoderTest, ANonRecordDatumFillsTheValueField) {
+  Decoded d = DecodeWith(R"(["null", "string"])", {Datum().Long(1).String("hi").bytes(), Datum().Long(0).bytes()});
+  EXPECT_EQ(d.column->children[0]->View(0), "hi");
+  EXPECT_TRUE(d.column->IsValid(1));
+  EXPECT_TRUE(d.column->children[0]->IsNull(1));
+}
+
+TEST(AvroDecoderTest, ABooleanByteOtherThanZeroOrOneIsMalformed) {
+  Decoded d = DecodeWith(R"("boolean")", {std::string("\x01", 1), std::string("\x02", 1), std::string("\x00", 1)});
+  EXPECT_EQ(d.column->children[0]->Value<uint8_t>(0), 1);
+  EXPECT_TRUE(d.column->IsNull(1));
+  EXPECT_EQ(d.column->children[0]->Value<uint8_t>(2), 0);
+}
+
+}  // namespace
+}  // namespace sluice::formats

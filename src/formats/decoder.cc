@@ -1,0 +1,7 @@
+#include "sluice/formats/decoder.h"
+
+namespace sluice::formats {
+
+Decoder::~Decoder() = default;
+
+}  // namespace sluice::formats
