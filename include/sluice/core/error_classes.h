@@ -56,6 +56,9 @@ inline constexpr std::string_view kAvroSchemaInvalid = "AVRO_SCHEMA_INVALID";
 inline constexpr std::string_view kSchemaRegistryRequestFailed = "SCHEMA_REGISTRY_REQUEST_FAILED";
 inline constexpr std::string_view kSchemaRegistryNotFound = "SCHEMA_REGISTRY_NOT_FOUND";
 inline constexpr std::string_view kSchemaRegistryUnauthorized = "SCHEMA_REGISTRY_UNAUTHORIZED";
+inline constexpr std::string_view kProtobufSchemaInvalid = "PROTOBUF_SCHEMA_INVALID";
+inline constexpr std::string_view kProtobufMessageNotFound = "PROTOBUF_MESSAGE_NOT_FOUND";
+inline constexpr std::string_view kProtobufUnsupportedField = "PROTOBUF_UNSUPPORTED_FIELD";
 // Embedded services
 inline constexpr std::string_view kEmbeddedServiceFailed = "EMBEDDED_SERVICE_FAILED";
 // Streaming engine

@@ -1,0 +1,64 @@
+// The Protobuf decoder: Protobuf wire-format values -> one struct column.
+//
+// The schema is .proto text (proto2 or proto3) and the fully qualified name of one of its
+// messages. libprotobuf parses the text once, at construction; the well-known types
+// (google/protobuf/timestamp.proto, wrappers.proto) resolve without files on disk. Decoding does
+// not use libprotobuf: a table compiled from the schema drives a wire-format reader that appends
+// straight into column builders. The type mapping and presence rules are in docs/formats.md.
+//
+// Decoding is permissive (see decoder.h): a value that is not a well-formed encoding of the
+// message (a truncated or overlong varint, a length past the end, a group, field number 0, a
+// packed run that does not divide into elements, a string that is not UTF-8) becomes a null row
+// and is counted. Unknown fields, and known fields sent with another wire type, are skipped, as
+// libprotobuf skips them.
+//
+// Thread safety: as every Decoder, one instance serves one thread at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/formats/decoder.h"
+
+namespace sluice {
+class ColumnBuilder;
+}  // namespace sluice
+
+namespace sluice::formats {
+
+namespace protobuf {
+struct ProtobufMessage;
+}  // namespace protobuf
+
+// A .proto file that the schema imports, under the name its `import` statement uses (a Schema
+// Registry reference's name).
+struct ProtobufSourceFile {
+  std::string name;
+  std::string text;
+};
+
+class ProtobufDecoder final : public Decoder {
+ public:
+  // Parses `proto_text` and compiles the message `message_name` ("com.example.Event"; a leading
+  // dot is accepted). `imports` holds the files the text imports other than the well-known types.
+  // Errors: PROTOBUF_SCHEMA_INVALID (the text does not parse or an import does not resolve; the
+  // message carries file:line:column), PROTOBUF_MESSAGE_NOT_FOUND, PROTOBUF_UNSUPPORTED_FIELD
+  // (Duration, Struct, Any, fixed32/fixed64, a map with non-string keys, a group, a recursive
+  // message; the message names the field's dot path).
+  static Result<std::unique_ptr<ProtobufDecoder>> Make(std::string_view proto_text, std::string_view message_name,
+                                                       const std::vector<ProtobufSourceFile>& imports = {});
+  ~ProtobufDecoder() override;
+
+  const TypePtr& type() const override;
+  Result<ColumnPtr> Decode(const Column& encoded, DecodeStats* stats) override;
+
+ private:
+  explicit ProtobufDecoder(std::unique_ptr<protobuf::ProtobufMessage> root);
+
+  std::unique_ptr<protobuf::ProtobufMessage> root_;
+  std::unique_ptr<ColumnBuilder> builder_;
+};
+
+}  // namespace sluice::formats

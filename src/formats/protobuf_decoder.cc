@@ -1,0 +1,475 @@
+// The Protobuf wire-format decoder.
+//
+// Each value is read twice. The first pass checks that it is a well-formed encoding of the
+// message (every tag, varint and length, recursively through known message fields), because
+// builders cannot take back what was appended: a malformed value must be known before its row
+// starts. The second pass, which may then trust the structure, fills each message's slots (last
+// occurrence wins for singular fields; occurrences of a singular message field are merged, as
+// Protobuf merges them; repeated elements go straight to their builders) and emits the row.
+#include "sluice/formats/protobuf_decoder.h"
+
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <limits>
+
+#include "formats/protobuf_schema.h"
+#include "sluice/core/error_classes.h"
+
+namespace sluice::formats {
+namespace {
+
+using protobuf::IsPackable;
+using protobuf::ProtobufField;
+using protobuf::ProtobufFieldSlot;
+using protobuf::ProtobufMessage;
+using protobuf::ValueKind;
+using protobuf::WireType;
+using protobuf::WireTypeOf;
+
+static_assert(std::endian::native == std::endian::little, "fixed32/fixed64 values are read in place");
+
+// google.protobuf.Timestamp's documented range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
+constexpr int64_t kMinTimestampSeconds = -62135596800;
+constexpr int64_t kMaxTimestampSeconds = 253402300799;
+
+// Reads a varint of at most 10 bytes; false if it is truncated or longer.
+inline bool ReadVarint(const uint8_t*& p, const uint8_t* end, uint64_t* value) {
+  if (p < end && *p < 0x80) {
+    *value = *p++;
+    return true;
+  }
+  uint64_t result = 0;
+  for (int shift = 0; shift < 70; shift += 7) {
+    if (p == end) return false;
+    uint8_t byte = *p++;
+    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (byte < 0x80) {
+      *value = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Reads a tag; false unless it is a 32-bit varint with a field number other than 0.
+inline bool ReadTag(const uint8_t*& p, const uint8_t* end, uint32_t* number, uint32_t* wire_type) {
+  uint64_t tag;
+  if (!ReadVarint(p, end, &tag) || tag > std::numeric_limits<uint32_t>::max() || (tag >> 3) == 0) return false;
+  *number = static_cast<uint32_t>(tag >> 3);
+  *wire_type = static_cast<uint32_t>(tag & 7);
+  return true;
+}
+
+inline uint64_t ReadFixed64(const uint8_t* p) {
+  uint64_t value;
+  std::memcpy(&value, p, sizeof(value));
+  return value;
+}
+
+inline uint32_t ReadFixed32(const uint8_t* p) {
+  uint32_t value;
+  std::memcpy(&value, p, sizeof(value));
+  return value;
+}
+
+inline std::string_view ViewOf(const uint8_t* p, size_t size) {
+  return std::string_view(reinterpret_cast<const char*>(p), size);
+}
+
+bool IsValidUtf8(const uint8_t* p, const uint8_t* end) {
+  while (p < end) {
+    uint8_t byte = *p;
+    if (byte < 0x80) {
+      ++p;
+      continue;
+    }
+    int extra;
+    uint32_t code;
+    if ((byte & 0xe0) == 0xc0) {
+      extra = 1;
+      code = byte & 0x1f;
+    } else if ((byte & 0xf0) == 0xe0) {
+      extra = 2;
+      code = byte & 0x0f;
+    } else if ((byte & 0xf8) == 0xf0) {
+      extra = 3;
+      code = byte & 0x07;
+    } else {
+      return false;
+    }
+    if (end - p <= extra) return false;
+    for (int i = 1; i <= extra; ++i) {
+      if ((p[i] & 0xc0) != 0x80) return false;
+      code = (code << 6) | (p[i] & 0x3f);
+    }
+    static constexpr uint32_t kMinForLength[] = {0, 0x80, 0x800, 0x10000};
+    if (code < kMinForLength[extra] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return false;
+    p += extra + 1;
+  }
+  return true;
+}
+
+// ---- Pass 1: is the value a well-formed encoding of the message? ----
+
+bool IsWellFormed(const ProtobufMessage& message, const uint8_t* p, const uint8_t* end);
+
+bool IsWellFormedPacked(ValueKind kind, const uint8_t* p, const uint8_t* end) {
+  switch (WireTypeOf(kind)) {
+    case WireType::kFixed64:
+      return (end - p) % 8 == 0;
+    case WireType::kFixed32:
+      return (end - p) % 4 == 0;
+    default:
+      while (p < end) {
+        uint64_t value;
+        if (!ReadVarint(p, end, &value)) return false;
+      }
+      return true;
+  }
+}
+
+bool IsWellFormedLengthDelimited(const ProtobufField& field, const uint8_t* p, const uint8_t* end) {
+  switch (field.kind) {
+    case ValueKind::kMessage:
+      return IsWellFormed(*field.message, p, end);
+    case ValueKind::kString:
+      return IsValidUtf8(p, end);
+    case ValueKind::kBytes:
+      return true;
+    default:
+      // A packed run of a repeated scalar; for a singular scalar the field is skipped as unknown.
+      return !field.repeated || IsWellFormedPacked(field.kind, p, end);
+  }
+}
+
+bool IsWellFormed(const ProtobufMessage& message, const uint8_t* p, const uint8_t* end) {
+  while (p < end) {
+    uint32_t number;
+    uint32_t wire_type;
+    if (!ReadTag(p, end, &number, &wire_type)) return false;
+    switch (wire_type) {
+      case 0: {
+        uint64_t value;
+        if (!ReadVarint(p, end, &value)) return false;
+        break;
+      }
+      case 1:
+        if (end - p < 8) return false;
+        p += 8;
+        break;
+      case 5:
+        if (end - p < 4) return false;
+        p += 4;
+        break;
+      case 2: {
+        uint64_t size;
+        if (!ReadVarint(p, end, &size) || size > static_cast<uint64_t>(end - p)) return false;
+        const uint8_t* start = p;
+        p += size;
+        int index = message.FindField(number);
+        if (index >= 0 && !IsWellFormedLengthDelimited(message.fields[index], start, p)) return false;
+        break;
+      }
+      default:  // groups (3, 4) and the unassigned wire types 6 and 7
+        return false;
+    }
+  }
+  return true;
+}
+
+// ---- Pass 2: decode a well-formed value into the builders. ----
+
+void DecodeMessage(ProtobufMessage& message, const std::string_view* spans, size_t num_spans);
+
+// Appends one scalar of `field` (any kind but message) to its builder.
+void AppendScalar(const ProtobufField& field, uint64_t bits, std::string_view bytes) {
+  ColumnBuilder* builder = field.builder;
+  switch (field.kind) {
+    case ValueKind::kDouble:
+      static_cast<DoubleBuilder*>(builder)->Append(std::bit_cast<double>(bits));
+      break;
+    case ValueKind::kFloat:
+      static_cast<FloatBuilder*>(builder)->Append(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+      break;
+    case ValueKind::kInt32:
+    case ValueKind::kSfixed32:
+      static_cast<Int32Builder*>(builder)->Append(static_cast<int32_t>(static_cast<uint32_t>(bits)));
+      break;
+    case ValueKind::kSint32: {
+      uint32_t zigzag = static_cast<uint32_t>(bits);
+      static_cast<Int32Builder*>(builder)->Append(static_cast<int32_t>((zigzag >> 1) ^ (~(zigzag & 1) + 1)));
+      break;
+    }
+    case ValueKind::kInt64:
+    case ValueKind::kSfixed64:
+      static_cast<Int64Builder*>(builder)->Append(static_cast<int64_t>(bits));
+      break;
+    case ValueKind::kSint64:
+      static_cast<Int64Builder*>(builder)->Append(static_cast<int64_t>((bits >> 1) ^ (~(bits & 1) + 1)));
+      break;
+    case ValueKind::kUint32:
+      static_cast<Int64Builder*>(builder)->Append(static_cast<int64_t>(static_cast<uint32_t>(bits)));
+      break;
+    case ValueKind::kUint64:
+      static_cast<DecimalBuilder*>(builder)->Append(static_cast<int128_t>(bits));
+      break;
+    case ValueKind::kBool:
+      static_cast<BooleanBuilder*>(builder)->Append(bits != 0 ? 1 : 0);
+      break;
+    case ValueKind::kEnum: {
+      int32_t number = static_cast<int32_t>(static_cast<uint32_t>(bits));
+      std::string_view name = field.enum_names->Find(number);
+      char digits[16];
+      if (name.empty()) {
+        // A value this schema does not name (an open enum written by a newer schema): its number.
+        char* end = std::to_chars(digits, digits + sizeof(digits), number).ptr;
+        name = std::string_view(digits, static_cast<size_t>(end - digits));
+      }
+      static_cast<BinaryBuilder*>(builder)->Append(name);
+      break;
+    }
+    case ValueKind::kString:
+    case ValueKind::kBytes:
+      static_cast<BinaryBuilder*>(builder)->Append(bytes);
+      break;
+    case ValueKind::kMessage:
+      break;
+  }
+}
+
+// Appends every element of a packed run.
+void AppendPacked(const ProtobufField& field, const uint8_t* p, const uint8_t* end) {
+  switch (WireTypeOf(field.kind)) {
+    case WireType::kFixed64:
+      for (; end - p >= 8; p += 8) AppendScalar(field, ReadFixed64(p), {});
+      break;
+    case WireType::kFixed32:
+      for (; end - p >= 4; p += 4) AppendScalar(field, ReadFixed32(p), {});
+      break;
+    default:
+      while (p < end) {
+        uint64_t value;
+        if (!ReadVarint(p, end, &value)) break;
+        AppendScalar(field, value, {});
+      }
+      break;
+  }
+}
+
+// Makes `index` the set member of its oneof: a member set earlier is unset.
+void SetOneofMember(ProtobufMessage& message, int index) {
+  int32_t& current = message.oneof_current[message.fields[index].oneof];
+  if (current == index) return;
+  if (current >= 0) {
+    message.slots[current].seen = false;
+    message.slots[current].spans.clear();
+  }
+  current = index;
+}
+
+// Fills `message`'s slots from one occurrence; repeated elements are appended as they come.
+void ScanMessage(ProtobufMessage& message, const uint8_t* p, const uint8_t* end) {
+  while (p < end) {
+    uint32_t number;
+    uint32_t wire_type;
+    if (!ReadTag(p, end, &number, &wire_type)) return;
+    uint64_t bits = 0;
+    std::string_view bytes;
+    switch (wire_type) {
+      case 0:
+        if (!ReadVarint(p, end, &bits)) return;
+        break;
+      case 1:
+        bits = ReadFixed64(p);
+        p += 8;
+        break;
+      case 5:
+        bits = ReadFixed32(p);
+        p += 4;
+        break;
+      default: {  // 2: the first pass admitted no other wire type
+        uint64_t size;
+        if (!ReadVarint(p, end, &size)) return;
+        bytes = ViewOf(p, size);
+        p += size;
+        break;
+      }
+    }
+    int index = message.FindField(number);
+    if (index < 0) continue;
+    ProtobufField& field = message.fields[index];
+    if (wire_type != static_cast<uint32_t>(WireTypeOf(field.kind))) {
+      if (wire_type == static_cast<uint32_t>(WireType::kLengthDelimited) && field.repeated && IsPackable(field.kind)) {
+        const uint8_t* run = reinterpret_cast<const uint8_t*>(bytes.data());
+        AppendPacked(field, run, run + bytes.size());
+      }
+      continue;  // else a wire type the field cannot have: skipped like an unknown field
+    }
+    if (field.repeated) {
+      if (field.kind == ValueKind::kMessage) {
+        DecodeMessage(*field.message, &bytes, 1);
+      } else {
+        AppendScalar(field, bits, bytes);
+      }
+      continue;
+    }
+    if (field.oneof >= 0) SetOneofMember(message, index);
+    ProtobufFieldSlot& slot = message.slots[index];
+    slot.seen = true;
+    if (field.kind == ValueKind::kMessage) {
+      slot.spans.push_back(bytes);
+    } else {
+      slot.bits = bits;
+      slot.bytes = bytes;
+    }
+  }
+}
+
+// Appends the value of one field of a scanned message.
+void EmitField(ProtobufField& field, ProtobufFieldSlot& slot) {
+  if (field.repeated) {
+    field.list->Append();
+  } else if (!slot.seen) {
+    if (field.has_presence) {
+      field.builder->AppendNull();
+    } else {
+      AppendScalar(field, 0, {});
+    }
+  } else if (field.kind == ValueKind::kMessage) {
+    DecodeMessage(*field.message, slot.spans.data(), slot.spans.size());
+  } else {
+    AppendScalar(field, slot.bits, slot.bytes);
+  }
+}
+
+void EmitTimestamp(ProtobufMessage& message) {
+  int64_t seconds = 0;
+  int64_t nanos = 0;
+  int seconds_index = message.FindField(1);
+  int nanos_index = message.FindField(2);
+  if (seconds_index >= 0 && message.slots[seconds_index].seen) {
+    seconds = static_cast<int64_t>(message.slots[seconds_index].bits);
+  }
+  if (nanos_index >= 0 && message.slots[nanos_index].seen) {
+    nanos = static_cast<int32_t>(static_cast<uint32_t>(message.slots[nanos_index].bits));
+  }
+  auto* builder = static_cast<Int64Builder*>(message.output);
+  if (seconds < kMinTimestampSeconds || seconds > kMaxTimestampSeconds || nanos < 0 || nanos > 999'999'999) {
+    builder->AppendNull();
+    return;
+  }
+  builder->Append(seconds * 1'000'000 + nanos / 1000);
+}
+
+void DecodeMessage(ProtobufMessage& message, const std::string_view* spans, size_t num_spans) {
+  for (ProtobufFieldSlot& slot : message.slots) {
+    slot.seen = false;
+    slot.spans.clear();
+  }
+  std::fill(message.oneof_current.begin(), message.oneof_current.end(), -1);
+  for (size_t i = 0; i < num_spans; ++i) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(spans[i].data());
+    ScanMessage(message, p, p + spans[i].size());
+  }
+  switch (message.shape) {
+    case ProtobufMessage::Shape::kStruct:
+      for (size_t i = 0; i < message.fields.size(); ++i) EmitField(message.fields[i], message.slots[i]);
+      static_cast<StructBuilder*>(message.output)->Append();
+      break;
+    case ProtobufMessage::Shape::kMapEntry:
+    case ProtobufMessage::Shape::kWrapper:
+      for (size_t i = 0; i < message.fields.size(); ++i) EmitField(message.fields[i], message.slots[i]);
+      break;
+    case ProtobufMessage::Shape::kTimestamp:
+      EmitTimestamp(message);
+      break;
+  }
+}
+
+void BindMessage(ProtobufMessage& message, ColumnBuilder* output);
+
+void BindField(ProtobufField& field, ColumnBuilder* builder) {
+  field.builder = builder;
+  if (field.repeated) {
+    field.list = static_cast<ListBuilder*>(builder);
+    // A map's entries append to the map's key and value builders; an array's to its elements.
+    if (!field.is_map) field.builder = field.list->element_builder();
+  }
+  if (field.message != nullptr) BindMessage(*field.message, field.builder);
+}
+
+// Points every field of the tree at the builder its values go to.
+void BindMessage(ProtobufMessage& message, ColumnBuilder* output) {
+  message.output = output;
+  switch (message.shape) {
+    case ProtobufMessage::Shape::kStruct: {
+      auto* struct_builder = static_cast<StructBuilder*>(output);
+      for (size_t i = 0; i < message.fields.size(); ++i) {
+        BindField(message.fields[i], struct_builder->field_builder(static_cast<int>(i)));
+      }
+      break;
+    }
+    case ProtobufMessage::Shape::kMapEntry: {
+      auto* map_builder = static_cast<ListBuilder*>(output);
+      BindField(message.fields[0], map_builder->key_builder());
+      BindField(message.fields[1], map_builder->value_builder());
+      break;
+    }
+    case ProtobufMessage::Shape::kWrapper:
+      BindField(message.fields[0], output);
+      break;
+    case ProtobufMessage::Shape::kTimestamp:
+      break;  // seconds and nanos are read from the slots, never appended
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::Make(std::string_view proto_text,
+                                                               std::string_view message_name,
+                                                               const std::vector<ProtobufSourceFile>& imports) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<ProtobufMessage> root,
+                          protobuf::CompileProtobufSchema(proto_text, message_name, imports));
+  return std::unique_ptr<ProtobufDecoder>(new ProtobufDecoder(std::move(root)));
+}
+
+ProtobufDecoder::ProtobufDecoder(std::unique_ptr<ProtobufMessage> root)
+    : root_(std::move(root)), builder_(ColumnBuilder::Make(root_->type)) {
+  BindMessage(*root_, builder_.get());
+}
+
+ProtobufDecoder::~ProtobufDecoder() = default;
+
+const TypePtr& ProtobufDecoder::type() const { return root_->type; }
+
+Result<ColumnPtr> ProtobufDecoder::Decode(const Column& encoded, DecodeStats* stats) {
+  if (!encoded.type->is_binary_like()) {
+    return Status::Error(errors::kInvalidArgument,
+                         "the Protobuf decoder reads binary or string columns, not " + encoded.type->ToString());
+  }
+  builder_->Reserve(encoded.length);
+  for (int64_t row = 0; row < encoded.length; ++row) {
+    if (encoded.IsNull(row)) {
+      builder_->AppendNull();
+      continue;
+    }
+    std::string_view value = encoded.View(row);
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(value.data());
+    if (!IsWellFormed(*root_, p, p + value.size())) {
+      builder_->AppendNull();
+      if (stats != nullptr) stats->RecordMalformed(row);
+      continue;
+    }
+    DecodeMessage(*root_, &value, 1);
+  }
+  if (stats != nullptr) stats->rows += encoded.length;
+  return builder_->Finish();
+}
+
+Result<std::unique_ptr<Decoder>> MakeProtobufDecoder(const DecoderSpec& spec) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<ProtobufDecoder> decoder, ProtobufDecoder::Make(spec.schema, spec.message_name));
+  return std::unique_ptr<Decoder>(std::move(decoder));
+}
+
+}  // namespace sluice::formats
