@@ -196,7 +196,15 @@ Result<int> SchemaParser::ParseNamed(simdjson::dom::object schema, std::string_v
       if (previous.name == field_name) return Invalid(field_where, "the field is defined twice");
     }
     SLUICE_ASSIGN_OR_RETURN(int child, Parse(field_type, field_where, inner_namespace, depth + 1));
-    parsed.push_back({std::string(field_name), child});
+    AvroNode::RecordField record_field;
+    record_field.name = std::string(field_name);
+    record_field.node = child;
+    element default_value;
+    if (field["default"].get(default_value) == simdjson::SUCCESS) {
+      record_field.has_default = true;
+      record_field.default_json = simdjson::minify(default_value);
+    }
+    parsed.push_back(std::move(record_field));
   }
   nodes_[index].fields = std::move(parsed);
   return index;
@@ -371,13 +379,20 @@ Result<MappedType> TypeMapper::Map(int index) {
 
 }  // namespace
 
-Result<AvroSchemaPtr> ParseAvroSchema(std::string_view schema_json) {
+Result<AvroSchemaPtr> ParseAvroSchema(std::string_view schema_json, std::span<const std::string> references) {
+  SchemaParser schema_parser;
   simdjson::dom::parser parser;
   element root;
+  for (size_t i = 0; i < references.size(); ++i) {
+    if (auto error = parser.parse(references[i]).get(root); error != simdjson::SUCCESS) {
+      return Status::Error(errors::kAvroSchemaInvalid,
+                           fmt::format("referenced schema {} is not JSON: {}", i, simdjson::error_message(error)));
+    }
+    SLUICE_RETURN_IF_ERROR(schema_parser.Parse(root, fmt::format("referenced schema {}", i), "", 0).status());
+  }
   if (auto error = parser.parse(schema_json.data(), schema_json.size()).get(root); error != simdjson::SUCCESS) {
     return Status::Error(errors::kAvroSchemaInvalid, fmt::format("the schema is not JSON: {}", simdjson::error_message(error)));
   }
-  SchemaParser schema_parser;
   SLUICE_ASSIGN_OR_RETURN(int root_index, schema_parser.Parse(root, "schema", "", 0));
   auto schema = std::make_shared<AvroSchema>();
   schema->nodes = schema_parser.TakeNodes();

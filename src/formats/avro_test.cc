@@ -273,3 +273,114 @@ TEST(AvroDecoderTest, ABooleanByteOtherThanZeroOrOneIsMalformed) {
 
 }  // namespace
 }  // namespace sluice::formats
+
+namespace sluice::formats {
+namespace {
+
+Decoded ResolveWith(std::string_view writer_json, std::string_view reader_json, const std::vector<std::optional<std::string>>& values) {
+  Result<AvroSchemaPtr> writer = ParseAvroSchema(writer_json);
+  Result<AvroSchemaPtr> reader = ParseAvroSchema(reader_json);
+  EXPECT_TRUE(writer.ok() && reader.ok());
+  Result<std::unique_ptr<Decoder>> decoder = MakeAvroDecoder(*writer, *reader);
+  EXPECT_TRUE(decoder.ok()) << decoder.status().ToString();
+  Decoded decoded;
+  decoded.column = *(*decoder)->Decode(*Encoded(values), &decoded.stats);
+  Status valid = decoded.column->Validate();
+  EXPECT_TRUE(valid.ok()) << valid.ToString();
+  EXPECT_TRUE(decoded.column->type->Equals(*(*reader)->type));
+  return decoded;
+}
+
+Status ResolutionError(std::string_view writer_json, std::string_view reader_json) {
+  return MakeAvroDecoder(*ParseAvroSchema(writer_json), *ParseAvroSchema(reader_json)).status();
+}
+
+constexpr std::string_view kWriterV1 = R"({"type": "record", "name": "User", "fields": [
+    {"name": "id", "type": "int"},
+    {"name": "legacy", "type": {"type": "array", "items": "string"}},
+    {"name": "score", "type": "float"},
+    {"name": "tier", "type": {"type": "enum", "name": "Tier", "symbols": ["GOLD", "TIN"]}},
+    {"name": "note", "type": ["null", "string"]}]})";
+
+constexpr std::string_view kReaderV2 = R"({"type": "record", "name": "User", "fields": [
+    {"name": "note", "type": ["null", "bytes"]},
+    {"name": "id", "type": "long"},
+    {"name": "score", "type": "double"},
+    {"name": "tier", "type": {"type": "enum", "name": "Tier", "symbols": ["GOLD", "SILVER"]}},
+    {"name": "email", "type": ["null", "string"], "default": null},
+    {"name": "country", "type": "string", "default": "NL"},
+    {"name": "visits", "type": "long", "default": 0},
+    {"name": "tags", "type": {"type": "array", "items": "string"}, "default": []}]})";
+
+TEST(AvroResolutionTest, PromotesReordersSkipsRemovedFieldsAndFillsDefaults) {
+  std::string datum = Datum().Long(7).Long(1).String("old").Long(0).Raw(std::string("\x00\x00\x20\x40", 4)).Long(0)
+                          .Long(1).String("hi").bytes();
+  Decoded d = ResolveWith(kWriterV1, kReaderV2, {datum});
+  ASSERT_TRUE(d.column->IsValid(0));
+  const Column& row = *d.column;
+  EXPECT_EQ(row.children[0]->View(0), "hi") << "string read as bytes";
+  EXPECT_EQ(row.children[1]->Value<int64_t>(0), 7) << "int read as long";
+  EXPECT_EQ(row.children[2]->Value<double>(0), 2.5) << "float read as double";
+  EXPECT_EQ(row.children[3]->View(0), "GOLD");
+  EXPECT_TRUE(row.children[4]->IsNull(0));
+  EXPECT_EQ(row.children[5]->View(0), "NL");
+  EXPECT_EQ(row.children[6]->Value<int64_t>(0), 0);
+  EXPECT_EQ(row.children[7]->offsets, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(d.stats.malformed, 0);
+}
+
+TEST(AvroResolutionTest, AnEnumSymbolTheReaderLacksMakesOnlyThatDatumMalformed) {
+  std::string tin = Datum().Long(1).Long(0).Raw(std::string(4, '\0')).Long(1).Long(0).bytes();
+  std::string gold = Datum().Long(2).Long(0).Raw(std::string(4, '\0')).Long(0).Long(0).bytes();
+  Decoded d = ResolveWith(kWriterV1, kReaderV2, {tin, gold});
+  EXPECT_TRUE(d.column->IsNull(0));
+  EXPECT_EQ(d.column->children[1]->Value<int64_t>(1), 2);
+  EXPECT_EQ(d.stats.malformed_rows, std::vector<int64_t>{0});
+}
+
+TEST(AvroResolutionTest, AWriterValueLandsInTheMatchingBranchOfAReaderUnion) {
+  constexpr std::string_view writer = R"({"type": "record", "name": "R", "fields": [{"name": "v", "type": "int"}]})";
+  constexpr std::string_view reader = R"({"type": "record", "name": "R", "fields": [{"name": "v", "type": ["null", "string", "long"]}]})";
+  Decoded d = ResolveWith(writer, reader, {Datum().Long(-5).bytes()});
+  const Column& v = *d.column->children[0];
+  EXPECT_TRUE(v.IsValid(0));
+  EXPECT_TRUE(v.children[0]->IsNull(0));
+  EXPECT_EQ(v.children[1]->Value<int64_t>(0), -5);
+}
+
+TEST(AvroResolutionTest, WriterUnionBranchesTheReaderLacksAreMalformedWhenUsed) {
+  constexpr std::string_view writer = R"({"type": "record", "name": "R", "fields": [{"name": "v", "type": ["null", "int", "boolean"]}]})";
+  constexpr std::string_view reader = R"({"type": "record", "name": "R", "fields": [{"name": "v", "type": ["null", "long"]}]})";
+  Decoded d = ResolveWith(writer, reader, {Datum().Long(1).Long(3).bytes(), Datum().Long(2).Raw(std::string("\x01", 1)).bytes(),
+                                           Datum().Long(0).bytes()});
+  EXPECT_EQ(d.column->children[0]->Value<int64_t>(0), 3);
+  EXPECT_TRUE(d.column->IsNull(1));
+  EXPECT_TRUE(d.column->IsValid(2));
+  EXPECT_TRUE(d.column->children[0]->IsNull(2));
+  EXPECT_EQ(d.stats.malformed_rows, std::vector<int64_t>{1});
+}
+
+TEST(AvroResolutionTest, RefusesSchemasThatCannotBeResolved) {
+  EXPECT_EQ(ResolutionError(kWriterV1, R"({"type": "record", "name": "User", "fields": [{"name": "age", "type": "int"}]})").ToString(),
+            "AVRO_SCHEMA_INVALID: age: the writer's schema cannot be read as the reader's: the writer lacks this field and the "
+            "reader gives no default");
+  EXPECT_EQ(ResolutionError(kWriterV1, R"({"type": "record", "name": "User", "fields": [{"name": "id", "type": "string"}]})").ToString(),
+            "AVRO_SCHEMA_INVALID: id: the writer's schema cannot be read as the reader's: the types differ and do not promote");
+  EXPECT_EQ(ResolutionError(R"({"type": "record", "name": "R", "fields": [{"name": "v", "type": "long"}]})",
+                            R"({"type": "record", "name": "R", "fields": [{"name": "v", "type": "int"}]})").error_class(),
+            "AVRO_SCHEMA_INVALID") << "long does not narrow to int";
+}
+
+TEST(AvroSchemaTest, NamedTypesMayComeFromReferencedSchemas) {
+  std::vector<std::string> references = {R"({"type": "enum", "name": "shop.Status", "symbols": ["NEW", "PAID"]})"};
+  Result<AvroSchemaPtr> schema = ParseAvroSchema(
+      R"({"type": "record", "name": "Order", "namespace": "shop", "fields": [{"name": "status", "type": "Status"}]})", references);
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  EXPECT_EQ((*schema)->type->ToString(), "struct<status:string>");
+  std::unique_ptr<Decoder> decoder = MakeAvroDecoder(*schema).value();
+  ColumnPtr column = *decoder->Decode(*Encoded({Datum().Long(1).bytes()}), nullptr);
+  EXPECT_EQ(column->children[0]->View(0), "PAID");
+}
+
+}  // namespace
+}  // namespace sluice::formats

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,8 @@ struct AvroNode {
   struct RecordField {
     std::string name;
     int node = -1;
+    bool has_default = false;
+    std::string default_json;  // the field's "default", as compact JSON text
   };
 
   Kind kind = Kind::kNull;
@@ -58,10 +61,22 @@ struct AvroSchema {
 };
 using AvroSchemaPtr = std::shared_ptr<const AvroSchema>;
 
-Result<AvroSchemaPtr> ParseAvroSchema(std::string_view schema_json);
+// `references` are the texts of schemas whose named types `schema_json` uses without defining
+// them (a schema registry's references), dependencies first.
+Result<AvroSchemaPtr> ParseAvroSchema(std::string_view schema_json, std::span<const std::string> references = {});
 
 // Decodes datums of `schema` into struct columns: the record's fields when the root is a
 // record, otherwise a struct with one field `value` holding the datum.
 Result<std::unique_ptr<Decoder>> MakeAvroDecoder(AvroSchemaPtr schema);
+
+// Decodes datums written with `writer` into columns of `reader`'s type, resolving the two as
+// the Avro specification says: record fields matched by name (a reader field the writer lacks
+// takes its default, which must be null or a scalar; a writer field the reader lacks is
+// skipped), int -> long/float/double, long -> float/double, float -> double, string <-> bytes,
+// enum symbols by name, unions branch by branch. Schemas that cannot be resolved at all (a
+// reader field with neither a writer field nor a default, records of different names, kinds
+// that do not promote) fail with AVRO_SCHEMA_INVALID naming the field; a writer union branch
+// or enum symbol the reader lacks makes only the datums that use it malformed.
+Result<std::unique_ptr<Decoder>> MakeAvroDecoder(AvroSchemaPtr writer, AvroSchemaPtr reader);
 
 }  // namespace sluice::formats
