@@ -71,5 +71,11 @@ inline constexpr std::string_view kForeachBatchFunctionNotFound = "FOREACH_BATCH
 inline constexpr std::string_view kSourceOffsetInvalid = "SOURCE_OFFSET_INVALID";
 // Pipelines
 inline constexpr std::string_view kInvalidPipeline = "INVALID_PIPELINE";
+// Connections
+inline constexpr std::string_view kConnectionAlreadyExists = "CONNECTION_ALREADY_EXISTS";
+inline constexpr std::string_view kConnectionNotFound = "CONNECTION_NOT_FOUND";
+inline constexpr std::string_view kConnectionLiteralSecret = "CONNECTION_LITERAL_SECRET";
+inline constexpr std::string_view kInvalidConnectionName = "INVALID_CONNECTION_NAME";
+inline constexpr std::string_view kConnectionCorrupt = "CONNECTION_CORRUPT";
 
 }  // namespace sluice::errors

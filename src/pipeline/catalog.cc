@@ -1,0 +1,283 @@
+#include "sluice/pipeline/catalog.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cctype>
+#include <span>
+
+#include "sluice/core/error_classes.h"
+
+namespace sluice::pipeline {
+
+namespace {
+
+struct ConnectionType {
+  std::string_view name;
+  std::span<const std::string_view> fields;
+};
+
+constexpr std::string_view kPostgresFields[] = {"host",    "port",        "database", "user",  "password",
+                                                "sslmode", "sslrootcert", "sslcert",  "sslkey"};
+constexpr std::string_view kKafkaFields[] = {"bootstrap_servers", "sasl_mechanism",           "user",
+                                             "password",          "ssl_ca_location",          "ssl_certificate_location",
+                                             "ssl_key_location",  "ssl_key_password"};
+constexpr ConnectionType kTypes[] = {{"postgresql", kPostgresFields}, {"kafka", kKafkaFields}};
+
+constexpr std::string_view kSecretFields[] = {"password", "ssl_key_password"};
+constexpr size_t kMaxNameLength = 63;
+constexpr std::string_view kJsonSuffix = ".json";
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool IsSecretField(std::string_view field) {
+  return std::find(std::begin(kSecretFields), std::end(kSecretFields), field) != std::end(kSecretFields);
+}
+
+// Whether `value` is exactly one secret reference, `${env:NAME}` or `${file:/absolute/path}`.
+bool IsSecretReference(std::string_view value) {
+  if (!value.starts_with("${") || !value.ends_with("}")) return false;
+  std::string_view inner = value.substr(2, value.size() - 3);
+  if (inner.find('}') != std::string_view::npos || inner.find("${") != std::string_view::npos) return false;
+  if (inner.starts_with("env:")) return inner.size() > 4;
+  if (inner.starts_with("file:")) return inner.size() > 6 && inner[5] == '/';
+  return false;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+Status NameError(std::string_view name, std::string why) {
+  return Status::Error(errors::kInvalidConnectionName, "connection name `" + std::string(name) + "` " + why +
+                                                           ": use a letter or `_`, then letters, digits or `_`");
+}
+
+Status CheckName(std::string_view name) {
+  if (name.empty()) return NameError(name, "is empty");
+  if (name.size() > kMaxNameLength) return NameError(name, "is longer than 63 characters");
+  if (std::isdigit(static_cast<unsigned char>(name[0]))) return NameError(name, "starts with a digit");
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
+      return NameError(name, "contains `" + std::string(1, c) + "`");
+    }
+  }
+  return Status::OK();
+}
+
+std::string ToJson(const Connection& connection) {
+  std::string out = "{\"name\":";
+  auto append_string = [&out](std::string_view value) {
+    out += '"';
+    for (char c : value) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            out += "\\u00";
+            out += kHex[(c >> 4) & 0xf];
+            out += kHex[c & 0xf];
+          } else {
+            out += c;
+          }
+      }
+    }
+    out += '"';
+  };
+  append_string(connection.name);
+  out += ",\"type\":";
+  append_string(connection.type);
+  out += ",\"options\":{";
+  bool first = true;
+  for (const auto& [field, value] : connection.options) {
+    if (!first) out += ',';
+    first = false;
+    append_string(field);
+    out += ':';
+    append_string(value);
+  }
+  out += "}}\n";
+  return out;
+}
+
+Result<Connection> FromJson(const std::string& path, const std::string& text) {
+  auto corrupt = [&path](std::string_view why) {
+    return Status::Error(errors::kConnectionCorrupt, path + ": " + std::string(why));
+  };
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(simdjson::padded_string(text)).get(doc) != simdjson::SUCCESS) return corrupt("not JSON");
+  Connection connection;
+  std::string_view name, type;
+  simdjson::dom::object options;
+  if (doc["name"].get(name) != simdjson::SUCCESS) return corrupt("no string `name`");
+  if (doc["type"].get(type) != simdjson::SUCCESS) return corrupt("no string `type`");
+  if (doc["options"].get(options) != simdjson::SUCCESS) return corrupt("no object `options`");
+  connection.name = name;
+  connection.type = type;
+  for (auto [key, element] : options) {
+    std::string_view value;
+    if (element.get(value) != simdjson::SUCCESS) return corrupt("option `" + std::string(key) + "` is not a string");
+    connection.options.emplace(key, value);
+  }
+  Result<Connection> valid = ValidateConnection(connection);
+  if (!valid.ok()) return corrupt(valid.status().ToString());
+  return valid;
+}
+
+}  // namespace
+
+Result<Connection> ValidateConnection(const Connection& connection) {
+  SLUICE_RETURN_IF_ERROR(CheckName(connection.name));
+  const ConnectionType* type = nullptr;
+  for (const ConnectionType& candidate : kTypes) {
+    if (EqualsIgnoreCase(candidate.name, connection.type)) type = &candidate;
+  }
+  if (type == nullptr) {
+    return Status::Error(errors::kInvalidOptions, "connection `" + connection.name + "`: unknown type `" +
+                                                      connection.type + "`; the types are postgresql and kafka");
+  }
+  Connection out{connection.name, std::string(type->name), {}};
+  for (const auto& [field, value] : connection.options) {
+    auto known = std::find_if(type->fields.begin(), type->fields.end(),
+                              [&](std::string_view f) { return EqualsIgnoreCase(f, field); });
+    if (known == type->fields.end()) {
+      std::string list;
+      for (std::string_view f : type->fields) list += (list.empty() ? "" : ", ") + std::string(f);
+      return Status::Error(errors::kInvalidOptions, "connection `" + connection.name + "`: unknown " + out.type +
+                                                        " field `" + field + "`; the fields are " + list);
+    }
+    std::string canonical(*known);
+    if (value.empty()) {
+      return Status::Error(errors::kInvalidOptions,
+                           "connection `" + connection.name + "`: field `" + canonical + "` is empty");
+    }
+    if (IsSecretField(canonical) && !IsSecretReference(value)) {
+      // The value is never echoed: it may be the very secret that must not be stored.
+      return Status::Error(errors::kConnectionLiteralSecret,
+                           "connection `" + connection.name + "`: field `" + canonical +
+                               "` must be a reference, ${env:NAME} or ${file:/absolute/path}, not the secret itself");
+    }
+    if (!out.options.emplace(canonical, value).second) {
+      return Status::Error(errors::kInvalidOptions,
+                           "connection `" + connection.name + "`: field `" + canonical + "` is given twice");
+    }
+  }
+  return out;
+}
+
+Catalog::Catalog(std::shared_ptr<FileSystem> fs, std::string warehouse)
+    : fs_(std::move(fs)), directory_(std::move(warehouse) + "/_sluice/catalog/connections") {}
+
+std::string Catalog::PathOf(std::string_view name) const {
+  return directory_ + "/" + std::string(name) + std::string(kJsonSuffix);
+}
+
+Status Catalog::Create(const Connection& connection) {
+  SLUICE_ASSIGN_OR_RETURN(Connection valid, ValidateConnection(connection));
+  SLUICE_RETURN_IF_ERROR(fs_->CreateDirectories(directory_));
+  Status put = fs_->PutIfAbsent(PathOf(valid.name), ToJson(valid));
+  if (put.error_class() == errors::kFileAlreadyExists) {
+    return Status::Error(errors::kConnectionAlreadyExists,
+                         "connection `" + valid.name + "` already exists; delete it first to replace it");
+  }
+  return put;
+}
+
+Result<Connection> Catalog::Get(std::string_view name) const {
+  SLUICE_RETURN_IF_ERROR(CheckName(name));
+  std::string path = PathOf(name);
+  Result<std::string> text = fs_->ReadFile(path);
+  if (text.ok()) return FromJson(path, *text);
+  if (text.status().error_class() != errors::kFileNotFound) return text.status();
+
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> files, fs_->List(directory_));
+  std::vector<std::pair<size_t, std::string>> close;
+  for (const FileInfo& file : files) {
+    std::string_view base = std::string_view(file.path).substr(file.path.rfind('/') + 1);
+    if (file.is_directory || !base.ends_with(kJsonSuffix)) continue;
+    base.remove_suffix(kJsonSuffix.size());
+    size_t distance = EditDistance(name, base);
+    if (distance <= std::max<size_t>(2, name.size() / 3)) close.emplace_back(distance, base);
+  }
+  std::sort(close.begin(), close.end());
+  std::string message = "no connection named `" + std::string(name) + "`";
+  if (!close.empty()) {
+    message += "; did you mean ";
+    for (size_t i = 0; i < close.size() && i < 3; ++i) message += (i ? ", `" : "`") + close[i].second + "`";
+    message += "?";
+  }
+  message += " (`sluice connection list` shows them all)";
+  return Status::Error(errors::kConnectionNotFound, message);
+}
+
+Result<std::vector<Connection>> Catalog::List() const {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> files, fs_->List(directory_));
+  std::vector<Connection> out;
+  for (const FileInfo& file : files) {
+    if (file.is_directory || !file.path.ends_with(kJsonSuffix)) continue;
+    SLUICE_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(file.path));
+    SLUICE_ASSIGN_OR_RETURN(Connection connection, FromJson(file.path, text));
+    out.push_back(std::move(connection));
+  }
+  std::sort(out.begin(), out.end(), [](const Connection& a, const Connection& b) { return a.name < b.name; });
+  return out;
+}
+
+Status Catalog::Delete(std::string_view name) {
+  SLUICE_RETURN_IF_ERROR(Get(name).status());
+  return fs_->Delete(PathOf(name));
+}
+
+std::string Describe(const Connection& connection) {
+  std::string out = "name: " + connection.name + "\ntype: " + connection.type + "\n";
+  for (const auto& [field, value] : connection.options) {
+    out += field + ": ";
+    out += IsSecretField(field) ? "***** (from " + value + ")" : value;
+    out += '\n';
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> ExpandConnection(const std::map<std::string, std::string>& options,
+                                                            const Catalog& catalog, std::string_view format) {
+  auto named = std::find_if(options.begin(), options.end(),
+                            [](const auto& option) { return EqualsIgnoreCase(option.first, "connection"); });
+  if (named == options.end()) return options;
+  SLUICE_ASSIGN_OR_RETURN(Connection connection, catalog.Get(named->second));
+  if (!format.empty() && !EqualsIgnoreCase(format, connection.type)) {
+    return Status::Error(errors::kInvalidOptions, "connection `" + connection.name + "` is a " + connection.type +
+                                                      " connection; a " + std::string(format) + " format cannot use it");
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : options) {
+    if (key != named->first) out.emplace(key, value);
+  }
+  for (const auto& [field, value] : connection.options) {
+    bool given = std::any_of(out.begin(), out.end(), [&](const auto& option) { return EqualsIgnoreCase(option.first, field); });
+    if (!given) out.emplace(field, value);
+  }
+  return out;
+}
+
+}  // namespace sluice::pipeline
