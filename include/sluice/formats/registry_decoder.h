@@ -1,0 +1,31 @@
+// Decoding Confluent-framed values (confluent.h) whose writer schemas live in a Schema Registry.
+//
+// The decoder is built from a reader schema, normally the subject's latest version resolved when
+// the stream starts (and again every schema_refresh_interval, by building a new decoder). Each
+// value names its writer schema by id; the writer schema is fetched once per id (the client
+// caches it), compiled against the reader schema (Avro resolution, avro.h), and kept for the
+// decoder's life, so rows written with older or newer schemas land in the reader's columns.
+// JSON values need no writer schema: every id decodes with the reader's JSON Schema.
+//
+// Permissive, as every Decoder: a value without the Confluent header, naming an id the registry
+// does not hold, written with a schema that cannot be resolved into the reader's, or not a valid
+// datum becomes a null row and is counted. Decode() fails only when the registry cannot be asked
+// (SCHEMA_REGISTRY_REQUEST_FAILED / _UNAUTHORIZED): that is not the data's fault, and retrying
+// the batch later decodes it fully.
+//
+// Thread safety: as every Decoder, one instance serves one thread at a time; the client may be
+// shared between decoders.
+#pragma once
+
+#include <memory>
+
+#include "sluice/formats/decoder.h"
+#include "sluice/formats/schema_registry.h"
+
+namespace sluice::formats {
+
+// `reader` must be an Avro or JSON schema (Protobuf is refused with INVALID_ARGUMENT); its
+// references are fetched through `client`. Fails with the reader schema's own errors.
+Result<std::unique_ptr<Decoder>> MakeRegistryDecoder(std::shared_ptr<SchemaRegistryClient> client, RegisteredSchemaPtr reader);
+
+}  // namespace sluice::formats
