@@ -240,7 +240,7 @@ void AppendScalar(const ProtobufField& field, uint64_t bits, std::string_view by
 
 // Appends every element of a packed run.
 void AppendPacked(const ProtobufField& field, const uint8_t* p, const uint8_t* end) {
-  switch (WireTypeOf(field.kind)) {
+  switch (field.wire_type) {
     case WireType::kFixed64:
       for (; end - p >= 8; p += 8) AppendScalar(field, ReadFixed64(p), {});
       break;
@@ -299,7 +299,7 @@ void ScanMessage(ProtobufMessage& message, const uint8_t* p, const uint8_t* end)
     int index = message.FindField(number);
     if (index < 0) continue;
     ProtobufField& field = message.fields[index];
-    if (wire_type != static_cast<uint32_t>(WireTypeOf(field.kind))) {
+    if (wire_type != static_cast<uint32_t>(field.wire_type)) {
       if (wire_type == static_cast<uint32_t>(WireType::kLengthDelimited) && field.repeated && IsPackable(field.kind)) {
         const uint8_t* run = reinterpret_cast<const uint8_t*>(bytes.data());
         AppendPacked(field, run, run + bytes.size());

@@ -268,6 +268,7 @@ class Compiler {
         break;
       }
     }
+    out->wire_type = WireTypeOf(out->kind);
     *type = out->repeated && !out->is_map ? DataType::Array(value_type) : value_type;
     return Status::OK();
   }

@@ -84,6 +84,7 @@ struct ProtobufField {
   std::string name;
   uint32_t number = 0;
   ValueKind kind = ValueKind::kInt32;
+  WireType wire_type = WireType::kVarint;  // WireTypeOf(kind), kept at hand for the scan loop
   bool repeated = false;  // array, or map when is_map
   bool is_map = false;    // `message` is then the entry: key (1) and value (2)
   // Singular fields only: absent means null. Otherwise an absent scalar takes its default.
