@@ -47,6 +47,11 @@ inline constexpr std::string_view kPgConnectionFailed = "PG_CONNECTION_FAILED";
 inline constexpr std::string_view kPgQueryFailed = "PG_QUERY_FAILED";
 inline constexpr std::string_view kPgReplicationProtocolError = "PG_REPLICATION_PROTOCOL_ERROR";
 inline constexpr std::string_view kPgTableAlreadyExists = "PG_TABLE_ALREADY_EXISTS";
+// Change feed
+inline constexpr std::string_view kCdfInvalidOptions = "CDF_INVALID_OPTIONS";
+inline constexpr std::string_view kCdfNotReady = "CDF_NOT_READY";
+inline constexpr std::string_view kCdfStateCorrupt = "CDF_STATE_CORRUPT";
+inline constexpr std::string_view kCdfAlreadyRunning = "CDF_ALREADY_RUNNING";
 // Kafka
 inline constexpr std::string_view kKafkaDataLoss = "KAFKA_DATA_LOSS";
 inline constexpr std::string_view kKafkaRequestFailed = "KAFKA_REQUEST_FAILED";
@@ -71,6 +76,7 @@ inline constexpr std::string_view kForeachBatchFunctionNotFound = "FOREACH_BATCH
 inline constexpr std::string_view kSourceOffsetInvalid = "SOURCE_OFFSET_INVALID";
 // Pipelines
 inline constexpr std::string_view kInvalidPipeline = "INVALID_PIPELINE";
+inline constexpr std::string_view kExpectationViolation = "EXPECTATION_VIOLATION";
 // Connections
 inline constexpr std::string_view kConnectionAlreadyExists = "CONNECTION_ALREADY_EXISTS";
 inline constexpr std::string_view kConnectionNotFound = "CONNECTION_NOT_FOUND";

@@ -1,0 +1,378 @@
+// The change feed against a real PostgreSQL 15 (wal_level=logical): what each kind of change,
+// type, table and schema change leaves in the history tables.
+#include "sluice/connectors/pg_change_feed.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "pg_change_feed_testing.h"
+#include "sluice/connectors/pg_connection.h"
+#include "sluice/connectors/pgoutput.h"
+#include "sluice/connectors/testing/postgres_fixture.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::connectors {
+namespace {
+
+using cdf_testing::History;
+using cdf_testing::ReadHistory;
+using cdf_testing::Replay;
+using testing::PostgresTestDatabase;
+
+class ChangeFeedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = PostgresTestDatabase::Create();
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(*db);
+  }
+
+  void TearDown() override {
+    if (thread_.joinable()) StopFeed();
+    Status dropped = DropChangeFeedSlot(Config());
+    EXPECT_TRUE(dropped.ok()) << dropped.ToString();
+  }
+
+  ChangeFeedConfig Config() const {
+    ChangeFeedConfig config;
+    config.conninfo = db_->connection_string();
+    config.schema = "public";
+    config.warehouse = dir_.path();
+    config.target_catalog = "main";
+    config.target_schema = "cdc";
+    config.slot_name = "cdf_" + db_->name();
+    config.publication_name = config.slot_name;
+    config.flush_interval = std::chrono::milliseconds(100);
+    return config;
+  }
+
+  std::string HistoryPath(const std::string& name) const { return dir_.Join("main/cdc/" + name); }
+
+  History Read(const std::string& name) {
+    auto history = ReadHistory(HistoryPath(name));
+    EXPECT_TRUE(history.ok()) << history.status().ToString();
+    return history.ok() ? *history : History{};
+  }
+
+  void Execute(std::string_view sql) {
+    Status status = db_->Execute(sql);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  }
+
+  void StartFeed() {
+    auto feed = PgChangeFeed::Start(Config());
+    ASSERT_TRUE(feed.ok()) << feed.status().ToString();
+    feed_ = std::move(*feed);
+    stop_ = false;
+    thread_ = std::thread([this] { run_status_ = feed_->Run(stop_); });
+  }
+
+  void StopFeed() {
+    stop_ = true;
+    thread_.join();
+    EXPECT_TRUE(run_status_.ok()) << run_status_.ToString();
+    feed_.reset();
+  }
+
+  // Waits until everything written so far is confirmed, hence in Delta.
+  void CatchUp() {
+    auto text = db_->QueryValue("SELECT pg_current_wal_lsn()");
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
+    auto lsn = ParseLsn(*text);
+    ASSERT_TRUE(lsn.ok());
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (feed_->confirmed_lsn() < *lsn && std::chrono::steady_clock::now() < deadline && !stop_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_GE(feed_->confirmed_lsn(), *lsn) << "the feed did not catch up with " << *text << ": "
+                                            << run_status_.ToString();
+  }
+
+  // The source rows as the history renders them ("v1,v2").
+  std::multiset<std::string> SourceRows(const std::string& select) {
+    auto rows = db_->Query(select);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    std::multiset<std::string> out;
+    if (!rows.ok()) return out;
+    for (const auto& row : *rows) {
+      std::string text;
+      for (size_t i = 0; i < row.size(); ++i) text += (i > 0 ? "," : "") + (row[i] == "NULL" ? "null" : row[i]);
+      out.insert(text);
+    }
+    return out;
+  }
+
+  std::unique_ptr<PostgresTestDatabase> db_;
+  sluice::testing::TempDir dir_;
+  std::unique_ptr<PgChangeFeed> feed_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  Status run_status_;
+};
+
+TEST_F(ChangeFeedTest, EveryChangeKindBecomesHistoryRows) {
+  Execute("CREATE TABLE items (id int PRIMARY KEY, name text, qty int); ALTER TABLE items REPLICA IDENTITY FULL");
+  StartFeed();
+  EXPECT_FALSE(std::filesystem::exists(HistoryPath("lb_items_history"))) << "an empty table gets no history yet";
+  Execute("INSERT INTO items VALUES (1, 'apple', 10), (2, 'pear', 20)");
+  Execute("UPDATE items SET qty = 11 WHERE id = 1");
+  Execute("DELETE FROM items WHERE id = 2");
+  CatchUp();
+
+  History history = Read("lb_items_history");
+  EXPECT_EQ(history.columns, (std::vector<std::string>{"id", "name", "qty"}));
+  EXPECT_EQ(history.Texts(), (std::vector<std::string>{"insert:1,apple,10", "insert:2,pear,20",
+                                                       "update_preimage:1,apple,10", "update_postimage:1,apple,11",
+                                                       "delete:2,pear,20"}));
+  ASSERT_EQ(history.rows.size(), 5u);
+  EXPECT_EQ(history.rows[0].lsn, history.rows[1].lsn) << "one transaction, one commit LSN";
+  EXPECT_LT(history.rows[1].lsn, history.rows[2].lsn);
+  EXPECT_EQ(history.rows[2].lsn, history.rows[3].lsn);
+  EXPECT_NE(history.rows[0].xid, "null");
+  EXPECT_EQ(Replay(history), SourceRows("SELECT id, name, qty FROM items"));
+}
+
+TEST_F(ChangeFeedTest, TypesMapAsDocumentedInSnapshotAndStream) {
+  Execute(
+      "CREATE TYPE mood AS ENUM ('sad', 'happy');"
+      "CREATE TABLE typed (id int, b boolean, s smallint, l bigint, r real, d double precision, n numeric(10,2), "
+      "nu numeric, big numeric(50,2), t text, v varchar(5), c char(3), j json, jb jsonb, m mood, dt date, "
+      "ts timestamp, tz timestamptz, by bytea, u uuid, arr int[]); ALTER TABLE typed REPLICA IDENTITY FULL");
+  const std::string values =
+      "true, -2, 9000000000, 1.5, 2.25, 12.5, 'NaN', 123456789012345678901234567890.5, 'x', 'ab', 'z', "
+      "'{\"a\": 1}', '{\"b\": [1, 2]}', 'happy', '2024-02-29', '2024-01-02 03:04:05.5', "
+      "'2024-01-02 03:04:05+02', '\\x00ff', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{1,NULL,3}'";
+  Execute("INSERT INTO typed VALUES (1, " + values + ")");
+  StartFeed();
+  Execute("INSERT INTO typed VALUES (2, " + values + ")");
+  Execute("INSERT INTO typed (id, n, tz) VALUES (3, 'NaN', '2024-06-01 12:00:00-07:30')");
+  CatchUp();
+
+  History history = Read("lb_typed_history");
+  EXPECT_EQ(history.types,
+            (std::vector<std::string>{"int", "boolean", "smallint", "bigint", "float", "double", "decimal(10,2)",
+                                      "string", "string", "string", "string", "string", "string", "string", "string",
+                                      "date", "timestamp_ntz", "timestamp", "binary", "string", "string"}));
+  ASSERT_EQ(history.rows.size(), 3u);
+  const std::vector<std::string> expected = {"true",
+                                             "-2",
+                                             "9000000000",
+                                             "1.5",
+                                             "2.25",
+                                             "12.50",
+                                             "NaN",
+                                             "123456789012345678901234567890.50",
+                                             "x",
+                                             "ab",
+                                             "z  ",
+                                             "{\"a\": 1}",
+                                             "{\"b\": [1, 2]}",
+                                             "happy",
+                                             "2024-02-29",
+                                             "2024-01-02T03:04:05.500000",
+                                             "2024-01-02T01:04:05Z",
+                                             "AP8=",
+                                             "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+                                             "{1,NULL,3}"};
+  for (int row = 0; row < 2; ++row) {
+    SCOPED_TRACE(row == 0 ? "snapshot" : "stream");
+    std::vector<std::string> got(history.rows[row].values.begin() + 1, history.rows[row].values.end());
+    EXPECT_EQ(got, expected);
+  }
+  EXPECT_EQ(history.rows[2].values[6], "null") << "numeric NaN in a decimal column is null";
+  EXPECT_EQ(history.rows[2].values[17], "2024-06-01T19:30:00Z");
+}
+
+TEST_F(ChangeFeedTest, UnchangedToastedValuesAreFilledFromTheOldRow) {
+  Execute("CREATE TABLE docs (id int PRIMARY KEY, body text, version int); ALTER TABLE docs REPLICA IDENTITY FULL");
+  StartFeed();
+  Execute("INSERT INTO docs SELECT 1, string_agg(md5(random()::text), '') , 1 FROM generate_series(1, 400)");
+  Execute("UPDATE docs SET version = 2");
+  CatchUp();
+  auto body = db_->QueryValue("SELECT body FROM docs");
+  ASSERT_TRUE(body.ok());
+  ASSERT_EQ(body->size(), 12800u);
+  History history = Read("lb_docs_history");
+  ASSERT_EQ(history.rows.size(), 3u);
+  EXPECT_EQ(history.rows[2].change_type, "update_postimage");
+  EXPECT_EQ(history.rows[2].values[1], *body);
+  EXPECT_EQ(history.rows[2].values[2], "2");
+  EXPECT_EQ(history.rows[1].values[1], *body);
+}
+
+TEST_F(ChangeFeedTest, SnapshotWithConcurrentWritesHasNoGapAndNoDuplicate) {
+  Execute("CREATE TABLE accounts (id int PRIMARY KEY, balance int) ;ALTER TABLE accounts REPLICA IDENTITY FULL;"
+          "INSERT INTO accounts SELECT g, 100 FROM generate_series(1, 5000) g");
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {
+    auto conn = PgConnection::Connect(db_->connection_string());
+    ASSERT_TRUE(conn.ok());
+    std::mt19937 random(7);
+    for (int next_id = 5001; writing.load(); ++next_id) {
+      int id = static_cast<int>(random() % next_id) + 1;
+      std::string sql = "BEGIN; INSERT INTO accounts VALUES (" + std::to_string(next_id) + ", 1);" +
+                        "UPDATE accounts SET balance = balance + 1 WHERE id = " + std::to_string(id) + ";" +
+                        (next_id % 3 == 0 ? "DELETE FROM accounts WHERE id = " + std::to_string(id / 2 + 1) + ";" : "") +
+                        "COMMIT";
+      ASSERT_TRUE((*conn)->Execute(sql).ok());
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  StartFeed();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  writing = false;
+  writer.join();
+  CatchUp();
+  History history = Read("lb_accounts_history");
+  EXPECT_EQ(history.rows.front().change_type, "insert");
+  EXPECT_EQ(Replay(history), SourceRows("SELECT id, balance FROM accounts"));
+}
+
+TEST_F(ChangeFeedTest, NewPartitionedRenamedAndCollidingTablesMapByRelation) {
+  StartFeed();
+  Execute("CREATE TABLE orders (id int, amount int) ; ALTER TABLE orders REPLICA IDENTITY FULL;"
+          "INSERT INTO orders VALUES (1, 10)");
+  Execute("CREATE TABLE events (id int, region text) PARTITION BY LIST (region);"
+          "CREATE TABLE events_eu PARTITION OF events FOR VALUES IN ('eu');"
+          "CREATE TABLE events_us PARTITION OF events FOR VALUES IN ('us');"
+          "ALTER TABLE events_eu REPLICA IDENTITY FULL; ALTER TABLE events_us REPLICA IDENTITY FULL;"
+          "INSERT INTO events VALUES (1, 'eu'), (2, 'us')");
+  Execute("ALTER TABLE orders RENAME TO orders_2024; INSERT INTO orders_2024 VALUES (2, 20)");
+  Execute("CREATE TABLE orders (id int, amount int); ALTER TABLE orders REPLICA IDENTITY FULL;"
+          "INSERT INTO orders VALUES (3, 30)");
+  CatchUp();
+
+  EXPECT_EQ(Read("lb_orders_history").Texts(), (std::vector<std::string>{"insert:1,10", "insert:2,20"}));
+  EXPECT_EQ(Read("lb_orders_history_1").Texts(), (std::vector<std::string>{"insert:3,30"}));
+  EXPECT_EQ(Read("lb_events_history").Texts(), (std::vector<std::string>{"insert:1,eu", "insert:2,us"}));
+  EXPECT_FALSE(std::filesystem::exists(HistoryPath("lb_events_eu_history")));
+
+  // The mapping outlives the process: a restart keeps writing the renamed table's history.
+  StopFeed();
+  Execute("INSERT INTO orders_2024 VALUES (4, 40)");
+  StartFeed();
+  CatchUp();
+  EXPECT_EQ(Read("lb_orders_history").Texts(), (std::vector<std::string>{"insert:1,10", "insert:2,20", "insert:4,40"}));
+}
+
+TEST_F(ChangeFeedTest, ColumnChangesReSnapshotTheTable) {
+  Execute("CREATE TABLE t (id int, a text, b int); ALTER TABLE t REPLICA IDENTITY FULL;"
+          "INSERT INTO t VALUES (1, 'x', 1), (2, 'y', 2)");
+  StartFeed();
+  Execute("UPDATE t SET b = 5 WHERE id = 1");
+  Execute("ALTER TABLE t ADD COLUMN c int; UPDATE t SET c = id * 10 WHERE id = 2");
+  CatchUp();
+  History added = Read("lb_t_history");
+  EXPECT_EQ(added.columns, (std::vector<std::string>{"id", "a", "b", "c"}));
+  EXPECT_EQ(added.Texts(), (std::vector<std::string>{"insert:1,x,5,null", "insert:2,y,2,20"}));
+
+  Execute("ALTER TABLE t DROP COLUMN b; INSERT INTO t VALUES (3, 'z', 30)");
+  Execute("INSERT INTO t VALUES (4, 'w', 40)");
+  Execute("ALTER TABLE t ALTER COLUMN c TYPE bigint");
+  Execute("DELETE FROM t WHERE id = 1");  // its transaction brings the new Relation: re-snapshot
+  CatchUp();
+  History changed = Read("lb_t_history");
+  EXPECT_EQ(changed.columns, (std::vector<std::string>{"id", "a", "c"}));
+  EXPECT_EQ(changed.types, (std::vector<std::string>{"int", "string", "bigint"}));
+  EXPECT_EQ(Replay(changed), SourceRows("SELECT id, a, c FROM t"));
+
+  Execute("DELETE FROM t WHERE id = 3");  // streamed as usual after the re-snapshot
+  CatchUp();
+  History streamed = Read("lb_t_history");
+  EXPECT_EQ(streamed.rows.back().Text(), "delete:3,z,30");
+  EXPECT_EQ(Replay(streamed), SourceRows("SELECT id, a, c FROM t"));
+}
+
+TEST_F(ChangeFeedTest, TablesWithoutFullIdentityStreamKeysAndSaySo) {
+  Execute("CREATE TABLE k (id int PRIMARY KEY, v text); INSERT INTO k VALUES (1, 'a')");
+  StartFeed();
+  Execute("UPDATE k SET v = 'b'");
+  Execute("DELETE FROM k");
+  CatchUp();
+  EXPECT_EQ(Read("lb_k_history").Texts(), (std::vector<std::string>{"insert:1,a", "update_preimage:1,null",
+                                                                    "update_postimage:1,b", "delete:1,null"}));
+  auto status = ChangeFeedStatus(Config());
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_NE(status->find("\"replica_identity_full\":false"), std::string::npos) << *status;
+  EXPECT_NE(status->find("REPLICA IDENTITY is not FULL"), std::string::npos) << *status;
+}
+
+TEST_F(ChangeFeedTest, StopAndStartKeepTheSlotUnlessItIsDropped) {
+  Execute("CREATE TABLE s (id int); ALTER TABLE s REPLICA IDENTITY FULL");
+  StartFeed();
+  Execute("INSERT INTO s VALUES (1)");
+  CatchUp();
+  StopFeed();
+  Execute("INSERT INTO s VALUES (2)");
+  StartFeed();
+  CatchUp();
+  EXPECT_EQ(Read("lb_s_history").Texts(), (std::vector<std::string>{"insert:1", "insert:2"}));
+
+  StopFeed();
+  ASSERT_TRUE(DropChangeFeedSlot(Config()).ok());
+  Execute("INSERT INTO s VALUES (3)");
+  StartFeed();
+  Execute("INSERT INTO s VALUES (4)");
+  CatchUp();
+  EXPECT_EQ(Read("lb_s_history").Texts(), (std::vector<std::string>{"insert:1", "insert:2", "insert:4"}))
+      << "a dropped slot misses what changed meanwhile";
+}
+
+TEST_F(ChangeFeedTest, ASecondProcessCannotRunTheSameFeed) {
+  StartFeed();
+  EXPECT_NE(RunningChangeFeedPid(Config()), 0);
+  auto second = PgChangeFeed::Start(Config());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().error_class(), "CDF_ALREADY_RUNNING");
+}
+
+TEST(ChangeFeedConfigTest, OptionsAreCheckedBeforeAnythingRuns) {
+  auto config = MakeChangeFeedConfig({{"schema", "public"}, {"target", "main.cdc"}, {"warehouse", "/w"},
+                                      {"database", "Shop"}, {"flush_interval", "250ms"}});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->slot_name, "sluice_cdf_shop_public");
+  EXPECT_EQ(config->publication_name, "sluice_cdf_shop_public");
+  EXPECT_EQ(config->state_directory(), "/w/main/cdc/_change_feeds/sluice_cdf_shop_public");
+  EXPECT_EQ(config->flush_interval, std::chrono::milliseconds(250));
+
+  auto unknown = MakeChangeFeedConfig({{"schema", "public"}, {"target", "main.cdc"}, {"warehouse", "/w"},
+                                       {"flushinterval", "1s"}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().error_class(), "CDF_INVALID_OPTIONS");
+  auto bad_target = MakeChangeFeedConfig({{"schema", "public"}, {"target", "cdc"}, {"warehouse", "/w"}});
+  ASSERT_FALSE(bad_target.ok());
+  EXPECT_NE(bad_target.status().message().find("catalog.schema"), std::string_view::npos);
+  auto bad_slot = MakeChangeFeedConfig(
+      {{"schema", "public"}, {"target", "main.cdc"}, {"warehouse", "/w"}, {"slot_name", "Bad-Name"}});
+  EXPECT_EQ(bad_slot.status().error_class(), "CDF_INVALID_OPTIONS");
+}
+
+TEST(ChangeFeedCheckTest, ReportsReplicaIdentityAndFixesIt) {
+  auto db = PostgresTestDatabase::Create();
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Execute("CREATE TABLE a (id int); CREATE TABLE b (id int); ALTER TABLE b REPLICA IDENTITY FULL")
+                  .ok());
+  auto check = CheckChangeFeed((*db)->connection_string(), "public");
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_EQ(check->wal_level, "logical");
+  EXPECT_TRUE(check->can_replicate);
+  EXPECT_TRUE(check->problems.empty());
+  ASSERT_EQ(check->tables.size(), 2u);
+  EXPECT_FALSE(check->tables[0].ready());
+  EXPECT_TRUE(check->tables[1].ready());
+
+  auto changed = SetReplicaIdentityFull((*db)->connection_string(), "public", /*future=*/true);
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  EXPECT_EQ(*changed, (std::vector<std::string>{"a"}));
+  ASSERT_TRUE((*db)->Execute("CREATE TABLE c (id int)").ok());
+  auto after = CheckChangeFeed((*db)->connection_string(), "public");
+  ASSERT_TRUE(after.ok());
+  for (const auto& table : after->tables) EXPECT_TRUE(table.ready()) << table.name << " " << table.replica_identity;
+}
+
+}  // namespace
+}  // namespace sluice::connectors

@@ -1,0 +1,194 @@
+// state.json and status.json of a change feed.
+#include <simdjson.h>
+
+#include <fmt/format.h>
+
+#include "pg_change_feed_internal.h"
+#include "sluice/core/error_classes.h"
+
+namespace sluice::connectors::cdf {
+
+namespace {
+
+Status Corrupt(const std::string& path, std::string_view what) {
+  return Status::Error(errors::kCdfStateCorrupt,
+                       fmt::format("{} is not a change feed state: {}; remove the state directory and "
+                                   "start the feed again (it re-snapshots every table)",
+                                   path, what));
+}
+
+std::string ToLower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+}  // namespace
+
+void AppendJsonString(std::string* out, std::string_view text) {
+  out->push_back('"');
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+    } else if (c < 0x20) {
+      *out += fmt::format("\\u{:04x}", c);
+    } else {
+      out->push_back(static_cast<char>(c));
+    }
+  }
+  out->push_back('"');
+}
+
+TableState* FeedState::FindTable(uint32_t oid) {
+  for (TableState& table : tables) {
+    if (table.oid == oid) return &table;
+  }
+  return nullptr;
+}
+
+std::string FeedState::NewHistoryName(std::string_view source_name) const {
+  std::string base = "lb_" + ToLower(source_name) + "_history";
+  auto taken = [&](const std::string& name) {
+    for (const TableState& table : tables) {
+      if (table.history_name == name) return true;
+    }
+    return false;
+  };
+  if (!taken(base)) return base;
+  for (int n = 1;; ++n) {
+    std::string candidate = fmt::format("{}_{}", base, n);
+    if (!taken(candidate)) return candidate;
+  }
+}
+
+Status WriteState(FileSystem& fs, const std::string& path, const FeedState& state) {
+  std::string out = "{\"slot_name\":";
+  AppendJsonString(&out, state.slot_name);
+  out += fmt::format(",\"slot_dropped\":{},\"commit_lsn\":{},\"end_lsn\":{},\"next_sort_by\":{},\"tables\":[",
+                     state.slot_dropped, state.commit_lsn, state.end_lsn, state.next_sort_by);
+  bool first_table = true;
+  for (const TableState& table : state.tables) {
+    if (!first_table) out += ',';
+    first_table = false;
+    out += fmt::format("{{\"oid\":{},\"source_schema\":", table.oid);
+    AppendJsonString(&out, table.source_schema);
+    out += ",\"source_name\":";
+    AppendJsonString(&out, table.source_name);
+    out += ",\"history_name\":";
+    AppendJsonString(&out, table.history_name);
+    out += fmt::format(",\"replica_identity\":\"{}\",\"status\":", table.replica_identity);
+    AppendJsonString(&out, table.status);
+    out += ",\"reason\":";
+    AppendJsonString(&out, table.reason);
+    out += fmt::format(",\"committed_lsn\":{},\"rows\":{},\"last_write_ms\":{},\"columns\":[", table.committed_lsn,
+                       table.rows, table.last_write_ms);
+    for (size_t i = 0; i < table.columns.size(); ++i) {
+      if (i > 0) out += ',';
+      out += "{\"name\":";
+      AppendJsonString(&out, table.columns[i].name);
+      out += fmt::format(",\"type_oid\":{},\"type_modifier\":{}}}", table.columns[i].type_oid,
+                         table.columns[i].type_modifier);
+    }
+    out += "]}";
+  }
+  out += "]}\n";
+  return fs.AtomicWrite(path, out);
+}
+
+Result<std::optional<FeedState>> ReadState(FileSystem& fs, const std::string& path) {
+  auto text = fs.ReadFile(path);
+  if (!text.ok()) {
+    if (text.status().error_class() == errors::kFileNotFound) return std::optional<FeedState>();
+    return text.status();
+  }
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(*text);
+  simdjson::dom::element root;
+  if (parser.parse(padded).get(root) != simdjson::SUCCESS) return Corrupt(path, "not JSON");
+  FeedState state;
+  std::string_view slot;
+  uint64_t commit_lsn = 0, end_lsn = 0;
+  int64_t next_sort_by = 0;
+  bool dropped = false;
+  simdjson::dom::array tables;
+  if (root["slot_name"].get(slot) || root["slot_dropped"].get(dropped) || root["commit_lsn"].get(commit_lsn) ||
+      root["end_lsn"].get(end_lsn) || root["next_sort_by"].get(next_sort_by) || root["tables"].get(tables)) {
+    return Corrupt(path, "a field is missing or has the wrong type");
+  }
+  state.slot_name = slot;
+  state.slot_dropped = dropped;
+  state.commit_lsn = commit_lsn;
+  state.end_lsn = end_lsn;
+  state.next_sort_by = next_sort_by;
+  for (simdjson::dom::element item : tables) {
+    TableState table;
+    uint64_t oid = 0;
+    std::string_view source_schema, source_name, history_name, identity, status, reason;
+    uint64_t committed = 0;
+    int64_t rows = 0, last_write = 0;
+    simdjson::dom::array columns;
+    if (item["oid"].get(oid) || item["source_schema"].get(source_schema) || item["source_name"].get(source_name) ||
+        item["history_name"].get(history_name) || item["replica_identity"].get(identity) ||
+        item["status"].get(status) || item["reason"].get(reason) || item["committed_lsn"].get(committed) ||
+        item["rows"].get(rows) || item["last_write_ms"].get(last_write) || item["columns"].get(columns) ||
+        identity.size() != 1 || oid > UINT32_MAX) {
+      return Corrupt(path, "a table entry is malformed");
+    }
+    table.oid = static_cast<uint32_t>(oid);
+    table.source_schema = source_schema;
+    table.source_name = source_name;
+    table.history_name = history_name;
+    table.replica_identity = identity[0];
+    table.status = status;
+    table.reason = reason;
+    table.committed_lsn = committed;
+    table.rows = rows;
+    table.last_write_ms = last_write;
+    for (simdjson::dom::element column : columns) {
+      std::string_view name;
+      uint64_t type_oid = 0;
+      int64_t modifier = 0;
+      if (column["name"].get(name) || column["type_oid"].get(type_oid) || column["type_modifier"].get(modifier) ||
+          type_oid > UINT32_MAX || modifier < INT32_MIN || modifier > INT32_MAX) {
+        return Corrupt(path, "a column entry is malformed");
+      }
+      table.columns.push_back({std::string(name), static_cast<uint32_t>(type_oid), static_cast<int32_t>(modifier)});
+    }
+    state.tables.push_back(std::move(table));
+  }
+  return std::optional<FeedState>(std::move(state));
+}
+
+std::string StatusJson(const FeedState& state, const FeedLag& lag, std::string_view feed_status) {
+  std::string out = "{\"status\":";
+  AppendJsonString(&out, feed_status);
+  out += ",\"slot_name\":";
+  AppendJsonString(&out, state.slot_name);
+  out += fmt::format(",\"slot_dropped\":{},\"confirmed_lsn\":\"{}\",\"slot_lag_bytes\":{},\"slot_lag_seconds\":{:.3f},"
+                     "\"tables\":[",
+                     state.slot_dropped, FormatLsn(state.end_lsn), lag.bytes, lag.seconds);
+  bool first = true;
+  for (const TableState& table : state.tables) {
+    if (!first) out += ',';
+    first = false;
+    out += "\n  {\"source\":";
+    AppendJsonString(&out, table.source_schema + "." + table.source_name);
+    out += ",\"target\":";
+    AppendJsonString(&out, table.history_name);
+    out += ",\"status\":";
+    AppendJsonString(&out, table.status);
+    if (!table.reason.empty()) {
+      out += ",\"reason\":";
+      AppendJsonString(&out, table.reason);
+    }
+    out += fmt::format(",\"replica_identity_full\":{},\"committed_lsn\":\"{}\",\"last_write_ms\":{},\"rows\":{}}}",
+                       table.replica_identity == 'f', FormatLsn(table.committed_lsn), table.last_write_ms, table.rows);
+  }
+  out += "]}\n";
+  return out;
+}
+
+}  // namespace sluice::connectors::cdf
