@@ -359,7 +359,7 @@ Result<ColumnPtr> JsonDecoder::Decode(const Column& encoded, DecodeStats* stats)
     }
     std::string_view bytes = encoded.View(row);
     if (padded_.size() < bytes.size() + simdjson::SIMDJSON_PADDING) padded_.resize(bytes.size() + simdjson::SIMDJSON_PADDING);
-    std::memcpy(padded_.data(), bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(padded_.data(), bytes.data(), bytes.size());  // an empty row may have no data pointer
     simdjson::dom::object document;
     if (parser_.parse(padded_.data(), bytes.size(), false).get_object().get(document) != simdjson::SUCCESS) {
       root_.builder->AppendNull();
