@@ -15,6 +15,7 @@
 
 #include "formats/protobuf_schema.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/formats/confluent.h"
 
 namespace sluice::formats {
 namespace {
@@ -428,18 +429,41 @@ void BindMessage(ProtobufMessage& message, ColumnBuilder* output) {
 
 Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::Make(std::string_view proto_text,
                                                                std::string_view message_name,
-                                                               const std::vector<ProtobufSourceFile>& imports) {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<ProtobufMessage> root,
+                                                               const std::vector<ProtobufSourceFile>& imports,
+                                                               ProtobufFraming framing) {
+  SLUICE_ASSIGN_OR_RETURN(protobuf::CompiledProtobufSchema compiled,
                           protobuf::CompileProtobufSchema(proto_text, message_name, imports));
-  return std::unique_ptr<ProtobufDecoder>(new ProtobufDecoder(std::move(root)));
+  if (framing == ProtobufFraming::kConfluent && compiled.message_indexes.empty()) {
+    return Status::Error(errors::kProtobufMessageNotFound,
+                         "message_name `" + std::string(message_name) +
+                             "` is declared in an imported file; a Confluent-framed value can only name a message "
+                             "of the schema text itself");
+  }
+  return std::unique_ptr<ProtobufDecoder>(
+      new ProtobufDecoder(std::move(compiled.root), std::move(compiled.message_indexes), framing));
 }
 
-ProtobufDecoder::ProtobufDecoder(std::unique_ptr<ProtobufMessage> root)
-    : root_(std::move(root)), builder_(ColumnBuilder::Make(root_->type)) {
+ProtobufDecoder::ProtobufDecoder(std::unique_ptr<ProtobufMessage> root, std::vector<int32_t> message_indexes,
+                                 ProtobufFraming framing)
+    : root_(std::move(root)),
+      builder_(ColumnBuilder::Make(root_->type)),
+      message_indexes_(std::move(message_indexes)),
+      framing_(framing) {
   BindMessage(*root_, builder_.get());
 }
 
 ProtobufDecoder::~ProtobufDecoder() = default;
+
+bool ProtobufDecoder::Unframe(std::string_view* value) {
+  int32_t schema_id;
+  std::string_view rest;
+  if (!ParseConfluentHeader(*value, &schema_id, &rest) || !ParseProtobufMessageIndexes(&rest, &framed_indexes_) ||
+      framed_indexes_ != message_indexes_) {
+    return false;
+  }
+  *value = rest;
+  return true;
+}
 
 const TypePtr& ProtobufDecoder::type() const { return root_->type; }
 
@@ -455,8 +479,9 @@ Result<ColumnPtr> ProtobufDecoder::Decode(const Column& encoded, DecodeStats* st
       continue;
     }
     std::string_view value = encoded.View(row);
+    bool unframed = framing_ == ProtobufFraming::kNone || Unframe(&value);
     const uint8_t* p = reinterpret_cast<const uint8_t*>(value.data());
-    if (!IsWellFormed(*root_, p, p + value.size())) {
+    if (!unframed || !IsWellFormed(*root_, p, p + value.size())) {
       builder_->AppendNull();
       if (stats != nullptr) stats->RecordMalformed(row);
       continue;
@@ -470,6 +495,11 @@ Result<ColumnPtr> ProtobufDecoder::Decode(const Column& encoded, DecodeStats* st
 Result<std::unique_ptr<Decoder>> MakeProtobufDecoder(const DecoderSpec& spec) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<ProtobufDecoder> decoder, ProtobufDecoder::Make(spec.schema, spec.message_name));
   return std::unique_ptr<Decoder>(std::move(decoder));
+}
+
+Result<std::string> ProtobufMessageNameAt(std::string_view proto_text, std::span<const int32_t> message_indexes,
+                                          const std::vector<ProtobufSourceFile>& imports) {
+  return protobuf::FindProtobufMessageName(proto_text, message_indexes, imports);
 }
 
 }  // namespace sluice::formats

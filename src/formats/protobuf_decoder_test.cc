@@ -297,6 +297,48 @@ TEST(ProtobufDecoderTest, DecodersAreReusableAcrossBatches) {
             (std::vector<std::string>{R"({"s":["b","c"]})", "null"}));
 }
 
+constexpr std::string_view kFramedSchema = R"(
+  syntax = "proto3"; package t;
+  message A { int32 x = 1; }
+  message B { message C { string s = 1; } C c = 1; })";
+
+// Confluent's frame: magic byte, schema id 7, then the message-index path as zig-zag varints.
+// The single byte 0 is the short form of the path [0].
+const std::string kShortPath(1, '\0');
+
+std::string Framed(std::string_view path, std::string_view payload) {
+  return std::string("\0\0\0\0\x07", 5) + std::string(path) + std::string(payload);
+}
+
+TEST(ProtobufDecoderTest, ConfluentFramedValuesMustNameTheDecodersMessage) {
+  Result<std::unique_ptr<ProtobufDecoder>> nested =
+      ProtobufDecoder::Make(kFramedSchema, "t.B.C", {}, ProtobufFraming::kConfluent);
+  ASSERT_TRUE(nested.ok()) << nested.status().ToString();
+  EXPECT_EQ((*nested)->message_indexes(), (std::vector<int32_t>{1, 0}));
+  std::string payload = LengthDelimited(1, "hi");
+  std::string path_1_0 = Varint(4) + Varint(2) + Varint(0);  // count 2, then 1 and 0, zig-zag
+  DecodeStats stats;
+  EXPECT_EQ(DecodeRows(**nested, {Framed(path_1_0, payload), Framed(kShortPath, payload), payload}, &stats),
+            (std::vector<std::string>{R"({"s":"hi"})", "null", "null"}));
+  EXPECT_EQ(stats.malformed_rows, (std::vector<int64_t>{1, 2}));
+
+  Result<std::unique_ptr<ProtobufDecoder>> first =
+      ProtobufDecoder::Make(kFramedSchema, "t.A", {}, ProtobufFraming::kConfluent);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  std::string x = Tag(1, 0) + Varint(3);
+  // The long form of the path [0] says the same as the short one.
+  EXPECT_EQ(DecodeRows(**first, {Framed(kShortPath, x), Framed(Varint(2) + Varint(0), x)}),
+            (std::vector<std::string>{R"({"x":3})", R"({"x":3})"}));
+}
+
+TEST(ProtobufDecoderTest, AMessageIndexPathNamesAMessageOfTheSchema) {
+  EXPECT_EQ(ProtobufMessageNameAt(kFramedSchema, std::vector<int32_t>{0}).value_or(""), "t.A");
+  EXPECT_EQ(ProtobufMessageNameAt(kFramedSchema, std::vector<int32_t>{1, 0}).value_or(""), "t.B.C");
+  for (const std::vector<int32_t>& path : {std::vector<int32_t>{2}, {1, 1}, {}}) {
+    EXPECT_EQ(ProtobufMessageNameAt(kFramedSchema, path).status().error_class(), errors::kProtobufMessageNotFound);
+  }
+}
+
 TEST(ProtobufDecoderTest, RefusesAnInputColumnThatIsNotBytes) {
   auto decoder = MakeTestDecoder("syntax = \"proto3\"; package t; message M {}", "t.M");
   ASSERT_NE(decoder, nullptr);

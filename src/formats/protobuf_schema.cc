@@ -96,6 +96,36 @@ class FileBuilder {
   std::set<std::string> in_progress_;
 };
 
+// The schema text and its imports, parsed and built into a descriptor pool. The pool's underlay
+// is the generated pool, which holds the well-known types (timestamp.proto, wrappers.proto, ...)
+// that libprotobuf is built with, so imports of them resolve without files on disk.
+class LoadedSchema {
+ public:
+  LoadedSchema() : pool_(pb::DescriptorPool::generated_pool()) {}
+
+  Status Load(std::string_view proto_text, const std::vector<ProtobufSourceFile>& imports) {
+    std::map<std::string, pb::FileDescriptorProto> files;
+    SLUICE_RETURN_IF_ERROR(ParseFile(kMainFileName, proto_text, &files[std::string(kMainFileName)]));
+    for (const ProtobufSourceFile& import : imports) {
+      if (files.contains(import.name)) {
+        return Status::Error(errors::kProtobufSchemaInvalid, "two files named " + import.name);
+      }
+      SLUICE_RETURN_IF_ERROR(ParseFile(import.name, import.text, &files[import.name]));
+    }
+    FileBuilder builder(&pool_, &files);
+    SLUICE_RETURN_IF_ERROR(builder.Build(std::string(kMainFileName)));
+    main_ = pool_.FindFileByName(std::string(kMainFileName));
+    return Status::OK();
+  }
+
+  const pb::DescriptorPool& pool() const { return pool_; }
+  const pb::FileDescriptor* main_file() const { return main_; }
+
+ private:
+  pb::DescriptorPool pool_;
+  const pb::FileDescriptor* main_ = nullptr;
+};
+
 void CollectMessageNames(const pb::Descriptor* message, std::vector<std::string>* names) {
   if (message->options().map_entry()) return;
   names->push_back(message->full_name());
@@ -356,47 +386,63 @@ std::string_view EnumNames::Find(int32_t number) const {
   return it->name;
 }
 
-Result<std::unique_ptr<ProtobufMessage>> CompileProtobufSchema(std::string_view proto_text,
-                                                               std::string_view message_name,
-                                                               const std::vector<ProtobufSourceFile>& imports) {
-  std::map<std::string, pb::FileDescriptorProto> files;
-  SLUICE_RETURN_IF_ERROR(ParseFile(kMainFileName, proto_text, &files[std::string(kMainFileName)]));
-  for (const ProtobufSourceFile& import : imports) {
-    if (files.contains(import.name)) {
-      return Status::Error(errors::kProtobufSchemaInvalid, "two files named " + import.name);
-    }
-    SLUICE_RETURN_IF_ERROR(ParseFile(import.name, import.text, &files[import.name]));
-  }
-
-  // The generated pool holds the well-known types (timestamp.proto, wrappers.proto, ...) that
-  // libprotobuf is built with, so imports of them resolve without files on disk.
-  pb::DescriptorPool pool(pb::DescriptorPool::generated_pool());
-  FileBuilder builder(&pool, &files);
-  SLUICE_RETURN_IF_ERROR(builder.Build(std::string(kMainFileName)));
-
+Result<CompiledProtobufSchema> CompileProtobufSchema(std::string_view proto_text, std::string_view message_name,
+                                                     const std::vector<ProtobufSourceFile>& imports) {
+  LoadedSchema schema;
+  SLUICE_RETURN_IF_ERROR(schema.Load(proto_text, imports));
   std::string_view name = message_name;
   if (name.starts_with('.')) name.remove_prefix(1);
-  const pb::Descriptor* message = pool.FindMessageTypeByName(std::string(name));
+  const pb::Descriptor* message = schema.pool().FindMessageTypeByName(std::string(name));
   if (message == nullptr) {
     std::vector<std::string> known;
-    const pb::FileDescriptor* file = pool.FindFileByName(std::string(kMainFileName));
-    for (int i = 0; i < file->message_type_count(); ++i) CollectMessageNames(file->message_type(i), &known);
+    for (int i = 0; i < schema.main_file()->message_type_count(); ++i) {
+      CollectMessageNames(schema.main_file()->message_type(i), &known);
+    }
     std::string list;
     for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
     return Status::Error(errors::kProtobufMessageNotFound,
                          "message_name `" + std::string(message_name) + "` names no message of the schema" +
                              (list.empty() ? std::string(" (it declares none)") : "; it declares: " + list));
   }
-  auto root = std::make_unique<ProtobufMessage>();
+  CompiledProtobufSchema compiled;
+  compiled.root = std::make_unique<ProtobufMessage>();
   Compiler compiler;
-  SLUICE_RETURN_IF_ERROR(compiler.CompileMessage(message, "", 0, root.get()));
-  if (root->shape != ProtobufMessage::Shape::kStruct) {
+  SLUICE_RETURN_IF_ERROR(compiler.CompileMessage(message, "", 0, compiled.root.get()));
+  if (compiled.root->shape != ProtobufMessage::Shape::kStruct) {
     return Status::Error(errors::kProtobufUnsupportedField,
                          "message_name `" + std::string(message_name) +
                              "` is a well-known wrapper or Timestamp type; a stream decodes into a struct, "
                              "so name a message that contains it");
   }
-  return root;
+  if (message->file() == schema.main_file()) {
+    for (const pb::Descriptor* m = message; m != nullptr; m = m->containing_type()) {
+      compiled.message_indexes.insert(compiled.message_indexes.begin(), m->index());
+    }
+  }
+  return compiled;
+}
+
+Result<std::string> FindProtobufMessageName(std::string_view proto_text, std::span<const int32_t> message_indexes,
+                                            const std::vector<ProtobufSourceFile>& imports) {
+  LoadedSchema schema;
+  SLUICE_RETURN_IF_ERROR(schema.Load(proto_text, imports));
+  const pb::Descriptor* message = nullptr;
+  for (size_t i = 0; i < message_indexes.size(); ++i) {
+    int32_t index = message_indexes[i];
+    int count = message == nullptr ? schema.main_file()->message_type_count() : message->nested_type_count();
+    if (index < 0 || index >= count) {
+      message = nullptr;
+      break;
+    }
+    message = message == nullptr ? schema.main_file()->message_type(index) : message->nested_type(index);
+  }
+  if (message == nullptr) {
+    std::string path;
+    for (int32_t index : message_indexes) path += (path.empty() ? "" : ",") + std::to_string(index);
+    return Status::Error(errors::kProtobufMessageNotFound,
+                         "the message-index path [" + path + "] leads to no message of the schema");
+  }
+  return message->full_name();
 }
 
 }  // namespace sluice::formats::protobuf

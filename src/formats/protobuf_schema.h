@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -136,14 +137,25 @@ struct ProtobufMessage {
   ColumnBuilder* output = nullptr;       // kStruct: a StructBuilder; kTimestamp: timestamp
 };
 
+struct CompiledProtobufSchema {
+  std::unique_ptr<ProtobufMessage> root;
+  // Confluent's message-index path of the message within the main file (top-level index, then
+  // nested indexes); empty when the message is declared in an imported file.
+  std::vector<int32_t> message_indexes;
+};
+
 // Parses `proto_text` (proto2 or proto3), resolving imports among `imports` and the well-known
 // types compiled into libprotobuf (google/protobuf/timestamp.proto, wrappers.proto, ...), and
 // compiles the message `message_name` (fully qualified, a leading dot allowed).
 // Errors: PROTOBUF_SCHEMA_INVALID (text does not parse or build; the message has line:column),
 // PROTOBUF_MESSAGE_NOT_FOUND (no such message; the message lists those that exist),
 // PROTOBUF_UNSUPPORTED_FIELD (a field that cannot be mapped; the message names its path).
-Result<std::unique_ptr<ProtobufMessage>> CompileProtobufSchema(std::string_view proto_text,
-                                                               std::string_view message_name,
-                                                               const std::vector<ProtobufSourceFile>& imports);
+Result<CompiledProtobufSchema> CompileProtobufSchema(std::string_view proto_text, std::string_view message_name,
+                                                     const std::vector<ProtobufSourceFile>& imports);
+
+// The full name of the message at Confluent's message-index path in the main file.
+// Errors: PROTOBUF_SCHEMA_INVALID, PROTOBUF_MESSAGE_NOT_FOUND (the path leads to no message).
+Result<std::string> FindProtobufMessageName(std::string_view proto_text, std::span<const int32_t> message_indexes,
+                                            const std::vector<ProtobufSourceFile>& imports);
 
 }  // namespace sluice::formats::protobuf

@@ -15,7 +15,9 @@
 // Thread safety: as every Decoder, one instance serves one thread at a time.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +41,15 @@ struct ProtobufSourceFile {
   std::string text;
 };
 
+// How each encoded value is framed.
+enum class ProtobufFraming {
+  kNone,       // the value is the message's encoding and nothing else
+  // Confluent's wire format (confluent.h): magic byte 0, schema id, message-index path, then the
+  // encoding. A value without that frame, or whose path names another message than the
+  // decoder's, is malformed. The schema id is not checked: the caller routes values by id.
+  kConfluent,
+};
+
 class ProtobufDecoder final : public Decoder {
  public:
   // Parses `proto_text` and compiles the message `message_name` ("com.example.Event"; a leading
@@ -48,17 +59,35 @@ class ProtobufDecoder final : public Decoder {
   // (Duration, Struct, Any, fixed32/fixed64, a map with non-string keys, a group, a recursive
   // message; the message names the field's dot path).
   static Result<std::unique_ptr<ProtobufDecoder>> Make(std::string_view proto_text, std::string_view message_name,
-                                                       const std::vector<ProtobufSourceFile>& imports = {});
+                                                       const std::vector<ProtobufSourceFile>& imports = {},
+                                                       ProtobufFraming framing = ProtobufFraming::kNone);
   ~ProtobufDecoder() override;
 
   const TypePtr& type() const override;
   Result<ColumnPtr> Decode(const Column& encoded, DecodeStats* stats) override;
 
+  // Confluent's message-index path of the decoder's message in the schema text ([0] for the
+  // first top-level message, [1, 0] for the first message nested in the second); empty when the
+  // message is declared in an imported file.
+  const std::vector<int32_t>& message_indexes() const { return message_indexes_; }
+
  private:
-  explicit ProtobufDecoder(std::unique_ptr<protobuf::ProtobufMessage> root);
+  ProtobufDecoder(std::unique_ptr<protobuf::ProtobufMessage> root, std::vector<int32_t> message_indexes,
+                  ProtobufFraming framing);
+  // Strips the Confluent frame off `*value`; false if it has none or names another message.
+  bool Unframe(std::string_view* value);
 
   std::unique_ptr<protobuf::ProtobufMessage> root_;
   std::unique_ptr<ColumnBuilder> builder_;
+  std::vector<int32_t> message_indexes_;
+  ProtobufFraming framing_;
+  std::vector<int32_t> framed_indexes_;  // scratch for Unframe
 };
+
+// The fully qualified name of the message at Confluent's message-index path in `proto_text`:
+// what a framed value's path names, so that a decoder for it can be made.
+// Errors: PROTOBUF_SCHEMA_INVALID, PROTOBUF_MESSAGE_NOT_FOUND (the path leads to no message).
+Result<std::string> ProtobufMessageNameAt(std::string_view proto_text, std::span<const int32_t> message_indexes,
+                                          const std::vector<ProtobufSourceFile>& imports = {});
 
 }  // namespace sluice::formats
