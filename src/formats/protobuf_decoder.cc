@@ -181,7 +181,12 @@ bool IsWellFormed(const ProtobufMessage& message, const uint8_t* p, const uint8_
 
 // ---- Pass 2: decode a well-formed value into the builders. ----
 
-void DecodeMessage(ProtobufMessage& message, const std::string_view* spans, size_t num_spans);
+// What decoding one batch met besides malformed values.
+struct DecodeCounts {
+  int64_t nulled_fields = 0;  // Timestamps outside their range, set to null
+};
+
+void DecodeMessage(ProtobufMessage& message, const std::string_view* spans, size_t num_spans, DecodeCounts* counts);
 
 // Appends one scalar of `field` (any kind but message) to its builder.
 void AppendScalar(const ProtobufField& field, uint64_t bits, std::string_view bytes) {
@@ -270,7 +275,7 @@ void SetOneofMember(ProtobufMessage& message, int index) {
 }
 
 // Fills `message`'s slots from one occurrence; repeated elements are appended as they come.
-void ScanMessage(ProtobufMessage& message, const uint8_t* p, const uint8_t* end) {
+void ScanMessage(ProtobufMessage& message, const uint8_t* p, const uint8_t* end, DecodeCounts* counts) {
   while (p < end) {
     uint32_t number;
     uint32_t wire_type;
@@ -309,7 +314,7 @@ void ScanMessage(ProtobufMessage& message, const uint8_t* p, const uint8_t* end)
     }
     if (field.repeated) {
       if (field.kind == ValueKind::kMessage) {
-        DecodeMessage(*field.message, &bytes, 1);
+        DecodeMessage(*field.message, &bytes, 1, counts);
       } else {
         AppendScalar(field, bits, bytes);
       }
@@ -328,7 +333,7 @@ void ScanMessage(ProtobufMessage& message, const uint8_t* p, const uint8_t* end)
 }
 
 // Appends the value of one field of a scanned message.
-void EmitField(ProtobufField& field, ProtobufFieldSlot& slot) {
+void EmitField(ProtobufField& field, ProtobufFieldSlot& slot, DecodeCounts* counts) {
   if (field.repeated) {
     field.list->Append();
   } else if (!slot.seen) {
@@ -338,13 +343,13 @@ void EmitField(ProtobufField& field, ProtobufFieldSlot& slot) {
       AppendScalar(field, 0, {});
     }
   } else if (field.kind == ValueKind::kMessage) {
-    DecodeMessage(*field.message, slot.spans.data(), slot.spans.size());
+    DecodeMessage(*field.message, slot.spans.data(), slot.spans.size(), counts);
   } else {
     AppendScalar(field, slot.bits, slot.bytes);
   }
 }
 
-void EmitTimestamp(ProtobufMessage& message) {
+void EmitTimestamp(ProtobufMessage& message, DecodeCounts* counts) {
   int64_t seconds = 0;
   int64_t nanos = 0;
   int seconds_index = message.FindField(1);
@@ -358,12 +363,13 @@ void EmitTimestamp(ProtobufMessage& message) {
   auto* builder = static_cast<Int64Builder*>(message.output);
   if (seconds < kMinTimestampSeconds || seconds > kMaxTimestampSeconds || nanos < 0 || nanos > 999'999'999) {
     builder->AppendNull();
+    ++counts->nulled_fields;
     return;
   }
   builder->Append(seconds * 1'000'000 + nanos / 1000);
 }
 
-void DecodeMessage(ProtobufMessage& message, const std::string_view* spans, size_t num_spans) {
+void DecodeMessage(ProtobufMessage& message, const std::string_view* spans, size_t num_spans, DecodeCounts* counts) {
   for (ProtobufFieldSlot& slot : message.slots) {
     slot.seen = false;
     slot.spans.clear();
@@ -371,19 +377,19 @@ void DecodeMessage(ProtobufMessage& message, const std::string_view* spans, size
   std::fill(message.oneof_current.begin(), message.oneof_current.end(), -1);
   for (size_t i = 0; i < num_spans; ++i) {
     const uint8_t* p = reinterpret_cast<const uint8_t*>(spans[i].data());
-    ScanMessage(message, p, p + spans[i].size());
+    ScanMessage(message, p, p + spans[i].size(), counts);
   }
   switch (message.shape) {
     case ProtobufMessage::Shape::kStruct:
-      for (size_t i = 0; i < message.fields.size(); ++i) EmitField(message.fields[i], message.slots[i]);
+      for (size_t i = 0; i < message.fields.size(); ++i) EmitField(message.fields[i], message.slots[i], counts);
       static_cast<StructBuilder*>(message.output)->Append();
       break;
     case ProtobufMessage::Shape::kMapEntry:
     case ProtobufMessage::Shape::kWrapper:
-      for (size_t i = 0; i < message.fields.size(); ++i) EmitField(message.fields[i], message.slots[i]);
+      for (size_t i = 0; i < message.fields.size(); ++i) EmitField(message.fields[i], message.slots[i], counts);
       break;
     case ProtobufMessage::Shape::kTimestamp:
-      EmitTimestamp(message);
+      EmitTimestamp(message, counts);
       break;
   }
 }
@@ -473,6 +479,7 @@ Result<ColumnPtr> ProtobufDecoder::Decode(const Column& encoded, DecodeStats* st
                          "the Protobuf decoder reads binary or string columns, not " + encoded.type->ToString());
   }
   builder_->Reserve(encoded.length);
+  DecodeCounts counts;
   for (int64_t row = 0; row < encoded.length; ++row) {
     if (encoded.IsNull(row)) {
       builder_->AppendNull();
@@ -486,9 +493,12 @@ Result<ColumnPtr> ProtobufDecoder::Decode(const Column& encoded, DecodeStats* st
       if (stats != nullptr) stats->RecordMalformed(row);
       continue;
     }
-    DecodeMessage(*root_, &value, 1);
+    DecodeMessage(*root_, &value, 1, &counts);
   }
-  if (stats != nullptr) stats->rows += encoded.length;
+  if (stats != nullptr) {
+    stats->rows += encoded.length;
+    stats->mismatched_fields += counts.nulled_fields;
+  }
   return builder_->Finish();
 }
 

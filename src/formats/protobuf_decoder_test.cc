@@ -184,9 +184,14 @@ TEST(ProtobufDecoderTest, ATimestampOutsideItsDocumentedRangeIsNull) {
   ReferenceEncoder encoder(kProto);
   auto decoder = MakeTestDecoder(kProto, "t.M");
   ASSERT_NE(decoder, nullptr);
-  EXPECT_EQ(DecodeRows(*decoder, {encoder.Encode("t.M", "at { seconds: 253402300800 }"),
-                                  encoder.Encode("t.M", "at { nanos: -1 }")}),
-            (std::vector<std::string>{R"({"at":null})", R"({"at":null})"}));
+  DecodeStats stats;
+  EXPECT_EQ(DecodeRows(*decoder,
+                       {encoder.Encode("t.M", "at { seconds: 253402300800 }"), encoder.Encode("t.M", "at { nanos: -1 }"),
+                        encoder.Encode("t.M", "at { seconds: 253402300799 nanos: 999999999 }")},
+                       &stats),
+            (std::vector<std::string>{R"({"at":null})", R"({"at":null})", R"({"at":"9999-12-31T23:59:59.999999Z"})"}));
+  EXPECT_EQ(stats.mismatched_fields, 2);
+  EXPECT_EQ(stats.malformed, 0);
 }
 
 TEST(ProtobufDecoderTest, AnEnumNumberTheSchemaDoesNotNameIsKeptAsItsNumber) {
