@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -50,6 +51,23 @@ Status ImportSnapshot(PgConnection& conn, const std::string& snapshot_name) {
 Result<bool> SlotExists(PgConnection& conn, const std::string& slot) {
   SLUICE_ASSIGN_OR_RETURN(PgRows rows, conn.Query("SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", {slot}));
   return !rows.empty();
+}
+
+// After a client dies, its walsender holds the slot until it notices: wait for that (bounded).
+Status WaitUntilSlotIsFree(PgConnection& conn, const std::string& slot) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    SLUICE_ASSIGN_OR_RETURN(PgRows rows,
+                            conn.Query("SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1 AND active",
+                                       {slot}));
+    if (rows.empty()) return Status::OK();
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Status::Error(errors::kCdfAlreadyRunning,
+                           fmt::format("the replication slot {} is in use by server process {}", slot,
+                                       rows[0][0].value_or("?")));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace
@@ -171,6 +189,7 @@ Status PgChangeFeed::Impl::Setup() {
   }
   SLUICE_ASSIGN_OR_RETURN(replication, PgReplicationConnection::Connect(config.conninfo));
   SLUICE_ASSIGN_OR_RETURN(bool slot_exists, SlotExists(*sql, config.slot_name));
+  if (slot_exists) SLUICE_RETURN_IF_ERROR(WaitUntilSlotIsFree(*sql, config.slot_name));
   if (saved && !saved->slot_dropped && slot_exists) {
     state = std::move(*saved);
   } else {
