@@ -3,6 +3,12 @@
 // CLI::RuntimeError with the exit code (after printing the error to stderr).
 #pragma once
 
+#include <string>
+
+#include "sluice/core/status.h"
+#include "sluice/engine/registry.h"
+#include "sluice/pipeline/pipeline_spec.h"
+
 namespace CLI {
 class App;
 }
@@ -29,5 +35,15 @@ void RegisterParquetCommand(CLI::App& app);
 // parameters, metrics), its metadata (schema, protocol, properties, files, size) or its rows
 // (--version, --limit).
 void RegisterDeltaCommand(CLI::App& app);
+
+// `sluice run FILE [--flow NAME...] [--full-refresh NAME...|--full-refresh-all] [--metrics-port N]`,
+// `sluice validate FILE` and `sluice status FILE`.
+void RegisterPipelineCommands(CLI::App& app);
+
+// The registry commands use: the built-in formats and every connector's, registered once.
+engine::Registry& CommandRegistry();
+
+// A pipeline file, parsed (FILE_NOT_FOUND, INVALID_PIPELINE).
+Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path);
 
 }  // namespace sluice::cli

@@ -4,6 +4,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <ctime>
 
 namespace sluice {
 
@@ -51,6 +53,21 @@ bool IsSingleLineJson(std::string_view text) {
   simdjson::dom::parser parser;
   simdjson::dom::element element;
   return parser.parse(simdjson::padded_string(text)).get(element) == simdjson::SUCCESS;
+}
+
+std::string IsoTimestampMillis(int64_t micros) {
+  std::time_t seconds = static_cast<std::time_t>(micros / 1000000);
+  int64_t millis = (micros % 1000000) / 1000;
+  if (micros < 0 && micros % 1000000 != 0) {
+    seconds -= 1;
+    millis += 1000;
+  }
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(millis));
+  return text;
 }
 
 }  // namespace sluice

@@ -157,8 +157,15 @@ Result<BatchPtr> ConformToSchema(const BatchPtr& batch, const TypePtr& table_sch
 
 Result<WriteResult> WriteTable(std::shared_ptr<FileSystem> fs, const std::string& table_path,
                                const std::vector<BatchPtr>& batches, const WriteOptions& options) {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> txn, Transaction::Start(std::move(fs), table_path));
-  return WriteInTransaction(*txn, batches, options);
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> txn, Transaction::Start(fs, table_path));
+  Result<WriteResult> written = WriteInTransaction(*txn, batches, options);
+  // Two writers found no table and both tried to create it; the loser writes into the winner's
+  // table as any later writer would (its schema checks and txn versions apply as usual).
+  if (!written.ok() && written.status().error_class() == errors::kDeltaTableAlreadyExists) {
+    SLUICE_ASSIGN_OR_RETURN(txn, Transaction::Start(std::move(fs), table_path));
+    return WriteInTransaction(*txn, batches, options);
+  }
+  return written;
 }
 
 Result<WriteResult> WriteInTransaction(Transaction& transaction, const std::vector<BatchPtr>& batches,

@@ -1,26 +1,9 @@
 #include "sluice/engine/progress.h"
 
-#include <ctime>
-
 #include "sluice/core/json_text.h"
 
 namespace sluice::engine {
 namespace {
-
-std::string IsoTimestamp(int64_t micros) {
-  std::time_t seconds = static_cast<std::time_t>(micros / 1000000);
-  int64_t millis = (micros % 1000000) / 1000;
-  if (micros < 0 && micros % 1000000 != 0) {
-    seconds -= 1;
-    millis += 1000;
-  }
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[64];
-  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(millis));
-  return text;
-}
 
 // Offsets are JSON already; an empty one (no batch before) is null.
 std::string OffsetJson(const std::string& offset) { return offset.empty() ? "null" : offset; }
@@ -30,7 +13,7 @@ std::string OffsetJson(const std::string& offset) { return offset.empty() ? "nul
 std::string QueryProgress::ToJson() const {
   std::string json = "{\"id\":" + JsonString(id) + ",\"runId\":" + JsonString(run_id) + ",\"name\":" +
                      (name.empty() ? std::string("null") : JsonString(name)) +
-                     ",\"timestamp\":" + JsonString(IsoTimestamp(timestamp_micros)) +
+                     ",\"timestamp\":" + JsonString(IsoTimestampMillis(timestamp_micros)) +
                      ",\"batchId\":" + std::to_string(batch_id) + ",\"numInputRows\":" + std::to_string(num_input_rows) +
                      ",\"inputRowsPerSecond\":" + JsonDouble(input_rows_per_second) +
                      ",\"processedRowsPerSecond\":" + JsonDouble(processed_rows_per_second) +

@@ -191,6 +191,15 @@ Result<std::map<std::string, std::string>> PipelineSpec::ResolvedOptions(const E
   return options;
 }
 
+void AddCheckpointLocation(std::span<const OptionSpec> sink_options, const std::string& checkpoint,
+                           std::map<std::string, std::string>* options) {
+  for (const OptionSpec& option : sink_options) {
+    if (option.name == "checkpointLocation" && !options->count("checkpointLocation")) {
+      (*options)["checkpointLocation"] = checkpoint;
+    }
+  }
+}
+
 Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
   YAML::Node root;
   try {

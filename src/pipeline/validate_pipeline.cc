@@ -47,6 +47,8 @@ std::optional<std::map<std::string, std::string>> CheckEndpoint(const PipelineSp
                   context);
     return std::nullopt;
   }
+  // Each flow's own checkpoint goes there at run time; any path stands for it here.
+  if (is_sink) AddCheckpointLocation(specs, spec.storage + "/checkpoints", &*options);
   Result<ValidatedOptions> validated =
       ValidateOptions(format_name + (is_sink ? " sink" : " source"), specs, *options, error_class);
   if (!validated.ok()) {

@@ -2,6 +2,7 @@
 // escaping rule everywhere, so that every file we write parses the same way.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,8 @@ void AppendJsonString(std::string* out, std::string_view value);
 std::string JsonString(std::string_view value);
 // A JSON number for a double: finite values in shortest round-trip form, others as null.
 std::string JsonDouble(double value);
+// Microseconds since the epoch as UTC ISO-8601 with milliseconds: "2026-01-31T10:00:00.000Z".
+std::string IsoTimestampMillis(int64_t micros);
 // Whether `text` is one complete JSON document on a single line.
 bool IsSingleLineJson(std::string_view text);
 

@@ -50,7 +50,8 @@ struct WriteResult {
 };
 
 // Writes `batches` (all of one schema; at least one batch, possibly empty, so that the schema
-// is known) to the table at `table_path`, creating it if needed. Columns are matched by name
+// is known) to the table at `table_path`, creating it if needed (when another writer creates it
+// first, the write goes into that table instead). Columns are matched by name
 // (ignoring case, like Spark); table columns missing from the batches are written as nulls when
 // nullable, else DELTA_SCHEMA_MISMATCH. Errors also as Transaction::Commit.
 Result<WriteResult> WriteTable(std::shared_ptr<FileSystem> fs, const std::string& table_path,

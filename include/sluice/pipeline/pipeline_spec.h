@@ -25,6 +25,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,6 +83,12 @@ struct PipelineSpec {
   // The endpoint's options with a `table` resolved into `path`.
   Result<std::map<std::string, std::string>> ResolvedOptions(const Endpoint& endpoint) const;
 };
+
+// Sets `checkpointLocation` to the flow's checkpoint when the sink format declares that option
+// (as Spark's sinks do) and the pipeline file does not give it: a flow's checkpoint is the
+// pipeline's business, not something to repeat in every sink.
+void AddCheckpointLocation(std::span<const OptionSpec> sink_options, const std::string& checkpoint,
+                           std::map<std::string, std::string>* options);
 
 // INVALID_PIPELINE listing every problem of shape (not YAML, a missing or misspelled key, a value
 // of the wrong kind), each with its place in the file ("flows[1].source.format").

@@ -1,0 +1,13 @@
+// The formats the connectors add to a registry, beside the engine's built-ins.
+#pragma once
+
+#include "sluice/core/status.h"
+#include "sluice/engine/registry.h"
+
+namespace sluice::connectors {
+
+// Registers every connector format with `registry`: the `kafka` source and the `postgresql`
+// sink. INVALID_ARGUMENT when one of the names is taken already.
+Status RegisterConnectorFormats(engine::Registry* registry);
+
+}  // namespace sluice::connectors

@@ -1,0 +1,104 @@
+// Running a pipeline: every selected flow as a StreamingQuery on its own thread, with the flow's
+// where/select/expectations applied before its sink, events in the pipeline's event log, and
+// live per-flow figures for the metrics endpoint, `sluice status` and the terminal.
+//
+//   SLUICE_ASSIGN_OR_RETURN(auto run, PipelineRun::Start(spec, options));  // validates, refreshes, opens
+//   std::thread stopper([&] { WaitForSignal(); run->Stop(); });
+//   Status result = run->Wait();  // until every flow ended; the first failure
+//
+// A flow that fails stops the others (each finishes its batch in progress) and its error is the
+// run's result. Full refresh of a flow deletes its checkpoint and truncates the Delta table its
+// sink writes when that table is in the pipeline's warehouse; every other flow writing that
+// table is reset with it (the table is rebuilt from all of its flows). Anything else a flow
+// writes (PostgreSQL tables, what foreachBatch functions do) is left alone.
+//
+// Thread safety: Wait() is called once; Stop(), flows(), ready() and PrometheusText() may be
+// called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sluice/core/clock.h"
+#include "sluice/core/file_system.h"
+#include "sluice/core/status.h"
+#include "sluice/engine/registry.h"
+#include "sluice/engine/streaming_query.h"
+#include "sluice/pipeline/event_log.h"
+#include "sluice/pipeline/flow_transform.h"
+#include "sluice/pipeline/pipeline_spec.h"
+
+namespace sluice::pipeline {
+
+struct RunOptions {
+  std::vector<std::string> flows;         // the flows to run; empty: all of them
+  std::vector<std::string> full_refresh;  // flows to reset before running
+  bool full_refresh_all = false;
+  const engine::Registry* registry = &engine::Registry::Default();
+  std::shared_ptr<FileSystem> file_system = LocalFileSystem();
+  std::shared_ptr<Clock> clock = SystemClock();
+};
+
+// What a flow has done in this run.
+struct FlowFigures {
+  std::string name;
+  std::string sink;
+  std::string state;  // STARTING, RUNNING, COMPLETED, STOPPED, FAILED
+  int64_t batches = 0;
+  int64_t input_rows = 0;
+  int64_t output_rows = 0;
+  int64_t last_batch_id = -1;
+  int64_t last_batch_duration_ms = 0;
+  double input_rows_per_second = 0;
+  int64_t errors = 0;
+  std::string error;  // the failure, when FAILED
+};
+
+class PipelineRun {
+ public:
+  // Validates the pipeline (INVALID_PIPELINE listing every problem ValidatePipeline finds, or
+  // naming an unknown flow in the options), performs the full refreshes, starts every flow
+  // (the errors of StreamingQuery::Start) and returns with the flows running.
+  static Result<std::unique_ptr<PipelineRun>> Start(PipelineSpec spec, RunOptions options);
+  ~PipelineRun();
+
+  // Blocks until every flow has ended: its trigger is done, Stop() was called, or a flow failed.
+  // Returns the first failure (with the flow's name as context), OK otherwise.
+  Status Wait();
+  // Asks every flow to stop after its batch in progress. Does not block.
+  void Stop();
+
+  std::vector<FlowFigures> flows() const;
+  // Every flow started and none failed.
+  bool ready() const;
+  // The figures in Prometheus' text exposition format.
+  std::string PrometheusText() const;
+  const std::string& event_log_path() const { return event_log_path_; }
+
+ private:
+  struct Flow;
+  PipelineRun() = default;
+  Status Prepare(const std::vector<const FlowSpec*>& selected, const std::vector<const FlowSpec*>& refreshed);
+  Status StartFlow(const FlowSpec& spec);
+  void RunFlow(Flow* flow);
+  void OnProgress(Flow* flow, const engine::QueryProgress& progress);
+  void Log(const std::string& level, const Flow* flow, const std::string& type, const std::string& message,
+           const std::string& details = "{}");
+
+  PipelineSpec spec_;
+  RunOptions options_;
+  std::string event_log_path_;
+  std::unique_ptr<EventLog> events_;
+  std::vector<std::unique_ptr<Flow>> flows_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stop_requested_{false};
+  mutable std::mutex mutex_;  // guards every Flow's figures
+  Status first_failure_;
+};
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,216 @@
+// `sluice run`, `sluice validate` and `sluice status`: the commands of a pipeline file.
+#include <CLI/CLI.hpp>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/termination_signals.h"
+#include "sluice/connectors/register_formats.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/pipeline/event_log.h"
+#include "sluice/pipeline/metrics_server.h"
+#include "sluice/pipeline/pipeline_runner.h"
+
+namespace sluice::cli {
+
+engine::Registry& CommandRegistry() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Status registered = connectors::RegisterConnectorFormats(&engine::Registry::Default());
+    if (!registered.ok()) std::fprintf(stderr, "%s\n", registered.ToString().c_str());
+  });
+  return engine::Registry::Default();
+}
+
+Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Error(errors::kFileNotFound, "cannot read the pipeline file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<pipeline::PipelineSpec> spec = pipeline::ParsePipelineSpec(text.str());
+  if (!spec.ok()) return spec.status().WithContext(path);
+  return spec;
+}
+
+namespace {
+
+[[noreturn]] void Fail(const Status& status, int exit_code) {
+  std::fprintf(stderr, "%s\n", status.ToString().c_str());
+  throw CLI::RuntimeError(exit_code);
+}
+
+struct RunArguments {
+  std::string file;
+  std::vector<std::string> flows;
+  std::vector<std::string> full_refresh;
+  bool full_refresh_all = false;
+  int metrics_port = -1;
+  std::string metrics_address = "127.0.0.1";
+};
+
+std::string ProgressLine(const std::vector<pipeline::FlowFigures>& flows) {
+  std::string line;
+  for (const pipeline::FlowFigures& flow : flows) {
+    line += fmt::format("{}{}: {} in ({:.0f}/s), {} out, batch {}", line.empty() ? "" : " | ", flow.name,
+                        flow.input_rows, flow.input_rows_per_second, flow.output_rows, flow.last_batch_id);
+  }
+  return line;
+}
+
+void Run(const RunArguments& arguments) {
+  Result<pipeline::PipelineSpec> spec = LoadPipelineFile(arguments.file);
+  if (!spec.ok()) Fail(spec.status(), 2);
+  BlockTerminationSignals();
+  pipeline::RunOptions options;
+  options.flows = arguments.flows;
+  options.full_refresh = arguments.full_refresh;
+  options.full_refresh_all = arguments.full_refresh_all;
+  options.registry = &CommandRegistry();
+  Result<std::unique_ptr<pipeline::PipelineRun>> run = pipeline::PipelineRun::Start(*spec, options);
+  if (!run.ok()) Fail(run.status(), run.status().error_class() == errors::kInvalidPipeline ? 2 : 1);
+  pipeline::PipelineRun& running = **run;
+  std::unique_ptr<pipeline::MetricsServer> metrics;
+  if (arguments.metrics_port >= 0) {
+    auto server = pipeline::MetricsServer::Start(
+        arguments.metrics_address, arguments.metrics_port, [&running] { return running.PrometheusText(); },
+        [&running] { return running.ready(); });
+    if (!server.ok()) {
+      running.Stop();
+      running.Wait();
+      Fail(server.status(), 1);
+    }
+    metrics = std::move(server).value();
+    std::printf("metrics on http://%s:%d/metrics, readiness on /ready\n", arguments.metrics_address.c_str(),
+                metrics->port());
+  }
+  std::printf("pipeline '%s': %zu flow(s) running; events in %s\n", spec->name.c_str(), running.flows().size(),
+              running.event_log_path().c_str());
+  std::fflush(stdout);
+
+  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  while (true) {
+    bool active = false;
+    for (const pipeline::FlowFigures& flow : running.flows()) active = active || flow.state == "RUNNING";
+    if (!active) break;
+    if (std::optional<int> signal = WaitForTerminationSignalFor(std::chrono::milliseconds(500))) {
+      if (tty) std::printf("\n");
+      std::printf("stopping after the batches in progress...\n");
+      std::fflush(stdout);
+      running.Stop();
+      break;
+    }
+    if (tty) {
+      std::printf("\r\033[K%s", ProgressLine(running.flows()).c_str());
+      std::fflush(stdout);
+    }
+  }
+  Status result = running.Wait();
+  if (tty) std::printf("\r\033[K");
+  for (const pipeline::FlowFigures& flow : running.flows()) {
+    std::printf("flow %s: %s, %lld batch(es), %lld rows in, %lld rows out\n", flow.name.c_str(), flow.state.c_str(),
+                static_cast<long long>(flow.batches), static_cast<long long>(flow.input_rows),
+                static_cast<long long>(flow.output_rows));
+  }
+  std::fflush(stdout);
+  if (!result.ok()) Fail(result, 1);
+}
+
+void Validate(const std::string& file) {
+  Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file);
+  if (!spec.ok()) Fail(spec.status(), 1);
+  std::vector<Status> problems = pipeline::ValidatePipeline(*spec, CommandRegistry());
+  if (!problems.empty()) {
+    std::fprintf(stderr, "%s: %zu problem(s)\n", file.c_str(), problems.size());
+    for (const Status& problem : problems) std::fprintf(stderr, "  %s\n", problem.ToString().c_str());
+    throw CLI::RuntimeError(1);
+  }
+  std::printf("%s: pipeline '%s' is valid (%zu flow(s), %zu sink(s))\n", file.c_str(), spec->name.c_str(),
+              spec->flows.size(), spec->sinks.size());
+}
+
+// The last state and the last batch of each flow, from the event log.
+void Status_(const std::string& file) {
+  Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file);
+  if (!spec.ok()) Fail(spec.status(), 1);
+  Result<std::vector<std::string>> lines = pipeline::EventLog::ReadLines(pipeline::EventLog::PathFor(spec->storage));
+  if (!lines.ok()) Fail(lines.status(), 1);
+  struct Last {
+    std::string state = "NEVER RUN", at, batch = "-", rows_in = "-", rows_out = "-", error;
+  };
+  std::map<std::string, Last> last;
+  simdjson::dom::parser parser;
+  for (const std::string& line : *lines) {
+    simdjson::dom::element event;
+    std::string_view flow, type, timestamp, status, message;
+    if (parser.parse(line).get(event) != simdjson::SUCCESS || event["origin"]["flow"].get(flow) != simdjson::SUCCESS ||
+        event["event_type"].get(type) != simdjson::SUCCESS) {
+      continue;
+    }
+    Last& entry = last[std::string(flow)];
+    if (event["timestamp"].get(timestamp) != simdjson::SUCCESS) timestamp = {};
+    if (type == "error" && event["message"].get(message) == simdjson::SUCCESS) entry.error = message;
+    if (type != "flow_progress") continue;
+    simdjson::dom::element progress = event["details"]["flow_progress"];
+    if (progress["status"].get(status) == simdjson::SUCCESS) entry.state = status;
+    if (entry.state != "FAILED") entry.error.clear();
+    entry.at = timestamp;
+    int64_t batch = 0, rows_in = 0, rows_out = 0;
+    if (progress["batch_id"].get(batch) == simdjson::SUCCESS &&
+        progress["metrics"]["num_input_rows"].get(rows_in) == simdjson::SUCCESS &&
+        progress["metrics"]["num_output_rows"].get(rows_out) == simdjson::SUCCESS) {
+      entry.batch = std::to_string(batch);
+      entry.rows_in = std::to_string(rows_in);
+      entry.rows_out = std::to_string(rows_out);
+    }
+  }
+  std::printf("pipeline '%s' (events in %s)\n", spec->name.c_str(),
+              pipeline::EventLog::PathFor(spec->storage).c_str());
+  std::printf("%-24s %-10s %10s %12s %12s  %s\n", "flow", "state", "last batch", "rows in", "rows out", "at");
+  for (const pipeline::FlowSpec& flow : spec->flows) {
+    const Last& entry = last[flow.name];
+    std::printf("%-24s %-10s %10s %12s %12s  %s\n", flow.name.c_str(), entry.state.c_str(), entry.batch.c_str(),
+                entry.rows_in.c_str(), entry.rows_out.c_str(), entry.at.c_str());
+    if (!entry.error.empty()) std::printf("  error: %s\n", entry.error.c_str());
+  }
+}
+
+}  // namespace
+
+void RegisterPipelineCommands(CLI::App& app) {
+  auto run = std::make_shared<RunArguments>();
+  CLI::App* run_command = app.add_subcommand("run", "Run the flows of a pipeline file until their triggers are done "
+                                                    "or SIGINT/SIGTERM stops them");
+  run_command->add_option("file", run->file, "Pipeline file (YAML)")->required();
+  run_command->add_option("--flow", run->flows, "Run only this flow (repeatable)");
+  auto* refresh = run_command->add_option(
+      "--full-refresh", run->full_refresh,
+      "Reset this flow (repeatable): its checkpoint is deleted and the Delta table it writes truncated");
+  run_command->add_flag("--full-refresh-all", run->full_refresh_all, "Reset every flow that runs")->excludes(refresh);
+  run_command->add_option("--metrics-port", run->metrics_port,
+                          "Serve Prometheus metrics on /metrics and readiness on /ready at this port")
+      ->check(CLI::Range(0, 65535));
+  run_command->add_option("--metrics-address", run->metrics_address, "Address the metrics endpoint listens on")
+      ->capture_default_str();
+  run_command->callback([run] { Run(*run); });
+
+  auto validate_file = std::make_shared<std::string>();
+  CLI::App* validate = app.add_subcommand(
+      "validate", "Check a pipeline file without touching data: options, expressions, sinks and the flow graph");
+  validate->add_option("file", *validate_file, "Pipeline file (YAML)")->required();
+  validate->callback([validate_file] { Validate(*validate_file); });
+
+  auto status_file = std::make_shared<std::string>();
+  CLI::App* status = app.add_subcommand("status", "The last state and batch of each flow of a pipeline file");
+  status->add_option("file", *status_file, "Pipeline file (YAML)")->required();
+  status->callback([status_file] { Status_(*status_file); });
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,115 @@
+#include "sluice/pipeline/event_log.h"
+
+#include <fcntl.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sluice/core/error_classes.h"
+#include "sluice/core/json_text.h"
+#include "sluice/engine/checkpoint.h"
+
+namespace sluice::pipeline {
+namespace {
+
+Status IoError(const std::string& what, const std::string& path, int error) {
+  return Status::Error(errors::kIoError, what + " " + path + ": " + std::strerror(error));
+}
+
+// The sequence number of a complete event line, or -1.
+int64_t SequenceOf(std::string_view line, simdjson::dom::parser& parser) {
+  simdjson::dom::element doc;
+  int64_t sequence = -1;
+  if (parser.parse(line.data(), line.size()).get(doc) != simdjson::SUCCESS) return -1;
+  if (doc["sequence"].get(sequence) != simdjson::SUCCESS) return -1;
+  return sequence;
+}
+
+}  // namespace
+
+std::string EventLog::PathFor(const std::string& storage) { return storage + "/system/events.jsonl"; }
+
+Result<std::vector<std::string>> EventLog::ReadLines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (!std::filesystem::exists(path)) return lines;
+    return IoError("cannot read the event log", path, errno);
+  }
+  std::stringstream content;
+  content << in.rdbuf();
+  const std::string text = content.str();
+  simdjson::dom::parser parser;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) break;  // a torn last line
+    std::string_view line(text.data() + begin, end - begin);
+    if (SequenceOf(line, parser) >= 0) lines.emplace_back(line);
+    begin = end + 1;
+  }
+  return lines;
+}
+
+Result<std::unique_ptr<EventLog>> EventLog::Open(const std::string& path, std::shared_ptr<Clock> clock) {
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
+  if (error) return IoError("cannot create the directory of", path, error.value());
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> lines, ReadLines(path));
+  int64_t next_sequence = 0;
+  simdjson::dom::parser parser;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (int64_t sequence = SequenceOf(*it, parser); sequence >= 0) {
+      next_sequence = sequence + 1;
+      break;
+    }
+  }
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("cannot open the event log", path, errno);
+  // After a crash the file may end inside a line; begin on a fresh one.
+  off_t size = ::lseek(fd, 0, SEEK_END);
+  if (size > 0) {
+    char last = '\n';
+    int reader = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (reader >= 0) {
+      if (::pread(reader, &last, 1, size - 1) != 1) last = '\n';
+      ::close(reader);
+    }
+    if (last != '\n' && ::write(fd, "\n", 1) != 1) {
+      int saved = errno;
+      ::close(fd);
+      return IoError("cannot write the event log", path, saved);
+    }
+  }
+  return std::unique_ptr<EventLog>(new EventLog(fd, next_sequence, std::move(clock)));
+}
+
+EventLog::~EventLog() { ::close(fd_); }
+
+Status EventLog::Append(const Event& event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string line = "{\"id\":" + JsonString(engine::NewUuid()) + ",\"sequence\":" + std::to_string(next_sequence_) +
+                     ",\"timestamp\":" + JsonString(IsoTimestampMillis(clock_->NowMicros())) +
+                     ",\"level\":" + JsonString(event.level) + ",\"origin\":{\"pipeline\":" +
+                     JsonString(event.origin.pipeline);
+  if (!event.origin.flow.empty()) line += ",\"flow\":" + JsonString(event.origin.flow);
+  if (!event.origin.dataset.empty()) line += ",\"dataset\":" + JsonString(event.origin.dataset);
+  line += "},\"event_type\":" + JsonString(event.event_type) + ",\"message\":" + JsonString(event.message) +
+          ",\"details\":" + event.details + "}\n";
+  size_t written = 0;
+  while (written < line.size()) {
+    ssize_t n = ::write(fd_, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::Error(errors::kIoError, std::string("cannot append to the event log: ") + std::strerror(errno));
+    written += static_cast<size_t>(n);
+  }
+  ++next_sequence_;
+  return Status::OK();
+}
+
+}  // namespace sluice::pipeline

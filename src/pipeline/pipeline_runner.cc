@@ -1,0 +1,369 @@
+#include "sluice/pipeline/pipeline_runner.h"
+
+#include <algorithm>
+#include <set>
+
+#include "sluice/core/error_classes.h"
+#include "sluice/core/json_text.h"
+#include "sluice/delta/writer.h"
+
+namespace sluice::pipeline {
+
+struct PipelineRun::Flow {
+  const FlowSpec* spec = nullptr;
+  std::unique_ptr<engine::StreamingQuery> query;
+  TransformingSink* sink = nullptr;  // owned by the query
+  FlowFigures figures;
+};
+
+namespace {
+
+std::string ActionName(ExpectationAction action) {
+  switch (action) {
+    case ExpectationAction::kWarn: return "expect";
+    case ExpectationAction::kDrop: return "expect_or_drop";
+    case ExpectationAction::kFail: return "expect_or_fail";
+  }
+  return "expect";
+}
+
+// The options of an endpoint as JSON, with the values of secret options replaced: the event log
+// shows what was configured, never a credential.
+std::string RedactedOptionsJson(const std::map<std::string, std::string>& options, std::span<const OptionSpec> specs) {
+  std::string json = "{";
+  for (const auto& [key, value] : options) {
+    bool secret = false;
+    for (const OptionSpec& spec : specs) secret = secret || (spec.name == key && spec.type == OptionType::kSecret);
+    if (json.size() > 1) json += ',';
+    json += JsonString(key) + ":" + JsonString(secret ? "[REDACTED]" : value);
+  }
+  return json + "}";
+}
+
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string LabelValue(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string SinkTablePath(const PipelineSpec& spec, const FlowSpec& flow) {
+  auto sink = spec.sinks.find(flow.sink);
+  if (sink == spec.sinks.end() || sink->second.format != "delta") return "";
+  Result<std::map<std::string, std::string>> options = spec.ResolvedOptions(sink->second);
+  return options.ok() && options->count("path") ? options->at("path") : "";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PipelineRun>> PipelineRun::Start(PipelineSpec spec, RunOptions options) {
+  std::unique_ptr<PipelineRun> run(new PipelineRun());
+  run->spec_ = std::move(spec);
+  run->options_ = std::move(options);
+  const PipelineSpec& pipeline = run->spec_;
+
+  std::vector<Status> problems = ValidatePipeline(pipeline, *run->options_.registry);
+  if (!problems.empty()) {
+    std::string message = std::to_string(problems.size()) + " problem(s) in pipeline '" + pipeline.name + "':";
+    for (const Status& problem : problems) message += "\n  " + problem.ToString();
+    return Status::Error(errors::kInvalidPipeline, message);
+  }
+  auto find_flow = [&](const std::string& name) -> Result<const FlowSpec*> {
+    for (const FlowSpec& flow : pipeline.flows) {
+      if (flow.name == name) return &flow;
+    }
+    std::string known;
+    for (const FlowSpec& flow : pipeline.flows) known += (known.empty() ? "" : ", ") + flow.name;
+    return Status::Error(errors::kInvalidPipeline,
+                         "pipeline '" + pipeline.name + "' has no flow named '" + name + "'; its flows: " + known);
+  };
+  std::vector<const FlowSpec*> selected;
+  for (const std::string& name : run->options_.flows) {
+    SLUICE_ASSIGN_OR_RETURN(const FlowSpec* flow, find_flow(name));
+    if (std::find(selected.begin(), selected.end(), flow) == selected.end()) selected.push_back(flow);
+  }
+  if (selected.empty()) {
+    for (const FlowSpec& flow : pipeline.flows) selected.push_back(&flow);
+  }
+  std::vector<const FlowSpec*> refreshed;
+  if (run->options_.full_refresh_all) refreshed = selected;
+  for (const std::string& name : run->options_.full_refresh) {
+    SLUICE_ASSIGN_OR_RETURN(const FlowSpec* flow, find_flow(name));
+    if (std::find(selected.begin(), selected.end(), flow) == selected.end()) {
+      return Status::Error(errors::kInvalidPipeline,
+                           "--full-refresh names flow '" + name + "', which is not among the flows to run");
+    }
+    refreshed.push_back(flow);
+  }
+
+  run->event_log_path_ = EventLog::PathFor(pipeline.storage);
+  SLUICE_ASSIGN_OR_RETURN(run->events_, EventLog::Open(run->event_log_path_, run->options_.clock));
+  Status prepared = run->Prepare(selected, refreshed);
+  if (!prepared.ok()) {
+    run->Log("ERROR", nullptr, "error", prepared.ToString(),
+             "{\"error\":{\"class\":" + JsonString(prepared.error_class()) + "}}");
+    return prepared;
+  }
+  for (auto& flow : run->flows_) {
+    Flow* raw = flow.get();
+    run->threads_.emplace_back([run = run.get(), raw] { run->RunFlow(raw); });
+  }
+  return run;
+}
+
+Status PipelineRun::Prepare(const std::vector<const FlowSpec*>& selected, const std::vector<const FlowSpec*>& refreshed) {
+  // A refreshed table is rebuilt from every flow that writes it.
+  std::set<std::string> tables;
+  for (const FlowSpec* flow : refreshed) {
+    if (std::string table = SinkTablePath(spec_, *flow); !table.empty()) tables.insert(table);
+  }
+  std::vector<const FlowSpec*> reset = refreshed;
+  for (const FlowSpec& flow : spec_.flows) {
+    if (tables.count(SinkTablePath(spec_, flow)) && std::find(reset.begin(), reset.end(), &flow) == reset.end()) {
+      reset.push_back(&flow);
+    }
+  }
+  for (const FlowSpec* flow : reset) {
+    const std::string checkpoint = spec_.CheckpointOf(*flow);
+    SLUICE_RETURN_IF_ERROR(options_.file_system->DeleteRecursively(checkpoint));
+    Log("WARN", nullptr, "warning", "full refresh: flow '" + flow->name + "' starts over from its source's beginning",
+        "{\"full_refresh\":{\"flow\":" + JsonString(flow->name) + ",\"checkpoint\":" + JsonString(checkpoint) + "}}");
+  }
+  for (const std::string& table : tables) {
+    SLUICE_ASSIGN_OR_RETURN(bool exists, options_.file_system->Exists(table + "/_delta_log"));
+    if (!exists) continue;
+    SLUICE_ASSIGN_OR_RETURN(int64_t version, delta::TruncateTable(options_.file_system, table));
+    Log("WARN", nullptr, "warning", "full refresh: Delta table " + table + " truncated",
+        "{\"full_refresh\":{\"table\":" + JsonString(table) + ",\"version\":" + std::to_string(version) + "}}");
+  }
+  for (const FlowSpec* flow : selected) SLUICE_RETURN_IF_ERROR(StartFlow(*flow));
+  return Status::OK();
+}
+
+Status PipelineRun::StartFlow(const FlowSpec& spec) {
+  auto flow = std::make_unique<Flow>();
+  flow->spec = &spec;
+  flow->figures.name = spec.name;
+  flow->figures.sink = spec.sink;
+  flow->figures.state = "STARTING";
+  const std::string context = "flow '" + spec.name + "'";
+  const engine::Registry& registry = *options_.registry;
+  const Endpoint& sink_endpoint = spec_.sinks.at(spec.sink);
+
+  SLUICE_ASSIGN_OR_RETURN(auto source_options, spec_.ResolvedOptions(spec.source));
+  SLUICE_ASSIGN_OR_RETURN(auto sink_options, spec_.ResolvedOptions(sink_endpoint));
+  const engine::SinkFormat* sink_format = registry.FindSinkFormat(sink_endpoint.format);
+  AddCheckpointLocation(sink_format->options, spec_.CheckpointOf(spec), &sink_options);
+  Result<std::unique_ptr<engine::Source>> source = registry.MakeSource(spec.source.format, source_options);
+  if (!source.ok()) return source.status().WithContext(context + " source");
+  Result<std::unique_ptr<engine::Sink>> sink = registry.MakeSink(sink_endpoint.format, sink_options);
+  if (!sink.ok()) return sink.status().WithContext(context + " sink '" + spec.sink + "'");
+  SLUICE_ASSIGN_OR_RETURN(FlowTransform transform, FlowTransform::Make(spec));
+  auto transforming = std::make_unique<TransformingSink>(std::move(transform), std::move(sink).value());
+  flow->sink = transforming.get();
+
+  engine::QueryConfig config;
+  config.name = spec.name;
+  config.checkpoint_location = spec_.CheckpointOf(spec);
+  SLUICE_ASSIGN_OR_RETURN(config.trigger, engine::ParseTrigger(spec.trigger, spec.trigger_interval));
+  SLUICE_ASSIGN_OR_RETURN(config.output_mode, engine::ParseOutputMode(spec.output_mode));
+  config.file_system = options_.file_system;
+  config.clock = options_.clock;
+  Flow* raw = flow.get();
+  config.on_progress = [this, raw](const engine::QueryProgress& progress) { OnProgress(raw, progress); };
+
+  Log("INFO", raw, "sink_definition", "sink '" + spec.sink + "' of format " + sink_format->name,
+      "{\"sink_definition\":{\"name\":" + JsonString(spec.sink) + ",\"format\":" + JsonString(sink_format->name) +
+          ",\"options\":" + RedactedOptionsJson(sink_options, sink_format->options) + "}}");
+  std::string expectations = "[";
+  for (const Expectation& expectation : spec.expectations) {
+    if (expectations.size() > 1) expectations += ',';
+    expectations += "{\"name\":" + JsonString(expectation.name) + ",\"action\":" +
+                    JsonString(ActionName(expectation.action)) + ",\"condition\":" + JsonString(expectation.condition) +
+                    "}";
+  }
+  std::string select = "[";
+  for (const std::string& item : spec.select) select += (select.size() > 1 ? "," : "") + JsonString(item);
+  Log("INFO", raw, "flow_definition",
+      "flow '" + spec.name + "' reads " + spec.source.format + " and writes sink '" + spec.sink + "'",
+      "{\"flow_definition\":{\"output_dataset\":" + JsonString(spec.sink) + ",\"source_format\":" +
+          JsonString(spec.source.format) + ",\"where\":" + (spec.where ? JsonString(*spec.where) : "null") +
+          ",\"select\":" + select + "],\"expectations\":" + expectations + "],\"trigger\":" +
+          JsonString(engine::TriggerName(config.trigger.kind)) + ",\"output_mode\":" +
+          JsonString(engine::OutputModeName(config.output_mode)) + ",\"checkpoint\":" +
+          JsonString(config.checkpoint_location) + "}}");
+
+  Result<std::unique_ptr<engine::StreamingQuery>> query =
+      engine::StreamingQuery::Start(std::move(source).value(), std::move(transforming), std::move(config));
+  if (!query.ok()) return query.status().WithContext(context);
+  flow->query = std::move(query).value();
+  {
+    std::lock_guard lock(mutex_);
+    flow->figures.state = "RUNNING";
+  }
+  Log("INFO", raw, "flow_progress", "flow '" + spec.name + "' is RUNNING",
+      "{\"flow_progress\":{\"status\":\"RUNNING\",\"query_id\":" + JsonString(flow->query->id()) + "}}");
+  flows_.push_back(std::move(flow));
+  return Status::OK();
+}
+
+void PipelineRun::RunFlow(Flow* flow) {
+  Status status = flow->query->Run();
+  std::string state;
+  {
+    std::lock_guard lock(mutex_);
+    state = !status.ok() ? "FAILED" : stop_requested_ ? "STOPPED" : "COMPLETED";
+    flow->figures.state = state;
+    if (!status.ok()) {
+      ++flow->figures.errors;
+      flow->figures.error = status.ToString();
+      if (first_failure_.ok()) first_failure_ = status.WithContext("flow '" + flow->spec->name + "'");
+    }
+  }
+  if (!status.ok()) {
+    Log("ERROR", flow, "error", status.ToString(),
+        "{\"error\":{\"class\":" + JsonString(status.error_class()) + ",\"message\":" + JsonString(status.message()) +
+            "}}");
+    Stop();
+  }
+  Log(status.ok() ? "INFO" : "ERROR", flow, "flow_progress", "flow '" + flow->spec->name + "' is " + state,
+      "{\"flow_progress\":{\"status\":" + JsonString(state) + "}}");
+}
+
+void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) {
+  const int64_t output_rows = flow->sink->last_output_rows();
+  const std::vector<ExpectationCounts>& counts = flow->sink->last_counts();
+  {
+    std::lock_guard lock(mutex_);
+    FlowFigures& figures = flow->figures;
+    ++figures.batches;
+    figures.input_rows += progress.num_input_rows;
+    figures.output_rows += output_rows;
+    figures.last_batch_id = progress.batch_id;
+    figures.last_batch_duration_ms = progress.duration_ms.trigger_execution;
+    figures.input_rows_per_second = progress.input_rows_per_second;
+  }
+  std::string quality;
+  if (!counts.empty()) {
+    int64_t dropped = 0;
+    std::string list = "[";
+    for (const ExpectationCounts& count : counts) {
+      dropped += count.dropped;
+      if (list.size() > 1) list += ',';
+      list += "{\"name\":" + JsonString(count.name) + ",\"dataset\":" + JsonString(flow->spec->sink) +
+              ",\"action\":" + JsonString(ActionName(count.action)) + ",\"passed_records\":" +
+              std::to_string(count.passed) + ",\"failed_records\":" + std::to_string(count.failed) +
+              ",\"dropped_records\":" + std::to_string(count.dropped) + "}";
+    }
+    quality = "{\"batch_id\":" + std::to_string(progress.batch_id) + ",\"dropped_records\":" +
+              std::to_string(dropped) + ",\"expectations\":" + list + "]}";
+  }
+  Log("METRICS", flow, "flow_progress",
+      "flow '" + flow->spec->name + "' batch " + std::to_string(progress.batch_id) + ": " +
+          std::to_string(progress.num_input_rows) + " rows in, " + std::to_string(output_rows) + " rows out",
+      "{\"flow_progress\":{\"status\":\"RUNNING\",\"batch_id\":" + std::to_string(progress.batch_id) +
+          ",\"metrics\":{\"num_input_rows\":" + std::to_string(progress.num_input_rows) +
+          ",\"num_output_rows\":" + std::to_string(output_rows) + "}" +
+          (quality.empty() ? "" : ",\"data_quality\":" + quality) + ",\"progress\":" + progress.ToJson() + "}}");
+  if (!quality.empty()) {
+    Log("INFO", flow, "data_quality", "expectations of flow '" + flow->spec->name + "' on batch " +
+                                          std::to_string(progress.batch_id),
+        "{\"data_quality\":" + quality + "}");
+  }
+}
+
+void PipelineRun::Log(const std::string& level, const Flow* flow, const std::string& type, const std::string& message,
+                      const std::string& details) {
+  Event event;
+  event.level = level;
+  event.origin.pipeline = spec_.name;
+  if (flow != nullptr) {
+    event.origin.flow = flow->spec->name;
+    event.origin.dataset = flow->spec->sink;
+  }
+  event.event_type = type;
+  event.message = message;
+  event.details = details;
+  // The log is for people; a failing disk shows up in the flows' own writes.
+  (void)events_->Append(event);
+}
+
+Status PipelineRun::Wait() {
+  for (std::thread& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+  std::lock_guard lock(mutex_);
+  return first_failure_;
+}
+
+void PipelineRun::Stop() {
+  stop_requested_ = true;
+  for (auto& flow : flows_) flow->query->Stop();
+}
+
+PipelineRun::~PipelineRun() {
+  Stop();
+  for (std::thread& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+}
+
+std::vector<FlowFigures> PipelineRun::flows() const {
+  std::lock_guard lock(mutex_);
+  std::vector<FlowFigures> figures;
+  for (const auto& flow : flows_) figures.push_back(flow->figures);
+  return figures;
+}
+
+bool PipelineRun::ready() const {
+  std::lock_guard lock(mutex_);
+  for (const auto& flow : flows_) {
+    if (flow->figures.state == "STARTING" || flow->figures.state == "FAILED") return false;
+  }
+  return true;
+}
+
+std::string PipelineRun::PrometheusText() const {
+  struct Metric {
+    const char* name;
+    const char* type;
+    const char* help;
+    double (*value)(const FlowFigures&);
+  };
+  static constexpr Metric kMetrics[] = {
+      {"sluice_flow_input_rows_total", "counter", "Rows the flow read from its source in this run.",
+       [](const FlowFigures& f) { return static_cast<double>(f.input_rows); }},
+      {"sluice_flow_output_rows_total", "counter", "Rows the flow handed to its sink in this run.",
+       [](const FlowFigures& f) { return static_cast<double>(f.output_rows); }},
+      {"sluice_flow_batches_total", "counter", "Batches the flow committed in this run.",
+       [](const FlowFigures& f) { return static_cast<double>(f.batches); }},
+      {"sluice_flow_last_batch_duration_seconds", "gauge", "Duration of the flow's last batch.",
+       [](const FlowFigures& f) { return static_cast<double>(f.last_batch_duration_ms) / 1000.0; }},
+      {"sluice_flow_last_committed_batch", "gauge", "Id of the flow's last committed batch (-1: none in this run).",
+       [](const FlowFigures& f) { return static_cast<double>(f.last_batch_id); }},
+      {"sluice_flow_errors_total", "counter", "Failures of the flow in this run.",
+       [](const FlowFigures& f) { return static_cast<double>(f.errors); }},
+      {"sluice_flow_up", "gauge", "1 while the flow runs or has completed, 0 when it failed or stopped.",
+       [](const FlowFigures& f) { return f.state == "RUNNING" || f.state == "COMPLETED" ? 1.0 : 0.0; }},
+  };
+  std::vector<FlowFigures> figures = flows();
+  std::string text;
+  for (const Metric& metric : kMetrics) {
+    text += std::string("# HELP ") + metric.name + " " + metric.help + "\n# TYPE " + metric.name + " " + metric.type +
+            "\n";
+    for (const FlowFigures& flow : figures) {
+      text += std::string(metric.name) + "{pipeline=\"" + LabelValue(spec_.name) + "\",flow=\"" + LabelValue(flow.name) +
+              "\"} " + JsonDouble(metric.value(flow)) + "\n";
+    }
+  }
+  return text;
+}
+
+}  // namespace sluice::pipeline
