@@ -1,7 +1,8 @@
 // The registry decoder strips the Confluent header of every row into one payload column per
 // writer schema id (rows of other ids null there), decodes each with that id's compiled decoder,
 // and, when a batch mixes ids, picks each row from its id's column. A batch of one id, the usual
-// case, costs one copy of the payload bytes beyond the inner decoder.
+// case, costs one copy of the payload bytes beyond the inner decoder. Protobuf needs none of this
+// (fields match by number whatever the writer's version): the reader's decoder takes every row.
 #include "sluice/formats/registry_decoder.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "sluice/formats/avro.h"
 #include "sluice/formats/confluent.h"
 #include "sluice/formats/json.h"
+#include "sluice/formats/protobuf_decoder.h"
 
 namespace sluice::formats {
 namespace {
@@ -166,7 +168,8 @@ Result<ColumnPtr> RegistryDecoder::Decode(const Column& encoded, DecodeStats* st
 
 }  // namespace
 
-Result<std::unique_ptr<Decoder>> MakeRegistryDecoder(std::shared_ptr<SchemaRegistryClient> client, RegisteredSchemaPtr reader) {
+Result<std::unique_ptr<Decoder>> MakeRegistryDecoder(std::shared_ptr<SchemaRegistryClient> client, RegisteredSchemaPtr reader,
+                                                     std::string_view protobuf_message_name) {
   if (client == nullptr || reader == nullptr) {
     return Status::Error(errors::kInvalidArgument, "a registry decoder needs a client and a reader schema");
   }
@@ -180,10 +183,21 @@ Result<std::unique_ptr<Decoder>> MakeRegistryDecoder(std::shared_ptr<SchemaRegis
       SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Decoder> json, MakeJsonDecoder(std::move(type)));
       return std::unique_ptr<Decoder>(new RegistryDecoder(std::move(client), SchemaFormat::kJson, nullptr, std::move(json)));
     }
-    case SchemaFormat::kProtobuf:
-      break;
+    case SchemaFormat::kProtobuf: {
+      SLUICE_ASSIGN_OR_RETURN(std::vector<ResolvedReference> references, client->ResolveReferences(*reader));
+      std::vector<ProtobufSourceFile> imports;
+      for (const ResolvedReference& reference : references) imports.push_back({reference.name, reference.schema->schema});
+      std::string message_name(protobuf_message_name);
+      if (message_name.empty()) {
+        constexpr int32_t kFirstMessage[] = {0};
+        SLUICE_ASSIGN_OR_RETURN(message_name, ProtobufMessageNameAt(reader->schema, kFirstMessage, imports));
+      }
+      SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<ProtobufDecoder> decoder,
+                              ProtobufDecoder::Make(reader->schema, message_name, imports, ProtobufFraming::kConfluent));
+      return std::unique_ptr<Decoder>(std::move(decoder));
+    }
   }
-  return Status::Error(errors::kInvalidArgument, "registry-framed Protobuf values are not decoded by this decoder");
+  return Status::Error(errors::kInternalError, "unknown schema format");
 }
 
 }  // namespace sluice::formats

@@ -30,6 +30,12 @@ Response Registry(const std::string& path, const std::string&) {
   if (path == "/subjects/events-value/versions/latest") {
     return {200, R"({"subject": "events-value", "version": 1, "id": 9, "schemaType": "JSON", "schema": "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}"})"};
   }
+  if (path == "/subjects/orders-value/versions/latest") {
+    return {200, R"({"subject": "orders-value", "version": 1, "id": 20, "schemaType": "PROTOBUF", "schema": "syntax = \"proto3\"; package shop; import \"money.proto\"; message Order { string id = 1; Money total = 2; }", "references": [{"name": "money.proto", "subject": "money", "version": 1}]})"};
+  }
+  if (path == "/subjects/money/versions/1") {
+    return {200, R"({"subject": "money", "version": 1, "id": 21, "schemaType": "PROTOBUF", "schema": "syntax = \"proto3\"; package shop; message Money { int64 cents = 1; }"})"};
+  }
   if (path == "/schemas/ids/500") return {500, R"({"error_code": 50001, "message": "Error in the backend data store"})"};
   return {404, R"({"error_code": 40403, "message": "Schema not found"})"};
 }
@@ -142,6 +148,22 @@ TEST(RegistryDecoderTest, JsonValuesDecodeWithTheReadersJsonSchema) {
   EXPECT_EQ(column->children[0]->Value<int64_t>(0), 5);
   EXPECT_EQ(column->children[0]->Value<int64_t>(1), 6);
   EXPECT_TRUE(column->IsNull(2));
+  EXPECT_EQ(stats.malformed, 1);
+}
+
+TEST(RegistryDecoderTest, ProtobufValuesDecodeWithTheReadersMessageAndImports) {
+  FakeRegistry registry(Registry);
+  auto client = Client(registry);
+  Result<std::unique_ptr<Decoder>> decoder = MakeRegistryDecoder(client, *client->GetLatest("orders-value"));
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  EXPECT_EQ((*decoder)->type()->ToString(), "struct<id:string,total:struct<cents:bigint>>");
+  // field 1 "o-1"; field 2 { field 1: 250 }, after the frame and the short message-index path.
+  std::string message = std::string("\x0a\x03o-1\x12\x03\x08\xfa\x01", 10);
+  DecodeStats stats;
+  ColumnPtr column = *(*decoder)->Decode(*Encoded({Framed(20, std::string(1, '\0') + message), message}), &stats);
+  EXPECT_EQ(column->children[0]->View(0), "o-1");
+  EXPECT_EQ(column->children[1]->children[0]->Value<int64_t>(0), 250);
+  EXPECT_TRUE(column->IsNull(1)) << "a value without the frame";
   EXPECT_EQ(stats.malformed, 1);
 }
 

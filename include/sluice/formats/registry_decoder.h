@@ -5,7 +5,9 @@
 // value names its writer schema by id; the writer schema is fetched once per id (the client
 // caches it), compiled against the reader schema (Avro resolution, avro.h), and kept for the
 // decoder's life, so rows written with older or newer schemas land in the reader's columns.
-// JSON values need no writer schema: every id decodes with the reader's JSON Schema.
+// JSON values need no writer schema: every id decodes with the reader's JSON Schema. Nor do
+// Protobuf values, whose fields are matched by number: they decode with the reader's message
+// (protobuf_decoder.h, Confluent framing), its imports being the reader's references.
 //
 // Permissive, as every Decoder: a value without the Confluent header, naming an id the registry
 // does not hold, written with a schema that cannot be resolved into the reader's, or not a valid
@@ -18,14 +20,17 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "sluice/formats/decoder.h"
 #include "sluice/formats/schema_registry.h"
 
 namespace sluice::formats {
 
-// `reader` must be an Avro or JSON schema (Protobuf is refused with INVALID_ARGUMENT); its
-// references are fetched through `client`. Fails with the reader schema's own errors.
-Result<std::unique_ptr<Decoder>> MakeRegistryDecoder(std::shared_ptr<SchemaRegistryClient> client, RegisteredSchemaPtr reader);
+// `reader`'s references are fetched through `client`. `protobuf_message_name` names the message
+// of a Protobuf reader schema (empty: the first message of the file, as Confluent's serializers
+// default to). Fails with the reader schema's own errors.
+Result<std::unique_ptr<Decoder>> MakeRegistryDecoder(std::shared_ptr<SchemaRegistryClient> client, RegisteredSchemaPtr reader,
+                                                     std::string_view protobuf_message_name = {});
 
 }  // namespace sluice::formats

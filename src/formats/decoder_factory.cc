@@ -1,0 +1,24 @@
+#include "sluice/formats/decoder.h"
+
+#include "sluice/formats/avro.h"
+#include "sluice/formats/json.h"
+
+namespace sluice::formats {
+
+Result<std::unique_ptr<Decoder>> MakeDecoder(const DecoderSpec& spec) {
+  switch (spec.format) {
+    case SchemaFormat::kJson: {
+      SLUICE_ASSIGN_OR_RETURN(TypePtr type, JsonSchemaToType(spec.schema));
+      return MakeJsonDecoder(std::move(type));
+    }
+    case SchemaFormat::kAvro: {
+      SLUICE_ASSIGN_OR_RETURN(AvroSchemaPtr schema, ParseAvroSchema(spec.schema));
+      return MakeAvroDecoder(std::move(schema));
+    }
+    case SchemaFormat::kProtobuf:
+      return MakeProtobufDecoder(spec);
+  }
+  return Status::Error("INTERNAL_ERROR", "unknown schema format");
+}
+
+}  // namespace sluice::formats
