@@ -36,6 +36,14 @@ void RegisterParquetCommand(CLI::App& app);
 // (--version, --limit).
 void RegisterDeltaCommand(CLI::App& app);
 
+// `sluice connection create|list|describe|delete [--warehouse DIR]`: the named connections kept in
+// the warehouse's catalog (docs/connections.md).
+void RegisterConnectionCommand(CLI::App& app);
+
+// `sluice copy --from SPEC --to SPEC [--warehouse DIR]`: a one-off copy, such as a PostgreSQL query
+// into a Delta table of the warehouse (docs/batch.md).
+void RegisterCopyCommand(CLI::App& app);
+
 // `sluice run FILE [--flow NAME...] [--full-refresh NAME...|--full-refresh-all] [--metrics-port N]`,
 // `sluice validate FILE` and `sluice status FILE`.
 void RegisterPipelineCommands(CLI::App& app);

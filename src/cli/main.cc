@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterPostgresEmbeddedCommand(app);
   sluice::cli::RegisterParquetCommand(app);
   sluice::cli::RegisterDeltaCommand(app);
+  sluice::cli::RegisterConnectionCommand(app);
+  sluice::cli::RegisterCopyCommand(app);
   sluice::cli::RegisterPipelineCommands(app);
   CLI11_PARSE(app, argc, argv);
   return 0;

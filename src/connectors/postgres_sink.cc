@@ -2,6 +2,7 @@
 
 #include <future>
 
+#include "sluice/connectors/pg_batch_source.h"
 #include "sluice/connectors/pg_upsert_writer.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -11,6 +12,7 @@ namespace sluice::connectors {
 namespace {
 
 constexpr std::string_view kSslModes[] = {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"};
+constexpr std::string_view kWriteModes[] = {"append", "overwrite", "errorifexists", "ignore"};
 
 constexpr OptionSpec kOptions[] = {
     {"host", OptionType::kString, "127.0.0.1", false, "Server host name or address."},
@@ -31,6 +33,8 @@ constexpr OptionSpec kOptions[] = {
     {"checkpointLocation", OptionType::kString, std::nullopt, true, "The query's checkpoint directory; unique per query."},
     {"tasks_per_connection", OptionType::kInt, "1", false, "Parallel writer tasks, one connection each."},
     {"maxretries", OptionType::kInt, "8", false, "Retries of a transient failure before the query fails."},
+    {"mode", OptionType::kEnum, std::nullopt, false,
+     "Batch write mode (docs/batch.md); absent: streaming upserts.", kWriteModes},
 };
 
 // A libpq keyword/value pair, quoted so that no value can inject another keyword.
@@ -92,6 +96,10 @@ class PostgresSink final : public engine::Sink {
       if (options.Has(file)) AppendConninfo(&c, file, options.GetString(file));
     }
     AppendConninfo(&c, "application_name", "sluice");
+    if (options.Has("mode")) {
+      SLUICE_ASSIGN_OR_RETURN(PgWriteMode mode, ParsePgWriteMode(options.GetString("mode")));
+      return MakePostgresBatchSink(std::move(c), options.GetString("dbtable"), mode);
+    }
     return std::unique_ptr<engine::Sink>(std::move(sink));
   }
 

@@ -1,0 +1,56 @@
+// One-off copies between formats (`sluice copy`): a source spec and a sink spec, resolved against
+// the warehouse and its catalog of connections, run once through the streaming engine.
+//
+// A spec is `format:key=value,key=value` (docs/batch.md). A value that holds commas or quotes is
+// written in single quotes, with '' for a quote inside: `postgresql:connection=shop,query='SELECT
+// a, b FROM t WHERE s = ''new'''`. A spec that is a bare `catalog.schema.table` names a Delta table
+// of the warehouse; a `table=catalog.schema.table` option of the delta format becomes its `path`.
+//
+//   SLUICE_ASSIGN_OR_RETURN(CopyEndpoint from, ParseEndpointSpec("postgresql:connection=shop,dbtable=customers"));
+//   SLUICE_ASSIGN_OR_RETURN(CopyEndpoint to, ParseEndpointSpec("main.bronze.customers"));
+//   SLUICE_ASSIGN_OR_RETURN(CopyResult result, RunCopy(from, to, {.warehouse = "/var/lib/sluice/warehouse"}));
+//
+// The copy is one batch of a query with trigger `once`, so every sink keeps its exactly-once
+// rules: a Delta table gets one commit, a PostgreSQL table one transaction. A `postgresql` sink
+// without a `mode` writes in mode `errorifexists`, as a batch write does by default.
+//
+// Errors: INVALID_ARGUMENT (a spec that does not parse, naming the position), the catalog's
+// errors for the `connection` option (CONNECTION_NOT_FOUND, ...), DATA_SOURCE_NOT_FOUND, the
+// formats' option errors, and whatever the source and sink report while running. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sluice/core/file_system.h"
+#include "sluice/core/status.h"
+
+namespace sluice::pipeline {
+
+struct CopyEndpoint {
+  std::string format;
+  std::map<std::string, std::string> options;
+};
+
+// Parses a spec as described above.
+Result<CopyEndpoint> ParseEndpointSpec(std::string_view spec);
+
+struct CopyOptions {
+  std::string warehouse;  // absolute: Delta tables and the catalog of connections live there
+  // The copy's checkpoint; empty: a fresh temporary one, removed after a successful copy.
+  std::string checkpoint;
+  std::shared_ptr<FileSystem> file_system = LocalFileSystem();
+};
+
+struct CopyResult {
+  int64_t rows = 0;
+  double seconds = 0;
+};
+
+// Resolves both endpoints (connections, warehouse tables) and runs the copy once.
+Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, const CopyOptions& options);
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,178 @@
+#include "sluice/connectors/pg_batch_source.h"
+
+#include <mutex>
+
+#include "sluice/connectors/pg_batch_reader.h"
+#include "sluice/core/error_classes.h"
+
+namespace sluice::connectors {
+
+namespace {
+
+constexpr std::string_view kSslModes[] = {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"};
+
+constexpr OptionSpec kOptions[] = {
+    {"host", OptionType::kString, "127.0.0.1", false, "Server host name or address."},
+    {"port", OptionType::kInt, "5432", false, "Server port."},
+    {"user", OptionType::kString, std::nullopt, false, "Role to connect as (default: the OS user)."},
+    {"password", OptionType::kSecret, std::nullopt, false, "Password, as a reference: ${env:NAME} or ${file:/path}."},
+    {"sslmode", OptionType::kEnum, "prefer", false, "libpq sslmode.", kSslModes},
+    {"sslrootcert", OptionType::kString, std::nullopt, false, "CA certificate file (PEM)."},
+    {"sslcert", OptionType::kString, std::nullopt, false, "Client certificate file (PEM)."},
+    {"sslkey", OptionType::kString, std::nullopt, false, "Client key file (PEM)."},
+    {"database", OptionType::kString, "postgres", false, "Database name."},
+    {"query", OptionType::kString, std::nullopt, false, "SQL query run by the database; exactly one of query, dbtable."},
+    {"dbtable", OptionType::kString, std::nullopt, false, "Table read whole, `table` or `schema.table`."},
+    {"partition_column", OptionType::kString, std::nullopt, false, "Numeric column to split a parallel read on."},
+    {"lower_bound", OptionType::kLong, std::nullopt, false, "Start of the partition strides (not a filter)."},
+    {"upper_bound", OptionType::kLong, std::nullopt, false, "End of the partition strides (not a filter)."},
+    {.name = "num_partitions", .type = OptionType::kInt, .default_value = "1", .doc = "Parallel partitions, one connection each.",
+     .minimum = 1, .maximum = 256},
+    {.name = "batch_size", .type = OptionType::kLong, .default_value = "65536", .doc = "Most rows per record batch.",
+     .minimum = 1},
+};
+
+constexpr std::string_view kUnread = R"({"read":false})";
+constexpr std::string_view kRead = R"({"read":true})";
+
+// A libpq keyword/value pair, quoted so that no value can inject another keyword.
+void AppendConninfo(std::string* out, std::string_view key, std::string_view value) {
+  *out += std::string(key) + "='";
+  for (char c : value) {
+    if (c == '\'' || c == '\\') *out += '\\';
+    *out += c;
+  }
+  *out += "' ";
+}
+
+Status InvalidOption(std::string message) {
+  return Status::Error(errors::kInvalidOptions, "postgresql source: " + std::move(message));
+}
+
+class PostgresBatchSource final : public engine::Source {
+ public:
+  static Result<std::unique_ptr<engine::Source>> Make(const ValidatedOptions& options) {
+    PgBatchReadOptions read;
+    if (options.Has("query") == options.Has("dbtable")) {
+      return InvalidOption("give exactly one of `query` (a SQL query) and `dbtable` (a table)");
+    }
+    if (options.Has("query")) read.query = options.GetString("query");
+    if (options.Has("dbtable")) read.dbtable = options.GetString("dbtable");
+    int partition_options = options.Has("partition_column") + options.Has("lower_bound") + options.Has("upper_bound");
+    if (partition_options != 0 && partition_options != 3) {
+      return InvalidOption("`partition_column`, `lower_bound` and `upper_bound` go together: give all three or none");
+    }
+    if (partition_options == 3) {
+      read.partition_column = options.GetString("partition_column");
+      read.lower_bound = options.GetInt64("lower_bound");
+      read.upper_bound = options.GetInt64("upper_bound");
+    }
+    read.num_partitions = static_cast<int>(options.GetInt64("num_partitions"));
+    if (read.num_partitions > 1 && partition_options == 0) {
+      return InvalidOption("`num_partitions` above 1 needs `partition_column`, `lower_bound` and `upper_bound`");
+    }
+    read.batch_size = options.GetInt64("batch_size");
+    std::string& c = read.conninfo;
+    AppendConninfo(&c, "host", options.GetString("host"));
+    AppendConninfo(&c, "port", std::to_string(options.GetInt64("port")));
+    AppendConninfo(&c, "dbname", options.GetString("database"));
+    AppendConninfo(&c, "sslmode", options.GetString("sslmode"));
+    if (options.Has("user")) AppendConninfo(&c, "user", options.GetString("user"));
+    if (options.Has("password")) AppendConninfo(&c, "password", options.GetSecret("password"));
+    for (const char* file : {"sslrootcert", "sslcert", "sslkey"}) {
+      if (options.Has(file)) AppendConninfo(&c, file, options.GetString(file));
+    }
+    AppendConninfo(&c, "application_name", "sluice");
+    std::string what = read.query ? "query" : "dbtable=" + *read.dbtable;
+    return std::unique_ptr<engine::Source>(new PostgresBatchSource(std::move(read), std::move(what)));
+  }
+
+  std::string description() const override { return "PostgresBatchSource[" + what_ + "]"; }
+  TypePtr schema() const override { return schema_; }
+
+  // Connects and learns the result's schema, so a bad query or credentials fail before any batch.
+  Status Open(const engine::SourceContext&) override {
+    SLUICE_ASSIGN_OR_RETURN(reader_, PgBatchReader::Open(options_));
+    schema_ = reader_->schema();
+    return Status::OK();
+  }
+
+  Result<std::string> InitialOffset() override { return std::string(kUnread); }
+
+  Result<std::string> LatestOffset(const std::string& start, const engine::ReadLimit&) override {
+    SLUICE_RETURN_IF_ERROR(CheckOffset(start));
+    return std::string(kRead);
+  }
+
+  Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) override {
+    SLUICE_RETURN_IF_ERROR(CheckOffset(start));
+    SLUICE_RETURN_IF_ERROR(CheckOffset(end));
+    std::vector<BatchPtr> batches;
+    if (start == end) return batches;
+    if (!reader_) {
+      SLUICE_ASSIGN_OR_RETURN(reader_, PgBatchReader::Open(options_));
+    }
+    std::unique_ptr<PgBatchReader> reader = std::move(reader_);
+    std::mutex mutex;
+    SLUICE_RETURN_IF_ERROR(reader->Read([&](BatchPtr batch) {
+      std::lock_guard lock(mutex);
+      batches.push_back(std::move(batch));
+      return Status::OK();
+    }));
+    return batches;
+  }
+
+  Status Commit(const std::string&) override { return Status::OK(); }
+
+ private:
+  PostgresBatchSource(PgBatchReadOptions options, std::string what)
+      : options_(std::move(options)), what_(std::move(what)) {}
+
+  static Status CheckOffset(const std::string& offset) {
+    if (offset == kUnread || offset == kRead) return Status::OK();
+    return Status::Error(errors::kSourceOffsetInvalid, "postgresql source: offset `" + offset + "` is not " +
+                                                           std::string(kUnread) + " or " + std::string(kRead));
+  }
+
+  PgBatchReadOptions options_;
+  std::string what_;
+  TypePtr schema_;
+  std::unique_ptr<PgBatchReader> reader_;  // opened, not yet read
+};
+
+class PostgresBatchSink final : public engine::Sink {
+ public:
+  PostgresBatchSink(std::string conninfo, std::string dbtable, PgWriteMode mode)
+      : options_{std::move(conninfo), std::move(dbtable), mode} {}
+
+  std::string description() const override { return "PostgresBatchSink[" + options_.dbtable + "]"; }
+  std::vector<engine::OutputMode> supported_output_modes() const override { return {engine::OutputMode::kAppend}; }
+  Status Open(const engine::SinkContext&) override { return Status::OK(); }
+
+  Status AddBatch(int64_t, const RecordBatch& batch) override {
+    SLUICE_ASSIGN_OR_RETURN(auto writer, PgBatchWriter::Open(options_, batch.schema()));
+    SLUICE_RETURN_IF_ERROR(writer->Write(batch));
+    SLUICE_RETURN_IF_ERROR(writer->Commit());
+    options_.mode = PgWriteMode::kAppend;
+    return Status::OK();
+  }
+
+ private:
+  PgBatchWriteOptions options_;
+};
+
+}  // namespace
+
+Status RegisterPostgresBatchSource(engine::Registry* registry) {
+  engine::SourceFormat format;
+  format.name = "postgresql";
+  format.options = kOptions;
+  format.make = [](const ValidatedOptions& options) { return PostgresBatchSource::Make(options); };
+  return registry->RegisterSource(std::move(format));
+}
+
+std::unique_ptr<engine::Sink> MakePostgresBatchSink(std::string conninfo, std::string dbtable, PgWriteMode mode) {
+  return std::make_unique<PostgresBatchSink>(std::move(conninfo), std::move(dbtable), mode);
+}
+
+}  // namespace sluice::connectors

@@ -1,0 +1,192 @@
+#include "sluice/pipeline/copy.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <optional>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "sluice/connectors/kafka_source.h"
+#include "sluice/connectors/pg_batch_source.h"
+#include "sluice/connectors/postgres_sink.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/engine/registry.h"
+#include "sluice/engine/streaming_query.h"
+#include "sluice/pipeline/catalog.h"
+
+namespace sluice::pipeline {
+
+namespace {
+
+Status SpecError(std::string_view spec, size_t position, std::string_view what) {
+  return Status::Error(errors::kInvalidArgument,
+                       fmt::format("copy spec `{}` at character {}: {}; write `format:key=value,key=value` "
+                                   "(quote values holding commas: query='SELECT a, b FROM t')",
+                                   spec, position + 1, what));
+}
+
+bool IsKeyChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'; }
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::map<std::string, std::string>::iterator FindIgnoreCase(std::map<std::string, std::string>& map,
+                                                             std::string_view key) {
+  return std::find_if(map.begin(), map.end(), [&](const auto& entry) { return EqualsIgnoreCase(entry.first, key); });
+}
+
+// `catalog.schema.table` split into its three parts, or nothing.
+std::optional<std::array<std::string_view, 3>> SplitTableName(std::string_view name) {
+  std::array<std::string_view, 3> parts;
+  for (int i = 0; i < 3; ++i) {
+    size_t dot = i < 2 ? name.find('.') : std::string_view::npos;
+    if (i < 2 && dot == std::string_view::npos) return std::nullopt;
+    parts[i] = name.substr(0, dot);
+    if (parts[i].empty() || !std::all_of(parts[i].begin(), parts[i].end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+        })) {
+      return std::nullopt;
+    }
+    if (i < 2) name.remove_prefix(dot + 1);
+  }
+  return parts;
+}
+
+Result<std::map<std::string, std::string>> Resolve(const CopyEndpoint& endpoint, const Catalog& catalog,
+                                                   const std::string& warehouse) {
+  SLUICE_ASSIGN_OR_RETURN(auto options, ExpandConnection(endpoint.options, catalog, endpoint.format));
+  auto table = FindIgnoreCase(options, "table");
+  if (EqualsIgnoreCase(endpoint.format, "delta") && table != options.end()) {
+    auto parts = SplitTableName(table->second);
+    if (!parts) {
+      return Status::Error(errors::kInvalidArgument, "delta `table` `" + table->second +
+                                                         "` is not catalog.schema.table (three names of letters, "
+                                                         "digits, `_` or `-`)");
+    }
+    if (FindIgnoreCase(options, "path") != options.end()) {
+      return Status::Error(errors::kInvalidArgument, "give a delta table either as `table` or as `path`, not both");
+    }
+    std::string path = fmt::format("{}/{}/{}/{}", warehouse, (*parts)[0], (*parts)[1], (*parts)[2]);
+    options.erase(table);
+    options["path"] = std::move(path);
+  }
+  return options;
+}
+
+Result<engine::Registry*> CopyRegistry() {
+  static engine::Registry registry;
+  static Status registered = [] {
+    SLUICE_RETURN_IF_ERROR(engine::RegisterBuiltinFormats(&registry));
+    SLUICE_RETURN_IF_ERROR(connectors::RegisterPostgresBatchSource(&registry));
+    SLUICE_RETURN_IF_ERROR(connectors::RegisterPostgresSink(&registry));
+    return connectors::RegisterKafkaSource(&registry);
+  }();
+  if (!registered.ok()) return registered;
+  return &registry;
+}
+
+std::string TemporaryCheckpoint(const std::string& warehouse) {
+  std::random_device random;
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  return fmt::format("{}/_sluice/copies/{}-{:08x}", warehouse,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(now).count(), random());
+}
+
+}  // namespace
+
+Result<CopyEndpoint> ParseEndpointSpec(std::string_view spec) {
+  size_t colon = spec.find(':');
+  CopyEndpoint endpoint;
+  if (colon == std::string_view::npos) {
+    if (SplitTableName(spec)) return CopyEndpoint{"delta", {{"table", std::string(spec)}}};
+    colon = spec.size();
+  }
+  endpoint.format = spec.substr(0, colon);
+  if (endpoint.format.empty()) return SpecError(spec, 0, "no format before `:`");
+  for (size_t i = 0; i < endpoint.format.size(); ++i) {
+    if (!IsKeyChar(endpoint.format[i])) return SpecError(spec, i, "a format name is letters, digits, `_`, `-`");
+  }
+  size_t i = colon + 1;
+  while (i < spec.size()) {
+    size_t key_start = i;
+    while (i < spec.size() && IsKeyChar(spec[i])) ++i;
+    if (i == key_start) return SpecError(spec, i, "expected an option name");
+    std::string key(spec.substr(key_start, i - key_start));
+    if (i == spec.size() || spec[i] != '=') return SpecError(spec, i, "expected `=` after `" + key + "`");
+    ++i;
+    std::string value;
+    if (i < spec.size() && spec[i] == '\'') {
+      size_t quote = i++;
+      for (;; ++i) {
+        if (i == spec.size()) return SpecError(spec, quote, "a quoted value has no closing quote");
+        if (spec[i] != '\'') {
+          value += spec[i];
+        } else if (i + 1 < spec.size() && spec[i + 1] == '\'') {
+          value += '\'';
+          ++i;
+        } else {
+          ++i;
+          break;
+        }
+      }
+      if (i < spec.size() && spec[i] != ',') return SpecError(spec, i, "expected `,` after a quoted value");
+    } else {
+      size_t comma = spec.find(',', i);
+      if (comma == std::string_view::npos) comma = spec.size();
+      value = spec.substr(i, comma - i);
+      i = comma;
+    }
+    if (FindIgnoreCase(endpoint.options, key) != endpoint.options.end()) {
+      return SpecError(spec, key_start, "option `" + key + "` is given twice");
+    }
+    endpoint.options.emplace(std::move(key), std::move(value));
+    if (i < spec.size()) {
+      ++i;  // the comma
+      if (i == spec.size()) return SpecError(spec, i, "expected an option after `,`");
+    }
+  }
+  return endpoint;
+}
+
+Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, const CopyOptions& options) {
+  Catalog catalog(options.file_system, options.warehouse);
+  SLUICE_ASSIGN_OR_RETURN(auto source_options, Resolve(from, catalog, options.warehouse));
+  SLUICE_ASSIGN_OR_RETURN(auto sink_options, Resolve(to, catalog, options.warehouse));
+  const std::string checkpoint = options.checkpoint.empty() ? TemporaryCheckpoint(options.warehouse) : options.checkpoint;
+  if (EqualsIgnoreCase(to.format, "postgresql")) {
+    if (FindIgnoreCase(sink_options, "mode") == sink_options.end()) sink_options["mode"] = "errorifexists";
+    if (FindIgnoreCase(sink_options, "checkpointLocation") == sink_options.end()) {
+      sink_options["checkpointLocation"] = checkpoint;
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(engine::Registry * registry, CopyRegistry());
+  SLUICE_ASSIGN_OR_RETURN(auto source, registry->MakeSource(from.format, source_options));
+  SLUICE_ASSIGN_OR_RETURN(auto sink, registry->MakeSink(to.format, sink_options));
+
+  CopyResult result;
+  engine::QueryConfig config;
+  config.name = "copy";
+  config.checkpoint_location = checkpoint;
+  config.trigger = engine::Trigger::Once();
+  config.file_system = options.file_system;
+  config.on_progress = [&result](const engine::QueryProgress& progress) { result.rows += progress.num_input_rows; };
+  auto started = std::chrono::steady_clock::now();
+  SLUICE_ASSIGN_OR_RETURN(auto query, engine::StreamingQuery::Start(std::move(source), std::move(sink), config));
+  Status ran = query->Run();
+  query.reset();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (options.checkpoint.empty()) {
+    Status removed = options.file_system->DeleteRecursively(checkpoint);
+    if (ran.ok() && !removed.ok()) return removed;
+  }
+  SLUICE_RETURN_IF_ERROR(ran);
+  return result;
+}
+
+}  // namespace sluice::pipeline
