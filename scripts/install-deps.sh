@@ -11,7 +11,7 @@ packages=(
   libsnappy-dev zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev libspdlog-dev
   libcurl4-openssl-dev libssl-dev prometheus-cpp-dev
   # tests and benchmarks
-  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev libavro-dev
   # services the tests and the demo start
   postgresql-15 postgresql-client-15
   # DuckDB (the independent reader in interoperability tests) comes from npm
