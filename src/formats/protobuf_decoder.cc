@@ -189,7 +189,7 @@ struct DecodeCounts {
 void DecodeMessage(ProtobufMessage& message, const std::string_view* spans, size_t num_spans, DecodeCounts* counts);
 
 // Appends one scalar of `field` (any kind but message) to its builder.
-void AppendScalar(const ProtobufField& field, uint64_t bits, std::string_view bytes) {
+void AppendScalar(ProtobufField& field, uint64_t bits, std::string_view bytes) {
   ColumnBuilder* builder = field.builder;
   switch (field.kind) {
     case ValueKind::kDouble:
@@ -233,11 +233,13 @@ void AppendScalar(const ProtobufField& field, uint64_t bits, std::string_view by
         name = std::string_view(digits, static_cast<size_t>(end - digits));
       }
       static_cast<BinaryBuilder*>(builder)->Append(name);
+      field.appended_bytes += static_cast<int64_t>(name.size());
       break;
     }
     case ValueKind::kString:
     case ValueKind::kBytes:
       static_cast<BinaryBuilder*>(builder)->Append(bytes);
+      field.appended_bytes += static_cast<int64_t>(bytes.size());
       break;
     case ValueKind::kMessage:
       break;
@@ -245,7 +247,7 @@ void AppendScalar(const ProtobufField& field, uint64_t bits, std::string_view by
 }
 
 // Appends every element of a packed run.
-void AppendPacked(const ProtobufField& field, const uint8_t* p, const uint8_t* end) {
+void AppendPacked(ProtobufField& field, const uint8_t* p, const uint8_t* end) {
   switch (field.wire_type) {
     case WireType::kFixed64:
       for (; end - p >= 8; p += 8) AppendScalar(field, ReadFixed64(p), {});
@@ -394,37 +396,41 @@ void DecodeMessage(ProtobufMessage& message, const std::string_view* spans, size
   }
 }
 
-void BindMessage(ProtobufMessage& message, ColumnBuilder* output);
+void BindMessage(ProtobufMessage& message, ColumnBuilder* output, std::vector<ProtobufField*>* byte_fields);
 
-void BindField(ProtobufField& field, ColumnBuilder* builder) {
+void BindField(ProtobufField& field, ColumnBuilder* builder, std::vector<ProtobufField*>* byte_fields) {
   field.builder = builder;
+  if (field.kind == ValueKind::kString || field.kind == ValueKind::kBytes || field.kind == ValueKind::kEnum) {
+    byte_fields->push_back(&field);
+  }
   if (field.repeated) {
     field.list = static_cast<ListBuilder*>(builder);
     // A map's entries append to the map's key and value builders; an array's to its elements.
     if (!field.is_map) field.builder = field.list->element_builder();
   }
-  if (field.message != nullptr) BindMessage(*field.message, field.builder);
+  if (field.message != nullptr) BindMessage(*field.message, field.builder, byte_fields);
 }
 
-// Points every field of the tree at the builder its values go to.
-void BindMessage(ProtobufMessage& message, ColumnBuilder* output) {
+// Points every field of the tree at the builder its values go to; lists the fields whose values
+// are bytes in `byte_fields`.
+void BindMessage(ProtobufMessage& message, ColumnBuilder* output, std::vector<ProtobufField*>* byte_fields) {
   message.output = output;
   switch (message.shape) {
     case ProtobufMessage::Shape::kStruct: {
       auto* struct_builder = static_cast<StructBuilder*>(output);
       for (size_t i = 0; i < message.fields.size(); ++i) {
-        BindField(message.fields[i], struct_builder->field_builder(static_cast<int>(i)));
+        BindField(message.fields[i], struct_builder->field_builder(static_cast<int>(i)), byte_fields);
       }
       break;
     }
     case ProtobufMessage::Shape::kMapEntry: {
       auto* map_builder = static_cast<ListBuilder*>(output);
-      BindField(message.fields[0], map_builder->key_builder());
-      BindField(message.fields[1], map_builder->value_builder());
+      BindField(message.fields[0], map_builder->key_builder(), byte_fields);
+      BindField(message.fields[1], map_builder->value_builder(), byte_fields);
       break;
     }
     case ProtobufMessage::Shape::kWrapper:
-      BindField(message.fields[0], output);
+      BindField(message.fields[0], output, byte_fields);
       break;
     case ProtobufMessage::Shape::kTimestamp:
       break;  // seconds and nanos are read from the slots, never appended
@@ -455,7 +461,7 @@ ProtobufDecoder::ProtobufDecoder(std::unique_ptr<ProtobufMessage> root, std::vec
       builder_(ColumnBuilder::Make(root_->type)),
       message_indexes_(std::move(message_indexes)),
       framing_(framing) {
-  BindMessage(*root_, builder_.get());
+  BindMessage(*root_, builder_.get(), &byte_fields_);
 }
 
 ProtobufDecoder::~ProtobufDecoder() = default;
@@ -479,6 +485,12 @@ Result<ColumnPtr> ProtobufDecoder::Decode(const Column& encoded, DecodeStats* st
                          "the Protobuf decoder reads binary or string columns, not " + encoded.type->ToString());
   }
   builder_->Reserve(encoded.length);
+  int64_t input_bytes = static_cast<int64_t>(encoded.data.size());
+  for (ProtobufField* field : byte_fields_) {
+    static_cast<BinaryBuilder*>(field->builder)->ReserveBytes(
+        static_cast<int64_t>(field->bytes_per_input_byte * static_cast<double>(input_bytes) * 1.1));
+    field->appended_bytes = 0;
+  }
   DecodeCounts counts;
   for (int64_t row = 0; row < encoded.length; ++row) {
     if (encoded.IsNull(row)) {
@@ -494,6 +506,11 @@ Result<ColumnPtr> ProtobufDecoder::Decode(const Column& encoded, DecodeStats* st
       continue;
     }
     DecodeMessage(*root_, &value, 1, &counts);
+  }
+  if (input_bytes > 0) {
+    for (ProtobufField* field : byte_fields_) {
+      field->bytes_per_input_byte = static_cast<double>(field->appended_bytes) / static_cast<double>(input_bytes);
+    }
   }
   if (stats != nullptr) {
     stats->rows += encoded.length;

@@ -97,6 +97,10 @@ struct ProtobufField {
   // Bound by the decoder: where values go (the element builder of a repeated field).
   ColumnBuilder* builder = nullptr;
   ListBuilder* list = nullptr;  // repeated and map fields
+  // String, bytes and enum fields: bytes appended in the current batch, and per input byte in
+  // the previous one, from which the next batch's buffer is reserved (growth copies otherwise).
+  int64_t appended_bytes = 0;
+  double bytes_per_input_byte = 0;
 };
 
 struct ProtobufMessage {

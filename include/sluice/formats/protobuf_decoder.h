@@ -31,6 +31,7 @@ class ColumnBuilder;
 namespace sluice::formats {
 
 namespace protobuf {
+struct ProtobufField;
 struct ProtobufMessage;
 }  // namespace protobuf
 
@@ -82,6 +83,8 @@ class ProtobufDecoder final : public Decoder {
   std::vector<int32_t> message_indexes_;
   ProtobufFraming framing_;
   std::vector<int32_t> framed_indexes_;  // scratch for Unframe
+  // The string, bytes and enum fields of the tree, whose buffers are reserved per batch.
+  std::vector<protobuf::ProtobufField*> byte_fields_;
 };
 
 // The fully qualified name of the message at Confluent's message-index path in `proto_text`:
