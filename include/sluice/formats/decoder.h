@@ -27,6 +27,7 @@
 namespace sluice::formats {
 
 // What one or more Decode() calls met. Counters accumulate across calls; reset by assigning {}.
+// Use one DecodeStats per batch when malformed_rows is to be mapped back to Kafka offsets.
 struct DecodeStats {
   // How many sample rows malformed_rows keeps: enough to find the culprits, bounded per batch.
   static constexpr size_t kMaxSampledRows = 10;
