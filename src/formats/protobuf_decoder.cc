@@ -8,6 +8,7 @@
 // Protobuf merges them; repeated elements go straight to their builders) and emits the row.
 #include "sluice/formats/protobuf_decoder.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstring>
@@ -315,7 +316,9 @@ void ScanMessage(ProtobufMessage& message, const uint8_t* p, const uint8_t* end,
       continue;  // else a wire type the field cannot have: skipped like an unknown field
     }
     if (field.repeated) {
-      if (field.kind == ValueKind::kMessage) {
+      if (field.is_map) {
+        message.slots[index].spans.push_back(bytes);  // emitted once duplicate keys are known
+      } else if (field.kind == ValueKind::kMessage) {
         DecodeMessage(*field.message, &bytes, 1, counts);
       } else {
         AppendScalar(field, bits, bytes);
@@ -334,9 +337,65 @@ void ScanMessage(ProtobufMessage& message, const uint8_t* p, const uint8_t* end,
   }
 }
 
+// The key of a well-formed map entry: its last field 1, or "" when it has none.
+std::string_view MapKey(std::string_view entry) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(entry.data());
+  const uint8_t* end = p + entry.size();
+  std::string_view key;
+  while (p < end) {
+    uint32_t number;
+    uint32_t wire_type;
+    uint64_t value;
+    if (!ReadTag(p, end, &number, &wire_type)) break;
+    if (wire_type == 0) {
+      if (!ReadVarint(p, end, &value)) break;
+    } else if (wire_type == 1) {
+      p += 8;
+    } else if (wire_type == 5) {
+      p += 4;
+    } else {
+      if (!ReadVarint(p, end, &value)) break;
+      if (number == 1) key = ViewOf(p, value);
+      p += value;
+    }
+  }
+  return key;
+}
+
+// Appends a map's entries in the order they were written, except that an entry whose key comes
+// again later is left out: as in libprotobuf, the last value of a key wins, and a map column
+// never holds a key twice.
+void EmitMapEntries(ProtobufField& field, ProtobufFieldSlot& slot, DecodeCounts* counts) {
+  constexpr size_t kPairwiseLimit = 32;  // beyond this, duplicates are found by sorting
+  size_t count = slot.spans.size();
+  slot.keys.resize(count);
+  for (size_t i = 0; i < count; ++i) slot.keys[i] = MapKey(slot.spans[i]);
+  if (count <= kPairwiseLimit) {
+    for (size_t i = 0; i < count; ++i) {
+      bool repeated_later = false;
+      for (size_t j = i + 1; j < count && !repeated_later; ++j) repeated_later = slot.keys[j] == slot.keys[i];
+      if (!repeated_later) DecodeMessage(*field.message, &slot.spans[i], 1, counts);
+    }
+    return;
+  }
+  slot.order.resize(count);
+  for (size_t i = 0; i < count; ++i) slot.order[i] = static_cast<uint32_t>(i);
+  std::sort(slot.order.begin(), slot.order.end(), [&slot](uint32_t a, uint32_t b) {
+    return slot.keys[a] != slot.keys[b] ? slot.keys[a] < slot.keys[b] : a < b;
+  });
+  slot.keep.assign(count, 1);
+  for (size_t i = 0; i + 1 < count; ++i) {
+    if (slot.keys[slot.order[i]] == slot.keys[slot.order[i + 1]]) slot.keep[slot.order[i]] = 0;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (slot.keep[i]) DecodeMessage(*field.message, &slot.spans[i], 1, counts);
+  }
+}
+
 // Appends the value of one field of a scanned message.
 void EmitField(ProtobufField& field, ProtobufFieldSlot& slot, DecodeCounts* counts) {
   if (field.repeated) {
+    if (field.is_map) EmitMapEntries(field, slot, counts);
     field.list->Append();
   } else if (!slot.seen) {
     if (field.has_presence) {

@@ -133,6 +133,33 @@ TEST(ProtobufDecoderTest, NestedMessagesRepeatedMessagesAndMaps) {
             R"("counts":{"k":9},"named":{"origin":{"x":0,"y":0},"p":{"x":5,"y":0}}})");
 }
 
+TEST(ProtobufDecoderTest, AMapKeyWrittenTwiceKeepsItsLastValue) {
+  constexpr std::string_view kProto = R"(
+    syntax = "proto3"; package t;
+    message V { int32 n = 1; }
+    message M { map<string, V> m = 1; })";
+  ReferenceEncoder encoder(kProto);
+  auto decoder = MakeTestDecoder(kProto, "t.M");
+  ASSERT_NE(decoder, nullptr);
+  std::string small = encoder.Encode("t.M", R"(m { key: "a" value { n: 1 } } m { key: "b" value { n: 2 } })") +
+                      encoder.Encode("t.M", R"(m { key: "a" value { n: 3 } } m { value { n: 4 } })") +
+                      LengthDelimited(1, "");  // an entry with neither key nor value: key ""
+  // Beyond 32 entries duplicates are found by sorting: 40 keys, each written twice, k0..k39 then
+  // k39..k0, so the second round wins and its order stands.
+  std::string large;
+  std::string expected = "{\"m\":{";
+  for (int i = 0; i < 40; ++i) {
+    large += encoder.Encode("t.M", "m { key: \"k" + std::to_string(i) + "\" value { n: 0 } }");
+  }
+  for (int i = 39; i >= 0; --i) {
+    large += encoder.Encode("t.M", "m { key: \"k" + std::to_string(i) + "\" value { n: " + std::to_string(i) + " } }");
+    expected += "\"k" + std::to_string(i) + "\":{\"n\":" + std::to_string(i) + "}" + (i > 0 ? "," : "");
+  }
+  expected += "}}";
+  EXPECT_EQ(DecodeRows(*decoder, {small, large}),
+            (std::vector<std::string>{R"({"m":{"b":{"n":2},"a":{"n":3},"":null}})", expected}));
+}
+
 TEST(ProtobufDecoderTest, OneofMembersAreNullableAndTheLastSetWins) {
   constexpr std::string_view kProto = R"(
     syntax = "proto3";

@@ -71,12 +71,18 @@ class EnumNames {
   std::vector<int32_t> dense_;  // entry index by number - dense_min_, -1 for gaps; empty if sparse
 };
 
-// Decoding scratch for one singular field of one message occurrence; reset per message.
+// Decoding scratch for one field of one message occurrence; reset per message. Buffers keep
+// their capacity, so decoding allocates nothing once they have grown.
 struct ProtobufFieldSlot {
   bool seen = false;
   uint64_t bits = 0;                     // varint or fixed value (last occurrence wins)
   std::string_view bytes;                // string/bytes value (last occurrence wins)
-  std::vector<std::string_view> spans;   // message occurrences, merged in order
+  // Singular message: its occurrences, merged in order. Map: its entries, in order.
+  std::vector<std::string_view> spans;
+  // Map only: each entry's key; for large maps, entry numbers sorted by key and which to keep.
+  std::vector<std::string_view> keys;
+  std::vector<uint32_t> order;
+  std::vector<uint8_t> keep;
 };
 
 struct ProtobufMessage;
