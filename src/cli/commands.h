@@ -36,6 +36,10 @@ void RegisterParquetCommand(CLI::App& app);
 // (--version, --limit).
 void RegisterDeltaCommand(CLI::App& app);
 
+// `sluice cdf check|set-replica-identity|start|stop|status`: the PostgreSQL change feed of a
+// schema into Delta history tables (docs/change-feed.md).
+void RegisterCdfCommand(CLI::App& app);
+
 // `sluice connection create|list|describe|delete [--warehouse DIR]`: the named connections kept in
 // the warehouse's catalog (docs/connections.md).
 void RegisterConnectionCommand(CLI::App& app);

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterPostgresEmbeddedCommand(app);
   sluice::cli::RegisterParquetCommand(app);
   sluice::cli::RegisterDeltaCommand(app);
+  sluice::cli::RegisterCdfCommand(app);
   sluice::cli::RegisterConnectionCommand(app);
   sluice::cli::RegisterCopyCommand(app);
   sluice::cli::RegisterPipelineCommands(app);

@@ -172,6 +172,7 @@ Status PgChangeFeed::Impl::SnapshotTables(const std::string& snapshot_name, Lsn 
 }
 
 Status PgChangeFeed::Impl::Setup() {
+  SLUICE_RETURN_IF_ERROR(config.CheckTarget());
   SLUICE_RETURN_IF_ERROR(Lock());
   SLUICE_ASSIGN_OR_RETURN(std::optional<FeedState> saved, cdf::ReadState(*fs, state_path));
   SLUICE_ASSIGN_OR_RETURN(sql, PgConnection::Connect(config.conninfo));
@@ -247,7 +248,7 @@ int64_t RunningChangeFeedPid(const ChangeFeedConfig& config) {
 }
 
 Status DropChangeFeedSlot(const ChangeFeedConfig& config) {
-  if (int64_t pid = RunningChangeFeedPid(config); pid != 0) {
+  if (int64_t pid = config.CheckTarget().ok() ? RunningChangeFeedPid(config) : 0; pid != 0) {
     return Status::Error(errors::kCdfAlreadyRunning,
                          fmt::format("the change feed {} runs in process {}; stop it first", config.slot_name, pid));
   }
@@ -257,6 +258,7 @@ Status DropChangeFeedSlot(const ChangeFeedConfig& config) {
     SLUICE_ASSIGN_OR_RETURN(auto replication, PgReplicationConnection::Connect(config.conninfo));
     SLUICE_RETURN_IF_ERROR(replication->DropSlot(config.slot_name));
   }
+  if (!config.CheckTarget().ok()) return Status::OK();
   auto fs = LocalFileSystem();
   const std::string path = config.state_directory() + "/state.json";
   SLUICE_ASSIGN_OR_RETURN(std::optional<FeedState> state, cdf::ReadState(*fs, path));

@@ -29,7 +29,6 @@ struct SourceColumn {
 // Per-table status values of status.json.
 inline constexpr std::string_view kSnapshotting = "SNAPSHOTTING";
 inline constexpr std::string_view kStreaming = "STREAMING";
-inline constexpr std::string_view kSkipped = "SKIPPED";
 inline constexpr std::string_view kFailed = "FAILED";
 
 // One source table and its history table.

@@ -23,8 +23,9 @@ constexpr OptionSpec kOptions[] = {
     {"sslkey", OptionType::kString, std::nullopt, false, "Client key file (PEM)."},
     {"database", OptionType::kString, "postgres", false, "Database name."},
     {"schema", OptionType::kString, std::nullopt, true, "Source schema: every table in it is captured."},
-    {"target", OptionType::kString, std::nullopt, true, "Target `catalog.schema` of the history tables."},
-    {"warehouse", OptionType::kString, std::nullopt, true, "Warehouse directory (absolute)."},
+    {"target", OptionType::kString, std::nullopt, false,
+     "Target `catalog.schema` of the history tables (needed to run the feed)."},
+    {"warehouse", OptionType::kString, std::nullopt, false, "Warehouse directory, absolute (needed to run the feed)."},
     {"slot_name", OptionType::kString, std::nullopt, false,
      "Replication slot; default sluice_cdf_<database>_<schema> in lower case."},
     {"publication_name", OptionType::kString, std::nullopt, false, "Publication; default the slot name."},
@@ -63,6 +64,13 @@ std::string_view ReplicaIdentityName(char code) {
 
 std::span<const OptionSpec> ChangeFeedOptionSpecs() { return kOptions; }
 
+Status ChangeFeedConfig::CheckTarget() const {
+  if (target_catalog.empty() || warehouse.empty()) {
+    return Invalid("a change feed needs `target` (catalog.schema) and `warehouse`");
+  }
+  return Status::OK();
+}
+
 std::string ChangeFeedConfig::target_directory() const {
   return warehouse + "/" + target_catalog + "/" + target_schema;
 }
@@ -79,19 +87,23 @@ Result<ChangeFeedConfig> MakeChangeFeedConfig(const std::map<std::string, std::s
   if (!IsSimpleIdentifier(config.schema)) {
     return Invalid(fmt::format("schema `{}` is not a simple identifier", config.schema));
   }
-  const std::string& target = options.GetString("target");
-  size_t dot = target.find('.');
-  if (dot == std::string::npos || !IsSimpleIdentifier(target.substr(0, dot)) ||
-      !IsSimpleIdentifier(target.substr(dot + 1))) {
-    return Invalid(fmt::format("target `{}` is not of the form catalog.schema", target));
+  if (options.Has("target")) {
+    const std::string& target = options.GetString("target");
+    size_t dot = target.find('.');
+    if (dot == std::string::npos || !IsSimpleIdentifier(target.substr(0, dot)) ||
+        !IsSimpleIdentifier(target.substr(dot + 1))) {
+      return Invalid(fmt::format("target `{}` is not of the form catalog.schema", target));
+    }
+    config.target_catalog = target.substr(0, dot);
+    config.target_schema = target.substr(dot + 1);
   }
-  config.target_catalog = target.substr(0, dot);
-  config.target_schema = target.substr(dot + 1);
-  config.warehouse = options.GetString("warehouse");
-  if (config.warehouse.empty() || config.warehouse[0] != '/') {
-    return Invalid(fmt::format("warehouse `{}` is not an absolute directory", config.warehouse));
+  if (options.Has("warehouse")) {
+    config.warehouse = options.GetString("warehouse");
+    if (config.warehouse.empty() || config.warehouse[0] != '/') {
+      return Invalid(fmt::format("warehouse `{}` is not an absolute directory", config.warehouse));
+    }
+    while (config.warehouse.size() > 1 && config.warehouse.back() == '/') config.warehouse.pop_back();
   }
-  while (config.warehouse.size() > 1 && config.warehouse.back() == '/') config.warehouse.pop_back();
   const std::string& database = options.GetString("database");
   config.slot_name = options.Has("slot_name") ? options.GetString("slot_name")
                                               : ToLower("sluice_cdf_" + database + "_" + config.schema);

@@ -47,7 +47,9 @@ std::span<const OptionSpec> ChangeFeedOptionSpecs();
 struct ChangeFeedConfig {
   std::string conninfo;  // libpq connection string of the source database
   std::string schema;    // the source schema
-  std::string warehouse;  // absolute directory: `catalog.schema` lives in <warehouse>/<catalog>/<schema>
+  // Where the history tables go: <warehouse>/<target_catalog>/<target_schema>. Empty when the
+  // options gave no target (enough for check and set-replica-identity, not to run a feed).
+  std::string warehouse;
   std::string target_catalog;
   std::string target_schema;
   std::string slot_name;
@@ -56,13 +58,16 @@ struct ChangeFeedConfig {
   // Buffered history rows (all tables) that force a flush, even inside a transaction.
   int64_t max_buffered_rows = 100000;
 
+  // CDF_INVALID_OPTIONS unless warehouse and target are set.
+  Status CheckTarget() const;
   // <warehouse>/<catalog>/<schema>: where the history tables are.
   std::string target_directory() const;
   // <target_directory>/_change_feeds/<slot_name>: state.json, status.json, the lock.
   std::string state_directory() const;
 };
 
-// Checks options against ChangeFeedOptionSpecs() (CDF_INVALID_OPTIONS, UNRESOLVED_SECRET).
+// Checks options against ChangeFeedOptionSpecs() (CDF_INVALID_OPTIONS, UNRESOLVED_SECRET); `target`
+// and `warehouse` are optional here and required by CheckTarget().
 Result<ChangeFeedConfig> MakeChangeFeedConfig(const std::map<std::string, std::string>& options);
 
 // What `sluice cdf check` reports.
@@ -113,7 +118,7 @@ class PgChangeFeed {
 
 // Drops the feed's replication slot (the server stops retaining WAL for it). state.json keeps the
 // table mapping; a later Start makes a new slot and says that changes made in between are missing.
-// Must not run while the feed runs (CDF_ALREADY_RUNNING).
+// Must not run while the feed runs (CDF_ALREADY_RUNNING). Without a target only the slot is dropped.
 Status DropChangeFeedSlot(const ChangeFeedConfig& config);
 
 // The pid of the process running the feed, or 0 when none does.
