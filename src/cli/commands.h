@@ -25,6 +25,9 @@ void RegisterPostgresEmbeddedCommand(CLI::App& app);
 
 // `sluice demo [--dir DIR]`: a short end-to-end run on the embedded services.
 void RegisterDemoCommand(CLI::App& app);
+// The foreachBatch functions of the demo pipeline (`demo_summary`), so that `sluice run` and
+// `sluice validate` take the pipeline file the demo leaves behind.
+Status RegisterDemoFunctions(engine::Registry* registry);
 
 // `sluice parquet schema|meta|cat FILE`: the schema, the metadata (row groups, column chunks,
 // encodings, codecs, sizes, statistics) or the rows (--columns, --limit, --format
@@ -52,7 +55,8 @@ void RegisterCopyCommand(CLI::App& app);
 // `sluice validate FILE` and `sluice status FILE`.
 void RegisterPipelineCommands(CLI::App& app);
 
-// The registry commands use: the built-in formats and every connector's, registered once.
+// The registry commands use: the built-in formats, every connector's and the demo's functions,
+// registered once.
 engine::Registry& CommandRegistry();
 
 // A pipeline file, parsed (FILE_NOT_FOUND, INVALID_PIPELINE).

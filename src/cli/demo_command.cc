@@ -1,13 +1,18 @@
-// `sluice demo`: a short end-to-end run on the embedded services. It starts an in-memory Kafka
+// `sluice demo`: the bundled pipeline on the embedded defaults. It starts an in-memory Kafka
 // cluster and a private PostgreSQL server under the demo directory, produces sample JSON order
-// events, reads them back from Kafka, writes them into a PostgreSQL table with bound parameters in
-// one transaction, prints what happened, and stops both services.
+// events, writes the pipeline file <dir>/pipeline.yaml and runs it in two steps: Kafka orders and
+// a `rate` stream through expectations into Delta tables of <dir>/warehouse; then a foreachBatch
+// summary of one table and the orders upserted into PostgreSQL. It prints what landed and how to
+// look at it, and stops both services.
 #include <CLI/CLI.hpp>
 #include <libpq-fe.h>
 
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +23,9 @@
 #include "sluice/connectors/embedded_kafka.h"
 #include "sluice/connectors/embedded_postgres.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/snapshot.h"
+#include "sluice/pipeline/pipeline_runner.h"
 
 namespace sluice::cli {
 namespace {
@@ -30,7 +38,7 @@ constexpr const char* kDatabase = "sluice_demo";
 
 struct DemoOptions {
   std::string dir = "sluice-demo";
-  int events = 12;
+  int events = 60;
 };
 
 // One libpq connection; every failure becomes EMBEDDED_SERVICE_FAILED with the server's message.
@@ -85,7 +93,7 @@ std::vector<connectors::KafkaTestMessage> SampleOrders(int count) {
   static const int kPriceCents[] = {1250, 3400, 299, 1899, 8900};
   std::vector<connectors::KafkaTestMessage> orders;
   for (int i = 0; i < count; ++i) {
-    int quantity = 1 + i % 3;
+    int quantity = i % 10 == 9 ? 0 : 1 + i % 3;
     int cents = kPriceCents[i % 5] * quantity;
     connectors::KafkaTestMessage m;
     m.key = fmt::format("order-{}", 1000 + i);
@@ -107,6 +115,118 @@ connectors::EmbeddedPostgresOptions PostgresOptions(const std::string& dir) {
   return options;
 }
 
+// The bundled pipeline, with the embedded services' addresses filled in.
+std::string PipelineYaml(const std::string& dir, const std::string& bootstrap, const connectors::EmbeddedPostgres& pg) {
+  return fmt::format(R"(# The sluice demo pipeline, written by `sluice demo`.
+name: demo
+storage: {dir}/storage
+warehouse: {dir}/warehouse
+sinks:
+  orders_table: {{format: delta, table: main.shop.orders}}
+  ticks_table: {{format: delta, table: main.demo.ticks}}
+  summary: {{format: foreachBatch, options: {{function: demo_summary}}}}
+  orders_db:
+    format: postgresql
+    options: {{host: "{pg_host}", port: {pg_port}, user: {pg_user}, database: {database}, dbtable: public.orders, upsertkey: order_id}}
+flows:
+  # Kafka JSON order events, decoded by SQL expressions, judged by expectations, into Delta.
+  - name: orders
+    source: {{format: kafka, options: {{bootstrap_servers: "{bootstrap}", subscribe: {topic}, starting_offsets: earliest}}}}
+    select:
+      - CAST(get_json_object(CAST(value AS STRING), '$.order_id') AS BIGINT) AS order_id
+      - get_json_object(CAST(value AS STRING), '$.customer') AS customer
+      - get_json_object(CAST(value AS STRING), '$.item') AS item
+      - CAST(get_json_object(CAST(value AS STRING), '$.quantity') AS INT) AS quantity
+      - CAST(get_json_object(CAST(value AS STRING), '$.amount') AS DECIMAL(10,2)) AS amount
+      - partition AS kafka_partition
+      - offset AS kafka_offset
+    expectations:
+      - {{name: positive_quantity, expect_or_drop: quantity > 0}}
+      - {{name: known_customer, expect: customer IS NOT NULL}}
+    sink: orders_table
+    trigger: available_now
+  # A generated stream, filtered and judged, into Delta once a second.
+  - name: ticks
+    source: {{format: rate, options: {{rowsPerSecond: 20}}}}
+    where: value % 10 <> 3
+    select: [value, timestamp, value % 7 AS bucket]
+    expectations:
+      - {{name: even_value, expect: value % 2 = 0}}
+    sink: ticks_table
+    trigger: {{kind: processing_time, interval: 1 second}}
+  # The ticks table read back as a stream, one summary line per batch.
+  - name: tick_summary
+    source: {{format: delta, table: main.demo.ticks, options: {{maxFilesPerTrigger: 1}}}}
+    sink: summary
+    trigger: available_now
+  # The orders table upserted into PostgreSQL by order_id.
+  - name: orders_to_postgres
+    source: {{format: delta, table: main.shop.orders}}
+    sink: orders_db
+    trigger: available_now
+)",
+                     fmt::arg("dir", dir), fmt::arg("bootstrap", bootstrap), fmt::arg("topic", kTopic),
+                     fmt::arg("pg_host", pg.host()), fmt::arg("pg_port", pg.port()), fmt::arg("pg_user", pg.superuser()),
+                     fmt::arg("database", kDatabase));
+}
+
+// The foreachBatch callback of the demo: one line per batch of the ticks table.
+Status PrintTickSummary(const RecordBatch& batch, int64_t batch_id) {
+  int value_index = batch.schema()->FieldIndex("value");
+  if (value_index < 0) return Status::Error(errors::kInvalidArgument, "demo_summary needs a `value` column");
+  const Column& values = *batch.column(value_index);
+  int64_t low = 0, high = 0, even = 0;
+  for (int64_t row = 0; row < batch.num_rows(); ++row) {
+    int64_t v = values.Value<int64_t>(row);
+    low = row == 0 ? v : std::min(low, v);
+    high = row == 0 ? v : std::max(high, v);
+    even += v % 2 == 0;
+  }
+  std::printf("        foreachBatch demo_summary: batch %lld, %lld rows, values %lld..%lld, %lld even\n",
+              static_cast<long long>(batch_id), static_cast<long long>(batch.num_rows()), static_cast<long long>(low),
+              static_cast<long long>(high), static_cast<long long>(even));
+  return Status::OK();
+}
+
+void PrintFigures(const pipeline::PipelineRun& run) {
+  for (const pipeline::FlowFigures& flow : run.flows()) {
+    std::printf("        flow %-18s %-9s %3lld batch(es), %4lld rows in, %4lld rows out -> %s\n", flow.name.c_str(),
+                flow.state.c_str(), static_cast<long long>(flow.batches), static_cast<long long>(flow.input_rows),
+                static_cast<long long>(flow.output_rows), flow.sink.c_str());
+  }
+}
+
+// Runs `flows` of the pipeline until they end by themselves or `stop_after` has passed.
+Status RunFlows(const pipeline::PipelineSpec& spec, std::vector<std::string> flows, std::chrono::seconds stop_after) {
+  pipeline::RunOptions options;
+  options.flows = std::move(flows);
+  options.registry = &CommandRegistry();
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<pipeline::PipelineRun> run, pipeline::PipelineRun::Start(spec, options));
+  Clock::time_point deadline = Clock::now() + stop_after;
+  while (Clock::now() < deadline) {
+    bool active = false;
+    for (const pipeline::FlowFigures& flow : run->flows()) active = active || flow.state == "RUNNING";
+    if (!active) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  run->Stop();
+  Status status = run->Wait();
+  PrintFigures(*run);
+  return status;
+}
+
+Result<std::pair<int64_t, int64_t>> DeltaRowsAndVersion(const std::string& table) {
+  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(LocalFileSystem(), table));
+  int64_t rows = 0;
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(snapshot));
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
+    if (batch == nullptr) break;
+    rows += batch->num_rows();
+  }
+  return std::make_pair(rows, snapshot->version());
+}
+
 Status Run(const DemoOptions& options) {
   Clock::time_point start = Clock::now();
   std::error_code ec;
@@ -115,85 +235,82 @@ Status Run(const DemoOptions& options) {
     return Status::Error(errors::kIoError, fmt::format("cannot create demo directory {}: {}", options.dir, ec.message()));
   }
   std::string dir = std::filesystem::canonical(options.dir).string();
+  // Kafka lives in memory, so offsets checkpointed by an earlier demo mean nothing now: start afresh.
+  std::filesystem::remove_all(dir + "/storage", ec);
+  std::filesystem::remove_all(dir + "/warehouse", ec);
   std::printf("sluice demo in %s\n\n", dir.c_str());
 
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<connectors::EmbeddedKafka> kafka, connectors::EmbeddedKafka::Start(1));
   SLUICE_RETURN_IF_ERROR(kafka->CreateTopic(kTopic, kPartitions));
-  std::printf("[1/5] Kafka       embedded mock cluster at %s, topic %s with %d partitions  (%.1fs)\n",
+  std::printf("[1/6] Kafka       embedded mock cluster at %s, topic %s with %d partitions  (%.1fs)\n",
               kafka->bootstrap_servers().c_str(), kTopic, kPartitions, SecondsSince(start));
 
   connectors::EmbeddedPostgres postgres(PostgresOptions(dir));
   SLUICE_RETURN_IF_ERROR(postgres.Start());
-  std::printf("[2/5] PostgreSQL  private server on %s:%d, OS user %s, data in %s  (%.1fs)\n", postgres.host().c_str(),
-              postgres.port(), postgres.os_user().c_str(), postgres.data_dir().c_str(), SecondsSince(start));
-  if (postgres.relocated()) {
-    std::printf("                  (OS user %s cannot reach %s/postgres, so the data lives in %s)\n",
-                postgres.os_user().c_str(), dir.c_str(), postgres.data_dir().c_str());
-  }
-
-  std::vector<connectors::KafkaTestMessage> orders = SampleOrders(options.events);
-  SLUICE_RETURN_IF_ERROR(connectors::ProduceMessages(kafka->bootstrap_servers(), kTopic, orders));
-  std::printf("[3/5] produced    %zu JSON order events keyed by order id, e.g.\n                  %s\n", orders.size(),
-              orders.front().value->c_str());
-
-  SLUICE_ASSIGN_OR_RETURN(std::vector<connectors::KafkaTestMessage> read,
-                          connectors::ReadAllMessages(kafka->bootstrap_servers(), kTopic));
-  std::vector<int> per_partition(kPartitions, 0);
-  for (const connectors::KafkaTestMessage& m : read) ++per_partition[m.partition];
-  std::printf("[4/5] consumed    %zu events back from Kafka (per partition: %s)\n", read.size(),
-              fmt::format("{}", fmt::join(per_partition, " / ")).c_str());
-
+  std::printf("[2/6] PostgreSQL  private server on %s:%d, data in %s  (%.1fs)\n", postgres.host().c_str(),
+              postgres.port(), postgres.data_dir().c_str(), SecondsSince(start));
   {
     SLUICE_ASSIGN_OR_RETURN(Connection admin, Connection::Open(postgres.ConnectionString("postgres")));
     SLUICE_ASSIGN_OR_RETURN(auto existing, admin.Run("SELECT 1 FROM pg_database WHERE datname = $1", {kDatabase}));
     if (existing.empty()) SLUICE_RETURN_IF_ERROR(postgres.CreateDatabase(kDatabase));
+    SLUICE_ASSIGN_OR_RETURN(Connection db, Connection::Open(postgres.ConnectionString(kDatabase)));
+    SLUICE_RETURN_IF_ERROR(db.Run("DROP TABLE IF EXISTS orders").status());
   }
+
+  std::vector<connectors::KafkaTestMessage> orders = SampleOrders(options.events);
+  SLUICE_RETURN_IF_ERROR(connectors::ProduceMessages(kafka->bootstrap_servers(), kTopic, orders));
+  std::printf("[3/6] produced    %zu JSON order events (every tenth with quantity 0), e.g.\n                  %s\n",
+              orders.size(), orders.front().value->c_str());
+
+  const std::string pipeline_file = dir + "/pipeline.yaml";
+  {
+    std::ofstream out(pipeline_file, std::ios::trunc);
+    out << PipelineYaml(dir, kafka->bootstrap_servers(), postgres);
+    if (!out) return Status::Error(errors::kIoError, "cannot write " + pipeline_file);
+  }
+  SLUICE_ASSIGN_OR_RETURN(pipeline::PipelineSpec spec, LoadPipelineFile(pipeline_file));
+  std::vector<Status> problems = pipeline::ValidatePipeline(spec, CommandRegistry());
+  if (!problems.empty()) return problems.front();
+  std::printf("[4/6] pipeline    %s: %zu flows, validated; running `orders` and `ticks` for 5 seconds\n",
+              pipeline_file.c_str(), spec.flows.size());
+  SLUICE_RETURN_IF_ERROR(RunFlows(spec, {"orders", "ticks"}, std::chrono::seconds(5)));
+  std::printf("[5/6] pipeline    running `tick_summary` and `orders_to_postgres` over what landed\n");
+  SLUICE_RETURN_IF_ERROR(RunFlows(spec, {"tick_summary", "orders_to_postgres"}, std::chrono::seconds(30)));
+
+  const std::string orders_table = dir + "/warehouse/main/shop/orders";
+  const std::string ticks_table = dir + "/warehouse/main/demo/ticks";
+  SLUICE_ASSIGN_OR_RETURN(auto orders_landed, DeltaRowsAndVersion(orders_table));
+  SLUICE_ASSIGN_OR_RETURN(auto ticks_landed, DeltaRowsAndVersion(ticks_table));
   SLUICE_ASSIGN_OR_RETURN(Connection db, Connection::Open(postgres.ConnectionString(kDatabase)));
-  SLUICE_RETURN_IF_ERROR(db.Run("DROP TABLE IF EXISTS demo_orders").status());
-  SLUICE_RETURN_IF_ERROR(db.Run("CREATE TABLE demo_orders ("
-                                "  kafka_partition int NOT NULL,"
-                                "  kafka_offset bigint NOT NULL,"
-                                "  order_key text,"
-                                "  event jsonb NOT NULL,"
-                                "  PRIMARY KEY (kafka_partition, kafka_offset))")
-                             .status());
-  SLUICE_RETURN_IF_ERROR(db.Run("BEGIN").status());
-  for (const connectors::KafkaTestMessage& m : read) {
-    SLUICE_RETURN_IF_ERROR(db.Run("INSERT INTO demo_orders VALUES ($1, $2, $3, $4::jsonb)",
-                                  {std::to_string(m.partition), std::to_string(m.offset), m.key.value_or(""),
-                                   m.value.value_or("null")})
-                               .status());
-  }
-  SLUICE_RETURN_IF_ERROR(db.Run("COMMIT").status());
-  SLUICE_ASSIGN_OR_RETURN(auto totals,
-                          db.Run("SELECT count(*), count(DISTINCT event->>'customer'), "
-                                 "sum((event->>'amount')::numeric) FROM demo_orders"));
-  std::printf("[5/5] PostgreSQL  inserted %s rows into %s.public.demo_orders in one transaction  (%.1fs)\n\n",
-              totals[0][0].c_str(), kDatabase, SecondsSince(start));
-
-  SLUICE_ASSIGN_OR_RETURN(auto by_customer,
-                          db.Run("SELECT event->>'customer', count(*), sum((event->>'amount')::numeric) "
-                                 "FROM demo_orders GROUP BY 1 ORDER BY 3 DESC, 1"));
+  SLUICE_ASSIGN_OR_RETURN(auto totals, db.Run("SELECT count(*), coalesce(sum(amount), 0) FROM orders"));
+  SLUICE_ASSIGN_OR_RETURN(auto by_customer, db.Run("SELECT customer, count(*), sum(amount) FROM orders "
+                                                   "GROUP BY 1 ORDER BY 3 DESC, 1"));
+  std::printf("[6/6] landed      Delta main.shop.orders: %lld rows (version %lld); main.demo.ticks: %lld rows "
+              "(version %lld); PostgreSQL %s.public.orders: %s rows  (%.1fs)\n\n",
+              static_cast<long long>(orders_landed.first), static_cast<long long>(orders_landed.second),
+              static_cast<long long>(ticks_landed.first), static_cast<long long>(ticks_landed.second), kDatabase,
+              totals[0][0].c_str(), SecondsSince(start));
   std::printf("  %-10s %6s %10s\n", "customer", "orders", "amount");
-  for (const auto& row : by_customer) {
-    std::printf("  %-10s %6s %10s\n", row[0].c_str(), row[1].c_str(), row[2].c_str());
-  }
-  std::printf("  %-10s %6s %10s   (%s customers)\n\n", "total", totals[0][0].c_str(), totals[0][2].c_str(),
-              totals[0][1].c_str());
+  for (const auto& row : by_customer) std::printf("  %-10s %6s %10s\n", row[0].c_str(), row[1].c_str(), row[2].c_str());
+  std::printf("  %-10s %6s %10s\n\n", "total", totals[0][0].c_str(), totals[0][1].c_str());
 
-  Clock::time_point stopping = Clock::now();
   SLUICE_RETURN_IF_ERROR(postgres.Stop());
   kafka.reset();
-  std::printf("Stopped PostgreSQL and Kafka cleanly in %.1fs; %.1fs in all.\n", SecondsSince(stopping),
-              SecondsSince(start));
-  std::printf("The PostgreSQL data stays in %s; look at it with\n  sluice postgres-embedded --dir %s\n",
-              postgres.data_dir().c_str(), postgres.data_dir().c_str());
-  std::printf("then psql with the connection string it prints, dbname=%s. Kafka data lived in memory only.\n",
-              kDatabase);
+  std::printf("Stopped PostgreSQL and Kafka; %.1fs in all. Look at what landed:\n", SecondsSince(start));
+  std::printf("  # the orders, as any Delta reader sees them\n  sluice delta show %s --limit 5\n", orders_table.c_str());
+  std::printf("  # one Delta commit per batch of the ticks flow\n  sluice delta history %s\n", ticks_table.c_str());
+  std::printf("  # each flow's last state and batch, from the event log %s/system/events.jsonl\n  sluice status %s\n",
+              spec.storage.c_str(), pipeline_file.c_str());
+  std::printf("  # the ticks flow again, from where it stopped, until Ctrl-C\n  sluice run %s --flow ticks\n",
+              pipeline_file.c_str());
   return Status::OK();
 }
 
 }  // namespace
+
+Status RegisterDemoFunctions(engine::Registry* registry) {
+  return registry->RegisterForeachBatch("demo_summary", PrintTickSummary);
+}
 
 void RegisterDemoCommand(CLI::App& app) {
   auto options = std::make_shared<DemoOptions>();

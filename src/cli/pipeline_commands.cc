@@ -25,6 +25,7 @@ engine::Registry& CommandRegistry() {
   static std::once_flag once;
   std::call_once(once, [] {
     Status registered = connectors::RegisterConnectorFormats(&engine::Registry::Default());
+    if (registered.ok()) registered = RegisterDemoFunctions(&engine::Registry::Default());
     if (!registered.ok()) std::fprintf(stderr, "%s\n", registered.ToString().c_str());
   });
   return engine::Registry::Default();
@@ -173,7 +174,7 @@ void Status_(const std::string& file) {
   }
   std::printf("pipeline '%s' (events in %s)\n", spec->name.c_str(),
               pipeline::EventLog::PathFor(spec->storage).c_str());
-  std::printf("%-24s %-10s %10s %12s %12s  %s\n", "flow", "state", "last batch", "rows in", "rows out", "at");
+  std::printf("%-24s %-10s %10s %12s %12s  %s\n", "flow", "state", "last batch", "batch in", "batch out", "at");
   for (const pipeline::FlowSpec& flow : spec->flows) {
     const Last& entry = last[flow.name];
     std::printf("%-24s %-10s %10s %12s %12s  %s\n", flow.name.c_str(), entry.state.c_str(), entry.batch.c_str(),
