@@ -5,7 +5,8 @@
 // builders cannot take back what was appended: a malformed value must be known before its row
 // starts. The second pass, which may then trust the structure, fills each message's slots (last
 // occurrence wins for singular fields; occurrences of a singular message field are merged, as
-// Protobuf merges them; repeated elements go straight to their builders) and emits the row.
+// Protobuf merges them; repeated elements go straight to their builders, map entries once the
+// keys written twice are known) and emits the row.
 #include "sluice/formats/protobuf_decoder.h"
 
 #include <algorithm>
