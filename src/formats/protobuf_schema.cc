@@ -132,8 +132,10 @@ void CollectMessageNames(const pb::Descriptor* message, std::vector<std::string>
   for (int i = 0; i < message->nested_type_count(); ++i) CollectMessageNames(message->nested_type(i), names);
 }
 
+// `path` is the field's dot path; empty for the message named by message_name itself.
 Status Unsupported(const std::string& path, std::string_view what) {
-  return Status::Error(errors::kProtobufUnsupportedField, "field `" + path + "` " + std::string(what));
+  std::string subject = path.empty() ? std::string("the message") : "field `" + path + "`";
+  return Status::Error(errors::kProtobufUnsupportedField, subject + " " + std::string(what));
 }
 
 bool IsWrapper(std::string_view full_name) {

@@ -141,6 +141,10 @@ TEST(ProtobufSchemaTest, AWellKnownTypeIsNotAStreamMessage) {
   Status status = MakeStatus("syntax = \"proto3\"; import \"google/protobuf/timestamp.proto\";",
                              "google.protobuf.Timestamp");
   EXPECT_EQ(status.error_class(), errors::kProtobufUnsupportedField) << status.ToString();
+  status = MakeStatus("syntax = \"proto3\"; import \"google/protobuf/duration.proto\";", "google.protobuf.Duration");
+  EXPECT_EQ(status.ToString(),
+            "PROTOBUF_UNSUPPORTED_FIELD: the message has type google.protobuf.Duration, which has no column mapping; "
+            "use another type");
 }
 
 TEST(ProtobufSchemaTest, MakeDecoderBuildsTheProtobufDecoderFromASpec) {
