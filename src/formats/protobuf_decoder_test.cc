@@ -257,6 +257,20 @@ TEST(ProtobufDecoderTest, UnknownFieldsAndUnexpectedWireTypesAreSkipped) {
             (std::vector<std::string>{R"({"kept":4,"s":"s"})", R"({"kept":0,"s":""})"}));
 }
 
+TEST(ProtobufDecoderTest, FieldsOfEmptyMessageTypesAreSkippedButStillChecked) {
+  constexpr std::string_view kProto = R"(
+    syntax = "proto3"; package t; import "google/protobuf/empty.proto";
+    message M { int32 a = 1; google.protobuf.Empty ok = 2; })";
+  ReferenceEncoder encoder(kProto);
+  auto decoder = MakeTestDecoder(kProto, "t.M");
+  ASSERT_NE(decoder, nullptr);
+  DecodeStats stats;
+  EXPECT_EQ(DecodeRows(*decoder, {encoder.Encode("t.M", "a: 1 ok { }"), Tag(1, 0) + Varint(2) + Tag(2, 2) + Varint(4)},
+                       &stats),
+            (std::vector<std::string>{R"({"a":1})", "null"}));
+  EXPECT_EQ(stats.malformed, 1);
+}
+
 TEST(ProtobufDecoderTest, MalformedValuesBecomeNullRowsAndAreCounted) {
   constexpr std::string_view kSchema = R"(
     syntax = "proto3"; package t;
@@ -372,7 +386,7 @@ TEST(ProtobufDecoderTest, AMessageIndexPathNamesAMessageOfTheSchema) {
 }
 
 TEST(ProtobufDecoderTest, RefusesAnInputColumnThatIsNotBytes) {
-  auto decoder = MakeTestDecoder("syntax = \"proto3\"; package t; message M {}", "t.M");
+  auto decoder = MakeTestDecoder("syntax = \"proto3\"; package t; message M { int32 a = 1; }", "t.M");
   ASSERT_NE(decoder, nullptr);
   Int64Builder longs(DataType::Long());
   longs.Append(1);

@@ -132,6 +132,18 @@ void CollectMessageNames(const pb::Descriptor* message, std::vector<std::string>
   for (int i = 0; i < message->nested_type_count(); ++i) CollectMessageNames(message->nested_type(i), names);
 }
 
+bool IsEmptyStruct(const ProtobufMessage& message) {
+  return message.shape == ProtobufMessage::Shape::kStruct && message.fields.empty();
+}
+
+// Whether a compiled field's values are messages without fields (for a map: its values).
+bool HoldsOnlyEmptyMessages(const ProtobufField& field) {
+  if (field.kind != ValueKind::kMessage) return false;
+  if (!field.is_map) return IsEmptyStruct(*field.message);
+  const ProtobufField& value = field.message->fields.at(1);
+  return value.kind == ValueKind::kMessage && IsEmptyStruct(*value.message);
+}
+
 // `path` is the field's dot path; empty for the message named by message_name itself.
 Status Unsupported(const std::string& path, std::string_view what) {
   std::string subject = path.empty() ? std::string("the message") : "field `" + path + "`";
@@ -180,6 +192,10 @@ class Compiler {
       ProtobufField compiled;
       TypePtr type;
       SLUICE_RETURN_IF_ERROR(CompileField(field, field_path, depth, &compiled, &type));
+      // As Spark does by default, a field of a message type without fields (such as
+      // google.protobuf.Empty) is left out: an empty struct has no Parquet form, so a Delta
+      // table could not hold it. Its occurrences are then skipped like unknown fields.
+      if (out->shape == ProtobufMessage::Shape::kStruct && HoldsOnlyEmptyMessages(compiled)) continue;
       if (out->shape == ProtobufMessage::Shape::kMapEntry) {
         // A map's key and value take their defaults when absent, as libprotobuf gives them.
         compiled.has_presence = compiled.kind == ValueKind::kMessage;
@@ -415,6 +431,12 @@ Result<CompiledProtobufSchema> CompileProtobufSchema(std::string_view proto_text
                          "message_name `" + std::string(message_name) +
                              "` is a well-known wrapper or Timestamp type; a stream decodes into a struct, "
                              "so name a message that contains it");
+  }
+  if (compiled.root->fields.empty()) {
+    return Status::Error(errors::kProtobufUnsupportedField,
+                         "message_name `" + std::string(message_name) +
+                             "` names a message without fields (or only fields of empty message types); "
+                             "a stream's value needs at least one column");
   }
   if (message->file() == schema.main_file()) {
     for (const pb::Descriptor* m = message; m != nullptr; m = m->containing_type()) {

@@ -69,6 +69,25 @@ TEST(ProtobufSchemaTest, AcceptsProto2AndALeadingDotInTheMessageName) {
   EXPECT_EQ(TypeOf(kProto, ".t.M"), "struct<a:int,b:string,c:array<boolean>>");
 }
 
+TEST(ProtobufSchemaTest, LeavesOutFieldsOfMessageTypesWithoutFields) {
+  constexpr std::string_view kProto = R"(
+    syntax = "proto3";
+    package t;
+    import "google/protobuf/empty.proto";
+    message Nothing {}
+    message OnlyNothing { Nothing n = 1; }
+    message M {
+      int32 a = 1;
+      oneof result { google.protobuf.Empty ok = 2; string error = 3; }
+      repeated Nothing many = 4;
+      map<string, Nothing> by_key = 5;
+      OnlyNothing nested = 6;
+    })";
+  EXPECT_EQ(TypeOf(kProto, "t.M"), "struct<a:int,error:string>");
+  EXPECT_EQ(MakeStatus(kProto, "t.OnlyNothing").error_class(), errors::kProtobufUnsupportedField);
+  EXPECT_EQ(MakeStatus(kProto, "t.Nothing").error_class(), errors::kProtobufUnsupportedField);
+}
+
 TEST(ProtobufSchemaTest, ResolvesImportsGivenAsFiles) {
   std::vector<ProtobufSourceFile> imports = {
       {"common/address.proto", "syntax = \"proto3\"; package common; message Address { string city = 1; }"}};
