@@ -6,6 +6,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 #include "sluice/delta/writer.h"
+#include "sluice/pipeline/ingestion_sink.h"
 
 namespace sluice::pipeline {
 
@@ -13,6 +14,7 @@ struct PipelineRun::Flow {
   const FlowSpec* spec = nullptr;
   std::unique_ptr<engine::StreamingQuery> query;
   TransformingSink* sink = nullptr;  // owned by the query
+  IngestionSink* ingestion = nullptr;  // the inner sink of a stream, owned by the query
   FlowFigures figures;
 };
 
@@ -54,7 +56,17 @@ std::string LabelValue(std::string_view value) {
   return out;
 }
 
+// A flow that runs a stream stands for it under the stream's name; its sink is the ingestion table.
+const StreamSpec* StreamOf(const PipelineSpec& spec, const FlowSpec& flow) {
+  if (!flow.sink.empty()) return nullptr;
+  for (const StreamSpec& stream : spec.streams) {
+    if (stream.name == flow.name) return &stream;
+  }
+  return nullptr;
+}
+
 std::string SinkTablePath(const PipelineSpec& spec, const FlowSpec& flow) {
+  if (const StreamSpec* stream = StreamOf(spec, flow)) return spec.TablePath(stream->table).value_or("");
   auto sink = spec.sinks.find(flow.sink);
   if (sink == spec.sinks.end() || sink->second.format != "delta") return "";
   Result<std::map<std::string, std::string>> options = spec.ResolvedOptions(sink->second);
@@ -75,12 +87,23 @@ Result<std::unique_ptr<PipelineRun>> PipelineRun::Start(PipelineSpec spec, RunOp
     for (const Status& problem : problems) message += "\n  " + problem.ToString();
     return Status::Error(errors::kInvalidPipeline, message);
   }
+  std::vector<FlowSpec>& all = run->all_flows_;
+  all = pipeline.flows;
+  for (const StreamSpec& stream : pipeline.streams) {
+    FlowSpec flow;
+    flow.name = stream.name;
+    flow.source = stream.source;
+    flow.trigger = stream.trigger;
+    flow.trigger_interval = stream.trigger_interval;
+    flow.checkpoint = pipeline.CheckpointOf(stream);
+    all.push_back(std::move(flow));
+  }
   auto find_flow = [&](const std::string& name) -> Result<const FlowSpec*> {
-    for (const FlowSpec& flow : pipeline.flows) {
+    for (const FlowSpec& flow : all) {
       if (flow.name == name) return &flow;
     }
     std::string known;
-    for (const FlowSpec& flow : pipeline.flows) known += (known.empty() ? "" : ", ") + flow.name;
+    for (const FlowSpec& flow : all) known += (known.empty() ? "" : ", ") + flow.name;
     return Status::Error(errors::kInvalidPipeline,
                          "pipeline '" + pipeline.name + "' has no flow named '" + name + "'; its flows: " + known);
   };
@@ -90,7 +113,7 @@ Result<std::unique_ptr<PipelineRun>> PipelineRun::Start(PipelineSpec spec, RunOp
     if (std::find(selected.begin(), selected.end(), flow) == selected.end()) selected.push_back(flow);
   }
   if (selected.empty()) {
-    for (const FlowSpec& flow : pipeline.flows) selected.push_back(&flow);
+    for (const FlowSpec& flow : all) selected.push_back(&flow);
   }
   std::vector<const FlowSpec*> refreshed;
   if (run->options_.full_refresh_all) refreshed = selected;
@@ -125,7 +148,7 @@ Status PipelineRun::Prepare(const std::vector<const FlowSpec*>& selected, const 
     if (std::string table = SinkTablePath(spec_, *flow); !table.empty()) tables.insert(table);
   }
   std::vector<const FlowSpec*> reset = refreshed;
-  for (const FlowSpec& flow : spec_.flows) {
+  for (const FlowSpec& flow : all_flows_) {
     if (tables.count(SinkTablePath(spec_, flow)) && std::find(reset.begin(), reset.end(), &flow) == reset.end()) {
       reset.push_back(&flow);
     }
@@ -136,9 +159,21 @@ Status PipelineRun::Prepare(const std::vector<const FlowSpec*>& selected, const 
     Log("WARN", nullptr, "warning", "full refresh: flow '" + flow->name + "' starts over from its source's beginning",
         "{\"full_refresh\":{\"flow\":" + JsonString(flow->name) + ",\"checkpoint\":" + JsonString(checkpoint) + "}}");
   }
+  std::set<std::string> ingestion_tables;
+  for (const FlowSpec* flow : reset) {
+    if (StreamOf(spec_, *flow) != nullptr) ingestion_tables.insert(SinkTablePath(spec_, *flow));
+  }
   for (const std::string& table : tables) {
     SLUICE_ASSIGN_OR_RETURN(bool exists, options_.file_system->Exists(table + "/_delta_log"));
     if (!exists) continue;
+    // An ingestion table's txns say which offsets it holds, and a truncation keeps them; so a
+    // refreshed stream starts from a new table.
+    if (ingestion_tables.count(table)) {
+      SLUICE_RETURN_IF_ERROR(options_.file_system->DeleteRecursively(table));
+      Log("WARN", nullptr, "warning", "full refresh: ingestion table " + table + " deleted, to be ingested again",
+          "{\"full_refresh\":{\"table\":" + JsonString(table) + ",\"deleted\":true}}");
+      continue;
+    }
     SLUICE_ASSIGN_OR_RETURN(int64_t version, delta::TruncateTable(options_.file_system, table));
     Log("WARN", nullptr, "warning", "full refresh: Delta table " + table + " truncated",
         "{\"full_refresh\":{\"table\":" + JsonString(table) + ",\"version\":" + std::to_string(version) + "}}");
@@ -155,16 +190,35 @@ Status PipelineRun::StartFlow(const FlowSpec& spec) {
   flow->figures.state = "STARTING";
   const std::string context = "flow '" + spec.name + "'";
   const engine::Registry& registry = *options_.registry;
-  const Endpoint& sink_endpoint = spec_.sinks.at(spec.sink);
+  const StreamSpec* stream = StreamOf(spec_, spec);
 
   SLUICE_ASSIGN_OR_RETURN(auto source_options, spec_.ResolvedOptions(spec.source));
-  SLUICE_ASSIGN_OR_RETURN(auto sink_options, spec_.ResolvedOptions(sink_endpoint));
-  const engine::SinkFormat* sink_format = registry.FindSinkFormat(sink_endpoint.format);
-  AddCheckpointLocation(sink_format->options, spec_.CheckpointOf(spec), &sink_options);
+  std::string sink_format_name, sink_options_json = "{}";
+  Result<std::unique_ptr<engine::Sink>> sink = Status::OK();
+  if (stream != nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(IngestionSpec ingestion, IngestionSpecOf(spec_, *stream));
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> resume,
+                            ResumeOffsets(options_.file_system, ingestion.table_path, stream->name));
+    if (resume) source_options["starting_offsets"] = *resume;
+    sink_format_name = "ingestion";
+    sink_options_json = "{\"table\":" + JsonString(stream->table) + "}";
+    flow->figures.sink = stream->table;
+    Result<std::unique_ptr<IngestionSink>> made = IngestionSink::Make(std::move(ingestion), options_.file_system);
+    if (made.ok()) flow->ingestion = made->get();
+    sink = made.ok() ? Result<std::unique_ptr<engine::Sink>>(std::move(made).value())
+                     : Result<std::unique_ptr<engine::Sink>>(made.status());
+  } else {
+    const Endpoint& sink_endpoint = spec_.sinks.at(spec.sink);
+    SLUICE_ASSIGN_OR_RETURN(auto sink_options, spec_.ResolvedOptions(sink_endpoint));
+    const engine::SinkFormat* sink_format = registry.FindSinkFormat(sink_endpoint.format);
+    AddCheckpointLocation(sink_format->options, spec_.CheckpointOf(spec), &sink_options);
+    sink_format_name = sink_format->name;
+    sink_options_json = RedactedOptionsJson(sink_options, sink_format->options);
+    sink = registry.MakeSink(sink_endpoint.format, sink_options);
+  }
+  if (!sink.ok()) return sink.status().WithContext(context + " sink '" + flow->figures.sink + "'");
   Result<std::unique_ptr<engine::Source>> source = registry.MakeSource(spec.source.format, source_options);
   if (!source.ok()) return source.status().WithContext(context + " source");
-  Result<std::unique_ptr<engine::Sink>> sink = registry.MakeSink(sink_endpoint.format, sink_options);
-  if (!sink.ok()) return sink.status().WithContext(context + " sink '" + spec.sink + "'");
   SLUICE_ASSIGN_OR_RETURN(FlowTransform transform, FlowTransform::Make(spec));
   auto transforming = std::make_unique<TransformingSink>(std::move(transform), std::move(sink).value());
   flow->sink = transforming.get();
@@ -179,9 +233,9 @@ Status PipelineRun::StartFlow(const FlowSpec& spec) {
   Flow* raw = flow.get();
   config.on_progress = [this, raw](const engine::QueryProgress& progress) { OnProgress(raw, progress); };
 
-  Log("INFO", raw, "sink_definition", "sink '" + spec.sink + "' of format " + sink_format->name,
-      "{\"sink_definition\":{\"name\":" + JsonString(spec.sink) + ",\"format\":" + JsonString(sink_format->name) +
-          ",\"options\":" + RedactedOptionsJson(sink_options, sink_format->options) + "}}");
+  Log("INFO", raw, "sink_definition", "sink '" + flow->figures.sink + "' of format " + sink_format_name,
+      "{\"sink_definition\":{\"name\":" + JsonString(flow->figures.sink) + ",\"format\":" +
+          JsonString(sink_format_name) + ",\"options\":" + sink_options_json + "}}");
   std::string expectations = "[";
   for (const Expectation& expectation : spec.expectations) {
     if (expectations.size() > 1) expectations += ',';
@@ -192,8 +246,8 @@ Status PipelineRun::StartFlow(const FlowSpec& spec) {
   std::string select = "[";
   for (const std::string& item : spec.select) select += (select.size() > 1 ? "," : "") + JsonString(item);
   Log("INFO", raw, "flow_definition",
-      "flow '" + spec.name + "' reads " + spec.source.format + " and writes sink '" + spec.sink + "'",
-      "{\"flow_definition\":{\"output_dataset\":" + JsonString(spec.sink) + ",\"source_format\":" +
+      "flow '" + spec.name + "' reads " + spec.source.format + " and writes '" + flow->figures.sink + "'",
+      "{\"flow_definition\":{\"output_dataset\":" + JsonString(flow->figures.sink) + ",\"source_format\":" +
           JsonString(spec.source.format) + ",\"where\":" + (spec.where ? JsonString(*spec.where) : "null") +
           ",\"select\":" + select + "],\"expectations\":" + expectations + "],\"trigger\":" +
           JsonString(engine::TriggerName(config.trigger.kind)) + ",\"output_mode\":" +
@@ -257,7 +311,7 @@ void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) 
     for (const ExpectationCounts& count : counts) {
       dropped += count.dropped;
       if (list.size() > 1) list += ',';
-      list += "{\"name\":" + JsonString(count.name) + ",\"dataset\":" + JsonString(flow->spec->sink) +
+      list += "{\"name\":" + JsonString(count.name) + ",\"dataset\":" + JsonString(flow->figures.sink) +
               ",\"action\":" + JsonString(ActionName(count.action)) + ",\"passed_records\":" +
               std::to_string(count.passed) + ",\"failed_records\":" + std::to_string(count.failed) +
               ",\"dropped_records\":" + std::to_string(count.dropped) + "}";
@@ -265,13 +319,31 @@ void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) 
     quality = "{\"batch_id\":" + std::to_string(progress.batch_id) + ",\"dropped_records\":" +
               std::to_string(dropped) + ",\"expectations\":" + list + "]}";
   }
+  std::string ingestion;
+  if (flow->ingestion != nullptr) {
+    const IngestionStats& stats = flow->ingestion->last_stats();
+    std::string samples = "[";
+    for (const std::string& sample : stats.malformed_samples) samples += (samples.size() > 1 ? "," : "") + JsonString(sample);
+    ingestion = "{\"records\":" + std::to_string(stats.records) + ",\"filtered_out\":" +
+                std::to_string(stats.filtered_out) + ",\"malformed_keys\":" + std::to_string(stats.malformed_keys) +
+                ",\"malformed_values\":" + std::to_string(stats.malformed_values) + ",\"malformed_samples\":" +
+                samples + "]}";
+    if (stats.malformed_keys + stats.malformed_values > 0) {
+      Log("WARN", flow, "warning",
+          "stream '" + flow->spec->name + "' batch " + std::to_string(progress.batch_id) + ": " +
+              std::to_string(stats.malformed_keys + stats.malformed_values) +
+              " undecodable key(s)/value(s) ingested as null",
+          "{\"ingestion\":" + ingestion + "}");
+    }
+  }
   Log("METRICS", flow, "flow_progress",
       "flow '" + flow->spec->name + "' batch " + std::to_string(progress.batch_id) + ": " +
           std::to_string(progress.num_input_rows) + " rows in, " + std::to_string(output_rows) + " rows out",
       "{\"flow_progress\":{\"status\":\"RUNNING\",\"batch_id\":" + std::to_string(progress.batch_id) +
           ",\"metrics\":{\"num_input_rows\":" + std::to_string(progress.num_input_rows) +
           ",\"num_output_rows\":" + std::to_string(output_rows) + "}" +
-          (quality.empty() ? "" : ",\"data_quality\":" + quality) + ",\"progress\":" + progress.ToJson() + "}}");
+          (quality.empty() ? "" : ",\"data_quality\":" + quality) +
+          (ingestion.empty() ? "" : ",\"ingestion\":" + ingestion) + ",\"progress\":" + progress.ToJson() + "}}");
   if (!quality.empty()) {
     Log("INFO", flow, "data_quality", "expectations of flow '" + flow->spec->name + "' on batch " +
                                           std::to_string(progress.batch_id),
@@ -286,7 +358,7 @@ void PipelineRun::Log(const std::string& level, const Flow* flow, const std::str
   event.origin.pipeline = spec_.name;
   if (flow != nullptr) {
     event.origin.flow = flow->spec->name;
-    event.origin.dataset = flow->spec->sink;
+    event.origin.dataset = flow->figures.sink;
   }
   event.event_type = type;
   event.message = message;

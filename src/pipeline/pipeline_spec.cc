@@ -82,6 +82,92 @@ class Walker {
   std::vector<std::string> problems_;
 };
 
+void ParseTriggerKeys(Walker& walker, const YAML::Node& node, const std::string& place, std::string* kind,
+                  std::string* interval) {
+  YAML::Node trigger = node["trigger"];
+  if (!trigger.IsDefined() || trigger.IsNull()) return;
+  std::string at = Walker::Join(place, "trigger");
+  if (trigger.IsScalar()) {
+    *kind = trigger.Scalar();
+  } else if (trigger.IsMap()) {
+    walker.CheckKeys(trigger, at, {"kind", "interval"});
+    *kind = walker.Scalar(trigger, at, "kind", true).value_or(*kind);
+    *interval = walker.Scalar(trigger, at, "interval", false).value_or("");
+  } else {
+    walker.Problem(at, "expected a trigger name or {kind: ..., interval: ...}");
+  }
+}
+
+std::optional<formats::DecoderSpec> ParseSchema(Walker& walker, const YAML::Node& node, const std::string& place) {
+  if (!node.IsDefined() || node.IsNull()) return std::nullopt;
+  if (!node.IsMap()) {
+    walker.Problem(place, "expected {format: json|avro|protobuf, schema: ..., message_name: ...}");
+    return std::nullopt;
+  }
+  walker.CheckKeys(node, place, {"format", "schema", "message_name"});
+  formats::DecoderSpec spec;
+  std::string format = walker.Scalar(node, place, "format", true).value_or("");
+  if (format == "json") {
+    spec.format = formats::SchemaFormat::kJson;
+  } else if (format == "avro") {
+    spec.format = formats::SchemaFormat::kAvro;
+  } else if (format == "protobuf") {
+    spec.format = formats::SchemaFormat::kProtobuf;
+  } else if (!format.empty()) {
+    walker.Problem(Walker::Join(place, "format"), "'" + format + "' is not one of json, avro, protobuf");
+  }
+  spec.schema = walker.Scalar(node, place, "schema", true).value_or("");
+  spec.message_name = walker.Scalar(node, place, "message_name", false).value_or("");
+  return spec;
+}
+
+StreamSpec ParseStream(Walker& walker, const YAML::Node& node, const std::string& place) {
+  StreamSpec stream;
+  if (!node.IsMap()) {
+    walker.Problem(place, "expected a map describing a stream");
+    return stream;
+  }
+  walker.CheckKeys(node, place,
+                   {"name", "source", "schema_config", "record_type_filter", "excluded_columns", "ingestion_config",
+                    "trigger"});
+  stream.name = walker.Scalar(node, place, "name", true).value_or("");
+  if (node["source"].IsDefined()) {
+    stream.source = walker.ParseEndpoint(node["source"], Walker::Join(place, "source"));
+  } else {
+    walker.Problem(Walker::Join(place, "source"), "missing");
+  }
+  if (YAML::Node schema = node["schema_config"]; schema.IsDefined() && !schema.IsNull()) {
+    std::string at = Walker::Join(place, "schema_config");
+    if (!schema.IsMap()) {
+      walker.Problem(at, "expected {key: ..., value: ...}");
+    } else {
+      walker.CheckKeys(schema, at, {"key", "value"});
+      stream.key_schema = ParseSchema(walker, schema["key"], Walker::Join(at, "key"));
+      stream.value_schema = ParseSchema(walker, schema["value"], Walker::Join(at, "value"));
+    }
+  }
+  stream.record_type_filter = walker.Scalar(node, place, "record_type_filter", false);
+  if (YAML::Node excluded = node["excluded_columns"]; excluded.IsDefined() && !excluded.IsNull()) {
+    if (!excluded.IsSequence()) walker.Problem(Walker::Join(place, "excluded_columns"), "expected a list of paths");
+    for (size_t i = 0; excluded.IsSequence() && i < excluded.size(); ++i) {
+      if (excluded[i].IsScalar()) {
+        stream.excluded_columns.push_back(excluded[i].Scalar());
+      } else {
+        walker.Problem(Walker::Join(place, "excluded_columns[" + std::to_string(i) + "]"), "expected a path");
+      }
+    }
+  }
+  if (YAML::Node ingestion = node["ingestion_config"]; ingestion.IsMap()) {
+    std::string at = Walker::Join(place, "ingestion_config");
+    walker.CheckKeys(ingestion, at, {"table"});
+    stream.table = walker.Scalar(ingestion, at, "table", true).value_or("");
+  } else {
+    walker.Problem(Walker::Join(place, "ingestion_config"), "missing: {table: catalog.schema.table}");
+  }
+  ParseTriggerKeys(walker, node, place, &stream.trigger, &stream.trigger_interval);
+  return stream;
+}
+
 FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& place) {
   FlowSpec flow;
   if (!node.IsMap()) {
@@ -139,24 +225,17 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
     }
   }
   flow.sink = walker.Scalar(node, place, "sink", true).value_or("");
-  if (YAML::Node trigger = node["trigger"]; trigger.IsDefined() && !trigger.IsNull()) {
-    std::string at = Walker::Join(place, "trigger");
-    if (trigger.IsScalar()) {
-      flow.trigger = trigger.Scalar();
-    } else if (trigger.IsMap()) {
-      walker.CheckKeys(trigger, at, {"kind", "interval"});
-      flow.trigger = walker.Scalar(trigger, at, "kind", true).value_or(flow.trigger);
-      flow.trigger_interval = walker.Scalar(trigger, at, "interval", false).value_or("");
-    } else {
-      walker.Problem(at, "expected a trigger name or {kind: ..., interval: ...}");
-    }
-  }
+  ParseTriggerKeys(walker, node, place, &flow.trigger, &flow.trigger_interval);
   flow.output_mode = walker.Scalar(node, place, "output_mode", false).value_or(flow.output_mode);
   flow.checkpoint = walker.Scalar(node, place, "checkpoint", false).value_or("");
   return flow;
 }
 
 }  // namespace
+
+std::string PipelineSpec::CheckpointOf(const StreamSpec& stream) const {
+  return storage + "/checkpoints/streams/" + stream.name;
+}
 
 std::string PipelineSpec::CheckpointOf(const FlowSpec& flow) const {
   return flow.checkpoint.empty() ? storage + "/checkpoints/" + flow.name : flow.checkpoint;
@@ -214,7 +293,7 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
   Walker walker;
   PipelineSpec spec;
   try {
-    walker.CheckKeys(root, "", {"name", "storage", "warehouse", "sinks", "flows"});
+    walker.CheckKeys(root, "", {"name", "storage", "warehouse", "sinks", "flows", "streams"});
     spec.name = walker.Scalar(root, "", "name", true).value_or("");
     spec.storage = walker.Scalar(root, "", "storage", true).value_or("");
     spec.warehouse = walker.Scalar(root, "", "warehouse", false).value_or(spec.storage + "/warehouse");
@@ -225,9 +304,16 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
         spec.sinks[name] = walker.ParseEndpoint(entry.second, "sinks." + name);
       }
     }
+    YAML::Node streams = root["streams"];
+    if (streams.IsDefined() && !streams.IsNull()) {
+      if (!streams.IsSequence()) walker.Problem("streams", "expected a list of streams");
+      for (size_t i = 0; streams.IsSequence() && i < streams.size(); ++i) {
+        spec.streams.push_back(ParseStream(walker, streams[i], "streams[" + std::to_string(i) + "]"));
+      }
+    }
     YAML::Node flows = root["flows"];
     if (!flows.IsDefined() || flows.IsNull()) {
-      walker.Problem("flows", "missing: a pipeline needs at least one flow");
+      if (spec.streams.empty()) walker.Problem("flows", "missing: a pipeline needs at least one flow or stream");
     } else if (!flows.IsSequence()) {
       walker.Problem("flows", "expected a list of flows");
     } else {

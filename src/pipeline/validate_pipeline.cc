@@ -5,6 +5,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/streaming_query.h"
 #include "sluice/expr/expression.h"
+#include "sluice/pipeline/ingestion_sink.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
 namespace sluice::pipeline {
@@ -104,6 +105,21 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
     if (source_options && flow.source.format == "delta" && delta_sink_paths.count(flow.sink)) {
       reads_to_writes.emplace((*source_options)["path"], delta_sink_paths[flow.sink]);
     }
+  }
+
+  for (const StreamSpec& stream : spec.streams) {
+    const std::string context = "stream '" + stream.name + "'";
+    if (!flow_names.insert(stream.name).second) problems.Add("two flows or streams are named '" + stream.name + "'");
+    problems.Add(spec.TablePath(stream.name).status(), context + " name");
+    if (stream.source.format != "kafka") {
+      problems.Add(context + " reads format '" + stream.source.format + "'; a stream's source is kafka");
+    } else {
+      CheckEndpoint(spec, stream.source, false, registry, context + " source", &problems);
+    }
+    problems.Add(engine::ParseTrigger(stream.trigger, stream.trigger_interval).status(), context + " trigger");
+    Result<IngestionSpec> ingestion = IngestionSpecOf(spec, stream);
+    problems.Add(ingestion.status(), context + " ingestion_config");
+    if (ingestion.ok()) problems.Add(IngestionSink::Make(*ingestion, LocalFileSystem()).status(), context);
   }
 
   // A cycle of flows through Delta tables would feed its own output back forever.

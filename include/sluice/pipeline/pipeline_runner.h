@@ -91,6 +91,8 @@ class PipelineRun {
            const std::string& details = "{}");
 
   PipelineSpec spec_;
+  // The pipeline's flows, then one per stream (named as the stream, without a sink).
+  std::vector<FlowSpec> all_flows_;
   RunOptions options_;
   std::string event_log_path_;
   std::unique_ptr<EventLog> events_;

@@ -32,6 +32,7 @@
 
 #include "sluice/core/status.h"
 #include "sluice/engine/registry.h"
+#include "sluice/formats/decoder.h"
 
 namespace sluice::pipeline {
 
@@ -69,15 +70,43 @@ struct FlowSpec {
   std::string checkpoint;
 };
 
+// A stream: Kafka topics ingested into a Delta ingestion table (ingestion_sink.h), run by
+// `sluice run` beside the flows:
+//
+//   streams:
+//     - name: main.raw.orders                      # catalog.schema.stream
+//       source: {format: kafka, options: {bootstrap_servers: "k:9092", subscribe: orders}}
+//       schema_config:
+//         value: {format: json, schema: '{"type":"object","properties":{...}}'}
+//         key: {format: protobuf, schema: 'syntax = "proto3"; ...', message_name: shop.Key}
+//       record_type_filter: value.kind = 'order'
+//       excluded_columns: [value.card_number]
+//       ingestion_config: {table: main.raw.orders}
+//       trigger: available_now
+struct StreamSpec {
+  std::string name;
+  Endpoint source;
+  std::optional<formats::DecoderSpec> key_schema;
+  std::optional<formats::DecoderSpec> value_schema;
+  std::optional<std::string> record_type_filter;
+  std::vector<std::string> excluded_columns;
+  std::string table;  // catalog.schema.table of the ingestion table
+  std::string trigger = "processing_time";
+  std::string trigger_interval;
+};
+
 struct PipelineSpec {
   std::string name;
   std::string storage;
   std::string warehouse;
   std::map<std::string, Endpoint> sinks;
   std::vector<FlowSpec> flows;
+  std::vector<StreamSpec> streams;
 
   // The flow's checkpoint directory.
   std::string CheckpointOf(const FlowSpec& flow) const;
+  // <storage>/checkpoints/streams/<stream name>.
+  std::string CheckpointOf(const StreamSpec& stream) const;
   // <warehouse>/catalog/schema/table; INVALID_PIPELINE unless `table` has three non-empty parts.
   Result<std::string> TablePath(std::string_view table) const;
   // The endpoint's options with a `table` resolved into `path`.

@@ -1,0 +1,90 @@
+// The sink of a stream: Kafka records (as the `kafka` source reads them) decoded, filtered and
+// trimmed into a Delta *ingestion table* with the columns
+//
+//   key, value                 structs decoded by the stream's schemas (binary when no schema)
+//   stream_record_timestamp    the record's Kafka timestamp
+//   record_source              'stream' (a backfill writes 'backfill')
+//   kafka_topic, kafka_partition, kafka_offset
+//
+// Decoding is permissive: a record that cannot be decoded keeps its row with a null key or value,
+// and is counted (last_stats()). The record_type_filter (a SQL boolean over `key.*` and
+// `value.*`) drops the records it does not pass; excluded columns (dot paths into key or value)
+// are removed from the structs before writing.
+//
+// Exactly once without the engine's help: every commit carries one `txn` per topic-partition of
+// the batch (appId `<stream id>-<topic>-<partition>`, version the highest offset read, filtered
+// records included), and a batch whose txns the table already holds is skipped. ResumeOffsets
+// turns those txns back into the `kafka` source's starting offsets, so the table alone says where
+// ingestion stands.
+//
+// Used from the query's thread only.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/core/file_system.h"
+#include "sluice/core/status.h"
+#include "sluice/engine/sink.h"
+#include "sluice/formats/decoder.h"
+#include "sluice/pipeline/pipeline_spec.h"
+
+namespace sluice::pipeline {
+
+struct IngestionSpec {
+  std::string stream_id;   // the stream's name, catalog.schema.stream
+  std::string table_path;  // the ingestion table's directory
+  std::optional<formats::DecoderSpec> key_schema;
+  std::optional<formats::DecoderSpec> value_schema;
+  std::optional<std::string> record_type_filter;
+  std::vector<std::string> excluded_columns;  // "value.card.number", "key.region"
+};
+
+// The ingestion of a stream of a pipeline (INVALID_PIPELINE when its table is not
+// catalog.schema.table).
+Result<IngestionSpec> IngestionSpecOf(const PipelineSpec& pipeline, const StreamSpec& stream);
+
+// What the last batch's decoding met.
+struct IngestionStats {
+  int64_t records = 0;
+  int64_t filtered_out = 0;
+  int64_t malformed_keys = 0;
+  int64_t malformed_values = 0;
+  std::vector<std::string> malformed_samples;  // "topic/partition@offset" of the first few
+};
+
+class IngestionSink : public engine::Sink {
+ public:
+  // Builds the decoders (the schemas' error classes), parses the filter (PARSE_SYNTAX_ERROR) and
+  // checks the exclusions against the decoded types (UNRESOLVED_COLUMN), before any data moves.
+  static Result<std::unique_ptr<IngestionSink>> Make(IngestionSpec spec, std::shared_ptr<FileSystem> fs);
+
+  std::string description() const override { return "IngestionSink[" + spec_.table_path + "]"; }
+  std::vector<engine::OutputMode> supported_output_modes() const override { return {engine::OutputMode::kAppend}; }
+  Status Open(const engine::SinkContext& context) override;
+  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override;
+
+  const IngestionStats& last_stats() const { return stats_; }
+
+ private:
+  IngestionSink(IngestionSpec spec, std::shared_ptr<FileSystem> fs) : spec_(std::move(spec)), fs_(std::move(fs)) {}
+  Result<ColumnPtr> DecodePart(const ColumnPtr& encoded, formats::Decoder* decoder, const std::string& part,
+                               int64_t* malformed, std::vector<int64_t>* malformed_rows);
+
+  IngestionSpec spec_;
+  std::shared_ptr<FileSystem> fs_;
+  std::unique_ptr<formats::Decoder> key_decoder_;
+  std::unique_ptr<formats::Decoder> value_decoder_;
+  std::optional<std::string> filter_sql_;
+  IngestionStats stats_;
+};
+
+// The `kafka` source's starting_offsets JSON ({"topic":{"0":42}}, next offset per partition) for
+// the partitions the ingestion table holds txns of for `stream_id`; nullopt when the table does
+// not exist or holds none.
+Result<std::optional<std::string>> ResumeOffsets(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                                                 const std::string& stream_id);
+
+}  // namespace sluice::pipeline
