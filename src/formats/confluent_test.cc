@@ -13,10 +13,12 @@ using std::string_literals::operator""s;
 TEST(ConfluentHeaderTest, ReadsTheBigEndianSchemaIdAndLeavesThePayload) {
   int32_t id = 0;
   std::string_view rest;
-  ASSERT_TRUE(ParseConfluentHeader("\x00\x00\x01\x02\x03payload"s, &id, &rest));
+  const std::string framed = "\x00\x00\x01\x02\x03payload"s;
+  ASSERT_TRUE(ParseConfluentHeader(framed, &id, &rest));
   EXPECT_EQ(id, 0x010203);
   EXPECT_EQ(rest, "payload");
-  ASSERT_TRUE(ParseConfluentHeader("\x00\x7f\xff\xff\xff"s, &id, &rest));
+  const std::string largest = "\x00\x7f\xff\xff\xff"s;
+  ASSERT_TRUE(ParseConfluentHeader(largest, &id, &rest));
   EXPECT_EQ(id, 0x7fffffff);
   EXPECT_EQ(rest, "");
 }
@@ -31,7 +33,8 @@ TEST(ConfluentHeaderTest, RefusesAWrongMagicByteOrAShortValue) {
 }
 
 TEST(ProtobufMessageIndexesTest, TheShortFormIsTheFirstMessage) {
-  std::string_view rest = "\x00payload"s;
+  const std::string value = "\x00payload"s;
+  std::string_view rest = value;
   std::vector<int32_t> indexes;
   ASSERT_TRUE(ParseProtobufMessageIndexes(&rest, &indexes));
   EXPECT_EQ(indexes, std::vector<int32_t>{0});
@@ -40,7 +43,8 @@ TEST(ProtobufMessageIndexesTest, TheShortFormIsTheFirstMessage) {
 
 TEST(ProtobufMessageIndexesTest, TheFullFormIsACountThenZigZagIndexes) {
   // count 2, indexes 1 and 70 (zig-zag: 2 -> 4, 1 -> 2, 70 -> 140 = 0x8c 0x01)
-  std::string_view rest = "\x04\x02\x8c\x01payload"s;
+  const std::string value = "\x04\x02\x8c\x01payload"s;
+  std::string_view rest = value;
   std::vector<int32_t> indexes = {9, 9, 9};
   ASSERT_TRUE(ParseProtobufMessageIndexes(&rest, &indexes));
   EXPECT_EQ(indexes, (std::vector<int32_t>{1, 70}));
@@ -49,18 +53,18 @@ TEST(ProtobufMessageIndexesTest, TheFullFormIsACountThenZigZagIndexes) {
 
 TEST(ProtobufMessageIndexesTest, RefusesTruncatedNegativeOrImplausiblePaths) {
   std::vector<int32_t> indexes;
-  std::string_view truncated = "\x04\x02"s;
-  EXPECT_FALSE(ParseProtobufMessageIndexes(&truncated, &indexes));
-  std::string_view negative_count = "\x01"s;
-  EXPECT_FALSE(ParseProtobufMessageIndexes(&negative_count, &indexes));
-  std::string_view negative_index = "\x02\x03"s;
-  EXPECT_FALSE(ParseProtobufMessageIndexes(&negative_index, &indexes));
-  std::string_view too_deep = "\x82\x01"s;  // count 65
-  EXPECT_FALSE(ParseProtobufMessageIndexes(&too_deep, &indexes));
-  std::string_view overlong = std::string(11, '\xff');
-  EXPECT_FALSE(ParseProtobufMessageIndexes(&overlong, &indexes));
-  std::string_view empty;
-  EXPECT_FALSE(ParseProtobufMessageIndexes(&empty, &indexes));
+  const std::string refused[] = {
+      "\x04\x02"s,         // truncated: two indexes promised, one given
+      "\x01"s,              // a negative count
+      "\x02\x03"s,          // a negative index
+      "\x82\x01"s,          // count 65
+      std::string(11, '\xff'),  // a varint of 11 bytes
+      ""s,
+  };
+  for (const std::string& value : refused) {
+    std::string_view rest = value;
+    EXPECT_FALSE(ParseProtobufMessageIndexes(&rest, &indexes)) << testing::PrintToString(value);
+  }
 }
 
 }  // namespace
