@@ -6,7 +6,7 @@
 // mode: a value that cannot be decoded becomes a null struct row and is counted in DecodeStats,
 // never an error; a null input row (a Kafka tombstone) becomes a null struct row and is not
 // counted as malformed. Decode() fails only for problems that are not the data's fault (an input
-// column that is not binary or string).
+// column that is not binary or string, a schema registry that cannot be asked).
 //
 // Implementations append straight into column builders: no heap allocation per row on the hot
 // path beyond the builders' geometric growth.
