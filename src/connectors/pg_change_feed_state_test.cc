@@ -1,0 +1,101 @@
+// The change feed's persisted state: state.json round-trips, refuses what sluice did not write,
+// and history table names never collide.
+#include <gtest/gtest.h>
+
+#include "pg_change_feed_internal.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::connectors::cdf {
+namespace {
+
+FeedState SampleState() {
+  FeedState state;
+  state.slot_name = "sluice_cdf_shop_public";
+  state.commit_lsn = 0x16B374D848;
+  state.end_lsn = 0x16B374D880;
+  state.next_sort_by = 4242;
+  TableState orders;
+  orders.oid = 16384;
+  orders.source_schema = "public";
+  orders.source_name = "Orders \"EU\"";
+  orders.history_name = "lb_orders_history";
+  orders.columns = {{"id", 23, -1}, {"amount", 1700, 655366}};
+  orders.replica_identity = 'f';
+  orders.committed_lsn = 0x16B374D848;
+  orders.rows = 17;
+  orders.last_write_ms = 1700000000000;
+  state.tables.push_back(orders);
+  TableState keys;
+  keys.oid = 16390;
+  keys.source_schema = "public";
+  keys.source_name = "k";
+  keys.history_name = "lb_k_history";
+  keys.replica_identity = 'd';
+  keys.reason = "REPLICA IDENTITY is not FULL";
+  state.tables.push_back(keys);
+  return state;
+}
+
+TEST(ChangeFeedStateTest, StateRoundTripsThroughItsFile) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  FeedState written = SampleState();
+  ASSERT_TRUE(WriteState(*fs, dir.Join("state.json"), written).ok());
+  auto read = ReadState(*fs, dir.Join("state.json"));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_TRUE(read->has_value());
+  const FeedState& state = **read;
+  EXPECT_EQ(state.slot_name, written.slot_name);
+  EXPECT_FALSE(state.slot_dropped);
+  EXPECT_EQ(state.commit_lsn, written.commit_lsn);
+  EXPECT_EQ(state.end_lsn, written.end_lsn);
+  EXPECT_EQ(state.next_sort_by, 4242);
+  ASSERT_EQ(state.tables.size(), 2u);
+  EXPECT_EQ(state.tables[0].source_name, "Orders \"EU\"");
+  EXPECT_EQ(state.tables[0].columns, written.tables[0].columns);
+  EXPECT_EQ(state.tables[0].replica_identity, 'f');
+  EXPECT_EQ(state.tables[0].rows, 17);
+  EXPECT_EQ(state.tables[1].reason, "REPLICA IDENTITY is not FULL");
+}
+
+TEST(ChangeFeedStateTest, AMissingFileIsNoStateAndAForeignOneIsCorrupt) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  auto missing = ReadState(*fs, dir.Join("state.json"));
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
+
+  for (const char* text : {"not json", "{}", "{\"slot_name\":1}",
+                           "{\"slot_name\":\"s\",\"slot_dropped\":false,\"commit_lsn\":1,\"end_lsn\":1,"
+                           "\"next_sort_by\":1,\"tables\":[{\"oid\":5000000000}]}"}) {
+    ASSERT_TRUE(fs->AtomicWrite(dir.Join("state.json"), text).ok());
+    auto corrupt = ReadState(*fs, dir.Join("state.json"));
+    ASSERT_FALSE(corrupt.ok()) << text;
+    EXPECT_EQ(corrupt.status().error_class(), "CDF_STATE_CORRUPT") << text;
+  }
+}
+
+TEST(ChangeFeedStateTest, HistoryNamesTakeTheFirstFreeSuffix) {
+  FeedState state;
+  EXPECT_EQ(state.NewHistoryName("Orders"), "lb_orders_history");
+  state.tables.push_back(TableState{.history_name = "lb_orders_history"});
+  EXPECT_EQ(state.NewHistoryName("orders"), "lb_orders_history_1");
+  state.tables.push_back(TableState{.history_name = "lb_orders_history_1"});
+  EXPECT_EQ(state.NewHistoryName("ORDERS"), "lb_orders_history_2");
+  EXPECT_EQ(state.NewHistoryName("items"), "lb_items_history");
+}
+
+TEST(ChangeFeedStateTest, StatusListsEveryTableWithItsIdentityAndLag) {
+  std::string status = StatusJson(SampleState(), FeedLag{1024, 1.5}, "STREAMING");
+  EXPECT_NE(status.find("\"status\":\"STREAMING\""), std::string::npos) << status;
+  EXPECT_NE(status.find("\"slot_lag_bytes\":1024,\"slot_lag_seconds\":1.500"), std::string::npos) << status;
+  EXPECT_NE(status.find("\"confirmed_lsn\":\"16/B374D880\""), std::string::npos) << status;
+  EXPECT_NE(status.find("\"source\":\"public.Orders \\\"EU\\\"\",\"target\":\"lb_orders_history\""),
+            std::string::npos)
+      << status;
+  EXPECT_NE(status.find("\"replica_identity_full\":false"), std::string::npos) << status;
+  EXPECT_NE(status.find("\"rows\":17"), std::string::npos) << status;
+}
+
+}  // namespace
+}  // namespace sluice::connectors::cdf
