@@ -116,6 +116,21 @@ TEST_F(CopyIntegrationTest, WriteModesOfThePostgresSink) {
   EXPECT_EQ(db_->QueryValue("SELECT count(*) FROM target").value_or(""), "2");
 }
 
+TEST_F(CopyIntegrationTest, ACopyWithItsOwnCheckpointRunsOnlyOnce) {
+  ASSERT_TRUE(Copy("postgresql:connection=shop,dbtable=customers", "main.s.all").ok());
+  CopyOptions options{.warehouse = warehouse_.path(), .checkpoint = warehouse_.Join("copy_checkpoint")};
+  CopyEndpoint from = ParseEndpointSpec("main.s.all").value();
+  CopyEndpoint to = ParseEndpointSpec("postgresql:connection=shop,dbtable=once,mode=append").value();
+  Result<CopyResult> first = RunCopy(from, to, options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->rows, 4);
+  Result<CopyResult> second = RunCopy(from, to, options);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->rows, 0);
+  EXPECT_EQ(db_->QueryValue("SELECT count(*) FROM once").value_or(""), "4");
+  EXPECT_TRUE(LocalFileSystem()->Exists(warehouse_.Join("copy_checkpoint/commits/0")).value());
+}
+
 TEST_F(CopyIntegrationTest, AnUnknownConnectionSuggestsTheClosestName) {
   Result<CopyResult> copy = Copy("postgresql:connection=shops,dbtable=customers", "main.s.t");
   EXPECT_EQ(copy.status().error_class(), errors::kConnectionNotFound);
