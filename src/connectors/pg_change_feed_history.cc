@@ -59,6 +59,11 @@ Status HistoryTable::LoadVersions() {
 void HistoryTable::Append(std::string_view change_type, const std::vector<TupleValue>& tuple,
                           const std::vector<TupleValue>* toast_source, Lsn lsn, std::optional<uint32_t> xid,
                           int64_t now_micros, int64_t sort_by) {
+  if (schema_ == nullptr) {
+    // Counted, so that the next flush reports the unusable schema.
+    ++buffered_rows_;
+    return;
+  }
   const size_t source_columns = mappings_.size();
   for (size_t i = 0; i < source_columns; ++i) {
     ColumnBuilder* builder = builders_[i].get();
@@ -118,6 +123,7 @@ Result<int64_t> HistoryTable::Flush() {
 }
 
 Status HistoryTable::Reset(int64_t sort_by_version) {
+  if (schema_ == nullptr) return TakeBatch().status();
   builders_.clear();
   for (const Field& field : schema_->fields()) builders_.push_back(ColumnBuilder::Make(field.type));
   buffered_rows_ = 0;

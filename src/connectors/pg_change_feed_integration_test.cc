@@ -330,6 +330,14 @@ TEST_F(ChangeFeedTest, ASecondProcessCannotRunTheSameFeed) {
   EXPECT_EQ(second.status().error_class(), "CDF_ALREADY_RUNNING");
 }
 
+TEST_F(ChangeFeedTest, ASourceColumnNamedLikeAHistoryColumnFailsTheSetUp) {
+  Execute("CREATE TABLE clash (id int, _sort_by int); INSERT INTO clash VALUES (1, 1)");
+  auto feed = PgChangeFeed::Start(Config());
+  ASSERT_FALSE(feed.ok());
+  EXPECT_EQ(feed.status().error_class(), "INVALID_SCHEMA");
+  EXPECT_NE(feed.status().message().find("lb_clash_history"), std::string_view::npos) << feed.status().ToString();
+}
+
 TEST(ChangeFeedConfigTest, OptionsAreCheckedBeforeAnythingRuns) {
   auto config = MakeChangeFeedConfig({{"schema", "public"}, {"target", "main.cdc"}, {"warehouse", "/w"},
                                       {"database", "Shop"}, {"flush_interval", "250ms"}});
