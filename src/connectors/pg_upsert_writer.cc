@@ -1,6 +1,7 @@
 #include "sluice/connectors/pg_upsert_writer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -248,6 +249,30 @@ Result<int64_t> PgUpsertWriter::TryWriteChunk(const std::string& query_id, int64
 
 Result<int64_t> PgUpsertWriter::WriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk,
                                            const RecordBatch& batch, std::span<const int64_t> rows) {
+  int64_t written = 0;
+  SLUICE_RETURN_IF_ERROR(RunWithRetries([&]() -> Status {
+    SLUICE_ASSIGN_OR_RETURN(written, TryWriteChunk(query_id, batch_id, chunk, batch, rows));
+    return Status::OK();
+  }));
+  return written;
+}
+
+Result<int64_t> PgUpsertWriter::LastCommittedChunk(const std::string& query_id, int64_t batch_id) {
+  int64_t last = 0;
+  SLUICE_RETURN_IF_ERROR(RunWithRetries([&]() -> Status {
+    SLUICE_ASSIGN_OR_RETURN(PgRows rows, conn_->Query("SELECT coalesce(max(chunk), 0) FROM " + progress_table_ +
+                                                          " WHERE query_id = $1 AND batch_id = $2",
+                                                      {query_id, std::to_string(batch_id)}));
+    const std::string* text = rows.size() == 1 && rows[0].size() == 1 && rows[0][0] ? &*rows[0][0] : nullptr;
+    if (text == nullptr || std::from_chars(text->data(), text->data() + text->size(), last).ec != std::errc()) {
+      return Status::Error(errors::kPgQueryFailed, "the progress table answered something other than a chunk id");
+    }
+    return Status::OK();
+  }));
+  return last;
+}
+
+Status PgUpsertWriter::RunWithRetries(const std::function<Status()>& attempt_once) {
   std::chrono::milliseconds backoff = options_.initial_backoff;
   for (int attempt = 0;; ++attempt) {
     Status failure;
@@ -256,9 +281,8 @@ Result<int64_t> PgUpsertWriter::WriteChunk(const std::string& query_id, int64_t 
       if (failure.ok()) failure = PrepareSession();
     }
     if (failure.ok()) {
-      auto written = TryWriteChunk(query_id, batch_id, chunk, batch, rows);
-      if (written.ok()) return written;
-      failure = written.status();
+      failure = attempt_once();
+      if (failure.ok()) return failure;
     }
     const std::string sqlstate = conn_ ? conn_->last_sqlstate() : "";
     const bool transient = failure.error_class() == errors::kPgConnectionFailed || IsTransientSqlState(sqlstate);

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -53,6 +54,11 @@ class PgUpsertWriter {
   Result<int64_t> WriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk, const RecordBatch& batch,
                              std::span<const int64_t> rows);
 
+  // The largest chunk id committed for (query_id, batch_id), 0 when none. Real-time writes use as
+  // chunk id the number of the epoch's rows written through the end of the chunk, so this is how
+  // many of the epoch's rows are already in the table. Retried like WriteChunk.
+  Result<int64_t> LastCommittedChunk(const std::string& query_id, int64_t batch_id);
+
   // The key the writer upserts on (empty: inserts only).
   const std::vector<std::string>& upsert_key() const { return key_names_; }
   // How many transient failures were retried so far.
@@ -63,6 +69,9 @@ class PgUpsertWriter {
   Status Connect();
   Status PrepareTable();
   Status PrepareSession();
+  // Runs `attempt` until it succeeds, fails with a non-transient error, or retries run out;
+  // reconnects (and prepares the session again) before an attempt when the connection is gone.
+  Status RunWithRetries(const std::function<Status()>& attempt);
   Result<int64_t> TryWriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk, const RecordBatch& batch,
                                 std::span<const int64_t> rows);
   // Row order for a chunk: sorted by key, last row per key kept (all rows when there is no key).

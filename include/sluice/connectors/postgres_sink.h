@@ -6,6 +6,9 @@
 // most `batchsize` rows through a PgUpsertWriter. A batch returns when every task has committed:
 // the engine then logs the batch as done. Chunk ids are derived from the batch deterministically,
 // so a batch replayed after a crash skips the chunks that had committed.
+//
+// Under the `real_time` trigger rows are buffered and flushed by `batchsize` and `batchinterval`
+// through a PgRealTimeWriter (pg_real_time_writer.h), which also says what holds after a crash.
 #pragma once
 
 #include "sluice/engine/registry.h"
