@@ -1,0 +1,220 @@
+// The postgresql sink against psql's \copy, on a private PostgreSQL 15 started for the run.
+//
+//   pg_sink_bench [--rows N] [--batchsize N] [--rate ROWS_PER_S] [--seconds S]
+//
+// Rows: id bigint, name text, amount double precision, at timestamptz (the reference size is
+// --rows 1000000; the default is 200000 to keep a run short).
+//   1. insert: the rows through the sink (micro-batches of 10 000 rows, as a source would hand
+//      them) into an empty table, keyed by id;
+//   2. upsert: the same ids again with every other value changed, so every row conflicts and is
+//      updated;
+//   3. psql: `\copy ... FROM file` of the same rows (CSV) into the same, emptied table.
+// Prints rows/s for each and the ratio of the sink to psql.
+//   4. latency: rows handed to the sink under the real_time trigger at --rate rows/s (pieces every
+//      10 ms, as the engine's real-time loop polls) for --seconds, while a reader polls the table;
+//      prints p50/p99/max of (row visible to the reader) - (row handed to the sink).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sluice/connectors/embedded_postgres.h"
+#include "sluice/connectors/pg_connection.h"
+#include "sluice/connectors/postgres_sink.h"
+#include "sluice/core/builder.h"
+
+namespace sluice::connectors {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kPieceRows = 10'000;
+// 2024-01-01 in microseconds since the Unix epoch.
+constexpr int64_t kBaseMicros = 1'704'067'200'000'000;
+
+struct Flags {
+  int64_t rows = 200'000;
+  int64_t batch_size = 10'000;
+  int64_t rate = 5'000;
+  int64_t seconds = 5;
+};
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+void Die(const Status& status, const char* what) {
+  if (status.ok()) return;
+  std::fprintf(stderr, "%s: %s\n", what, status.ToString().c_str());
+  std::exit(1);
+}
+
+TypePtr BenchSchema() {
+  return *DataType::Struct({{"id", DataType::Long()},
+                            {"name", DataType::String()},
+                            {"amount", DataType::Double()},
+                            {"at", DataType::Timestamp()}});
+}
+
+// Rows [from, to); `salt` changes every value but the id.
+BatchPtr Rows(int64_t from, int64_t to, int salt) {
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder names(DataType::String());
+  DoubleBuilder amounts(DataType::Double());
+  Int64Builder ats(DataType::Timestamp());
+  char name[64];
+  for (int64_t i = from; i < to; ++i) {
+    ids.Append(i);
+    int n = std::snprintf(name, sizeof(name), "customer %lld/%d", static_cast<long long>(i), salt);
+    names.Append(std::string_view(name, n));
+    amounts.Append(static_cast<double>(i % 100'000) / 100.0 + salt);
+    ats.Append(kBaseMicros + (i + salt) * 1'000'000);
+  }
+  return *RecordBatch::Make(BenchSchema(), {ids.Finish(), names.Finish(), amounts.Finish(), ats.Finish()}, to - from);
+}
+
+std::unique_ptr<engine::Sink> OpenSink(const EmbeddedPostgres& server, const std::string& table,
+                                       const std::string& query_id, const Flags& flags) {
+  static engine::Registry* registry = [] {
+    auto* r = new engine::Registry();
+    Die(RegisterPostgresSink(r), "register");
+    return r;
+  }();
+  auto sink = registry->MakeSink("postgresql", {{"dbtable", table},
+                                                {"checkpointLocation", "/unused"},
+                                                {"host", server.host()},
+                                                {"port", std::to_string(server.port())},
+                                                {"user", server.superuser()},
+                                                {"upsertkey", "id"},
+                                                {"batchsize", std::to_string(flags.batch_size)}});
+  Die(sink.status(), "sink");
+  Die((*sink)->Open(engine::SinkContext{query_id, engine::OutputMode::kUpdate, nullptr}), "open");
+  return std::move(*sink);
+}
+
+double ThroughSink(const EmbeddedPostgres& server, const std::string& query_id, int salt, const Flags& flags) {
+  auto sink = OpenSink(server, "bench", query_id, flags);
+  std::vector<BatchPtr> batches;
+  for (int64_t from = 0; from < flags.rows; from += kPieceRows) {
+    batches.push_back(Rows(from, std::min(flags.rows, from + kPieceRows), salt));
+  }
+  const Clock::time_point start = Clock::now();
+  for (size_t b = 0; b < batches.size(); ++b) Die(sink->AddBatch(static_cast<int64_t>(b), *batches[b]), "batch");
+  return static_cast<double>(flags.rows) / Seconds(start);
+}
+
+double ThroughPsql(const EmbeddedPostgres& server, const std::string& dir, const Flags& flags) {
+  const std::string csv = dir + "/rows.csv";
+  {
+    std::ofstream out(csv);
+    for (int64_t i = 0; i < flags.rows; ++i) {
+      // The same values as Rows(i, i + 1, 0): timestamps as UTC text.
+      std::time_t t = static_cast<std::time_t>(kBaseMicros / 1'000'000 + i);
+      char at[32];
+      std::strftime(at, sizeof(at), "%Y-%m-%d %H:%M:%S+00", std::gmtime(&t));
+      out << i << ",customer " << i << "/0," << static_cast<double>(i % 100'000) / 100.0 << "," << at << "\n";
+    }
+  }
+  const std::string psql = "/usr/lib/postgresql/15/bin/psql \"" + server.ConnectionString() + "\" -qtAX -v ON_ERROR_STOP=1";
+  if (std::system((psql + " -c 'TRUNCATE bench'").c_str()) != 0) Die(Status::Error("BENCH", "truncate"), "psql");
+  const Clock::time_point start = Clock::now();
+  if (std::system((psql + " -c \"\\copy bench FROM '" + csv + "' (FORMAT csv)\"").c_str()) != 0) {
+    Die(Status::Error("BENCH", "\\copy failed"), "psql");
+  }
+  return static_cast<double>(flags.rows) / Seconds(start);
+}
+
+void Latency(const EmbeddedPostgres& server, const Flags& flags) {
+  auto sink = OpenSink(server, "latency", "latency", flags);
+  const int64_t total = flags.rate * flags.seconds;
+  std::vector<Clock::time_point> handed(total), visible(total);
+  std::thread reader([&] {
+    auto conn = PgConnection::Connect(server.ConnectionString());
+    Die(conn.status(), "reader");
+    int64_t seen = 0;
+    while (seen < total) {
+      auto rows = (*conn)->Query("SELECT coalesce(max(id) + 1, 0) FROM latency");
+      Die(rows.status(), "poll");
+      const Clock::time_point now = Clock::now();
+      const int64_t upto = std::min<int64_t>(total, std::atoll((*rows)[0][0]->c_str()));
+      for (; seen < upto; ++seen) visible[seen] = now;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  // Ids are handed over in order, so the largest visible id tells which rows are visible.
+  const Clock::time_point start = Clock::now();
+  int64_t epoch = 0;
+  Clock::time_point epoch_start = start;
+  for (int64_t next = 0; next < total;) {
+    const int64_t due = std::min<int64_t>(total, static_cast<int64_t>(Seconds(start) * flags.rate));
+    if (due > next) {
+      BatchPtr piece = Rows(next, due, 0);
+      const Clock::time_point now = Clock::now();
+      for (int64_t i = next; i < due; ++i) handed[i] = now;
+      Die(sink->AddRealTimeRows(epoch, *piece), "add");
+      next = due;
+    }
+    if (Seconds(epoch_start) >= 5) {
+      Die(sink->EndEpoch(epoch++), "epoch");
+      epoch_start = Clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  Die(sink->EndEpoch(epoch), "epoch");
+  reader.join();
+  std::vector<double> millis;
+  for (int64_t i = 0; i < total; ++i) {
+    millis.push_back(std::chrono::duration<double, std::milli>(visible[i] - handed[i]).count());
+  }
+  std::sort(millis.begin(), millis.end());
+  std::printf("latency at %lld rows/s, batchinterval 100 ms: p50 %.1f ms  p99 %.1f ms  max %.1f ms\n",
+              static_cast<long long>(flags.rate), millis[millis.size() / 2], millis[millis.size() * 99 / 100],
+              millis.back());
+}
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    int64_t value = std::atoll(argv[i + 1]);
+    if (value <= 0) Die(Status::Error("BENCH", std::string("bad value for ") + argv[i]), "flags");
+    if (!std::strcmp(argv[i], "--rows")) flags.rows = value;
+    else if (!std::strcmp(argv[i], "--batchsize")) flags.batch_size = value;
+    else if (!std::strcmp(argv[i], "--rate")) flags.rate = value;
+    else if (!std::strcmp(argv[i], "--seconds")) flags.seconds = value;
+    else Die(Status::Error("BENCH", std::string("unknown flag ") + argv[i]), "flags");
+  }
+  return flags;
+}
+
+int Main(int argc, char** argv) {
+  const Flags flags = ParseFlags(argc, argv);
+  char pattern[] = "/tmp/sluice-pg-sink-bench-XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  EmbeddedPostgresOptions options;
+  options.data_dir = dir + "/pg";
+  options.relocate_if_unreachable = true;
+  EmbeddedPostgres server(options);
+  Die(server.Start(), "server");
+
+  std::printf("== %lld rows (id bigint, name text, amount double, at timestamptz), batchsize %lld\n",
+              static_cast<long long>(flags.rows), static_cast<long long>(flags.batch_size));
+  const double insert = ThroughSink(server, "insert", 0, flags);
+  const double upsert = ThroughSink(server, "upsert", 1, flags);
+  const double copy = ThroughPsql(server, dir, flags);
+  std::printf("sink, empty table:     %10.0f rows/s  %.2fx psql \\copy\n", insert, insert / copy);
+  std::printf("sink, every key taken: %10.0f rows/s  %.2fx psql \\copy\n", upsert, upsert / copy);
+  std::printf("psql \\copy:            %10.0f rows/s\n", copy);
+  Latency(server, flags);
+  Die(server.Stop(), "stop");
+  std::system(("rm -rf '" + dir + "'").c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace sluice::connectors
+
+int main(int argc, char** argv) { return sluice::connectors::Main(argc, argv); }
