@@ -261,10 +261,16 @@ std::string Describe(const Connection& connection) {
 
 Result<std::map<std::string, std::string>> ExpandConnection(const std::map<std::string, std::string>& options,
                                                             const Catalog& catalog, std::string_view format) {
+  return ExpandConnection(options, [&catalog](std::string_view name) { return catalog.Get(name); }, format);
+}
+
+Result<std::map<std::string, std::string>> ExpandConnection(
+    const std::map<std::string, std::string>& options,
+    const std::function<Result<Connection>(std::string_view name)>& lookup, std::string_view format) {
   auto named = std::find_if(options.begin(), options.end(),
                             [](const auto& option) { return EqualsIgnoreCase(option.first, "connection"); });
   if (named == options.end()) return options;
-  SLUICE_ASSIGN_OR_RETURN(Connection connection, catalog.Get(named->second));
+  SLUICE_ASSIGN_OR_RETURN(Connection connection, lookup(named->second));
   if (!format.empty() && !EqualsIgnoreCase(format, connection.type)) {
     return Status::Error(errors::kInvalidOptions, "connection `" + connection.name + "` is a " + connection.type +
                                                       " connection; a " + std::string(format) + " format cannot use it");

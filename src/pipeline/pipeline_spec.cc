@@ -260,7 +260,13 @@ Result<std::string> PipelineSpec::TablePath(std::string_view table) const {
 }
 
 Result<std::map<std::string, std::string>> PipelineSpec::ResolvedOptions(const Endpoint& endpoint) const {
-  std::map<std::string, std::string> options = endpoint.options;
+  auto lookup = [this](std::string_view name) -> Result<Connection> {
+    auto inline_connection = connections.find(std::string(name));
+    if (inline_connection != connections.end()) return ValidateConnection(inline_connection->second);
+    return Catalog(LocalFileSystem(), warehouse).Get(name);
+  };
+  using Options = std::map<std::string, std::string>;
+  SLUICE_ASSIGN_OR_RETURN(Options options, ExpandConnection(endpoint.options, lookup, endpoint.format));
   if (endpoint.table) {
     if (options.count("path")) {
       return Status::Error(errors::kInvalidPipeline, "give either `table` or the `path` option, not both");
@@ -293,10 +299,27 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
   Walker walker;
   PipelineSpec spec;
   try {
-    walker.CheckKeys(root, "", {"name", "storage", "warehouse", "sinks", "flows", "streams"});
+    walker.CheckKeys(root, "", {"name", "storage", "warehouse", "connections", "sinks", "flows", "streams"});
     spec.name = walker.Scalar(root, "", "name", true).value_or("");
     spec.storage = walker.Scalar(root, "", "storage", true).value_or("");
     spec.warehouse = walker.Scalar(root, "", "warehouse", false).value_or(spec.storage + "/warehouse");
+    if (YAML::Node connections = root["connections"]; connections.IsDefined() && !connections.IsNull()) {
+      if (!connections.IsMap()) walker.Problem("connections", "expected a map of connection names to connections");
+      for (const auto& entry : connections.IsMap() ? connections : YAML::Node()) {
+        Connection connection;
+        connection.name = entry.first.Scalar();
+        const std::string place = "connections." + connection.name;
+        connection.options = walker.StringMap(entry.second, place);
+        auto type = connection.options.find("type");
+        if (type == connection.options.end()) {
+          walker.Problem(place + ".type", "missing: postgresql or kafka");
+        } else {
+          connection.type = type->second;
+          connection.options.erase(type);
+        }
+        spec.connections[connection.name] = std::move(connection);
+      }
+    }
     if (YAML::Node sinks = root["sinks"]; sinks.IsDefined() && !sinks.IsNull()) {
       if (!sinks.IsMap()) walker.Problem("sinks", "expected a map of sink names to sinks");
       for (const auto& entry : sinks.IsMap() ? sinks : YAML::Node()) {

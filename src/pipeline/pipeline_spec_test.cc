@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/core/error_classes.h"
+#include "testing/temp_dir.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -140,6 +141,59 @@ flows:
 )").value();
   std::string text = Messages(ValidatePipeline(spec, engine::Registry::Default()));
   EXPECT_NE(text.find("cycle"), std::string::npos) << text;
+}
+
+
+TEST(PipelineConnectionsTest, AnEndpointTakesItsConnectionFromTheFileThenTheCatalog) {
+  testing::TempDir dir;
+  Catalog catalog(LocalFileSystem(), dir.Join("warehouse"));
+  ASSERT_TRUE(catalog.Create({"shared_db", "postgresql", {{"host", "catalog.example"}, {"database", "shop"}}}).ok());
+  PipelineSpec spec = ParsePipelineSpec(R"(
+name: p
+storage: /s
+warehouse: )" + dir.Join("warehouse") + R"(
+connections:
+  orders_db: {type: postgresql, host: db.example, port: 6543, user: loader, password: "${env:ORDERS_PASSWORD}"}
+sinks:
+  own: {format: postgresql, options: {connection: orders_db, dbtable: public.orders, port: 5433}}
+  shared: {format: postgresql, options: {connection: shared_db, dbtable: public.t}}
+  missing: {format: postgresql, options: {connection: nowhere_db, dbtable: public.t}}
+flows:
+  - {name: a, source: {format: rate}, sink: own}
+)").value();
+  auto own = spec.ResolvedOptions(spec.sinks.at("own"));
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ(*own, (std::map<std::string, std::string>{{"host", "db.example"},
+                                                      {"port", "5433"},
+                                                      {"user", "loader"},
+                                                      {"password", "${env:ORDERS_PASSWORD}"},
+                                                      {"dbtable", "public.orders"}}));
+  auto shared = spec.ResolvedOptions(spec.sinks.at("shared"));
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  EXPECT_EQ(shared->at("host"), "catalog.example");
+  EXPECT_EQ(shared->at("database"), "shop");
+  EXPECT_EQ(spec.ResolvedOptions(spec.sinks.at("missing")).status().error_class(), errors::kConnectionNotFound);
+}
+
+TEST(PipelineConnectionsTest, ALiteralSecretInTheFileIsAProblem) {
+  PipelineSpec spec = ParsePipelineSpec(R"(
+name: p
+storage: /s
+connections:
+  leaky: {type: postgresql, host: h, password: hunter2}
+flows:
+  - {name: a, source: {format: rate}, sink: out}
+sinks:
+  out: {format: memory, options: {queryName: q}}
+)").value();
+  std::string text = Messages(ValidatePipeline(spec, engine::Registry::Default()));
+  EXPECT_NE(text.find("CONNECTION_LITERAL_SECRET: connection 'leaky'"), std::string::npos) << text;
+  EXPECT_EQ(text.find("hunter2"), std::string::npos) << text;
+}
+
+TEST(PipelineConnectionsTest, AConnectionNeedsAType) {
+  Status status = ParsePipelineSpec("name: p\nstorage: /s\nconnections:\n  db: {host: h}\nflows: []\n").status();
+  EXPECT_NE(status.ToString().find("connections.db.type: missing"), std::string::npos) << status.ToString();
 }
 
 }  // namespace

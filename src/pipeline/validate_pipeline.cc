@@ -66,6 +66,9 @@ std::optional<std::map<std::string, std::string>> CheckEndpoint(const PipelineSp
 
 std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Registry& registry) {
   Problems problems;
+  for (const auto& [name, connection] : spec.connections) {
+    problems.Add(ValidateConnection(connection).status(), "connection '" + name + "'");
+  }
   std::map<std::string, std::string> delta_sink_paths;  // sink name -> table path
   for (const auto& [name, sink] : spec.sinks) {
     auto options = CheckEndpoint(spec, sink, true, registry, "sink '" + name + "'", &problems);

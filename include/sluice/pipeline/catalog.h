@@ -31,6 +31,7 @@
 // warehouse.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -85,5 +86,10 @@ std::string Describe(const Connection& connection);
 // serve a postgresql source). An unknown connection fails with CONNECTION_NOT_FOUND.
 Result<std::map<std::string, std::string>> ExpandConnection(const std::map<std::string, std::string>& options,
                                                             const Catalog& catalog, std::string_view format = {});
+// As above, with the connection found by `lookup` (a pipeline file's own connections come before
+// the catalog's).
+Result<std::map<std::string, std::string>> ExpandConnection(
+    const std::map<std::string, std::string>& options,
+    const std::function<Result<Connection>(std::string_view name)>& lookup, std::string_view format = {});
 
 }  // namespace sluice::pipeline

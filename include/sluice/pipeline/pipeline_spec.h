@@ -33,6 +33,7 @@
 #include "sluice/core/status.h"
 #include "sluice/engine/registry.h"
 #include "sluice/formats/decoder.h"
+#include "sluice/pipeline/catalog.h"
 
 namespace sluice::pipeline {
 
@@ -99,6 +100,10 @@ struct PipelineSpec {
   std::string name;
   std::string storage;
   std::string warehouse;
+  // Connections of this file (`connections: {name: {type: postgresql, host: ..., ...}}`); an
+  // endpoint's `connection: NAME` option names one of these, or else one of the warehouse's
+  // catalog (catalog.h).
+  std::map<std::string, Connection> connections;
   std::map<std::string, Endpoint> sinks;
   std::vector<FlowSpec> flows;
   std::vector<StreamSpec> streams;
@@ -109,7 +114,8 @@ struct PipelineSpec {
   std::string CheckpointOf(const StreamSpec& stream) const;
   // <warehouse>/catalog/schema/table; INVALID_PIPELINE unless `table` has three non-empty parts.
   Result<std::string> TablePath(std::string_view table) const;
-  // The endpoint's options with a `table` resolved into `path`.
+  // The endpoint's options with a `table` resolved into `path` and a `connection` expanded into
+  // its fields (explicit options win); CONNECTION_NOT_FOUND and the catalog's errors otherwise.
   Result<std::map<std::string, std::string>> ResolvedOptions(const Endpoint& endpoint) const;
 };
 
