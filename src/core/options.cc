@@ -1,4 +1,5 @@
 #include "sluice/core/options.h"
+#include "sluice/core/edit_distance.h"
 
 #include <algorithm>
 #include <cctype>
@@ -36,21 +37,6 @@ bool IsFamily(const OptionSpec& spec) { return spec.name.ends_with(".*"); }
 
 // "kafka.*" -> "kafka."
 std::string_view FamilyPrefix(const OptionSpec& spec) { return spec.name.substr(0, spec.name.size() - 1); }
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 // The known option closest to an unknown key, if it is close enough to be a likely typo.
 std::optional<std::string_view> ClosestName(std::string_view key, std::span<const OptionSpec> specs) {

@@ -5,9 +5,7 @@
 // The test runs its own binary as the child: when SLUICE_CRASH_CHILD_DIR is set, the binary runs
 // the query named by SLUICE_CRASH_QUERY from a static initializer, before any test, until it is
 // killed. The random seed is printed; SLUICE_CRASH_SEED replays a run.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,9 +23,8 @@
 #include "sluice/delta/writer.h"
 #include "sluice/engine/registry.h"
 #include "sluice/engine/streaming_query.h"
+#include "testing/child_process.h"
 #include "testing/temp_dir.h"
-
-extern char** environ;
 
 namespace sluice::engine {
 namespace {
@@ -64,27 +61,8 @@ Result<std::unique_ptr<StreamingQuery>> StartQuery(const std::string& directory,
 }();
 
 pid_t SpawnChild(const std::string& directory, const std::string& kind) {
-  char self[4096];
-  ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (length <= 0) return -1;
-  self[length] = '\0';
-  std::string env_dir = "SLUICE_CRASH_CHILD_DIR=" + directory;
-  std::string env_kind = "SLUICE_CRASH_QUERY=" + kind;
-  std::vector<char*> argv = {self, nullptr};
-  std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  envp.push_back(env_dir.data());
-  envp.push_back(env_kind.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  std::string log = directory + "/child.log";
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  int error = posix_spawn(&pid, self, &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  return error == 0 ? pid : -1;
+  return testing::SpawnSelf({"SLUICE_CRASH_CHILD_DIR=" + directory, "SLUICE_CRASH_QUERY=" + kind},
+                            directory + "/child.log");
 }
 
 // The highest batch id in a log directory, or -1.

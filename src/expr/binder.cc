@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/core/edit_distance.h"
 #include "sluice/expr/expression.h"
 #include "expr/bound.h"
 #include "expr/coercion.h"
@@ -22,21 +23,6 @@ std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // Every dot path of a schema, for suggestions. Bounded so that huge schemas stay cheap.

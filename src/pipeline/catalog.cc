@@ -1,4 +1,5 @@
 #include "sluice/pipeline/catalog.h"
+#include "sluice/core/edit_distance.h"
 
 #include <simdjson.h>
 
@@ -46,21 +47,6 @@ bool IsSecretReference(std::string_view value) {
   if (inner.starts_with("env:")) return inner.size() > 4;
   if (inner.starts_with("file:")) return inner.size() > 6 && inner[5] == '/';
   return false;
-}
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 Status NameError(std::string_view name, std::string why) {

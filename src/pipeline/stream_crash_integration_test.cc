@@ -6,9 +6,7 @@
 //
 // The child is this binary: when SLUICE_STREAM_CRASH_PIPELINE names a pipeline file, a static
 // initializer runs it before any test, until the child is killed. SLUICE_CRASH_SEED replays a run.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,9 +24,8 @@
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/pipeline/pipeline_runner.h"
+#include "testing/child_process.h"
 #include "testing/temp_dir.h"
-
-extern char** environ;
 
 namespace sluice::pipeline {
 namespace {
@@ -61,26 +58,6 @@ Status RunPipelineFile(const std::string& path, const std::string& trigger) {
   std::_Exit(3);
 }();
 
-pid_t SpawnChild(const std::string& pipeline, const std::string& log) {
-  char self[4096];
-  ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (length <= 0) return -1;
-  self[length] = '\0';
-  std::string env = "SLUICE_STREAM_CRASH_PIPELINE=" + pipeline;
-  std::vector<char*> argv = {self, nullptr};
-  std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  envp.push_back(env.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  int error = posix_spawn(&pid, self, &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  return error == 0 ? pid : -1;
-}
 
 TEST(StreamCrashTest, IngestionTableHoldsTheTopicExactlyOnceAfterThirtyKills) {
   uint64_t seed = std::random_device{}();
@@ -135,7 +112,7 @@ TEST(StreamCrashTest, IngestionTableHoldsTheTopicExactlyOnceAfterThirtyKills) {
       std::filesystem::remove_all(dir.Join("storage/checkpoints"));
       ++checkpoint_deletions;
     }
-    pid_t child = SpawnChild(pipeline, dir.Join("child.log"));
+    pid_t child = testing::SpawnSelf({"SLUICE_STREAM_CRASH_PIPELINE=" + pipeline}, dir.Join("child.log"));
     ASSERT_GT(child, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 400)(random)));
     ASSERT_EQ(::kill(child, SIGKILL), 0);
