@@ -11,7 +11,8 @@
 //   3. psql: `\copy ... FROM file` of the same rows (CSV) into the same, emptied table.
 // Prints rows/s for each and the ratio of the sink to psql.
 //   4. latency: rows handed to the sink under the real_time trigger at --rate rows/s (pieces every
-//      10 ms, as the engine's real-time loop polls) for --seconds, while a reader polls the table;
+//      10 ms, as the engine's real-time loop polls; default batchsize and batchinterval) for
+//      --seconds, while a reader polls the table;
 //      prints p50/p99/max of (row visible to the reader) - (row handed to the sink).
 #include <unistd.h>
 
@@ -78,7 +79,7 @@ BatchPtr Rows(int64_t from, int64_t to, int salt) {
 }
 
 std::unique_ptr<engine::Sink> OpenSink(const EmbeddedPostgres& server, const std::string& table,
-                                       const std::string& query_id, const Flags& flags) {
+                                       const std::string& query_id, int64_t batch_size) {
   static engine::Registry* registry = [] {
     auto* r = new engine::Registry();
     Die(RegisterPostgresSink(r), "register");
@@ -90,14 +91,14 @@ std::unique_ptr<engine::Sink> OpenSink(const EmbeddedPostgres& server, const std
                                                 {"port", std::to_string(server.port())},
                                                 {"user", server.superuser()},
                                                 {"upsertkey", "id"},
-                                                {"batchsize", std::to_string(flags.batch_size)}});
+                                                {"batchsize", std::to_string(batch_size)}});
   Die(sink.status(), "sink");
   Die((*sink)->Open(engine::SinkContext{query_id, engine::OutputMode::kUpdate, nullptr}), "open");
   return std::move(*sink);
 }
 
 double ThroughSink(const EmbeddedPostgres& server, const std::string& query_id, int salt, const Flags& flags) {
-  auto sink = OpenSink(server, "bench", query_id, flags);
+  auto sink = OpenSink(server, "bench", query_id, flags.batch_size);
   std::vector<BatchPtr> batches;
   for (int64_t from = 0; from < flags.rows; from += kPieceRows) {
     batches.push_back(Rows(from, std::min(flags.rows, from + kPieceRows), salt));
@@ -129,7 +130,16 @@ double ThroughPsql(const EmbeddedPostgres& server, const std::string& dir, const
 }
 
 void Latency(const EmbeddedPostgres& server, const Flags& flags) {
-  auto sink = OpenSink(server, "latency", "latency", flags);
+  {
+    // Created before the reader starts polling it (the sink would create it at its first rows).
+    auto conn = PgConnection::Connect(server.ConnectionString());
+    Die(conn.status(), "connect");
+    Die((*conn)->Execute("CREATE TABLE latency (id bigint PRIMARY KEY, name text, amount double precision, "
+                         "at timestamptz)"),
+        "create");
+  }
+  // The default batchsize and batchinterval.
+  auto sink = OpenSink(server, "latency", "latency", 1000);
   const int64_t total = flags.rate * flags.seconds;
   std::vector<Clock::time_point> handed(total), visible(total);
   std::thread reader([&] {
@@ -171,7 +181,7 @@ void Latency(const EmbeddedPostgres& server, const Flags& flags) {
     millis.push_back(std::chrono::duration<double, std::milli>(visible[i] - handed[i]).count());
   }
   std::sort(millis.begin(), millis.end());
-  std::printf("latency at %lld rows/s, batchinterval 100 ms: p50 %.1f ms  p99 %.1f ms  max %.1f ms\n",
+  std::printf("latency at %lld rows/s, batchsize 1000, batchinterval 100 ms: p50 %.1f ms  p99 %.1f ms  max %.1f ms\n",
               static_cast<long long>(flags.rate), millis[millis.size() / 2], millis[millis.size() * 99 / 100],
               millis.back());
 }

@@ -327,5 +327,23 @@ TEST_F(PostgresSinkRealTimeTest, AnEpochDeliveredAgainInOtherPiecesWritesOnlyThe
   }
 }
 
+TEST_F(PostgresSinkRealTimeTest, AnEpochReplayedAsAMicroBatchKeepsItsRealTimeBookkeeping) {
+  {
+    // Epoch 3 reached the table in part; the engine logged its offsets, then the process died.
+    auto first = RealTimeWriter(db_->connection_string(), 1, 25);
+    ASSERT_NE(first, nullptr);
+    ASSERT_TRUE(first->Add(3, *Values(0, 60)).ok());
+    ASSERT_TRUE(first->EndEpoch(3).ok());
+  }
+  // After the restart the engine replays the logged epoch as batch 3 of the query "q".
+  auto sink = SinkRegistry().MakeSink("postgresql", Options("events"));
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  ASSERT_TRUE((*sink)->Open(engine::SinkContext{"q", engine::OutputMode::kAppend, nullptr}).ok());
+  Status added = (*sink)->AddBatch(3, *Values(0, 100));
+  ASSERT_TRUE(added.ok()) << added.ToString();
+  EXPECT_EQ(Count("events"), 100);
+  ExpectEveryValueOnce("events");
+}
+
 }  // namespace
 }  // namespace sluice::connectors
