@@ -7,6 +7,7 @@
 
 #include "sluice/core/status.h"
 #include "sluice/engine/registry.h"
+#include "sluice/pipeline/pipeline_runner.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
 namespace CLI {
@@ -54,6 +55,16 @@ void RegisterCopyCommand(CLI::App& app);
 // `sluice run FILE [--flow NAME...] [--full-refresh NAME...|--full-refresh-all] [--metrics-port N]`,
 // `sluice validate FILE` and `sluice status FILE`.
 void RegisterPipelineCommands(CLI::App& app);
+
+// `sluice stream create FILE|get NAME|list|delete NAME|run NAME [--warehouse DIR]`: the streams
+// of a warehouse's catalog (docs/streams.md).
+void RegisterStreamCommand(CLI::App& app);
+
+// Runs a pipeline's flows in the foreground as `sluice run` does: a progress line on a terminal,
+// SIGINT/SIGTERM stop after the batches in progress, optional metrics endpoint; throws
+// CLI::RuntimeError (exit 2: invalid pipeline, 1: a failure) after printing the error.
+void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions options, int metrics_port,
+                     const std::string& metrics_address);
 
 // The registry commands use: the built-in formats, every connector's and the demo's functions,
 // registered once.

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterConnectionCommand(app);
   sluice::cli::RegisterCopyCommand(app);
   sluice::cli::RegisterPipelineCommands(app);
+  sluice::cli::RegisterStreamCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -66,22 +66,19 @@ std::string ProgressLine(const std::vector<pipeline::FlowFigures>& flows) {
   return line;
 }
 
-void Run(const RunArguments& arguments) {
-  Result<pipeline::PipelineSpec> spec = LoadPipelineFile(arguments.file);
-  if (!spec.ok()) Fail(spec.status(), 2);
+}  // namespace
+
+void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions options, int metrics_port,
+                     const std::string& metrics_address) {
   BlockTerminationSignals();
-  pipeline::RunOptions options;
-  options.flows = arguments.flows;
-  options.full_refresh = arguments.full_refresh;
-  options.full_refresh_all = arguments.full_refresh_all;
   options.registry = &CommandRegistry();
-  Result<std::unique_ptr<pipeline::PipelineRun>> run = pipeline::PipelineRun::Start(*spec, options);
+  Result<std::unique_ptr<pipeline::PipelineRun>> run = pipeline::PipelineRun::Start(spec, options);
   if (!run.ok()) Fail(run.status(), run.status().error_class() == errors::kInvalidPipeline ? 2 : 1);
   pipeline::PipelineRun& running = **run;
   std::unique_ptr<pipeline::MetricsServer> metrics;
-  if (arguments.metrics_port >= 0) {
+  if (metrics_port >= 0) {
     auto server = pipeline::MetricsServer::Start(
-        arguments.metrics_address, arguments.metrics_port, [&running] { return running.PrometheusText(); },
+        metrics_address, metrics_port, [&running] { return running.PrometheusText(); },
         [&running] { return running.ready(); });
     if (!server.ok()) {
       running.Stop();
@@ -89,10 +86,9 @@ void Run(const RunArguments& arguments) {
       Fail(server.status(), 1);
     }
     metrics = std::move(server).value();
-    std::printf("metrics on http://%s:%d/metrics, readiness on /ready\n", arguments.metrics_address.c_str(),
-                metrics->port());
+    std::printf("metrics on http://%s:%d/metrics, readiness on /ready\n", metrics_address.c_str(), metrics->port());
   }
-  std::printf("pipeline '%s': %zu flow(s) running; events in %s\n", spec->name.c_str(), running.flows().size(),
+  std::printf("pipeline '%s': %zu flow(s) running; events in %s\n", spec.name.c_str(), running.flows().size(),
               running.event_log_path().c_str());
   std::fflush(stdout);
 
@@ -122,6 +118,18 @@ void Run(const RunArguments& arguments) {
   }
   std::fflush(stdout);
   if (!result.ok()) Fail(result, 1);
+}
+
+namespace {
+
+void Run(const RunArguments& arguments) {
+  Result<pipeline::PipelineSpec> spec = LoadPipelineFile(arguments.file);
+  if (!spec.ok()) Fail(spec.status(), 2);
+  pipeline::RunOptions options;
+  options.flows = arguments.flows;
+  options.full_refresh = arguments.full_refresh;
+  options.full_refresh_all = arguments.full_refresh_all;
+  RunInForeground(*spec, options, arguments.metrics_port, arguments.metrics_address);
 }
 
 void Validate(const std::string& file) {

@@ -285,15 +285,41 @@ void AddCheckpointLocation(std::span<const OptionSpec> sink_options, const std::
   }
 }
 
-Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
-  YAML::Node root;
+namespace {
+
+Status Problems(const Walker& walker, std::string_view what) {
+  std::string message = std::to_string(walker.problems().size()) + " problem(s) in the " + std::string(what) + ":";
+  for (const std::string& problem : walker.problems()) message += "\n  " + problem;
+  return Status::Error(errors::kInvalidPipeline, message);
+}
+
+Result<YAML::Node> LoadYaml(std::string_view yaml) {
   try {
-    root = YAML::Load(std::string(yaml));
+    return YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& error) {
     return Status::Error(errors::kInvalidPipeline, "not valid YAML at line " + std::to_string(error.mark.line + 1) +
                                                        ", column " + std::to_string(error.mark.column + 1) + ": " +
                                                        error.msg);
   }
+}
+
+}  // namespace
+
+Result<StreamSpec> ParseStreamSpec(std::string_view yaml) {
+  SLUICE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(yaml));
+  Walker walker;
+  StreamSpec stream;
+  try {
+    stream = ParseStream(walker, root, "");
+  } catch (const YAML::Exception& error) {
+    walker.Problem("line " + std::to_string(error.mark.line + 1), error.msg);
+  }
+  if (!walker.problems().empty()) return Problems(walker, "stream definition");
+  return stream;
+}
+
+Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
+  SLUICE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(yaml));
   if (!root.IsMap()) return Status::Error(errors::kInvalidPipeline, "a pipeline file is a map with name, storage, flows, ...");
 
   Walker walker;
@@ -347,11 +373,7 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
   } catch (const YAML::Exception& error) {
     walker.Problem("line " + std::to_string(error.mark.line + 1), error.msg);
   }
-  if (!walker.problems().empty()) {
-    std::string message = std::to_string(walker.problems().size()) + " problem(s) in the pipeline file:";
-    for (const std::string& problem : walker.problems()) message += "\n  " + problem;
-    return Status::Error(errors::kInvalidPipeline, message);
-  }
+  if (!walker.problems().empty()) return Problems(walker, "pipeline file");
   return spec;
 }
 

@@ -77,6 +77,8 @@ inline constexpr std::string_view kSourceOffsetInvalid = "SOURCE_OFFSET_INVALID"
 // Pipelines
 inline constexpr std::string_view kInvalidPipeline = "INVALID_PIPELINE";
 inline constexpr std::string_view kExpectationViolation = "EXPECTATION_VIOLATION";
+inline constexpr std::string_view kStreamAlreadyExists = "STREAM_ALREADY_EXISTS";
+inline constexpr std::string_view kStreamNotFound = "STREAM_NOT_FOUND";
 // Connections
 inline constexpr std::string_view kConnectionAlreadyExists = "CONNECTION_ALREADY_EXISTS";
 inline constexpr std::string_view kConnectionNotFound = "CONNECTION_NOT_FOUND";

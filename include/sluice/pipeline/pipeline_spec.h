@@ -119,6 +119,10 @@ struct PipelineSpec {
   Result<std::map<std::string, std::string>> ResolvedOptions(const Endpoint& endpoint) const;
 };
 
+// One stream definition on its own (the map of a `streams:` entry), as `sluice stream create`
+// takes it; INVALID_PIPELINE listing every problem of shape.
+Result<StreamSpec> ParseStreamSpec(std::string_view yaml);
+
 // Sets `checkpointLocation` to the flow's checkpoint when the sink format declares that option
 // (as Spark's sinks do) and the pipeline file does not give it: a flow's checkpoint is the
 // pipeline's business, not something to repeat in every sink.

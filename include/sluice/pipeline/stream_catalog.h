@@ -1,0 +1,55 @@
+// The streams of a warehouse's catalog: named `catalog.schema.stream` definitions (the same YAML
+// as a pipeline file's `streams:` entry), kept as
+// `<warehouse>/_sluice/catalog/streams/<catalog.schema.stream>.yaml`, so that `sluice stream run
+// NAME` needs nothing but the name. Each stream runs with its checkpoint and event log under
+// `<warehouse>/_sluice/streams/<name>`.
+//
+// Errors: STREAM_ALREADY_EXISTS, STREAM_NOT_FOUND, INVALID_PIPELINE (the definition's problems,
+// every one listed: shape, options, schemas, filter, exclusions), IO_ERROR from the file system.
+// Thread-safe; several processes may share a warehouse (Create publishes with put-if-absent).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/file_system.h"
+#include "sluice/core/status.h"
+#include "sluice/engine/registry.h"
+#include "sluice/pipeline/pipeline_spec.h"
+
+namespace sluice::pipeline {
+
+struct StoredStream {
+  StreamSpec spec;
+  std::string definition;  // the YAML as created
+};
+
+class StreamCatalog {
+ public:
+  // `warehouse` is an absolute path.
+  StreamCatalog(std::shared_ptr<FileSystem> fs, std::string warehouse, const engine::Registry* registry);
+
+  // Validates the definition as `sluice validate` would and stores it under its name.
+  Result<StreamSpec> Create(std::string_view definition);
+  Result<StoredStream> Get(std::string_view name) const;
+  // Names in order, at most `max_results`, starting after `page_token` (a name; empty: from the
+  // start).
+  Result<std::vector<StoredStream>> List(size_t max_results = 100, std::string_view page_token = {}) const;
+  // Removes the definition, the stream's checkpoint and events, and its ingestion table.
+  Status Delete(std::string_view name);
+
+  // A pipeline that runs just this stream, with its storage in the catalog's area.
+  PipelineSpec PipelineOf(const StreamSpec& stream) const;
+
+ private:
+  std::string PathOf(std::string_view name) const;
+
+  std::shared_ptr<FileSystem> fs_;
+  std::string warehouse_;
+  const engine::Registry* registry_;
+};
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,126 @@
+// `sluice stream create|get|list|delete|run`: the streams of a warehouse's catalog.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/warehouse.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/pipeline/stream_catalog.h"
+
+namespace sluice::cli {
+namespace {
+
+struct StreamArguments {
+  std::string warehouse;
+  std::string file;
+  std::string name;
+  bool include_schemas = false;
+  size_t max_results = 100;
+  std::string page_token;
+  int metrics_port = -1;
+  std::string metrics_address = "127.0.0.1";
+};
+
+pipeline::StreamCatalog CatalogOf(const StreamArguments& arguments) {
+  return pipeline::StreamCatalog(LocalFileSystem(), AbsoluteWarehouse(arguments.warehouse), &CommandRegistry());
+}
+
+[[noreturn]] void Fail(const Status& status) {
+  std::fprintf(stderr, "%s\n", status.ToString().c_str());
+  throw CLI::RuntimeError(1);
+}
+
+void Create(const StreamArguments& arguments) {
+  std::ifstream in(arguments.file, std::ios::binary);
+  if (!in) Fail(Status::Error(errors::kFileNotFound, "cannot read the stream definition " + arguments.file));
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<pipeline::StreamSpec> stream = CatalogOf(arguments).Create(text.str());
+  if (!stream.ok()) Fail(stream.status());
+  std::printf("created stream %s, ingesting into %s\n", stream->name.c_str(), stream->table.c_str());
+}
+
+void Get(const StreamArguments& arguments) {
+  Result<pipeline::StoredStream> stream = CatalogOf(arguments).Get(arguments.name);
+  if (!stream.ok()) Fail(stream.status());
+  std::printf("%s", stream->definition.c_str());
+  if (!stream->definition.ends_with("\n")) std::printf("\n");
+}
+
+void List(const StreamArguments& arguments) {
+  Result<std::vector<pipeline::StoredStream>> streams = CatalogOf(arguments).List(arguments.max_results,
+                                                                                  arguments.page_token);
+  if (!streams.ok()) Fail(streams.status());
+  for (const pipeline::StoredStream& stream : *streams) {
+    std::printf("%s -> %s (%s)\n", stream.spec.name.c_str(), stream.spec.table.c_str(),
+                stream.spec.source.options.count("subscribe") ? stream.spec.source.options.at("subscribe").c_str()
+                                                              : "kafka");
+    if (arguments.include_schemas) {
+      for (const auto& [part, schema] : {std::pair{"key", &stream.spec.key_schema}, std::pair{"value", &stream.spec.value_schema}}) {
+        if (*schema) std::printf("  %s schema: %s\n", part, (*schema)->schema.c_str());
+      }
+    }
+  }
+  if (streams->size() == arguments.max_results) {
+    std::printf("(more: --page-token %s)\n", streams->back().spec.name.c_str());
+  }
+}
+
+void Delete(const StreamArguments& arguments) {
+  Status status = CatalogOf(arguments).Delete(arguments.name);
+  if (!status.ok()) Fail(status);
+  std::printf("deleted stream %s and its ingestion table\n", arguments.name.c_str());
+}
+
+void Run(const StreamArguments& arguments) {
+  pipeline::StreamCatalog catalog = CatalogOf(arguments);
+  Result<pipeline::StoredStream> stream = catalog.Get(arguments.name);
+  if (!stream.ok()) Fail(stream.status());
+  RunInForeground(catalog.PipelineOf(stream->spec), {}, arguments.metrics_port, arguments.metrics_address);
+}
+
+CLI::App* Subcommand(CLI::App* parent, const char* name, const char* description,
+                     const std::shared_ptr<StreamArguments>& arguments) {
+  CLI::App* command = parent->add_subcommand(name, description);
+  AddWarehouseOption(command, &arguments->warehouse);
+  return command;
+}
+
+}  // namespace
+
+void RegisterStreamCommand(CLI::App& app) {
+  auto arguments = std::make_shared<StreamArguments>();
+  CLI::App* stream = app.add_subcommand("stream", "Kafka streams ingested into Delta tables, kept in the catalog");
+  stream->require_subcommand(1);
+
+  CLI::App* create = Subcommand(stream, "create", "Create a stream from a YAML definition (docs/streams.md)", arguments);
+  create->add_option("file", arguments->file, "Stream definition (YAML)")->required();
+  create->callback([arguments] { Create(*arguments); });
+
+  CLI::App* get = Subcommand(stream, "get", "Print a stream's definition", arguments);
+  get->add_option("name", arguments->name, "catalog.schema.stream")->required();
+  get->callback([arguments] { Get(*arguments); });
+
+  CLI::App* list = Subcommand(stream, "list", "The streams of the catalog, by name", arguments);
+  list->add_flag("--include-schemas", arguments->include_schemas, "Print each stream's key and value schemas");
+  list->add_option("--max-results", arguments->max_results, "Most streams per page")->check(CLI::Range(1, 10000));
+  list->add_option("--page-token", arguments->page_token, "List the streams after this name");
+  list->callback([arguments] { List(*arguments); });
+
+  CLI::App* remove = Subcommand(stream, "delete", "Delete a stream, its checkpoint and its ingestion table", arguments);
+  remove->add_option("name", arguments->name, "catalog.schema.stream")->required();
+  remove->callback([arguments] { Delete(*arguments); });
+
+  CLI::App* run = Subcommand(stream, "run", "Run a stream's ingestion until SIGINT/SIGTERM", arguments);
+  run->add_option("name", arguments->name, "catalog.schema.stream")->required();
+  run->add_option("--metrics-port", arguments->metrics_port, "Serve Prometheus metrics and /ready at this port")
+      ->check(CLI::Range(0, 65535));
+  run->add_option("--metrics-address", arguments->metrics_address, "Address the metrics endpoint listens on")
+      ->capture_default_str();
+  run->callback([arguments] { Run(*arguments); });
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,85 @@
+#include "sluice/pipeline/stream_catalog.h"
+
+#include <algorithm>
+
+#include "sluice/core/error_classes.h"
+
+namespace sluice::pipeline {
+
+StreamCatalog::StreamCatalog(std::shared_ptr<FileSystem> fs, std::string warehouse, const engine::Registry* registry)
+    : fs_(std::move(fs)), warehouse_(std::move(warehouse)), registry_(registry) {}
+
+std::string StreamCatalog::PathOf(std::string_view name) const {
+  return warehouse_ + "/_sluice/catalog/streams/" + std::string(name) + ".yaml";
+}
+
+PipelineSpec StreamCatalog::PipelineOf(const StreamSpec& stream) const {
+  PipelineSpec spec;
+  spec.name = stream.name;
+  spec.storage = warehouse_ + "/_sluice/streams/" + stream.name;
+  spec.warehouse = warehouse_;
+  spec.streams = {stream};
+  return spec;
+}
+
+Result<StreamSpec> StreamCatalog::Create(std::string_view definition) {
+  SLUICE_ASSIGN_OR_RETURN(StreamSpec stream, ParseStreamSpec(definition));
+  std::vector<Status> problems = ValidatePipeline(PipelineOf(stream), *registry_);
+  if (!problems.empty()) {
+    std::string message = std::to_string(problems.size()) + " problem(s) in stream '" + stream.name + "':";
+    for (const Status& problem : problems) message += "\n  " + problem.ToString();
+    return Status::Error(errors::kInvalidPipeline, message);
+  }
+  SLUICE_RETURN_IF_ERROR(fs_->CreateDirectories(warehouse_ + "/_sluice/catalog/streams"));
+  Status stored = fs_->PutIfAbsent(PathOf(stream.name), definition);
+  if (stored.error_class() == errors::kFileAlreadyExists) {
+    return Status::Error(errors::kStreamAlreadyExists,
+                         "stream '" + stream.name + "' exists already; delete it first or pick another name");
+  }
+  SLUICE_RETURN_IF_ERROR(stored);
+  return stream;
+}
+
+Result<StoredStream> StreamCatalog::Get(std::string_view name) const {
+  Result<std::string> definition = fs_->ReadFile(PathOf(name));
+  if (!definition.ok() && definition.status().error_class() == errors::kFileNotFound) {
+    return Status::Error(errors::kStreamNotFound, "no stream named '" + std::string(name) + "' in the catalog of " +
+                                                      warehouse_ + " (sluice stream list shows them)");
+  }
+  SLUICE_RETURN_IF_ERROR(definition.status());
+  SLUICE_ASSIGN_OR_RETURN(StreamSpec spec, ParseStreamSpec(*definition));
+  return StoredStream{std::move(spec), *std::move(definition)};
+}
+
+Result<std::vector<StoredStream>> StreamCatalog::List(size_t max_results, std::string_view page_token) const {
+  const std::string directory = warehouse_ + "/_sluice/catalog/streams";
+  SLUICE_ASSIGN_OR_RETURN(bool exists, fs_->Exists(directory));
+  std::vector<StoredStream> streams;
+  if (!exists) return streams;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> files, fs_->List(directory));
+  std::vector<std::string> names;
+  for (const FileInfo& file : files) {
+    std::string name = file.path.substr(file.path.rfind('/') + 1);
+    if (!name.ends_with(".yaml")) continue;
+    name.resize(name.size() - 5);
+    if (name > page_token) names.push_back(std::move(name));
+  }
+  std::sort(names.begin(), names.end());
+  if (names.size() > max_results) names.resize(max_results);
+  for (const std::string& name : names) {
+    SLUICE_ASSIGN_OR_RETURN(StoredStream stream, Get(name));
+    streams.push_back(std::move(stream));
+  }
+  return streams;
+}
+
+Status StreamCatalog::Delete(std::string_view name) {
+  SLUICE_ASSIGN_OR_RETURN(StoredStream stream, Get(name));
+  PipelineSpec pipeline = PipelineOf(stream.spec);
+  SLUICE_ASSIGN_OR_RETURN(std::string table, pipeline.TablePath(stream.spec.table));
+  SLUICE_RETURN_IF_ERROR(fs_->DeleteRecursively(table));
+  SLUICE_RETURN_IF_ERROR(fs_->DeleteRecursively(pipeline.storage));
+  return fs_->Delete(PathOf(name));
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,87 @@
+#include "sluice/pipeline/stream_catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "sluice/connectors/register_formats.h"
+#include "sluice/core/error_classes.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::pipeline {
+namespace {
+
+std::string Definition(const std::string& name, const std::string& extra = "") {
+  return "name: " + name +
+         "\nsource: {format: kafka, options: {bootstrap_servers: \"127.0.0.1:9\", subscribe: events}}\n"
+         "schema_config:\n  value: {format: json, schema: '{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}'}\n"
+         "ingestion_config: {table: " + name + "_table}\n" + extra;
+}
+
+class StreamCatalogTest : public ::testing::Test {
+ protected:
+  StreamCatalogTest() {
+    EXPECT_TRUE(engine::RegisterBuiltinFormats(&registry_).ok());
+    EXPECT_TRUE(connectors::RegisterConnectorFormats(&registry_).ok());
+  }
+  testing::TempDir dir_;
+  engine::Registry registry_;
+  StreamCatalog catalog_{LocalFileSystem(), dir_.Join("warehouse"), &registry_};
+};
+
+TEST_F(StreamCatalogTest, CreateThenGetGivesTheDefinitionBack) {
+  auto created = catalog_.Create(Definition("main.raw.orders"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->table, "main.raw.orders_table");
+  EXPECT_TRUE(std::filesystem::exists(dir_.Join("warehouse/_sluice/catalog/streams/main.raw.orders.yaml")));
+  auto stored = catalog_.Get("main.raw.orders");
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->definition, Definition("main.raw.orders"));
+  EXPECT_EQ(stored->spec.source.options.at("subscribe"), "events");
+  PipelineSpec pipeline = catalog_.PipelineOf(stored->spec);
+  EXPECT_EQ(pipeline.storage, dir_.Join("warehouse/_sluice/streams/main.raw.orders"));
+  EXPECT_EQ(pipeline.TablePath(stored->spec.table).value(), dir_.Join("warehouse/main/raw/orders_table"));
+}
+
+TEST_F(StreamCatalogTest, ANameIsTakenOnce) {
+  ASSERT_TRUE(catalog_.Create(Definition("main.raw.orders")).ok());
+  EXPECT_EQ(catalog_.Create(Definition("main.raw.orders")).status().error_class(), errors::kStreamAlreadyExists);
+}
+
+TEST_F(StreamCatalogTest, AnInvalidDefinitionIsNotStoredAndEveryProblemIsListed) {
+  Result<StreamSpec> created = catalog_.Create(Definition("only.two"));
+  EXPECT_EQ(created.status().error_class(), errors::kInvalidPipeline);
+  EXPECT_NE(created.status().ToString().find("2 problem(s)"), std::string::npos) << created.status().ToString();
+  EXPECT_NE(created.status().ToString().find("stream 'only.two' name"), std::string::npos) << created.status().ToString();
+  EXPECT_NE(created.status().ToString().find("stream 'only.two' ingestion_config"), std::string::npos)
+      << created.status().ToString();
+  created = catalog_.Create(Definition("main.raw.x", "excluded_columns: [value.missing]\n"));
+  EXPECT_NE(created.status().ToString().find("UNRESOLVED_COLUMN"), std::string::npos) << created.status().ToString();
+  EXPECT_EQ(catalog_.Create("name: x\nunknown_key: 1\n").status().error_class(), errors::kInvalidPipeline);
+  EXPECT_TRUE(catalog_.List()->empty());
+}
+
+TEST_F(StreamCatalogTest, ListsByNameInPages) {
+  for (const char* name : {"main.raw.c", "main.raw.a", "main.raw.b"}) ASSERT_TRUE(catalog_.Create(Definition(name)).ok());
+  auto first = catalog_.List(2);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_EQ((*first)[0].spec.name, "main.raw.a");
+  EXPECT_EQ((*first)[1].spec.name, "main.raw.b");
+  auto rest = catalog_.List(2, "main.raw.b");
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->size(), 1u);
+  EXPECT_EQ((*rest)[0].spec.name, "main.raw.c");
+}
+
+TEST_F(StreamCatalogTest, DeleteRemovesTheDefinitionAndTheIngestionTable) {
+  ASSERT_TRUE(catalog_.Create(Definition("main.raw.orders")).ok());
+  std::filesystem::create_directories(dir_.Join("warehouse/main/raw/orders_table/_delta_log"));
+  ASSERT_TRUE(catalog_.Delete("main.raw.orders").ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_.Join("warehouse/main/raw/orders_table")));
+  EXPECT_EQ(catalog_.Get("main.raw.orders").status().error_class(), errors::kStreamNotFound);
+  EXPECT_EQ(catalog_.Delete("main.raw.orders").error_class(), errors::kStreamNotFound);
+}
+
+}  // namespace
+}  // namespace sluice::pipeline
