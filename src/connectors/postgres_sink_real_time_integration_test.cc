@@ -11,7 +11,6 @@
 #include <chrono>
 #include <map>
 #include <mutex>
-#include <numeric>
 #include <thread>
 
 #include "sluice/connectors/pg_real_time_writer.h"
@@ -204,6 +203,14 @@ class PostgresSinkRealTimeTest : public ::testing::Test {
   std::thread runner_;
   Status run_status_;
 };
+
+TEST_F(PostgresSinkRealTimeTest, RefusesABatchIntervalOfZeroByName) {
+  auto options = Options("events");
+  options["batchinterval"] = "0 seconds";
+  Status refused = SinkRegistry().MakeSink("postgresql", options).status();
+  EXPECT_EQ(refused.error_class(), "JDBC_STREAMING_SINK_INVALID_OPTIONS");
+  EXPECT_NE(refused.message().find("batchinterval"), std::string_view::npos) << refused.ToString();
+}
 
 TEST_F(PostgresSinkRealTimeTest, RowsBecomeVisibleWithinTheBatchIntervalFromASlowSource) {
   auto options = Options("events");
