@@ -3,24 +3,15 @@
 #include <mutex>
 
 #include "sluice/connectors/pg_batch_reader.h"
+#include "sluice/connectors/pg_connection.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::connectors {
 
 namespace {
 
-constexpr std::string_view kSslModes[] = {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"};
 
-constexpr OptionSpec kOptions[] = {
-    {"host", OptionType::kString, "127.0.0.1", false, "Server host name or address."},
-    {"port", OptionType::kInt, "5432", false, "Server port."},
-    {"user", OptionType::kString, std::nullopt, false, "Role to connect as (default: the OS user)."},
-    {"password", OptionType::kSecret, std::nullopt, false, "Password, as a reference: ${env:NAME} or ${file:/path}."},
-    {"sslmode", OptionType::kEnum, "prefer", false, "libpq sslmode.", kSslModes},
-    {"sslrootcert", OptionType::kString, std::nullopt, false, "CA certificate file (PEM)."},
-    {"sslcert", OptionType::kString, std::nullopt, false, "Client certificate file (PEM)."},
-    {"sslkey", OptionType::kString, std::nullopt, false, "Client key file (PEM)."},
-    {"database", OptionType::kString, "postgres", false, "Database name."},
+constexpr auto kOptions = WithPgConnectionOptions({
     {"query", OptionType::kString, std::nullopt, false, "SQL query run by the database; exactly one of query, dbtable."},
     {"dbtable", OptionType::kString, std::nullopt, false, "Table read whole, `table` or `schema.table`."},
     {"partition_column", OptionType::kString, std::nullopt, false, "Numeric column to split a parallel read on."},
@@ -30,20 +21,11 @@ constexpr OptionSpec kOptions[] = {
      .minimum = 1, .maximum = 256},
     {.name = "batch_size", .type = OptionType::kLong, .default_value = "65536", .doc = "Most rows per record batch.",
      .minimum = 1},
-};
+});
 
 constexpr std::string_view kUnread = R"({"read":false})";
 constexpr std::string_view kRead = R"({"read":true})";
 
-// A libpq keyword/value pair, quoted so that no value can inject another keyword.
-void AppendConninfo(std::string* out, std::string_view key, std::string_view value) {
-  *out += std::string(key) + "='";
-  for (char c : value) {
-    if (c == '\'' || c == '\\') *out += '\\';
-    *out += c;
-  }
-  *out += "' ";
-}
 
 Status InvalidOption(std::string message) {
   return Status::Error(errors::kInvalidOptions, "postgresql source: " + std::move(message));
@@ -72,17 +54,7 @@ class PostgresBatchSource final : public engine::Source {
       return InvalidOption("`num_partitions` above 1 needs `partition_column`, `lower_bound` and `upper_bound`");
     }
     read.batch_size = options.GetInt64("batch_size");
-    std::string& c = read.conninfo;
-    AppendConninfo(&c, "host", options.GetString("host"));
-    AppendConninfo(&c, "port", std::to_string(options.GetInt64("port")));
-    AppendConninfo(&c, "dbname", options.GetString("database"));
-    AppendConninfo(&c, "sslmode", options.GetString("sslmode"));
-    if (options.Has("user")) AppendConninfo(&c, "user", options.GetString("user"));
-    if (options.Has("password")) AppendConninfo(&c, "password", options.GetSecret("password"));
-    for (const char* file : {"sslrootcert", "sslcert", "sslkey"}) {
-      if (options.Has(file)) AppendConninfo(&c, file, options.GetString(file));
-    }
-    AppendConninfo(&c, "application_name", "sluice");
+    read.conninfo = PgConninfo(options, options.GetString("database"));
     std::string what = read.query ? "query" : "dbtable=" + *read.dbtable;
     return std::unique_ptr<engine::Source>(new PostgresBatchSource(std::move(read), std::move(what)));
   }

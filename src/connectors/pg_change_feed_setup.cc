@@ -3,6 +3,7 @@
 
 #include "pg_change_feed_internal.h"
 #include "sluice/connectors/pg_change_feed.h"
+#include "sluice/connectors/pg_connection.h"
 #include "sluice/connectors/pg_replication.h"
 #include "sluice/core/error_classes.h"
 
@@ -10,18 +11,8 @@ namespace sluice::connectors {
 
 namespace {
 
-constexpr std::string_view kSslModes[] = {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"};
 
-constexpr OptionSpec kOptions[] = {
-    {"host", OptionType::kString, "127.0.0.1", false, "Server host name or address."},
-    {"port", OptionType::kInt, "5432", false, "Server port."},
-    {"user", OptionType::kString, std::nullopt, false, "Role to connect as (default: the OS user)."},
-    {"password", OptionType::kSecret, std::nullopt, false, "Password, as a reference: ${env:NAME} or ${file:/path}."},
-    {"sslmode", OptionType::kEnum, "prefer", false, "libpq sslmode.", kSslModes},
-    {"sslrootcert", OptionType::kString, std::nullopt, false, "CA certificate file (PEM)."},
-    {"sslcert", OptionType::kString, std::nullopt, false, "Client certificate file (PEM)."},
-    {"sslkey", OptionType::kString, std::nullopt, false, "Client key file (PEM)."},
-    {"database", OptionType::kString, "postgres", false, "Database name."},
+constexpr auto kOptions = WithPgConnectionOptions({
     {"schema", OptionType::kString, std::nullopt, true, "Source schema: every table in it is captured."},
     {"target", OptionType::kString, std::nullopt, false,
      "Target `catalog.schema` of the history tables (needed to run the feed)."},
@@ -30,18 +21,10 @@ constexpr OptionSpec kOptions[] = {
      "Replication slot; default sluice_cdf_<database>_<schema> in lower case."},
     {"publication_name", OptionType::kString, std::nullopt, false, "Publication; default the slot name."},
     {"flush_interval", OptionType::kDuration, "1 second", false, "How often changes are committed to Delta."},
-};
+});
 
 Status Invalid(std::string message) { return Status::Error(errors::kCdfInvalidOptions, std::move(message)); }
 
-void AppendConninfo(std::string* out, std::string_view key, std::string_view value) {
-  *out += std::string(key) + "='";
-  for (char c : value) {
-    if (c == '\'' || c == '\\') *out += '\\';
-    *out += c;
-  }
-  *out += "' ";
-}
 
 std::string ToLower(std::string_view text) {
   std::string out(text);
@@ -118,17 +101,7 @@ Result<ChangeFeedConfig> MakeChangeFeedConfig(const std::map<std::string, std::s
   }
   config.flush_interval = options.GetDuration("flush_interval");
   if (config.flush_interval.count() <= 0) return Invalid("flush_interval must be positive");
-  std::string& c = config.conninfo;
-  AppendConninfo(&c, "host", options.GetString("host"));
-  AppendConninfo(&c, "port", std::to_string(options.GetInt64("port")));
-  AppendConninfo(&c, "dbname", database);
-  AppendConninfo(&c, "sslmode", options.GetString("sslmode"));
-  if (options.Has("user")) AppendConninfo(&c, "user", options.GetString("user"));
-  if (options.Has("password")) AppendConninfo(&c, "password", options.GetSecret("password"));
-  for (const char* file : {"sslrootcert", "sslcert", "sslkey"}) {
-    if (options.Has(file)) AppendConninfo(&c, file, options.GetString(file));
-  }
-  AppendConninfo(&c, "application_name", "sluice");
+  config.conninfo = PgConninfo(options, database);
   return config;
 }
 

@@ -8,6 +8,35 @@ namespace sluice::connectors {
 
 namespace {
 
+void AppendConninfo(std::string* out, std::string_view key, std::string_view value) {
+  *out += std::string(key) + "='";
+  for (char c : value) {
+    if (c == '\'' || c == '\\') *out += '\\';
+    *out += c;
+  }
+  *out += "' ";
+}
+
+}  // namespace
+
+std::string PgConninfo(const ValidatedOptions& options, std::string_view database) {
+  std::string c;
+  AppendConninfo(&c, "host", options.GetString("host"));
+  AppendConninfo(&c, "port", std::to_string(options.GetInt64("port")));
+  AppendConninfo(&c, "dbname", database);
+  AppendConninfo(&c, "sslmode", options.GetString("sslmode"));
+  if (options.Has("user")) AppendConninfo(&c, "user", options.GetString("user"));
+  if (options.Has("password")) AppendConninfo(&c, "password", options.GetSecret("password"));
+  for (const char* file : {"sslrootcert", "sslcert", "sslkey"}) {
+    if (options.Has(file)) AppendConninfo(&c, file, options.GetString(file));
+  }
+  AppendConninfo(&c, "application_name", "sluice");
+  return c;
+}
+
+
+namespace {
+
 struct ResultDeleter {
   void operator()(PGresult* r) const { PQclear(r); }
 };

@@ -3,6 +3,7 @@
 #include <future>
 
 #include "sluice/connectors/pg_batch_source.h"
+#include "sluice/connectors/pg_connection.h"
 #include "sluice/connectors/pg_real_time_writer.h"
 #include "sluice/connectors/pg_upsert_writer.h"
 #include "sluice/core/compute.h"
@@ -12,19 +13,9 @@ namespace sluice::connectors {
 
 namespace {
 
-constexpr std::string_view kSslModes[] = {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"};
 constexpr std::string_view kWriteModes[] = {"append", "overwrite", "errorifexists", "ignore"};
 
-constexpr OptionSpec kOptions[] = {
-    {"host", OptionType::kString, "127.0.0.1", false, "Server host name or address."},
-    {"port", OptionType::kInt, "5432", false, "Server port."},
-    {"user", OptionType::kString, std::nullopt, false, "Role to connect as (default: the OS user)."},
-    {"password", OptionType::kSecret, std::nullopt, false, "Password, as a reference: ${env:NAME} or ${file:/path}."},
-    {"sslmode", OptionType::kEnum, "prefer", false, "libpq sslmode.", kSslModes},
-    {"sslrootcert", OptionType::kString, std::nullopt, false, "CA certificate file (PEM)."},
-    {"sslcert", OptionType::kString, std::nullopt, false, "Client certificate file (PEM)."},
-    {"sslkey", OptionType::kString, std::nullopt, false, "Client key file (PEM)."},
-    {"database", OptionType::kString, "postgres", false, "Database name."},
+constexpr auto kOptions = WithPgConnectionOptions({
     {"dbtable", OptionType::kString, std::nullopt, true,
      "Target table, `table` or `schema.table` (schema public by default); simple identifiers only."},
     {"upsertkey", OptionType::kString, std::nullopt, false,
@@ -36,17 +27,8 @@ constexpr OptionSpec kOptions[] = {
     {"maxretries", OptionType::kInt, "8", false, "Retries of a transient failure before the query fails."},
     {"mode", OptionType::kEnum, std::nullopt, false,
      "Batch write mode (docs/batch.md); absent: streaming upserts.", kWriteModes},
-};
+});
 
-// A libpq keyword/value pair, quoted so that no value can inject another keyword.
-void AppendConninfo(std::string* out, std::string_view key, std::string_view value) {
-  *out += std::string(key) + "='";
-  for (char c : value) {
-    if (c == '\'' || c == '\\') *out += '\\';
-    *out += c;
-  }
-  *out += "' ";
-}
 
 std::vector<std::string> SplitKey(std::string_view text) {
   std::vector<std::string> out;
@@ -88,20 +70,10 @@ class PostgresSink final : public engine::Sink {
     if (sink->tasks_ < 1 || sink->tasks_ > 64) return InvalidOption("tasks_per_connection must be 1 to 64");
     sink->max_retries_ = static_cast<int>(options.GetInt64("maxretries"));
     if (sink->max_retries_ < 0) return InvalidOption("maxretries must not be negative");
-    std::string& c = sink->conninfo_;
-    AppendConninfo(&c, "host", options.GetString("host"));
-    AppendConninfo(&c, "port", std::to_string(options.GetInt64("port")));
-    AppendConninfo(&c, "dbname", options.GetString("database"));
-    AppendConninfo(&c, "sslmode", options.GetString("sslmode"));
-    if (options.Has("user")) AppendConninfo(&c, "user", options.GetString("user"));
-    if (options.Has("password")) AppendConninfo(&c, "password", options.GetSecret("password"));
-    for (const char* file : {"sslrootcert", "sslcert", "sslkey"}) {
-      if (options.Has(file)) AppendConninfo(&c, file, options.GetString(file));
-    }
-    AppendConninfo(&c, "application_name", "sluice");
+    sink->conninfo_ = PgConninfo(options, options.GetString("database"));
     if (options.Has("mode")) {
       SLUICE_ASSIGN_OR_RETURN(PgWriteMode mode, ParsePgWriteMode(options.GetString("mode")));
-      return MakePostgresBatchSink(std::move(c), options.GetString("dbtable"), mode);
+      return MakePostgresBatchSink(sink->conninfo_, options.GetString("dbtable"), mode);
     }
     return std::unique_ptr<engine::Sink>(std::move(sink));
   }

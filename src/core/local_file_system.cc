@@ -114,12 +114,13 @@ Result<StagingFile> CreateStagingFile(const std::string& target) {
   std::string prefix = ParentOf(target);
   if (prefix != "/") prefix += '/';
   prefix += '.' + BaseNameOf(target) + '.' + std::to_string(::getpid()) + '.';
-  for (;;) {
+  // A forked child inherits the counter, so a name may already be taken: try the next ones, but
+  // not forever (a name that always exists means something else is wrong).
+  for (int attempt = 0;; ++attempt) {
     std::string path = prefix + std::to_string(counter.fetch_add(1)) + std::string(kStagingSuffix);
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) return StagingFile{std::move(path), fd};
-    // A forked child inherits the counter, so a name may already be taken: try the next one.
-    if (errno != EEXIST) return OsError("create", path, errno);
+    if (errno != EEXIST || attempt == 1000) return OsError("create", path, errno);
   }
 }
 

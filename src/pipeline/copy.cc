@@ -9,9 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "sluice/connectors/kafka_source.h"
-#include "sluice/connectors/pg_batch_source.h"
-#include "sluice/connectors/postgres_sink.h"
+#include "sluice/connectors/register_formats.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/registry.h"
 #include "sluice/engine/streaming_query.h"
@@ -83,9 +81,7 @@ Result<engine::Registry*> CopyRegistry() {
   static engine::Registry registry;
   static Status registered = [] {
     SLUICE_RETURN_IF_ERROR(engine::RegisterBuiltinFormats(&registry));
-    SLUICE_RETURN_IF_ERROR(connectors::RegisterPostgresBatchSource(&registry));
-    SLUICE_RETURN_IF_ERROR(connectors::RegisterPostgresSink(&registry));
-    return connectors::RegisterKafkaSource(&registry);
+    return connectors::RegisterConnectorFormats(&registry);
   }();
   if (!registered.ok()) return registered;
   return &registry;

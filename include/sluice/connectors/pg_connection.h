@@ -8,12 +8,15 @@
 // refused a statement); last_sqlstate() tells which SQLSTATE the server gave.
 #pragma once
 
+#include <array>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/options.h"
 #include "sluice/core/status.h"
 
 typedef struct pg_conn PGconn;
@@ -34,6 +37,36 @@ bool IsSimpleIdentifier(std::string_view name);
 
 // A double-quoted identifier with embedded quotes doubled (column names may be any text).
 std::string QuoteIdentifier(std::string_view name);
+
+// The options by which every PostgreSQL format reaches its server: host, port, user, password (a
+// secret reference), sslmode (+ sslrootcert, sslcert, sslkey) and database.
+inline constexpr std::string_view kPgSslModes[] = {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"};
+inline constexpr OptionSpec kPgConnectionOptions[] = {
+    {"host", OptionType::kString, "127.0.0.1", false, "Server host name or address."},
+    {"port", OptionType::kInt, "5432", false, "Server port."},
+    {"user", OptionType::kString, std::nullopt, false, "Role to connect as (default: the OS user)."},
+    {"password", OptionType::kSecret, std::nullopt, false, "Password, as a reference: ${env:NAME} or ${file:/path}."},
+    {"sslmode", OptionType::kEnum, "prefer", false, "libpq sslmode.", kPgSslModes},
+    {"sslrootcert", OptionType::kString, std::nullopt, false, "CA certificate file (PEM)."},
+    {"sslcert", OptionType::kString, std::nullopt, false, "Client certificate file (PEM)."},
+    {"sslkey", OptionType::kString, std::nullopt, false, "Client key file (PEM)."},
+    {"database", OptionType::kString, "postgres", false, "Database name."},
+};
+
+// A format's option table: the connection options, then the format's own.
+template <size_t N>
+constexpr std::array<OptionSpec, std::size(kPgConnectionOptions) + N> WithPgConnectionOptions(
+    const OptionSpec (&own)[N]) {
+  std::array<OptionSpec, std::size(kPgConnectionOptions) + N> all{};
+  size_t i = 0;
+  for (const OptionSpec& option : kPgConnectionOptions) all[i++] = option;
+  for (const OptionSpec& option : own) all[i++] = option;
+  return all;
+}
+
+// The libpq connection string of those options for `database` (application_name sluice), every
+// value quoted so that none can inject another keyword.
+std::string PgConninfo(const ValidatedOptions& options, std::string_view database);
 
 // Rows of a query result as text; nullopt is SQL NULL.
 using PgRows = std::vector<std::vector<std::optional<std::string>>>;

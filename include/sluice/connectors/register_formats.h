@@ -6,8 +6,8 @@
 
 namespace sluice::connectors {
 
-// Registers every connector format with `registry`: the `kafka` source and the `postgresql`
-// sink. INVALID_ARGUMENT when one of the names is taken already.
+// Registers every connector format with `registry`: the `kafka` and `postgresql` (batch) sources
+// and the `postgresql` sink. INVALID_ARGUMENT when one of the names is taken already.
 Status RegisterConnectorFormats(engine::Registry* registry);
 
 }  // namespace sluice::connectors
