@@ -6,9 +6,7 @@
 // The test runs its own binary as the child: when SLUICE_CDF_CRASH_CONNINFO is set, the binary
 // runs the feed from a static initializer, before any test, until it is killed. The random seed is
 // printed; SLUICE_CRASH_SEED replays a run's kill times.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,9 +23,8 @@
 #include "sluice/connectors/pg_connection.h"
 #include "sluice/connectors/pgoutput.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
+#include "testing/child_process.h"
 #include "testing/temp_dir.h"
-
-extern char** environ;
 
 namespace sluice::connectors {
 namespace {
@@ -62,29 +59,9 @@ ChangeFeedConfig CrashConfig(const std::string& conninfo, const std::string& war
 }();
 
 pid_t SpawnChild(const std::string& conninfo, const std::string& warehouse, const std::string& slot) {
-  char self[4096];
-  ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (length <= 0) return -1;
-  self[length] = '\0';
-  std::string env_conninfo = "SLUICE_CDF_CRASH_CONNINFO=" + conninfo;
-  std::string env_warehouse = "SLUICE_CDF_CRASH_WAREHOUSE=" + warehouse;
-  std::string env_slot = "SLUICE_CDF_CRASH_SLOT=" + slot;
-  std::vector<char*> argv = {self, nullptr};
-  std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  envp.push_back(env_conninfo.data());
-  envp.push_back(env_warehouse.data());
-  envp.push_back(env_slot.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  std::string log = warehouse + "/child.log";
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  int error = posix_spawn(&pid, self, &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  return error == 0 ? pid : -1;
+  return sluice::testing::SpawnSelf({"SLUICE_CDF_CRASH_CONNINFO=" + conninfo, "SLUICE_CDF_CRASH_WAREHOUSE=" + warehouse,
+                                     "SLUICE_CDF_CRASH_SLOT=" + slot},
+                                    warehouse + "/child.log");
 }
 
 std::multiset<std::string> SourceRows(testing::PostgresTestDatabase& db, const std::string& select) {
