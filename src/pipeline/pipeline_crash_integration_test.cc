@@ -1,0 +1,243 @@
+// The crash tests of pipelines: a pipeline file runs in a child process that is killed with
+// SIGKILL at random moments, 30 times, then one clean run settles; the targets must hold every
+// source row exactly once.
+//   - flows: rate → expectations → Delta, and that Delta table → another Delta table;
+//   - a stream ingesting a Kafka topic (librdkafka's mock cluster, in this process) while a
+//     producer keeps writing; every fifth restart also finds its checkpoint deleted, so the stream
+//     must resume from the ingestion table's txns alone.
+//
+// The child is this binary: when SLUICE_PIPELINE_CRASH_FILE names a pipeline file, a static
+// initializer runs it before any test, until the child is killed. SLUICE_CRASH_SEED replays a run.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "sluice/connectors/register_formats.h"
+#include "sluice/connectors/testing/kafka_fixture.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/snapshot.h"
+#include "sluice/pipeline/pipeline_runner.h"
+#include "testing/child_process.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::pipeline {
+namespace {
+
+constexpr int kKills = 30;
+
+Status RunPipelineFile(const std::string& path, const std::string& trigger, std::vector<std::string> flows = {}) {
+  std::ifstream in(path);
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (size_t at = yaml.find("TRIGGER"); at != std::string::npos; at = yaml.find("TRIGGER", at)) {
+    yaml.replace(at, 7, trigger);
+  }
+  SLUICE_ASSIGN_OR_RETURN(PipelineSpec spec, ParsePipelineSpec(yaml));
+  static engine::Registry* registry = [] {
+    auto* made = new engine::Registry();
+    (void)engine::RegisterBuiltinFormats(made);
+    (void)connectors::RegisterConnectorFormats(made);
+    return made;
+  }();
+  RunOptions options;
+  options.registry = registry;
+  options.flows = std::move(flows);
+  SLUICE_ASSIGN_OR_RETURN(auto run, PipelineRun::Start(spec, options));
+  return run->Wait();
+}
+
+[[maybe_unused]] const bool kIsCrashChild = [] {
+  const char* pipeline = std::getenv("SLUICE_PIPELINE_CRASH_FILE");
+  if (pipeline == nullptr) return false;
+  Status status = RunPipelineFile(pipeline, "processing_time");
+  std::fprintf(stderr, "the crash child ended before it was killed: %s\n", status.ToString().c_str());
+  std::_Exit(3);
+}();
+
+
+// Runs the pipeline in a child and kills it kKills times; every `delete_checkpoints_every`-th
+// restart (0: never) first deletes the checkpoints. Returns how many restarts had none.
+int KillRepeatedly(const std::string& pipeline, const testing::TempDir& dir, std::mt19937_64& random,
+                   int delete_checkpoints_every) {
+  int checkpoint_deletions = 0;
+  for (int kill = 0; kill < kKills; ++kill) {
+    if (delete_checkpoints_every > 0 && kill % delete_checkpoints_every == delete_checkpoints_every - 1) {
+      std::filesystem::remove_all(dir.Join("storage/checkpoints"));
+      ++checkpoint_deletions;
+    }
+    pid_t child = testing::SpawnSelf({"SLUICE_PIPELINE_CRASH_FILE=" + pipeline}, dir.Join("child.log"));
+    EXPECT_GT(child, 0);
+    if (child <= 0) return checkpoint_deletions;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 400)(random)));
+    EXPECT_EQ(::kill(child, SIGKILL), 0);
+    int status = 0;
+    EXPECT_EQ(::waitpid(child, &status, 0), child);
+    std::ifstream log(dir.Join("child.log"));
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(WIFSIGNALED(status)) << "the child exited by itself; its log:\n" << text;
+    if (!WIFSIGNALED(status)) return checkpoint_deletions;
+  }
+  return checkpoint_deletions;
+}
+
+std::mt19937_64 SeededRandom() {
+  uint64_t seed = std::random_device{}();
+  if (const char* given = std::getenv("SLUICE_CRASH_SEED")) seed = std::strtoull(given, nullptr, 10);
+  std::cout << "crash test seed " << seed << " (SLUICE_CRASH_SEED replays it)\n";
+  return std::mt19937_64(seed);
+}
+
+// Every value of a Delta table's column, sorted.
+std::vector<int64_t> SortedValues(const std::string& table, const std::string& column) {
+  std::vector<int64_t> values;
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table);
+  EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  if (!snapshot.ok()) return values;
+  auto scan = delta::TableScan::Open(*snapshot);
+  EXPECT_TRUE(scan.ok());
+  while (true) {
+    auto batch = (*scan)->Next();
+    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+    if (!batch.ok() || *batch == nullptr) break;
+    ColumnPtr c = (*batch)->ColumnAt(column).value();
+    for (int64_t row = 0; row < (*batch)->num_rows(); ++row) values.push_back(c->Value<int64_t>(row));
+  }
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+TEST(PipelineCrashTest, FlowsIntoDeltaHoldEveryRowExactlyOnceAfterThirtyKills) {
+  std::mt19937_64 random = SeededRandom();
+  testing::TempDir dir("sluice-pipeline-crash");
+  const std::string pipeline = dir.Join("pipeline.yaml");
+  {
+    std::ofstream out(pipeline);
+    out << "name: crash\nstorage: " << dir.Join("storage") << "\nwarehouse: " << dir.Join("warehouse") << R"(
+sinks:
+  numbers: {format: delta, table: main.c.numbers}
+  copy: {format: delta, table: main.c.copy}
+flows:
+  - name: generate
+    source: {format: rate, options: {rowsPerSecond: 3000, maxRowsPerBatch: 250, startTimestamp: START}}
+    select: [value, value * 2 AS doubled]
+    expectations:
+      - {name: doubled_even, expect_or_fail: doubled % 2 = 0}
+    sink: numbers
+    trigger: TRIGGER
+  - name: copy
+    source: {format: delta, table: main.c.numbers, options: {maxFilesPerTrigger: 2}}
+    sink: copy
+    trigger: TRIGGER
+)";
+  }
+  // The rate stream started a second ago, so a first run of `generate` creates the table `copy` reads.
+  {
+    std::ifstream in(pipeline);
+    std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    int64_t start_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count() - 1000;
+    yaml.replace(yaml.find("START"), 5, std::to_string(start_ms));
+    std::ofstream(pipeline) << yaml;
+  }
+  ASSERT_TRUE(RunPipelineFile(pipeline, "available_now", {"generate"}).ok());
+  KillRepeatedly(pipeline, dir, random, 0);
+  // Clean runs: the second lets `copy` read what `generate` wrote during the first.
+  ASSERT_TRUE(RunPipelineFile(pipeline, "available_now").ok());
+  ASSERT_TRUE(RunPipelineFile(pipeline, "available_now").ok());
+  ASSERT_TRUE(RunPipelineFile(pipeline, "available_now").ok());
+
+  std::vector<int64_t> numbers = SortedValues(dir.Join("warehouse/main/c/numbers"), "value");
+  ASSERT_FALSE(numbers.empty());
+  for (size_t i = 0; i < numbers.size(); ++i) ASSERT_EQ(numbers[i], static_cast<int64_t>(i)) << "row lost or duplicated";
+  std::vector<int64_t> copied = SortedValues(dir.Join("warehouse/main/c/copy"), "value");
+  std::cout << numbers.size() << " rows generated, " << copied.size() << " copied\n";
+  // The last clean run of `generate` may have added rows after `copy` planned its last batch.
+  ASSERT_LE(copied.size(), numbers.size());
+  for (size_t i = 0; i < copied.size(); ++i) ASSERT_EQ(copied[i], static_cast<int64_t>(i)) << "row lost or duplicated";
+  ASSERT_GT(copied.size(), 0u);
+}
+
+TEST(StreamCrashTest, IngestionTableHoldsTheTopicExactlyOnceAfterThirtyKills) {
+  std::mt19937_64 random = SeededRandom();
+  auto kafka = connectors::testing::SharedKafka();
+  ASSERT_TRUE(kafka.ok()) << kafka.status().ToString();
+  const std::string bootstrap = (*kafka)->bootstrap_servers();
+  auto topic = connectors::testing::CreateTestTopic(3);
+  ASSERT_TRUE(topic.ok());
+  testing::TempDir dir("sluice-stream-crash");
+  const std::string pipeline = dir.Join("pipeline.yaml");
+  {
+    std::ofstream out(pipeline);
+    out << "name: crash\nstorage: " << dir.Join("storage") << "\nwarehouse: " << dir.Join("warehouse")
+        << "\nstreams:\n  - name: main.raw.crash\n    source: {format: kafka, options: {bootstrap_servers: \""
+        << bootstrap << "\", subscribe: " << *topic
+        << ", starting_offsets: earliest, max_offsets_per_trigger: 40}}\n"
+           "    schema_config:\n      value: {format: json, schema: '{\"type\":\"object\",\"properties\":"
+           "{\"n\":{\"type\":\"integer\"}}}'}\n"
+           "    ingestion_config: {table: main.raw.crash}\n    trigger: TRIGGER\n";
+  }
+
+  // A producer writes 15 records every 20 ms until the kills are over: values 0, 1, 2, ...
+  std::atomic<int64_t> produced{0};
+  std::atomic<bool> producing{true};
+  auto produce = [&](int count) {
+    std::vector<connectors::KafkaTestMessage> batch;
+    for (int i = 0; i < count; ++i) {
+      connectors::KafkaTestMessage m;
+      int64_t n = produced + i;
+      m.value = "{\"n\":" + std::to_string(n) + "}";
+      m.partition = static_cast<int32_t>(n % 3);
+      batch.push_back(std::move(m));
+    }
+    ASSERT_TRUE(connectors::ProduceMessages(bootstrap, *topic, batch).ok());
+    produced += count;
+  };
+  produce(300);
+  std::thread producer([&] {
+    while (producing) {
+      produce(15);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+
+  int checkpoint_deletions = KillRepeatedly(pipeline, dir, random, /*delete_checkpoints_every=*/5);
+  producing = false;
+  producer.join();
+
+  // One clean run takes everything produced.
+  ASSERT_TRUE(RunPipelineFile(pipeline, "available_now").ok());
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), dir.Join("warehouse/main/raw/crash"));
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  auto scan = delta::TableScan::Open(*snapshot, {.columns = {"value", "kafka_partition", "kafka_offset"}});
+  ASSERT_TRUE(scan.ok());
+  std::vector<int64_t> values;
+  std::set<std::pair<int32_t, int64_t>> places;
+  while (true) {
+    auto batch = (*scan)->Next();
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    if (*batch == nullptr) break;
+    ColumnPtr n = (*batch)->ColumnAt("value.n").value();
+    for (int64_t row = 0; row < (*batch)->num_rows(); ++row) {
+      values.push_back(n->Value<int64_t>(row));
+      places.insert({(*batch)->column(1)->Value<int32_t>(row), (*batch)->column(2)->Value<int64_t>(row)});
+    }
+  }
+  std::sort(values.begin(), values.end());
+  std::cout << produced << " records produced, " << values.size() << " ingested, " << (*snapshot)->version() + 1
+            << " commits, " << checkpoint_deletions << " restarts without a checkpoint\n";
+  ASSERT_EQ(static_cast<int64_t>(values.size()), produced.load()) << "records lost or duplicated";
+  EXPECT_EQ(places.size(), values.size()) << "a Kafka offset ingested twice";
+  for (int64_t i = 0; i < produced; ++i) ASSERT_EQ(values[static_cast<size_t>(i)], i) << "record " << i;
+}
+
+}  // namespace
+}  // namespace sluice::pipeline
