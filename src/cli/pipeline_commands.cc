@@ -62,6 +62,7 @@ std::string ProgressLine(const std::vector<pipeline::FlowFigures>& flows) {
   for (const pipeline::FlowFigures& flow : flows) {
     line += fmt::format("{}{}: {} in ({:.0f}/s), {} out, batch {}", line.empty() ? "" : " | ", flow.name,
                         flow.input_rows, flow.input_rows_per_second, flow.output_rows, flow.last_batch_id);
+    if (flow.event_time_lag_seconds) line += fmt::format(", lag {:.1f}s", *flow.event_time_lag_seconds);
   }
   return line;
 }

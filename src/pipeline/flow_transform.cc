@@ -137,6 +137,15 @@ TransformingSink::TransformingSink(FlowTransform transform, std::unique_ptr<engi
     : transform_(std::move(transform)), inner_(std::move(inner)) {}
 
 Result<BatchPtr> TransformingSink::Transform(const RecordBatch& batch, bool accumulate) {
+  int index = batch.schema()->FieldIndex("timestamp");
+  if (index >= 0 && batch.field(index).type->id() == TypeId::kTimestamp) {
+    const Column& times = *batch.column(index);
+    for (int64_t row = 0; row < batch.num_rows(); ++row) {
+      if (times.IsNull(row)) continue;
+      int64_t micros = times.Value<int64_t>(row);
+      if (!newest_event_micros_ || micros > *newest_event_micros_) newest_event_micros_ = micros;
+    }
+  }
   std::vector<ExpectationCounts> counts;
   SLUICE_ASSIGN_OR_RETURN(BatchPtr out, transform_.Apply(Borrow(batch), &counts));
   if (accumulate && counts_.size() == counts.size()) {

@@ -1,6 +1,7 @@
 #include "sluice/pipeline/pipeline_runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "sluice/core/error_classes.h"
@@ -303,6 +304,9 @@ void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) 
     figures.last_batch_id = progress.batch_id;
     figures.last_batch_duration_ms = progress.duration_ms.trigger_execution;
     figures.input_rows_per_second = progress.input_rows_per_second;
+    if (std::optional<int64_t> newest = flow->sink->newest_event_micros()) {
+      figures.event_time_lag_seconds = static_cast<double>(options_.clock->NowMicros() - *newest) / 1e6;
+    }
   }
   std::string quality;
   if (!counts.empty()) {
@@ -422,6 +426,9 @@ std::string PipelineRun::PrometheusText() const {
        [](const FlowFigures& f) { return static_cast<double>(f.last_batch_id); }},
       {"sluice_flow_errors_total", "counter", "Failures of the flow in this run.",
        [](const FlowFigures& f) { return static_cast<double>(f.errors); }},
+      {"sluice_flow_event_time_lag_seconds", "gauge",
+       "Now minus the newest source `timestamp` written, at the last batch (NaN: the source has none).",
+       [](const FlowFigures& f) { return f.event_time_lag_seconds.value_or(std::nan("")); }},
       {"sluice_flow_up", "gauge", "1 while the flow runs or has completed, 0 when it failed or stopped.",
        [](const FlowFigures& f) { return f.state == "RUNNING" || f.state == "COMPLETED" ? 1.0 : 0.0; }},
   };
@@ -432,7 +439,7 @@ std::string PipelineRun::PrometheusText() const {
             "\n";
     for (const FlowFigures& flow : figures) {
       text += std::string(metric.name) + "{pipeline=\"" + LabelValue(spec_.name) + "\",flow=\"" + LabelValue(flow.name) +
-              "\"} " + JsonDouble(metric.value(flow)) + "\n";
+              "\"} " + (std::isnan(metric.value(flow)) ? "NaN" : JsonDouble(metric.value(flow))) + "\n";
     }
   }
   return text;

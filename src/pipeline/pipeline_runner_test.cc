@@ -427,6 +427,11 @@ flows:
       << last_metrics_;
   EXPECT_TRUE(Contains(last_metrics_, "sluice_flow_errors_total{pipeline=\"shop\",flow=\"metered\"} 0\n"))
       << last_metrics_;
+  // The rate source's newest row (99) is due 9.9 s after its start, the clock stands at 10 s.
+  EXPECT_TRUE(Contains(last_metrics_, "sluice_flow_event_time_lag_seconds{pipeline=\"shop\",flow=\"metered\"} 0.1\n"))
+      << last_metrics_;
+  ASSERT_TRUE(last_figures_.at(0).event_time_lag_seconds.has_value());
+  EXPECT_DOUBLE_EQ(*last_figures_.at(0).event_time_lag_seconds, 0.1);
 }
 
 // One HTTP exchange with the server; returns the whole response.

@@ -80,6 +80,10 @@ class TransformingSink : public engine::Sink {
   const std::vector<ExpectationCounts>& last_counts() const { return counts_; }
   // Rows handed to the inner sink in the last batch (or real_time epoch so far).
   int64_t last_output_rows() const { return output_rows_; }
+  // The newest value of the source's top-level `timestamp` column seen so far (the Kafka record
+  // time, the rate source's row time), in microseconds; nullopt when the source has none. How far
+  // it trails the clock is the flow's event-time lag.
+  std::optional<int64_t> newest_event_micros() const { return newest_event_micros_; }
 
  private:
   Result<BatchPtr> Transform(const RecordBatch& batch, bool accumulate);
@@ -89,6 +93,7 @@ class TransformingSink : public engine::Sink {
   std::vector<ExpectationCounts> counts_;
   int64_t output_rows_ = 0;
   bool epoch_open_ = false;
+  std::optional<int64_t> newest_event_micros_;
 };
 
 }  // namespace sluice::pipeline

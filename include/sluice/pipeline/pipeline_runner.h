@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,6 +56,8 @@ struct FlowFigures {
   int64_t last_batch_id = -1;
   int64_t last_batch_duration_ms = 0;
   double input_rows_per_second = 0;
+  // Now minus the newest source `timestamp` written (see TransformingSink), when the source has one.
+  std::optional<double> event_time_lag_seconds;
   int64_t errors = 0;
   std::string error;  // the failure, when FAILED
 };
