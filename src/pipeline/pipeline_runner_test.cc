@@ -434,6 +434,31 @@ flows:
   EXPECT_DOUBLE_EQ(*last_figures_.at(0).event_time_lag_seconds, 0.1);
 }
 
+TEST_F(PipelineRunTest, AFullRefreshStartsForeachBatchIdsAgainAtZero) {
+  static std::vector<int64_t> seen;
+  seen.clear();
+  ASSERT_TRUE(engine::Registry::Default()
+                  .RegisterForeachBatch("record_ids_for_refresh_test",
+                                        [](const RecordBatch&, int64_t batch_id) {
+                                          seen.push_back(batch_id);
+                                          return Status::OK();
+                                        })
+                  .ok());
+  PipelineSpec spec = Spec(R"(
+sinks:
+  ids: {format: foreachBatch, options: {function: record_ids_for_refresh_test}}
+flows:
+  - {name: counted, source: )" + RateSource() + R"(, sink: ids, trigger: once}
+)");
+  ASSERT_TRUE(Run(spec).ok());
+  clock_->AdvanceBy(std::chrono::seconds(1));
+  ASSERT_TRUE(Run(spec).ok());
+  RunOptions refresh;
+  refresh.full_refresh_all = true;
+  ASSERT_TRUE(Run(spec, refresh).ok());
+  EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 0}));
+}
+
 // One HTTP exchange with the server; returns the whole response.
 std::string HttpExchange(int port, const std::string& request) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
