@@ -136,7 +136,7 @@ class Lexer {
     if (pos_ + 1 < src_.size() && (src_[pos_] == 'b' || src_[pos_] == 'B') &&
         (src_[pos_ + 1] == 'd' || src_[pos_ + 1] == 'D')) {
       pos_ += 2;
-    } else if (pos_ < src_.size() && std::strchr("lLsSyYdDfF", src_[pos_]) != nullptr) {
+    } else if (pos_ < src_.size() && std::string_view("lLsSyYdDfF").find(src_[pos_]) != std::string_view::npos) {
       ++pos_;
     }
     if (pos_ < src_.size() && IsWordChar(src_[pos_])) {

@@ -166,6 +166,14 @@ TEST(ParserTest, SyntaxErrorsNameTheirPosition) {
   }
 }
 
+TEST(ParserTest, ANulByteIsNotANumberSuffix) {
+  // strchr-style suffix matching once took the terminating NUL for a suffix: ".1\0" lexed as one
+  // number whose printed text did not parse back.
+  Result<Expression> parsed = Expression::Parse(std::string_view(".1\0\n", 4));
+  EXPECT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().error_class(), errors::kParseSyntaxError) << parsed.status().ToString();
+}
+
 TEST(ParserTest, DeepNestingIsAnErrorNotACrash) {
   std::string deep(5000, '(');
   deep += "a";
