@@ -166,6 +166,16 @@ TEST(ParserTest, SyntaxErrorsNameTheirPosition) {
   }
 }
 
+TEST(ParserTest, AFieldOfALiteralPrintsSoThatItReadsBack) {
+  // `2 .e1` is the field e1 of the literal 2; printed as `2.e1` it would read back as 20.0.
+  Result<Expression> parsed = Expression::Parse("2 .e1");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->ToSql(), "(2).e1");
+  Result<Expression> reparsed = Expression::Parse(parsed->ToSql());
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status().ToString();
+  EXPECT_EQ(reparsed->ToSql(), "(2).e1");
+}
+
 TEST(ParserTest, ANulByteIsNotANumberSuffix) {
   // strchr-style suffix matching once took the terminating NUL for a suffix: ".1\0" lexed as one
   // number whose printed text did not parse back.

@@ -104,10 +104,12 @@ std::string PrintCall(const Node& n) {
     return text + ")";
   }
   if (n.name == "rlike" && a.size() == 2) return fmt::format("({} {}RLIKE {})", PrintSql(*a[0]), not_word, PrintSql(*a[1]));
+  // A literal base is parenthesized: `2 .e1` printed as `2.e1` would read back as a number.
+  auto base = [&] { return a[0]->kind == NodeKind::kLiteral ? "(" + PrintSql(*a[0]) + ")" : PrintSql(*a[0]); };
   if (n.name == "get_field" && a.size() == 2 && a[1]->kind == NodeKind::kLiteral) {
-    return fmt::format("{}.{}", PrintSql(*a[0]), QuoteIdentifier(a[1]->literal.text));
+    return fmt::format("{}.{}", base(), QuoteIdentifier(a[1]->literal.text));
   }
-  if (n.name == "subscript" && a.size() == 2) return fmt::format("{}[{}]", PrintSql(*a[0]), PrintSql(*a[1]));
+  if (n.name == "subscript" && a.size() == 2) return fmt::format("{}[{}]", base(), PrintSql(*a[1]));
   return fmt::format("{}({}{})", n.name, n.distinct ? "DISTINCT " : "", JoinArgs(a));
 }
 
