@@ -664,10 +664,16 @@ class Parser {
       return DecimalLiteral(n, text, t);
     }
     // Integral.
+    // The largest decimal(38,0), 10^38 - 1; checked before each step, so the sum never overflows.
+    constexpr int128_t kMaxDecimal = [] {
+      int128_t power = 1;
+      for (int i = 0; i < 38; ++i) power *= 10;
+      return power - 1;
+    }();
     int128_t value = 0;
     for (char c : text) {
+      if (value > (kMaxDecimal - (c - '0')) / 10) return out_of_range("decimal(38,0)");
       value = value * 10 + (c - '0');
-      if (value > static_cast<int128_t>(1e38)) return out_of_range("decimal(38,0)");
     }
     if (suffix == "l") {
       if (value > INT64_MAX) return out_of_range("bigint");

@@ -176,6 +176,15 @@ TEST(ParserTest, AFieldOfALiteralPrintsSoThatItReadsBack) {
   EXPECT_EQ(reparsed->ToSql(), "(2).e1");
 }
 
+TEST(ParserTest, IntegralLiteralsBeyondDecimal38AreErrorsNotWrappedValues) {
+  // 39 digits once overflowed the 128-bit accumulator and came out as a wrapped bigint.
+  Result<Expression> parsed = Expression::Parse(std::string(39, '3'));
+  EXPECT_EQ(parsed.status().error_class(), errors::kParseSyntaxError) << parsed.status().ToString();
+  Result<Expression> widest = Expression::Parse(std::string(38, '9'));
+  ASSERT_TRUE(widest.ok()) << widest.status().ToString();
+  EXPECT_EQ(widest->ToSql(), std::string(38, '9') + "BD");
+}
+
 TEST(ParserTest, ANulByteIsNotANumberSuffix) {
   // strchr-style suffix matching once took the terminating NUL for a suffix: ".1\0" lexed as one
   // number whose printed text did not parse back.
