@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/decoder_test_util.h"
 #include "sluice/core/builder.h"
 #include "sluice/formats/avro.h"
 
@@ -43,18 +44,6 @@ class Datum {
   std::string bytes_;
 };
 
-ColumnPtr Encoded(const std::vector<std::optional<std::string>>& values) {
-  BinaryBuilder builder(DataType::Binary());
-  for (const auto& value : values) {
-    if (value.has_value()) {
-      builder.Append(*value);
-    } else {
-      builder.AppendNull();
-    }
-  }
-  return builder.Finish();
-}
-
 struct Decoded {
   ColumnPtr column;
   DecodeStats stats;
@@ -66,7 +55,7 @@ Decoded DecodeWith(std::string_view schema_json, const std::vector<std::optional
   Result<std::unique_ptr<Decoder>> decoder = MakeAvroDecoder(*schema);
   EXPECT_TRUE(decoder.ok()) << decoder.status().ToString();
   Decoded decoded;
-  Result<ColumnPtr> column = (*decoder)->Decode(*Encoded(values), &decoded.stats);
+  Result<ColumnPtr> column = (*decoder)->Decode(*testing::BinaryColumn(values), &decoded.stats);
   EXPECT_TRUE(column.ok()) << column.status().ToString();
   decoded.column = *column;
   Status valid = decoded.column->Validate();
@@ -284,7 +273,7 @@ Decoded ResolveWith(std::string_view writer_json, std::string_view reader_json, 
   Result<std::unique_ptr<Decoder>> decoder = MakeAvroDecoder(*writer, *reader);
   EXPECT_TRUE(decoder.ok()) << decoder.status().ToString();
   Decoded decoded;
-  decoded.column = *(*decoder)->Decode(*Encoded(values), &decoded.stats);
+  decoded.column = *(*decoder)->Decode(*testing::BinaryColumn(values), &decoded.stats);
   Status valid = decoded.column->Validate();
   EXPECT_TRUE(valid.ok()) << valid.ToString();
   EXPECT_TRUE(decoded.column->type->Equals(*(*reader)->type));
@@ -378,7 +367,7 @@ TEST(AvroSchemaTest, NamedTypesMayComeFromReferencedSchemas) {
   ASSERT_TRUE(schema.ok()) << schema.status().ToString();
   EXPECT_EQ((*schema)->type->ToString(), "struct<status:string>");
   std::unique_ptr<Decoder> decoder = MakeAvroDecoder(*schema).value();
-  ColumnPtr column = *decoder->Decode(*Encoded({Datum().Long(1).bytes()}), nullptr);
+  ColumnPtr column = *decoder->Decode(*testing::BinaryColumn({Datum().Long(1).bytes()}), nullptr);
   EXPECT_EQ(column->children[0]->View(0), "PAID");
 }
 

@@ -6,23 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/decoder_test_util.h"
 #include "sluice/core/builder.h"
 #include "sluice/formats/json.h"
 
 namespace sluice::formats {
 namespace {
-
-ColumnPtr Encoded(const std::vector<std::optional<std::string>>& values) {
-  BinaryBuilder builder(DataType::Binary());
-  for (const auto& value : values) {
-    if (value.has_value()) {
-      builder.Append(*value);
-    } else {
-      builder.AppendNull();
-    }
-  }
-  return builder.Finish();
-}
 
 struct Decoded {
   ColumnPtr column;
@@ -35,7 +24,7 @@ Decoded DecodeWith(std::string_view schema, const std::vector<std::optional<std:
   Result<std::unique_ptr<Decoder>> decoder = MakeJsonDecoder(*type);
   EXPECT_TRUE(decoder.ok()) << decoder.status().ToString();
   Decoded decoded;
-  Result<ColumnPtr> column = (*decoder)->Decode(*Encoded(values), &decoded.stats);
+  Result<ColumnPtr> column = (*decoder)->Decode(*testing::BinaryColumn(values), &decoded.stats);
   EXPECT_TRUE(column.ok()) << column.status().ToString();
   decoded.column = *column;
   EXPECT_TRUE(decoded.column->Validate().ok());
@@ -175,8 +164,8 @@ TEST(JsonDecoderTest, DecodersAreReusableAcrossBatches) {
   TypePtr type = *JsonSchemaToType(kUserSchema);
   std::unique_ptr<Decoder> decoder = MakeJsonDecoder(type).value();
   DecodeStats stats;
-  ColumnPtr first = *decoder->Decode(*Encoded({R"({"id": 1})", "x"}), &stats);
-  ColumnPtr second = *decoder->Decode(*Encoded({R"({"id": 2})"}), &stats);
+  ColumnPtr first = *decoder->Decode(*testing::BinaryColumn({R"({"id": 1})", "x"}), &stats);
+  ColumnPtr second = *decoder->Decode(*testing::BinaryColumn({R"({"id": 2})"}), &stats);
   EXPECT_EQ(first->length, 2);
   EXPECT_EQ(second->length, 1);
   EXPECT_EQ(second->children[0]->Value<int64_t>(0), 2);

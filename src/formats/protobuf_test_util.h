@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/decoder_test_util.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/formats/protobuf_decoder.h"
@@ -65,18 +66,6 @@ class ReferenceEncoder {
   google::protobuf::DescriptorPool pool_;
   google::protobuf::DynamicMessageFactory factory_;
 };
-
-inline ColumnPtr BinaryColumn(const std::vector<std::optional<std::string>>& values) {
-  BinaryBuilder builder(DataType::Binary());
-  for (const std::optional<std::string>& value : values) {
-    if (value) {
-      builder.Append(*value);
-    } else {
-      builder.AppendNull();
-    }
-  }
-  return builder.Finish();
-}
 
 // Each decoded row as FormatValue prints it ("null" for a null row).
 inline std::vector<std::string> DecodeRows(Decoder& decoder, const std::vector<std::optional<std::string>>& values,

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/fake_registry.h"
+#include "formats/decoder_test_util.h"
 #include "sluice/core/builder.h"
 #include "sluice/formats/registry_decoder.h"
 
@@ -57,18 +58,6 @@ std::string ZigZag(int64_t value) {
   return out;
 }
 
-ColumnPtr Encoded(const std::vector<std::optional<std::string>>& values) {
-  BinaryBuilder builder(DataType::Binary());
-  for (const auto& value : values) {
-    if (value.has_value()) {
-      builder.Append(*value);
-    } else {
-      builder.AppendNull();
-    }
-  }
-  return builder.Finish();
-}
-
 std::shared_ptr<SchemaRegistryClient> Client(const FakeRegistry& registry) {
   SchemaRegistryConfig config;
   config.url = registry.url();
@@ -82,7 +71,7 @@ TEST(RegistryDecoderTest, RowsOfEveryWriterSchemaLandInTheReaderSchemasColumns) 
   std::unique_ptr<Decoder> decoder = MakeRegistryDecoder(client, *client->GetLatest("users-value")).value();
   EXPECT_EQ(decoder->type()->ToString(), "struct<id:bigint,email:string>");
   DecodeStats stats;
-  ColumnPtr column = *decoder->Decode(*Encoded({Framed(2, ZigZag(10) + ZigZag(1) + ZigZag(3) + "a@b"),
+  ColumnPtr column = *decoder->Decode(*testing::BinaryColumn({Framed(2, ZigZag(10) + ZigZag(1) + ZigZag(3) + "a@b"),
                                                Framed(1, ZigZag(-4)),
                                                std::nullopt,
                                                Framed(2, ZigZag(11) + ZigZag(0))}),
@@ -104,7 +93,7 @@ TEST(RegistryDecoderTest, UnframedUnknownUnresolvableOrBrokenValuesAreMalformed)
   auto client = Client(registry);
   std::unique_ptr<Decoder> decoder = MakeRegistryDecoder(client, *client->GetLatest("users-value")).value();
   DecodeStats stats;
-  ColumnPtr column = *decoder->Decode(*Encoded({Framed(2, ZigZag(1) + ZigZag(0)),
+  ColumnPtr column = *decoder->Decode(*testing::BinaryColumn({Framed(2, ZigZag(1) + ZigZag(0)),
                                                "plain text",                    // no header
                                                Framed(77, ZigZag(1)),          // the registry has no schema 77
                                                Framed(3, ZigZag(1) + "x"),     // no field in common with the reader
@@ -123,7 +112,7 @@ TEST(RegistryDecoderTest, EachWriterSchemaIsFetchedOnce) {
   auto client = Client(registry);
   std::unique_ptr<Decoder> decoder = MakeRegistryDecoder(client, *client->GetLatest("users-value")).value();
   for (int batch = 0; batch < 3; ++batch) {
-    ASSERT_TRUE(decoder->Decode(*Encoded({Framed(1, ZigZag(1)), Framed(77, "")}), nullptr).ok());
+    ASSERT_TRUE(decoder->Decode(*testing::BinaryColumn({Framed(1, ZigZag(1)), Framed(77, "")}), nullptr).ok());
   }
   std::vector<std::string> paths = registry.paths();
   EXPECT_EQ(std::count(paths.begin(), paths.end(), "/schemas/ids/1"), 1);
@@ -134,7 +123,7 @@ TEST(RegistryDecoderTest, ARegistryThatCannotAnswerFailsTheBatchForARetry) {
   FakeRegistry registry(Registry);
   auto client = Client(registry);
   std::unique_ptr<Decoder> decoder = MakeRegistryDecoder(client, *client->GetLatest("users-value")).value();
-  Result<ColumnPtr> column = decoder->Decode(*Encoded({Framed(500, "")}), nullptr);
+  Result<ColumnPtr> column = decoder->Decode(*testing::BinaryColumn({Framed(500, "")}), nullptr);
   ASSERT_FALSE(column.ok());
   EXPECT_EQ(column.status().error_class(), "SCHEMA_REGISTRY_REQUEST_FAILED");
 }
@@ -144,7 +133,7 @@ TEST(RegistryDecoderTest, JsonValuesDecodeWithTheReadersJsonSchema) {
   auto client = Client(registry);
   std::unique_ptr<Decoder> decoder = MakeRegistryDecoder(client, *client->GetLatest("events-value")).value();
   DecodeStats stats;
-  ColumnPtr column = *decoder->Decode(*Encoded({Framed(9, R"({"n": 5})"), Framed(12, R"({"n": 6})"), Framed(9, "{")}), &stats);
+  ColumnPtr column = *decoder->Decode(*testing::BinaryColumn({Framed(9, R"({"n": 5})"), Framed(12, R"({"n": 6})"), Framed(9, "{")}), &stats);
   EXPECT_EQ(column->children[0]->Value<int64_t>(0), 5);
   EXPECT_EQ(column->children[0]->Value<int64_t>(1), 6);
   EXPECT_TRUE(column->IsNull(2));
@@ -160,7 +149,7 @@ TEST(RegistryDecoderTest, ProtobufValuesDecodeWithTheReadersMessageAndImports) {
   // field 1 "o-1"; field 2 { field 1: 250 }, after the frame and the short message-index path.
   std::string message = std::string("\x0a\x03o-1\x12\x03\x08\xfa\x01", 10);
   DecodeStats stats;
-  ColumnPtr column = *(*decoder)->Decode(*Encoded({Framed(20, std::string(1, '\0') + message), message}), &stats);
+  ColumnPtr column = *(*decoder)->Decode(*testing::BinaryColumn({Framed(20, std::string(1, '\0') + message), message}), &stats);
   EXPECT_EQ(column->children[0]->View(0), "o-1");
   EXPECT_EQ(column->children[1]->children[0]->Value<int64_t>(0), 250);
   EXPECT_TRUE(column->IsNull(1)) << "a value without the frame";
