@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,9 +12,8 @@
 
 #include "sluice/connectors/testing/postgres_fixture.h"
 #include "sluice/engine/streaming_query.h"
+#include "testing/child_process.h"
 #include "testing/temp_dir.h"
-
-extern char** environ;
 
 namespace sluice::connectors {
 namespace {
@@ -180,24 +178,13 @@ void KillRepeatedly(PostgresTestDatabase& db, const std::string& directory, cons
   std::mt19937 random(12345);
   std::uniform_int_distribution<int> pause_ms(30, 400);
   std::string conninfo = db.connection_string();
-  std::string env_conninfo = "SLUICE_PG_CRASH_CONNINFO=" + conninfo;
-  std::string env_table = "SLUICE_PG_CRASH_TABLE=" + table;
-  std::string env_checkpoint = "SLUICE_PG_CRASH_CHECKPOINT=" + directory + "/checkpoint";
-  std::string env_start = "SLUICE_PG_CRASH_START=" + std::to_string(start);
-  std::string env_key = std::string("SLUICE_PG_CRASH_KEY=") + (key ? key : "");
-  char self[4096];
-  ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  ASSERT_GT(length, 0);
-  self[length] = '\0';
+  std::vector<std::string> environment = {"SLUICE_PG_CRASH_CONNINFO=" + conninfo, "SLUICE_PG_CRASH_TABLE=" + table,
+                                          "SLUICE_PG_CRASH_CHECKPOINT=" + directory + "/checkpoint",
+                                          "SLUICE_PG_CRASH_START=" + std::to_string(start)};
+  if (key) environment.push_back(std::string("SLUICE_PG_CRASH_KEY=") + key);
   for (int kill_number = 0; kill_number < 30; ++kill_number) {
-    std::vector<char*> envp;
-    for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-    for (std::string* e : {&env_conninfo, &env_table, &env_checkpoint, &env_start}) envp.push_back(e->data());
-    if (key) envp.push_back(env_key.data());
-    envp.push_back(nullptr);
-    char* argv[] = {self, nullptr};
-    pid_t child;
-    ASSERT_EQ(posix_spawn(&child, self, nullptr, nullptr, argv, envp.data()), 0);
+    pid_t child = sluice::testing::SpawnSelf(environment, directory + "/child.log");
+    ASSERT_GT(child, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(random)));
     ::kill(child, SIGKILL);
     int status = 0;
