@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "sluice/core/civil_date.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::connectors {
@@ -174,16 +175,6 @@ int HexValue(char c) {
 }
 
 }  // namespace
-
-int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day) {
-  // Howard Hinnant's days_from_civil.
-  year -= month <= 2;
-  const int64_t era = (year >= 0 ? year : year - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(year - era * 400);
-  const unsigned doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
 
 PgColumnMapping MapPgType(uint32_t oid, int32_t typmod, bool is_enum) {
   if (is_enum) return {DataType::String(), PgTextKind::kText};

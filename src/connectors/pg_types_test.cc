@@ -127,11 +127,5 @@ TEST(AppendPgText, RejectsMalformedIntegersAndBooleans) {
   EXPECT_FALSE(ReadOne(pg_oid::kBool, -1, "true").ok());
 }
 
-TEST(DaysFromCivil, MatchesKnownDates) {
-  EXPECT_EQ(DaysFromCivil(1970, 1, 1), 0);
-  EXPECT_EQ(DaysFromCivil(2000, 1, 1), 10957);
-  EXPECT_EQ(DaysFromCivil(1969, 12, 31), -1);
-}
-
 }  // namespace
 }  // namespace sluice::connectors

@@ -11,21 +11,13 @@
 
 #include "delta/data_files.h"
 #include "sluice/core/builder.h"
+#include "sluice/core/civil_date.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/writer.h"
 #include "sluice/parquet/reader.h"
 
 namespace sluice::delta {
 namespace {
-
-int64_t DaysFromCivil(int64_t year, int64_t month, int64_t day) {
-  year -= month <= 2;
-  int64_t era = (year >= 0 ? year : year - 399) / 400;
-  int64_t yoe = year - era * 400;
-  int64_t doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
 
 // Reads `width` digits at text[*pos], advancing; -1 when they are not all digits.
 int64_t Digits(std::string_view text, size_t* pos, size_t width) {

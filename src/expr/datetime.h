@@ -20,7 +20,6 @@ struct CivilDate {
   int day;    // 1..31
 };
 
-int64_t DaysFromCivil(int64_t year, int month, int day);
 CivilDate CivilFromDays(int64_t days);
 // Adds calendar months to a day number; the day of month is clipped to the target month's
 // length (Jan 31 + 1 month = Feb 28/29), as Spark's add_months.

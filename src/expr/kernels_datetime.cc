@@ -1,6 +1,7 @@
 // Date and time functions. The session time zone is UTC.
 #include <fmt/format.h>
 
+#include "sluice/core/civil_date.h"
 #include "sluice/core/error_classes.h"
 #include "expr/datetime.h"
 #include "expr/kernel_util.h"

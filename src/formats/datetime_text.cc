@@ -1,5 +1,7 @@
 #include "formats/datetime_text.h"
 
+#include "sluice/core/civil_date.h"
+
 namespace sluice::formats {
 namespace {
 
@@ -39,16 +41,6 @@ bool ParseDateAt(std::string_view text, size_t* pos, int64_t* days) {
 }
 
 }  // namespace
-
-// Howard Hinnant's days_from_civil.
-int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day) {
-  year -= month <= 2;
-  const int64_t era = (year >= 0 ? year : year - 399) / 400;
-  const unsigned year_of_era = static_cast<unsigned>(year - era * 400);
-  const unsigned day_of_year = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
-  const unsigned day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-  return era * 146097 + static_cast<int64_t>(day_of_era) - 719468;
-}
 
 bool ParseDateText(std::string_view text, int32_t* days) {
   size_t pos = 0;

@@ -7,8 +7,6 @@
 
 namespace sluice::formats {
 
-// Days since 1970-01-01 of the proleptic Gregorian date `year`-`month`-`day` (not validated).
-int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day);
 
 // "YYYY-MM-DD" -> days since the epoch. False for anything else or an impossible date.
 bool ParseDateText(std::string_view text, int32_t* days);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/datetime_text.h"
+#include "sluice/core/civil_date.h"
 
 namespace sluice::formats {
 namespace {

@@ -61,7 +61,5 @@ PgColumnMapping MapPgType(uint32_t oid, int32_t typmod, bool is_enum = false);
 // value, which may be sensitive); the builder is then unchanged.
 Status AppendPgText(const PgColumnMapping& mapping, std::string_view text, ColumnBuilder* builder);
 
-// Days since 1970-01-01 of a proleptic Gregorian date (year 0 = 1 BC).
-int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day);
 
 }  // namespace sluice::connectors

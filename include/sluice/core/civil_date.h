@@ -1,0 +1,13 @@
+// Proleptic Gregorian calendar arithmetic shared by every layer that turns dates into day
+// numbers (SQL literals, JSON and Avro text, PostgreSQL text, Delta partition values).
+#pragma once
+
+#include <cstdint>
+
+namespace sluice {
+
+// Days since 1970-01-01 of year/month/day (month 1-12, day 1-31; not validated), for any year,
+// BC included as astronomical years (1 BC = 0). Howard Hinnant's days_from_civil.
+int64_t DaysFromCivil(int64_t year, int64_t month, int64_t day);
+
+}  // namespace sluice
