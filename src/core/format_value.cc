@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/civil_date.h"
 #include "sluice/core/json_text.h"
 #include "sluice/core/compute.h"
 
@@ -90,17 +91,8 @@ void AppendDecimal(int128_t value, int scale, std::string* out) {
   }
 }
 
-// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's civil_from_days).
 void AppendDate(int64_t days, std::string* out) {
-  days += 719468;
-  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  const int64_t day_of_era = days - era * 146097;
-  const int64_t year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
-  const int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-  const int64_t mp = (5 * day_of_year + 2) / 153;
-  const int64_t day = day_of_year - (153 * mp + 2) / 5 + 1;
-  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t year = year_of_era + era * 400 + (month <= 2);
+  const auto [year, month, day] = CivilFromDays(days);
   if (year < 0) {
     out->append(fmt::format("-{:04}-{:02}-{:02}", -year, month, day));
   } else {

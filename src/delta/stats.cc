@@ -6,6 +6,7 @@
 
 #include "delta/data_files.h"
 #include "delta/json_writer.h"
+#include "sluice/core/civil_date.h"
 
 namespace sluice::delta {
 namespace {
@@ -46,18 +47,8 @@ struct Node {
   }
 };
 
-// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's civil_from_days).
 std::string FormatDate(int64_t days) {
-  days += 719468;
-  int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  int64_t doe = days - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t year = yoe + era * 400;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  int64_t day = doy - (153 * mp + 2) / 5 + 1;
-  int64_t month = mp < 10 ? mp + 3 : mp - 9;
-  if (month <= 2) ++year;
+  const auto [year, month, day] = CivilFromDays(days);
   return fmt::format("{:04d}-{:02d}-{:02d}", year, month, day);
 }
 

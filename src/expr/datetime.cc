@@ -74,19 +74,6 @@ int64_t FloorDiv(int64_t a, int64_t b) {
   return q;
 }
 
-CivilDate CivilFromDays(int64_t z) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t y = yoe + era * 400;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-  const int m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-  return CivilDate{y + (m <= 2), m, d};
-}
-
 int64_t AddMonths(int64_t days, int32_t months) {
   CivilDate c = CivilFromDays(days);
   int64_t total = c.year * 12 + (c.month - 1) + months;

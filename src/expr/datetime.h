@@ -9,18 +9,13 @@
 #include <string>
 #include <string_view>
 
+#include "sluice/core/civil_date.h"
+
 namespace sluice::expr {
 
 inline constexpr int64_t kMicrosPerSecond = 1'000'000;
 inline constexpr int64_t kMicrosPerDay = 86'400LL * kMicrosPerSecond;
 
-struct CivilDate {
-  int64_t year;
-  int month;  // 1..12
-  int day;    // 1..31
-};
-
-CivilDate CivilFromDays(int64_t days);
 // Adds calendar months to a day number; the day of month is clipped to the target month's
 // length (Jan 31 + 1 month = Feb 28/29), as Spark's add_months.
 int64_t AddMonths(int64_t days, int32_t months);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/core/civil_date.h"
 #include "sluice/core/record_batch.h"
 
 namespace sluice::parquet::testing {
@@ -169,17 +170,8 @@ inline std::string Base64(std::string_view bytes) {
   return out;
 }
 
-inline std::string CivilDate(int64_t days) {
-  int64_t z = days + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t y = yoe + era * 400;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  if (m <= 2) ++y;
+inline std::string IsoDate(int64_t days) {
+  const auto [y, m, d] = CivilFromDays(days);
   char buf[96];
   std::snprintf(buf, sizeof(buf), "%s%04lld-%02lld-%02lld", y < 0 ? "-" : "", static_cast<long long>(y < 0 ? -y : y),
                 static_cast<long long>(m), static_cast<long long>(d));
@@ -195,7 +187,7 @@ inline std::string IsoTimestamp(int64_t micros, bool utc) {
   std::snprintf(buf, sizeof(buf), "T%02lld:%02lld:%02lld.%06lld%s", static_cast<long long>(rest / 3600000000LL),
                 static_cast<long long>(rest / 60000000LL % 60), static_cast<long long>(rest / 1000000LL % 60),
                 static_cast<long long>(rest % 1000000LL), utc ? "Z" : "");
-  return CivilDate(days) + buf;
+  return IsoDate(days) + buf;
 }
 
 inline std::string DecimalString(int128_t value, int scale) {
@@ -239,7 +231,7 @@ inline std::string CanonicalJson(const Column& column, int64_t row) {
     case TypeId::kBinary:
       return "\"" + Base64(column.View(row)) + "\"";
     case TypeId::kDate:
-      return "\"" + CivilDate(column.Value<int32_t>(row)) + "\"";
+      return "\"" + IsoDate(column.Value<int32_t>(row)) + "\"";
     case TypeId::kTimestamp:
       return "\"" + IsoTimestamp(column.Value<int64_t>(row), true) + "\"";
     case TypeId::kTimestampNtz:
