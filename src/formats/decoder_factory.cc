@@ -1,11 +1,15 @@
 #include "sluice/formats/decoder.h"
 
+#include "sluice/core/error_classes.h"
 #include "sluice/formats/avro.h"
 #include "sluice/formats/json.h"
 
 namespace sluice::formats {
 
 Result<std::unique_ptr<Decoder>> MakeDecoder(const DecoderSpec& spec) {
+  if (spec.from_registry()) {
+    return Status::Error(errors::kInvalidArgument, "a schema kept in a registry is decoded by MakeSubjectDecoder");
+  }
   switch (spec.format) {
     case SchemaFormat::kJson: {
       SLUICE_ASSIGN_OR_RETURN(TypePtr type, JsonSchemaToType(spec.schema));

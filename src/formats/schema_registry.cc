@@ -81,7 +81,7 @@ Result<RegisteredSchemaPtr> ParseSchemaBody(const std::string& path, const std::
   return RegisteredSchemaPtr(std::move(schema));
 }
 
-constexpr std::string_view kFormats[] = {"avro", "protobuf"};
+constexpr std::string_view kFormats[] = {"avro", "protobuf", "json"};
 constexpr std::string_view kStrategies[] = {"TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy"};
 constexpr OptionSpec kOptionSpecs[] = {
     {.name = "url", .required = true, .doc = "the registry's base URL, http:// or https://"},
@@ -91,6 +91,8 @@ constexpr OptionSpec kOptionSpecs[] = {
     {.name = "subject_name_strategy", .type = OptionType::kEnum, .default_value = "TopicNameStrategy",
      .doc = "how a topic maps to its subject", .allowed_values = kStrategies},
     {.name = "record_name", .doc = "the record's full name, for RecordNameStrategy and TopicRecordNameStrategy"},
+    {.name = "subject", .doc = "the subject to read, instead of the one subject_name_strategy names"},
+    {.name = "version", .default_value = "latest", .doc = "the subject's version to read: latest or a number"},
     {.name = "schema_refresh_interval", .type = OptionType::kDuration, .default_value = "2 hours",
      .doc = "how often the subject's latest schema is looked up again"},
     {.name = "ssl_ca_location", .doc = "PEM file of the CA that signed an HTTPS registry's certificate"},

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +73,12 @@ struct DecoderSpec {
   std::string schema;
   // Protobuf only: the fully qualified message name ("com.example.Event").
   std::string message_name;
+  // Instead of `format` and `schema`: the options of a `schema_registry` block
+  // (SchemaRegistryOptionSpecs()), naming a registry subject whose schema is fetched when the
+  // stream starts (registry_decoder.h). MakeDecoder() does not take such specs.
+  std::map<std::string, std::string> registry_options = {};
+
+  bool from_registry() const { return !registry_options.empty(); }
 };
 
 // Builds the decoder for `spec`. Schemas are checked here, before any data moves: a schema that

@@ -19,7 +19,9 @@
 // shared between decoders.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "sluice/formats/decoder.h"
@@ -32,5 +34,32 @@ namespace sluice::formats {
 // default to). Fails with the reader schema's own errors.
 Result<std::unique_ptr<Decoder>> MakeRegistryDecoder(std::shared_ptr<SchemaRegistryClient> client, RegisteredSchemaPtr reader,
                                                      std::string_view protobuf_message_name = {});
+
+// The subject a stream's key or value reads its schema from: a DecoderSpec's registry_options,
+// validated, with the subject named.
+struct RegistrySubject {
+  SchemaRegistryConfig config;
+  SchemaFormat format = SchemaFormat::kAvro;
+  std::string subject;
+  int32_t version = 0;  // 0: the latest
+  std::string message_name;  // Protobuf: the message to decode (empty: the schema's first)
+  std::chrono::microseconds refresh_interval{0};
+};
+
+// Checks `spec.registry_options` (INVALID_OPTIONS naming the option) and names the subject: the
+// `subject` option, else the strategy's subject for `topic` (the stream's topic; empty when it
+// reads several, in which case TopicNameStrategy and TopicRecordNameStrategy need `subject`).
+// Asks nothing of the registry.
+Result<RegistrySubject> RegistrySubjectOf(const DecoderSpec& spec, std::string_view topic, bool is_key);
+
+// A registry decoder made from the subject's schema as the registry holds it now.
+struct SubjectDecoder {
+  RegisteredSchemaPtr reader;
+  std::unique_ptr<Decoder> decoder;
+};
+
+// Fetches the subject's schema (SCHEMA_REGISTRY_* errors), checks that it is of the declared
+// format (INVALID_OPTIONS otherwise) and builds the decoder (the schema's own errors).
+Result<SubjectDecoder> MakeSubjectDecoder(std::shared_ptr<SchemaRegistryClient> client, const RegistrySubject& subject);
 
 }  // namespace sluice::formats

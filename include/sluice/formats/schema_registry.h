@@ -70,9 +70,10 @@ enum class SubjectNameStrategy { kTopicName, kRecordName, kTopicRecordName };
 std::string SubjectName(SubjectNameStrategy strategy, std::string_view topic, std::string_view record_name, bool is_key);
 
 // The options of a stream's `schema_registry` block, for ValidateOptions():
-//   url (required), api_key, api_secret (secret; pass a reference), format (avro | protobuf),
-//   subject_name_strategy (TopicNameStrategy | RecordNameStrategy | TopicRecordNameStrategy),
-//   record_name, schema_refresh_interval (default 2 hours), ssl_ca_location, timeout (10s).
+//   url (required), api_key, api_secret (secret; pass a reference), format (avro | protobuf |
+//   json), subject_name_strategy (TopicNameStrategy | RecordNameStrategy |
+//   TopicRecordNameStrategy), record_name, subject (overrides the strategy), version (latest or a
+//   number), schema_refresh_interval (default 2 hours), ssl_ca_location, timeout (10s).
 std::span<const OptionSpec> SchemaRegistryOptionSpecs();
 // The client configuration from options validated against SchemaRegistryOptionSpecs().
 SchemaRegistryConfig SchemaRegistryConfigFromOptions(const ValidatedOptions& options);
