@@ -3,6 +3,7 @@
 
 #include "sluice/engine/builtin_sinks.h"
 #include "sluice/engine/delta_formats.h"
+#include "sluice/engine/file_formats.h"
 #include "sluice/engine/memory_sink.h"
 #include "sluice/engine/rate_source.h"
 #include "sluice/engine/registry.h"
@@ -50,7 +51,7 @@ Status RegisterBuiltinFormats(Registry* registry) {
          SLUICE_ASSIGN_OR_RETURN(ForeachBatchFunction function, registry.FindForeachBatch(name));
          return MakeForeachBatchSink(name, std::move(function));
        }}));
-  return Status::OK();
+  return RegisterFileFormats(registry);
 }
 
 }  // namespace sluice::engine

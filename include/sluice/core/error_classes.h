@@ -27,6 +27,8 @@ inline constexpr std::string_view kUnresolvedSecret = "UNRESOLVED_SECRET";
 inline constexpr std::string_view kFileNotFound = "FILE_NOT_FOUND";
 inline constexpr std::string_view kFileAlreadyExists = "FILE_ALREADY_EXISTS";
 inline constexpr std::string_view kIoError = "IO_ERROR";
+inline constexpr std::string_view kMalformedCsvRecord = "MALFORMED_CSV_RECORD";
+inline constexpr std::string_view kMalformedJsonRecord = "MALFORMED_JSON_RECORD";
 // Parquet
 inline constexpr std::string_view kParquetCorruptFile = "PARQUET_CORRUPT_FILE";
 inline constexpr std::string_view kParquetUnsupportedFeature = "PARQUET_UNSUPPORTED_FEATURE";
@@ -74,6 +76,10 @@ inline constexpr std::string_view kUnsupportedTrigger = "UNSUPPORTED_TRIGGER";
 inline constexpr std::string_view kDataSourceNotFound = "DATA_SOURCE_NOT_FOUND";
 inline constexpr std::string_view kForeachBatchFunctionNotFound = "FOREACH_BATCH_FUNCTION_NOT_FOUND";
 inline constexpr std::string_view kSourceOffsetInvalid = "SOURCE_OFFSET_INVALID";
+// Plugins
+inline constexpr std::string_view kPluginLoadFailed = "PLUGIN_LOAD_FAILED";
+inline constexpr std::string_view kPluginSymbolNotFound = "PLUGIN_SYMBOL_NOT_FOUND";
+inline constexpr std::string_view kPluginAbiMismatch = "PLUGIN_ABI_MISMATCH";
 // Pipelines
 inline constexpr std::string_view kInvalidPipeline = "INVALID_PIPELINE";
 inline constexpr std::string_view kExpectationViolation = "EXPECTATION_VIOLATION";

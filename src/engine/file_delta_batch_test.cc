@@ -1,0 +1,82 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sluice/core/builder.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/snapshot.h"
+#include "sluice/engine/file_formats.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::engine {
+namespace {
+
+class DeltaBatchSinkTest : public ::testing::Test {
+ protected:
+  // Writes rows [from, to) as batch `batch_id` of query `query_id` through a fresh sink.
+  Status Write(const std::string& mode, const std::string& query_id, int64_t batch_id, int64_t from, int64_t to) {
+    SLUICE_ASSIGN_OR_RETURN(auto options,
+                            ValidateOptions("delta sink", kDeltaBatchSinkOptions, {{"path", table_}, {"mode", mode}}));
+    SLUICE_ASSIGN_OR_RETURN(auto sink, MakeDeltaBatchSink(options));
+    SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{query_id, OutputMode::kAppend, LocalFileSystem()}));
+    Int64Builder values(DataType::Long());
+    for (int64_t v = from; v < to; ++v) values.Append(v);
+    TypePtr schema = DataType::Struct({{"value", DataType::Long()}}).value();
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, RecordBatch::Make(schema, {values.Finish()}, to - from));
+    return sink->AddBatch(batch_id, *batch);
+  }
+
+  std::vector<int64_t> Values() {
+    auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table_).value();
+    auto scan = delta::TableScan::Open(snapshot, delta::ScanOptions{{"value"}}).value();
+    std::vector<int64_t> values;
+    while (BatchPtr batch = scan->Next().value()) {
+      for (int64_t row = 0; row < batch->num_rows(); ++row) values.push_back(batch->column(0)->Value<int64_t>(row));
+    }
+    std::sort(values.begin(), values.end());
+    return values;
+  }
+
+  int64_t Version() { return delta::Snapshot::Load(LocalFileSystem(), table_).value()->version(); }
+
+  testing::TempDir dir_{"sluice-delta-batch"};
+  std::string table_ = dir_.Join("table");
+};
+
+TEST_F(DeltaBatchSinkTest, AppendAddsRowsOfEveryQuery) {
+  ASSERT_TRUE(Write("append", "first", 0, 0, 2).ok());
+  ASSERT_TRUE(Write("append", "second", 0, 2, 4).ok());
+  EXPECT_EQ(Values(), (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+TEST_F(DeltaBatchSinkTest, OverwriteReplacesEveryRowInOneCommit) {
+  ASSERT_TRUE(Write("append", "first", 0, 0, 3).ok());
+  int64_t before = Version();
+  ASSERT_TRUE(Write("overwrite", "second", 0, 10, 12).ok());
+  EXPECT_EQ(Values(), (std::vector<int64_t>{10, 11}));
+  EXPECT_EQ(Version(), before + 1);
+}
+
+TEST_F(DeltaBatchSinkTest, AReplayedOverwriteIsSkipped) {
+  ASSERT_TRUE(Write("overwrite", "copy", 0, 10, 12).ok());
+  ASSERT_TRUE(Write("append", "other", 0, 20, 21).ok());
+  int64_t before = Version();
+  // The same batch of the same query again, as after a crash before the engine logged its commit.
+  ASSERT_TRUE(Write("overwrite", "copy", 0, 10, 12).ok());
+  EXPECT_EQ(Version(), before);
+  EXPECT_EQ(Values(), (std::vector<int64_t>{10, 11, 20}));
+}
+
+TEST_F(DeltaBatchSinkTest, OverwriteCreatesAMissingTable) {
+  ASSERT_TRUE(Write("overwrite", "copy", 0, 5, 7).ok());
+  EXPECT_EQ(Values(), (std::vector<int64_t>{5, 6}));
+}
+
+TEST_F(DeltaBatchSinkTest, OnlyAppendAndOverwriteAreModes) {
+  auto options = ValidateOptions("delta sink", kDeltaBatchSinkOptions, {{"path", table_}, {"mode", "ignore"}});
+  EXPECT_EQ(options.status().error_class(), errors::kInvalidOptions);
+}
+
+}  // namespace
+}  // namespace sluice::engine

@@ -1,0 +1,370 @@
+// The `parquet`, `csv` and `json` sources and sinks: option tables, listing and reading files,
+// writing one file per batch with the write modes.
+#include "sluice/engine/file_formats.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "engine/file_codecs.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/parquet/reader.h"
+#include "sluice/parquet/writer.h"
+
+namespace sluice::engine {
+namespace {
+
+enum class FileKind { kParquet, kCsv, kJson };
+
+constexpr std::string_view kWriteModes[] = {"append", "overwrite", "errorifexists", "error", "default", "ignore"};
+constexpr std::string_view kCompressions[] = {"none", "uncompressed", "snappy", "gzip", "zstd"};
+
+constexpr OptionSpec kParquetSourceOptions[] = {
+    {"path", OptionType::kString, std::nullopt, true, "a Parquet file or a directory of them"},
+};
+constexpr OptionSpec kParquetSinkOptions[] = {
+    {"path", OptionType::kString, std::nullopt, true, "the directory the files are written into"},
+    {"mode", OptionType::kEnum, "errorifexists", false, "append, overwrite, errorifexists or ignore", kWriteModes},
+    {"compression", OptionType::kEnum, "snappy", false, "none, snappy, gzip or zstd", kCompressions},
+};
+constexpr OptionSpec kCsvSourceOptions[] = {
+    {"path", OptionType::kString, std::nullopt, true, "a CSV file or a directory of them"},
+    {"schema", OptionType::kString, std::nullopt, false, "the columns as DDL: `id long, name string`"},
+    {"header", OptionType::kBool, "false", false, "the first line names the columns"},
+    {"sep", OptionType::kString, std::nullopt, false, "the field separator (default `,`)"},
+    {"delimiter", OptionType::kString, std::nullopt, false, "another name for sep"},
+    {"quote", OptionType::kString, "\"", false, "the quote character"},
+    {"escape", OptionType::kString, "\\", false, "makes the next character inside quotes literal"},
+    {"nullValue", OptionType::kString, "", false, "the text of a null field"},
+};
+constexpr OptionSpec kCsvSinkOptions[] = {
+    {"path", OptionType::kString, std::nullopt, true, "the directory the files are written into"},
+    {"mode", OptionType::kEnum, "errorifexists", false, "append, overwrite, errorifexists or ignore", kWriteModes},
+    {"header", OptionType::kBool, "false", false, "write the column names as the first line"},
+    {"sep", OptionType::kString, std::nullopt, false, "the field separator (default `,`)"},
+    {"delimiter", OptionType::kString, std::nullopt, false, "another name for sep"},
+    {"quote", OptionType::kString, "\"", false, "the quote character"},
+    {"escape", OptionType::kString, "\\", false, "escapes quotes and itself inside quotes"},
+    {"nullValue", OptionType::kString, "", false, "the text of a null field"},
+};
+constexpr OptionSpec kJsonSourceOptions[] = {
+    {"path", OptionType::kString, std::nullopt, true, "a JSON lines file or a directory of them"},
+    {"schema", OptionType::kString, std::nullopt, true, "the fields as DDL: `id long, name string`"},
+};
+constexpr OptionSpec kJsonSinkOptions[] = {
+    {"path", OptionType::kString, std::nullopt, true, "the directory the files are written into"},
+    {"mode", OptionType::kEnum, "errorifexists", false, "append, overwrite, errorifexists or ignore", kWriteModes},
+};
+
+constexpr std::string_view kUnread = R"({"read":false})";
+constexpr std::string_view kRead = R"({"read":true})";
+constexpr int64_t kRowsPerBatch = 64 * 1024;
+constexpr size_t kWriteBufferBytes = size_t{1} << 20;
+
+std::string_view KindName(FileKind kind) {
+  switch (kind) {
+    case FileKind::kParquet:
+      return "parquet";
+    case FileKind::kCsv:
+      return "csv";
+    case FileKind::kJson:
+      return "json";
+  }
+  return "";
+}
+
+Status InvalidOption(FileKind kind, std::string_view what) {
+  return Status::Error(errors::kInvalidOptions, fmt::format("{}: {}", KindName(kind), what));
+}
+
+Result<char> OneCharacter(FileKind kind, const ValidatedOptions& options, std::string_view name,
+                          std::string_view fallback) {
+  std::string_view value = options.Has(name) ? std::string_view(options.GetString(name)) : fallback;
+  if (value.size() != 1) return InvalidOption(kind, fmt::format("`{}` must be exactly one character", name));
+  return value[0];
+}
+
+Result<CsvOptions> ParseCsvOptions(const ValidatedOptions& options) {
+  if (options.Has("sep") && options.Has("delimiter")) {
+    return InvalidOption(FileKind::kCsv, "give the separator as `sep` or as `delimiter`, not both");
+  }
+  CsvOptions csv;
+  csv.header = options.GetBool("header");
+  SLUICE_ASSIGN_OR_RETURN(csv.separator,
+                          OneCharacter(FileKind::kCsv, options, options.Has("delimiter") ? "delimiter" : "sep", ","));
+  SLUICE_ASSIGN_OR_RETURN(csv.quote, OneCharacter(FileKind::kCsv, options, "quote", "\""));
+  SLUICE_ASSIGN_OR_RETURN(csv.escape, OneCharacter(FileKind::kCsv, options, "escape", "\\"));
+  csv.null_value = options.GetString("nullValue");
+  if (csv.separator == csv.quote || csv.separator == '\n' || csv.quote == '\n') {
+    return InvalidOption(FileKind::kCsv, "the separator and the quote must differ and not be a line break");
+  }
+  return csv;
+}
+
+Result<TypePtr> ParseSchemaOption(FileKind kind, const ValidatedOptions& options) {
+  Result<TypePtr> schema = ParseTypeString(options.GetString("schema"));
+  if (!schema.ok() || (*schema)->id() != TypeId::kStruct) {
+    return InvalidOption(kind, fmt::format("`schema` `{}` is not a column list such as `id long, name string`{}",
+                                           options.GetString("schema"),
+                                           schema.ok() ? std::string() : ": " + std::string(schema.status().message())));
+  }
+  return schema;
+}
+
+std::string AbsolutePath(const std::string& path) { return std::filesystem::absolute(path).lexically_normal().string(); }
+
+bool IsDataFileName(std::string_view name) { return !name.empty() && name[0] != '_' && name[0] != '.'; }
+
+std::string_view BaseName(std::string_view path) { return path.substr(path.rfind('/') + 1); }
+
+class FileSource final : public Source {
+ public:
+  FileSource(FileKind kind, std::string path, CsvOptions csv, TypePtr schema)
+      : kind_(kind), path_(std::move(path)), csv_(std::move(csv)), schema_(std::move(schema)) {}
+
+  std::string description() const override { return fmt::format("FileSource[{} {}]", KindName(kind_), path_); }
+  TypePtr schema() const override { return schema_; }
+
+  // Lists the files and learns the schema, so a missing path or a bad first file fails before any batch.
+  Status Open(const SourceContext& context) override {
+    file_system_ = context.file_system;
+    SLUICE_ASSIGN_OR_RETURN(FileInfo info, file_system_->Stat(path_));
+    files_.clear();
+    if (info.is_directory) {
+      SLUICE_ASSIGN_OR_RETURN(auto entries, file_system_->List(path_));
+      for (const FileInfo& entry : entries) {
+        if (!entry.is_directory && IsDataFileName(BaseName(entry.path))) files_.push_back(entry.path);
+      }
+    } else {
+      files_.push_back(path_);
+    }
+    if (kind_ == FileKind::kParquet) {
+      if (files_.empty()) return Status::Error(errors::kFileNotFound, description() + ": the directory holds no files");
+      SLUICE_ASSIGN_OR_RETURN(auto reader, parquet::ParquetReader::Open(*file_system_, files_[0]));
+      schema_ = reader->schema();
+    } else if (!schema_) {
+      std::vector<std::string> names;
+      if (!files_.empty()) {
+        SLUICE_ASSIGN_OR_RETURN(std::string content, file_system_->ReadFile(files_[0]));
+        SLUICE_ASSIGN_OR_RETURN(names, CsvColumnNames(content, files_[0], csv_));
+      }
+      std::vector<Field> fields;
+      for (auto& name : names) fields.push_back(Field{std::move(name), DataType::String()});
+      SLUICE_ASSIGN_OR_RETURN(schema_, DataType::Struct(std::move(fields)));
+    }
+    return Status::OK();
+  }
+
+  Result<std::string> InitialOffset() override { return std::string(kUnread); }
+
+  Result<std::string> LatestOffset(const std::string& start, const ReadLimit&) override {
+    SLUICE_RETURN_IF_ERROR(CheckOffset(start));
+    return std::string(kRead);
+  }
+
+  Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) override {
+    SLUICE_RETURN_IF_ERROR(CheckOffset(start));
+    SLUICE_RETURN_IF_ERROR(CheckOffset(end));
+    std::vector<BatchPtr> batches;
+    if (start == end) return batches;
+    for (const std::string& file : files_) SLUICE_RETURN_IF_ERROR(ReadOne(file, &batches));
+    return batches;
+  }
+
+  Status Commit(const std::string&) override { return Status::OK(); }
+
+ private:
+  Status ReadOne(const std::string& file, std::vector<BatchPtr>* batches) {
+    if (kind_ == FileKind::kParquet) {
+      SLUICE_ASSIGN_OR_RETURN(auto reader, parquet::ParquetReader::Open(*file_system_, file));
+      if (!reader->schema()->Equals(*schema_)) {
+        return Status::Error(errors::kDatatypeMismatch,
+                             fmt::format("{}: {} has schema {}, the first file {}", description(), file,
+                                         reader->schema()->ToString(), schema_->ToString()));
+      }
+      parquet::ReadOptions read_options;
+      read_options.batch_size = kRowsPerBatch;
+      SLUICE_ASSIGN_OR_RETURN(auto batch_reader, reader->NewBatchReader(read_options));
+      for (;;) {
+        SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, batch_reader->Next());
+        if (!batch) return Status::OK();
+        batches->push_back(std::move(batch));
+      }
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::string content, file_system_->ReadFile(file));
+    if (kind_ == FileKind::kCsv) return ReadCsv(content, file, csv_, schema_, kRowsPerBatch, batches);
+    PadForJson(&content);
+    return ReadJsonLines(content, file, schema_, kRowsPerBatch, batches);
+  }
+
+  Status CheckOffset(const std::string& offset) const {
+    if (offset == kUnread || offset == kRead) return Status::OK();
+    return Status::Error(errors::kSourceOffsetInvalid,
+                         fmt::format("{}: offset `{}` is not {} or {}", description(), offset, kUnread, kRead));
+  }
+
+  FileKind kind_;
+  std::string path_;
+  CsvOptions csv_;
+  TypePtr schema_;  // null until Open for parquet and for csv without `schema`
+  std::shared_ptr<FileSystem> file_system_;
+  std::vector<std::string> files_;
+};
+
+enum class WriteMode { kAppend, kOverwrite, kErrorIfExists, kIgnore };
+
+WriteMode ParseWriteMode(const std::string& mode) {
+  if (mode == "append") return WriteMode::kAppend;
+  if (mode == "overwrite") return WriteMode::kOverwrite;
+  if (mode == "ignore") return WriteMode::kIgnore;
+  return WriteMode::kErrorIfExists;
+}
+
+class FileSink final : public Sink {
+ public:
+  FileSink(FileKind kind, std::string path, WriteMode mode, CsvOptions csv, parquet::CompressionCodec compression)
+      : kind_(kind), path_(std::move(path)), mode_(mode), csv_(std::move(csv)), compression_(compression) {}
+
+  std::string description() const override { return fmt::format("FileSink[{} {}]", KindName(kind_), path_); }
+  std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
+
+  Status Open(const SinkContext& context) override {
+    file_system_ = context.file_system;
+    query_id_ = context.query_id;
+    return Status::OK();
+  }
+
+  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
+    Status written = Write(batch_id, batch);
+    return written.ok() ? written : written.WithContext(description());
+  }
+
+ private:
+  Status Write(int64_t batch_id, const RecordBatch& batch) {
+    const bool first = !started_;
+    started_ = true;
+    std::vector<std::string> others;
+    if (first) {
+      SLUICE_ASSIGN_OR_RETURN(others, OtherQueriesFiles());
+      if (!others.empty() && mode_ == WriteMode::kErrorIfExists) {
+        return Status::Error(errors::kFileAlreadyExists,
+                             fmt::format("{} already holds data files ({}); choose mode append, overwrite or ignore",
+                                         path_, BaseName(others[0])));
+      }
+      ignoring_ = !others.empty() && mode_ == WriteMode::kIgnore;
+    }
+    if (ignoring_ || (!first && batch.num_rows() == 0)) return Status::OK();
+    std::string file = fmt::format("{}/part-{:05}-{}.{}", path_, batch_id, query_id_, KindName(kind_));
+    SLUICE_RETURN_IF_ERROR(file_system_->CreateDirectories(path_));
+    SLUICE_ASSIGN_OR_RETURN(auto out, file_system_->OpenForWrite(file));
+    if (kind_ == FileKind::kParquet) {
+      parquet::WriterOptions writer_options;
+      writer_options.compression = compression_;
+      SLUICE_ASSIGN_OR_RETURN(auto writer, parquet::ParquetWriter::Open(std::move(out), batch.schema(), writer_options));
+      SLUICE_RETURN_IF_ERROR(writer->Write(batch));
+      SLUICE_RETURN_IF_ERROR(writer->Close().status());
+    } else {
+      SLUICE_RETURN_IF_ERROR(WriteText(batch, out.get()));
+      SLUICE_RETURN_IF_ERROR(out->Close());
+    }
+    if (first && mode_ == WriteMode::kOverwrite) {
+      for (const std::string& other : others) SLUICE_RETURN_IF_ERROR(file_system_->DeleteRecursively(other));
+    }
+    return Status::OK();
+  }
+
+  Status WriteText(const RecordBatch& batch, WritableFile* out) const {
+    std::string buffer;
+    if (kind_ == FileKind::kCsv && csv_.header) AppendCsvHeader(batch.schema(), csv_, &buffer);
+    constexpr int64_t kRowsPerChunk = 4096;
+    for (int64_t row = 0; row < batch.num_rows(); row += kRowsPerChunk) {
+      int64_t end = std::min(batch.num_rows(), row + kRowsPerChunk);
+      if (kind_ == FileKind::kCsv) {
+        AppendCsvRows(batch, row, end, csv_, &buffer);
+      } else {
+        AppendJsonLines(batch, row, end, &buffer);
+      }
+      if (buffer.size() >= kWriteBufferBytes) {
+        SLUICE_RETURN_IF_ERROR(out->Append(buffer));
+        buffer.clear();
+      }
+    }
+    return out->Append(buffer);
+  }
+
+  // The data files in the directory that another query wrote.
+  Result<std::vector<std::string>> OtherQueriesFiles() const {
+    SLUICE_ASSIGN_OR_RETURN(auto entries, file_system_->List(path_));
+    std::vector<std::string> others;
+    for (const FileInfo& entry : entries) {
+      std::string_view name = BaseName(entry.path);
+      if (IsDataFileName(name) && (entry.is_directory || name.find(query_id_) == std::string_view::npos)) {
+        others.push_back(entry.path);
+      }
+    }
+    return others;
+  }
+
+  FileKind kind_;
+  std::string path_;
+  WriteMode mode_;
+  CsvOptions csv_;
+  parquet::CompressionCodec compression_;
+  std::shared_ptr<FileSystem> file_system_;
+  std::string query_id_;
+  bool started_ = false;
+  bool ignoring_ = false;
+};
+
+parquet::CompressionCodec ParseCompression(const std::string& name) {
+  if (name == "gzip") return parquet::CompressionCodec::kGzip;
+  if (name == "zstd") return parquet::CompressionCodec::kZstd;
+  if (name == "snappy") return parquet::CompressionCodec::kSnappy;
+  return parquet::CompressionCodec::kUncompressed;
+}
+
+Result<std::unique_ptr<Source>> MakeFileSource(FileKind kind, const ValidatedOptions& options) {
+  CsvOptions csv;
+  if (kind == FileKind::kCsv) {
+    SLUICE_ASSIGN_OR_RETURN(csv, ParseCsvOptions(options));
+  }
+  TypePtr schema;
+  if (kind != FileKind::kParquet && options.Has("schema")) {
+    SLUICE_ASSIGN_OR_RETURN(schema, ParseSchemaOption(kind, options));
+  }
+  return std::unique_ptr<Source>(
+      new FileSource(kind, AbsolutePath(options.GetString("path")), std::move(csv), std::move(schema)));
+}
+
+Result<std::unique_ptr<Sink>> MakeFileSink(FileKind kind, const ValidatedOptions& options) {
+  CsvOptions csv;
+  if (kind == FileKind::kCsv) {
+    SLUICE_ASSIGN_OR_RETURN(csv, ParseCsvOptions(options));
+  }
+  parquet::CompressionCodec compression = parquet::CompressionCodec::kUncompressed;
+  if (kind == FileKind::kParquet) compression = ParseCompression(options.GetString("compression"));
+  return std::unique_ptr<Sink>(new FileSink(kind, AbsolutePath(options.GetString("path")),
+                                            ParseWriteMode(options.GetString("mode")), std::move(csv), compression));
+}
+
+Status RegisterKind(Registry* registry, FileKind kind, std::span<const OptionSpec> source_options,
+                    std::span<const OptionSpec> sink_options) {
+  std::string name(KindName(kind));
+  SLUICE_RETURN_IF_ERROR(registry->RegisterSource(
+      {name, source_options, errors::kInvalidOptions,
+       [kind](const ValidatedOptions& options) { return MakeFileSource(kind, options); }}));
+  return registry->RegisterSink({name, sink_options, errors::kInvalidOptions,
+                                 [kind](const ValidatedOptions& options, const Registry&) {
+                                   return MakeFileSink(kind, options);
+                                 }});
+}
+
+}  // namespace
+
+Status RegisterFileFormats(Registry* registry) {
+  SLUICE_RETURN_IF_ERROR(RegisterKind(registry, FileKind::kParquet, kParquetSourceOptions, kParquetSinkOptions));
+  SLUICE_RETURN_IF_ERROR(RegisterKind(registry, FileKind::kCsv, kCsvSourceOptions, kCsvSinkOptions));
+  return RegisterKind(registry, FileKind::kJson, kJsonSourceOptions, kJsonSinkOptions);
+}
+
+}  // namespace sluice::engine

@@ -1,0 +1,232 @@
+#include "sluice/engine/file_formats.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+#include "engine/file_formats_testing.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::engine {
+namespace {
+
+// Every value of the batch as text, row by row, for comparisons that show what differs.
+std::vector<std::string> Rows(const RecordBatch& batch) {
+  std::vector<std::string> rows;
+  for (int64_t row = 0; row < batch.num_rows(); ++row) {
+    std::string text;
+    for (int i = 0; i < batch.num_columns(); ++i) text += FormatValue(*batch.column(i), row) + " | ";
+    rows.push_back(text);
+  }
+  return rows;
+}
+
+class FileFormatsTest : public ::testing::Test {
+ protected:
+  Status Write(const std::string& format, std::map<std::string, std::string> options, const BatchPtr& batch,
+               const std::string& query_id = "query-1", int64_t batch_id = 0) {
+    SLUICE_ASSIGN_OR_RETURN(auto sink, Registry::Default().MakeSink(format, options));
+    SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{query_id, OutputMode::kAppend, LocalFileSystem()}));
+    return sink->AddBatch(batch_id, *batch);
+  }
+
+  // Everything the source reads, in one batch.
+  Result<BatchPtr> Read(const std::string& format, std::map<std::string, std::string> options) {
+    SLUICE_ASSIGN_OR_RETURN(auto source, Registry::Default().MakeSource(format, options));
+    SourceContext context;
+    context.file_system = LocalFileSystem();
+    SLUICE_RETURN_IF_ERROR(source->Open(context));
+    SLUICE_ASSIGN_OR_RETURN(std::string start, source->InitialOffset());
+    SLUICE_ASSIGN_OR_RETURN(std::string end, source->LatestOffset(start, ReadLimit{true, std::nullopt}));
+    SLUICE_ASSIGN_OR_RETURN(auto batches, source->Read(start, end));
+    if (batches.empty()) return RecordBatch::Empty(source->schema());
+    return Concatenate(batches);
+  }
+
+  void WriteText(const std::string& name, std::string_view content) {
+    std::ofstream(dir_.Join(name), std::ios::binary) << content;
+  }
+
+  testing::TempDir dir_{"sluice-files"};
+};
+
+TEST_F(FileFormatsTest, ParquetRoundTripsEveryType) {
+  BatchPtr batch = file_testing::EveryTypeBatch();
+  ASSERT_TRUE(Write("parquet", {{"path", dir_.Join("out")}}, batch).ok());
+  auto read = Read("parquet", {{"path", dir_.Join("out")}});
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE((*read)->schema()->Equals(*batch->schema())) << (*read)->schema()->ToString();
+  EXPECT_EQ(Rows(**read), Rows(*batch));
+}
+
+TEST_F(FileFormatsTest, CsvRoundTripsEveryTypeWithHeaderAndOtherSeparator) {
+  BatchPtr batch = file_testing::EveryTypeBatch();
+  ASSERT_TRUE(Write("csv", {{"path", dir_.Join("out")}, {"header", "true"}, {"sep", ";"}}, batch).ok());
+  auto read = Read("csv", {{"path", dir_.Join("out")},
+                           {"header", "true"},
+                           {"delimiter", ";"},
+                           {"schema", batch->schema()->ToString()}});
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(Rows(**read), Rows(*batch));
+}
+
+TEST_F(FileFormatsTest, CsvRoundTripsWithQuoteAsEscapeAndANullMarker) {
+  BatchPtr batch = file_testing::EveryTypeBatch();
+  std::map<std::string, std::string> options = {{"path", dir_.Join("out")}, {"escape", "\""}, {"nullValue", "NULL"}};
+  ASSERT_TRUE(Write("csv", options, batch).ok());
+  options["schema"] = batch->schema()->ToString();
+  auto read = Read("csv", options);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(Rows(**read), Rows(*batch));
+}
+
+TEST_F(FileFormatsTest, JsonLinesRoundTripEveryType) {
+  BatchPtr batch = file_testing::EveryTypeBatch();
+  ASSERT_TRUE(Write("json", {{"path", dir_.Join("out")}}, batch).ok());
+  auto read = Read("json", {{"path", dir_.Join("out")}, {"schema", batch->schema()->ToString()}});
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(Rows(**read), Rows(*batch));
+}
+
+TEST_F(FileFormatsTest, CsvWithoutSchemaReadsStringsNamedByTheHeader) {
+  WriteText("people.csv", "name,age\r\nada,36\r\n\r\n\"lin, jr\",\r\n");
+  auto read = Read("csv", {{"path", dir_.Join("people.csv")}, {"header", "true"}});
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ((*read)->schema()->ToString(), "struct<name:string,age:string>");
+  EXPECT_EQ(Rows(**read), (std::vector<std::string>{"ada | 36 | ", "lin, jr | null | "}));
+}
+
+TEST_F(FileFormatsTest, JsonLinesIgnoreUnknownKeysAndNullAbsentOnes) {
+  WriteText("events.json", "{\"id\": 1, \"extra\": [1, {\"x\": 2}], \"price\": 12.50}\n\n{\"id\": 2}\n");
+  auto read = Read("json", {{"path", dir_.Join("events.json")}, {"schema", "id long, price decimal(5,2)"}});
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(Rows(**read), (std::vector<std::string>{"1 | 12.50 | ", "2 | null | "}));
+}
+
+TEST_F(FileFormatsTest, ADirectoryIsReadFileByFileSkippingHiddenOnes) {
+  std::filesystem::create_directories(dir_.Join("in"));
+  WriteText("in/b.csv", "3\n4\n");
+  WriteText("in/a.csv", "1\n2\n");
+  WriteText("in/_SUCCESS", "");
+  WriteText("in/.a.csv.crc", "junk");
+  auto read = Read("csv", {{"path", dir_.Join("in")}, {"schema", "n int"}});
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(Rows(**read), (std::vector<std::string>{"1 | ", "2 | ", "3 | ", "4 | "}));
+}
+
+TEST_F(FileFormatsTest, CsvRecordWithTheWrongFieldCountNamesFileAndLine) {
+  WriteText("bad.csv", "a,1\nb,2\nc\n");
+  auto read = Read("csv", {{"path", dir_.Join("bad.csv")}, {"schema", "s string, n int"}});
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().error_class(), errors::kMalformedCsvRecord);
+  EXPECT_NE(read.status().message().find("bad.csv:3: expected 2 fields, found 1"), std::string::npos)
+      << read.status().message();
+}
+
+TEST_F(FileFormatsTest, CsvFieldThatIsNoNumberNamesFileLineAndColumn) {
+  WriteText("bad.csv", "s,n\na,1\nb,12x\n");
+  auto read = Read("csv", {{"path", dir_.Join("bad.csv")}, {"header", "true"}, {"schema", "s string, n int"}});
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().error_class(), errors::kMalformedCsvRecord);
+  EXPECT_NE(read.status().message().find("bad.csv:3: column 2 (`n`): `12x` is not a valid int"), std::string::npos)
+      << read.status().message();
+}
+
+TEST_F(FileFormatsTest, TruncatedCsvWithAnOpenQuoteIsMalformed) {
+  WriteText("cut.csv", "1,\"complete\"\n2,\"cut off in the mid");
+  auto read = Read("csv", {{"path", dir_.Join("cut.csv")}, {"schema", "n int, s string"}});
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().error_class(), errors::kMalformedCsvRecord);
+  EXPECT_NE(read.status().message().find("cut.csv:2: a quoted field is not closed"), std::string::npos)
+      << read.status().message();
+}
+
+TEST_F(FileFormatsTest, TruncatedJsonLineIsMalformed) {
+  WriteText("cut.json", "{\"n\": 1}\n{\"n\": 2, \"s\": \"cut o");
+  auto read = Read("json", {{"path", dir_.Join("cut.json")}, {"schema", "n int, s string"}});
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().error_class(), errors::kMalformedJsonRecord);
+  EXPECT_NE(read.status().message().find("cut.json:2:"), std::string::npos) << read.status().message();
+}
+
+TEST_F(FileFormatsTest, JsonValueOfTheWrongTypeNamesTheField) {
+  WriteText("bad.json", "{\"n\": 1}\n{\"n\": \"one\"}\n");
+  auto read = Read("json", {{"path", dir_.Join("bad.json")}, {"schema", "n int"}});
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().error_class(), errors::kMalformedJsonRecord);
+  EXPECT_NE(read.status().message().find("bad.json:2: field `n`: expected a number"), std::string::npos)
+      << read.status().message();
+}
+
+TEST_F(FileFormatsTest, NumberOutOfItsTypesRangeIsMalformed) {
+  WriteText("big.json", "{\"n\": 4294967296}\n");
+  auto read = Read("json", {{"path", dir_.Join("big.json")}, {"schema", "n int"}});
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().error_class(), errors::kMalformedJsonRecord);
+}
+
+class FileSinkModesTest : public FileFormatsTest {
+ protected:
+  BatchPtr Numbers(int64_t from, int64_t to) {
+    Int64Builder builder(DataType::Long());
+    for (int64_t v = from; v < to; ++v) builder.Append(v);
+    return RecordBatch::Make(DataType::Struct({{"n", DataType::Long()}}).value(), {builder.Finish()}, to - from)
+        .value();
+  }
+  std::vector<std::string> Values() {
+    auto read = Read("json", {{"path", dir_.Join("out")}, {"schema", "n long"}});
+    EXPECT_TRUE(read.ok()) << read.status().ToString();
+    return read.ok() ? Rows(**read) : std::vector<std::string>{};
+  }
+  Status WriteNumbers(const std::string& mode, int64_t from, int64_t to, const std::string& query_id) {
+    return Write("json", {{"path", dir_.Join("out")}, {"mode", mode}}, Numbers(from, to), query_id);
+  }
+};
+
+TEST_F(FileSinkModesTest, ErrorIfExistsRefusesADirectoryWithOtherData) {
+  ASSERT_TRUE(WriteNumbers("errorifexists", 0, 2, "first").ok());
+  Status second = WriteNumbers("errorifexists", 5, 6, "second");
+  EXPECT_EQ(second.error_class(), errors::kFileAlreadyExists) << second.ToString();
+  EXPECT_EQ(Values(), (std::vector<std::string>{"0 | ", "1 | "}));
+}
+
+TEST_F(FileSinkModesTest, AReplayedBatchRewritesItsOwnFileInEveryMode) {
+  for (const char* mode : {"errorifexists", "append", "overwrite", "ignore"}) {
+    ASSERT_TRUE(WriteNumbers(mode, 0, 2, "same-query").ok()) << mode;
+  }
+  EXPECT_EQ(Values(), (std::vector<std::string>{"0 | ", "1 | "}));
+}
+
+TEST_F(FileSinkModesTest, AppendAddsIgnoreKeepsOverwriteReplaces) {
+  ASSERT_TRUE(WriteNumbers("append", 0, 2, "first").ok());
+  ASSERT_TRUE(WriteNumbers("append", 2, 3, "second").ok());
+  EXPECT_EQ(Values().size(), 3u);
+  ASSERT_TRUE(WriteNumbers("ignore", 7, 9, "third").ok());
+  EXPECT_EQ(Values().size(), 3u);
+  ASSERT_TRUE(WriteNumbers("overwrite", 7, 9, "fourth").ok());
+  EXPECT_EQ(Values(), (std::vector<std::string>{"7 | ", "8 | "}));
+}
+
+TEST_F(FileFormatsTest, CsvOptionsAreChecked) {
+  auto both = Registry::Default().MakeSource("csv", {{"path", "/x"}, {"sep", ";"}, {"delimiter", ","}});
+  EXPECT_EQ(both.status().error_class(), errors::kInvalidOptions);
+  auto long_quote = Registry::Default().MakeSink("csv", {{"path", "/x"}, {"quote", "''"}});
+  EXPECT_EQ(long_quote.status().error_class(), errors::kInvalidOptions);
+  auto bad_schema = Registry::Default().MakeSource("json", {{"path", "/x"}, {"schema", "id lung"}});
+  EXPECT_EQ(bad_schema.status().error_class(), errors::kInvalidOptions);
+  auto no_schema = Registry::Default().MakeSource("json", {{"path", "/x"}});
+  EXPECT_EQ(no_schema.status().error_class(), errors::kInvalidOptions);
+}
+
+TEST_F(FileFormatsTest, MissingPathIsFileNotFound) {
+  auto read = Read("parquet", {{"path", dir_.Join("absent")}});
+  EXPECT_EQ(read.status().error_class(), errors::kFileNotFound);
+}
+
+}  // namespace
+}  // namespace sluice::engine

@@ -1,0 +1,461 @@
+#include "engine/file_text.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "sluice/core/civil_date.h"
+#include "sluice/core/json_text.h"
+
+namespace sluice::engine::file_text {
+namespace {
+
+__extension__ typedef unsigned __int128 uint128_t;
+
+constexpr int64_t kMicrosPerSecond = 1'000'000;
+constexpr int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
+constexpr char kBase64Alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    if (x != b[i]) return false;
+  }
+  return true;
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Exactly `count` digits at `*pos`, advancing past them.
+bool ReadDigits(std::string_view text, size_t* pos, int count, int64_t* value) {
+  if (*pos + count > text.size()) return false;
+  int64_t result = 0;
+  for (int i = 0; i < count; ++i) {
+    char c = text[*pos + i];
+    if (!IsDigit(c)) return false;
+    result = result * 10 + (c - '0');
+  }
+  *pos += count;
+  *value = result;
+  return true;
+}
+
+int DaysInMonth(int64_t year, int64_t month) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return month == 2 && leap ? 29 : kDays[month - 1];
+}
+
+// [-]YYYY-MM-DD at the start of `text` (years of 4 to 6 digits); `*pos` ends after it.
+bool ParseDatePart(std::string_view text, size_t* pos, int64_t* days) {
+  size_t i = 0;
+  bool negative = !text.empty() && text[0] == '-';
+  if (negative) ++i;
+  size_t year_start = i;
+  int64_t year = 0;
+  while (i < text.size() && IsDigit(text[i]) && i - year_start < 6) year = year * 10 + (text[i++] - '0');
+  if (i - year_start < 4) return false;
+  if (negative) year = -year;
+  int64_t month = 0, day = 0;
+  if (i >= text.size() || text[i++] != '-' || !ReadDigits(text, &i, 2, &month)) return false;
+  if (i >= text.size() || text[i++] != '-' || !ReadDigits(text, &i, 2, &day)) return false;
+  if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month)) return false;
+  *days = DaysFromCivil(year, month, day);
+  *pos = i;
+  return true;
+}
+
+// A timestamp as documented in file_text.h. `with_zone` false refuses an offset or Z.
+bool ParseTimestamp(std::string_view text, bool with_zone, int64_t* micros) {
+  size_t i = 0;
+  int64_t days = 0;
+  if (!ParseDatePart(text, &i, &days)) return false;
+  int64_t hour = 0, minute = 0, second = 0, fraction = 0;
+  if (i < text.size() && (text[i] == 'T' || text[i] == ' ')) {
+    ++i;
+    if (!ReadDigits(text, &i, 2, &hour) || i >= text.size() || text[i++] != ':' || !ReadDigits(text, &i, 2, &minute)) {
+      return false;
+    }
+    if (i < text.size() && text[i] == ':') {
+      ++i;
+      if (!ReadDigits(text, &i, 2, &second)) return false;
+      if (i < text.size() && text[i] == '.') {
+        ++i;
+        int digits = 0;
+        while (i < text.size() && IsDigit(text[i])) {
+          if (digits < 6) fraction = fraction * 10 + (text[i] - '0');
+          ++digits;
+          ++i;
+        }
+        if (digits == 0) return false;
+        for (; digits < 6; ++digits) fraction *= 10;
+      }
+    }
+    if (hour > 23 || minute > 59 || second > 59) return false;
+  }
+  int64_t offset_seconds = 0;
+  if (i < text.size()) {
+    if (!with_zone) return false;
+    if (text[i] == 'Z') {
+      ++i;
+    } else if (text[i] == '+' || text[i] == '-') {
+      int sign = text[i++] == '-' ? -1 : 1;
+      int64_t offset_hours = 0, offset_minutes = 0;
+      if (!ReadDigits(text, &i, 2, &offset_hours)) return false;
+      if (i < text.size() && text[i] == ':') ++i;
+      if (i < text.size() && !ReadDigits(text, &i, 2, &offset_minutes)) return false;
+      if (offset_hours > 18 || offset_minutes > 59) return false;
+      offset_seconds = sign * (offset_hours * 3600 + offset_minutes * 60);
+    }
+    if (i != text.size()) return false;
+  }
+  *micros = days * kMicrosPerDay + ((hour * 60 + minute) * 60 + second - offset_seconds) * kMicrosPerSecond + fraction;
+  return true;
+}
+
+bool ParseDecimal(std::string_view text, int precision, int scale, int128_t* value) {
+  size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
+  uint128_t magnitude = 0;
+  int integer_digits = 0, fraction_digits = 0;
+  bool any_digit = false;
+  for (; i < text.size() && IsDigit(text[i]); ++i) {
+    any_digit = true;
+    if (magnitude == 0 && text[i] == '0') continue;  // leading zeros count for nothing
+    magnitude = magnitude * 10 + (text[i] - '0');
+    if (++integer_digits > precision - scale) return false;
+  }
+  if (i < text.size() && text[i] == '.') {
+    for (++i; i < text.size() && IsDigit(text[i]); ++i) {
+      any_digit = true;
+      if (++fraction_digits > scale) return false;
+      magnitude = magnitude * 10 + (text[i] - '0');
+    }
+  }
+  if (!any_digit || i != text.size()) return false;
+  for (; fraction_digits < scale; ++fraction_digits) magnitude *= 10;
+  *value = negative ? -static_cast<int128_t>(magnitude) : static_cast<int128_t>(magnitude);
+  return true;
+}
+
+template <typename T>
+bool ParseInteger(std::string_view text, T* value) {
+  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return ec == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+template <typename T>
+bool ParseFloating(std::string_view text, T* value) {
+  if (text == "NaN") {
+    *value = std::numeric_limits<T>::quiet_NaN();
+    return true;
+  }
+  if (text == "Infinity" || text == "+Infinity" || text == "-Infinity") {
+    *value = text[0] == '-' ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    return true;
+  }
+  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return ec == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+bool AppendBase64Decoded(BinaryBuilder* builder, std::string_view text) {
+  if (text.size() % 4 != 0) return false;
+  size_t padding = 0;
+  if (!text.empty() && text.back() == '=') ++padding;
+  if (text.size() >= 2 && text[text.size() - 2] == '=') ++padding;
+  int64_t size = static_cast<int64_t>(text.size() / 4 * 3 - padding);
+  uint8_t* out = builder->AppendUninitialized(size);
+  int64_t written = 0;
+  for (size_t i = 0; i < text.size(); i += 4) {
+    uint32_t bits = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      char c = text[i + k];
+      int v = Base64Value(c);
+      if (v < 0) {
+        if (c != '=' || i + 4 != text.size() || k < 4 - padding) return false;
+        v = 0;
+      }
+      bits = bits << 6 | static_cast<uint32_t>(v);
+    }
+    for (int k = 2; k >= 0 && written < size; --k) out[written++] = static_cast<uint8_t>(bits >> (8 * k));
+  }
+  return true;
+}
+
+template <typename T>
+bool AppendParsedInteger(ColumnBuilder* builder, std::string_view text) {
+  T value;
+  if (!ParseInteger(text, &value)) return false;
+  static_cast<FixedWidthBuilder<T>*>(builder)->Append(value);
+  return true;
+}
+
+template <typename T>
+void AppendFloatText(T value, std::string* out) {
+  if (std::isnan(value)) {
+    out->append("NaN");
+  } else if (std::isinf(value)) {
+    out->append(value < 0 ? "-Infinity" : "Infinity");
+  } else {
+    char buffer[64];
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+    out->append(buffer, end);
+  }
+}
+
+void AppendDecimalText(int128_t value, int scale, std::string* out) {
+  uint128_t magnitude = value < 0 ? -static_cast<uint128_t>(value) : static_cast<uint128_t>(value);
+  char digits[48];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + static_cast<int>(magnitude % 10));
+    magnitude /= 10;
+  } while (magnitude != 0 || n <= scale);
+  if (value < 0) out->push_back('-');
+  for (int i = n - 1; i >= 0; --i) {
+    out->push_back(digits[i]);
+    if (i == scale && scale > 0) out->push_back('.');
+  }
+}
+
+void AppendDateText(int64_t days, std::string* out) {
+  CivilDate date = CivilFromDays(days);
+  if (date.year < 0) out->push_back('-');
+  fmt::format_to(std::back_inserter(*out), "{:04}-{:02}-{:02}", date.year < 0 ? -date.year : date.year, date.month,
+                 date.day);
+}
+
+void AppendTimestampText(int64_t micros, bool utc, std::string* out) {
+  int64_t days = micros / kMicrosPerDay;
+  if (micros % kMicrosPerDay < 0) --days;
+  int64_t rest = micros - days * kMicrosPerDay;
+  AppendDateText(days, out);
+  fmt::format_to(std::back_inserter(*out), "T{:02}:{:02}:{:02}.{:06}{}", rest / (3600 * kMicrosPerSecond),
+                 rest / (60 * kMicrosPerSecond) % 60, rest / kMicrosPerSecond % 60, rest % kMicrosPerSecond,
+                 utc ? "Z" : "");
+}
+
+void AppendBase64(std::string_view bytes, std::string* out) {
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t v = static_cast<uint32_t>(static_cast<uint8_t>(bytes[i])) << 16 |
+                 static_cast<uint32_t>(static_cast<uint8_t>(bytes[i + 1])) << 8 | static_cast<uint8_t>(bytes[i + 2]);
+    for (int k = 3; k >= 0; --k) out->push_back(kBase64Alphabet[(v >> (6 * k)) & 63]);
+  }
+  size_t left = bytes.size() - i;
+  if (left == 0) return;
+  uint32_t v = static_cast<uint32_t>(static_cast<uint8_t>(bytes[i])) << 16;
+  if (left == 2) v |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[i + 1])) << 8;
+  out->push_back(kBase64Alphabet[(v >> 18) & 63]);
+  out->push_back(kBase64Alphabet[(v >> 12) & 63]);
+  out->push_back(left == 2 ? kBase64Alphabet[(v >> 6) & 63] : '=');
+  out->push_back('=');
+}
+
+}  // namespace
+
+bool AppendScalar(ColumnBuilder* builder, std::string_view text, std::string* why) {
+  const DataType& type = *builder->type();
+  bool ok = false;
+  switch (type.id()) {
+    case TypeId::kBoolean:
+      if (EqualsIgnoreCase(text, "true") || EqualsIgnoreCase(text, "false")) {
+        static_cast<BooleanBuilder*>(builder)->Append(text.size() == 4 ? 1 : 0);
+        ok = true;
+      }
+      break;
+    case TypeId::kByte:
+      ok = AppendParsedInteger<int8_t>(builder, text);
+      break;
+    case TypeId::kShort:
+      ok = AppendParsedInteger<int16_t>(builder, text);
+      break;
+    case TypeId::kInteger:
+      ok = AppendParsedInteger<int32_t>(builder, text);
+      break;
+    case TypeId::kLong:
+      ok = AppendParsedInteger<int64_t>(builder, text);
+      break;
+    case TypeId::kFloat: {
+      float value;
+      ok = ParseFloating(text, &value);
+      if (ok) static_cast<FloatBuilder*>(builder)->Append(value);
+      break;
+    }
+    case TypeId::kDouble: {
+      double value;
+      ok = ParseFloating(text, &value);
+      if (ok) static_cast<DoubleBuilder*>(builder)->Append(value);
+      break;
+    }
+    case TypeId::kDecimal: {
+      int128_t value;
+      ok = ParseDecimal(text, type.precision(), type.scale(), &value);
+      if (ok) static_cast<DecimalBuilder*>(builder)->Append(value);
+      break;
+    }
+    case TypeId::kString:
+      static_cast<BinaryBuilder*>(builder)->Append(text);
+      ok = true;
+      break;
+    case TypeId::kBinary:
+      ok = AppendBase64Decoded(static_cast<BinaryBuilder*>(builder), text);
+      break;
+    case TypeId::kDate: {
+      int64_t days = 0;
+      size_t end = 0;
+      ok = ParseDatePart(text, &end, &days) && end == text.size() && days >= INT32_MIN && days <= INT32_MAX;
+      if (ok) static_cast<Int32Builder*>(builder)->Append(static_cast<int32_t>(days));
+      break;
+    }
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz: {
+      int64_t micros = 0;
+      ok = ParseTimestamp(text, type.id() == TypeId::kTimestamp, &micros);
+      if (ok) static_cast<Int64Builder*>(builder)->Append(micros);
+      break;
+    }
+    case TypeId::kStruct:
+    case TypeId::kArray:
+    case TypeId::kMap:
+      return AppendJsonText(builder, text, why);
+  }
+  if (!ok) {
+    constexpr size_t kShown = 40;
+    *why = fmt::format("`{}{}` is not a valid {}", text.substr(0, kShown), text.size() > kShown ? "..." : "",
+                       type.ToString());
+  }
+  return ok;
+}
+
+void FormatScalar(const Column& column, int64_t row, std::string* out) {
+  const DataType& type = *column.type;
+  switch (type.id()) {
+    case TypeId::kBoolean:
+      out->append(column.Value<uint8_t>(row) ? "true" : "false");
+      break;
+    case TypeId::kByte:
+      fmt::format_to(std::back_inserter(*out), "{}", column.Value<int8_t>(row));
+      break;
+    case TypeId::kShort:
+      fmt::format_to(std::back_inserter(*out), "{}", column.Value<int16_t>(row));
+      break;
+    case TypeId::kInteger:
+      fmt::format_to(std::back_inserter(*out), "{}", column.Value<int32_t>(row));
+      break;
+    case TypeId::kLong:
+      fmt::format_to(std::back_inserter(*out), "{}", column.Value<int64_t>(row));
+      break;
+    case TypeId::kFloat:
+      AppendFloatText(column.Value<float>(row), out);
+      break;
+    case TypeId::kDouble:
+      AppendFloatText(column.Value<double>(row), out);
+      break;
+    case TypeId::kDecimal:
+      AppendDecimalText(column.Value<int128_t>(row), type.scale(), out);
+      break;
+    case TypeId::kString:
+      out->append(column.View(row));
+      break;
+    case TypeId::kBinary:
+      AppendBase64(column.View(row), out);
+      break;
+    case TypeId::kDate:
+      AppendDateText(column.Value<int32_t>(row), out);
+      break;
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz:
+      AppendTimestampText(column.Value<int64_t>(row), type.id() == TypeId::kTimestamp, out);
+      break;
+    case TypeId::kStruct:
+    case TypeId::kArray:
+    case TypeId::kMap:
+      FormatJson(column, row, out);
+      break;
+  }
+}
+
+void FormatJson(const Column& column, int64_t row, std::string* out) {
+  if (column.IsNull(row)) {
+    out->append("null");
+    return;
+  }
+  const DataType& type = *column.type;
+  switch (type.id()) {
+    case TypeId::kBoolean:
+    case TypeId::kByte:
+    case TypeId::kShort:
+    case TypeId::kInteger:
+    case TypeId::kLong:
+    case TypeId::kDecimal:
+      FormatScalar(column, row, out);
+      break;
+    case TypeId::kFloat:
+    case TypeId::kDouble: {
+      double value = type.id() == TypeId::kFloat ? column.Value<float>(row) : column.Value<double>(row);
+      if (!std::isfinite(value)) out->push_back('"');
+      FormatScalar(column, row, out);
+      if (!std::isfinite(value)) out->push_back('"');
+      break;
+    }
+    case TypeId::kString:
+      AppendJsonString(out, column.View(row));
+      break;
+    case TypeId::kBinary:
+    case TypeId::kDate:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz:
+      out->push_back('"');
+      FormatScalar(column, row, out);
+      out->push_back('"');
+      break;
+    case TypeId::kStruct:
+      out->push_back('{');
+      for (int i = 0; i < type.num_fields(); ++i) {
+        if (i > 0) out->push_back(',');
+        AppendJsonString(out, type.field(i).name);
+        out->push_back(':');
+        FormatJson(*column.children[i], row, out);
+      }
+      out->push_back('}');
+      break;
+    case TypeId::kArray:
+      out->push_back('[');
+      for (int64_t i = column.offsets[row]; i < column.offsets[row + 1]; ++i) {
+        if (i > column.offsets[row]) out->push_back(',');
+        FormatJson(*column.children[0], i, out);
+      }
+      out->push_back(']');
+      break;
+    case TypeId::kMap:
+      out->push_back('{');
+      for (int64_t i = column.offsets[row]; i < column.offsets[row + 1]; ++i) {
+        if (i > column.offsets[row]) out->push_back(',');
+        std::string key;
+        FormatScalar(*column.children[0], i, &key);
+        AppendJsonString(out, key);
+        out->push_back(':');
+        FormatJson(*column.children[1], i, out);
+      }
+      out->push_back('}');
+      break;
+  }
+}
+
+}  // namespace sluice::engine::file_text
