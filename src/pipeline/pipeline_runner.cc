@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <set>
 
+#include "sluice/connectors/pg_change_feed.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 #include "sluice/delta/writer.h"
+#include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/ingestion_sink.h"
 
 namespace sluice::pipeline {
@@ -17,6 +20,14 @@ struct PipelineRun::Flow {
   TransformingSink* sink = nullptr;  // owned by the query
   IngestionSink* ingestion = nullptr;  // the inner sink of a stream, owned by the query
   FlowFigures figures;
+};
+
+struct PipelineRun::Feed {
+  const ChangeFeedSpec* spec = nullptr;
+  connectors::ChangeFeedConfig config;
+  std::unique_ptr<connectors::PgChangeFeed> feed;
+  std::atomic<bool> stop{false};
+  ChangeFeedFigures figures;
 };
 
 namespace {
@@ -41,20 +52,6 @@ std::string RedactedOptionsJson(const std::map<std::string, std::string>& option
     json += JsonString(key) + ":" + JsonString(secret ? "[REDACTED]" : value);
   }
   return json + "}";
-}
-
-// A Prometheus label value: backslash, double quote and newline escaped.
-std::string LabelValue(std::string_view value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    if (c == '\\' || c == '"') out += '\\';
-    out += c;
-  }
-  return out;
 }
 
 // A flow that runs a stream stands for it under the stream's name; its sink is the ingestion table.
@@ -105,16 +102,25 @@ Result<std::unique_ptr<PipelineRun>> PipelineRun::Start(PipelineSpec spec, RunOp
     }
     std::string known;
     for (const FlowSpec& flow : all) known += (known.empty() ? "" : ", ") + flow.name;
+    for (const ChangeFeedSpec& feed : pipeline.change_feeds) known += (known.empty() ? "" : ", ") + feed.name;
     return Status::Error(errors::kInvalidPipeline,
                          "pipeline '" + pipeline.name + "' has no flow named '" + name + "'; its flows: " + known);
   };
   std::vector<const FlowSpec*> selected;
+  std::vector<const ChangeFeedSpec*> feeds;
   for (const std::string& name : run->options_.flows) {
+    auto feed = std::find_if(pipeline.change_feeds.begin(), pipeline.change_feeds.end(),
+                             [&](const ChangeFeedSpec& candidate) { return candidate.name == name; });
+    if (feed != pipeline.change_feeds.end()) {
+      if (std::find(feeds.begin(), feeds.end(), &*feed) == feeds.end()) feeds.push_back(&*feed);
+      continue;
+    }
     SLUICE_ASSIGN_OR_RETURN(const FlowSpec* flow, find_flow(name));
     if (std::find(selected.begin(), selected.end(), flow) == selected.end()) selected.push_back(flow);
   }
-  if (selected.empty()) {
+  if (run->options_.flows.empty()) {
     for (const FlowSpec& flow : all) selected.push_back(&flow);
+    for (const ChangeFeedSpec& feed : pipeline.change_feeds) feeds.push_back(&feed);
   }
   std::vector<const FlowSpec*> refreshed;
   if (run->options_.full_refresh_all) refreshed = selected;
@@ -129,11 +135,15 @@ Result<std::unique_ptr<PipelineRun>> PipelineRun::Start(PipelineSpec spec, RunOp
 
   run->event_log_path_ = EventLog::PathFor(pipeline.storage);
   SLUICE_ASSIGN_OR_RETURN(run->events_, EventLog::Open(run->event_log_path_, run->options_.clock));
-  Status prepared = run->Prepare(selected, refreshed);
+  Status prepared = run->Prepare(selected, refreshed, feeds);
   if (!prepared.ok()) {
     run->Log("ERROR", nullptr, "error", prepared.ToString(),
              "{\"error\":{\"class\":" + JsonString(prepared.error_class()) + "}}");
     return prepared;
+  }
+  for (auto& feed : run->feeds_) {
+    Feed* raw = feed.get();
+    run->threads_.emplace_back([run = run.get(), raw] { run->RunFeed(raw); });
   }
   for (auto& flow : run->flows_) {
     Flow* raw = flow.get();
@@ -142,7 +152,8 @@ Result<std::unique_ptr<PipelineRun>> PipelineRun::Start(PipelineSpec spec, RunOp
   return run;
 }
 
-Status PipelineRun::Prepare(const std::vector<const FlowSpec*>& selected, const std::vector<const FlowSpec*>& refreshed) {
+Status PipelineRun::Prepare(const std::vector<const FlowSpec*>& selected, const std::vector<const FlowSpec*>& refreshed,
+                            const std::vector<const ChangeFeedSpec*>& feeds) {
   // A refreshed table is rebuilt from every flow that writes it.
   std::set<std::string> tables;
   for (const FlowSpec* flow : refreshed) {
@@ -179,8 +190,24 @@ Status PipelineRun::Prepare(const std::vector<const FlowSpec*>& selected, const 
     Log("WARN", nullptr, "warning", "full refresh: Delta table " + table + " truncated",
         "{\"full_refresh\":{\"table\":" + JsonString(table) + ",\"version\":" + std::to_string(version) + "}}");
   }
+  // The feeds first: their initial copies make the history tables the flows may read.
+  for (const ChangeFeedSpec* feed : feeds) SLUICE_RETURN_IF_ERROR(StartFeed(*feed));
   for (const FlowSpec* flow : selected) SLUICE_RETURN_IF_ERROR(StartFlow(*flow));
   return Status::OK();
+}
+
+std::optional<std::string> PipelineRun::AwaitedHistoryTable(const FlowSpec& spec) const {
+  if (spec.source.format != "delta") return std::nullopt;
+  Result<std::map<std::string, std::string>> options = spec_.ResolvedOptions(spec.source);
+  if (!options.ok() || !options->count("path")) return std::nullopt;
+  const std::string& path = options->at("path");
+  for (const auto& feed : feeds_) {
+    if (!IsChangeFeedHistoryTable(feed->config.target_directory(), path)) continue;
+    // The first commit, not the log directory, which exists a moment before it.
+    Result<bool> exists = options_.file_system->Exists(path + "/_delta_log/00000000000000000000.json");
+    if (exists.ok() && !*exists) return path;
+  }
+  return std::nullopt;
 }
 
 Status PipelineRun::StartFlow(const FlowSpec& spec) {
@@ -189,6 +216,20 @@ Status PipelineRun::StartFlow(const FlowSpec& spec) {
   flow->figures.name = spec.name;
   flow->figures.sink = spec.sink;
   flow->figures.state = "STARTING";
+  if (std::optional<std::string> awaited = AwaitedHistoryTable(spec)) {
+    flow->figures.state = "WAITING";
+    Log("INFO", flow.get(), "flow_progress",
+        "flow '" + spec.name + "' is WAITING for " + *awaited + ", which its change feed makes with the first row",
+        "{\"flow_progress\":{\"status\":\"WAITING\",\"table\":" + JsonString(*awaited) + "}}");
+  } else {
+    SLUICE_RETURN_IF_ERROR(OpenFlow(flow.get()));
+  }
+  flows_.push_back(std::move(flow));
+  return Status::OK();
+}
+
+Status PipelineRun::OpenFlow(Flow* flow) {
+  const FlowSpec& spec = *flow->spec;
   const std::string context = "flow '" + spec.name + "'";
   const engine::Registry& registry = *options_.registry;
   const StreamSpec* stream = StreamOf(spec_, spec);
@@ -231,7 +272,7 @@ Status PipelineRun::StartFlow(const FlowSpec& spec) {
   SLUICE_ASSIGN_OR_RETURN(config.output_mode, engine::ParseOutputMode(spec.output_mode));
   config.file_system = options_.file_system;
   config.clock = options_.clock;
-  Flow* raw = flow.get();
+  Flow* raw = flow;
   config.on_progress = [this, raw](const engine::QueryProgress& progress) { OnProgress(raw, progress); };
 
   Log("INFO", raw, "sink_definition", "sink '" + flow->figures.sink + "' of format " + sink_format_name,
@@ -258,38 +299,133 @@ Status PipelineRun::StartFlow(const FlowSpec& spec) {
   Result<std::unique_ptr<engine::StreamingQuery>> query =
       engine::StreamingQuery::Start(std::move(source).value(), std::move(transforming), std::move(config));
   if (!query.ok()) return query.status().WithContext(context);
-  flow->query = std::move(query).value();
+  const std::string query_id = (*query)->id();
   {
     std::lock_guard lock(mutex_);
+    flow->query = std::move(query).value();
     flow->figures.state = "RUNNING";
+    // Stop() may have come while the query was being made.
+    if (stop_requested_) flow->query->Stop();
   }
   Log("INFO", raw, "flow_progress", "flow '" + spec.name + "' is RUNNING",
-      "{\"flow_progress\":{\"status\":\"RUNNING\",\"query_id\":" + JsonString(flow->query->id()) + "}}");
-  flows_.push_back(std::move(flow));
+      "{\"flow_progress\":{\"status\":\"RUNNING\",\"query_id\":" + JsonString(query_id) + "}}");
   return Status::OK();
 }
 
+void PipelineRun::FailFlow(Flow* flow, const Status& status) {
+  {
+    std::lock_guard lock(mutex_);
+    flow->figures.state = "FAILED";
+    ++flow->figures.errors;
+    flow->figures.error = status.ToString();
+    if (first_failure_.ok()) first_failure_ = status.WithContext("flow '" + flow->spec->name + "'");
+  }
+  Log("ERROR", flow, "error", status.ToString(),
+      "{\"error\":{\"class\":" + JsonString(status.error_class()) + ",\"message\":" + JsonString(status.message()) +
+          "}}");
+  Stop();
+  Log("ERROR", flow, "flow_progress", "flow '" + flow->spec->name + "' is FAILED",
+      "{\"flow_progress\":{\"status\":\"FAILED\"}}");
+}
+
 void PipelineRun::RunFlow(Flow* flow) {
+  bool open;
+  {
+    std::lock_guard lock(mutex_);
+    open = flow->query != nullptr;
+  }
+  if (!open) {
+    const auto poll = std::chrono::milliseconds(100);
+    while (!stop_requested_ && AwaitedHistoryTable(*flow->spec)) std::this_thread::sleep_for(poll);
+    if (stop_requested_) {
+      {
+        std::lock_guard lock(mutex_);
+        flow->figures.state = "STOPPED";
+      }
+      Log("INFO", flow, "flow_progress", "flow '" + flow->spec->name + "' is STOPPED",
+          "{\"flow_progress\":{\"status\":\"STOPPED\"}}");
+      return;
+    }
+    if (Status opened = OpenFlow(flow); !opened.ok()) return FailFlow(flow, opened);
+  }
   Status status = flow->query->Run();
+  if (!status.ok()) return FailFlow(flow, status);
   std::string state;
   {
     std::lock_guard lock(mutex_);
-    state = !status.ok() ? "FAILED" : stop_requested_ ? "STOPPED" : "COMPLETED";
+    state = stop_requested_ ? "STOPPED" : "COMPLETED";
     flow->figures.state = state;
+  }
+  Log("INFO", flow, "flow_progress", "flow '" + flow->spec->name + "' is " + state,
+      "{\"flow_progress\":{\"status\":" + JsonString(state) + "}}");
+}
+
+Status PipelineRun::StartFeed(const ChangeFeedSpec& spec) {
+  auto feed = std::make_unique<Feed>();
+  feed->spec = &spec;
+  const std::string context = "change feed '" + spec.name + "'";
+  Result<connectors::ChangeFeedConfig> config = spec_.ChangeFeedConfigOf(spec);
+  if (!config.ok()) return config.status().WithContext(context);
+  feed->config = std::move(config).value();
+  feed->figures.name = spec.name;
+  feed->figures.target = feed->config.target_catalog + "." + feed->config.target_schema;
+  Result<std::unique_ptr<connectors::PgChangeFeed>> started = connectors::PgChangeFeed::Start(feed->config);
+  if (!started.ok()) return started.status().WithContext(context);
+  feed->feed = std::move(started).value();
+  feed->figures.state = "RUNNING";
+
+  std::string tables = "[", listed;
+  std::vector<ChangeFeedTableStatus> key_only;
+  if (Result<std::string> json = connectors::ChangeFeedStatus(feed->config); json.ok()) {
+    if (Result<ChangeFeedStatusView> view = ParseChangeFeedStatus(*json); view.ok()) {
+      for (const ChangeFeedTableStatus& table : view->tables) {
+        if (tables.size() > 1) tables += ',';
+        tables += "{\"source\":" + JsonString(table.source) + ",\"history\":" + JsonString(table.history) +
+                  ",\"status\":" + JsonString(table.status) + ",\"replica_identity_full\":" +
+                  (table.replica_identity_full ? "true" : "false") + ",\"rows\":" + std::to_string(table.rows) + "}";
+        listed += (listed.empty() ? "" : ", ") + table.source + " " + table.status;
+        if (!table.replica_identity_full) key_only.push_back(table);
+      }
+    }
+  }
+  LogFeed("INFO", feed.get(), "flow_progress",
+          context + " is RUNNING: " + feed->config.schema + " -> " + feed->figures.target +
+              (listed.empty() ? " (no tables with rows yet)" : " (" + listed + ")"),
+          "{\"flow_progress\":{\"status\":\"RUNNING\"},\"change_feed\":{\"slot_name\":" +
+              JsonString(feed->config.slot_name) + ",\"schema\":" + JsonString(feed->config.schema) +
+              ",\"target\":" + JsonString(feed->figures.target) + ",\"tables\":" + tables + "]}}");
+  for (const ChangeFeedTableStatus& table : key_only) {
+    LogFeed("WARN", feed.get(), "warning",
+            context + ": table " + table.source + " has no REPLICA IDENTITY FULL, so its updates and deletes " +
+                "carry only the key (sluice cdf set-replica-identity)",
+            "{\"change_feed\":{\"table\":" + JsonString(table.source) + ",\"replica_identity_full\":false}}");
+  }
+  feeds_.push_back(std::move(feed));
+  return Status::OK();
+}
+
+void PipelineRun::RunFeed(Feed* feed) {
+  Status status = feed->feed->Run(feed->stop);
+  // Releases the feed's lock at once, so that the feed can start again before this run ends.
+  feed->feed.reset();
+  const std::string context = "change feed '" + feed->spec->name + "'";
+  const std::string state = status.ok() ? "STOPPED" : "FAILED";
+  {
+    std::lock_guard lock(mutex_);
+    feed->figures.state = state;
     if (!status.ok()) {
-      ++flow->figures.errors;
-      flow->figures.error = status.ToString();
-      if (first_failure_.ok()) first_failure_ = status.WithContext("flow '" + flow->spec->name + "'");
+      feed->figures.error = status.ToString();
+      if (first_failure_.ok()) first_failure_ = status.WithContext(context);
     }
   }
   if (!status.ok()) {
-    Log("ERROR", flow, "error", status.ToString(),
-        "{\"error\":{\"class\":" + JsonString(status.error_class()) + ",\"message\":" + JsonString(status.message()) +
-            "}}");
+    LogFeed("ERROR", feed, "error", context + " failed: " + status.ToString(),
+            "{\"error\":{\"class\":" + JsonString(status.error_class()) + ",\"message\":" +
+                JsonString(status.message()) + "}}");
     Stop();
   }
-  Log(status.ok() ? "INFO" : "ERROR", flow, "flow_progress", "flow '" + flow->spec->name + "' is " + state,
-      "{\"flow_progress\":{\"status\":" + JsonString(state) + "}}");
+  LogFeed(status.ok() ? "INFO" : "ERROR", feed, "flow_progress", context + " is " + state,
+          "{\"flow_progress\":{\"status\":" + JsonString(state) + "}}");
 }
 
 void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) {
@@ -355,6 +491,17 @@ void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) 
   }
 }
 
+void PipelineRun::LogFeed(const std::string& level, const Feed* feed, const std::string& type,
+                          const std::string& message, const std::string& details) {
+  Event event;
+  event.level = level;
+  event.origin = {spec_.name, feed->figures.name, feed->figures.target};
+  event.event_type = type;
+  event.message = message;
+  event.details = details;
+  (void)events_->Append(event);
+}
+
 void PipelineRun::Log(const std::string& level, const Flow* flow, const std::string& type, const std::string& message,
                       const std::string& details) {
   Event event;
@@ -381,7 +528,11 @@ Status PipelineRun::Wait() {
 
 void PipelineRun::Stop() {
   stop_requested_ = true;
-  for (auto& flow : flows_) flow->query->Stop();
+  for (auto& feed : feeds_) feed->stop = true;
+  std::lock_guard lock(mutex_);
+  for (auto& flow : flows_) {
+    if (flow->query != nullptr) flow->query->Stop();
+  }
 }
 
 PipelineRun::~PipelineRun() {
@@ -389,6 +540,13 @@ PipelineRun::~PipelineRun() {
   for (std::thread& thread : threads_) {
     if (thread.joinable()) thread.join();
   }
+}
+
+std::vector<ChangeFeedFigures> PipelineRun::change_feeds() const {
+  std::lock_guard lock(mutex_);
+  std::vector<ChangeFeedFigures> figures;
+  for (const auto& feed : feeds_) figures.push_back(feed->figures);
+  return figures;
 }
 
 std::vector<FlowFigures> PipelineRun::flows() const {
@@ -402,6 +560,9 @@ bool PipelineRun::ready() const {
   std::lock_guard lock(mutex_);
   for (const auto& flow : flows_) {
     if (flow->figures.state == "STARTING" || flow->figures.state == "FAILED") return false;
+  }
+  for (const auto& feed : feeds_) {
+    if (feed->figures.state == "FAILED") return false;
   }
   return true;
 }
@@ -438,11 +599,24 @@ std::string PipelineRun::PrometheusText() const {
     text += std::string("# HELP ") + metric.name + " " + metric.help + "\n# TYPE " + metric.name + " " + metric.type +
             "\n";
     for (const FlowFigures& flow : figures) {
-      text += std::string(metric.name) + "{pipeline=\"" + LabelValue(spec_.name) + "\",flow=\"" + LabelValue(flow.name) +
+      text += std::string(metric.name) + "{pipeline=\"" + PrometheusLabelValue(spec_.name) + "\",flow=\"" + PrometheusLabelValue(flow.name) +
               "\"} " + (std::isnan(metric.value(flow)) ? "NaN" : JsonDouble(metric.value(flow))) + "\n";
     }
   }
-  return text;
+  std::vector<ChangeFeedSample> samples;
+  for (const ChangeFeedFigures& feed : change_feeds()) {
+    ChangeFeedSample& sample = samples.emplace_back();
+    sample.feed = feed.name;
+    sample.up = feed.state == "RUNNING";
+  }
+  // Feeds are only added before the run's threads start, so feeds_ is stable here.
+  for (size_t i = 0; i < samples.size(); ++i) {
+    Result<std::string> json = connectors::ChangeFeedStatus(feeds_[i]->config);
+    if (!json.ok()) continue;
+    Result<ChangeFeedStatusView> view = ParseChangeFeedStatus(*json);
+    if (view.ok()) samples[i].status = std::move(view).value();
+  }
+  return text + ChangeFeedPrometheusText(spec_.name, samples);
 }
 
 }  // namespace sluice::pipeline

@@ -3,8 +3,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
 
+#include "sluice/connectors/pg_change_feed.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::pipeline {
@@ -231,6 +234,33 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
   return flow;
 }
 
+// A change feed's keys are its name, `connection` and the feed's own options; the warehouse is the
+// pipeline's.
+ChangeFeedSpec ParseChangeFeed(Walker& walker, const YAML::Node& node, const std::string& place) {
+  ChangeFeedSpec feed;
+  if (!node.IsMap()) {
+    walker.Problem(place, "expected a map describing a change feed");
+    return feed;
+  }
+  std::vector<std::string> known = {"name", "connection"};
+  for (const OptionSpec& option : connectors::ChangeFeedOptionSpecs()) {
+    if (option.name != "warehouse") known.emplace_back(option.name);
+  }
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string list;
+    for (const std::string& candidate : known) list += (list.empty() ? "" : ", ") + candidate;
+    walker.Problem(Walker::Join(place, key), "unknown key; expected one of: " + list);
+  }
+  feed.name = walker.Scalar(node, place, "name", true).value_or("");
+  for (const std::string& key : known) {
+    if (key == "name") continue;
+    if (std::optional<std::string> value = walker.Scalar(node, place, key.c_str(), false)) feed.options[key] = *value;
+  }
+  return feed;
+}
+
 }  // namespace
 
 std::string PipelineSpec::CheckpointOf(const StreamSpec& stream) const {
@@ -274,6 +304,16 @@ Result<std::map<std::string, std::string>> PipelineSpec::ResolvedOptions(const E
     SLUICE_ASSIGN_OR_RETURN(options["path"], TablePath(*endpoint.table));
   }
   return options;
+}
+
+Result<connectors::ChangeFeedConfig> PipelineSpec::ChangeFeedConfigOf(const ChangeFeedSpec& feed) const {
+  SLUICE_ASSIGN_OR_RETURN(auto options, ResolvedOptions(Endpoint{"postgresql", feed.options, std::nullopt}));
+  std::error_code error;
+  std::filesystem::path absolute = std::filesystem::absolute(warehouse, error);
+  options["warehouse"] = error ? warehouse : absolute.lexically_normal().string();
+  SLUICE_ASSIGN_OR_RETURN(connectors::ChangeFeedConfig config, connectors::MakeChangeFeedConfig(options));
+  SLUICE_RETURN_IF_ERROR(config.CheckTarget());
+  return config;
 }
 
 void AddCheckpointLocation(std::span<const OptionSpec> sink_options, const std::string& checkpoint,
@@ -325,7 +365,7 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
   Walker walker;
   PipelineSpec spec;
   try {
-    walker.CheckKeys(root, "", {"name", "storage", "warehouse", "connections", "sinks", "flows", "streams"});
+    walker.CheckKeys(root, "", {"name", "storage", "warehouse", "connections", "sinks", "flows", "streams", "change_feeds"});
     spec.name = walker.Scalar(root, "", "name", true).value_or("");
     spec.storage = walker.Scalar(root, "", "storage", true).value_or("");
     spec.warehouse = walker.Scalar(root, "", "warehouse", false).value_or(spec.storage + "/warehouse");
@@ -360,9 +400,17 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
         spec.streams.push_back(ParseStream(walker, streams[i], "streams[" + std::to_string(i) + "]"));
       }
     }
+    if (YAML::Node feeds = root["change_feeds"]; feeds.IsDefined() && !feeds.IsNull()) {
+      if (!feeds.IsSequence()) walker.Problem("change_feeds", "expected a list of change feeds");
+      for (size_t i = 0; feeds.IsSequence() && i < feeds.size(); ++i) {
+        spec.change_feeds.push_back(ParseChangeFeed(walker, feeds[i], "change_feeds[" + std::to_string(i) + "]"));
+      }
+    }
     YAML::Node flows = root["flows"];
     if (!flows.IsDefined() || flows.IsNull()) {
-      if (spec.streams.empty()) walker.Problem("flows", "missing: a pipeline needs at least one flow or stream");
+      if (spec.streams.empty() && spec.change_feeds.empty()) {
+        walker.Problem("flows", "missing: a pipeline needs at least one flow, stream or change feed");
+      }
     } else if (!flows.IsSequence()) {
       walker.Problem("flows", "expected a list of flows");
     } else {

@@ -2,9 +2,11 @@
 #include <functional>
 #include <set>
 
+#include "sluice/connectors/pg_change_feed.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/streaming_query.h"
 #include "sluice/expr/expression.h"
+#include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/ingestion_sink.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
@@ -123,6 +125,34 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
     Result<IngestionSpec> ingestion = IngestionSpecOf(spec, stream);
     problems.Add(ingestion.status(), context + " ingestion_config");
     if (ingestion.ok()) problems.Add(IngestionSink::Make(*ingestion, LocalFileSystem()).status(), context);
+  }
+
+  std::map<std::string, std::string> slots;  // slot name -> change feed
+  std::vector<std::string> feed_targets;    // target directories of the valid feeds
+  for (const ChangeFeedSpec& feed : spec.change_feeds) {
+    const std::string context = "change feed '" + feed.name + "'";
+    if (!flow_names.insert(feed.name).second) {
+      problems.Add("two flows, streams or change feeds are named '" + feed.name + "'; rename one");
+    }
+    Result<connectors::ChangeFeedConfig> config = spec.ChangeFeedConfigOf(feed);
+    if (!config.ok()) {
+      problems.Add(config.status(), context);
+      continue;
+    }
+    auto [slot, inserted] = slots.emplace(config->slot_name, feed.name);
+    if (!inserted) {
+      problems.Add(context + " uses the replication slot " + config->slot_name + " of change feed '" + slot->second +
+                   "'; every feed needs its own slot_name");
+    }
+    feed_targets.push_back(config->target_directory());
+  }
+  for (const auto& [name, path] : delta_sink_paths) {
+    for (const std::string& target : feed_targets) {
+      if (IsChangeFeedHistoryTable(target, path)) {
+        problems.Add("sink '" + name + "' writes " + path + ", a history table of a change feed; only the feed "
+                     "writes there (read it as a Delta source instead)");
+      }
+    }
   }
 
   // A cycle of flows through Delta tables would feed its own output back forever.

@@ -1,6 +1,7 @@
 // Running a pipeline: every selected flow as a StreamingQuery on its own thread, with the flow's
-// where/select/expectations applied before its sink, events in the pipeline's event log, and
-// live per-flow figures for the metrics endpoint, `sluice status` and the terminal.
+// where/select/expectations applied before its sink, every selected change feed on its own thread
+// too, events in the pipeline's event log, and live per-flow figures for the metrics endpoint,
+// `sluice status` and the terminal.
 //
 //   SLUICE_ASSIGN_OR_RETURN(auto run, PipelineRun::Start(spec, options));  // validates, refreshes, opens
 //   std::thread stopper([&] { WaitForSignal(); run->Stop(); });
@@ -12,7 +13,13 @@
 // table is reset with it (the table is rebuilt from all of its flows). Anything else a flow
 // writes (PostgreSQL tables, what foreachBatch functions do) is left alone.
 //
-// Thread safety: Wait() is called once; Stop(), flows(), ready() and PrometheusText() may be
+// Change feeds start before the flows (PgChangeFeed::Start: set-up or resume, the initial copy), so
+// the history tables of non-empty source tables exist when the flows open them; a flow reading a
+// Delta history table of one of the run's feeds that does not exist yet (its source table is still
+// empty) is WAITING until the feed creates it. A feed runs until Stop(); a feed that fails is
+// logged, marked FAILED and stops the run as a failing flow does.
+//
+// Thread safety: Wait() is called once; Stop(), flows(), change_feeds(), ready() and PrometheusText() may be
 // called from any thread.
 #pragma once
 
@@ -37,7 +44,7 @@
 namespace sluice::pipeline {
 
 struct RunOptions {
-  std::vector<std::string> flows;         // the flows to run; empty: all of them
+  std::vector<std::string> flows;         // the flows, streams and change feeds to run; empty: all
   std::vector<std::string> full_refresh;  // flows to reset before running
   bool full_refresh_all = false;
   const engine::Registry* registry = &engine::Registry::Default();
@@ -49,7 +56,7 @@ struct RunOptions {
 struct FlowFigures {
   std::string name;
   std::string sink;
-  std::string state;  // STARTING, RUNNING, COMPLETED, STOPPED, FAILED
+  std::string state;  // STARTING, WAITING (for its source table), RUNNING, COMPLETED, STOPPED, FAILED
   int64_t batches = 0;
   int64_t input_rows = 0;
   int64_t output_rows = 0;
@@ -62,6 +69,14 @@ struct FlowFigures {
   std::string error;  // the failure, when FAILED
 };
 
+// A change feed in this run.
+struct ChangeFeedFigures {
+  std::string name;
+  std::string target;  // catalog.schema of its history tables
+  std::string state;   // RUNNING, STOPPED, FAILED
+  std::string error;   // the failure, when FAILED
+};
+
 class PipelineRun {
  public:
   // Validates the pipeline (INVALID_PIPELINE listing every problem ValidatePipeline finds, or
@@ -70,26 +85,40 @@ class PipelineRun {
   static Result<std::unique_ptr<PipelineRun>> Start(PipelineSpec spec, RunOptions options);
   ~PipelineRun();
 
-  // Blocks until every flow has ended: its trigger is done, Stop() was called, or a flow failed.
+  // Blocks until every flow and feed has ended: a flow's trigger is done, Stop() was called, or a
+  // flow or feed failed.
   // Returns the first failure (with the flow's name as context), OK otherwise.
   Status Wait();
   // Asks every flow to stop after its batch in progress. Does not block.
   void Stop();
 
   std::vector<FlowFigures> flows() const;
-  // Every flow started and none failed.
+  std::vector<ChangeFeedFigures> change_feeds() const;
+  // Every flow started (or waits for its source table) and no flow or feed failed.
   bool ready() const;
-  // The figures in Prometheus' text exposition format.
+  // The figures in Prometheus' text exposition format, with each feed's read from its status.json
+  // (change_feed_status.h).
   std::string PrometheusText() const;
   const std::string& event_log_path() const { return event_log_path_; }
 
  private:
   struct Flow;
+  struct Feed;
   PipelineRun() = default;
-  Status Prepare(const std::vector<const FlowSpec*>& selected, const std::vector<const FlowSpec*>& refreshed);
+  Status Prepare(const std::vector<const FlowSpec*>& selected, const std::vector<const FlowSpec*>& refreshed,
+                 const std::vector<const ChangeFeedSpec*>& feeds);
   Status StartFlow(const FlowSpec& spec);
+  // Makes the flow's source, sink and query; the flow is then RUNNING.
+  Status OpenFlow(Flow* flow);
+  // The Delta history table of a running feed that `spec` reads and that does not exist yet.
+  std::optional<std::string> AwaitedHistoryTable(const FlowSpec& spec) const;
   void RunFlow(Flow* flow);
+  void FailFlow(Flow* flow, const Status& status);
+  Status StartFeed(const ChangeFeedSpec& spec);
+  void RunFeed(Feed* feed);
   void OnProgress(Flow* flow, const engine::QueryProgress& progress);
+  void LogFeed(const std::string& level, const Feed* feed, const std::string& type, const std::string& message,
+               const std::string& details);
   void Log(const std::string& level, const Flow* flow, const std::string& type, const std::string& message,
            const std::string& details = "{}");
 
@@ -100,9 +129,10 @@ class PipelineRun {
   std::string event_log_path_;
   std::unique_ptr<EventLog> events_;
   std::vector<std::unique_ptr<Flow>> flows_;
+  std::vector<std::unique_ptr<Feed>> feeds_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_requested_{false};
-  mutable std::mutex mutex_;  // guards every Flow's figures
+  mutable std::mutex mutex_;  // guards every Flow's figures and query, every Feed's figures
   Status first_failure_;
 };
 

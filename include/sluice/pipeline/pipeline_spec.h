@@ -35,6 +35,10 @@
 #include "sluice/formats/decoder.h"
 #include "sluice/pipeline/catalog.h"
 
+namespace sluice::connectors {
+struct ChangeFeedConfig;
+}  // namespace sluice::connectors
+
 namespace sluice::pipeline {
 
 // A source or a sink: a format and its options. `table` (catalog.schema.table) names a Delta
@@ -96,6 +100,23 @@ struct StreamSpec {
   std::string trigger_interval;
 };
 
+// A PostgreSQL change feed (docs/change-feed.md) run by `sluice run` beside the flows: every
+// change of the tables of `schema` appended to Delta history tables `lb_<table>_history` in the
+// warehouse's `target` catalog.schema, which flows of the pipeline may read as Delta streams:
+//
+//   change_feeds:
+//     - name: shop_changes
+//       connection: shop_db          # or host, port, user, password, database, sslmode, ...
+//       schema: public
+//       target: main.cdc
+//       flush_interval: 1 second     # and slot_name, publication_name
+struct ChangeFeedSpec {
+  std::string name;
+  // Every other key of the entry, named as connectors::ChangeFeedOptionSpecs() names them, and
+  // `connection`.
+  std::map<std::string, std::string> options;
+};
+
 struct PipelineSpec {
   std::string name;
   std::string storage;
@@ -107,6 +128,7 @@ struct PipelineSpec {
   std::map<std::string, Endpoint> sinks;
   std::vector<FlowSpec> flows;
   std::vector<StreamSpec> streams;
+  std::vector<ChangeFeedSpec> change_feeds;
 
   // The flow's checkpoint directory.
   std::string CheckpointOf(const FlowSpec& flow) const;
@@ -117,6 +139,9 @@ struct PipelineSpec {
   // The endpoint's options with a `table` resolved into `path` and a `connection` expanded into
   // its fields (explicit options win); CONNECTION_NOT_FOUND and the catalog's errors otherwise.
   Result<std::map<std::string, std::string>> ResolvedOptions(const Endpoint& endpoint) const;
+  // The feed's configuration: its connection expanded, the warehouse made absolute, its options
+  // checked (CDF_INVALID_OPTIONS, CONNECTION_NOT_FOUND, UNRESOLVED_SECRET ...) and a target required.
+  Result<connectors::ChangeFeedConfig> ChangeFeedConfigOf(const ChangeFeedSpec& feed) const;
 };
 
 // One stream definition on its own (the map of a `streams:` entry), as `sluice stream create`
@@ -135,8 +160,9 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml);
 
 // Every problem found, empty when the pipeline is valid: unknown source or sink formats, invalid
 // options (the formats' own error classes), expressions that do not parse, unknown triggers and
-// output modes, flows naming a sink that is not declared, duplicate flow names or checkpoints, and
-// cycles of flows through Delta tables.
+// output modes, flows naming a sink that is not declared, duplicate flow names or checkpoints,
+// cycles of flows through Delta tables, change feeds with invalid options, duplicate names or
+// slots, and sinks writing into a change feed's history tables.
 std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Registry& registry);
 
 }  // namespace sluice::pipeline
