@@ -143,6 +143,45 @@ TEST(PgCopyEncoder, WritesNestedValuesAsJsonb) {
   EXPECT_EQ(got, (testing::Rows{{"1", "{\"name\": \"a\\\"b\", \"tags\": [7]}"}, {"2", "NULL"}}));
 }
 
+TEST(PgCopyEncoder, WritesNaNAndInfinityInsideNestedValuesAsStringsLikeSparkToJson) {
+  auto db = PostgresTestDatabase::Create();
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  TypePtr point = *DataType::Struct({{"x", DataType::Double()}, {"label", DataType::String()}});
+  TypePtr schema = *DataType::Struct({{"id", DataType::Integer()},
+                                      {"point", point},
+                                      {"samples", DataType::Array(DataType::Float())},
+                                      {"limits", DataType::Map(DataType::String(), DataType::Double())}});
+  Int32Builder ids(DataType::Integer());
+  StructBuilder points(point);
+  ListBuilder samples(schema->field(2).type);
+  ListBuilder limits(schema->field(3).type);
+  auto add = [&](int id, double x, const char* label, std::vector<float> floats, const char* key, double limit) {
+    ids.Append(id);
+    static_cast<DoubleBuilder*>(points.field_builder(0))->Append(x);
+    static_cast<BinaryBuilder*>(points.field_builder(1))->Append(label);
+    points.Append();
+    for (float f : floats) static_cast<FloatBuilder*>(samples.element_builder())->Append(f);
+    samples.Append();
+    static_cast<BinaryBuilder*>(limits.key_builder())->Append(key);
+    static_cast<DoubleBuilder*>(limits.value_builder())->Append(limit);
+    limits.Append();
+  };
+  // Labels and keys that look like the bare words stay as they were.
+  add(1, NAN, "NaN", {INFINITY, -INFINITY, 1.5f}, "Infinity", -INFINITY);
+  add(2, 2.5, "In \"NaN\" we trust", {-1.0f}, "-Infinity", 0.5);
+  auto batch = RecordBatch::Make(schema, {ids.Finish(), points.Finish(), samples.Finish(), limits.Finish()}, 2);
+  ASSERT_TRUE(batch.ok());
+  testing::Rows got = CopyAndReadBack(**db, *batch);
+  EXPECT_EQ(got, (testing::Rows{
+                     {"1", R"({"x": "NaN", "label": "NaN"})", R"(["Infinity", "-Infinity", 1.5])",
+                      R"({"Infinity": "-Infinity"})"},
+                     {"2", R"({"x": 2.5, "label": "In \"NaN\" we trust"})", "[-1.0]", R"({"-Infinity": 0.5})"},
+                 }));
+  // The values read back as JSON strings, as Spark's from_json would accept them.
+  EXPECT_EQ(*(*db)->Query("SELECT jsonb_typeof(point->'x'), jsonb_typeof(samples->0) FROM t WHERE id = 1"),
+            (testing::Rows{{"string", "string"}}));
+}
+
 TEST(PgCopyEncoder, EncodesOnlyTheChosenRowsAndColumnsInOrder) {
   auto db = PostgresTestDatabase::Create();
   ASSERT_TRUE(db.ok()) << db.status().ToString();

@@ -43,6 +43,23 @@ bool SameValue(const Column& column, int64_t i, int64_t j) {
   return std::memcmp(column.data.data() + i * width, column.data.data() + j * width, width) == 0;
 }
 
+// Whether the values of an integer `column` at `rows` are non-null and strictly increasing (false
+// for columns of other types, which take the general sort).
+bool StrictlyIncreasing(const Column& column, std::span<const int64_t> rows) {
+  auto check = [&](const auto* values) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (column.IsNull(rows[i]) || (i > 0 && values[rows[i]] <= values[rows[i - 1]])) return false;
+    }
+    return true;
+  };
+  switch (column.type->id()) {
+    case TypeId::kShort: return check(column.values<int16_t>());
+    case TypeId::kInteger: return check(column.values<int32_t>());
+    case TypeId::kLong: return check(column.values<int64_t>());
+    default: return false;
+  }
+}
+
 }  // namespace
 
 bool IsTransientSqlState(std::string_view s) {
@@ -196,6 +213,8 @@ Status PgUpsertWriter::PrepareSession() {
 Result<std::vector<int64_t>> PgUpsertWriter::OrderRows(const RecordBatch& batch, std::span<const int64_t> rows) {
   std::vector<int64_t> ordered(rows.begin(), rows.end());
   if (key_columns_.empty()) return ordered;
+  // Sources often hand over rows already in key order (ids, offsets): nothing to sort or collapse.
+  if (key_columns_.size() == 1 && StrictlyIncreasing(*batch.column(key_columns_[0]), rows)) return ordered;
   std::vector<Field> key_fields;
   std::vector<ColumnPtr> key_values;
   for (int c : key_columns_) {

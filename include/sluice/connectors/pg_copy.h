@@ -31,8 +31,9 @@ class PgCopyEncoder {
   static void AppendTrailer(std::string* out);
 
   // Appends the given rows of the batch (in that order), one COPY tuple per row holding the
-  // batch's columns `columns` in that order. A NaN or infinity inside a nested value is not JSON:
-  // the server refuses that row when the COPY ends.
+  // batch's columns `columns` in that order. Nested values (struct, array, map) become jsonb with
+  // the text of FormatValue, except that a NaN or an infinity inside them, which JSON cannot hold,
+  // is written as the string "NaN", "Infinity" or "-Infinity", as Spark's to_json writes it.
   void AppendRows(const RecordBatch& batch, std::span<const int> columns, std::span<const int64_t> rows,
                   std::string* out);
 
