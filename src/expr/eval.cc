@@ -297,6 +297,15 @@ Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch) const {
 }
 
 Result<std::vector<int64_t>> BoundExpression::Filter(const RecordBatch& batch) const {
+  std::vector<int64_t> rows;
+  // Reserving touches no memory; only the pages the selection fills are ever used.
+  rows.reserve(static_cast<size_t>(batch.num_rows()));
+  SLUICE_RETURN_IF_ERROR(Filter(batch, &rows));
+  return rows;
+}
+
+Status BoundExpression::Filter(const RecordBatch& batch, std::vector<int64_t>* rows) const {
+  rows->clear();
   if (result_type()->id() != TypeId::kBoolean) {
     return Status::Error(errors::kDatatypeMismatch,
                          fmt::format("a filter must be boolean, but {} is {}", ToSql(), result_type()->ToString()));
@@ -307,15 +316,12 @@ Result<std::vector<int64_t>> BoundExpression::Filter(const RecordBatch& batch) c
   Conjuncts(root_->node, &conjuncts);
   int64_t total = batch.num_rows();
   int64_t now = NowMicros();
-  std::vector<int64_t> selected;
-  // Reserving touches no memory; only the pages the selection fills are ever used.
-  selected.reserve(static_cast<size_t>(total));
   std::vector<int64_t> scratch, positions;
   for (int64_t start = 0; start < total; start += kChunkRows) {
-    int64_t rows = std::min(kChunkRows, total - start);
-    SLUICE_RETURN_IF_ERROR(FilterChunk(conjuncts, slots, start, rows, now, &scratch, &positions, &selected));
+    int64_t chunk_rows = std::min(kChunkRows, total - start);
+    SLUICE_RETURN_IF_ERROR(FilterChunk(conjuncts, slots, start, chunk_rows, now, &scratch, &positions, rows));
   }
-  return selected;
+  return Status::OK();
 }
 
 }  // namespace sluice::expr

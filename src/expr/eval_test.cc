@@ -269,6 +269,23 @@ TEST(EvalTest, NestedValues) {
   });
 }
 
+TEST(EvalTest, FilterIntoAVectorReplacesItsContentAndKeepsItsCapacity) {
+  BatchPtr batch = SampleBatch();
+  auto bound = BindPredicate(*Expression::Parse("i > 0 OR s IS NULL"), batch->schema());
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  std::vector<int64_t> rows(1000, -7);
+  const int64_t* buffer = rows.data();
+  ASSERT_TRUE(bound->Filter(*batch, &rows).ok());
+  EXPECT_EQ(rows, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(rows.data(), buffer);
+
+  auto not_boolean = Bind(*Expression::Parse("i + 1"), batch->schema());
+  ASSERT_TRUE(not_boolean.ok());
+  Status refused = not_boolean->Filter(*batch, &rows);
+  EXPECT_EQ(refused.error_class(), "DATATYPE_MISMATCH");
+  EXPECT_TRUE(rows.empty());
+}
+
 TEST(EvalTest, Filters) {
   BatchPtr batch = SampleBatch();
   auto rows = [&](const char* sql) {

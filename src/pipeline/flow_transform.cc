@@ -87,8 +87,8 @@ Result<BatchPtr> FlowTransform::Apply(const BatchPtr& input, std::vector<Expecta
 
   BatchPtr batch = input;
   if (bound_->where) {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> rows, bound_->where->Filter(*batch));
-    if (static_cast<int64_t>(rows.size()) != batch->num_rows()) batch = Take(batch, rows);
+    SLUICE_RETURN_IF_ERROR(bound_->where->Filter(*batch, &selection_));
+    if (static_cast<int64_t>(selection_.size()) != batch->num_rows()) batch = Take(batch, selection_);
   }
   if (!bound_->select.empty()) {
     std::vector<ColumnPtr> columns;
@@ -105,7 +105,8 @@ Result<BatchPtr> FlowTransform::Apply(const BatchPtr& input, std::vector<Expecta
   std::vector<bool> drop(static_cast<size_t>(n), false);
   bool any_drop = false;
   for (size_t i = 0; i < expectations_.size(); ++i) {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> passing, bound_->conditions[i].Filter(*batch));
+    SLUICE_RETURN_IF_ERROR(bound_->conditions[i].Filter(*batch, &selection_));
+    const std::vector<int64_t>& passing = selection_;
     ExpectationCounts count{expectations_[i].name, expectations_[i].action};
     count.passed = static_cast<int64_t>(passing.size());
     count.failed = n - count.passed;

@@ -60,6 +60,9 @@ class FlowTransform {
   std::vector<Expectation> expectations_;
   std::vector<expr::Expression> conditions_;
   std::optional<Bound> bound_;
+  // The rows a filter or condition selected, kept across batches so that filtering touches no
+  // fresh memory once it has grown.
+  std::vector<int64_t> selection_;
 };
 
 // A sink that applies a FlowTransform before handing batches to `inner`, with the same batch ids,
