@@ -243,6 +243,15 @@ Result<std::vector<int64_t>> PgUpsertWriter::OrderRows(const RecordBatch& batch,
   return ordered;
 }
 
+Result<std::vector<int64_t>> PgUpsertWriter::CanonicalOrder(const BatchPtr& batch) {
+  std::vector<int64_t> rows(batch->num_rows());
+  for (int64_t r = 0; r < batch->num_rows(); ++r) rows[r] = r;
+  if (!key_columns_.empty()) return OrderRows(*batch, rows);
+  const std::vector<uint64_t> hashes = HashRows(batch, all_columns_);
+  std::sort(rows.begin(), rows.end(), [&](int64_t a, int64_t b) { return hashes[a] < hashes[b]; });
+  return rows;
+}
+
 Result<int64_t> PgUpsertWriter::TryWriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk,
                                               const RecordBatch& batch, std::span<const int64_t> rows) {
   SLUICE_RETURN_IF_ERROR(conn_->Execute("BEGIN"));

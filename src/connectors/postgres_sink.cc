@@ -117,20 +117,23 @@ class PostgresSink final : public engine::Sink {
       SLUICE_RETURN_IF_ERROR(real_time_->Add(batch_id, batch));
       return real_time_->EndEpoch(batch_id);
     }
-    // Rows per task: by key hash, so one key always goes through one connection.
+    // Chunks are cut from the rows in their canonical order, so a replay of the batch puts the same
+    // rows under the same chunk ids even when the source hands them over in another order.
+    auto shared = std::make_shared<const RecordBatch>(batch);
+    SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> canonical, writers_[0]->CanonicalOrder(shared));
+    // Rows per task: by key hash, so one key always goes through one connection (key-less rows by
+    // their place in the canonical order).
     std::vector<std::vector<int64_t>> task_rows(writers_.size());
-    const std::vector<std::string>& key = writers_[0]->upsert_key();
     if (writers_.size() == 1) {
-      task_rows[0].resize(batch.num_rows());
-      for (int64_t r = 0; r < batch.num_rows(); ++r) task_rows[0][r] = r;
+      task_rows[0] = std::move(canonical);
     } else {
       std::vector<int> key_columns;
-      for (const std::string& k : key) key_columns.push_back(batch.schema()->FieldIndex(k));
-      auto shared = std::make_shared<RecordBatch>(batch);
+      for (const std::string& k : writers_[0]->upsert_key()) key_columns.push_back(batch.schema()->FieldIndex(k));
       std::vector<uint64_t> hashes;
       if (!key_columns.empty()) hashes = HashRows(shared, key_columns);
-      for (int64_t r = 0; r < batch.num_rows(); ++r) {
-        uint64_t h = key_columns.empty() ? static_cast<uint64_t>(r) : hashes[r];
+      for (size_t i = 0; i < canonical.size(); ++i) {
+        const int64_t r = canonical[i];
+        const uint64_t h = key_columns.empty() ? static_cast<uint64_t>(i) : hashes[r];
         task_rows[h % writers_.size()].push_back(r);
       }
     }

@@ -54,6 +54,14 @@ class PgUpsertWriter {
   Result<int64_t> WriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk, const RecordBatch& batch,
                              std::span<const int64_t> rows);
 
+  // The rows of `batch` in an order that depends only on the batch's rows, not on the order in
+  // which they came (a source that interleaves partitions as they arrive hands over the same rows
+  // in another order on a replay): with a key, sorted by it and collapsed to the last row per key
+  // (rows of one key keep their order); without one, sorted by a 64-bit hash of the whole row.
+  // Chunks cut from this order hold the same rows on every replay. (Two rows that differ only in
+  // the sign of a zero or in a NaN's payload hash alike; a replay may swap them across chunks.)
+  Result<std::vector<int64_t>> CanonicalOrder(const BatchPtr& batch);
+
   // The largest chunk id committed for (query_id, batch_id), 0 when none. Real-time writes use as
   // chunk id the number of the epoch's rows written through the end of the chunk, so this is how
   // many of the epoch's rows are already in the table. Retried like WriteChunk.
