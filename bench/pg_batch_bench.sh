@@ -8,7 +8,8 @@
 # Read: `sluice copy` of the whole table into a Delta table of a fresh warehouse, next to
 # `psql \copy (SELECT * FROM bench) TO /dev/null`. Write: `sluice copy` of that Delta table into a new
 # table (mode append: binary COPY), next to `psql \copy bench_in FROM file` of the same rows dumped
-# as text. Prints rows/s for each and the ratio sluice/psql (above 1: sluice is faster).
+# as text. Prints rows/s for each and the ratio sluice/psql (above 1: sluice is faster), with the
+# machine's load average before and after (a busy machine skews both sides).
 #
 # Builds `sluice` in ${SLUICE_BENCH_DIR:-build-bench} (Release) when needed, unless SLUICE_BIN names
 # the binary to measure.
@@ -53,7 +54,7 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 rate() { awk -v n="$rows" -v s="$1" 'BEGIN { printf "%.0f", n / s }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }
 
-echo "== $rows rows"
+echo "== $rows rows (load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores)"
 sql "CREATE TABLE bench (id bigint PRIMARY KEY, name text, amount numeric(12,2), placed_at timestamptz, shipped boolean);
      INSERT INTO bench SELECT g, 'customer ' || g, (g % 100000) / 100.0,
                               '2024-01-01'::timestamptz + g * interval '1 second', g % 3 = 0
@@ -83,3 +84,4 @@ printf "%-34s %9s s %12s rows/s   %sx psql\n" "sluice copy postgres -> delta" "$
 printf "%-34s %9s s %12s rows/s\n" "psql \\copy ... FROM file" "$psql_write" "$(rate "$psql_write")"
 printf "%-34s %9s s %12s rows/s   %sx psql\n" "sluice copy delta -> postgres" "$sluice_write" "$(rate "$sluice_write")" \
   "$(ratio "$sluice_write" "$psql_write")"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

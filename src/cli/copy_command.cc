@@ -60,6 +60,9 @@ Status Run(const CopyCommandOptions& options) {
 void RegisterCopyCommand(CLI::App& app) {
   auto options = std::make_shared<CopyCommandOptions>();
   CLI::App* command = app.add_subcommand("copy", "Copy once from a source to a sink (a query into a table, ...)");
+  command->footer(
+      "Formats: postgresql, delta, parquet, csv, json, rate, or plugin:/path/libx.so (options after a second "
+      "colon). docs/batch.md lists each format's options.");
   command->add_option("--from", options->from, "Source spec, format:key=value,... or catalog.schema.table")->required();
   command->add_option("--to", options->to, "Sink spec, format:key=value,... or catalog.schema.table")->required();
   command->add_option("--from-option", options->from_options, "A source option as key=value (repeatable)");

@@ -11,6 +11,8 @@
 
 #include "sluice/connectors/register_formats.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/engine/file_formats.h"
+#include "sluice/engine/plugin.h"
 #include "sluice/engine/registry.h"
 #include "sluice/engine/streaming_query.h"
 #include "sluice/pipeline/catalog.h"
@@ -97,7 +99,9 @@ std::string TemporaryCheckpoint(const std::string& warehouse) {
 }  // namespace
 
 Result<CopyEndpoint> ParseEndpointSpec(std::string_view spec) {
-  size_t colon = spec.find(':');
+  // A plugin format holds a colon itself: `plugin:/path/libx.so:key=value`.
+  const bool plugin = engine::IsPluginFormat(spec);
+  size_t colon = spec.find(':', plugin ? engine::kPluginFormatPrefix.size() : 0);
   CopyEndpoint endpoint;
   if (colon == std::string_view::npos) {
     if (SplitTableName(spec)) return CopyEndpoint{"delta", {{"table", std::string(spec)}}};
@@ -105,8 +109,10 @@ Result<CopyEndpoint> ParseEndpointSpec(std::string_view spec) {
   }
   endpoint.format = spec.substr(0, colon);
   if (endpoint.format.empty()) return SpecError(spec, 0, "no format before `:`");
-  for (size_t i = 0; i < endpoint.format.size(); ++i) {
-    if (!IsKeyChar(endpoint.format[i])) return SpecError(spec, i, "a format name is letters, digits, `_`, `-`");
+  for (size_t i = plugin ? engine::kPluginFormatPrefix.size() : 0; i < endpoint.format.size(); ++i) {
+    if (plugin ? endpoint.format[i] == ',' : !IsKeyChar(endpoint.format[i])) {
+      return SpecError(spec, i, plugin ? "a plugin path holds no `,`" : "a format name is letters, digits, `_`, `-`");
+    }
   }
   size_t i = colon + 1;
   while (i < spec.size()) {
@@ -162,8 +168,16 @@ Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, con
     }
   }
   SLUICE_ASSIGN_OR_RETURN(engine::Registry * registry, CopyRegistry());
+  SLUICE_RETURN_IF_ERROR(engine::LoadPlugin(registry, from.format));
+  SLUICE_RETURN_IF_ERROR(engine::LoadPlugin(registry, to.format));
   SLUICE_ASSIGN_OR_RETURN(auto source, registry->MakeSource(from.format, source_options));
-  SLUICE_ASSIGN_OR_RETURN(auto sink, registry->MakeSink(to.format, sink_options));
+  std::unique_ptr<engine::Sink> sink;
+  if (EqualsIgnoreCase(to.format, "delta") && FindIgnoreCase(sink_options, "mode") != sink_options.end()) {
+    SLUICE_ASSIGN_OR_RETURN(auto validated, ValidateOptions("delta sink", engine::kDeltaBatchSinkOptions, sink_options));
+    SLUICE_ASSIGN_OR_RETURN(sink, engine::MakeDeltaBatchSink(validated));
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(sink, registry->MakeSink(to.format, sink_options));
+  }
 
   CopyResult result;
   engine::QueryConfig config;
