@@ -14,7 +14,9 @@
 #include "cli/commands.h"
 #include "cli/termination_signals.h"
 #include "sluice/connectors/register_formats.h"
+#include "sluice/connectors/pg_change_feed.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/metrics_server.h"
 #include "sluice/pipeline/pipeline_runner.h"
@@ -67,6 +69,17 @@ std::string ProgressLine(const std::vector<pipeline::FlowFigures>& flows) {
   return line;
 }
 
+// Flows still at work (or waiting for their source table) and feeds still streaming.
+bool Active(const pipeline::PipelineRun& run) {
+  for (const pipeline::FlowFigures& flow : run.flows()) {
+    if (flow.state == "RUNNING" || flow.state == "WAITING") return true;
+  }
+  for (const pipeline::ChangeFeedFigures& feed : run.change_feeds()) {
+    if (feed.state == "RUNNING") return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions options, int metrics_port,
@@ -89,15 +102,13 @@ void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
     metrics = std::move(server).value();
     std::printf("metrics on http://%s:%d/metrics, readiness on /ready\n", metrics_address.c_str(), metrics->port());
   }
-  std::printf("pipeline '%s': %zu flow(s) running; events in %s\n", spec.name.c_str(), running.flows().size(),
-              running.event_log_path().c_str());
+  std::printf("pipeline '%s': %zu flow(s) and %zu change feed(s) running; events in %s\n", spec.name.c_str(),
+              running.flows().size(), running.change_feeds().size(), running.event_log_path().c_str());
   std::fflush(stdout);
 
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   while (true) {
-    bool active = false;
-    for (const pipeline::FlowFigures& flow : running.flows()) active = active || flow.state == "RUNNING";
-    if (!active) break;
+    if (!Active(running)) break;
     if (std::optional<int> signal = WaitForTerminationSignalFor(std::chrono::milliseconds(500))) {
       if (tty) std::printf("\n");
       std::printf("stopping after the batches in progress...\n");
@@ -116,6 +127,9 @@ void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
     std::printf("flow %s: %s, %lld batch(es), %lld rows in, %lld rows out\n", flow.name.c_str(), flow.state.c_str(),
                 static_cast<long long>(flow.batches), static_cast<long long>(flow.input_rows),
                 static_cast<long long>(flow.output_rows));
+  }
+  for (const pipeline::ChangeFeedFigures& feed : running.change_feeds()) {
+    std::printf("change feed %s: %s -> %s\n", feed.name.c_str(), feed.state.c_str(), feed.target.c_str());
   }
   std::fflush(stdout);
   if (!result.ok()) Fail(result, 1);
@@ -142,8 +156,9 @@ void Validate(const std::string& file) {
     for (const Status& problem : problems) std::fprintf(stderr, "  %s\n", problem.ToString().c_str());
     throw CLI::RuntimeError(1);
   }
-  std::printf("%s: pipeline '%s' is valid (%zu flow(s), %zu sink(s))\n", file.c_str(), spec->name.c_str(),
-              spec->flows.size(), spec->sinks.size());
+  std::printf("%s: pipeline '%s' is valid (%zu flow(s), %zu sink(s), %zu stream(s), %zu change feed(s))\n",
+              file.c_str(), spec->name.c_str(), spec->flows.size(), spec->sinks.size(), spec->streams.size(),
+              spec->change_feeds.size());
 }
 
 // The last state and the last batch of each flow, from the event log.
@@ -190,16 +205,40 @@ void Status_(const std::string& file) {
                 entry.rows_in.c_str(), entry.rows_out.c_str(), entry.at.c_str());
     if (!entry.error.empty()) std::printf("  error: %s\n", entry.error.c_str());
   }
+  for (const pipeline::ChangeFeedSpec& feed : spec->change_feeds) {
+    const Last& entry = last[feed.name];
+    std::printf("change feed %s: %s  %s\n", feed.name.c_str(), entry.state.c_str(), entry.at.c_str());
+    if (!entry.error.empty()) std::printf("  error: %s\n", entry.error.c_str());
+    Result<connectors::ChangeFeedConfig> config = spec->ChangeFeedConfigOf(feed);
+    if (!config.ok()) {
+      std::printf("  %s\n", config.status().ToString().c_str());
+      continue;
+    }
+    Result<std::string> json = connectors::ChangeFeedStatus(*config);
+    Result<pipeline::ChangeFeedStatusView> view =
+        json.ok() ? pipeline::ParseChangeFeedStatus(*json) : Result<pipeline::ChangeFeedStatusView>(json.status());
+    if (!view.ok()) continue;
+    std::printf("  slot %s, confirmed LSN %s, slot lag %lld bytes (%.1fs)\n", view->slot_name.c_str(),
+                pipeline::FormatLsn(view->confirmed_lsn).c_str(), static_cast<long long>(view->slot_lag_bytes),
+                view->slot_lag_seconds);
+    std::printf("  %-32s %-32s %-12s %12s %14s\n", "table", "history", "status", "rows", "committed LSN");
+    for (const pipeline::ChangeFeedTableStatus& table : view->tables) {
+      std::printf("  %-32s %-32s %-12s %12lld %14s\n", table.source.c_str(), table.history.c_str(),
+                  table.status.c_str(), static_cast<long long>(table.rows), pipeline::FormatLsn(table.committed_lsn).c_str());
+      if (!table.replica_identity_full) std::printf("    not REPLICA IDENTITY FULL: updates and deletes carry only the key\n");
+      if (!table.reason.empty()) std::printf("    %s\n", table.reason.c_str());
+    }
+  }
 }
 
 }  // namespace
 
 void RegisterPipelineCommands(CLI::App& app) {
   auto run = std::make_shared<RunArguments>();
-  CLI::App* run_command = app.add_subcommand("run", "Run the flows of a pipeline file until their triggers are done "
-                                                    "or SIGINT/SIGTERM stops them");
+  CLI::App* run_command = app.add_subcommand("run", "Run the flows and change feeds of a pipeline file until the "
+                                                    "flows' triggers are done or SIGINT/SIGTERM stops them");
   run_command->add_option("file", run->file, "Pipeline file (YAML)")->required();
-  run_command->add_option("--flow", run->flows, "Run only this flow (repeatable)");
+  run_command->add_option("--flow", run->flows, "Run only this flow, stream or change feed (repeatable)");
   auto* refresh = run_command->add_option(
       "--full-refresh", run->full_refresh,
       "Reset this flow (repeatable): its checkpoint is deleted and the Delta table it writes truncated");
@@ -218,7 +257,7 @@ void RegisterPipelineCommands(CLI::App& app) {
   validate->callback([validate_file] { Validate(*validate_file); });
 
   auto status_file = std::make_shared<std::string>();
-  CLI::App* status = app.add_subcommand("status", "The last state and batch of each flow of a pipeline file");
+  CLI::App* status = app.add_subcommand("status", "The last state and batch of each flow, and each change feed's tables");
   status->add_option("file", *status_file, "Pipeline file (YAML)")->required();
   status->callback([status_file] { Status_(*status_file); });
 }
