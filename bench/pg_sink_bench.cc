@@ -14,6 +14,11 @@
 //      10 ms, as the engine's real-time loop polls; default batchsize and batchinterval) for
 //      --seconds, while a reader polls the table;
 //      prints p50/p99/max of (row visible to the reader) - (row handed to the sink).
+//   5. Kafka latency: a producer writes --rate records/s to a one-partition topic of a Kafka mock
+//      cluster in this process, stamping each record's produce time; a `real_time` query (the
+//      kafka source into the sink, default batchsize and batchinterval, upsert key
+//      partition,offset) writes them into PostgreSQL while a reader polls the table every 1 ms;
+//      prints p50/p99/max of (record visible to the reader) - (record produced).
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,15 +26,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "sluice/connectors/embedded_kafka.h"
 #include "sluice/connectors/embedded_postgres.h"
+#include "sluice/connectors/kafka_source.h"
 #include "sluice/connectors/pg_connection.h"
 #include "sluice/connectors/postgres_sink.h"
 #include "sluice/core/builder.h"
+#include "sluice/engine/streaming_query.h"
 
 namespace sluice::connectors {
 namespace {
@@ -186,6 +195,96 @@ void Latency(const EmbeddedPostgres& server, const Flags& flags) {
               millis.back());
 }
 
+// Kafka produce -> row visible in PostgreSQL, through a real_time query.
+void KafkaLatency(const EmbeddedPostgres& server, const std::string& dir, const Flags& flags) {
+  auto kafka = EmbeddedKafka::Start(1);
+  Die(kafka.status(), "kafka");
+  Die((*kafka)->CreateTopic("events", 1), "topic");
+  {
+    auto conn = PgConnection::Connect(server.ConnectionString());
+    Die(conn.status(), "connect");
+    Die((*conn)->Execute("CREATE TABLE kafka_latency (key bytea, value bytea, topic text, \"partition\" integer, "
+                         "\"offset\" bigint, \"timestamp\" timestamptz, headers jsonb, "
+                         "PRIMARY KEY (\"partition\", \"offset\"))"),
+        "create");
+  }
+  engine::Registry registry;
+  Die(RegisterKafkaSource(&registry), "register");
+  Die(RegisterPostgresSink(&registry), "register");
+  auto source = registry.MakeSource("kafka", {{"bootstrap_servers", (*kafka)->bootstrap_servers()},
+                                             {"subscribe", "events"},
+                                             {"starting_offsets", "earliest"}});
+  Die(source.status(), "source");
+  // The default batchsize and batchinterval.
+  auto sink = registry.MakeSink("postgresql", {{"dbtable", "kafka_latency"},
+                                               {"checkpointLocation", dir + "/kafka_checkpoint"},
+                                               {"host", server.host()},
+                                               {"port", std::to_string(server.port())},
+                                               {"user", server.superuser()},
+                                               {"upsertkey", "partition,offset"}});
+  Die(sink.status(), "sink");
+  engine::QueryConfig config;
+  config.name = "kafka_latency";
+  config.checkpoint_location = dir + "/kafka_checkpoint";
+  config.trigger = engine::Trigger::RealTime();
+  config.output_mode = engine::OutputMode::kUpdate;
+  auto query = engine::StreamingQuery::Start(std::move(*source), std::move(*sink), config);
+  Die(query.status(), "query");
+  Status query_status;
+  std::thread runner([&] { query_status = (*query)->Run(); });
+
+  auto producer = KafkaTestProducer::Connect((*kafka)->bootstrap_servers());
+  Die(producer.status(), "producer");
+  // Record i lands at offset i of the one partition; produced[i] is when Produce() was called.
+  const int64_t total = flags.rate * flags.seconds + 1;
+  std::vector<Clock::time_point> produced(total), visible(total);
+  std::atomic<int64_t> seen{0};
+  std::thread reader([&] {
+    auto conn = PgConnection::Connect(server.ConnectionString());
+    Die(conn.status(), "reader");
+    while (seen.load() < total) {
+      auto rows = (*conn)->Query("SELECT coalesce(max(\"offset\") + 1, 0) FROM kafka_latency");
+      Die(rows.status(), "poll");
+      const Clock::time_point now = Clock::now();
+      const int64_t upto = std::min<int64_t>(total, std::atoll((*rows)[0][0]->c_str()));
+      for (int64_t i = seen.load(); i < upto; ++i) visible[i] = now;
+      if (upto > seen.load()) seen.store(upto);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  auto produce = [&](int64_t i) {
+    KafkaTestMessage message;
+    message.value = std::to_string(i);
+    message.partition = 0;
+    produced[i] = Clock::now();
+    Die((*producer)->Produce("events", message), "produce");
+  };
+  // One record first, to wait out the query's start (connections, table checks).
+  produce(0);
+  Die((*producer)->Flush(), "flush");
+  while (seen.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const Clock::time_point start = Clock::now();
+  for (int64_t next = 1; next < total;) {
+    const int64_t due = std::min<int64_t>(total, 1 + static_cast<int64_t>(Seconds(start) * flags.rate));
+    for (; next < due; ++next) produce(next);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Die((*producer)->Flush(), "flush");
+  reader.join();
+  (*query)->Stop();
+  runner.join();
+  Die(query_status, "query");
+  std::vector<double> millis;
+  for (int64_t i = 1; i < total; ++i) {
+    millis.push_back(std::chrono::duration<double, std::milli>(visible[i] - produced[i]).count());
+  }
+  std::sort(millis.begin(), millis.end());
+  std::printf("Kafka produce -> visible at %lld rows/s, batchsize 1000, batchinterval 100 ms: p50 %.1f ms  "
+              "p99 %.1f ms  max %.1f ms\n",
+              static_cast<long long>(flags.rate), millis[millis.size() / 2], millis[millis.size() * 99 / 100],
+              millis.back());
+}
+
 Flags ParseFlags(int argc, char** argv) {
   Flags flags;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -219,6 +318,7 @@ int Main(int argc, char** argv) {
   std::printf("sink, every key taken: %10.0f rows/s  %.2fx psql \\copy\n", upsert, upsert / copy);
   std::printf("psql \\copy:            %10.0f rows/s\n", copy);
   Latency(server, flags);
+  KafkaLatency(server, dir, flags);
   Die(server.Stop(), "stop");
   std::system(("rm -rf '" + dir + "'").c_str());
   return 0;
