@@ -27,6 +27,11 @@ TEST(FunctionsTest, Strings) {
   Check({
       {"upper(s)", {"APPLE", "BANANA", "null", ""}},
       {"lower(s)", {"apple", "banana", "null", ""}},
+      {"upper('stra\xc3\x9f\x65 \xc3\xa9t\xc3\xa9 \xd0\xbc\xd0\xb8\xd1\x80 \xf0\x9f\x99\x82')",
+       Four("STRA\xc3\x9f\x45 \xc3\x89T\xc3\x89 \xd0\x9c\xd0\x98\xd0\xa0 \xf0\x9f\x99\x82")},
+      {"lower('\xc3\x89T\xc3\x89 \xce\xa3\xce\x9f\xce\xa6\xce\x99\xce\x91')",
+       Four("\xc3\xa9t\xc3\xa9 \xcf\x83\xce\xbf\xcf\x86\xce\xb9\xce\xb1")},
+      {"upper('a\xff\xc3')", Four("A\xff\xc3")},
       {"length(s)", {"5", "6", "null", "0"}},
       {"length('h\xc3\xa9llo')", Four("5")},
       {"length(X'00ff')", Four("2")},
