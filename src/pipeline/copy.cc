@@ -170,7 +170,15 @@ Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, con
   SLUICE_ASSIGN_OR_RETURN(engine::Registry * registry, CopyRegistry());
   SLUICE_RETURN_IF_ERROR(engine::LoadPlugin(registry, from.format));
   SLUICE_RETURN_IF_ERROR(engine::LoadPlugin(registry, to.format));
-  SLUICE_ASSIGN_OR_RETURN(auto source, registry->MakeSource(from.format, source_options));
+  // A copy reads a Delta table as it is now (its latest snapshot), not its log of appends.
+  std::unique_ptr<engine::Source> source;
+  if (EqualsIgnoreCase(from.format, "delta")) {
+    SLUICE_ASSIGN_OR_RETURN(auto validated,
+                            ValidateOptions("delta source", engine::kDeltaBatchSourceOptions, source_options));
+    SLUICE_ASSIGN_OR_RETURN(source, engine::MakeDeltaBatchSource(validated));
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(source, registry->MakeSource(from.format, source_options));
+  }
   std::unique_ptr<engine::Sink> sink;
   if (EqualsIgnoreCase(to.format, "delta") && FindIgnoreCase(sink_options, "mode") != sink_options.end()) {
     SLUICE_ASSIGN_OR_RETURN(auto validated, ValidateOptions("delta sink", engine::kDeltaBatchSinkOptions, sink_options));

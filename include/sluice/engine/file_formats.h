@@ -36,6 +36,10 @@
 // txn{appId: query id, version: batch id}, so a replayed batch is skipped. `overwrite` replaces
 // every row of the table in the run's first commit (one atomic Delta overwrite: readers see the
 // old rows or the new ones); the run's later batches append.
+//
+// Delta batch reads (MakeDeltaBatchSource, option `path`): the table's latest snapshot at Open(),
+// read once like the file sources (offsets {"read":false}/{"read":true}), so a table that was
+// overwritten reads as it is now, where the streaming delta source reads appends only.
 #pragma once
 
 #include <span>
@@ -50,5 +54,7 @@ Status RegisterFileFormats(Registry* registry);
 // The options and factory of the delta sink in batch write modes.
 extern const std::span<const OptionSpec> kDeltaBatchSinkOptions;
 Result<std::unique_ptr<Sink>> MakeDeltaBatchSink(const ValidatedOptions& options);
+extern const std::span<const OptionSpec> kDeltaBatchSourceOptions;
+Result<std::unique_ptr<Source>> MakeDeltaBatchSource(const ValidatedOptions& options);
 
 }  // namespace sluice::engine
