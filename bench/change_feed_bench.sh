@@ -82,8 +82,9 @@ sluice_seconds=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }
 wait "$feed_pid" || true
 feed_pid=""
 
-rows=$("$sluice" cdf status "${feed[@]}" | sed -n 's/.*"rows":\([0-9]*\).*/\1/p' | head -n 1)
+rows=$("$sluice" cdf status --json "${feed[@]}" | sed -n 's/.*"rows":\([0-9]*\).*/\1/p' | head -n 1)
 rate() { awk -v c="$changes" -v s="$1" 'BEGIN { printf "%.0f", c / s }'; }
 printf "pg_recvlogical: %8.3f s  %10s changes/s\n" "$recv_seconds" "$(rate "$recv_seconds")"
 printf "sluice cdf:     %8.3f s  %10s changes/s  (%s history rows)\n" "$sluice_seconds" "$(rate "$sluice_seconds")" "$rows"
 echo "ratio sluice/pg_recvlogical (changes/s): $(awk -v a="$recv_seconds" -v b="$sluice_seconds" 'BEGIN { printf "%.2f", a / b }')x"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,11 +2,14 @@
 // (docs/change-feed.md).
 #include <CLI/CLI.hpp>
 #include <signal.h>
+#include <simdjson.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -30,6 +33,7 @@ struct CdfOptions {
   std::string slot_name, publication_name, flush_interval;
   bool future = false;
   bool drop_slot = false;
+  bool json = false;
 };
 
 std::string AbsoluteDirectory(const std::string& path) {
@@ -89,25 +93,52 @@ Status RunSetReplicaIdentity(const CdfOptions& options) {
   return Status::OK();
 }
 
-Status RunStart(const CdfOptions& options) {
-  BlockTerminationSignals();
-  SLUICE_ASSIGN_OR_RETURN(connectors::ChangeFeedConfig config, Config(options));
-  SLUICE_ASSIGN_OR_RETURN(auto feed, connectors::PgChangeFeed::Start(config));
-  std::fprintf(stderr, "change feed %s: %s -> %s; status in %s/status.json. Stop with Ctrl-C or sluice cdf stop.\n",
-               config.slot_name.c_str(), config.schema.c_str(), config.target_directory().c_str(),
-               config.state_directory().c_str());
+// Runs `feed` until it fails or a termination signal arrives (then sets *signalled).
+Status RunUntilSignal(connectors::PgChangeFeed& feed, bool* signalled) {
   std::atomic<bool> stop{false};
   std::atomic<bool> done{false};
   Status result;
   std::thread runner([&] {
-    result = feed->Run(stop);
+    result = feed.Run(stop);
     done = true;
   });
-  while (!done.load() && !WaitForTerminationSignalFor(std::chrono::milliseconds(200))) {
+  while (!done.load()) {
+    if (WaitForTerminationSignalFor(std::chrono::milliseconds(200))) {
+      *signalled = true;
+      break;
+    }
   }
   stop = true;
   runner.join();
   return result;
+}
+
+// Starts and runs the feed until a termination signal. When the server goes away later (a
+// restart, a crash, a network cut) the feed ends with PG_CONNECTION_FAILED; it is started again
+// after a pause that doubles up to 30 seconds, and resumes where its Delta tables end.
+Status RunStart(const CdfOptions& options) {
+  BlockTerminationSignals();
+  SLUICE_ASSIGN_OR_RETURN(connectors::ChangeFeedConfig config, Config(options));
+  std::chrono::seconds pause(1);
+  for (bool first = true;; first = false) {
+    bool signalled = false;
+    auto feed = connectors::PgChangeFeed::Start(config);
+    // A first start that cannot connect is a wrong address more likely than a server restarting.
+    if (!feed.ok() && first) return feed.status();
+    if (first) {
+      std::fprintf(stderr,
+                   "change feed %s: %s -> %s; status in %s/status.json. Stop with Ctrl-C or sluice cdf stop.\n",
+                   config.slot_name.c_str(), config.schema.c_str(), config.target_directory().c_str(),
+                   config.state_directory().c_str());
+    }
+    if (feed.ok()) pause = std::chrono::seconds(1);
+    Status result = feed.ok() ? RunUntilSignal(**feed, &signalled) : feed.status();
+    if (result.ok() || signalled || result.error_class() != errors::kPgConnectionFailed) return result;
+    std::fprintf(stderr, "change feed %s: %s; starting again in %lld s\n", config.slot_name.c_str(),
+                 result.ToString().c_str(), static_cast<long long>(pause.count()));
+    if (WaitForTerminationSignalFor(pause)) return result;
+    pause = std::min(pause * 2, std::chrono::seconds(30));
+  }
 }
 
 Status RunStop(const CdfOptions& options) {
@@ -137,14 +168,71 @@ Status RunStop(const CdfOptions& options) {
   return Status::OK();
 }
 
+// status.json as a table: the feed's line, then one line per source table (its reason or error
+// indented under it).
+Status PrintStatus(const std::string& json, int64_t pid) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::dom::element root;
+  std::string_view feed_status, slot, confirmed;
+  int64_t lag_bytes = -1;
+  double lag_seconds = -1;
+  simdjson::dom::array tables;
+  if (parser.parse(padded).get(root) || root["status"].get(feed_status) || root["slot_name"].get(slot) ||
+      root["confirmed_lsn"].get(confirmed) || root["slot_lag_bytes"].get(lag_bytes) ||
+      root["slot_lag_seconds"].get(lag_seconds) || root["tables"].get(tables)) {
+    return Status::Error(errors::kCdfStateCorrupt, "status.json of the change feed is not what sluice writes");
+  }
+  std::printf("change feed %.*s: %.*s (%s), confirmed LSN %.*s, slot lag %lld bytes, %.1f s\n",
+              static_cast<int>(slot.size()), slot.data(), static_cast<int>(feed_status.size()), feed_status.data(),
+              pid != 0 ? ("running in process " + std::to_string(pid)).c_str() : "not running",
+              static_cast<int>(confirmed.size()), confirmed.data(), static_cast<long long>(lag_bytes), lag_seconds);
+  std::string_view feed_error;
+  if (root["error"].get(feed_error) == simdjson::SUCCESS) {
+    std::printf("  error: %.*s\n", static_cast<int>(feed_error.size()), feed_error.data());
+  }
+  std::printf("%-32s %-32s %-12s %12s %-14s %s\n", "SOURCE", "HISTORY TABLE", "STATUS", "ROWS", "COMMITTED LSN",
+              "LAST WRITE (UTC)");
+  for (simdjson::dom::element table : tables) {
+    std::string_view source, target, status, lsn;
+    int64_t rows = 0, last_write_ms = 0;
+    (void)table["source"].get(source);
+    (void)table["target"].get(target);
+    (void)table["status"].get(status);
+    (void)table["committed_lsn"].get(lsn);
+    (void)table["rows"].get(rows);
+    (void)table["last_write_ms"].get(last_write_ms);
+    if (target.empty()) target = "-";
+    std::string when = "-";
+    if (last_write_ms > 0) {
+      std::time_t seconds = static_cast<std::time_t>(last_write_ms / 1000);
+      std::tm utc{};
+      gmtime_r(&seconds, &utc);
+      char text[32];
+      std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &utc);
+      when = text;
+    }
+    std::printf("%-32.*s %-32.*s %-12.*s %12lld %-14.*s %s\n", static_cast<int>(source.size()), source.data(),
+                static_cast<int>(target.size()), target.data(), static_cast<int>(status.size()), status.data(),
+                static_cast<long long>(rows), static_cast<int>(lsn.size()), lsn.data(), when.c_str());
+    std::string_view reason;
+    if (table["reason"].get(reason) == simdjson::SUCCESS) {
+      std::printf("    %.*s\n", static_cast<int>(reason.size()), reason.data());
+    }
+  }
+  return Status::OK();
+}
+
 Status RunStatus(const CdfOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(connectors::ChangeFeedConfig config, Config(options));
   SLUICE_RETURN_IF_ERROR(config.CheckTarget());
   SLUICE_ASSIGN_OR_RETURN(std::string status, connectors::ChangeFeedStatus(config));
   int64_t pid = connectors::RunningChangeFeedPid(config);
-  std::printf("%s", status.c_str());
-  std::printf("%s\n", pid != 0 ? ("running in process " + std::to_string(pid)).c_str() : "not running");
-  return Status::OK();
+  if (options.json) {
+    std::printf("%s", status.c_str());
+    return Status::OK();
+  }
+  return PrintStatus(status, pid);
 }
 
 void AddCommon(CLI::App* command, CdfOptions* options, bool needs_target) {
@@ -209,6 +297,7 @@ void RegisterCdfCommand(CLI::App& app) {
   auto status = std::make_shared<CdfOptions>();
   CLI::App* status_command = cdf->add_subcommand("status", "Per-table status, committed LSN, rows and slot lag");
   AddCommon(status_command, status.get(), true);
+  status_command->add_flag("--json", status->json, "Print status.json as the feed wrote it");
   Attach(status_command, status, RunStatus, "status");
 }
 

@@ -158,15 +158,20 @@ Status PgChangeFeed::Impl::SnapshotTables(const std::string& snapshot_name, Lsn 
     TableState* entry = RegisterTable(table.oid, table.schema, table.name, table.columns, table.replica_identity);
     entry->status = std::string(cdf::kSnapshotting);
     HistoryTable* history = AddHistory(*entry);
-    SLUICE_RETURN_IF_ERROR(history->Reset(state.next_sort_by - 1));
-    SLUICE_ASSIGN_OR_RETURN(int64_t rows, cdf::SnapshotTable(*sql, table, snapshot_lsn, history, &state.next_sort_by,
-                                                             kSnapshotChunkRows));
-    SLUICE_RETURN_IF_ERROR(history->FinishSnapshot(snapshot_lsn));
+    auto copy = [&]() -> Result<int64_t> {
+      SLUICE_RETURN_IF_ERROR(history->Reset(state.next_sort_by - 1));
+      SLUICE_ASSIGN_OR_RETURN(int64_t rows, cdf::SnapshotTable(*sql, table, snapshot_lsn, history,
+                                                               &state.next_sort_by, kSnapshotChunkRows));
+      SLUICE_RETURN_IF_ERROR(history->FinishSnapshot(snapshot_lsn));
+      return rows;
+    };
+    Result<int64_t> rows = copy();
+    if (!rows.ok()) return TableFailed(entry, rows.status());
     entry->status = std::string(cdf::kStreaming);
-    entry->rows = rows;
+    entry->rows = *rows;
     entry->committed_lsn = snapshot_lsn;
     entry->last_write_ms = NowMs();
-    LogInfo("change feed {}: copied {} rows of {}.{}", config.slot_name, rows, table.schema, table.name);
+    LogInfo("change feed {}: copied {} rows of {}.{}", config.slot_name, *rows, table.schema, table.name);
   }
   return sql->Execute("COMMIT");
 }
@@ -221,7 +226,7 @@ Status PgChangeFeed::Impl::Setup() {
   next_sort_by = state.next_sort_by;
   cursor_next_sort_by = state.next_sort_by;
   confirmed_lsn->store(state.end_lsn);
-  SLUICE_RETURN_IF_ERROR(WriteStatus("STREAMING"));
+  SLUICE_RETURN_IF_ERROR(WriteStatus(cdf::kStreaming));
   return replication->StartReplication(config.slot_name, state.end_lsn, {config.publication_name});
 }
 
@@ -236,7 +241,10 @@ PgChangeFeed::~PgChangeFeed() = default;
 Result<std::unique_ptr<PgChangeFeed>> PgChangeFeed::Start(ChangeFeedConfig config) {
   auto feed = std::unique_ptr<PgChangeFeed>(new PgChangeFeed(nullptr));
   feed->impl_ = std::make_unique<Impl>(std::move(config), &feed->confirmed_lsn_);
-  SLUICE_RETURN_IF_ERROR(feed->impl_->Setup());
+  if (Status setup = feed->impl_->Setup(); !setup.ok()) {
+    feed->impl_->ReportFailure(setup);
+    return setup;
+  }
   return feed;
 }
 

@@ -29,7 +29,7 @@
 namespace sluice::connectors {
 namespace {
 
-constexpr int kKills = 8;
+constexpr int kKills = 30;
 
 ChangeFeedConfig CrashConfig(const std::string& conninfo, const std::string& warehouse, const std::string& slot) {
   ChangeFeedConfig config;
@@ -125,7 +125,7 @@ TEST(ChangeFeedCrashTest, HistoryReplaysToTheSourceAfterRepeatedKills) {
   for (int kill = 0; kill < kKills; ++kill) {
     pid_t child = SpawnChild(conninfo, dir.path(), slot);
     ASSERT_GT(child, 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(300, 1200)(random)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(150, 900)(random)));
     ASSERT_EQ(::kill(child, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(::waitpid(child, &status, 0), child);

@@ -28,6 +28,9 @@ class PgChangeFeed::Impl {
 
   Status Setup();
   Status Run(const std::atomic<bool>& stop);
+  // Records in status.json that the feed stopped on `error` (when this process holds the lock, so
+  // that a second process never overwrites the running one's status).
+  void ReportFailure(const Status& error);
 
  private:
   Status Lock();
@@ -51,7 +54,11 @@ class PgChangeFeed::Impl {
   Status FlushTables();
   // Rewrites a table's history with its current rows after its columns changed.
   Status Resnapshot(uint32_t oid);
+  // Marks a table FAILED with `error` and returns it.
+  Status TableFailed(cdf::TableState* table, Status error);
+  // Writes status.json, listing the tables of the schema not captured as SKIPPED.
   Status WriteStatus(std::string_view feed_status);
+  Status StreamUntil(const std::atomic<bool>& stop);
   Status SendStatus(bool reply_requested);
   int64_t BufferedRows() const;
 
@@ -92,6 +99,11 @@ class PgChangeFeed::Impl {
   std::vector<TupleValue> scratch;
   PgOutputMessage message;
   std::chrono::steady_clock::time_point next_flush;
+  std::chrono::steady_clock::time_point next_status;
+
+  // What status.json reports beside the state.
+  std::vector<cdf::SkippedTable> skipped;
+  std::string feed_error;
 };
 
 }  // namespace sluice::connectors

@@ -18,101 +18,11 @@
 namespace sluice::connectors {
 namespace {
 
+using cdf_testing::ChangeFeedTest;
 using cdf_testing::History;
 using cdf_testing::ReadHistory;
 using cdf_testing::Replay;
 using testing::PostgresTestDatabase;
-
-class ChangeFeedTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto db = PostgresTestDatabase::Create();
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    db_ = std::move(*db);
-  }
-
-  void TearDown() override {
-    if (thread_.joinable()) StopFeed();
-    Status dropped = DropChangeFeedSlot(Config());
-    EXPECT_TRUE(dropped.ok()) << dropped.ToString();
-  }
-
-  ChangeFeedConfig Config() const {
-    ChangeFeedConfig config;
-    config.conninfo = db_->connection_string();
-    config.schema = "public";
-    config.warehouse = dir_.path();
-    config.target_catalog = "main";
-    config.target_schema = "cdc";
-    config.slot_name = "cdf_" + db_->name();
-    config.publication_name = config.slot_name;
-    config.flush_interval = std::chrono::milliseconds(100);
-    return config;
-  }
-
-  std::string HistoryPath(const std::string& name) const { return dir_.Join("main/cdc/" + name); }
-
-  History Read(const std::string& name) {
-    auto history = ReadHistory(HistoryPath(name));
-    EXPECT_TRUE(history.ok()) << history.status().ToString();
-    return history.ok() ? *history : History{};
-  }
-
-  void Execute(std::string_view sql) {
-    Status status = db_->Execute(sql);
-    ASSERT_TRUE(status.ok()) << status.ToString();
-  }
-
-  void StartFeed() {
-    auto feed = PgChangeFeed::Start(Config());
-    ASSERT_TRUE(feed.ok()) << feed.status().ToString();
-    feed_ = std::move(*feed);
-    stop_ = false;
-    thread_ = std::thread([this] { run_status_ = feed_->Run(stop_); });
-  }
-
-  void StopFeed() {
-    stop_ = true;
-    thread_.join();
-    EXPECT_TRUE(run_status_.ok()) << run_status_.ToString();
-    feed_.reset();
-  }
-
-  // Waits until everything written so far is confirmed, hence in Delta.
-  void CatchUp() {
-    auto text = db_->QueryValue("SELECT pg_current_wal_lsn()");
-    ASSERT_TRUE(text.ok()) << text.status().ToString();
-    auto lsn = ParseLsn(*text);
-    ASSERT_TRUE(lsn.ok());
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (feed_->confirmed_lsn() < *lsn && std::chrono::steady_clock::now() < deadline && !stop_) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ASSERT_GE(feed_->confirmed_lsn(), *lsn) << "the feed did not catch up with " << *text << ": "
-                                            << run_status_.ToString();
-  }
-
-  // The source rows as the history renders them ("v1,v2").
-  std::multiset<std::string> SourceRows(const std::string& select) {
-    auto rows = db_->Query(select);
-    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    std::multiset<std::string> out;
-    if (!rows.ok()) return out;
-    for (const auto& row : *rows) {
-      std::string text;
-      for (size_t i = 0; i < row.size(); ++i) text += (i > 0 ? "," : "") + (row[i] == "NULL" ? "null" : row[i]);
-      out.insert(text);
-    }
-    return out;
-  }
-
-  std::unique_ptr<PostgresTestDatabase> db_;
-  sluice::testing::TempDir dir_;
-  std::unique_ptr<PgChangeFeed> feed_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-  Status run_status_;
-};
 
 TEST_F(ChangeFeedTest, EveryChangeKindBecomesHistoryRows) {
   Execute("CREATE TABLE items (id int PRIMARY KEY, name text, qty int); ALTER TABLE items REPLICA IDENTITY FULL");
@@ -301,6 +211,59 @@ TEST_F(ChangeFeedTest, TablesWithoutFullIdentityStreamKeysAndSaySo) {
   EXPECT_NE(status->find("REPLICA IDENTITY is not FULL"), std::string::npos) << *status;
 }
 
+TEST_F(ChangeFeedTest, StatusSaysWhichTablesAreSkippedAndWhy) {
+  Execute("CREATE TABLE items (id int); ALTER TABLE items REPLICA IDENTITY FULL; INSERT INTO items VALUES (1);"
+          "CREATE TABLE later (id int); ALTER TABLE later REPLICA IDENTITY FULL;"
+          "CREATE UNLOGGED TABLE scratch (id int); INSERT INTO scratch VALUES (1);"
+          "CREATE MATERIALIZED VIEW totals AS SELECT count(*) AS n FROM items");
+  StartFeed();
+  EXPECT_EQ(TableStatus("public.items")["status"], "STREAMING");
+  auto later = TableStatus("public.later");
+  EXPECT_EQ(later["status"], "SKIPPED");
+  EXPECT_EQ(later["target"], "");
+  EXPECT_EQ(later["reason"], "empty so far: its history table appears with its first row");
+  auto scratch = TableStatus("public.scratch");
+  EXPECT_EQ(scratch["status"], "SKIPPED");
+  EXPECT_TRUE(scratch["reason"].starts_with("UNLOGGED:")) << scratch["reason"];
+  EXPECT_FALSE(std::filesystem::exists(HistoryPath("lb_scratch_history"))) << "an unlogged table is never copied";
+  auto totals = TableStatus("public.totals");
+  EXPECT_EQ(totals["status"], "SKIPPED");
+  EXPECT_TRUE(totals["reason"].starts_with("a materialized view")) << totals["reason"];
+
+  // Its first row gives the empty table its history.
+  Execute("INSERT INTO later VALUES (7)");
+  CatchUp();
+  later = TableStatus("public.later");
+  EXPECT_EQ(later["status"], "STREAMING");
+  EXPECT_EQ(later["target"], "lb_later_history");
+  EXPECT_EQ(later.count("reason"), 0u);
+  EXPECT_EQ(Read("lb_later_history").Texts(), (std::vector<std::string>{"insert:7"}));
+  StopFeed();
+  auto stopped = ChangeFeedStatus(Config());
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_NE(stopped->find("{\"status\":\"STOPPED\""), std::string::npos) << *stopped;
+}
+
+TEST_F(ChangeFeedTest, ATableWhoseHistoryCannotBeWrittenFailsTheFeedAndSaysWhy) {
+  Execute("CREATE TABLE good (id int); ALTER TABLE good REPLICA IDENTITY FULL");
+  StartFeed();
+  Execute("CREATE TABLE clash (id int, _pg_lsn int); ALTER TABLE clash REPLICA IDENTITY FULL;"
+          "INSERT INTO clash VALUES (1, 1)");
+  Status ended = FeedEnds();
+  EXPECT_EQ(ended.error_class(), "INVALID_SCHEMA") << ended.ToString();
+
+  auto status = ChangeFeedStatus(Config());
+  ASSERT_TRUE(status.ok());
+  EXPECT_NE(status->find("{\"status\":\"FAILED\",\"error\":\"INVALID_SCHEMA: "), std::string::npos) << *status;
+  auto clash = TableStatus("public.clash");
+  EXPECT_EQ(clash["status"], "FAILED");
+  EXPECT_EQ(clash["target"], "lb_clash_history");
+  EXPECT_NE(clash["reason"].find("lb_clash_history cannot hold its source's columns"), std::string::npos)
+      << clash["reason"];
+  EXPECT_EQ(TableStatus("public.good")["status"], "SKIPPED");
+  EXPECT_EQ(RunningChangeFeedPid(Config()), 0) << "a failed feed releases its lock";
+}
+
 TEST_F(ChangeFeedTest, StopAndStartKeepTheSlotUnlessItIsDropped) {
   Execute("CREATE TABLE s (id int); ALTER TABLE s REPLICA IDENTITY FULL");
   StartFeed();
@@ -336,6 +299,8 @@ TEST_F(ChangeFeedTest, ASourceColumnNamedLikeAHistoryColumnFailsTheSetUp) {
   ASSERT_FALSE(feed.ok());
   EXPECT_EQ(feed.status().error_class(), "INVALID_SCHEMA");
   EXPECT_NE(feed.status().message().find("lb_clash_history"), std::string_view::npos) << feed.status().ToString();
+  EXPECT_EQ(TableStatus("public.clash")["status"], "FAILED");
+  EXPECT_EQ(TableStatus("public.clash")["reason"], feed.status().ToString());
 }
 
 TEST(ChangeFeedConfigTest, OptionsAreCheckedBeforeAnythingRuns) {

@@ -30,6 +30,8 @@ struct SourceColumn {
 inline constexpr std::string_view kSnapshotting = "SNAPSHOTTING";
 inline constexpr std::string_view kStreaming = "STREAMING";
 inline constexpr std::string_view kFailed = "FAILED";
+// A table of the schema the feed does not capture (yet): listed in status.json, not in state.json.
+inline constexpr std::string_view kSkipped = "SKIPPED";
 
 // One source table and its history table.
 struct TableState {
@@ -40,7 +42,8 @@ struct TableState {
   std::vector<SourceColumn> columns;
   char replica_identity = 'd';
   std::string status = std::string(kStreaming);
-  std::string reason;
+  std::string reason;  // why updates and deletes carry only the key (replica identity not FULL)
+  std::string error;   // with status FAILED: why the last write of its history failed
   // Progress of the history table, as its txn actions record it.
   Lsn committed_lsn = 0;
   int64_t rows = 0;
@@ -70,7 +73,18 @@ struct FeedLag {
   int64_t bytes = -1;
   double seconds = -1;
 };
-std::string StatusJson(const FeedState& state, const FeedLag& lag, std::string_view feed_status);
+
+// A table of the source schema without a history table, and why.
+struct SkippedTable {
+  std::string schema;
+  std::string name;
+  std::string reason;
+};
+
+// status.json: the feed's status (STREAMING, STOPPED, FAILED with `feed_error`), its lag, every
+// captured table, then every skipped one.
+std::string StatusJson(const FeedState& state, const FeedLag& lag, std::string_view feed_status,
+                       std::string_view feed_error = {}, const std::vector<SkippedTable>& skipped = {});
 
 // Quotes a JSON string.
 void AppendJsonString(std::string* out, std::string_view text);
@@ -141,9 +155,14 @@ struct CatalogTable {
   char replica_identity = 'd';
   std::vector<SourceColumn> columns;
 };
-// The tables of `schema` that the publication covers (ordinary and partitioned roots), read in
-// the connection's current transaction.
+// The tables of `schema` that the publication covers (logged ordinary tables and partitioned
+// roots), read in the connection's current transaction.
 Result<std::vector<CatalogTable>> ListTables(PgConnection& conn, const std::string& schema);
+// The tables of `schema` the feed does not capture: those without an entry in `state` (empty so
+// far: their history appears with their first row) and those no publication can publish
+// (unlogged tables, foreign tables, materialized views), each with the reason.
+Result<std::vector<SkippedTable>> ListSkippedTables(PgConnection& conn, const std::string& schema,
+                                                    const FeedState& state);
 Result<std::vector<SourceColumn>> ListColumns(PgConnection& conn, uint32_t oid);
 
 // Copies every row of `table` (visible to the connection's open transaction) into `history` as

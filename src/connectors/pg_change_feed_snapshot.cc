@@ -1,5 +1,6 @@
 // The change feed's snapshots: the tables of a schema as the catalog lists them, and a table's rows
 // copied into its history table through a cursor, so memory stays bounded by one fetch.
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 
@@ -46,7 +47,8 @@ Result<std::vector<CatalogTable>> ListTables(PgConnection& conn, const std::stri
   SLUICE_ASSIGN_OR_RETURN(PgRows rows,
                           conn.Query("SELECT c.oid::bigint, n.nspname, c.relname, c.relreplident FROM pg_class c "
                                      "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 "
-                                     "AND c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY c.relname",
+                                     "AND c.relkind IN ('r', 'p') AND c.relpersistence = 'p' "
+                                     "AND NOT c.relispartition ORDER BY c.relname",
                                      {schema}));
   std::vector<CatalogTable> tables;
   for (const auto& row : rows) {
@@ -63,6 +65,40 @@ Result<std::vector<CatalogTable>> ListTables(PgConnection& conn, const std::stri
     tables.push_back(std::move(table));
   }
   return tables;
+}
+
+Result<std::vector<SkippedTable>> ListSkippedTables(PgConnection& conn, const std::string& schema,
+                                                    const FeedState& state) {
+  SLUICE_ASSIGN_OR_RETURN(PgRows rows,
+                          conn.Query("SELECT c.oid::bigint, c.relname, c.relkind, c.relpersistence FROM pg_class c "
+                                     "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 "
+                                     "AND c.relkind IN ('r', 'p', 'f', 'm') AND NOT c.relispartition "
+                                     "ORDER BY c.relname",
+                                     {schema}));
+  std::vector<SkippedTable> skipped;
+  for (const auto& row : rows) {
+    if (row.size() != 4 || !row[1] || !row[2] || !row[3] || row[2]->size() != 1 || row[3]->size() != 1) {
+      return Status::Error(errors::kPgQueryFailed, "unexpected pg_class row");
+    }
+    SLUICE_ASSIGN_OR_RETURN(int64_t oid, ParseNumber<int64_t>(row[0], "table oid"));
+    const char kind = (*row[2])[0];
+    std::string reason;
+    if (kind == 'f') {
+      reason = "a foreign table: its rows live outside this server's write-ahead log, so no publication can publish it";
+    } else if (kind == 'm') {
+      reason = "a materialized view: publications do not publish materialized views";
+    } else if ((*row[3])[0] == 'u') {
+      reason = "UNLOGGED: its changes never reach the write-ahead log, so logical replication cannot capture them";
+    } else if (std::find_if(state.tables.begin(), state.tables.end(), [&](const TableState& table) {
+                 return table.oid == static_cast<uint32_t>(oid);
+               }) == state.tables.end()) {
+      reason = "empty so far: its history table appears with its first row";
+    } else {
+      continue;
+    }
+    skipped.push_back({schema, *row[1], std::move(reason)});
+  }
+  return skipped;
 }
 
 Result<int64_t> SnapshotTable(PgConnection& conn, const CatalogTable& table, Lsn snapshot_lsn, HistoryTable* history,

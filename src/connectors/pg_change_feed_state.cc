@@ -83,6 +83,8 @@ Status WriteState(FileSystem& fs, const std::string& path, const FeedState& stat
     AppendJsonString(&out, table.status);
     out += ",\"reason\":";
     AppendJsonString(&out, table.reason);
+    out += ",\"error\":";
+    AppendJsonString(&out, table.error);
     out += fmt::format(",\"committed_lsn\":{},\"rows\":{},\"last_write_ms\":{},\"columns\":[", table.committed_lsn,
                        table.rows, table.last_write_ms);
     for (size_t i = 0; i < table.columns.size(); ++i) {
@@ -144,6 +146,9 @@ Result<std::optional<FeedState>> ReadState(FileSystem& fs, const std::string& pa
     table.replica_identity = identity[0];
     table.status = status;
     table.reason = reason;
+    // Absent from the files of earlier versions.
+    std::string_view error;
+    if (item["error"].get(error) == simdjson::SUCCESS) table.error = error;
     table.committed_lsn = committed;
     table.rows = rows;
     table.last_write_ms = last_write;
@@ -162,9 +167,14 @@ Result<std::optional<FeedState>> ReadState(FileSystem& fs, const std::string& pa
   return std::optional<FeedState>(std::move(state));
 }
 
-std::string StatusJson(const FeedState& state, const FeedLag& lag, std::string_view feed_status) {
+std::string StatusJson(const FeedState& state, const FeedLag& lag, std::string_view feed_status,
+                       std::string_view feed_error, const std::vector<SkippedTable>& skipped) {
   std::string out = "{\"status\":";
   AppendJsonString(&out, feed_status);
+  if (!feed_error.empty()) {
+    out += ",\"error\":";
+    AppendJsonString(&out, feed_error);
+  }
   out += ",\"slot_name\":";
   AppendJsonString(&out, state.slot_name);
   out += fmt::format(",\"slot_dropped\":{},\"confirmed_lsn\":\"{}\",\"slot_lag_bytes\":{},\"slot_lag_seconds\":{:.3f},"
@@ -180,12 +190,26 @@ std::string StatusJson(const FeedState& state, const FeedLag& lag, std::string_v
     AppendJsonString(&out, table.history_name);
     out += ",\"status\":";
     AppendJsonString(&out, table.status);
-    if (!table.reason.empty()) {
+    // The reason of a FAILED status is its error; otherwise why the history is incomplete.
+    const std::string& reason = table.status == kFailed && !table.error.empty() ? table.error : table.reason;
+    if (!reason.empty()) {
       out += ",\"reason\":";
-      AppendJsonString(&out, table.reason);
+      AppendJsonString(&out, reason);
     }
     out += fmt::format(",\"replica_identity_full\":{},\"committed_lsn\":\"{}\",\"last_write_ms\":{},\"rows\":{}}}",
                        table.replica_identity == 'f', FormatLsn(table.committed_lsn), table.last_write_ms, table.rows);
+  }
+  // Every field of a captured table's entry, so that readers need no special case.
+  for (const SkippedTable& table : skipped) {
+    if (!first) out += ',';
+    first = false;
+    out += "\n  {\"source\":";
+    AppendJsonString(&out, table.schema + "." + table.name);
+    out += ",\"target\":\"\",\"status\":";
+    AppendJsonString(&out, kSkipped);
+    out += ",\"reason\":";
+    AppendJsonString(&out, table.reason);
+    out += ",\"replica_identity_full\":false,\"committed_lsn\":\"0/0\",\"last_write_ms\":0,\"rows\":0}";
   }
   out += "]}\n";
   return out;

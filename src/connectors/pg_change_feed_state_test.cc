@@ -97,5 +97,47 @@ TEST(ChangeFeedStateTest, StatusListsEveryTableWithItsIdentityAndLag) {
   EXPECT_NE(status.find("\"rows\":17"), std::string::npos) << status;
 }
 
+TEST(ChangeFeedStateTest, StatusListsFailedAndSkippedTablesWithWhy) {
+  FeedState state = SampleState();
+  state.tables[0].status = "FAILED";
+  state.tables[0].error = "IO_ERROR: disk full";
+  std::string status =
+      StatusJson(state, FeedLag{0, 0}, "FAILED", "IO_ERROR: disk full",
+                 {{"public", "later", "empty so far: its history table appears with its first row"}});
+  EXPECT_EQ(status.rfind("{\"status\":\"FAILED\",\"error\":\"IO_ERROR: disk full\",", 0), 0u) << status;
+  EXPECT_NE(status.find("\"target\":\"lb_orders_history\",\"status\":\"FAILED\",\"reason\":\"IO_ERROR: disk full\""),
+            std::string::npos)
+      << status;
+  EXPECT_NE(status.find("{\"source\":\"public.later\",\"target\":\"\",\"status\":\"SKIPPED\",\"reason\":\"empty so "
+                        "far: its history table appears with its first row\",\"replica_identity_full\":false,"
+                        "\"committed_lsn\":\"0/0\",\"last_write_ms\":0,\"rows\":0}"),
+            std::string::npos)
+      << status;
+}
+
+TEST(ChangeFeedStateTest, ATableErrorSurvivesARestartAndOldFilesWithoutOneStillRead) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  FeedState written = SampleState();
+  written.tables[0].status = "FAILED";
+  written.tables[0].error = "IO_ERROR: disk full";
+  ASSERT_TRUE(WriteState(*fs, dir.Join("state.json"), written).ok());
+  auto read = ReadState(*fs, dir.Join("state.json"));
+  ASSERT_TRUE(read.ok() && read->has_value());
+  EXPECT_EQ((*read)->tables[0].error, "IO_ERROR: disk full");
+
+  ASSERT_TRUE(fs->AtomicWrite(dir.Join("state.json"),
+                              "{\"slot_name\":\"s\",\"slot_dropped\":false,\"commit_lsn\":1,\"end_lsn\":1,"
+                              "\"next_sort_by\":1,\"tables\":[{\"oid\":5,\"source_schema\":\"public\",\"source_name\":"
+                              "\"t\",\"history_name\":\"lb_t_history\",\"replica_identity\":\"f\",\"status\":"
+                              "\"STREAMING\",\"reason\":\"\",\"committed_lsn\":1,\"rows\":0,\"last_write_ms\":0,"
+                              "\"columns\":[]}]}")
+                  .ok());
+  auto old = ReadState(*fs, dir.Join("state.json"));
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  ASSERT_EQ((*old)->tables.size(), 1u);
+  EXPECT_EQ((*old)->tables[0].error, "");
+}
+
 }  // namespace
 }  // namespace sluice::connectors::cdf

@@ -15,6 +15,8 @@ using cdf::TableState;
 
 // How long one wait for a frame may last: the stop flag is looked at in between.
 constexpr std::chrono::milliseconds kLongestWait(100);
+// How often status.json is refreshed when no flush rewrote it (slot lag, tables created meanwhile).
+constexpr std::chrono::seconds kStatusRefresh(5);
 
 std::vector<SourceColumn> ColumnsOf(const PgOutputMessage& message) {
   std::vector<SourceColumn> columns;
@@ -39,7 +41,20 @@ int64_t PgChangeFeed::Impl::BufferedRows() const {
 }
 
 Status PgChangeFeed::Impl::Run(const std::atomic<bool>& stop) {
+  Status status = StreamUntil(stop);
+  if (!status.ok()) ReportFailure(status);
+  return status;
+}
+
+void PgChangeFeed::Impl::ReportFailure(const Status& error) {
+  if (!holds_lock) return;
+  feed_error = error.ToString();
+  (void)WriteStatus(cdf::kFailed);
+}
+
+Status PgChangeFeed::Impl::StreamUntil(const std::atomic<bool>& stop) {
   next_flush = std::chrono::steady_clock::now() + config.flush_interval;
+  next_status = std::chrono::steady_clock::now() + kStatusRefresh;
   while (!stop.load()) {
     auto now = std::chrono::steady_clock::now();
     auto wait = std::min<std::chrono::milliseconds>(
@@ -53,6 +68,7 @@ Status PgChangeFeed::Impl::Run(const std::atomic<bool>& stop) {
     } else if (BufferedRows() >= config.max_buffered_rows) {
       SLUICE_RETURN_IF_ERROR(Flush());
     }
+    if (std::chrono::steady_clock::now() >= next_status) SLUICE_RETURN_IF_ERROR(WriteStatus(cdf::kStreaming));
   }
   SLUICE_RETURN_IF_ERROR(Flush());
   return WriteStatus("STOPPED");
@@ -210,7 +226,9 @@ Status PgChangeFeed::Impl::HandleCommit(const PgOutputMessage& m) {
   SLUICE_RETURN_IF_ERROR(FlushTables());
   std::map<uint32_t, std::vector<SourceColumn>> pending;
   pending.swap(resnapshot);
-  for (const auto& [oid, columns] : pending) SLUICE_RETURN_IF_ERROR(Resnapshot(oid));
+  for (const auto& [oid, columns] : pending) {
+    if (Status copied = Resnapshot(oid); !copied.ok()) return TableFailed(state.FindTable(oid), copied);
+  }
   cursor_next_sort_by = next_sort_by;
   return Flush();
 }
@@ -235,11 +253,10 @@ Status PgChangeFeed::Impl::FlushTables() {
     if (history->buffered_rows() == 0 || resnapshot.count(oid)) continue;
     TableState* table = state.FindTable(oid);
     Result<int64_t> written = history->Flush();
-    if (!written.ok()) {
-      table->status = std::string(cdf::kFailed);
-      table->reason = std::string(written.status().ToString());
-      (void)WriteStatus("FAILED");
-      return written.status();
+    if (!written.ok()) return TableFailed(table, written.status());
+    if (table->status == cdf::kFailed) {
+      table->status = std::string(cdf::kStreaming);
+      table->error.clear();
     }
     table->rows += *written;
     table->committed_lsn = history->lsn_version();
@@ -253,8 +270,20 @@ Status PgChangeFeed::Impl::SendStatus(bool reply_requested) {
   return replication->SendStatus(confirmed_lsn->load(), reply_requested);
 }
 
+Status PgChangeFeed::Impl::TableFailed(TableState* table, Status error) {
+  table->status = std::string(cdf::kFailed);
+  table->error = error.ToString();
+  LogError("change feed {}: writing the history of {}.{} failed: {}", config.slot_name, table->source_schema,
+           table->source_name, table->error);
+  return error;
+}
+
 Status PgChangeFeed::Impl::WriteStatus(std::string_view feed_status) {
+  next_status = std::chrono::steady_clock::now() + kStatusRefresh;
   cdf::FeedLag lag;
+  if (sql == nullptr) return fs->AtomicWrite(status_path, cdf::StatusJson(state, lag, feed_status, feed_error, skipped));
+  // The previous list stays when the server cannot be asked (it may be what failed).
+  if (auto listed = cdf::ListSkippedTables(*sql, config.schema, state); listed.ok()) skipped = std::move(*listed);
   auto rows = sql->Query("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint "
                          "FROM pg_replication_slots WHERE slot_name = $1",
                          {config.slot_name});
@@ -263,7 +292,7 @@ Status PgChangeFeed::Impl::WriteStatus(std::string_view feed_status) {
   }
   const int64_t now_pg = NowMicros() - kPostgresEpochOffsetMicros;
   lag.seconds = lag.bytes > 0 && cursor_commit_time > 0 ? static_cast<double>(now_pg - cursor_commit_time) / 1e6 : 0;
-  return fs->AtomicWrite(status_path, cdf::StatusJson(state, lag, feed_status));
+  return fs->AtomicWrite(status_path, cdf::StatusJson(state, lag, feed_status, feed_error, skipped));
 }
 
 Status PgChangeFeed::Impl::Resnapshot(uint32_t oid) {

@@ -111,6 +111,21 @@ Status PgReplicationConnection::StartReplication(const std::string& slot_name, L
   return ok ? Status::OK() : Fail("cannot start replication from slot " + slot_name);
 }
 
+Status PgReplicationConnection::StreamEnded() const {
+  PGresult* result = PQgetResult(conn_);
+  std::string message = result != nullptr ? PQresultErrorMessage(result) : "";
+  const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const std::string code = state != nullptr ? state : "";
+  PQclear(result);
+  if (message.empty()) message = PQerrorMessage(conn_);
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  // A shutdown, a crash or a terminated walsender (SQLSTATE classes 57 and 08, or no error at
+  // all) is the connection's end; anything else (e.g. an invalidated slot) is the stream's own.
+  const bool connection = code.empty() || code.starts_with("57") || code.starts_with("08");
+  return Status::Error(connection ? errors::kPgConnectionFailed : errors::kPgQueryFailed,
+                       "the server ended the replication stream: " + message);
+}
+
 Result<std::optional<ReplicationFrame>> PgReplicationConnection::ReadFrame(std::chrono::milliseconds timeout) {
   if (buffer_ != nullptr) {
     PQfreemem(buffer_);
@@ -123,12 +138,7 @@ Result<std::optional<ReplicationFrame>> PgReplicationConnection::ReadFrame(std::
       SLUICE_ASSIGN_OR_RETURN(ReplicationFrame frame, ParseReplicationFrame(std::string_view(buffer_, length)));
       return std::optional<ReplicationFrame>(frame);
     }
-    if (length == -1) {
-      // The server ended the stream; collect its final result for the error message.
-      PGresult* result = PQgetResult(conn_);
-      PQclear(result);
-      return Fail("the replication stream ended");
-    }
+    if (length == -1) return StreamEnded();
     if (length == -2) return Fail("reading the replication stream failed");
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return std::optional<ReplicationFrame>();

@@ -58,6 +58,9 @@ class PgReplicationConnection {
  private:
   explicit PgReplicationConnection(PGconn* conn) : conn_(conn) {}
   Status Fail(std::string_view what) const;
+  // The error of a stream the server ended: PG_CONNECTION_FAILED when the server went away
+  // (shutdown, crash, terminated backend), PG_QUERY_FAILED otherwise.
+  Status StreamEnded() const;
 
   PGconn* conn_;
   char* buffer_ = nullptr;  // the last frame, owned by libpq
