@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "delta/data_files.h"
+#include "delta/file_pruning.h"
 #include "sluice/core/builder.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/civil_date.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/writer.h"
@@ -252,32 +254,64 @@ class TableScan::FileReader {
 };
 
 Result<std::unique_ptr<TableScan>> TableScan::Open(SnapshotPtr snapshot, ScanOptions options) {
-  TypePtr schema = snapshot->schema();
+  const TypePtr& table_schema = snapshot->schema();
+  TypePtr schema = table_schema;
+  std::vector<Field> fields;
   if (!options.columns.empty()) {
-    std::vector<Field> fields;
     for (const std::string& name : options.columns) {
-      int index = schema->FieldIndexIgnoreCase(name);
+      int index = table_schema->FieldIndexIgnoreCase(name);
       if (index < 0) {
         return Status::Error(errors::kUnresolvedColumn,
                              fmt::format("column '{}' is not in the table '{}'", name, snapshot->table_path()));
       }
-      fields.push_back(schema->field(index));
+      fields.push_back(table_schema->field(index));
     }
-    SLUICE_ASSIGN_OR_RETURN(schema, DataType::Struct(std::move(fields)));
+    SLUICE_ASSIGN_OR_RETURN(schema, DataType::Struct(fields));
   }
   std::vector<AddFile> files = options.files ? std::move(*options.files) : snapshot->files();
-  return std::unique_ptr<TableScan>(new TableScan(std::move(snapshot), std::move(schema), std::move(files)));
+  if (!options.filter) {
+    return std::unique_ptr<TableScan>(new TableScan(std::move(snapshot), std::move(schema), std::move(files)));
+  }
+
+  SLUICE_ASSIGN_OR_RETURN(expr::Expression filter, expr::Expression::Parse(*options.filter));
+  SLUICE_ASSIGN_OR_RETURN(FilePruner pruner,
+                          FilePruner::Make(filter, table_schema, snapshot->metadata().partition_columns));
+  std::erase_if(files, [&](const AddFile& file) { return !pruner.MayMatch(file); });
+  TypePtr read_schema = table_schema;
+  if (!options.columns.empty()) {
+    for (const std::string& name : filter.ReferencedColumns()) {
+      const Field& field = table_schema->field(table_schema->FieldIndexIgnoreCase(name));
+      if (std::none_of(fields.begin(), fields.end(), [&](const Field& f) { return f.name == field.name; })) {
+        fields.push_back(field);
+      }
+    }
+    SLUICE_ASSIGN_OR_RETURN(read_schema, DataType::Struct(std::move(fields)));
+  }
+  SLUICE_ASSIGN_OR_RETURN(expr::BoundExpression bound, expr::BindPredicate(filter, read_schema));
+  auto scan = std::unique_ptr<TableScan>(new TableScan(std::move(snapshot), std::move(schema), std::move(files)));
+  scan->read_schema_ = std::move(read_schema);
+  scan->filter_ = std::move(bound);
+  return scan;
 }
 
 Result<BatchPtr> TableScan::Next() {
   while (true) {
     if (current_ == nullptr) {
       if (next_file_ >= files_.size()) return BatchPtr();
-      SLUICE_ASSIGN_OR_RETURN(current_, FileReader::Open(*snapshot_, files_[next_file_++], schema_));
+      SLUICE_ASSIGN_OR_RETURN(current_, FileReader::Open(*snapshot_, files_[next_file_++], read_schema_));
     }
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, current_->Next());
-    if (batch != nullptr) return batch;
-    current_ = nullptr;
+    if (batch == nullptr) {
+      current_ = nullptr;
+      continue;
+    }
+    if (!filter_) return batch;
+    SLUICE_RETURN_IF_ERROR(filter_->Filter(*batch, &selection_));
+    if (selection_.empty()) continue;
+    if (static_cast<int64_t>(selection_.size()) != batch->num_rows()) batch = Take(batch, selection_);
+    if (read_schema_ == schema_) return batch;
+    std::vector<ColumnPtr> columns(batch->columns().begin(), batch->columns().begin() + schema_->num_fields());
+    return RecordBatch::Make(schema_, std::move(columns), batch->num_rows());
   }
 }
 

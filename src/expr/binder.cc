@@ -1048,6 +1048,44 @@ std::vector<std::string> Expression::ReferencedColumns() const {
   return out;
 }
 
+std::vector<Expression> Expression::Conjuncts() const {
+  std::vector<Expression> out;
+  std::vector<NodePtr> pending = {root_};
+  while (!pending.empty()) {
+    NodePtr node = std::move(pending.back());
+    pending.pop_back();
+    if (node->kind == NodeKind::kCall && node->name == "and" && node->args.size() == 2) {
+      pending.push_back(node->args[1]);
+      pending.push_back(node->args[0]);
+    } else {
+      out.emplace_back(std::move(node));
+    }
+  }
+  return out;
+}
+
+std::optional<ColumnComparison> Expression::AsColumnComparison() const {
+  const Node& n = *root_;
+  static constexpr std::pair<std::string_view, std::string_view> kMirrored[] = {
+      {"=", "="}, {"<", ">"}, {"<=", ">="}, {">", "<"}, {">=", "<="}};
+  if (n.kind != NodeKind::kCall || n.args.size() != 2) return std::nullopt;
+  auto op = std::find_if(std::begin(kMirrored), std::end(kMirrored), [&](const auto& pair) { return pair.first == n.name; });
+  if (op == std::end(kMirrored)) return std::nullopt;
+  auto reads_columns = [](const NodePtr& node) {
+    std::vector<std::string> columns;
+    CollectColumns(*node, &columns);
+    return !columns.empty();
+  };
+  for (int column_side = 0; column_side < 2; ++column_side) {
+    const NodePtr& column = n.args[static_cast<size_t>(column_side)];
+    const NodePtr& constant = n.args[static_cast<size_t>(1 - column_side)];
+    if (column->kind == NodeKind::kColumn && !reads_columns(constant)) {
+      return ColumnComparison{column->path, std::string(column_side == 0 ? op->first : op->second), Expression(constant)};
+    }
+  }
+  return std::nullopt;
+}
+
 Result<NamedExpression> ParseNamedExpression(std::string_view sql) {
   SLUICE_ASSIGN_OR_RETURN(NamedTree tree, ParseNamedTree(sql));
   std::string name = tree.alias;

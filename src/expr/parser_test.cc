@@ -237,5 +237,35 @@ TEST(ParserTest, ReferencedColumnsAreTheTopLevelNames) {
   EXPECT_EQ(parsed->ReferencedColumns(), (std::vector<std::string>{"value", "x", "y z"}));
 }
 
+TEST(ParserTest, ConjunctsAreTheOperandsOfTheTopLevelAndChain) {
+  auto conjuncts = [](const char* sql) {
+    std::vector<std::string> out;
+    for (const Expression& e : Expression::Parse(sql)->Conjuncts()) out.push_back(e.ToSql());
+    return out;
+  };
+  EXPECT_EQ(conjuncts("a > 1 AND (b = 2 AND c) AND d IS NULL"),
+            (std::vector<std::string>{"(a > 1)", "(b = 2)", "c", "(d IS NULL)"}));
+  EXPECT_EQ(conjuncts("a > 1 OR b AND c"), (std::vector<std::string>{"((a > 1) OR (b AND c))"}));
+  EXPECT_EQ(conjuncts("x"), (std::vector<std::string>{"x"}));
+}
+
+TEST(ParserTest, AColumnComparedWithAConstantReadsWithTheColumnOnTheLeft) {
+  auto comparison = [](const char* sql) -> std::string {
+    auto c = Expression::Parse(sql)->AsColumnComparison();
+    if (!c) return "none";
+    std::string path;
+    for (const std::string& part : c->path) path += (path.empty() ? "" : ".") + part;
+    return path + " " + c->op + " " + c->constant.ToSql();
+  };
+  EXPECT_EQ(comparison("a > 5"), "a > 5");
+  EXPECT_EQ(comparison("5 > a"), "a < 5");
+  EXPECT_EQ(comparison("DATE '2026-01-31' <= s.day"), "s.day >= DATE '2026-01-31'");
+  EXPECT_EQ(comparison("a == -(2 * 3)"), "a = (- (2 * 3))");
+  EXPECT_EQ(comparison("a = b"), "none");
+  EXPECT_EQ(comparison("a + 1 > 5"), "none");
+  EXPECT_EQ(comparison("a != 5"), "none");
+  EXPECT_EQ(comparison("a <=> 5"), "none");
+}
+
 }  // namespace
 }  // namespace sluice::expr

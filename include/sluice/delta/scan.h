@@ -1,6 +1,8 @@
 // Reading the rows of a table snapshot: the live data files in path order, projected to the
 // requested columns, with partition columns rebuilt from the files' partition values and
-// columns missing from older files (added later by schema evolution) read as nulls.
+// columns missing from older files (added later by schema evolution) read as nulls. A filter
+// keeps only the rows it passes and skips the files whose partition values or column statistics
+// show that none of their rows can pass.
 //
 // A TableScan is used by one thread at a time; the snapshot it reads is kept alive by it.
 #pragma once
@@ -13,6 +15,7 @@
 
 #include "sluice/core/record_batch.h"
 #include "sluice/delta/snapshot.h"
+#include "sluice/expr/expression.h"
 
 namespace sluice::delta {
 
@@ -22,26 +25,38 @@ struct ScanOptions {
   // Read these files (of this table) instead of the snapshot's live files: a streaming source
   // reads the files added by some versions, a merge the files its statistics cannot rule out.
   std::optional<std::vector<AddFile>> files = std::nullopt;
+  // A Spark SQL predicate over the table's columns (projected or not): only rows for which it is
+  // TRUE are returned.
+  std::optional<std::string> filter = std::nullopt;
 };
 
 class TableScan {
  public:
-  // UNRESOLVED_COLUMN when a requested column is not in the table.
+  // UNRESOLVED_COLUMN when a requested column is not in the table; the expression errors of
+  // expr::Expression::Parse and expr::BindPredicate for a filter that is not a valid predicate
+  // over the table.
   static Result<std::unique_ptr<TableScan>> Open(SnapshotPtr snapshot, ScanOptions options = {});
 
   // The schema of every batch.
   const TypePtr& schema() const { return schema_; }
+  // The data files the scan reads: those of the snapshot (or ScanOptions::files) that the filter
+  // does not rule out.
+  const std::vector<AddFile>& files() const { return files_; }
+
   // The next batch, or nullptr after the last. DELTA_LOG_CORRUPT when a partition value does not
   // parse as its column's type; Parquet and IO errors of the data files.
   Result<BatchPtr> Next();
 
  private:
   TableScan(SnapshotPtr snapshot, TypePtr schema, std::vector<AddFile> files)
-      : snapshot_(std::move(snapshot)), schema_(std::move(schema)), files_(std::move(files)) {}
-  Status OpenNextFile();
+      : snapshot_(std::move(snapshot)), schema_(std::move(schema)), read_schema_(schema_), files_(std::move(files)) {}
 
   SnapshotPtr snapshot_;
   TypePtr schema_;
+  // schema_ plus the columns only the filter reads, which are dropped after filtering.
+  TypePtr read_schema_;
+  std::optional<expr::BoundExpression> filter_;
+  std::vector<int64_t> selection_;
   std::vector<AddFile> files_;
   size_t next_file_ = 0;
   class FileReader;

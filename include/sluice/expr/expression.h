@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,7 @@ namespace sluice::expr {
 
 struct Node;
 struct BoundRoot;
+struct ColumnComparison;
 
 // A parsed, not yet type-checked expression.
 class Expression {
@@ -44,12 +46,25 @@ class Expression {
   std::string ToSql() const;
   // The top-level column names the expression reads (first element of each dot path, as written).
   std::vector<std::string> ReferencedColumns() const;
+  // The operands of the expression's top-level AND chain, or the expression alone: a row passes
+  // the expression exactly when it passes every one of them.
+  std::vector<Expression> Conjuncts() const;
+  // The expression as a comparison of one column with a constant, when it is one.
+  std::optional<ColumnComparison> AsColumnComparison() const;
 
   const Node& node() const { return *root_; }
   explicit Expression(std::shared_ptr<const Node> root) : root_(std::move(root)) {}
 
  private:
   std::shared_ptr<const Node> root_;
+};
+
+// `c > 5`, `5 < c`, `c = DATE '2026-01-31'`: a column compared with an expression that reads no
+// column, written either way round.
+struct ColumnComparison {
+  std::vector<std::string> path;  // the column's dot path, as written
+  std::string op;                 // "=", "<", "<=", ">" or ">=", read with the column on the left
+  Expression constant;
 };
 
 // One item of a select list: `expr`, `expr AS name` or `expr name`.

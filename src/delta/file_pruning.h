@@ -1,0 +1,61 @@
+// Which data files of a table can hold rows that pass a filter, judged without reading them:
+// from each file's partition values and from the min/max statistics in its `add.stats`.
+//
+// The filter is split at its top-level ANDs. A conjunct that reads only partition columns is
+// evaluated on the file's partition values. A conjunct comparing one data column with a constant
+// (`amount > 10`, `day = DATE '2026-01-31'`) is checked against the column's bounds. Everything
+// else (OR across columns, functions of data columns, missing statistics) keeps the file: pruning
+// only ever skips files that certainly hold no passing row, so the scan still filters the rows.
+//
+// Bounds are used conservatively: timestamps' millisecond bounds are widened by a millisecond,
+// long strings' maximum only when it carries the cut marker sluice writes (other writers may cut
+// it without one), floating-point maximums never (NaN is greater than every number in Spark SQL
+// and statistics leave it out), decimals never (their bounds are JSON numbers that a double
+// cannot hold exactly).
+//
+// Internal to the delta layer. A FilePruner is immutable and thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sluice/core/status.h"
+#include "sluice/core/types.h"
+#include "sluice/delta/actions.h"
+#include "sluice/expr/expression.h"
+
+namespace sluice::delta {
+
+class FilePruner {
+ public:
+  // `filter` must bind to `table_schema` as a predicate (the errors of expr::BindPredicate).
+  static Result<FilePruner> Make(const expr::Expression& filter, const TypePtr& table_schema,
+                                 const std::vector<std::string>& partition_columns);
+
+  // False only when no row of `file` can pass the filter.
+  bool MayMatch(const AddFile& file) const;
+
+ private:
+  // A conjunct over partition columns only, bound to a schema of just those columns.
+  struct PartitionTest {
+    std::vector<Field> fields;
+    TypePtr schema;
+    expr::BoundExpression predicate;
+  };
+  // A column-constant comparison, as predicates that must hold for the column's minimum
+  // (`c <= k` for `c = k`, `c < k` ...) or maximum (`c >= k`, `c > k` ...) when any row passes.
+  struct BoundsTest {
+    std::string stats_pointer;  // JSON pointer of the column below minValues / maxValues
+    TypePtr type;
+    TypePtr schema;  // struct<bound: type>
+    std::optional<expr::BoundExpression> on_min;
+    std::optional<expr::BoundExpression> on_max;
+  };
+
+  bool PassesPartitionTest(const PartitionTest& test, const AddFile& file) const;
+
+  std::vector<PartitionTest> partition_tests_;
+  std::vector<BoundsTest> bounds_tests_;
+};
+
+}  // namespace sluice::delta
