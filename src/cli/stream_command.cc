@@ -1,4 +1,4 @@
-// `sluice stream create|get|list|delete|run`: the streams of a warehouse's catalog.
+// `sluice stream create|get|list|update|delete|run`: the streams of a warehouse's catalog.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -33,14 +33,25 @@ pipeline::StreamCatalog CatalogOf(const StreamArguments& arguments) {
   throw CLI::RuntimeError(1);
 }
 
-void Create(const StreamArguments& arguments) {
+std::string Definition(const StreamArguments& arguments) {
   std::ifstream in(arguments.file, std::ios::binary);
   if (!in) Fail(Status::Error(errors::kFileNotFound, "cannot read the stream definition " + arguments.file));
   std::stringstream text;
   text << in.rdbuf();
-  Result<pipeline::StreamSpec> stream = CatalogOf(arguments).Create(text.str());
+  return text.str();
+}
+
+void Create(const StreamArguments& arguments) {
+  Result<pipeline::StreamSpec> stream = CatalogOf(arguments).Create(Definition(arguments));
   if (!stream.ok()) Fail(stream.status());
   std::printf("created stream %s, ingesting into %s\n", stream->name.c_str(), stream->table.c_str());
+}
+
+void Update(const StreamArguments& arguments) {
+  Result<pipeline::StreamSpec> stream = CatalogOf(arguments).Update(Definition(arguments));
+  if (!stream.ok()) Fail(stream.status());
+  std::printf("updated stream %s; a running `sluice stream run %s` applies it when restarted\n", stream->name.c_str(),
+              stream->name.c_str());
 }
 
 void Get(const StreamArguments& arguments) {
@@ -60,7 +71,16 @@ void List(const StreamArguments& arguments) {
                                                               : "kafka");
     if (arguments.include_schemas) {
       for (const auto& [part, schema] : {std::pair{"key", &stream.spec.key_schema}, std::pair{"value", &stream.spec.value_schema}}) {
-        if (*schema) std::printf("  %s schema: %s\n", part, (*schema)->schema.c_str());
+        if (!*schema) continue;
+        if ((*schema)->from_registry()) {
+          std::string options;
+          for (const auto& [key, value] : (*schema)->registry_options) {
+            if (key != "api_secret") options += (options.empty() ? "" : ", ") + key + ": " + value;
+          }
+          std::printf("  %s schema: schema_registry {%s}\n", part, options.c_str());
+        } else {
+          std::printf("  %s schema: %s\n", part, (*schema)->schema.c_str());
+        }
       }
     }
   }
@@ -99,6 +119,12 @@ void RegisterStreamCommand(CLI::App& app) {
   CLI::App* create = Subcommand(stream, "create", "Create a stream from a YAML definition (docs/streams.md)", arguments);
   create->add_option("file", arguments->file, "Stream definition (YAML)")->required();
   create->callback([arguments] { Create(*arguments); });
+
+  CLI::App* update = Subcommand(stream, "update",
+                                "Change a stream's schema_config or excluded_columns, compatibly (docs/streams.md)",
+                                arguments);
+  update->add_option("file", arguments->file, "The stream's new definition (YAML, same name)")->required();
+  update->callback([arguments] { Update(*arguments); });
 
   CLI::App* get = Subcommand(stream, "get", "Print a stream's definition", arguments);
   get->add_option("name", arguments->name, "catalog.schema.stream")->required();

@@ -548,35 +548,53 @@ class KafkaSource final : public engine::Source {
     using Clock = std::chrono::steady_clock;
     // The deadline moves with progress: a slow but steady read never times out.
     auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+    // Messages are taken from the consumer queue many at a time: one lock and wake-up per call
+    // instead of per message, and one clock read per call.
+    std::unique_ptr<rd_kafka_queue_t, decltype(&rd_kafka_queue_destroy)> queue(
+        rd_kafka_queue_get_consumer(client_.get()), &rd_kafka_queue_destroy);
+    constexpr size_t kMessagesPerCall = 4096;
+    std::vector<rd_kafka_message_t*> messages(kMessagesPerCall);
+    // Messages arrive in runs of one partition: the last lookup is reused while it lasts.
+    auto last = pending.end();
     while (!pending.empty()) {
       if (Clock::now() >= deadline) {
         return RequestFailed(fmt::format("reading {} partitions from {} made no progress within {} ms",
                                          pending.size(), BootstrapServers(), config_.timeout_ms));
       }
-      rd_kafka_message_t* message = rd_kafka_consumer_poll(client_.get(), 100);
-      if (message == nullptr) continue;
-      std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> owned(message,
-                                                                                    &rd_kafka_message_destroy);
-      if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR && message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        return RequestFailed(fmt::format("reading from {} failed: {}", BootstrapServers(),
-                                         rd_kafka_message_errstr(message)));
+      ssize_t count = rd_kafka_consume_batch_queue(queue.get(), 100, messages.data(), messages.size());
+      if (count < 0) return RequestFailed(fmt::format("reading from {} failed", BootstrapServers()));
+      Status failure = Status::OK();
+      bool progressed = false;
+      for (ssize_t i = 0; i < count; ++i) {
+        std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> message(messages[i],
+                                                                                        &rd_kafka_message_destroy);
+        if (!failure.ok()) continue;  // the rest of the call's messages are only released
+        if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR && message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+          failure = RequestFailed(fmt::format("reading from {} failed: {}", BootstrapServers(),
+                                              rd_kafka_message_errstr(message.get())));
+          continue;
+        }
+        if (message->rkt == nullptr) continue;
+        const char* topic = rd_kafka_topic_name(message->rkt);
+        if (last == pending.end() || last->first.second != message->partition || last->first.first != topic) {
+          last = pending.find({topic, message->partition});
+          if (last == pending.end()) continue;
+        }
+        progressed = true;
+        // At the end of the partition, the message's offset is the next one to be written:
+        // offsets up to it that were not seen are gaps (compaction, transaction markers).
+        bool done = message->offset >= last->second;
+        if (message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && !done) {
+          builder.Append(*message, last->first.first);
+          done = message->offset + 1 >= last->second;
+        }
+        if (done) {
+          pending.erase(last);
+          last = pending.end();
+        }
       }
-      if (message->rkt == nullptr) continue;
-      auto entry = pending.find({rd_kafka_topic_name(message->rkt), message->partition});
-      if (entry == pending.end()) continue;
-      deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
-      // At the end of the partition, the message's offset is the next one to be written:
-      // offsets up to it that were not seen are gaps (compaction, transaction markers).
-      if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        if (message->offset >= entry->second) pending.erase(entry);
-        continue;
-      }
-      if (message->offset >= entry->second) {
-        pending.erase(entry);
-        continue;
-      }
-      builder.Append(*message, entry->first.first);
-      if (message->offset + 1 >= entry->second) pending.erase(entry);
+      SLUICE_RETURN_IF_ERROR(failure);
+      if (progressed) deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
     }
     return builder.Finish();
   }

@@ -50,6 +50,30 @@ Result<ColumnPtr> Exclude(const ColumnPtr& column, const std::vector<std::string
   return ColumnPtr(std::move(result));
 }
 
+// `column` with every nested field, array element and map value nullable: the ingestion table's
+// shape, so that a later schema may drop a field (rows written after read it as null). Rewrites
+// types only, never data.
+ColumnPtr Relaxed(const ColumnPtr& column) {
+  const DataType& type = *column->type;
+  if (type.id() != TypeId::kStruct && type.id() != TypeId::kArray && type.id() != TypeId::kMap) return column;
+  auto result = std::make_shared<Column>(*column);
+  for (ColumnPtr& child : result->children) child = Relaxed(child);
+  if (type.id() == TypeId::kStruct) {
+    std::vector<Field> fields = type.fields();
+    for (size_t i = 0; i < fields.size(); ++i) {
+      fields[i].nullable = true;
+      fields[i].type = result->children[i]->type;
+    }
+    // The names are those of a valid struct already.
+    result->type = DataType::Struct(std::move(fields)).value();
+  } else if (type.id() == TypeId::kArray) {
+    result->type = DataType::Array(result->children[0]->type, true);
+  } else {
+    result->type = DataType::Map(result->children[0]->type, result->children[1]->type, true);
+  }
+  return result;
+}
+
 struct PartitionEnd {
   std::string_view topic;
   int32_t partition;
@@ -68,56 +92,138 @@ Result<IngestionSpec> IngestionSpecOf(const PipelineSpec& pipeline, const Stream
   SLUICE_ASSIGN_OR_RETURN(spec.table_path, pipeline.TablePath(stream.table));
   spec.key_schema = stream.key_schema;
   spec.value_schema = stream.value_schema;
+  if (auto subscribe = stream.source.options.find("subscribe"); subscribe != stream.source.options.end()) {
+    if (subscribe->second.find(',') == std::string::npos) spec.topic = subscribe->second;
+  }
   spec.record_type_filter = stream.record_type_filter;
   spec.excluded_columns = stream.excluded_columns;
+  if (stream.backfill_source) {
+    BackfillSpec backfill;
+    backfill.stream_id = stream.name;
+    backfill.table_path = spec.table_path;
+    SLUICE_ASSIGN_OR_RETURN(backfill.backfill_path, pipeline.TablePath(*stream.backfill_source));
+    backfill.deduplication_columns = stream.deduplication_columns;
+    if (!stream.backfill_overlap.empty()) {
+      SLUICE_ASSIGN_OR_RETURN(backfill.overlap, ParseDuration(stream.backfill_overlap));
+    }
+    if (!stream.backfill_max_wait.empty()) {
+      SLUICE_ASSIGN_OR_RETURN(backfill.max_wait, ParseDuration(stream.backfill_max_wait));
+    }
+    spec.backfill = std::move(backfill);
+  } else if (!stream.deduplication_columns.empty() || !stream.backfill_overlap.empty() ||
+             !stream.backfill_max_wait.empty()) {
+    return Status::Error(errors::kInvalidPipeline, "deduplication_columns, backfill_overlap and backfill_max_wait "
+                                                   "apply to a backfill; give ingestion_config.backfill_source too");
+  }
   return spec;
+}
+
+Status IngestionSink::MakePart(const std::optional<formats::DecoderSpec>& schema, Part* part) {
+  if (!schema) return Status::OK();
+  if (schema->from_registry()) {
+    Result<formats::RegistrySubject> subject = formats::RegistrySubjectOf(*schema, spec_.topic, part->name == "key");
+    if (!subject.ok()) return subject.status().WithContext("schema_config." + part->name);
+    part->subject = std::move(subject).value();
+    return Status::OK();
+  }
+  SLUICE_ASSIGN_OR_RETURN(part->decoder, formats::MakeDecoder(*schema));
+  return Status::OK();
 }
 
 Result<std::unique_ptr<IngestionSink>> IngestionSink::Make(IngestionSpec spec, std::shared_ptr<FileSystem> fs) {
   std::unique_ptr<IngestionSink> sink(new IngestionSink(std::move(spec), std::move(fs)));
-  if (sink->spec_.key_schema) {
-    SLUICE_ASSIGN_OR_RETURN(sink->key_decoder_, formats::MakeDecoder(*sink->spec_.key_schema));
-  }
-  if (sink->spec_.value_schema) {
-    SLUICE_ASSIGN_OR_RETURN(sink->value_decoder_, formats::MakeDecoder(*sink->spec_.value_schema));
-  }
+  SLUICE_RETURN_IF_ERROR(sink->MakePart(sink->spec_.key_schema, &sink->key_));
+  SLUICE_RETURN_IF_ERROR(sink->MakePart(sink->spec_.value_schema, &sink->value_));
   if (sink->spec_.record_type_filter) {
     SLUICE_RETURN_IF_ERROR(expr::Expression::Parse(*sink->spec_.record_type_filter).status());
   }
-  // Exclusions are checked against empty columns of the decoded types.
+  if (sink->spec_.backfill) {
+    static constexpr std::string_view kColumns[] = {"key", "value", "stream_record_timestamp", "record_source",
+                                                    "kafka_topic", "kafka_partition", "kafka_offset"};
+    for (const std::string& column : sink->spec_.backfill->deduplication_columns) {
+      if (std::find(std::begin(kColumns), std::end(kColumns), column) == std::end(kColumns)) {
+        return Status::Error(errors::kUnresolvedColumn,
+                             "deduplication column '" + column +
+                                 "' is not a column of the ingestion table (key, value, stream_record_timestamp, "
+                                 "record_source, kafka_topic, kafka_partition, kafka_offset)");
+      }
+    }
+  }
+  // Exclusions are checked against empty columns of the decoded types; a registry schema is not
+  // known before the stream starts.
   for (const std::string& path : sink->spec_.excluded_columns) {
     std::vector<std::string> parts = SplitPath(path);
-    formats::Decoder* decoder = parts[0] == "key" ? sink->key_decoder_.get()
-                                : parts[0] == "value" ? sink->value_decoder_.get()
-                                                      : nullptr;
-    if (parts.size() < 2 || decoder == nullptr) {
+    const Part* part = parts[0] == "key" ? &sink->key_ : parts[0] == "value" ? &sink->value_ : nullptr;
+    if (part != nullptr && part->subject) continue;
+    if (parts.size() < 2 || part == nullptr || part->decoder == nullptr) {
       return Status::Error(errors::kUnresolvedColumn, "excluded column '" + path +
                                                           "' must be a path into a decoded key or value "
                                                           "(key.<field> or value.<field>)");
     }
-    SLUICE_RETURN_IF_ERROR(Exclude(MakeNullColumn(decoder->type(), 0), parts, 1, path).status());
+    SLUICE_RETURN_IF_ERROR(Exclude(MakeNullColumn(part->decoder->type(), 0), parts, 1, path).status());
   }
   return sink;
 }
 
-Status IngestionSink::Open(const engine::SinkContext&) { return Status::OK(); }
+Status IngestionSink::RefreshSubject(Part* part, bool opening) {
+  const formats::RegistrySubject& subject = *part->subject;
+  if (!opening && (subject.version != 0 || std::chrono::steady_clock::now() < part->next_refresh)) return Status::OK();
+  if (part->client == nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(part->client, formats::SchemaRegistryClient::Make(subject.config));
+  }
+  part->next_refresh = std::chrono::steady_clock::now() + subject.refresh_interval;
+  if (!opening) {
+    // Only a new latest schema needs a new decoder; the client caches nothing for `latest`.
+    SLUICE_ASSIGN_OR_RETURN(formats::RegisteredSchemaPtr latest, part->client->GetLatest(subject.subject));
+    if (latest->id == part->reader_id) return Status::OK();
+  }
+  Result<formats::SubjectDecoder> made = formats::MakeSubjectDecoder(part->client, subject);
+  if (!made.ok()) return made.status().WithContext("stream " + spec_.stream_id + " schema_config." + part->name);
+  part->reader_id = made->reader->id;
+  part->decoder = std::move(made->decoder);
+  return Status::OK();
+}
 
-Result<ColumnPtr> IngestionSink::DecodePart(const ColumnPtr& encoded, formats::Decoder* decoder,
-                                            const std::string& part, int64_t* malformed,
+Status IngestionSink::Open(const engine::SinkContext&) {
+  for (Part* part : {&key_, &value_}) {
+    if (part->subject) SLUICE_RETURN_IF_ERROR(RefreshSubject(part, true));
+  }
+  if (spec_.backfill) {
+    SLUICE_ASSIGN_OR_RETURN(backfill_, Backfill::Open(fs_, *spec_.backfill));
+    SLUICE_RETURN_IF_ERROR(RunBackfillIfDue(std::nullopt));
+  }
+  return Status::OK();
+}
+
+Status IngestionSink::RunBackfillIfDue(std::optional<int64_t> written_min_us) {
+  if (backfill_ == nullptr || backfill_->done()) return Status::OK();
+  const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> inserted, backfill_->RunIfDue(written_min_us, now_us));
+  stats_.backfilled += inserted.value_or(0);
+  return Status::OK();
+}
+
+Result<ColumnPtr> IngestionSink::DecodePart(const ColumnPtr& encoded, Part* part, int64_t* malformed,
                                             std::vector<int64_t>* malformed_rows) {
   ColumnPtr decoded = encoded;
-  if (decoder != nullptr) {
+  if (part->subject) SLUICE_RETURN_IF_ERROR(RefreshSubject(part, false));
+  if (part->decoder != nullptr) {
     formats::DecodeStats stats;
-    SLUICE_ASSIGN_OR_RETURN(decoded, decoder->Decode(*encoded, &stats));
+    SLUICE_ASSIGN_OR_RETURN(decoded, part->decoder->Decode(*encoded, &stats));
     *malformed += stats.malformed;
     malformed_rows->insert(malformed_rows->end(), stats.malformed_rows.begin(), stats.malformed_rows.end());
   }
   for (const std::string& path : spec_.excluded_columns) {
     std::vector<std::string> parts = SplitPath(path);
-    if (parts[0] != part) continue;
-    SLUICE_ASSIGN_OR_RETURN(decoded, Exclude(decoded, parts, 1, path));
+    if (parts[0] != part->name) continue;
+    Result<ColumnPtr> excluded = Exclude(decoded, parts, 1, path);
+    // A registry schema may lack an excluded field (an older or newer version).
+    if (!excluded.ok() && part->subject && excluded.status().error_class() == errors::kUnresolvedColumn) continue;
+    SLUICE_ASSIGN_OR_RETURN(decoded, std::move(excluded));
   }
-  return decoded;
+  return Relaxed(decoded);
 }
 
 Status IngestionSink::AddBatch(int64_t, const RecordBatch& batch) {
@@ -132,10 +238,9 @@ Status IngestionSink::AddBatch(int64_t, const RecordBatch& batch) {
   SLUICE_ASSIGN_OR_RETURN(ColumnPtr timestamp, batch.ColumnAt("timestamp"));
 
   std::vector<int64_t> malformed_rows;
-  SLUICE_ASSIGN_OR_RETURN(ColumnPtr decoded_key,
-                          DecodePart(key, key_decoder_.get(), "key", &stats_.malformed_keys, &malformed_rows));
-  SLUICE_ASSIGN_OR_RETURN(ColumnPtr decoded_value, DecodePart(value, value_decoder_.get(), "value",
-                                                              &stats_.malformed_values, &malformed_rows));
+  SLUICE_ASSIGN_OR_RETURN(ColumnPtr decoded_key, DecodePart(key, &key_, &stats_.malformed_keys, &malformed_rows));
+  SLUICE_ASSIGN_OR_RETURN(ColumnPtr decoded_value,
+                          DecodePart(value, &value_, &stats_.malformed_values, &malformed_rows));
   for (int64_t row : malformed_rows) {
     if (stats_.malformed_samples.size() >= formats::DecodeStats::kMaxSampledRows) break;
     stats_.malformed_samples.push_back(std::string(topic->View(row)) + "/" +
@@ -143,18 +248,20 @@ Status IngestionSink::AddBatch(int64_t, const RecordBatch& batch) {
                                        std::to_string(offset->Value<int64_t>(row)));
   }
 
-  // The highest offset of each topic-partition: a handful per batch, so a linear search.
+  // The highest offset of each topic-partition. Rows come in runs of one partition, so the
+  // previous row's entry is tried first and the linear search is rare.
   std::vector<PartitionEnd> ends;
+  size_t current = 0;
   for (int64_t row = 0; row < n; ++row) {
     std::string_view t = topic->View(row);
     int32_t p = partition->Value<int32_t>(row);
     int64_t o = offset->Value<int64_t>(row);
-    auto it = std::find_if(ends.begin(), ends.end(), [&](const PartitionEnd& e) { return e.partition == p && e.topic == t; });
-    if (it == ends.end()) {
-      ends.push_back({t, p, o});
-    } else if (o > it->last_offset) {
-      it->last_offset = o;
+    if (current >= ends.size() || ends[current].partition != p || ends[current].topic != t) {
+      auto it = std::find_if(ends.begin(), ends.end(), [&](const PartitionEnd& e) { return e.partition == p && e.topic == t; });
+      if (it == ends.end()) it = ends.insert(ends.end(), PartitionEnd{t, p, o});
+      current = static_cast<size_t>(it - ends.begin());
     }
+    ends[current].last_offset = std::max(ends[current].last_offset, o);
   }
 
   BinaryBuilder source(DataType::String());
@@ -164,9 +271,10 @@ Status IngestionSink::AddBatch(int64_t, const RecordBatch& batch) {
       DataType::Struct({Field{"key", decoded_key->type, true}, Field{"value", decoded_value->type, true},
                         Field{"stream_record_timestamp", DataType::Timestamp(), true},
                         Field{"record_source", DataType::String(), false},
-                        Field{"kafka_topic", DataType::String(), false},
-                        Field{"kafka_partition", DataType::Integer(), false},
-                        Field{"kafka_offset", DataType::Long(), false}}));
+                        // Nullable: backfill rows may come without a Kafka place.
+                        Field{"kafka_topic", DataType::String(), true},
+                        Field{"kafka_partition", DataType::Integer(), true},
+                        Field{"kafka_offset", DataType::Long(), true}}));
   SLUICE_ASSIGN_OR_RETURN(BatchPtr out, RecordBatch::Make(schema,
                                                           {decoded_key, decoded_value, timestamp, source.Finish(),
                                                            topic, partition, offset},
@@ -183,13 +291,24 @@ Status IngestionSink::AddBatch(int64_t, const RecordBatch& batch) {
   delta::WriteOptions options;
   options.operation = std::string(delta::kOperationStreamingUpdate);
   options.operation_parameters = {{"outputMode", "Append"}, {"streamId", spec_.stream_id}};
+  // Fields a newer schema adds become new nullable columns; rows written before read them null.
+  options.merge_schema = true;
   for (const PartitionEnd& end : ends) {
     options.transactions.push_back(delta::SetTransaction{AppId(spec_.stream_id, end.topic, end.partition),
                                                          end.last_offset, std::nullopt});
   }
   if (options.transactions.empty()) return Status::OK();
   Result<delta::WriteResult> written = delta::WriteTable(fs_, spec_.table_path, {out}, options);
-  return written.ok() ? Status::OK() : written.status().WithContext(description());
+  if (!written.ok()) return written.status().WithContext(description());
+  if (backfill_ == nullptr || backfill_->done()) return Status::OK();
+  std::optional<int64_t> written_min_us;
+  const Column& timestamps = *out->column(2);
+  for (int64_t row = 0; row < out->num_rows(); ++row) {
+    if (timestamps.IsValid(row) && (!written_min_us || timestamps.Value<int64_t>(row) < *written_min_us)) {
+      written_min_us = timestamps.Value<int64_t>(row);
+    }
+  }
+  return RunBackfillIfDue(written_min_us);
 }
 
 Result<std::optional<std::string>> ResumeOffsets(std::shared_ptr<FileSystem> fs, const std::string& table_path,

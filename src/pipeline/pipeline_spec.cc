@@ -104,11 +104,20 @@ void ParseTriggerKeys(Walker& walker, const YAML::Node& node, const std::string&
 std::optional<formats::DecoderSpec> ParseSchema(Walker& walker, const YAML::Node& node, const std::string& place) {
   if (!node.IsDefined() || node.IsNull()) return std::nullopt;
   if (!node.IsMap()) {
-    walker.Problem(place, "expected {format: json|avro|protobuf, schema: ..., message_name: ...}");
+    walker.Problem(place, "expected {format: json|avro|protobuf, schema: ..., message_name: ...} or {schema_registry: {url: ...}}");
     return std::nullopt;
   }
-  walker.CheckKeys(node, place, {"format", "schema", "message_name"});
+  walker.CheckKeys(node, place, {"format", "schema", "message_name", "schema_registry"});
   formats::DecoderSpec spec;
+  if (YAML::Node registry = node["schema_registry"]; registry.IsDefined() && !registry.IsNull()) {
+    if (node["format"].IsDefined() || node["schema"].IsDefined()) {
+      walker.Problem(place, "give either schema_registry or format and schema, not both");
+    }
+    spec.registry_options = walker.StringMap(registry, Walker::Join(place, "schema_registry"));
+    if (spec.registry_options.empty()) walker.Problem(Walker::Join(place, "schema_registry"), "missing: {url: ...}");
+    spec.message_name = walker.Scalar(node, place, "message_name", false).value_or("");
+    return spec;
+  }
   std::string format = walker.Scalar(node, place, "format", true).value_or("");
   if (format == "json") {
     spec.format = formats::SchemaFormat::kJson;
@@ -162,8 +171,20 @@ StreamSpec ParseStream(Walker& walker, const YAML::Node& node, const std::string
   }
   if (YAML::Node ingestion = node["ingestion_config"]; ingestion.IsMap()) {
     std::string at = Walker::Join(place, "ingestion_config");
-    walker.CheckKeys(ingestion, at, {"table"});
+    walker.CheckKeys(ingestion, at,
+                     {"table", "backfill_source", "deduplication_columns", "backfill_overlap", "backfill_max_wait"});
     stream.table = walker.Scalar(ingestion, at, "table", true).value_or("");
+    stream.backfill_source = walker.Scalar(ingestion, at, "backfill_source", false);
+    if (YAML::Node columns = ingestion["deduplication_columns"]; columns.IsDefined() && !columns.IsNull()) {
+      for (size_t i = 0; columns.IsSequence() && i < columns.size(); ++i) {
+        if (columns[i].IsScalar()) stream.deduplication_columns.push_back(columns[i].Scalar());
+      }
+      if (!columns.IsSequence() || stream.deduplication_columns.size() != columns.size()) {
+        walker.Problem(Walker::Join(at, "deduplication_columns"), "expected a list of column paths");
+      }
+    }
+    stream.backfill_overlap = walker.Scalar(ingestion, at, "backfill_overlap", false).value_or("");
+    stream.backfill_max_wait = walker.Scalar(ingestion, at, "backfill_max_wait", false).value_or("");
   } else {
     walker.Problem(Walker::Join(place, "ingestion_config"), "missing: {table: catalog.schema.table}");
   }

@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/snapshot.h"
+#include "sluice/delta/writer.h"
+#include "sluice/pipeline/stream_compatibility.h"
 
 namespace sluice::pipeline {
 
@@ -22,14 +25,17 @@ PipelineSpec StreamCatalog::PipelineOf(const StreamSpec& stream) const {
   return spec;
 }
 
+Status StreamCatalog::Validate(const StreamSpec& stream) const {
+  std::vector<Status> problems = ValidatePipeline(PipelineOf(stream), *registry_);
+  if (problems.empty()) return Status::OK();
+  std::string message = std::to_string(problems.size()) + " problem(s) in stream '" + stream.name + "':";
+  for (const Status& problem : problems) message += "\n  " + problem.ToString();
+  return Status::Error(errors::kInvalidPipeline, message);
+}
+
 Result<StreamSpec> StreamCatalog::Create(std::string_view definition) {
   SLUICE_ASSIGN_OR_RETURN(StreamSpec stream, ParseStreamSpec(definition));
-  std::vector<Status> problems = ValidatePipeline(PipelineOf(stream), *registry_);
-  if (!problems.empty()) {
-    std::string message = std::to_string(problems.size()) + " problem(s) in stream '" + stream.name + "':";
-    for (const Status& problem : problems) message += "\n  " + problem.ToString();
-    return Status::Error(errors::kInvalidPipeline, message);
-  }
+  SLUICE_RETURN_IF_ERROR(Validate(stream));
   SLUICE_RETURN_IF_ERROR(fs_->CreateDirectories(warehouse_ + "/_sluice/catalog/streams"));
   Status stored = fs_->PutIfAbsent(PathOf(stream.name), definition);
   if (stored.error_class() == errors::kFileAlreadyExists) {
@@ -38,6 +44,39 @@ Result<StreamSpec> StreamCatalog::Create(std::string_view definition) {
   }
   SLUICE_RETURN_IF_ERROR(stored);
   return stream;
+}
+
+Result<StreamSpec> StreamCatalog::Update(std::string_view definition) {
+  SLUICE_ASSIGN_OR_RETURN(StreamSpec stream, ParseStreamSpec(definition));
+  SLUICE_ASSIGN_OR_RETURN(StoredStream stored, Get(stream.name));
+  SLUICE_RETURN_IF_ERROR(CheckStreamUpdate(stored.spec, stream));
+  SLUICE_RETURN_IF_ERROR(Validate(stream));
+  SLUICE_RETURN_IF_ERROR(CheckTableTakes(stream));
+  SLUICE_RETURN_IF_ERROR(fs_->AtomicWrite(PathOf(stream.name), definition));
+  return stream;
+}
+
+Status StreamCatalog::CheckTableTakes(const StreamSpec& stream) const {
+  SLUICE_ASSIGN_OR_RETURN(std::string table, PipelineOf(stream).TablePath(stream.table));
+  SLUICE_ASSIGN_OR_RETURN(bool exists, fs_->Exists(table + "/_delta_log"));
+  if (!exists) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(fs_, table));
+  std::vector<Field> parts;
+  for (const auto& [name, schema] : {std::pair{"key", &stream.key_schema}, std::pair{"value", &stream.value_schema}}) {
+    if (!*schema || (*schema)->from_registry()) continue;
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<formats::Decoder> decoder, formats::MakeDecoder(**schema));
+    parts.push_back(Field{name, decoder->type(), true});
+  }
+  SLUICE_ASSIGN_OR_RETURN(TypePtr incoming, DataType::Struct(std::move(parts)));
+  Result<TypePtr> merged = delta::MergeSchemas(snapshot->schema(), incoming);
+  if (!merged.ok()) {
+    return Status::Error(errors::kStreamSchemaIncompatible,
+                         "the ingestion table " + stream.table + " cannot take the new schema: " +
+                             std::string(merged.status().message()) +
+                             " (a widened column keeps its old type in an existing table; create a new stream to "
+                             "ingest the wider type)");
+  }
+  return Status::OK();
 }
 
 Result<StoredStream> StreamCatalog::Get(std::string_view name) const {

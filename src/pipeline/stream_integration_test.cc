@@ -4,8 +4,12 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "sluice/connectors/register_formats.h"
+#include "sluice/core/builder.h"
+#include "sluice/core/compute.h"
+#include "sluice/delta/writer.h"
 #include "sluice/connectors/testing/kafka_fixture.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
@@ -95,12 +99,12 @@ class StreamTest : public ::testing::Test {
     topic_ = *topic;
   }
 
-  PipelineSpec Spec(const std::string& extra) {
+  PipelineSpec Spec(const std::string& extra, const std::string& ingestion = "") {
     std::string yaml = "name: ingest\nstorage: " + dir_.path() + "/storage\nwarehouse: " + dir_.path() +
                        "/warehouse\nstreams:\n  - name: main.raw.events\n    source: {format: kafka, options: "
                        "{bootstrap_servers: \"" + bootstrap_ + "\", subscribe: " + topic_ +
                        ", starting_offsets: earliest}}\n    schema_config:\n      value: {format: json, schema: '" +
-                       kValueSchema + "'}\n    ingestion_config: {table: main.raw.events}\n    trigger: available_now\n" +
+                       kValueSchema + "'}\n    ingestion_config: {table: main.raw.events" + ingestion + "}\n    trigger: available_now\n" +
                        extra;
     Result<PipelineSpec> spec = ParsePipelineSpec(yaml);
     EXPECT_TRUE(spec.ok()) << spec.status().ToString();
@@ -187,6 +191,77 @@ TEST_F(StreamTest, ResumesExactlyOnceFromTheTableEvenWithoutItsCheckpoint) {
   ASSERT_TRUE(Run(spec).ok());
   TypePtr value_type;
   EXPECT_EQ(ReadTable(Table(), &value_type).size(), 60u);
+}
+
+// Rows of the table by record_source, and how many distinct (key, timestamp) pairs they hold.
+std::map<std::string, int64_t> CountBySource(const std::string& table, int64_t* distinct) {
+  std::map<std::string, int64_t> counts;
+  std::set<std::string> seen;
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table);
+  EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  auto scan = delta::TableScan::Open(*snapshot).value();
+  while (BatchPtr batch = scan->Next().value()) {
+    ColumnPtr key = batch->ColumnAt("key").value();
+    ColumnPtr timestamp = batch->ColumnAt("stream_record_timestamp").value();
+    ColumnPtr source = batch->ColumnAt("record_source").value();
+    for (int64_t row = 0; row < batch->num_rows(); ++row) {
+      ++counts[std::string(source->View(row))];
+      seen.insert(std::string(key->View(row)) + "@" + std::to_string(timestamp->Value<int64_t>(row)));
+    }
+  }
+  *distinct = static_cast<int64_t>(seen.size());
+  return counts;
+}
+
+TEST_F(StreamTest, ABackfillOverlappingIngestedRecordsIsMergedOnceWithoutDuplicates) {
+  ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, Messages(0, 30)).ok());
+  ASSERT_TRUE(Run(Spec("")).ok());
+
+  // The history holds the 30 records the stream ingested (same key, value and timestamp) and 10
+  // older ones, three hours earlier.
+  const std::string history = dir_.path() + "/warehouse/main/history/events";
+  auto ingested = delta::TableScan::Open(delta::Snapshot::Load(LocalFileSystem(), Table()).value(),
+                                         {.columns = {"key", "value", "stream_record_timestamp"}})
+                      .value();
+  std::vector<BatchPtr> batches;
+  while (BatchPtr batch = ingested->Next().value()) batches.push_back(batch);
+  ASSERT_FALSE(batches.empty());
+  BatchPtr first = batches[0];
+  ASSERT_GE(first->num_rows(), 10);
+  std::vector<int64_t> ten = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  BatchPtr older = Take(first, ten);
+  FixedWidthBuilder<int64_t> shifted(DataType::Timestamp());
+  for (int64_t row = 0; row < 10; ++row) shifted.Append(older->column(2)->Value<int64_t>(row) - 3 * 3600 * 1000000LL);
+  older = RecordBatch::Make(older->schema(), {older->column(0), older->column(1), shifted.Finish()}, 10).value();
+  batches.push_back(older);
+  ASSERT_TRUE(delta::WriteTable(LocalFileSystem(), history, batches).ok());
+
+  // Not due yet: the history does not reach an hour past the first ingested record, and two
+  // days have not passed.
+  const std::string backfill = ", backfill_source: main.history.events";
+  ASSERT_TRUE(Run(Spec("", backfill)).ok());
+  int64_t distinct = 0;
+  EXPECT_EQ(CountBySource(Table(), &distinct), (std::map<std::string, int64_t>{{"stream", 30}}));
+
+  ASSERT_TRUE(Run(Spec("", backfill + ", backfill_overlap: 0s")).ok());
+  EXPECT_EQ(CountBySource(Table(), &distinct), (std::map<std::string, int64_t>{{"backfill", 10}, {"stream", 30}}));
+  EXPECT_EQ(distinct, 40) << "no record is in the table twice";
+
+  // It ran once: neither a new run nor new records merge it again.
+  ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, Messages(30, 36)).ok());
+  ASSERT_TRUE(Run(Spec("", backfill + ", backfill_overlap: 0s")).ok());
+  EXPECT_EQ(CountBySource(Table(), &distinct), (std::map<std::string, int64_t>{{"backfill", 10}, {"stream", 36}}));
+}
+
+TEST_F(StreamTest, DeduplicationColumnsMustBeIngestionTableColumns) {
+  PipelineSpec spec = Spec("", ", backfill_source: main.history.events, deduplication_columns: [value.amount]");
+  std::vector<Status> problems = ValidatePipeline(spec, StreamRegistry());
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].error_class(), "UNRESOLVED_COLUMN") << problems[0].ToString();
+  problems = ValidatePipeline(Spec("", ", deduplication_columns: [key]"), StreamRegistry());
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].message().find("give ingestion_config.backfill_source too"), std::string::npos)
+      << problems[0].ToString();
 }
 
 TEST_F(StreamTest, ValidationNamesBadSchemasFiltersAndExclusions) {

@@ -85,6 +85,8 @@ inline constexpr std::string_view kInvalidPipeline = "INVALID_PIPELINE";
 inline constexpr std::string_view kExpectationViolation = "EXPECTATION_VIOLATION";
 inline constexpr std::string_view kStreamAlreadyExists = "STREAM_ALREADY_EXISTS";
 inline constexpr std::string_view kStreamNotFound = "STREAM_NOT_FOUND";
+inline constexpr std::string_view kStreamUpdateNotAllowed = "STREAM_UPDATE_NOT_ALLOWED";
+inline constexpr std::string_view kStreamSchemaIncompatible = "STREAM_SCHEMA_INCOMPATIBLE";
 // Connections
 inline constexpr std::string_view kConnectionAlreadyExists = "CONNECTION_ALREADY_EXISTS";
 inline constexpr std::string_view kConnectionNotFound = "CONNECTION_NOT_FOUND";

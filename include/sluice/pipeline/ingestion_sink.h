@@ -7,7 +7,10 @@
 //   kafka_topic, kafka_partition, kafka_offset
 //
 // Decoding is permissive: a record that cannot be decoded keeps its row with a null key or value,
-// and is counted (last_stats()). The record_type_filter (a SQL boolean over `key.*` and
+// and is counted (last_stats()). A key or value whose schema lives in a Schema Registry reads the
+// subject's schema when the sink opens (latest, or a pinned version) and looks the latest up again
+// every schema_refresh_interval, between batches, so no record is decoded twice or skipped; the
+// table's schema grows with the fields a newer schema adds (Delta mergeSchema). The record_type_filter (a SQL boolean over `key.*` and
 // `value.*`) drops the records it does not pass; excluded columns (dot paths into key or value)
 // are removed from the structs before writing.
 //
@@ -17,9 +20,13 @@
 // turns those txns back into the `kafka` source's starting offsets, so the table alone says where
 // ingestion stands.
 //
+// With a backfill (stream_backfill.h), the sink merges it once it is due: when it opens and after
+// each batch it writes.
+//
 // Used from the query's thread only.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +36,9 @@
 #include "sluice/core/status.h"
 #include "sluice/engine/sink.h"
 #include "sluice/formats/decoder.h"
+#include "sluice/formats/registry_decoder.h"
 #include "sluice/pipeline/pipeline_spec.h"
+#include "sluice/pipeline/stream_backfill.h"
 
 namespace sluice::pipeline {
 
@@ -38,12 +47,16 @@ struct IngestionSpec {
   std::string table_path;  // the ingestion table's directory
   std::optional<formats::DecoderSpec> key_schema;
   std::optional<formats::DecoderSpec> value_schema;
+  // The one topic the stream subscribes to (empty when several or a pattern): the subject of
+  // registry schemas under TopicNameStrategy.
+  std::string topic;
   std::optional<std::string> record_type_filter;
   std::vector<std::string> excluded_columns;  // "value.card.number", "key.region"
+  std::optional<BackfillSpec> backfill;
 };
 
-// The ingestion of a stream of a pipeline (INVALID_PIPELINE when its table is not
-// catalog.schema.table).
+// The ingestion of a stream of a pipeline (INVALID_PIPELINE when its table or backfill_source is
+// not catalog.schema.table, INVALID_OPTIONS for a backfill duration that does not parse).
 Result<IngestionSpec> IngestionSpecOf(const PipelineSpec& pipeline, const StreamSpec& stream);
 
 // What the last batch's decoding met.
@@ -52,6 +65,7 @@ struct IngestionStats {
   int64_t filtered_out = 0;
   int64_t malformed_keys = 0;
   int64_t malformed_values = 0;
+  int64_t backfilled = 0;  // rows the backfill merge inserted in this batch
   std::vector<std::string> malformed_samples;  // "topic/partition@offset" of the first few
 };
 
@@ -59,25 +73,50 @@ class IngestionSink : public engine::Sink {
  public:
   // Builds the decoders (the schemas' error classes), parses the filter (PARSE_SYNTAX_ERROR) and
   // checks the exclusions against the decoded types (UNRESOLVED_COLUMN), before any data moves.
+  // Registry schemas are only checked for their options here (INVALID_OPTIONS): the registry is
+  // first asked in Open(), and exclusions absent from a registry schema are ignored.
   static Result<std::unique_ptr<IngestionSink>> Make(IngestionSpec spec, std::shared_ptr<FileSystem> fs);
 
   std::string description() const override { return "IngestionSink[" + spec_.table_path + "]"; }
   std::vector<engine::OutputMode> supported_output_modes() const override { return {engine::OutputMode::kAppend}; }
+  // Fetches the registry schemas (SCHEMA_REGISTRY_* errors, INVALID_OPTIONS for a subject of
+  // another format than declared).
   Status Open(const engine::SinkContext& context) override;
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override;
 
   const IngestionStats& last_stats() const { return stats_; }
 
  private:
+  // How the key or the value is decoded.
+  struct Part {
+    std::string name;  // "key" or "value"
+    std::unique_ptr<formats::Decoder> decoder;  // null: kept as binary
+    // Registry schemas only.
+    std::optional<formats::RegistrySubject> subject;
+    std::shared_ptr<formats::SchemaRegistryClient> client;
+    int32_t reader_id = 0;
+    std::chrono::steady_clock::time_point next_refresh;
+  };
+
+  static Part NamedPart(std::string name) {
+    Part part;
+    part.name = std::move(name);
+    return part;
+  }
+
   IngestionSink(IngestionSpec spec, std::shared_ptr<FileSystem> fs) : spec_(std::move(spec)), fs_(std::move(fs)) {}
-  Result<ColumnPtr> DecodePart(const ColumnPtr& encoded, formats::Decoder* decoder, const std::string& part,
-                               int64_t* malformed, std::vector<int64_t>* malformed_rows);
+  Status MakePart(const std::optional<formats::DecoderSpec>& schema, Part* part);
+  Status RefreshSubject(Part* part, bool opening);
+  Status RunBackfillIfDue(std::optional<int64_t> written_min_us);
+  Result<ColumnPtr> DecodePart(const ColumnPtr& encoded, Part* part, int64_t* malformed,
+                               std::vector<int64_t>* malformed_rows);
 
   IngestionSpec spec_;
   std::shared_ptr<FileSystem> fs_;
-  std::unique_ptr<formats::Decoder> key_decoder_;
-  std::unique_ptr<formats::Decoder> value_decoder_;
+  Part key_ = NamedPart("key");
+  Part value_ = NamedPart("value");
   std::optional<std::string> filter_sql_;
+  std::unique_ptr<Backfill> backfill_;
   IngestionStats stats_;
 };
 

@@ -86,7 +86,8 @@ struct FlowSpec {
 //         key: {format: protobuf, schema: 'syntax = "proto3"; ...', message_name: shop.Key}
 //       record_type_filter: value.kind = 'order'
 //       excluded_columns: [value.card_number]
-//       ingestion_config: {table: main.raw.orders}
+//       ingestion_config: {table: main.raw.orders, backfill_source: main.history.orders,
+//                          deduplication_columns: [value.id]}
 //       trigger: available_now
 struct StreamSpec {
   std::string name;
@@ -96,6 +97,13 @@ struct StreamSpec {
   std::optional<std::string> record_type_filter;
   std::vector<std::string> excluded_columns;
   std::string table;  // catalog.schema.table of the ingestion table
+  // ingestion_config's backfill (ingestion_sink.h): a Delta table catalog.schema.table merged once,
+  // deduplicated on these columns (empty: key, value, stream_record_timestamp), when the overlap
+  // is reached or the longest wait has passed (durations; empty: 1 hour and 2 days).
+  std::optional<std::string> backfill_source;
+  std::vector<std::string> deduplication_columns;
+  std::string backfill_overlap;
+  std::string backfill_max_wait;
   std::string trigger = "processing_time";
   std::string trigger_interval;
 };

@@ -5,8 +5,10 @@
 // `<warehouse>/_sluice/streams/<name>`.
 //
 // Errors: STREAM_ALREADY_EXISTS, STREAM_NOT_FOUND, INVALID_PIPELINE (the definition's problems,
-// every one listed: shape, options, schemas, filter, exclusions), IO_ERROR from the file system.
-// Thread-safe; several processes may share a warehouse (Create publishes with put-if-absent).
+// every one listed: shape, options, schemas, filter, exclusions), STREAM_UPDATE_NOT_ALLOWED and
+// STREAM_SCHEMA_INCOMPATIBLE (stream_compatibility.h), IO_ERROR from the file system.
+// Thread-safe; several processes may share a warehouse (Create publishes with put-if-absent;
+// Update replaces the definition atomically, the last of two concurrent updates winning).
 #pragma once
 
 #include <memory>
@@ -34,6 +36,11 @@ class StreamCatalog {
 
   // Validates the definition as `sluice validate` would and stores it under its name.
   Result<StreamSpec> Create(std::string_view definition);
+  // Replaces a stream's definition with `definition` (the same name) when only schema_config and
+  // excluded_columns change, compatibly (stream_compatibility.h), and the ingestion table, if it
+  // exists, can take the new schemas (fields added; a type it holds never changes). The stream's
+  // next run ingests with the new definition; rows written before keep their shape.
+  Result<StreamSpec> Update(std::string_view definition);
   Result<StoredStream> Get(std::string_view name) const;
   // Names in order, at most `max_results`, starting after `page_token` (a name; empty: from the
   // start).
@@ -46,6 +53,11 @@ class StreamCatalog {
 
  private:
   std::string PathOf(std::string_view name) const;
+  // INVALID_PIPELINE listing every problem `sluice validate` would find.
+  Status Validate(const StreamSpec& stream) const;
+  // STREAM_SCHEMA_INCOMPATIBLE when the existing ingestion table cannot take the stream's inline
+  // schemas.
+  Status CheckTableTakes(const StreamSpec& stream) const;
 
   std::shared_ptr<FileSystem> fs_;
   std::string warehouse_;
