@@ -384,7 +384,8 @@ Status PipelineRun::StartFeed(const ChangeFeedSpec& spec) {
                   ",\"status\":" + JsonString(table.status) + ",\"replica_identity_full\":" +
                   (table.replica_identity_full ? "true" : "false") + ",\"rows\":" + std::to_string(table.rows) + "}";
         listed += (listed.empty() ? "" : ", ") + table.source + " " + table.status;
-        if (!table.replica_identity_full) key_only.push_back(table);
+        // A table skipped for being empty has no identity recorded yet; it is judged once it has rows.
+        if (!table.replica_identity_full && table.status != "SKIPPED") key_only.push_back(table);
       }
     }
   }

@@ -1,0 +1,234 @@
+// A pipeline downstream of a change feed, as in the inventory example of docs/change-feed.md: the
+// feed captures `products` and `orders` of a real PostgreSQL into Delta history tables, and a flow
+// reads `lb_orders_history` as a Delta stream and keeps `ops.inventory_levels` in the same database
+// equal to stock minus what the current orders hold, through inserts, edits (quantity or product
+// changed), cancellations (deletes) and a restart of the pipeline in the middle.
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "sluice/connectors/register_formats.h"
+#include "sluice/connectors/testing/postgres_fixture.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/pipeline/event_log.h"
+#include "sluice/pipeline/pipeline_runner.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::pipeline {
+namespace {
+
+using connectors::testing::PostgresTestDatabase;
+using connectors::testing::Rows;
+
+// What on hand should be: stock minus every current order's quantity.
+constexpr std::string_view kExpectedLevels =
+    "SELECT p.product_id, p.stock - coalesce(sum(o.quantity), 0) FROM products p "
+    "LEFT JOIN orders o USING (product_id) GROUP BY p.product_id, p.stock ORDER BY 1";
+constexpr std::string_view kLevels = "SELECT product_id, on_hand FROM ops.inventory_levels ORDER BY 1";
+
+class ChangeFeedPipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = PostgresTestDatabase::Create();
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(db).value();
+    ASSERT_TRUE(db_->Execute(R"(
+      CREATE TABLE products (product_id bigint PRIMARY KEY, stock bigint NOT NULL);
+      CREATE TABLE orders (order_id bigint PRIMARY KEY, product_id bigint NOT NULL, quantity bigint NOT NULL);
+      ALTER TABLE products REPLICA IDENTITY FULL;
+      ALTER TABLE orders REPLICA IDENTITY FULL;
+      CREATE TABLE notes (note_id bigint PRIMARY KEY, text text);
+      INSERT INTO notes VALUES (1, 'key-only identity');
+      INSERT INTO products VALUES (1, 100), (2, 50), (3, 10);
+      CREATE SCHEMA ops;
+      CREATE TABLE ops.inventory_levels (product_id bigint PRIMARY KEY, on_hand bigint NOT NULL);
+      INSERT INTO ops.inventory_levels SELECT product_id, stock FROM products;
+      CREATE TABLE ops.applied_batches (batch_id bigint PRIMARY KEY);
+    )").ok());
+    registry_ = std::make_unique<engine::Registry>();
+    ASSERT_TRUE(engine::RegisterBuiltinFormats(registry_.get()).ok());
+    ASSERT_TRUE(connectors::RegisterConnectorFormats(registry_.get()).ok());
+    ASSERT_TRUE(registry_
+                    ->RegisterForeachBatch("apply_inventory",
+                                           [this](const RecordBatch& batch, int64_t id) { return Apply(batch, id); })
+                    .ok());
+    const connectors::EmbeddedPostgres& server = db_->server();
+    yaml_ = R"(
+name: inventory
+storage: )" + dir_.Join("storage") + R"(
+warehouse: )" + dir_.Join("warehouse") + R"(
+connections:
+  shop_db: {type: postgresql, host: ")" + server.host() + R"(", port: )" + std::to_string(server.port()) +
+            R"(, user: )" + server.superuser() + R"(, database: )" + db_->name() + R"(}
+change_feeds:
+  - name: shop_changes
+    connection: shop_db
+    schema: public
+    target: main.cdc
+    slot_name: inventory_)" + db_->name() + R"(
+    flush_interval: 100 milliseconds
+sinks:
+  levels: {format: foreachBatch, options: {function: apply_inventory}}
+flows:
+  - name: inventory
+    source: {format: delta, table: main.cdc.lb_orders_history}
+    select:
+      - product_id
+      - "CASE WHEN _pg_change_type IN ('insert','update_postimage') THEN -quantity ELSE quantity END AS delta"
+    sink: levels
+    trigger: {kind: processing_time, interval: 100 milliseconds}
+)";
+  }
+
+  // The foreachBatch function: every batch's deltas added to on hand, once per batch id: one
+  // statement records the id and updates the levels only when the id was new, so a batch replayed
+  // after a crash changes nothing.
+  Status Apply(const RecordBatch& batch, int64_t batch_id) {
+    const int product_index = batch.schema()->FieldIndex("product_id");
+    const int delta_index = batch.schema()->FieldIndex("delta");
+    if (product_index < 0 || delta_index < 0) {
+      return Status::Error(errors::kInvalidArgument, "apply_inventory needs product_id and delta");
+    }
+    std::map<int64_t, int64_t> deltas;
+    for (int64_t row = 0; row < batch.num_rows(); ++row) {
+      deltas[batch.column(product_index)->Value<int64_t>(row)] += batch.column(delta_index)->Value<int64_t>(row);
+    }
+    std::string sql = "WITH fresh AS (INSERT INTO ops.applied_batches VALUES (" + std::to_string(batch_id) +
+                      ") ON CONFLICT DO NOTHING RETURNING batch_id) ";
+    if (deltas.empty()) {
+      sql += "SELECT count(*) FROM fresh";
+    } else {
+      std::string values;
+      for (const auto& [product, delta] : deltas) {
+        values += (values.empty() ? "(" : ", (") + std::to_string(product) + ", " + std::to_string(delta) + ")";
+      }
+      sql += "UPDATE ops.inventory_levels l SET on_hand = l.on_hand + d.delta FROM (VALUES " + values +
+             ") AS d(product_id, delta) WHERE l.product_id = d.product_id AND EXISTS (SELECT 1 FROM fresh)";
+    }
+    std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdb(db_->connection_string().c_str()), &PQfinish);
+    std::unique_ptr<PGresult, decltype(&PQclear)> result(PQexec(conn.get(), sql.c_str()), &PQclear);
+    ExecStatusType status = PQresultStatus(result.get());
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      return Status::Error(errors::kPgQueryFailed, PQerrorMessage(conn.get()));
+    }
+    return Status::OK();
+  }
+
+  Result<std::unique_ptr<PipelineRun>> StartPipeline() {
+    SLUICE_ASSIGN_OR_RETURN(PipelineSpec spec, ParsePipelineSpec(yaml_));
+    RunOptions options;
+    options.registry = registry_.get();
+    return PipelineRun::Start(std::move(spec), options);
+  }
+
+  // Waits until inventory_levels equals what the source tables say, or 20 seconds.
+  void ExpectLevelsCatchUp(const std::string& round) {
+    Rows expected, levels;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      expected = db_->Query(kExpectedLevels).value();
+      levels = db_->Query(kLevels).value();
+      if (levels == expected) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << round << ": inventory_levels did not catch up";
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(levels.size() > i ? levels[i] : std::vector<std::string>{}, expected[i]) << round << " row " << i;
+    }
+  }
+
+  // The pipeline's event log, one event a line.
+  std::string Events() {
+    Result<std::vector<std::string>> lines = EventLog::ReadLines(EventLog::PathFor(dir_.Join("storage")));
+    std::string text;
+    for (const std::string& line : lines.value()) text += line + "\n";
+    return text;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<PostgresTestDatabase> db_;
+  std::unique_ptr<engine::Registry> registry_;
+  std::string yaml_;
+};
+
+TEST_F(ChangeFeedPipelineTest, InventoryLevelsFollowOrdersThroughEditsCancellationsAndARestart) {
+  auto run = StartPipeline();
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  // orders is still empty, so its history table does not exist yet: the flow waits for it.
+  ASSERT_EQ((*run)->flows().size(), 1u);
+  EXPECT_EQ((*run)->flows()[0].state, "WAITING");
+  ASSERT_EQ((*run)->change_feeds().size(), 1u);
+  EXPECT_EQ((*run)->change_feeds()[0].state, "RUNNING");
+  EXPECT_EQ((*run)->change_feeds()[0].target, "main.cdc");
+
+  ASSERT_TRUE(db_->Execute("INSERT INTO orders VALUES (1, 1, 5), (2, 1, 3), (3, 2, 7)").ok());
+  ASSERT_TRUE(db_->Execute("INSERT INTO orders VALUES (4, 3, 2); INSERT INTO orders VALUES (5, 2, 1)").ok());
+  ExpectLevelsCatchUp("inserts");
+  EXPECT_EQ((*run)->flows()[0].state, "RUNNING");
+
+  ASSERT_TRUE(db_->Execute("UPDATE orders SET quantity = 9 WHERE order_id = 1").ok());
+  ASSERT_TRUE(db_->Execute("UPDATE orders SET product_id = 3 WHERE order_id = 2").ok());
+  ASSERT_TRUE(db_->Execute("UPDATE orders SET product_id = 1, quantity = quantity + 1 WHERE product_id = 2").ok());
+  ExpectLevelsCatchUp("edits");
+
+  const std::string metrics = (*run)->PrometheusText();
+  for (std::string_view expected :
+       {"sluice_change_feed_up{pipeline=\"inventory\",feed=\"shop_changes\"} 1",
+        "sluice_change_feed_table_rows_captured{pipeline=\"inventory\",feed=\"shop_changes\",table=\"public.orders\","
+        "history=\"lb_orders_history\"} ",
+        "sluice_change_feed_table_status{pipeline=\"inventory\",feed=\"shop_changes\",table=\"public.products\","
+        "history=\"lb_products_history\",status=\"STREAMING\"} 1",
+        "sluice_change_feed_confirmed_lsn{pipeline=\"inventory\",feed=\"shop_changes\"} "}) {
+    EXPECT_NE(metrics.find(expected), std::string::npos) << expected << "\nin:\n" << metrics;
+  }
+
+  (*run)->Stop();
+  ASSERT_TRUE((*run)->Wait().ok());
+  EXPECT_EQ((*run)->change_feeds()[0].state, "STOPPED");
+  run->reset();
+  // Changes while the pipeline is down wait in the replication slot.
+  ASSERT_TRUE(db_->Execute("DELETE FROM orders WHERE order_id = 3").ok());
+  ASSERT_TRUE(db_->Execute("INSERT INTO orders VALUES (6, 2, 4), (7, 3, 1)").ok());
+  ASSERT_TRUE(db_->Execute("UPDATE orders SET product_id = 2, quantity = 2 WHERE order_id = 4").ok());
+
+  run = StartPipeline();
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ((*run)->flows()[0].state, "RUNNING");
+  ExpectLevelsCatchUp("changes made during the restart");
+
+  ASSERT_TRUE(db_->Execute("BEGIN; DELETE FROM orders WHERE product_id = 1; "
+                           "INSERT INTO orders VALUES (8, 1, 20), (9, 3, 3); "
+                           "UPDATE orders SET quantity = quantity * 2 WHERE order_id IN (6, 7); COMMIT")
+                  .ok());
+  ASSERT_TRUE(db_->Execute("DELETE FROM orders WHERE order_id = 9").ok());
+  ExpectLevelsCatchUp("cancellations");
+  (*run)->Stop();
+  ASSERT_TRUE((*run)->Wait().ok());
+
+  const std::string events = Events();
+  EXPECT_EQ(events.find("table public.orders has no REPLICA IDENTITY FULL"), std::string::npos) << events;
+  for (std::string_view expected :
+       {"change feed 'shop_changes' is RUNNING: public -> main.cdc (", "\"source\":\"public.products\"",
+        "\"history\":\"lb_products_history\"",
+        "table public.notes has no REPLICA IDENTITY FULL", "flow 'inventory' is WAITING for ",
+        "change feed 'shop_changes' is STOPPED"}) {
+    EXPECT_NE(events.find(expected), std::string::npos) << expected << "\nin:\n" << events;
+  }
+}
+
+TEST_F(ChangeFeedPipelineTest, AFeedThatCannotStartFailsTheRunAndSaysWhy) {
+  const std::string user = "user: " + db_->server().superuser();
+  yaml_.replace(yaml_.find(user), user.size(), "user: no_such_role");
+  auto run = StartPipeline();
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().ToString().find("change feed 'shop_changes'"), std::string::npos) << run.status().ToString();
+  const std::string events = Events();
+  EXPECT_NE(events.find("\"level\":\"ERROR\""), std::string::npos) << events;
+  EXPECT_NE(events.find("no_such_role"), std::string::npos) << events;
+}
+
+}  // namespace
+}  // namespace sluice::pipeline
