@@ -1,9 +1,10 @@
 // `sluice demo`: the bundled pipeline on the embedded defaults. It starts an in-memory Kafka
 // cluster and a private PostgreSQL server under the demo directory, produces sample JSON order
 // events, writes the pipeline file <dir>/pipeline.yaml and runs it in two steps: Kafka orders and
-// a `rate` stream through expectations into Delta tables of <dir>/warehouse; then a foreachBatch
-// summary of one table and the orders upserted into PostgreSQL. It prints what landed and how to
-// look at it, and stops both services.
+// a `rate` stream through expectations into Delta tables of <dir>/warehouse, beside a change feed
+// of the PostgreSQL table `shop.stock` (edited while it runs) into a Delta history table; then a
+// foreachBatch summary of one table and the orders upserted into PostgreSQL. It prints what
+// landed and how to look at it, and stops both services.
 #include <CLI/CLI.hpp>
 #include <libpq-fe.h>
 
@@ -19,10 +20,15 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <map>
+
 #include "cli/commands.h"
 #include "sluice/connectors/embedded_kafka.h"
 #include "sluice/connectors/embedded_postgres.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/logging.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/pipeline/pipeline_runner.h"
@@ -35,6 +41,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kTopic = "demo.orders";
 constexpr int kPartitions = 3;
 constexpr const char* kDatabase = "sluice_demo";
+constexpr const char* kSlot = "sluice_demo_changes";
 
 struct DemoOptions {
   std::string dir = "sluice-demo";
@@ -128,6 +135,17 @@ sinks:
   orders_db:
     format: postgresql
     options: {{host: "{pg_host}", port: {pg_port}, user: {pg_user}, database: {database}, dbtable: public.orders, upsertkey: order_id}}
+change_feeds:
+  # Every insert, update and delete of the database's shop schema, into Delta history tables
+  # main.cdc.lb_<table>_history.
+  - name: shop_changes
+    host: "{pg_host}"
+    port: {pg_port}
+    user: {pg_user}
+    database: {database}
+    schema: shop
+    target: main.cdc
+    slot_name: {slot}
 flows:
   # Kafka JSON order events, decoded by SQL expressions, judged by expectations, into Delta.
   - name: orders
@@ -167,7 +185,7 @@ flows:
 )",
                      fmt::arg("dir", dir), fmt::arg("bootstrap", bootstrap), fmt::arg("topic", kTopic),
                      fmt::arg("pg_host", pg.host()), fmt::arg("pg_port", pg.port()), fmt::arg("pg_user", pg.superuser()),
-                     fmt::arg("database", kDatabase));
+                     fmt::arg("database", kDatabase), fmt::arg("slot", kSlot));
 }
 
 // The foreachBatch callback of the demo: one line per batch of the ticks table.
@@ -196,14 +214,17 @@ void PrintFigures(const pipeline::PipelineRun& run) {
   }
 }
 
-// Runs `flows` of the pipeline until they end by themselves or `stop_after` has passed.
-Status RunFlows(const pipeline::PipelineSpec& spec, std::vector<std::string> flows, std::chrono::seconds stop_after) {
+// Runs `flows` (and change feeds) of the pipeline until the flows end by themselves or
+// `stop_after` has passed; `while_running` is called once they have started.
+Status RunFlows(const pipeline::PipelineSpec& spec, std::vector<std::string> flows, std::chrono::seconds stop_after,
+                const std::function<Status()>& while_running = [] { return Status::OK(); }) {
   pipeline::RunOptions options;
   options.flows = std::move(flows);
   options.registry = &CommandRegistry();
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<pipeline::PipelineRun> run, pipeline::PipelineRun::Start(spec, options));
+  Status during = while_running();
   Clock::time_point deadline = Clock::now() + stop_after;
-  while (Clock::now() < deadline) {
+  while (during.ok() && Clock::now() < deadline) {
     bool active = false;
     for (const pipeline::FlowFigures& flow : run->flows()) active = active || flow.state == "RUNNING";
     if (!active) break;
@@ -212,7 +233,43 @@ Status RunFlows(const pipeline::PipelineSpec& spec, std::vector<std::string> flo
   run->Stop();
   Status status = run->Wait();
   PrintFigures(*run);
-  return status;
+  for (const pipeline::ChangeFeedFigures& feed : run->change_feeds()) {
+    std::printf("        change feed %s: %s, history tables in %s\n", feed.name.c_str(), feed.state.c_str(),
+                feed.target.c_str());
+  }
+  return status.ok() ? during : status;
+}
+
+// The demo's edits of the stock table while the change feed runs: one insert, updates, a delete.
+Status EditStock(const connectors::EmbeddedPostgres& postgres) {
+  SLUICE_ASSIGN_OR_RETURN(Connection db, Connection::Open(postgres.ConnectionString(kDatabase)));
+  SLUICE_RETURN_IF_ERROR(db.Run("INSERT INTO shop.stock VALUES ('kettle', 7)").status());
+  SLUICE_RETURN_IF_ERROR(db.Run("UPDATE shop.stock SET on_hand = on_hand - 2 WHERE item = 'teapot'").status());
+  SLUICE_RETURN_IF_ERROR(db.Run("DELETE FROM shop.stock WHERE item = 'grinder'").status());
+  return db.Run("UPDATE shop.stock SET on_hand = on_hand + 10 WHERE item = 'kettle'").status();
+}
+
+// The rows of a Delta table, each column's value as text, ordered by the text of `order_by`
+// read as a number.
+Result<std::vector<std::map<std::string, std::string>>> DeltaRows(const std::string& table,
+                                                                  const std::string& order_by) {
+  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(LocalFileSystem(), table));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(snapshot));
+  std::vector<std::map<std::string, std::string>> rows;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
+    if (batch == nullptr) break;
+    for (int64_t row = 0; row < batch->num_rows(); ++row) {
+      auto& values = rows.emplace_back();
+      for (int c = 0; c < batch->num_columns(); ++c) {
+        values[batch->schema()->field(c).name] = FormatValue(*batch->column(c), row);
+      }
+    }
+  }
+  std::sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
+    return std::stoll(a.at(order_by)) < std::stoll(b.at(order_by));
+  });
+  return rows;
 }
 
 Result<std::pair<int64_t, int64_t>> DeltaRowsAndVersion(const std::string& table) {
@@ -229,6 +286,8 @@ Result<std::pair<int64_t, int64_t>> DeltaRowsAndVersion(const std::string& table
 
 Status Run(const DemoOptions& options) {
   Clock::time_point start = Clock::now();
+  // The demo gives its own account of each step; the services' progress lines would bury it.
+  SetLogLevel(LogLevel::kWarn);
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
   if (ec) {
@@ -255,6 +314,18 @@ Status Run(const DemoOptions& options) {
     if (existing.empty()) SLUICE_RETURN_IF_ERROR(postgres.CreateDatabase(kDatabase));
     SLUICE_ASSIGN_OR_RETURN(Connection db, Connection::Open(postgres.ConnectionString(kDatabase)));
     SLUICE_RETURN_IF_ERROR(db.Run("DROP TABLE IF EXISTS orders").status());
+    // The change feed starts afresh with the warehouse: the slot of an earlier demo goes too.
+    SLUICE_RETURN_IF_ERROR(
+        db.Run("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", {kSlot})
+            .status());
+    SLUICE_RETURN_IF_ERROR(db.Run(fmt::format("DROP PUBLICATION IF EXISTS {}", kSlot)).status());
+    SLUICE_RETURN_IF_ERROR(db.Run("DROP SCHEMA IF EXISTS shop CASCADE").status());
+    SLUICE_RETURN_IF_ERROR(db.Run("CREATE SCHEMA shop").status());
+    SLUICE_RETURN_IF_ERROR(db.Run("CREATE TABLE shop.stock (item text PRIMARY KEY, on_hand integer NOT NULL)").status());
+    SLUICE_RETURN_IF_ERROR(db.Run("ALTER TABLE shop.stock REPLICA IDENTITY FULL").status());
+    SLUICE_RETURN_IF_ERROR(db.Run("INSERT INTO shop.stock VALUES ('coffee beans', 40), ('teapot', 12), ('oat milk', 30), "
+                                  "('espresso cups', 24), ('grinder', 5)")
+                               .status());
   }
 
   std::vector<connectors::KafkaTestMessage> orders = SampleOrders(options.events);
@@ -271,9 +342,11 @@ Status Run(const DemoOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(pipeline::PipelineSpec spec, LoadPipelineFile(pipeline_file));
   std::vector<Status> problems = pipeline::ValidatePipeline(spec, CommandRegistry());
   if (!problems.empty()) return problems.front();
-  std::printf("[4/6] pipeline    %s: %zu flows, validated; running `orders` and `ticks` for 5 seconds\n",
+  std::printf("[4/6] pipeline    %s: %zu flows and a change feed, validated; running `orders`, `ticks` and\n"
+              "                  the change feed `shop_changes` for 5 seconds while the PostgreSQL table shop.stock is edited\n",
               pipeline_file.c_str(), spec.flows.size());
-  SLUICE_RETURN_IF_ERROR(RunFlows(spec, {"orders", "ticks"}, std::chrono::seconds(5)));
+  SLUICE_RETURN_IF_ERROR(RunFlows(spec, {"orders", "ticks", "shop_changes"}, std::chrono::seconds(5),
+                                  [&postgres] { return EditStock(postgres); }));
   std::printf("[5/6] pipeline    running `tick_summary` and `orders_to_postgres` over what landed\n");
   SLUICE_RETURN_IF_ERROR(RunFlows(spec, {"tick_summary", "orders_to_postgres"}, std::chrono::seconds(30)));
 
@@ -294,11 +367,25 @@ Status Run(const DemoOptions& options) {
   for (const auto& row : by_customer) std::printf("  %-10s %6s %10s\n", row[0].c_str(), row[1].c_str(), row[2].c_str());
   std::printf("  %-10s %6s %10s\n\n", "total", totals[0][0].c_str(), totals[0][1].c_str());
 
+  const std::string history_table = dir + "/warehouse/main/cdc/lb_stock_history";
+  SLUICE_ASSIGN_OR_RETURN(auto history, DeltaRows(history_table, "_sort_by"));
+  constexpr size_t kShown = 7;
+  std::printf("  Delta main.cdc.lb_stock_history: %zu changes of shop.stock captured, the last %zu:\n",
+              history.size(), std::min(history.size(), kShown));
+  std::printf("  %-14s %8s  %-17s %8s\n", "item", "on_hand", "_pg_change_type", "_sort_by");
+  for (size_t i = history.size() - std::min(history.size(), kShown); i < history.size(); ++i) {
+    std::printf("  %-14s %8s  %-17s %8s\n", history[i]["item"].c_str(), history[i]["on_hand"].c_str(),
+                history[i]["_pg_change_type"].c_str(), history[i]["_sort_by"].c_str());
+  }
+  std::printf("\n");
+
   SLUICE_RETURN_IF_ERROR(postgres.Stop());
   kafka.reset();
   std::printf("Stopped PostgreSQL and Kafka; %.1fs in all. Look at what landed:\n", SecondsSince(start));
   std::printf("  # the orders, as any Delta reader sees them\n  sluice delta show %s --limit 5\n", orders_table.c_str());
   std::printf("  # one Delta commit per batch of the ticks flow\n  sluice delta history %s\n", ticks_table.c_str());
+  std::printf("  # every change of shop.stock, in the order it happened\n  sluice delta show %s\n",
+              history_table.c_str());
   std::printf("  # each flow's last state and batch, from the event log %s/system/events.jsonl\n  sluice status %s\n",
               spec.storage.c_str(), pipeline_file.c_str());
   std::printf("  # the ticks flow again, from where it stopped, until Ctrl-C\n  sluice run %s --flow ticks\n",
