@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/row_printer.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -23,6 +25,9 @@ struct DeltaOptions {
   std::string table;
   int64_t version = -1;
   int64_t limit = 20;
+  std::vector<std::string> columns;
+  std::string where;
+  std::string format = "table";
 };
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
@@ -96,25 +101,15 @@ Status RunDescribe(const DeltaOptions& options) {
   return Status::OK();
 }
 
-// Rows as a console table, with the value formatting of `sluice parquet cat`.
+// Rows as `sluice parquet cat` prints them, optionally projected and filtered (files that the
+// filter rules out by partition values or statistics are not read).
 Status RunShow(const DeltaOptions& options) {
+  SLUICE_RETURN_IF_ERROR(CheckRowFormat(options.format));
   SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, Load(options));
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(snapshot));
-  std::vector<BatchPtr> batches;
-  int64_t remaining = options.limit < 0 ? INT64_MAX : options.limit;
-  while (remaining > 0) {
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
-    if (batch == nullptr) break;
-    if (batch->num_rows() > remaining) batch = Slice(batch, 0, remaining);
-    remaining -= batch->num_rows();
-    batches.push_back(std::move(batch));
-  }
-  BatchPtr all = RecordBatch::Empty(scan->schema());
-  if (!batches.empty()) {
-    SLUICE_ASSIGN_OR_RETURN(all, Concatenate(batches));
-  }
-  Print(PrettyPrint(*all, all->num_rows()));
-  return Status::OK();
+  delta::ScanOptions scan_options{.columns = options.columns};
+  if (!options.where.empty()) scan_options.filter = options.where;
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(snapshot, scan_options));
+  return PrintRows(scan->schema(), [&] { return scan->Next(); }, options.format, options.limit);
 }
 
 void AddCommand(CLI::App* parent, const std::string& name, const std::string& description,
@@ -125,7 +120,15 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
   if (with_version) command->add_option("--version", options->version, "Time travel: read this version");
   command->add_option("--limit", options->limit, with_rows ? "Print at most this many rows" : "Print at most this many versions")
       ->capture_default_str();
+  if (with_rows) {
+    command->add_option("--columns", options->columns, "Columns to print, in this order")->delimiter(',');
+    command->add_option("--where", options->where, "Only rows for which this Spark SQL predicate is true");
+    command->add_option("--format", options->format, "table, jsonl or csv")->capture_default_str();
+  }
   command->callback([options, run, name] {
+    // The file system takes absolute paths only; a table is usually named relative to here.
+    std::filesystem::path table = std::filesystem::absolute(options->table).lexically_normal();
+    options->table = table.has_filename() ? table.string() : table.parent_path().string();
     Status status = run(*options);
     std::fflush(stdout);
     if (!status.ok()) {

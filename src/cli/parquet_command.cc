@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/row_printer.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/parquet/reader.h"
@@ -128,183 +129,12 @@ Status RunMeta(const ParquetReader& reader) {
 
 // --- cat
 
-void AppendJsonString(std::string_view text, std::string* out) {
-  out->push_back('"');
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof(buffer), "\\u%04x", static_cast<unsigned char>(c));
-          out->append(buffer);
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
-// One value as JSON: numbers bare (NaN and infinities quoted), decimals as exact strings,
-// timestamps ISO-8601, binary base64, maps as objects keyed by the keys' text.
-void AppendJson(const Column& column, int64_t row, std::string* out) {
-  if (column.IsNull(row)) {
-    out->append("null");
-    return;
-  }
-  const DataType& type = *column.type;
-  switch (type.id()) {
-    case TypeId::kBoolean:
-    case TypeId::kByte:
-    case TypeId::kShort:
-    case TypeId::kInteger:
-    case TypeId::kLong:
-      out->append(FormatValue(column, row));
-      return;
-    case TypeId::kFloat:
-    case TypeId::kDouble: {
-      const double v = type.id() == TypeId::kFloat ? column.Value<float>(row) : column.Value<double>(row);
-      if (std::isfinite(v)) {
-        out->append(FormatValue(column, row));
-      } else {
-        AppendJsonString(FormatValue(column, row), out);
-      }
-      return;
-    }
-    case TypeId::kString:
-      AppendJsonString(column.View(row), out);
-      return;
-    case TypeId::kDecimal:
-    case TypeId::kBinary:
-    case TypeId::kDate:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampNtz:
-      AppendJsonString(FormatValue(column, row), out);
-      return;
-    case TypeId::kStruct:
-      out->push_back('{');
-      for (int i = 0; i < type.num_fields(); ++i) {
-        if (i > 0) out->push_back(',');
-        AppendJsonString(type.field(i).name, out);
-        out->push_back(':');
-        AppendJson(*column.children[i], row, out);
-      }
-      out->push_back('}');
-      return;
-    case TypeId::kArray:
-      out->push_back('[');
-      for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
-        if (e > column.offsets[row]) out->push_back(',');
-        AppendJson(*column.children[0], e, out);
-      }
-      out->push_back(']');
-      return;
-    case TypeId::kMap:
-      out->push_back('{');
-      for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
-        if (e > column.offsets[row]) out->push_back(',');
-        AppendJsonString(FormatValue(*column.children[0], e), out);
-        out->push_back(':');
-        AppendJson(*column.children[1], e, out);
-      }
-      out->push_back('}');
-      return;
-  }
-}
-
-void AppendCsvField(const std::string& text, std::string* out) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) {
-    out->append(text);
-    return;
-  }
-  out->push_back('"');
-  for (char c : text) {
-    if (c == '"') out->push_back('"');
-    out->push_back(c);
-  }
-  out->push_back('"');
-}
-
-std::string JsonLines(const RecordBatch& batch) {
-  std::string out;
-  for (int64_t r = 0; r < batch.num_rows(); ++r) {
-    out.push_back('{');
-    for (int c = 0; c < batch.num_columns(); ++c) {
-      if (c > 0) out.push_back(',');
-      AppendJsonString(batch.field(c).name, &out);
-      out.push_back(':');
-      AppendJson(*batch.column(c), r, &out);
-    }
-    out.append("}\n");
-  }
-  return out;
-}
-
-std::string CsvRows(const RecordBatch& batch) {
-  std::string out;
-  for (int64_t r = 0; r < batch.num_rows(); ++r) {
-    for (int c = 0; c < batch.num_columns(); ++c) {
-      if (c > 0) out.push_back(',');
-      // Nulls are empty fields.
-      if (batch.column(c)->IsValid(r)) AppendCsvField(FormatValue(*batch.column(c), r), &out);
-    }
-    out.push_back('\n');
-  }
-  return out;
-}
-
 Status RunCat(const ParquetReader& reader, const ParquetOptions& options) {
-  if (options.format != "table" && options.format != "jsonl" && options.format != "csv") {
-    return Status::Error(errors::kInvalidArgument, "--format must be table, jsonl or csv, not " + options.format);
-  }
+  SLUICE_RETURN_IF_ERROR(CheckRowFormat(options.format));
   parquet::ReadOptions read;
   read.columns = options.columns;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::BatchReader> batches, reader.NewBatchReader(read));
-  if (options.format == "csv") {
-    std::string header;
-    for (const Field& field : batches->schema()->fields()) {
-      if (!header.empty()) header.push_back(',');
-      AppendCsvField(field.name, &header);
-    }
-    Print(header + "\n");
-  }
-  // A table needs every row before it can size its columns; the others stream.
-  std::vector<BatchPtr> table;
-  int64_t remaining = options.limit < 0 ? INT64_MAX : options.limit;
-  while (remaining > 0) {
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, batches->Next());
-    if (!batch) break;
-    if (batch->num_rows() > remaining) batch = Slice(batch, 0, remaining);
-    remaining -= batch->num_rows();
-    if (options.format == "table") {
-      table.push_back(std::move(batch));
-    } else {
-      Print(options.format == "jsonl" ? JsonLines(*batch) : CsvRows(*batch));
-    }
-  }
-  if (options.format == "table") {
-    BatchPtr all = RecordBatch::Empty(batches->schema());
-    if (!table.empty()) {
-      SLUICE_ASSIGN_OR_RETURN(all, Concatenate(table));
-    }
-    Print(PrettyPrint(*all, all->num_rows()));
-  }
-  return Status::OK();
+  return PrintRows(batches->schema(), [&] { return batches->Next(); }, options.format, options.limit);
 }
 
 void AddCommand(CLI::App* parent, const std::string& name, const std::string& description,
