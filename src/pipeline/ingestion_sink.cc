@@ -315,7 +315,10 @@ Result<std::optional<std::string>> ResumeOffsets(std::shared_ptr<FileSystem> fs,
                                                  const std::string& stream_id) {
   SLUICE_ASSIGN_OR_RETURN(bool exists, fs->Exists(table_path + "/_delta_log"));
   if (!exists) return std::optional<std::string>();
-  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(fs, table_path));
+  Result<delta::SnapshotPtr> loaded = delta::Snapshot::Load(fs, table_path);
+  // A crash during the first commit leaves a _delta_log without commits: no table yet.
+  if (!loaded.ok() && loaded.status().error_class() == errors::kDeltaTableNotFound) return std::optional<std::string>();
+  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, std::move(loaded));
   // appId = <stream id>-<topic>-<partition>; the topic may itself contain '-', the partition not.
   std::map<std::string, std::map<int32_t, int64_t>> next;
   const std::string prefix = stream_id + "-";

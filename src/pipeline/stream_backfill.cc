@@ -43,8 +43,12 @@ std::vector<std::string> DefaultDeduplicationColumns() { return {"key", "value",
 Result<std::unique_ptr<Backfill>> Backfill::Open(std::shared_ptr<FileSystem> fs, BackfillSpec spec) {
   std::unique_ptr<Backfill> backfill(new Backfill(std::move(fs), std::move(spec)));
   SLUICE_ASSIGN_OR_RETURN(bool exists, backfill->fs_->Exists(backfill->spec_.table_path + "/_delta_log"));
-  if (exists) {
-    SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr table, delta::Snapshot::Load(backfill->fs_, backfill->spec_.table_path));
+  Result<delta::SnapshotPtr> loaded = Status::Error(errors::kDeltaTableNotFound, "no ingestion table yet");
+  if (exists) loaded = delta::Snapshot::Load(backfill->fs_, backfill->spec_.table_path);
+  // A crash during the first commit leaves a _delta_log without commits: no table yet.
+  if (!loaded.ok() && loaded.status().error_class() != errors::kDeltaTableNotFound) return loaded.status();
+  if (loaded.ok()) {
+    const delta::SnapshotPtr& table = *loaded;
     if (table->transactions().count(BackfillAppId(backfill->spec_.stream_id))) {
       backfill->done_ = true;
       return backfill;
