@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "sluice/engine/plugin.h"
 #include "cli/termination_signals.h"
 #include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/pg_change_feed.h"
@@ -40,6 +41,14 @@ Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path) {
   text << in.rdbuf();
   Result<pipeline::PipelineSpec> spec = pipeline::ParsePipelineSpec(text.str());
   if (!spec.ok()) return spec.status().WithContext(path);
+  // A format `plugin:/path/libx.so` is known once its library is loaded.
+  std::vector<std::string> formats;
+  for (const pipeline::FlowSpec& flow : spec->flows) formats.push_back(flow.source.format);
+  for (const auto& [name, sink] : spec->sinks) formats.push_back(sink.format);
+  for (const std::string& format : formats) {
+    Status loaded = engine::LoadPlugin(&CommandRegistry(), format);
+    if (!loaded.ok()) return loaded.WithContext(path);
+  }
   return spec;
 }
 

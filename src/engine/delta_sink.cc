@@ -4,14 +4,19 @@
 namespace sluice::engine {
 namespace {
 
+constexpr std::string_view kModes[] = {"append", "overwrite"};
+
 constexpr OptionSpec kOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "directory of the Delta table"},
     {"mergeSchema", OptionType::kBool, "false", false, "add new columns of the batches to the table schema"},
+    {"mode", OptionType::kEnum, std::nullopt, false, "batch write mode: append or overwrite", kModes},
 };
 
 class DeltaSink final : public Sink {
  public:
-  DeltaSink(std::string path, bool merge_schema) : path_(std::move(path)), merge_schema_(merge_schema) {}
+  // `mode` is empty for a streaming append.
+  DeltaSink(std::string path, bool merge_schema, std::string mode)
+      : path_(std::move(path)), merge_schema_(merge_schema), mode_(std::move(mode)) {}
 
   std::string description() const override { return "DeltaSink[" + path_ + "]"; }
   std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
@@ -26,18 +31,27 @@ class DeltaSink final : public Sink {
     delta::WriteOptions options;
     options.merge_schema = merge_schema_;
     options.transactions = {delta::SetTransaction{query_id_, batch_id, std::nullopt}};
-    options.operation = std::string(delta::kOperationStreamingUpdate);
-    options.operation_parameters = {
-        {"outputMode", "Append"}, {"queryId", query_id_}, {"epochId", std::to_string(batch_id)}};
+    if (mode_.empty()) {
+      options.operation = std::string(delta::kOperationStreamingUpdate);
+      options.operation_parameters = {
+          {"outputMode", "Append"}, {"queryId", query_id_}, {"epochId", std::to_string(batch_id)}};
+    } else if (mode_ == "overwrite" && !overwritten_) {
+      options.mode = delta::WriteMode::kOverwrite;
+    }
     // The copy shares the batch's columns; the writer keeps nothing after it returns.
     std::vector<BatchPtr> batches = {std::make_shared<const RecordBatch>(batch)};
     Result<delta::WriteResult> written = delta::WriteTable(file_system_, path_, batches, options);
-    return written.ok() ? Status::OK() : written.status().WithContext(description());
+    if (!written.ok()) return written.status().WithContext(description());
+    // The run's later batches add to what its first one wrote.
+    overwritten_ = true;
+    return Status::OK();
   }
 
  private:
   std::string path_;
   bool merge_schema_;
+  std::string mode_;
+  bool overwritten_ = false;
   std::shared_ptr<FileSystem> file_system_;
   std::string query_id_;
 };
@@ -47,7 +61,8 @@ class DeltaSink final : public Sink {
 const std::span<const OptionSpec> kDeltaSinkOptions = kOptions;
 
 Result<std::unique_ptr<Sink>> MakeDeltaSink(const ValidatedOptions& options) {
-  return std::unique_ptr<Sink>(new DeltaSink(options.GetString("path"), options.GetBool("mergeSchema")));
+  return std::unique_ptr<Sink>(new DeltaSink(options.GetString("path"), options.GetBool("mergeSchema"),
+                                             options.Has("mode") ? options.GetString("mode") : std::string()));
 }
 
 }  // namespace sluice::engine

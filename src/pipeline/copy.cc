@@ -179,13 +179,7 @@ Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, con
   } else {
     SLUICE_ASSIGN_OR_RETURN(source, registry->MakeSource(from.format, source_options));
   }
-  std::unique_ptr<engine::Sink> sink;
-  if (EqualsIgnoreCase(to.format, "delta") && FindIgnoreCase(sink_options, "mode") != sink_options.end()) {
-    SLUICE_ASSIGN_OR_RETURN(auto validated, ValidateOptions("delta sink", engine::kDeltaBatchSinkOptions, sink_options));
-    SLUICE_ASSIGN_OR_RETURN(sink, engine::MakeDeltaBatchSink(validated));
-  } else {
-    SLUICE_ASSIGN_OR_RETURN(sink, registry->MakeSink(to.format, sink_options));
-  }
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Sink> sink, registry->MakeSink(to.format, sink_options));
 
   CopyResult result;
   engine::QueryConfig config;

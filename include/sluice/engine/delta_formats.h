@@ -6,6 +6,11 @@
 // batch. Output mode append.
 //   path         string, required: the table's directory
 //   mergeSchema  bool, default false: add new columns of the batches to the table's schema
+//   mode         append | overwrite, for batch writes (`sluice copy`, flows with trigger once):
+//                each commit is then a WRITE; `overwrite` replaces every row of the table in
+//                the run's first commit (one atomic Delta overwrite: readers see the old rows or
+//                the new ones) and the run's later batches append. Replays are skipped by the
+//                same txn as streaming appends.
 //
 // Source: the data files that commits add, in log order (see delta/source.h). Offsets:
 // {"version":V,"index":I}. The initial offset is resolved on the first run and kept in the

@@ -31,12 +31,6 @@
 // PARQUET_CORRUPT_FILE, DATATYPE_MISMATCH (a parquet file whose schema differs from the first's),
 // IO_ERROR.
 //
-// Delta batch writes: the `delta` sink with a `mode` option (append or overwrite; also path and
-// mergeSchema as the streaming delta sink has). Each batch is one commit carrying
-// txn{appId: query id, version: batch id}, so a replayed batch is skipped. `overwrite` replaces
-// every row of the table in the run's first commit (one atomic Delta overwrite: readers see the
-// old rows or the new ones); the run's later batches append.
-//
 // Delta batch reads (MakeDeltaBatchSource, option `path`): the table's latest snapshot at Open(),
 // read once like the file sources (offsets {"read":false}/{"read":true}), so a table that was
 // overwritten reads as it is now, where the streaming delta source reads appends only.
@@ -51,9 +45,7 @@ namespace sluice::engine {
 // Registers the sources and sinks `parquet`, `csv` and `json`.
 Status RegisterFileFormats(Registry* registry);
 
-// The options and factory of the delta sink in batch write modes.
-extern const std::span<const OptionSpec> kDeltaBatchSinkOptions;
-Result<std::unique_ptr<Sink>> MakeDeltaBatchSink(const ValidatedOptions& options);
+// The options and factory of the Delta batch source.
 extern const std::span<const OptionSpec> kDeltaBatchSourceOptions;
 Result<std::unique_ptr<Source>> MakeDeltaBatchSource(const ValidatedOptions& options);
 

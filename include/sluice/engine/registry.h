@@ -52,8 +52,9 @@ class Registry {
  public:
   // An empty registry.
   Registry() = default;
-  // The process-wide registry, holding the built-in formats: sources `rate` and `delta`; sinks
-  // `memory`, `console`, `foreachBatch` and `delta`.
+  // The process-wide registry, holding the built-in formats: sources `rate`, `delta`, `parquet`,
+  // `csv` and `json`; sinks `memory`, `console`, `foreachBatch`, `delta`, `parquet`, `csv` and
+  // `json`.
   static Registry& Default();
 
   // INVALID_ARGUMENT when the name (case-insensitive) is already taken.

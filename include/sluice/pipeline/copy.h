@@ -13,7 +13,7 @@
 // The copy is one batch of a query with trigger `once`, so every sink keeps its exactly-once
 // rules: a Delta table gets one commit, a PostgreSQL table one transaction. A `postgresql` sink
 // without a `mode` writes in mode `errorifexists`, as a batch write does by default. A `delta`
-// sink with a `mode` (append, overwrite) writes as engine::MakeDeltaBatchSink says; a `delta`
+// sink's `mode` (append, overwrite) is described in sluice/engine/delta_formats.h; a `delta`
 // source is read as engine::MakeDeltaBatchSource says (the table's latest snapshot). A format
 // `plugin:/path/libx.so` loads that plugin first (sluice/engine/plugin.h); in a spec its options
 // follow the path after a second colon.

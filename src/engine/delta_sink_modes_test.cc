@@ -6,19 +6,19 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
-#include "sluice/engine/file_formats.h"
+#include "sluice/engine/delta_formats.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::engine {
 namespace {
 
-class DeltaBatchSinkTest : public ::testing::Test {
+class DeltaSinkModeTest : public ::testing::Test {
  protected:
   // Writes rows [from, to) as batch `batch_id` of query `query_id` through a fresh sink.
   Status Write(const std::string& mode, const std::string& query_id, int64_t batch_id, int64_t from, int64_t to) {
     SLUICE_ASSIGN_OR_RETURN(auto options,
-                            ValidateOptions("delta sink", kDeltaBatchSinkOptions, {{"path", table_}, {"mode", mode}}));
-    SLUICE_ASSIGN_OR_RETURN(auto sink, MakeDeltaBatchSink(options));
+                            ValidateOptions("delta sink", kDeltaSinkOptions, {{"path", table_}, {"mode", mode}}));
+    SLUICE_ASSIGN_OR_RETURN(auto sink, MakeDeltaSink(options));
     SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{query_id, OutputMode::kAppend, LocalFileSystem()}));
     Int64Builder values(DataType::Long());
     for (int64_t v = from; v < to; ++v) values.Append(v);
@@ -44,13 +44,13 @@ class DeltaBatchSinkTest : public ::testing::Test {
   std::string table_ = dir_.Join("table");
 };
 
-TEST_F(DeltaBatchSinkTest, AppendAddsRowsOfEveryQuery) {
+TEST_F(DeltaSinkModeTest, AppendAddsRowsOfEveryQuery) {
   ASSERT_TRUE(Write("append", "first", 0, 0, 2).ok());
   ASSERT_TRUE(Write("append", "second", 0, 2, 4).ok());
   EXPECT_EQ(Values(), (std::vector<int64_t>{0, 1, 2, 3}));
 }
 
-TEST_F(DeltaBatchSinkTest, OverwriteReplacesEveryRowInOneCommit) {
+TEST_F(DeltaSinkModeTest, OverwriteReplacesEveryRowInOneCommit) {
   ASSERT_TRUE(Write("append", "first", 0, 0, 3).ok());
   int64_t before = Version();
   ASSERT_TRUE(Write("overwrite", "second", 0, 10, 12).ok());
@@ -58,7 +58,7 @@ TEST_F(DeltaBatchSinkTest, OverwriteReplacesEveryRowInOneCommit) {
   EXPECT_EQ(Version(), before + 1);
 }
 
-TEST_F(DeltaBatchSinkTest, AReplayedOverwriteIsSkipped) {
+TEST_F(DeltaSinkModeTest, AReplayedOverwriteIsSkipped) {
   ASSERT_TRUE(Write("overwrite", "copy", 0, 10, 12).ok());
   ASSERT_TRUE(Write("append", "other", 0, 20, 21).ok());
   int64_t before = Version();
@@ -68,13 +68,13 @@ TEST_F(DeltaBatchSinkTest, AReplayedOverwriteIsSkipped) {
   EXPECT_EQ(Values(), (std::vector<int64_t>{10, 11, 20}));
 }
 
-TEST_F(DeltaBatchSinkTest, OverwriteCreatesAMissingTable) {
+TEST_F(DeltaSinkModeTest, OverwriteCreatesAMissingTable) {
   ASSERT_TRUE(Write("overwrite", "copy", 0, 5, 7).ok());
   EXPECT_EQ(Values(), (std::vector<int64_t>{5, 6}));
 }
 
-TEST_F(DeltaBatchSinkTest, OnlyAppendAndOverwriteAreModes) {
-  auto options = ValidateOptions("delta sink", kDeltaBatchSinkOptions, {{"path", table_}, {"mode", "ignore"}});
+TEST_F(DeltaSinkModeTest, OnlyAppendAndOverwriteAreModes) {
+  auto options = ValidateOptions("delta sink", kDeltaSinkOptions, {{"path", table_}, {"mode", "ignore"}});
   EXPECT_EQ(options.status().error_class(), errors::kInvalidOptions);
 }
 
