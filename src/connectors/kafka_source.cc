@@ -315,6 +315,7 @@ struct Watermarks {
   int64_t low = 0;
   int64_t high = 0;
 };
+using WatermarkMap = std::map<TopicPartition, Watermarks>;
 
 class KafkaSource final : public engine::Source {
  public:
@@ -355,16 +356,23 @@ class KafkaSource final : public engine::Source {
     if (kept.status().error_class() != errors::kFileNotFound) return kept.status();
     SLUICE_ASSIGN_OR_RETURN(std::vector<TopicPartition> partitions, DiscoverPartitions());
     PartitionOffsets offsets;
+    std::vector<std::pair<TopicPartition, int64_t>> to_resolve;  // (partition, kEarliest or kLatest)
     for (const TopicPartition& partition : partitions) {
       int64_t wanted = config_.starting_offsets == "earliest" ? kEarliest : kLatest;
       auto given = config_.starting_partition_offsets.find(partition);
       if (given != config_.starting_partition_offsets.end()) wanted = given->second;
       if (wanted >= 0) {
         offsets[partition] = wanted;
-        continue;
+      } else {
+        to_resolve.emplace_back(partition, wanted);
       }
-      SLUICE_ASSIGN_OR_RETURN(Watermarks marks, QueryWatermarks(partition));
-      offsets[partition] = wanted == kEarliest ? marks.low : marks.high;
+    }
+    std::vector<TopicPartition> queried;
+    for (const auto& [partition, wanted] : to_resolve) queried.push_back(partition);
+    SLUICE_ASSIGN_OR_RETURN(WatermarkMap marks, QueryWatermarks(queried));
+    for (const auto& [partition, wanted] : to_resolve) {
+      const Watermarks& mark = marks.at(partition);
+      offsets[partition] = wanted == kEarliest ? mark.low : mark.high;
     }
     std::string text = FormatPartitionOffsets(offsets);
     Status written = file_system_->PutIfAbsent(initial_offset_path_, text);
@@ -382,10 +390,11 @@ class KafkaSource final : public engine::Source {
     // Partitions that vanished from the cluster keep their position.
     PartitionOffsets end = start;
     std::vector<std::pair<TopicPartition, int64_t>> available;  // (partition, records to read)
+    SLUICE_ASSIGN_OR_RETURN(WatermarkMap all_marks, QueryWatermarks(partitions));
     for (const TopicPartition& partition : partitions) {
       auto known = start.find(partition);
       const bool is_new = known == start.end();
-      SLUICE_ASSIGN_OR_RETURN(Watermarks marks, QueryWatermarks(partition));
+      const Watermarks& marks = all_marks.at(partition);
       // A new partition starts at its earliest offset; it enters the offsets once it has records.
       int64_t from = is_new ? 0 : known->second;
       if (is_new && marks.high <= marks.low) continue;
@@ -421,11 +430,17 @@ class KafkaSource final : public engine::Source {
     // The range to read per partition, after data-loss checks.
     std::map<TopicPartition, std::pair<int64_t, int64_t>> ranges;
     int64_t rows = 0;
+    std::vector<TopicPartition> to_read;
     for (const auto& [partition, until] : end) {
       auto known = start.find(partition);
+      if (until > (known == start.end() ? 0 : known->second)) to_read.push_back(partition);
+    }
+    SLUICE_ASSIGN_OR_RETURN(WatermarkMap all_marks, QueryWatermarks(to_read));
+    for (const TopicPartition& partition : to_read) {
+      const int64_t until = end.at(partition);
+      auto known = start.find(partition);
       int64_t from = known == start.end() ? 0 : known->second;
-      if (until <= from) continue;
-      SLUICE_ASSIGN_OR_RETURN(Watermarks marks, QueryWatermarks(partition));
+      const Watermarks& marks = all_marks.at(partition);
       if (from < marks.low) {
         SLUICE_RETURN_IF_ERROR(DataLoss(partition, from, std::min(marks.low, until), "retention or deletion removed them"));
         from = marks.low;
@@ -489,6 +504,56 @@ class KafkaSource final : public engine::Source {
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return RequestFailed(fmt::format("cannot read the offsets of {}[{}]: {}", partition.topic, partition.partition,
                                        rd_kafka_err2str(err)));
+    }
+    return marks;
+  }
+
+  // The watermarks of all `partitions`: the earliest and the latest offsets of every partition are
+  // each asked in one request per leader broker (ListOffsets with the special timestamps), not in
+  // two per partition. A partition the batched request could not answer is asked on its own, so
+  // its error reads as before.
+  Result<WatermarkMap> QueryWatermarks(const std::vector<TopicPartition>& partitions) {
+    WatermarkMap marks;
+    if (partitions.empty()) return marks;
+    auto query = [&](int64_t special) {
+      PartitionListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())),
+                            &rd_kafka_topic_partition_list_destroy);
+      for (const TopicPartition& partition : partitions) {
+        rd_kafka_topic_partition_list_add(list.get(), partition.topic.c_str(), partition.partition)->offset = special;
+      }
+      rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(client_.get(), list.get(), config_.timeout_ms);
+      return std::pair{err, std::move(list)};
+    };
+    auto [high_err, highs] = query(RD_KAFKA_OFFSET_END);
+    if (high_err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
+      // Asking again, partition by partition, would only wait as long once more.
+      return RequestFailed(fmt::format("cannot read the offsets of {}[{}]: {}", partitions.front().topic,
+                                       partitions.front().partition, rd_kafka_err2str(high_err)));
+    }
+    auto [low_err, lows] = high_err == RD_KAFKA_RESP_ERR_NO_ERROR
+                               ? query(RD_KAFKA_OFFSET_BEGINNING)
+                               : std::pair{high_err, PartitionListPtr(nullptr, &rd_kafka_topic_partition_list_destroy)};
+    std::map<TopicPartition, int64_t> high_of;
+    if (high_err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      for (int i = 0; i < highs->cnt; ++i) {
+        const rd_kafka_topic_partition_t& part = highs->elems[i];
+        if (part.err == RD_KAFKA_RESP_ERR_NO_ERROR && part.offset >= 0) {
+          high_of[TopicPartition{part.topic, part.partition}] = part.offset;
+        }
+      }
+    }
+    if (low_err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      for (int i = 0; i < lows->cnt; ++i) {
+        const rd_kafka_topic_partition_t& part = lows->elems[i];
+        if (part.err != RD_KAFKA_RESP_ERR_NO_ERROR || part.offset < 0) continue;
+        TopicPartition partition{part.topic, part.partition};
+        auto high = high_of.find(partition);
+        if (high != high_of.end()) marks[partition] = Watermarks{part.offset, high->second};
+      }
+    }
+    for (const TopicPartition& partition : partitions) {
+      if (marks.count(partition)) continue;
+      SLUICE_ASSIGN_OR_RETURN(marks[partition], QueryWatermarks(partition));
     }
     return marks;
   }
