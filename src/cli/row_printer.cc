@@ -1,7 +1,6 @@
 #include "cli/row_printer.h"
 
 #include <climits>
-#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -13,73 +12,6 @@ namespace sluice::cli {
 namespace {
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
-
-// One value as JSON: numbers bare (NaN and infinities quoted), decimals as exact strings,
-// timestamps ISO-8601, binary base64, maps as objects keyed by the keys' text.
-void AppendJson(const Column& column, int64_t row, std::string* out) {
-  if (column.IsNull(row)) {
-    out->append("null");
-    return;
-  }
-  const DataType& type = *column.type;
-  switch (type.id()) {
-    case TypeId::kBoolean:
-    case TypeId::kByte:
-    case TypeId::kShort:
-    case TypeId::kInteger:
-    case TypeId::kLong:
-      out->append(FormatValue(column, row));
-      return;
-    case TypeId::kFloat:
-    case TypeId::kDouble: {
-      const double v = type.id() == TypeId::kFloat ? column.Value<float>(row) : column.Value<double>(row);
-      if (std::isfinite(v)) {
-        out->append(FormatValue(column, row));
-      } else {
-        AppendJsonString(out, FormatValue(column, row));
-      }
-      return;
-    }
-    case TypeId::kString:
-      AppendJsonString(out, column.View(row));
-      return;
-    case TypeId::kDecimal:
-    case TypeId::kBinary:
-    case TypeId::kDate:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampNtz:
-      AppendJsonString(out, FormatValue(column, row));
-      return;
-    case TypeId::kStruct:
-      out->push_back('{');
-      for (int i = 0; i < type.num_fields(); ++i) {
-        if (i > 0) out->push_back(',');
-        AppendJsonString(out, type.field(i).name);
-        out->push_back(':');
-        AppendJson(*column.children[i], row, out);
-      }
-      out->push_back('}');
-      return;
-    case TypeId::kArray:
-      out->push_back('[');
-      for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
-        if (e > column.offsets[row]) out->push_back(',');
-        AppendJson(*column.children[0], e, out);
-      }
-      out->push_back(']');
-      return;
-    case TypeId::kMap:
-      out->push_back('{');
-      for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
-        if (e > column.offsets[row]) out->push_back(',');
-        AppendJsonString(out, FormatValue(*column.children[0], e));
-        out->push_back(':');
-        AppendJson(*column.children[1], e, out);
-      }
-      out->push_back('}');
-      return;
-  }
-}
 
 void AppendCsvField(const std::string& text, std::string* out) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) {
@@ -102,7 +34,7 @@ std::string JsonLines(const RecordBatch& batch) {
       if (c > 0) out.push_back(',');
       AppendJsonString(&out, batch.field(c).name);
       out.push_back(':');
-      AppendJson(*batch.column(c), r, &out);
+      AppendValueJson(*batch.column(c), r, &out);
     }
     out.append("}\n");
   }
@@ -110,12 +42,16 @@ std::string JsonLines(const RecordBatch& batch) {
 }
 
 std::string CsvRows(const RecordBatch& batch) {
-  std::string out;
+  std::string out, field;
   for (int64_t r = 0; r < batch.num_rows(); ++r) {
     for (int c = 0; c < batch.num_columns(); ++c) {
       if (c > 0) out.push_back(',');
       // Nulls are empty fields.
-      if (batch.column(c)->IsValid(r)) AppendCsvField(FormatValue(*batch.column(c), r), &out);
+      if (batch.column(c)->IsValid(r)) {
+        field.clear();
+        AppendValue(*batch.column(c), r, &field);
+        AppendCsvField(field, &out);
+      }
     }
     out.push_back('\n');
   }

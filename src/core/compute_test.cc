@@ -475,6 +475,39 @@ TEST(FormatValueTest, NestedValuesReadAsJson) {
   EXPECT_EQ(FormatValue(*row.Finish(), 0), R"({"when":"1970-01-01","raw":"YQ==","tags":{"1":"say \"hi\"\n"}})");
 }
 
+TEST(FormatValueTest, JsonValuesQuoteWhatAJsonReaderWouldRoundOrCannotRead) {
+  auto json = [](const ColumnPtr& column, int64_t row) {
+    std::string out;
+    AppendValueJson(*column, row, &out);
+    return out;
+  };
+  ColumnPtr doubles = Doubles({1e7, kNaN, -kInf, std::nullopt});
+  EXPECT_EQ(json(doubles, 0), "1.0E7");
+  EXPECT_EQ(json(doubles, 1), "\"NaN\"");
+  EXPECT_EQ(json(doubles, 2), "\"-Infinity\"");
+  EXPECT_EQ(json(doubles, 3), "null");
+  DecimalBuilder decimal(Decimal(38, 2));
+  decimal.Append(static_cast<int128_t>(-12345));
+  EXPECT_EQ(json(decimal.Finish(), 0), "\"-123.45\"");
+  EXPECT_EQ(json(Strings({"say \"hi\""}), 0), R"("say \"hi\"")");
+  EXPECT_EQ(json(Fixed<Int64Builder>(DataType::Timestamp(), std::vector<std::optional<int64_t>>{0}), 0),
+            "\"1970-01-01T00:00:00Z\"");
+
+  StructBuilder row(Struct({{"n", DataType::Integer(), true, "{}"},
+                            {"d", Decimal(5, 1), true, "{}"},
+                            {"xs", DataType::Array(DataType::Double()), true, "{}"}}));
+  static_cast<Int32Builder*>(row.field_builder(0))->Append(7);
+  static_cast<DecimalBuilder*>(row.field_builder(1))->Append(static_cast<int128_t>(15));
+  auto* xs = static_cast<ListBuilder*>(row.field_builder(2));
+  static_cast<DoubleBuilder*>(xs->element_builder())->Append(0.5);
+  static_cast<DoubleBuilder*>(xs->element_builder())->Append(kInf);
+  xs->Append();
+  row.Append();
+  std::string text;
+  AppendValue(*row.Finish(), 0, &text);
+  EXPECT_EQ(text, R"({"n":7,"d":1.5,"xs":[0.5,Infinity]})");
+}
+
 TEST(PrettyPrintTest, LooksLikeSparkShow) {
   BatchPtr batch = Batch({{"id", Ints({1, 22, std::nullopt})},
                           {"name", Strings({"ann", "a name that is much too long to show", "two\nlines"})},

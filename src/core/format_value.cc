@@ -225,4 +225,76 @@ std::string FormatValue(const Column& column, int64_t row) {
   return out;
 }
 
+void AppendValue(const Column& column, int64_t row, std::string* out) { AppendValue(column, row, false, out); }
+
+void AppendValueJson(const Column& column, int64_t row, std::string* out) {
+  if (column.IsNull(row)) {
+    out->append("null");
+    return;
+  }
+  const DataType& type = *column.type;
+  switch (type.id()) {
+    case TypeId::kBoolean:
+    case TypeId::kByte:
+    case TypeId::kShort:
+    case TypeId::kInteger:
+    case TypeId::kLong:
+      AppendValue(column, row, false, out);
+      return;
+    case TypeId::kFloat:
+    case TypeId::kDouble: {
+      const double value = type.id() == TypeId::kFloat ? column.Value<float>(row) : column.Value<double>(row);
+      if (std::isfinite(value)) {
+        AppendValue(column, row, false, out);
+      } else {
+        AppendJsonString(out, FormatValue(column, row));
+      }
+      return;
+    }
+    case TypeId::kDecimal:
+      out->push_back('"');
+      AppendDecimal(column.Value<int128_t>(row), type.scale(), out);
+      out->push_back('"');
+      return;
+    case TypeId::kString:
+    case TypeId::kBinary:
+    case TypeId::kDate:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz:
+      AppendValue(column, row, true, out);
+      return;
+    case TypeId::kStruct:
+      out->push_back('{');
+      for (int i = 0; i < type.num_fields(); ++i) {
+        if (i > 0) out->push_back(',');
+        AppendJsonString(out, type.field(i).name);
+        out->push_back(':');
+        AppendValueJson(*column.children[i], row, out);
+      }
+      out->push_back('}');
+      return;
+    case TypeId::kArray:
+      out->push_back('[');
+      for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
+        if (e > column.offsets[row]) out->push_back(',');
+        AppendValueJson(*column.children[0], e, out);
+      }
+      out->push_back(']');
+      return;
+    case TypeId::kMap: {
+      out->push_back('{');
+      for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
+        if (e > column.offsets[row]) out->push_back(',');
+        std::string key;
+        AppendValue(*column.children[0], e, false, &key);
+        AppendJsonString(out, key);
+        out->push_back(':');
+        AppendValueJson(*column.children[1], e, out);
+      }
+      out->push_back('}');
+      return;
+    }
+  }
+}
+
 }  // namespace sluice

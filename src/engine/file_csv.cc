@@ -4,6 +4,7 @@
 
 #include "engine/file_codecs.h"
 #include "engine/file_text.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
 
@@ -205,7 +206,7 @@ void AppendCsvRows(const RecordBatch& batch, int64_t begin, int64_t end, const C
         continue;
       }
       text.clear();
-      file_text::FormatScalar(column, row, &text);
+      AppendValue(column, row, &text);
       AppendField(text, options, out);
     }
     out->push_back('\n');

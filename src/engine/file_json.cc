@@ -10,6 +10,7 @@
 #include "engine/file_codecs.h"
 #include "engine/file_text.h"
 #include "sluice/core/builder.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 
@@ -213,7 +214,7 @@ void AppendJsonLines(const RecordBatch& batch, int64_t begin, int64_t end, std::
       first = false;
       AppendJsonString(out, batch.field(i).name);
       out->push_back(':');
-      file_text::FormatJson(column, row, out);
+      AppendValueJson(column, row, out);
     }
     out->append("}\n");
   }

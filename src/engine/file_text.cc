@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "sluice/core/civil_date.h"
-#include "sluice/core/json_text.h"
 
 namespace sluice::engine::file_text {
 namespace {
@@ -16,7 +15,6 @@ __extension__ typedef unsigned __int128 uint128_t;
 
 constexpr int64_t kMicrosPerSecond = 1'000'000;
 constexpr int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
-constexpr char kBase64Alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -205,68 +203,6 @@ bool AppendParsedInteger(ColumnBuilder* builder, std::string_view text) {
   return true;
 }
 
-template <typename T>
-void AppendFloatText(T value, std::string* out) {
-  if (std::isnan(value)) {
-    out->append("NaN");
-  } else if (std::isinf(value)) {
-    out->append(value < 0 ? "-Infinity" : "Infinity");
-  } else {
-    char buffer[64];
-    auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-    out->append(buffer, end);
-  }
-}
-
-void AppendDecimalText(int128_t value, int scale, std::string* out) {
-  uint128_t magnitude = value < 0 ? -static_cast<uint128_t>(value) : static_cast<uint128_t>(value);
-  char digits[48];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + static_cast<int>(magnitude % 10));
-    magnitude /= 10;
-  } while (magnitude != 0 || n <= scale);
-  if (value < 0) out->push_back('-');
-  for (int i = n - 1; i >= 0; --i) {
-    out->push_back(digits[i]);
-    if (i == scale && scale > 0) out->push_back('.');
-  }
-}
-
-void AppendDateText(int64_t days, std::string* out) {
-  CivilDate date = CivilFromDays(days);
-  if (date.year < 0) out->push_back('-');
-  fmt::format_to(std::back_inserter(*out), "{:04}-{:02}-{:02}", date.year < 0 ? -date.year : date.year, date.month,
-                 date.day);
-}
-
-void AppendTimestampText(int64_t micros, bool utc, std::string* out) {
-  int64_t days = micros / kMicrosPerDay;
-  if (micros % kMicrosPerDay < 0) --days;
-  int64_t rest = micros - days * kMicrosPerDay;
-  AppendDateText(days, out);
-  fmt::format_to(std::back_inserter(*out), "T{:02}:{:02}:{:02}.{:06}{}", rest / (3600 * kMicrosPerSecond),
-                 rest / (60 * kMicrosPerSecond) % 60, rest / kMicrosPerSecond % 60, rest % kMicrosPerSecond,
-                 utc ? "Z" : "");
-}
-
-void AppendBase64(std::string_view bytes, std::string* out) {
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t v = static_cast<uint32_t>(static_cast<uint8_t>(bytes[i])) << 16 |
-                 static_cast<uint32_t>(static_cast<uint8_t>(bytes[i + 1])) << 8 | static_cast<uint8_t>(bytes[i + 2]);
-    for (int k = 3; k >= 0; --k) out->push_back(kBase64Alphabet[(v >> (6 * k)) & 63]);
-  }
-  size_t left = bytes.size() - i;
-  if (left == 0) return;
-  uint32_t v = static_cast<uint32_t>(static_cast<uint8_t>(bytes[i])) << 16;
-  if (left == 2) v |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[i + 1])) << 8;
-  out->push_back(kBase64Alphabet[(v >> 18) & 63]);
-  out->push_back(kBase64Alphabet[(v >> 12) & 63]);
-  out->push_back(left == 2 ? kBase64Alphabet[(v >> 6) & 63] : '=');
-  out->push_back('=');
-}
-
 }  // namespace
 
 bool AppendScalar(ColumnBuilder* builder, std::string_view text, std::string* why) {
@@ -341,121 +277,6 @@ bool AppendScalar(ColumnBuilder* builder, std::string_view text, std::string* wh
                        type.ToString());
   }
   return ok;
-}
-
-void FormatScalar(const Column& column, int64_t row, std::string* out) {
-  const DataType& type = *column.type;
-  switch (type.id()) {
-    case TypeId::kBoolean:
-      out->append(column.Value<uint8_t>(row) ? "true" : "false");
-      break;
-    case TypeId::kByte:
-      fmt::format_to(std::back_inserter(*out), "{}", column.Value<int8_t>(row));
-      break;
-    case TypeId::kShort:
-      fmt::format_to(std::back_inserter(*out), "{}", column.Value<int16_t>(row));
-      break;
-    case TypeId::kInteger:
-      fmt::format_to(std::back_inserter(*out), "{}", column.Value<int32_t>(row));
-      break;
-    case TypeId::kLong:
-      fmt::format_to(std::back_inserter(*out), "{}", column.Value<int64_t>(row));
-      break;
-    case TypeId::kFloat:
-      AppendFloatText(column.Value<float>(row), out);
-      break;
-    case TypeId::kDouble:
-      AppendFloatText(column.Value<double>(row), out);
-      break;
-    case TypeId::kDecimal:
-      AppendDecimalText(column.Value<int128_t>(row), type.scale(), out);
-      break;
-    case TypeId::kString:
-      out->append(column.View(row));
-      break;
-    case TypeId::kBinary:
-      AppendBase64(column.View(row), out);
-      break;
-    case TypeId::kDate:
-      AppendDateText(column.Value<int32_t>(row), out);
-      break;
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampNtz:
-      AppendTimestampText(column.Value<int64_t>(row), type.id() == TypeId::kTimestamp, out);
-      break;
-    case TypeId::kStruct:
-    case TypeId::kArray:
-    case TypeId::kMap:
-      FormatJson(column, row, out);
-      break;
-  }
-}
-
-void FormatJson(const Column& column, int64_t row, std::string* out) {
-  if (column.IsNull(row)) {
-    out->append("null");
-    return;
-  }
-  const DataType& type = *column.type;
-  switch (type.id()) {
-    case TypeId::kBoolean:
-    case TypeId::kByte:
-    case TypeId::kShort:
-    case TypeId::kInteger:
-    case TypeId::kLong:
-    case TypeId::kDecimal:
-      FormatScalar(column, row, out);
-      break;
-    case TypeId::kFloat:
-    case TypeId::kDouble: {
-      double value = type.id() == TypeId::kFloat ? column.Value<float>(row) : column.Value<double>(row);
-      if (!std::isfinite(value)) out->push_back('"');
-      FormatScalar(column, row, out);
-      if (!std::isfinite(value)) out->push_back('"');
-      break;
-    }
-    case TypeId::kString:
-      AppendJsonString(out, column.View(row));
-      break;
-    case TypeId::kBinary:
-    case TypeId::kDate:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampNtz:
-      out->push_back('"');
-      FormatScalar(column, row, out);
-      out->push_back('"');
-      break;
-    case TypeId::kStruct:
-      out->push_back('{');
-      for (int i = 0; i < type.num_fields(); ++i) {
-        if (i > 0) out->push_back(',');
-        AppendJsonString(out, type.field(i).name);
-        out->push_back(':');
-        FormatJson(*column.children[i], row, out);
-      }
-      out->push_back('}');
-      break;
-    case TypeId::kArray:
-      out->push_back('[');
-      for (int64_t i = column.offsets[row]; i < column.offsets[row + 1]; ++i) {
-        if (i > column.offsets[row]) out->push_back(',');
-        FormatJson(*column.children[0], i, out);
-      }
-      out->push_back(']');
-      break;
-    case TypeId::kMap:
-      out->push_back('{');
-      for (int64_t i = column.offsets[row]; i < column.offsets[row + 1]; ++i) {
-        if (i > column.offsets[row]) out->push_back(',');
-        std::string key;
-        FormatScalar(*column.children[0], i, &key);
-        AppendJsonString(out, key);
-        out->push_back(':');
-        FormatJson(*column.children[1], i, out);
-      }
-      out->push_back('}');
-      break;
-  }
 }
 
 }  // namespace sluice::engine::file_text

@@ -51,7 +51,7 @@ TEST_F(CopyFilesTest, CsvIntoDeltaOverwriteTwiceThenOutAsJsonLines) {
   }
   Result<CopyResult> exported = Copy("main.bronze.prices", "json:path=" + dir_.Join("out"));
   ASSERT_TRUE(exported.ok()) << exported.status().ToString();
-  EXPECT_EQ(FilesText(dir_.Join("out")), "{\"sku\":\"A-1\",\"price\":12.50}\n{\"sku\":\"B-2\"}\n");
+  EXPECT_EQ(FilesText(dir_.Join("out")), "{\"sku\":\"A-1\",\"price\":\"12.50\"}\n{\"sku\":\"B-2\"}\n");
 }
 
 TEST_F(CopyFilesTest, ADeltaModeOtherThanAppendOrOverwriteIsRefused) {

@@ -39,6 +39,13 @@ std::vector<uint64_t> HashRows(const BatchPtr& batch, std::span<const int> key_c
 // omitted when zero: "2026-01-31T10:00:00Z"), binary as base64, nested values as JSON text
 // (strings, dates, timestamps and binary quoted; map keys as quoted text); null as "null".
 std::string FormatValue(const Column& column, int64_t row);
+// FormatValue appended to `out`.
+void AppendValue(const Column& column, int64_t row, std::string* out);
+// One value as a JSON value: null; booleans and integers bare; floating point bare when finite,
+// else "NaN", "Infinity", "-Infinity" quoted; decimals as quoted exact text (no JSON reader
+// rounds them to a double); strings, binary (base64), dates and timestamps quoted in FormatValue's
+// text; structs and maps as objects (map keys as their text), arrays as arrays.
+void AppendValueJson(const Column& column, int64_t row, std::string* out);
 
 // A console table of the first `max_rows` rows, like Spark's show().
 std::string PrettyPrint(const RecordBatch& batch, int64_t max_rows = 20);
