@@ -24,6 +24,13 @@
 namespace sluice::cli {
 namespace {
 
+// A field of a status.json entry, or `fallback` when the entry lacks it.
+template <typename T>
+T FieldOr(simdjson::dom::element entry, const char* key, T fallback) {
+  T value;
+  return entry[key].get(value) == simdjson::SUCCESS ? value : fallback;
+}
+
 struct CdfOptions {
   std::string connection;
   std::string host, port, user, password_ref, database;
@@ -194,14 +201,12 @@ Status PrintStatus(const std::string& json, int64_t pid) {
   std::printf("%-32s %-32s %-12s %12s %-14s %s\n", "SOURCE", "HISTORY TABLE", "STATUS", "ROWS", "COMMITTED LSN",
               "LAST WRITE (UTC)");
   for (simdjson::dom::element table : tables) {
-    std::string_view source, target, status, lsn;
-    int64_t rows = 0, last_write_ms = 0;
-    (void)table["source"].get(source);
-    (void)table["target"].get(target);
-    (void)table["status"].get(status);
-    (void)table["committed_lsn"].get(lsn);
-    (void)table["rows"].get(rows);
-    (void)table["last_write_ms"].get(last_write_ms);
+    std::string_view source = FieldOr<std::string_view>(table, "source", "");
+    std::string_view target = FieldOr<std::string_view>(table, "target", "-");
+    std::string_view status = FieldOr<std::string_view>(table, "status", "");
+    std::string_view lsn = FieldOr<std::string_view>(table, "committed_lsn", "");
+    int64_t rows = FieldOr<int64_t>(table, "rows", 0);
+    int64_t last_write_ms = FieldOr<int64_t>(table, "last_write_ms", 0);
     if (target.empty()) target = "-";
     std::string when = "-";
     if (last_write_ms > 0) {
