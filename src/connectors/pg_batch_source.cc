@@ -5,6 +5,7 @@
 #include "sluice/connectors/pg_batch_reader.h"
 #include "sluice/connectors/pg_connection.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/engine/read_once_source.h"
 
 namespace sluice::connectors {
 
@@ -23,15 +24,13 @@ constexpr auto kOptions = WithPgConnectionOptions({
      .minimum = 1},
 });
 
-constexpr std::string_view kUnread = R"({"read":false})";
-constexpr std::string_view kRead = R"({"read":true})";
 
 
 Status InvalidOption(std::string message) {
   return Status::Error(errors::kInvalidOptions, "postgresql source: " + std::move(message));
 }
 
-class PostgresBatchSource final : public engine::Source {
+class PostgresBatchSource final : public engine::ReadOnceSource {
  public:
   static Result<std::unique_ptr<engine::Source>> Make(const ValidatedOptions& options) {
     PgBatchReadOptions read;
@@ -69,18 +68,8 @@ class PostgresBatchSource final : public engine::Source {
     return Status::OK();
   }
 
-  Result<std::string> InitialOffset() override { return std::string(kUnread); }
-
-  Result<std::string> LatestOffset(const std::string& start, const engine::ReadLimit&) override {
-    SLUICE_RETURN_IF_ERROR(CheckOffset(start));
-    return std::string(kRead);
-  }
-
-  Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) override {
-    SLUICE_RETURN_IF_ERROR(CheckOffset(start));
-    SLUICE_RETURN_IF_ERROR(CheckOffset(end));
+  Result<std::vector<BatchPtr>> ReadAll() override {
     std::vector<BatchPtr> batches;
-    if (start == end) return batches;
     if (!reader_) {
       SLUICE_ASSIGN_OR_RETURN(reader_, PgBatchReader::Open(options_));
     }
@@ -94,17 +83,9 @@ class PostgresBatchSource final : public engine::Source {
     return batches;
   }
 
-  Status Commit(const std::string&) override { return Status::OK(); }
-
  private:
   PostgresBatchSource(PgBatchReadOptions options, std::string what)
       : options_(std::move(options)), what_(std::move(what)) {}
-
-  static Status CheckOffset(const std::string& offset) {
-    if (offset == kUnread || offset == kRead) return Status::OK();
-    return Status::Error(errors::kSourceOffsetInvalid, "postgresql source: offset `" + offset + "` is not " +
-                                                           std::string(kUnread) + " or " + std::string(kRead));
-  }
 
   PgBatchReadOptions options_;
   std::string what_;

@@ -4,6 +4,7 @@
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/engine/file_formats.h"
+#include "sluice/engine/read_once_source.h"
 
 namespace sluice::engine {
 namespace {
@@ -12,10 +13,8 @@ constexpr OptionSpec kSourceOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "directory of the Delta table"},
 };
 
-constexpr std::string_view kUnread = R"({"read":false})";
-constexpr std::string_view kRead = R"({"read":true})";
 
-class DeltaBatchSource final : public Source {
+class DeltaBatchSource final : public ReadOnceSource {
  public:
   explicit DeltaBatchSource(std::string path) : path_(std::move(path)) {}
 
@@ -28,18 +27,8 @@ class DeltaBatchSource final : public Source {
     return Status::OK();
   }
 
-  Result<std::string> InitialOffset() override { return std::string(kUnread); }
-
-  Result<std::string> LatestOffset(const std::string& start, const ReadLimit&) override {
-    SLUICE_RETURN_IF_ERROR(CheckOffset(start));
-    return std::string(kRead);
-  }
-
-  Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) override {
-    SLUICE_RETURN_IF_ERROR(CheckOffset(start));
-    SLUICE_RETURN_IF_ERROR(CheckOffset(end));
+  Result<std::vector<BatchPtr>> ReadAll() override {
     std::vector<BatchPtr> batches;
-    if (start == end) return batches;
     SLUICE_ASSIGN_OR_RETURN(auto scan, delta::TableScan::Open(snapshot_));
     for (;;) {
       SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
@@ -48,15 +37,7 @@ class DeltaBatchSource final : public Source {
     }
   }
 
-  Status Commit(const std::string&) override { return Status::OK(); }
-
  private:
-  Status CheckOffset(const std::string& offset) const {
-    if (offset == kUnread || offset == kRead) return Status::OK();
-    return Status::Error(errors::kSourceOffsetInvalid, description() + ": offset `" + offset + "` is not " +
-                                                           std::string(kUnread) + " or " + std::string(kRead));
-  }
-
   std::string path_;
   delta::SnapshotPtr snapshot_;
 };

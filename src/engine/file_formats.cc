@@ -9,6 +9,7 @@
 #include "engine/file_codecs.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/parquet/reader.h"
+#include "sluice/engine/read_once_source.h"
 #include "sluice/parquet/writer.h"
 
 namespace sluice::engine {
@@ -56,8 +57,6 @@ constexpr OptionSpec kJsonSinkOptions[] = {
     {"mode", OptionType::kEnum, "errorifexists", false, "append, overwrite, errorifexists or ignore", kWriteModes},
 };
 
-constexpr std::string_view kUnread = R"({"read":false})";
-constexpr std::string_view kRead = R"({"read":true})";
 constexpr int64_t kRowsPerBatch = 64 * 1024;
 constexpr size_t kWriteBufferBytes = size_t{1} << 20;
 
@@ -117,7 +116,7 @@ bool IsDataFileName(std::string_view name) { return !name.empty() && name[0] != 
 
 std::string_view BaseName(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
-class FileSource final : public Source {
+class FileSource final : public ReadOnceSource {
  public:
   FileSource(FileKind kind, std::string path, CsvOptions csv, TypePtr schema)
       : kind_(kind), path_(std::move(path)), csv_(std::move(csv)), schema_(std::move(schema)) {}
@@ -155,23 +154,11 @@ class FileSource final : public Source {
     return Status::OK();
   }
 
-  Result<std::string> InitialOffset() override { return std::string(kUnread); }
-
-  Result<std::string> LatestOffset(const std::string& start, const ReadLimit&) override {
-    SLUICE_RETURN_IF_ERROR(CheckOffset(start));
-    return std::string(kRead);
-  }
-
-  Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) override {
-    SLUICE_RETURN_IF_ERROR(CheckOffset(start));
-    SLUICE_RETURN_IF_ERROR(CheckOffset(end));
+  Result<std::vector<BatchPtr>> ReadAll() override {
     std::vector<BatchPtr> batches;
-    if (start == end) return batches;
     for (const std::string& file : files_) SLUICE_RETURN_IF_ERROR(ReadOne(file, &batches));
     return batches;
   }
-
-  Status Commit(const std::string&) override { return Status::OK(); }
 
  private:
   Status ReadOne(const std::string& file, std::vector<BatchPtr>* batches) {
@@ -195,12 +182,6 @@ class FileSource final : public Source {
     if (kind_ == FileKind::kCsv) return ReadCsv(content, file, csv_, schema_, kRowsPerBatch, batches);
     PadForJson(&content);
     return ReadJsonLines(content, file, schema_, kRowsPerBatch, batches);
-  }
-
-  Status CheckOffset(const std::string& offset) const {
-    if (offset == kUnread || offset == kRead) return Status::OK();
-    return Status::Error(errors::kSourceOffsetInvalid,
-                         fmt::format("{}: offset `{}` is not {} or {}", description(), offset, kUnread, kRead));
   }
 
   FileKind kind_;

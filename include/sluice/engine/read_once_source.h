@@ -1,0 +1,33 @@
+// A source that has one batch of data and reads it whole, once: a query result, a set of files,
+// a table's snapshot. Its offsets are `{"read":false}` (initial) and `{"read":true}`, so a
+// query with trigger `once` reads everything in its first batch, a replay of that batch reads it
+// again, and a later run reads nothing.
+//
+// Subclasses implement ReadAll(); like every Source, one is used by one query thread at a time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sluice/engine/source.h"
+
+namespace sluice::engine {
+
+class ReadOnceSource : public Source {
+ public:
+  Result<std::string> InitialOffset() final;
+  // SOURCE_OFFSET_INVALID for an offset that is neither of the two.
+  Result<std::string> LatestOffset(const std::string& start, const ReadLimit& limit) final;
+  // Everything (ReadAll) from unread to read, nothing for an empty range.
+  Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) final;
+  Status Commit(const std::string& end) final;
+
+ protected:
+  // Every row of the source.
+  virtual Result<std::vector<BatchPtr>> ReadAll() = 0;
+
+ private:
+  Status CheckOffset(const std::string& offset) const;
+};
+
+}  // namespace sluice::engine
