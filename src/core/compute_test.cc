@@ -503,8 +503,10 @@ TEST(FormatValueTest, JsonValuesQuoteWhatAJsonReaderWouldRoundOrCannotRead) {
   static_cast<DoubleBuilder*>(xs->element_builder())->Append(kInf);
   xs->Append();
   row.Append();
+  ColumnPtr nested = row.Finish();
+  EXPECT_EQ(json(nested, 0), R"({"n":7,"d":"1.5","xs":[0.5,"Infinity"]})");
   std::string text;
-  AppendValue(*row.Finish(), 0, &text);
+  AppendValue(*nested, 0, &text);
   EXPECT_EQ(text, R"({"n":7,"d":1.5,"xs":[0.5,Infinity]})");
 }
 

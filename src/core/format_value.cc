@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -70,7 +71,7 @@ void AppendFloating(T value, std::string* out) {
   out->push_back(digits[0]);
   out->push_back('.');
   out->append(digits.size() > 1 ? std::string_view(digits).substr(1) : std::string_view("0"));
-  out->append(fmt::format("E{}", exponent));
+  fmt::format_to(std::back_inserter(*out), "E{}", exponent);
 }
 
 __extension__ typedef unsigned __int128 uint128_t;
@@ -94,9 +95,9 @@ void AppendDecimal(int128_t value, int scale, std::string* out) {
 void AppendDate(int64_t days, std::string* out) {
   const auto [year, month, day] = CivilFromDays(days);
   if (year < 0) {
-    out->append(fmt::format("-{:04}-{:02}-{:02}", -year, month, day));
+    fmt::format_to(std::back_inserter(*out), "-{:04}-{:02}-{:02}", -year, month, day);
   } else {
-    out->append(fmt::format("{:04}-{:02}-{:02}", year, month, day));
+    fmt::format_to(std::back_inserter(*out), "{:04}-{:02}-{:02}", year, month, day);
   }
 }
 
@@ -110,8 +111,8 @@ void AppendTimestamp(int64_t micros, bool utc, std::string* out) {
   AppendDate(days, out);
   const int64_t seconds = of_day / kMicrosPerSecond;
   const int64_t fraction = of_day % kMicrosPerSecond;
-  out->append(fmt::format("T{:02}:{:02}:{:02}", seconds / 3600, seconds / 60 % 60, seconds % 60));
-  if (fraction != 0) out->append(fmt::format(".{:06}", fraction));
+  fmt::format_to(std::back_inserter(*out), "T{:02}:{:02}:{:02}", seconds / 3600, seconds / 60 % 60, seconds % 60);
+  if (fraction != 0) fmt::format_to(std::back_inserter(*out), ".{:06}", fraction);
   if (utc) out->push_back('Z');
 }
 
@@ -136,49 +137,67 @@ void AppendBase64(std::string_view bytes, std::string* out) {
   out->push_back('=');
 }
 
-void AppendValue(const Column& column, int64_t row, bool nested, std::string* out);
+// The three ways a value is written: FormatValue's text at top level, the same inside a nested
+// value (strings, dates, timestamps and binary quoted so the whole reads as JSON), and JSON proper
+// (non-finite floats and decimals quoted as well, since JSON has no NaN and readers round numbers
+// to doubles).
+enum class Form { kText, kNestedText, kJson };
 
-// Appends a value that reads as a string inside nested text: quoted there, bare at top level.
-void AppendText(std::string_view text, bool nested, std::string* out) {
-  if (nested) {
-    AppendJsonString(out, text);
-  } else {
+// Appends a value that reads as a string: quoted except in top-level text.
+void AppendText(std::string_view text, Form form, std::string* out) {
+  if (form == Form::kText) {
     out->append(text);
+  } else {
+    AppendJsonString(out, text);
   }
 }
 
-void AppendValue(const Column& column, int64_t row, bool nested, std::string* out) {
+template <typename T>
+void AppendFloatingIn(T value, Form form, std::string* out) {
+  if (form == Form::kJson && !std::isfinite(value)) {
+    std::string text;
+    AppendFloating(value, &text);
+    AppendJsonString(out, text);
+  } else {
+    AppendFloating(value, out);
+  }
+}
+
+void Append(const Column& column, int64_t row, Form form, std::string* out) {
   if (column.IsNull(row)) {
     out->append("null");
     return;
   }
   const DataType& type = *column.type;
+  const Form inner = form == Form::kJson ? Form::kJson : Form::kNestedText;
+  auto out_it = std::back_inserter(*out);
   switch (type.id()) {
     case TypeId::kBoolean: out->append(column.Value<uint8_t>(row) ? "true" : "false"); return;
-    case TypeId::kByte: out->append(fmt::format("{}", column.Value<int8_t>(row))); return;
-    case TypeId::kShort: out->append(fmt::format("{}", column.Value<int16_t>(row))); return;
-    case TypeId::kInteger: out->append(fmt::format("{}", column.Value<int32_t>(row))); return;
-    case TypeId::kLong: out->append(fmt::format("{}", column.Value<int64_t>(row))); return;
-    case TypeId::kFloat: AppendFloating(column.Value<float>(row), out); return;
-    case TypeId::kDouble: AppendFloating(column.Value<double>(row), out); return;
-    case TypeId::kDecimal: AppendDecimal(column.Value<int128_t>(row), type.scale(), out); return;
-    case TypeId::kString: AppendText(column.View(row), nested, out); return;
-    case TypeId::kBinary: {
-      std::string encoded;
-      AppendBase64(column.View(row), &encoded);
-      AppendText(encoded, nested, out);
+    case TypeId::kByte: fmt::format_to(out_it, "{}", column.Value<int8_t>(row)); return;
+    case TypeId::kShort: fmt::format_to(out_it, "{}", column.Value<int16_t>(row)); return;
+    case TypeId::kInteger: fmt::format_to(out_it, "{}", column.Value<int32_t>(row)); return;
+    case TypeId::kLong: fmt::format_to(out_it, "{}", column.Value<int64_t>(row)); return;
+    case TypeId::kFloat: AppendFloatingIn(column.Value<float>(row), form, out); return;
+    case TypeId::kDouble: AppendFloatingIn(column.Value<double>(row), form, out); return;
+    case TypeId::kDecimal:
+      if (form == Form::kJson) out->push_back('"');
+      AppendDecimal(column.Value<int128_t>(row), type.scale(), out);
+      if (form == Form::kJson) out->push_back('"');
       return;
-    }
+    case TypeId::kString: AppendText(column.View(row), form, out); return;
+    case TypeId::kBinary:
     case TypeId::kDate:
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz: {
       std::string text;
-      if (type.id() == TypeId::kDate) {
+      if (type.id() == TypeId::kBinary) {
+        AppendBase64(column.View(row), &text);
+      } else if (type.id() == TypeId::kDate) {
         AppendDate(column.Value<int32_t>(row), &text);
       } else {
         AppendTimestamp(column.Value<int64_t>(row), type.id() == TypeId::kTimestamp, &text);
       }
-      AppendText(text, nested, out);
+      AppendText(text, form, out);
       return;
     }
     case TypeId::kStruct:
@@ -187,7 +206,7 @@ void AppendValue(const Column& column, int64_t row, bool nested, std::string* ou
         if (i > 0) out->push_back(',');
         AppendJsonString(out, type.field(i).name);
         out->push_back(':');
-        AppendValue(*column.children[i], row, true, out);
+        Append(*column.children[i], row, inner, out);
       }
       out->push_back('}');
       return;
@@ -195,7 +214,7 @@ void AppendValue(const Column& column, int64_t row, bool nested, std::string* ou
       out->push_back('[');
       for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
         if (e > column.offsets[row]) out->push_back(',');
-        AppendValue(*column.children[0], e, true, out);
+        Append(*column.children[0], e, inner, out);
       }
       out->push_back(']');
       return;
@@ -203,13 +222,14 @@ void AppendValue(const Column& column, int64_t row, bool nested, std::string* ou
       // Keys become JSON object keys: the key's own text, quoted.
       const Column& keys = *column.children[0];
       out->push_back('{');
+      std::string key;
       for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
         if (e > column.offsets[row]) out->push_back(',');
-        std::string key;
-        AppendValue(keys, e, false, &key);
+        key.clear();
+        Append(keys, e, Form::kText, &key);
         AppendJsonString(out, key);
         out->push_back(':');
-        AppendValue(*column.children[1], e, true, out);
+        Append(*column.children[1], e, inner, out);
       }
       out->push_back('}');
       return;
@@ -221,80 +241,12 @@ void AppendValue(const Column& column, int64_t row, bool nested, std::string* ou
 
 std::string FormatValue(const Column& column, int64_t row) {
   std::string out;
-  AppendValue(column, row, false, &out);
+  Append(column, row, Form::kText, &out);
   return out;
 }
 
-void AppendValue(const Column& column, int64_t row, std::string* out) { AppendValue(column, row, false, out); }
+void AppendValue(const Column& column, int64_t row, std::string* out) { Append(column, row, Form::kText, out); }
 
-void AppendValueJson(const Column& column, int64_t row, std::string* out) {
-  if (column.IsNull(row)) {
-    out->append("null");
-    return;
-  }
-  const DataType& type = *column.type;
-  switch (type.id()) {
-    case TypeId::kBoolean:
-    case TypeId::kByte:
-    case TypeId::kShort:
-    case TypeId::kInteger:
-    case TypeId::kLong:
-      AppendValue(column, row, false, out);
-      return;
-    case TypeId::kFloat:
-    case TypeId::kDouble: {
-      const double value = type.id() == TypeId::kFloat ? column.Value<float>(row) : column.Value<double>(row);
-      if (std::isfinite(value)) {
-        AppendValue(column, row, false, out);
-      } else {
-        AppendJsonString(out, FormatValue(column, row));
-      }
-      return;
-    }
-    case TypeId::kDecimal:
-      out->push_back('"');
-      AppendDecimal(column.Value<int128_t>(row), type.scale(), out);
-      out->push_back('"');
-      return;
-    case TypeId::kString:
-    case TypeId::kBinary:
-    case TypeId::kDate:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampNtz:
-      AppendValue(column, row, true, out);
-      return;
-    case TypeId::kStruct:
-      out->push_back('{');
-      for (int i = 0; i < type.num_fields(); ++i) {
-        if (i > 0) out->push_back(',');
-        AppendJsonString(out, type.field(i).name);
-        out->push_back(':');
-        AppendValueJson(*column.children[i], row, out);
-      }
-      out->push_back('}');
-      return;
-    case TypeId::kArray:
-      out->push_back('[');
-      for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
-        if (e > column.offsets[row]) out->push_back(',');
-        AppendValueJson(*column.children[0], e, out);
-      }
-      out->push_back(']');
-      return;
-    case TypeId::kMap: {
-      out->push_back('{');
-      for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) {
-        if (e > column.offsets[row]) out->push_back(',');
-        std::string key;
-        AppendValue(*column.children[0], e, false, &key);
-        AppendJsonString(out, key);
-        out->push_back(':');
-        AppendValueJson(*column.children[1], e, out);
-      }
-      out->push_back('}');
-      return;
-    }
-  }
-}
+void AppendValueJson(const Column& column, int64_t row, std::string* out) { Append(column, row, Form::kJson, out); }
 
 }  // namespace sluice
