@@ -13,70 +13,13 @@
 #include "delta/file_pruning.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
-#include "sluice/core/civil_date.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/iso_datetime.h"
 #include "sluice/delta/writer.h"
 #include "sluice/parquet/reader.h"
 
 namespace sluice::delta {
 namespace {
-
-// Reads `width` digits at text[*pos], advancing; -1 when they are not all digits.
-int64_t Digits(std::string_view text, size_t* pos, size_t width) {
-  if (*pos + width > text.size()) return -1;
-  int64_t value = 0;
-  for (size_t i = 0; i < width; ++i) {
-    char c = text[*pos + i];
-    if (c < '0' || c > '9') return -1;
-    value = value * 10 + (c - '0');
-  }
-  *pos += width;
-  return value;
-}
-
-std::optional<int64_t> ParseDate(std::string_view text, size_t* pos) {
-  int64_t year = Digits(text, pos, 4);
-  if (year < 0 || *pos >= text.size() || text[(*pos)++] != '-') return std::nullopt;
-  int64_t month = Digits(text, pos, 2);
-  if (month < 1 || month > 12 || *pos >= text.size() || text[(*pos)++] != '-') return std::nullopt;
-  int64_t day = Digits(text, pos, 2);
-  if (day < 1 || day > 31) return std::nullopt;
-  return DaysFromCivil(year, month, day);
-}
-
-// "yyyy-MM-dd[( |T)HH:mm:ss[.f{1,9}]][Z]" as microseconds since the epoch.
-std::optional<int64_t> ParseTimestamp(std::string_view text) {
-  size_t pos = 0;
-  std::optional<int64_t> days = ParseDate(text, &pos);
-  if (!days) return std::nullopt;
-  int64_t micros = *days * 86'400'000'000;
-  if (pos < text.size() && (text[pos] == ' ' || text[pos] == 'T')) {
-    ++pos;
-    int64_t hour = Digits(text, &pos, 2);
-    if (hour < 0 || hour > 23 || pos >= text.size() || text[pos++] != ':') return std::nullopt;
-    int64_t minute = Digits(text, &pos, 2);
-    if (minute < 0 || minute > 59 || pos >= text.size() || text[pos++] != ':') return std::nullopt;
-    int64_t second = Digits(text, &pos, 2);
-    if (second < 0 || second > 59) return std::nullopt;
-    micros += ((hour * 60 + minute) * 60 + second) * 1'000'000;
-    if (pos < text.size() && text[pos] == '.') {
-      ++pos;
-      int64_t fraction = 0;
-      int digits = 0;
-      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
-        if (digits < 6) fraction = fraction * 10 + (text[pos] - '0');
-        ++digits;
-        ++pos;
-      }
-      if (digits == 0) return std::nullopt;
-      for (int i = digits; i < 6; ++i) fraction *= 10;
-      micros += fraction;
-    }
-  }
-  if (pos < text.size() && text[pos] == 'Z') ++pos;
-  if (pos != text.size()) return std::nullopt;
-  return micros;
-}
 
 std::optional<int128_t> ParseDecimal(std::string_view text, int scale) {
   bool negative = !text.empty() && text[0] == '-';
@@ -158,15 +101,16 @@ Result<ColumnPtr> PartitionValueColumn(const std::optional<std::string>& value, 
       return Repeat<double>(type, v, rows);
     }
     case TypeId::kDate: {
-      size_t pos = 0;
-      std::optional<int64_t> days = ParseDate(text, &pos);
-      if (!days || pos != text.size()) return bad();
-      return Repeat<int32_t>(type, static_cast<int32_t>(*days), rows);
+      int32_t days = 0;
+      if (!ParseIsoDate(text, &days)) return bad();
+      return Repeat<int32_t>(type, days, rows);
     }
     case TypeId::kTimestamp:
-    case TypeId::kTimestampNtz:
-      if (auto micros = ParseTimestamp(text)) return Repeat<int64_t>(type, *micros, rows);
-      return bad();
+    case TypeId::kTimestampNtz: {
+      int64_t micros = 0;
+      if (!ParseIsoTimestamp(text, &micros)) return bad();
+      return Repeat<int64_t>(type, micros, rows);
+    }
     case TypeId::kDecimal:
       if (auto unscaled = ParseDecimal(text, type->scale())) return Repeat<int128_t>(type, *unscaled, rows);
       return bad();

@@ -6,15 +6,12 @@
 
 #include <fmt/format.h>
 
-#include "sluice/core/civil_date.h"
+#include "sluice/core/iso_datetime.h"
 
 namespace sluice::engine::file_text {
 namespace {
 
 __extension__ typedef unsigned __int128 uint128_t;
-
-constexpr int64_t kMicrosPerSecond = 1'000'000;
-constexpr int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -26,93 +23,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// Exactly `count` digits at `*pos`, advancing past them.
-bool ReadDigits(std::string_view text, size_t* pos, int count, int64_t* value) {
-  if (*pos + count > text.size()) return false;
-  int64_t result = 0;
-  for (int i = 0; i < count; ++i) {
-    char c = text[*pos + i];
-    if (!IsDigit(c)) return false;
-    result = result * 10 + (c - '0');
-  }
-  *pos += count;
-  *value = result;
-  return true;
-}
-
-int DaysInMonth(int64_t year, int64_t month) {
-  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  return month == 2 && leap ? 29 : kDays[month - 1];
-}
-
-// [-]YYYY-MM-DD at the start of `text` (years of 4 to 6 digits); `*pos` ends after it.
-bool ParseDatePart(std::string_view text, size_t* pos, int64_t* days) {
-  size_t i = 0;
-  bool negative = !text.empty() && text[0] == '-';
-  if (negative) ++i;
-  size_t year_start = i;
-  int64_t year = 0;
-  while (i < text.size() && IsDigit(text[i]) && i - year_start < 6) year = year * 10 + (text[i++] - '0');
-  if (i - year_start < 4) return false;
-  if (negative) year = -year;
-  int64_t month = 0, day = 0;
-  if (i >= text.size() || text[i++] != '-' || !ReadDigits(text, &i, 2, &month)) return false;
-  if (i >= text.size() || text[i++] != '-' || !ReadDigits(text, &i, 2, &day)) return false;
-  if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month)) return false;
-  *days = DaysFromCivil(year, month, day);
-  *pos = i;
-  return true;
-}
-
-// A timestamp as documented in file_text.h. `with_zone` false refuses an offset or Z.
-bool ParseTimestamp(std::string_view text, bool with_zone, int64_t* micros) {
-  size_t i = 0;
-  int64_t days = 0;
-  if (!ParseDatePart(text, &i, &days)) return false;
-  int64_t hour = 0, minute = 0, second = 0, fraction = 0;
-  if (i < text.size() && (text[i] == 'T' || text[i] == ' ')) {
-    ++i;
-    if (!ReadDigits(text, &i, 2, &hour) || i >= text.size() || text[i++] != ':' || !ReadDigits(text, &i, 2, &minute)) {
-      return false;
-    }
-    if (i < text.size() && text[i] == ':') {
-      ++i;
-      if (!ReadDigits(text, &i, 2, &second)) return false;
-      if (i < text.size() && text[i] == '.') {
-        ++i;
-        int digits = 0;
-        while (i < text.size() && IsDigit(text[i])) {
-          if (digits < 6) fraction = fraction * 10 + (text[i] - '0');
-          ++digits;
-          ++i;
-        }
-        if (digits == 0) return false;
-        for (; digits < 6; ++digits) fraction *= 10;
-      }
-    }
-    if (hour > 23 || minute > 59 || second > 59) return false;
-  }
-  int64_t offset_seconds = 0;
-  if (i < text.size()) {
-    if (!with_zone) return false;
-    if (text[i] == 'Z') {
-      ++i;
-    } else if (text[i] == '+' || text[i] == '-') {
-      int sign = text[i++] == '-' ? -1 : 1;
-      int64_t offset_hours = 0, offset_minutes = 0;
-      if (!ReadDigits(text, &i, 2, &offset_hours)) return false;
-      if (i < text.size() && text[i] == ':') ++i;
-      if (i < text.size() && !ReadDigits(text, &i, 2, &offset_minutes)) return false;
-      if (offset_hours > 18 || offset_minutes > 59) return false;
-      offset_seconds = sign * (offset_hours * 3600 + offset_minutes * 60);
-    }
-    if (i != text.size()) return false;
-  }
-  *micros = days * kMicrosPerDay + ((hour * 60 + minute) * 60 + second - offset_seconds) * kMicrosPerSecond + fraction;
-  return true;
-}
 
 bool ParseDecimal(std::string_view text, int precision, int scale, int128_t* value) {
   size_t i = 0;
@@ -253,16 +163,16 @@ bool AppendScalar(ColumnBuilder* builder, std::string_view text, std::string* wh
       ok = AppendBase64Decoded(static_cast<BinaryBuilder*>(builder), text);
       break;
     case TypeId::kDate: {
-      int64_t days = 0;
-      size_t end = 0;
-      ok = ParseDatePart(text, &end, &days) && end == text.size() && days >= INT32_MIN && days <= INT32_MAX;
-      if (ok) static_cast<Int32Builder*>(builder)->Append(static_cast<int32_t>(days));
+      int32_t days = 0;
+      ok = ParseIsoDate(text, &days);
+      if (ok) static_cast<Int32Builder*>(builder)->Append(days);
       break;
     }
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz: {
       int64_t micros = 0;
-      ok = ParseTimestamp(text, type.id() == TypeId::kTimestamp, &micros);
+      bool has_zone = false;
+      ok = ParseIsoTimestamp(text, &micros, &has_zone) && (!has_zone || type.id() == TypeId::kTimestamp);
       if (ok) static_cast<Int64Builder*>(builder)->Append(micros);
       break;
     }

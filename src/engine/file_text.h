@@ -10,9 +10,10 @@
 //   string           the bytes as they are
 //   binary           base64 (standard alphabet, padded)
 //   date             [-]YYYY-MM-DD
-//   timestamp        YYYY-MM-DDThh:mm:ss[.ffffff]Z; read also with a space for T, fewer fraction
-//                    digits, and Z or an offset ±hh:mm / ±hhmm / ±hh (absent: UTC)
-//   timestamp_ntz    as timestamp without the zone (an offset is refused)
+//   timestamp        YYYY-MM-DDThh:mm:ss[.ffffff]Z; read as any ISO-8601 text ParseIsoTimestamp
+//                    takes (core/iso_datetime.h: a space for T, fewer fraction digits, an
+//                    offset ±hh:mm / ±hhmm / ±hh; absent: UTC)
+//   timestamp_ntz    as timestamp without the zone (an offset or Z is refused)
 // Nested values (struct, array, map) are JSON text (json: the JSON value itself): objects for
 // structs and maps, arrays for arrays; map keys are the text of their key.
 //

@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "formats/datetime_text.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/iso_datetime.h"
 #include "sluice/formats/json.h"
 
 namespace sluice::formats {
@@ -190,13 +190,13 @@ bool JsonDecoder::Fits(Node& node, element value) {
     case TypeId::kDate: {
       std::string_view text;
       int32_t days;
-      return value.get_string().get(text) == simdjson::SUCCESS && ParseDateText(text, &days);
+      return value.get_string().get(text) == simdjson::SUCCESS && ParseIsoDate(text, &days);
     }
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz: {
       std::string_view text;
       int64_t micros;
-      return value.get_string().get(text) == simdjson::SUCCESS && ParseTimestampText(text, &micros);
+      return value.get_string().get(text) == simdjson::SUCCESS && ParseIsoTimestamp(text, &micros);
     }
     case TypeId::kStruct: {
       simdjson::dom::object object;
@@ -286,7 +286,7 @@ void JsonDecoder::Append(Node& node, element value, bool present) {
     case TypeId::kDate: {
       std::string_view text;
       int32_t days;
-      if (value.get_string().get(text) != simdjson::SUCCESS || !ParseDateText(text, &days)) return AppendMismatch(node);
+      if (value.get_string().get(text) != simdjson::SUCCESS || !ParseIsoDate(text, &days)) return AppendMismatch(node);
       static_cast<Int32Builder*>(node.builder)->Append(days);
       return;
     }
@@ -294,7 +294,7 @@ void JsonDecoder::Append(Node& node, element value, bool present) {
     case TypeId::kTimestampNtz: {
       std::string_view text;
       int64_t micros;
-      if (value.get_string().get(text) != simdjson::SUCCESS || !ParseTimestampText(text, &micros)) {
+      if (value.get_string().get(text) != simdjson::SUCCESS || !ParseIsoTimestamp(text, &micros)) {
         return AppendMismatch(node);
       }
       static_cast<Int64Builder*>(node.builder)->Append(micros);

@@ -17,6 +17,9 @@ struct CivilDate {
   int day;       // 1..31
 };
 
+// 28 to 31: the days of `month` (1-12) in `year`.
+int DaysInMonth(int64_t year, int month);
+
 // The date `days` after 1970-01-01 (negative: before), the inverse of DaysFromCivil. Howard
 // Hinnant's civil_from_days.
 CivilDate CivilFromDays(int64_t days);
