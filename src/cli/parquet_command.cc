@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/row_printer.h"
+#include "sluice/core/ascii.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/parquet/reader.h"
@@ -28,11 +29,6 @@ struct ParquetOptions {
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // --- schema
 
 // Prints schema elements [*index, ...) for `count` siblings, parquet-tools style.
@@ -41,9 +37,9 @@ void PrintElements(const std::vector<parquet::SchemaElement>& elements, size_t* 
   for (int i = 0; i < count && *index < elements.size(); ++i) {
     const parquet::SchemaElement& e = elements[(*index)++];
     const std::string indent(2 * depth, ' ');
-    std::string line = indent + (e.repetition_type ? Lower(parquet::RepetitionName(*e.repetition_type)) + " " : "");
+    std::string line = indent + (e.repetition_type ? AsciiLower(parquet::RepetitionName(*e.repetition_type)) + " " : "");
     if (e.type) {
-      line += Lower(parquet::TypeName(*e.type));
+      line += AsciiLower(parquet::TypeName(*e.type));
       if (*e.type == parquet::Type::kFixedLenByteArray) line += "(" + std::to_string(e.type_length.value_or(0)) + ")";
     } else {
       line += "group";

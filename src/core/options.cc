@@ -1,4 +1,5 @@
 #include "sluice/core/options.h"
+#include "sluice/core/ascii.h"
 #include "sluice/core/edit_distance.h"
 
 #include <algorithm>
@@ -21,12 +22,6 @@ constexpr std::string_view kDurationForms =
     "a number and a unit, such as 250us, 100ms, 100 milliseconds, 5s, 2 seconds, 1 min, 1 minute, 1h, 2 hours, "
     "1d or 1 day";
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string_view Trim(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
@@ -40,11 +35,11 @@ std::string_view FamilyPrefix(const OptionSpec& spec) { return spec.name.substr(
 
 // The known option closest to an unknown key, if it is close enough to be a likely typo.
 std::optional<std::string_view> ClosestName(std::string_view key, std::span<const OptionSpec> specs) {
-  std::string lower_key = Lower(key);
+  std::string lower_key = AsciiLower(key);
   std::optional<std::string_view> best;
   size_t best_distance = std::max<size_t>(2, key.size() / 3) + 1;
   for (const OptionSpec& spec : specs) {
-    std::string candidate = Lower(IsFamily(spec) ? FamilyPrefix(spec) : spec.name);
+    std::string candidate = AsciiLower(IsFamily(spec) ? FamilyPrefix(spec) : spec.name);
     size_t distance = EditDistance(lower_key, candidate);
     if (IsFamily(spec) && lower_key.size() > candidate.size()) {
       // "kafak.bootstrap.servers" is close to the family "kafka.*": compare the prefix part.
@@ -61,7 +56,7 @@ std::optional<std::string_view> ClosestName(std::string_view key, std::span<cons
 std::string KnownNames(std::span<const OptionSpec> specs) {
   std::vector<std::string_view> names;
   for (const OptionSpec& spec : specs) names.push_back(spec.name);
-  std::sort(names.begin(), names.end(), [](std::string_view a, std::string_view b) { return Lower(a) < Lower(b); });
+  std::sort(names.begin(), names.end(), [](std::string_view a, std::string_view b) { return AsciiLower(a) < AsciiLower(b); });
   std::string out;
   for (std::string_view name : names) {
     if (!out.empty()) out += ", ";
@@ -146,7 +141,7 @@ std::optional<std::chrono::microseconds> ParseDurationText(std::string_view text
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
   int64_t amount = 0;
   if (!ParseNumber(text.substr(0, digits), &amount)) return std::nullopt;
-  std::string unit = Lower(Trim(text.substr(digits)));
+  std::string unit = AsciiLower(Trim(text.substr(digits)));
   struct Unit {
     std::string_view names[5];
     int64_t micros;
@@ -231,7 +226,7 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
         if (!ParseNumber(text, &value.real) || !std::isfinite(value.real)) return "must be a finite number";
         return OutOfBounds(spec, value.real);
       case OptionType::kBool: {
-        std::string lower = Lower(text);
+        std::string lower = AsciiLower(text);
         if (lower != "true" && lower != "false") return "must be true or false";
         value.boolean = lower == "true";
         return std::nullopt;
@@ -244,7 +239,7 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
       }
       case OptionType::kEnum:
         for (std::string_view allowed : spec.allowed_values) {
-          if (Lower(allowed) == Lower(text)) {
+          if (AsciiLower(allowed) == AsciiLower(text)) {
             value.text = std::string(allowed);
             return std::nullopt;
           }
@@ -257,12 +252,12 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
   std::vector<std::string> unknown;
   std::set<std::string> seen;
   for (const auto& [key, raw] : given) {
-    std::string lower_key = Lower(key);
+    std::string lower_key = AsciiLower(key);
     const OptionSpec* match = nullptr;
     for (const OptionSpec& spec : specs) {
       bool matches = IsFamily(spec) ? lower_key.size() > FamilyPrefix(spec).size() &&
-                                          lower_key.starts_with(Lower(FamilyPrefix(spec)))
-                                    : lower_key == Lower(spec.name);
+                                          lower_key.starts_with(AsciiLower(FamilyPrefix(spec)))
+                                    : lower_key == AsciiLower(spec.name);
       if (matches) {
         match = &spec;
         break;
@@ -296,7 +291,7 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
   }
 
   for (const OptionSpec& spec : specs) {
-    if (IsFamily(spec) || seen.contains(Lower(spec.name))) continue;
+    if (IsFamily(spec) || seen.contains(AsciiLower(spec.name))) continue;
     if (spec.required) {
       problems.push_back("missing required option '" + std::string(spec.name) + "' (" + std::string(spec.doc) + ")");
       continue;
@@ -311,7 +306,7 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
       return Status::Error(errors::kInternalError, "the default of option '" + value.name + "' of " +
                                                        std::string(component) + " " + *reason);
     }
-    options.values_.emplace(Lower(spec.name), std::move(value));
+    options.values_.emplace(AsciiLower(spec.name), std::move(value));
   }
 
   problems.insert(problems.begin(), unknown.begin(), unknown.end());
@@ -326,7 +321,7 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
 
 const ValidatedOptions::Value& ValidatedOptions::Find(std::string_view name,
                                                       std::initializer_list<OptionType> types) const {
-  auto it = values_.find(Lower(name));
+  auto it = values_.find(AsciiLower(name));
   const char* problem = nullptr;
   if (it == values_.end()) {
     problem = "has no value and no default (check Has() first) or is not declared";
@@ -340,7 +335,7 @@ const ValidatedOptions::Value& ValidatedOptions::Find(std::string_view name,
   std::abort();
 }
 
-bool ValidatedOptions::Has(std::string_view name) const { return values_.contains(Lower(name)); }
+bool ValidatedOptions::Has(std::string_view name) const { return values_.contains(AsciiLower(name)); }
 
 const std::string& ValidatedOptions::GetString(std::string_view name) const {
   return Find(name, {OptionType::kString, OptionType::kEnum}).text;
@@ -363,13 +358,13 @@ const std::string& ValidatedOptions::GetSecret(std::string_view name) const {
 }
 
 bool ValidatedOptions::IsSensitive(std::string_view name) const {
-  auto it = values_.find(Lower(name));
+  auto it = values_.find(AsciiLower(name));
   return it != values_.end() && it->second.sensitive;
 }
 
 std::map<std::string, std::string> ValidatedOptions::WithPrefix(std::string_view prefix) const {
   std::map<std::string, std::string> members;
-  std::string lower_prefix = Lower(prefix);
+  std::string lower_prefix = AsciiLower(prefix);
   for (const auto& [lower_name, value] : values_) {
     if (value.given && lower_name.size() > lower_prefix.size() && lower_name.starts_with(lower_prefix)) {
       members.emplace(value.name.substr(prefix.size()), value.text);

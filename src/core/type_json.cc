@@ -26,25 +26,8 @@ constexpr int kMaxTypeDepth = 64;
 
 // The JSON name of a type that is written as a bare string ("integer", "decimal(10,2)").
 std::string PrimitiveJsonName(const DataType& type) {
-  switch (type.id()) {
-    case TypeId::kBoolean: return "boolean";
-    case TypeId::kByte: return "byte";
-    case TypeId::kShort: return "short";
-    case TypeId::kInteger: return "integer";
-    case TypeId::kLong: return "long";
-    case TypeId::kFloat: return "float";
-    case TypeId::kDouble: return "double";
-    case TypeId::kDecimal: return fmt::format("decimal({},{})", type.precision(), type.scale());
-    case TypeId::kString: return "string";
-    case TypeId::kBinary: return "binary";
-    case TypeId::kDate: return "date";
-    case TypeId::kTimestamp: return "timestamp";
-    case TypeId::kTimestampNtz: return "timestamp_ntz";
-    case TypeId::kStruct:
-    case TypeId::kArray:
-    case TypeId::kMap: break;
-  }
-  return "";
+  if (type.id() == TypeId::kDecimal) return fmt::format("decimal({},{})", type.precision(), type.scale());
+  return std::string(TypeIdName(type.id()));
 }
 
 void AppendTypeJson(const DataType& type, std::string* out) {

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/types.h"
 
@@ -21,16 +22,6 @@ namespace {
 
 // Deeper than any real schema; shallow enough that recursion cannot exhaust the stack.
 constexpr int kMaxTypeDepth = 64;
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 

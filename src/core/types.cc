@@ -3,21 +3,12 @@
 #include <cctype>
 #include <unordered_set>
 
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice {
 
 namespace {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // Field names print bare when Spark's simpleString would accept them back.
 bool NeedsQuoting(std::string_view name) {

@@ -3,16 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::engine {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  return lower;
-}
 
 template <typename Map>
 std::string KnownNames(const Map& formats) {
@@ -38,7 +33,7 @@ Registry& Registry::Default() {
 
 Status Registry::RegisterSource(SourceFormat format) {
   std::lock_guard lock(mutex_);
-  std::string key = Lower(format.name);
+  std::string key = AsciiLower(format.name);
   if (sources_.count(key)) {
     return Status::Error(errors::kInvalidArgument, "a source format named '" + format.name + "' is already registered");
   }
@@ -48,7 +43,7 @@ Status Registry::RegisterSource(SourceFormat format) {
 
 Status Registry::RegisterSink(SinkFormat format) {
   std::lock_guard lock(mutex_);
-  std::string key = Lower(format.name);
+  std::string key = AsciiLower(format.name);
   if (sinks_.count(key)) {
     return Status::Error(errors::kInvalidArgument, "a sink format named '" + format.name + "' is already registered");
   }
@@ -67,13 +62,13 @@ Status Registry::RegisterForeachBatch(std::string name, ForeachBatchFunction fun
 
 const SourceFormat* Registry::FindSourceFormat(std::string_view format) const {
   std::lock_guard lock(mutex_);
-  auto it = sources_.find(Lower(format));
+  auto it = sources_.find(AsciiLower(format));
   return it == sources_.end() ? nullptr : &it->second;
 }
 
 const SinkFormat* Registry::FindSinkFormat(std::string_view format) const {
   std::lock_guard lock(mutex_);
-  auto it = sinks_.find(Lower(format));
+  auto it = sinks_.find(AsciiLower(format));
   return it == sinks_.end() ? nullptr : &it->second;
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/edit_distance.h"
 #include "sluice/expr/expression.h"
@@ -18,12 +19,6 @@
 
 namespace sluice::expr {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Every dot path of a schema, for suggestions. Bounded so that huge schemas stay cheap.
 void CollectPaths(const DataType& type, const std::string& prefix, int depth, std::vector<std::string>* out) {
@@ -239,9 +234,9 @@ class Binder {
     CollectPaths(*schema_, "", 0, &candidates);
     // Rank by edit distance to the written path; a name that contains the written one ranks
     // as if one edit away.
-    std::string target = Lower(written);
+    std::string target = AsciiLower(written);
     auto score = [&](const std::string& candidate) {
-      std::string plain = Lower(candidate);
+      std::string plain = AsciiLower(candidate);
       plain.erase(std::remove(plain.begin(), plain.end(), '`'), plain.end());
       size_t d = EditDistance(target, plain);
       if (target.size() >= 3 && plain.find(target) != std::string::npos) d = std::min<size_t>(d, 1);

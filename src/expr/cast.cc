@@ -9,10 +9,12 @@
 #include <type_traits>
 
 #include "expr/bound.h"
+
 #include "expr/coercion.h"
 #include "expr/datetime.h"
 #include "expr/decimal.h"
 #include "expr/kernel_util.h"
+#include "sluice/core/ascii.h"
 
 namespace sluice::expr {
 namespace {
@@ -21,14 +23,6 @@ std::string_view TrimSpace(std::string_view s) {
   while (!s.empty() && static_cast<unsigned char>(s.front()) <= ' ') s.remove_prefix(1);
   while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
   return s;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  }
-  return true;
 }
 
 // Spark's UTF8String.toLong: optional sign, digits, optionally '.' and digits (truncated).

@@ -4,16 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::expr {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool IsContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
@@ -29,7 +24,7 @@ size_t CharLength(std::string_view text) {
 Result<std::shared_ptr<const LikePattern>> LikePattern::Compile(std::string_view pattern, char escape, bool ignore_case) {
   auto p = std::make_shared<LikePattern>();
   p->ignore_case_ = ignore_case;
-  std::string source = ignore_case ? Lower(pattern) : std::string(pattern);
+  std::string source = ignore_case ? AsciiLower(pattern) : std::string(pattern);
   for (size_t i = 0; i < source.size(); ++i) {
     char c = source[i];
     if (c == escape) {
@@ -76,7 +71,7 @@ bool LikePattern::Matches(std::string_view input) const {
   std::string lowered;
   std::string_view text = input;
   if (ignore_case_) {
-    lowered = Lower(input);
+    lowered = AsciiLower(input);
     text = lowered;
   }
   switch (shape_) {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 #include "expr/datetime.h"
 
@@ -37,18 +38,6 @@ Status SyntaxError(int line, int column, std::string_view what) {
 bool IsWordStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 class Lexer {
  public:
@@ -459,7 +448,7 @@ class Parser {
         SLUICE_ASSIGN_OR_RETURN(NodePtr upper, ParseBinary(0));
         left = CallAt("between", {left, lower, upper}, *left, negated);
       } else if (IsKeyword(op, "like") || IsKeyword(op, "ilike")) {
-        std::string name = Lower(Next().text);
+        std::string name = AsciiLower(Next().text);
         SLUICE_ASSIGN_OR_RETURN(NodePtr pattern, ParseBinary(0));
         std::vector<NodePtr> args{left, pattern};
         if (AcceptKeyword("escape")) {
@@ -597,7 +586,7 @@ class Parser {
 
   Result<NodePtr> ParseWordPrimary() {
     Token t = Peek();
-    std::string word = Lower(t.text);
+    std::string word = AsciiLower(t.text);
     const Token& after = Peek(1);
     if (word == "null" || word == "true" || word == "false") {
       Next();
@@ -637,7 +626,7 @@ class Parser {
       suffix = "bd";
       text.resize(text.size() - 2);
     } else if (std::isalpha(static_cast<unsigned char>(text.back())) && text.back() != 'e' && text.back() != 'E') {
-      suffix = Lower(text.substr(text.size() - 1));
+      suffix = AsciiLower(text.substr(text.size() - 1));
       text.pop_back();
     }
     auto n = NewNode(NodeKind::kLiteral, t);
@@ -739,7 +728,7 @@ class Parser {
   Result<NodePtr> ParseTypedLiteral() {
     Token kw = Next();
     Token str = Next();
-    std::string word = Lower(kw.text);
+    std::string word = AsciiLower(kw.text);
     auto n = NewNode(NodeKind::kLiteral, kw);
     if (word == "date") {
       auto days = ParseDate(str.text);
@@ -803,7 +792,7 @@ class Parser {
       }
       const Token& unit_token = Peek();
       if (unit_token.kind != TokenKind::kWord) return Unexpected("an interval unit (YEAR, MONTH, DAY, HOUR, ...)");
-      std::string unit = Lower(Next().text);
+      std::string unit = AsciiLower(Next().text);
       if (unit.size() > 1 && unit.back() == 's') unit.pop_back();
       double amount = 0;
       auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), amount);
@@ -901,7 +890,7 @@ class Parser {
   Result<NodePtr> ParseFunction() {
     Token name_token = Next();
     Next();  // (
-    std::string name = Lower(name_token.text);
+    std::string name = AsciiLower(name_token.text);
     auto n = NewNode(NodeKind::kCall, name_token);
     n->name = name;
     if (IsSymbol(Peek(), "*") && IsSymbol(Peek(1), ")")) {

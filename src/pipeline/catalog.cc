@@ -1,4 +1,5 @@
 #include "sluice/pipeline/catalog.h"
+#include "sluice/core/ascii.h"
 #include "sluice/core/edit_distance.h"
 
 #include <simdjson.h>
@@ -28,12 +29,6 @@ constexpr ConnectionType kTypes[] = {{"postgresql", kPostgresFields}, {"kafka", 
 constexpr std::string_view kSecretFields[] = {"password", "ssl_key_password"};
 constexpr size_t kMaxNameLength = 63;
 constexpr std::string_view kJsonSuffix = ".json";
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 bool IsSecretField(std::string_view field) {
   return std::find(std::begin(kSecretFields), std::end(kSecretFields), field) != std::end(kSecretFields);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "sluice/connectors/register_formats.h"
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/file_formats.h"
 #include "sluice/engine/plugin.h"
@@ -29,12 +30,6 @@ Status SpecError(std::string_view spec, size_t position, std::string_view what) 
 }
 
 bool IsKeyChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'; }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 std::map<std::string, std::string>::iterator FindIgnoreCase(std::map<std::string, std::string>& map,
                                                              std::string_view key) {
