@@ -10,42 +10,17 @@
 #include "sluice/core/builder.h"
 #include "sluice/parquet/reader.h"
 #include "sluice/parquet/writer.h"
+#include "testing/memory_files.h"
 
 namespace sluice::parquet {
 namespace {
 
+using sluice::testing::StringRandomAccessFile;
+using sluice::testing::StringWritableFile;
 using testing::CanonicalRows;
 
-class MemoryFile final : public RandomAccessFile {
- public:
-  explicit MemoryFile(std::string data) : data_(std::move(data)) {}
-  int64_t Size() const override { return static_cast<int64_t>(data_.size()); }
-  Status ReadAt(int64_t offset, int64_t length, std::string* out) const override {
-    if (offset < 0 || length < 0 || offset + length > Size()) return Status::Error("IO_ERROR", "read past the end");
-    out->assign(data_, static_cast<size_t>(offset), static_cast<size_t>(length));
-    return Status::OK();
-  }
-
- private:
-  std::string data_;
-};
-
-class StringFile final : public WritableFile {
- public:
-  explicit StringFile(std::string* out) : out_(out) {}
-  Status Append(std::string_view data) override {
-    out_->append(data);
-    return Status::OK();
-  }
-  int64_t Tell() const override { return static_cast<int64_t>(out_->size()); }
-  Status Close() override { return Status::OK(); }
-
- private:
-  std::string* out_;
-};
-
 Result<std::unique_ptr<ParquetReader>> OpenBytes(std::string bytes) {
-  return ParquetReader::Open(std::make_unique<MemoryFile>(std::move(bytes)));
+  return ParquetReader::Open(std::make_unique<StringRandomAccessFile>(std::move(bytes)));
 }
 
 // Reads everything a file holds; the first error, if any.
@@ -258,7 +233,7 @@ std::string SampleFile() {
   std::string bytes;
   WriterOptions options;
   options.page_size = 256;  // several pages per column
-  auto writer = ParquetWriter::Open(std::make_unique<StringFile>(&bytes), schema, options).value();
+  auto writer = ParquetWriter::Open(std::make_unique<StringWritableFile>(&bytes), schema, options).value();
   EXPECT_TRUE(writer->Write(*batch).ok());
   EXPECT_TRUE(writer->Close().ok());
   return bytes;

@@ -8,37 +8,13 @@
 #include "sluice/core/compute.h"
 #include "sluice/parquet/reader.h"
 #include "sluice/parquet/writer.h"
+#include "testing/memory_files.h"
 
 namespace sluice::parquet {
 namespace {
 
-class StringFile final : public WritableFile {
- public:
-  explicit StringFile(std::string* out) : out_(out) {}
-  Status Append(std::string_view data) override {
-    out_->append(data);
-    return Status::OK();
-  }
-  int64_t Tell() const override { return static_cast<int64_t>(out_->size()); }
-  Status Close() override { return Status::OK(); }
-
- private:
-  std::string* out_;
-};
-
-class StringSource final : public RandomAccessFile {
- public:
-  explicit StringSource(std::string data) : data_(std::move(data)) {}
-  int64_t Size() const override { return static_cast<int64_t>(data_.size()); }
-  Status ReadAt(int64_t offset, int64_t length, std::string* out) const override {
-    if (offset < 0 || length < 0 || offset + length > Size()) return Status::Error("IO_ERROR", "read past the end");
-    out->assign(data_, static_cast<size_t>(offset), static_cast<size_t>(length));
-    return Status::OK();
-  }
-
- private:
-  std::string data_;
-};
+using sluice::testing::StringRandomAccessFile;
+using sluice::testing::StringWritableFile;
 
 // Random values of any type; `null_percent` of the nullable positions are null.
 class RandomData {
@@ -122,7 +98,7 @@ class RandomData {
 
 std::string Write(const TypePtr& schema, const std::vector<BatchPtr>& batches, const WriterOptions& options) {
   std::string bytes;
-  auto writer = ParquetWriter::Open(std::make_unique<StringFile>(&bytes), schema, options);
+  auto writer = ParquetWriter::Open(std::make_unique<StringWritableFile>(&bytes), schema, options);
   EXPECT_TRUE(writer.ok()) << writer.status().ToString();
   for (const BatchPtr& b : batches) EXPECT_TRUE((*writer)->Write(*b).ok());
   EXPECT_TRUE((*writer)->Close().ok());
@@ -145,7 +121,7 @@ void ExpectSameRows(const std::vector<BatchPtr>& written, const RecordBatch& rea
 
 void RoundTrip(const TypePtr& schema, const std::vector<BatchPtr>& batches, const WriterOptions& options) {
   std::string file = Write(schema, batches, options);
-  auto reader = ParquetReader::Open(std::make_unique<StringSource>(file));
+  auto reader = ParquetReader::Open(std::make_unique<StringRandomAccessFile>(file));
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   EXPECT_TRUE((*reader)->schema()->Equals(*schema)) << (*reader)->schema()->ToString();
   Result<BatchPtr> read = (*reader)->ReadAll();

@@ -10,28 +10,12 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/parquet/metadata.h"
+#include "testing/memory_files.h"
 
 namespace sluice::parquet {
 namespace {
 
-// A WritableFile that keeps the bytes in a string the test owns.
-class StringFile final : public WritableFile {
- public:
-  explicit StringFile(std::string* out) : out_(out) {}
-  Status Append(std::string_view data) override {
-    out_->append(data);
-    return Status::OK();
-  }
-  int64_t Tell() const override { return static_cast<int64_t>(out_->size()); }
-  Status Close() override {
-    closed_ = true;
-    return Status::OK();
-  }
-  bool closed_ = false;
-
- private:
-  std::string* out_;
-};
+using sluice::testing::StringWritableFile;
 
 TypePtr Parse(std::string_view text) {
   Result<TypePtr> t = ParseTypeString(text);
@@ -75,7 +59,7 @@ ColumnPtr Strings(TypePtr type, std::vector<std::optional<std::string>> values) 
 std::string WriteFile(const TypePtr& schema, const std::vector<BatchPtr>& batches, WriterOptions options = {},
                       FileStats* stats = nullptr) {
   std::string bytes;
-  auto writer = ParquetWriter::Open(std::make_unique<StringFile>(&bytes), schema, std::move(options));
+  auto writer = ParquetWriter::Open(std::make_unique<StringWritableFile>(&bytes), schema, std::move(options));
   EXPECT_TRUE(writer.ok()) << writer.status().ToString();
   for (const BatchPtr& b : batches) {
     Status s = (*writer)->Write(*b);
@@ -245,7 +229,7 @@ TEST(ParquetWriterTest, NullsInNonNullableFieldsAreRejected) {
   std::vector<Field> fields = {Field{"id", DataType::Integer(), false, "{}"}};
   TypePtr schema = *DataType::Struct(fields);
   std::string bytes;
-  auto writer = ParquetWriter::Open(std::make_unique<StringFile>(&bytes), schema);
+  auto writer = ParquetWriter::Open(std::make_unique<StringWritableFile>(&bytes), schema);
   ASSERT_TRUE(writer.ok());
   Status s = (*writer)->Write(*MakeBatch(schema, {Fixed<Int32Builder, int32_t>(DataType::Integer(), {1, std::nullopt})}));
   EXPECT_EQ(s.error_class(), errors::kInvalidArgument);
@@ -257,7 +241,7 @@ TEST(ParquetWriterTest, MismatchedBatchSchemaIsRejected) {
   TypePtr schema = Parse("struct<a:int>");
   TypePtr other = Parse("struct<a:bigint>");
   std::string bytes;
-  auto writer = ParquetWriter::Open(std::make_unique<StringFile>(&bytes), schema);
+  auto writer = ParquetWriter::Open(std::make_unique<StringWritableFile>(&bytes), schema);
   ASSERT_TRUE(writer.ok());
   Status s = (*writer)->Write(*MakeBatch(other, {Fixed<Int64Builder, int64_t>(DataType::Long(), {1})}));
   EXPECT_EQ(s.error_class(), errors::kInvalidArgument);
@@ -266,12 +250,12 @@ TEST(ParquetWriterTest, MismatchedBatchSchemaIsRejected) {
 TEST(ParquetWriterTest, BadOptionsAreRejectedAtOpen) {
   std::string bytes;
   TypePtr schema = Parse("struct<a:int>");
-  EXPECT_EQ(ParquetWriter::Open(std::make_unique<StringFile>(&bytes), schema,
+  EXPECT_EQ(ParquetWriter::Open(std::make_unique<StringWritableFile>(&bytes), schema,
                                 WithCodec(CompressionCodec::kLzo))
                 .status()
                 .error_class(),
             errors::kInvalidArgument);
-  EXPECT_EQ(ParquetWriter::Open(std::make_unique<StringFile>(&bytes), schema, WithPageSize(0))
+  EXPECT_EQ(ParquetWriter::Open(std::make_unique<StringWritableFile>(&bytes), schema, WithPageSize(0))
                 .status()
                 .error_class(),
             errors::kInvalidArgument);
