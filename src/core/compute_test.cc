@@ -12,12 +12,15 @@
 
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
+#include "testing/columns.h"
 
 namespace sluice {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using sluice::testing::Fixed;
+using sluice::testing::Strings;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -25,35 +28,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 TypePtr Struct(std::vector<Field> fields) { return DataType::Struct(std::move(fields)).value(); }
 TypePtr Decimal(int precision, int scale) { return DataType::Decimal(precision, scale).value(); }
 
-template <typename Builder, typename T>
-ColumnPtr Fixed(TypePtr type, const std::vector<std::optional<T>>& values) {
-  Builder builder(std::move(type));
-  for (const auto& v : values) {
-    if (v) {
-      builder.Append(*v);
-    } else {
-      builder.AppendNull();
-    }
-  }
-  return builder.Finish();
-}
-
 ColumnPtr Ints(const std::vector<std::optional<int32_t>>& values) {
-  return Fixed<Int32Builder>(DataType::Integer(), values);
+  return Fixed<int32_t>(DataType::Integer(), values);
 }
 ColumnPtr Doubles(const std::vector<std::optional<double>>& values) {
-  return Fixed<DoubleBuilder>(DataType::Double(), values);
-}
-ColumnPtr Strings(const std::vector<std::optional<std::string>>& values, TypePtr type = DataType::String()) {
-  BinaryBuilder builder(std::move(type));
-  for (const auto& v : values) {
-    if (v) {
-      builder.Append(*v);
-    } else {
-      builder.AppendNull();
-    }
-  }
-  return builder.Finish();
+  return Fixed<double>(DataType::Double(), values);
 }
 
 BatchPtr Batch(std::vector<std::pair<std::string, ColumnPtr>> named) {
@@ -165,16 +144,16 @@ TEST(TakeSliceConcatenateTest, EveryPrimitiveType) {
   decimals.AppendNull();
   decimals.Append(5);
   BatchPtr batch = Batch({
-      {"bool", Fixed<BooleanBuilder>(DataType::Boolean(), std::vector<std::optional<uint8_t>>{1, 0, std::nullopt})},
-      {"byte", Fixed<Int8Builder>(DataType::Byte(), std::vector<std::optional<int8_t>>{-1, std::nullopt, 7})},
-      {"short", Fixed<Int16Builder>(DataType::Short(), std::vector<std::optional<int16_t>>{std::nullopt, 2, 3})},
-      {"long", Fixed<Int64Builder>(DataType::Long(), std::vector<std::optional<int64_t>>{1LL << 40, 0, -3})},
-      {"float", Fixed<FloatBuilder>(DataType::Float(), std::vector<std::optional<float>>{0.5f, std::nullopt, -2.0f})},
+      {"bool", Fixed<uint8_t>(DataType::Boolean(), std::vector<std::optional<uint8_t>>{1, 0, std::nullopt})},
+      {"byte", Fixed<int8_t>(DataType::Byte(), std::vector<std::optional<int8_t>>{-1, std::nullopt, 7})},
+      {"short", Fixed<int16_t>(DataType::Short(), std::vector<std::optional<int16_t>>{std::nullopt, 2, 3})},
+      {"long", Fixed<int64_t>(DataType::Long(), std::vector<std::optional<int64_t>>{1LL << 40, 0, -3})},
+      {"float", Fixed<float>(DataType::Float(), std::vector<std::optional<float>>{0.5f, std::nullopt, -2.0f})},
       {"decimal", decimals.Finish()},
       {"binary", Strings({std::string("\0\1", 2), std::nullopt, "xyz"}, DataType::Binary())},
-      {"date", Fixed<Int32Builder>(DataType::Date(), std::vector<std::optional<int32_t>>{1, 2, std::nullopt})},
-      {"ts", Fixed<Int64Builder>(DataType::Timestamp(), std::vector<std::optional<int64_t>>{1, std::nullopt, 3})},
-      {"ntz", Fixed<Int64Builder>(DataType::TimestampNtz(), std::vector<std::optional<int64_t>>{std::nullopt, 2, 3})},
+      {"date", Fixed<int32_t>(DataType::Date(), std::vector<std::optional<int32_t>>{1, 2, std::nullopt})},
+      {"ts", Fixed<int64_t>(DataType::Timestamp(), std::vector<std::optional<int64_t>>{1, std::nullopt, 3})},
+      {"ntz", Fixed<int64_t>(DataType::TimestampNtz(), std::vector<std::optional<int64_t>>{std::nullopt, 2, 3})},
   });
   const std::vector<std::string> rows = Rows(batch);
   ASSERT_EQ(rows[0],
@@ -267,8 +246,8 @@ TEST(SortIndicesTest, EveryComparableTypeSorts) {
   decimals.AppendNull();
   BatchPtr batch = Batch({{"d", decimals.Finish()},
                           {"b", Strings({"\xff", "a", ""}, DataType::Binary())},
-                          {"t", Fixed<Int64Builder>(DataType::Timestamp(), std::vector<std::optional<int64_t>>{9, -9, 0})},
-                          {"f", Fixed<BooleanBuilder>(DataType::Boolean(), std::vector<std::optional<uint8_t>>{1, 0, 1})}});
+                          {"t", Fixed<int64_t>(DataType::Timestamp(), std::vector<std::optional<int64_t>>{9, -9, 0})},
+                          {"f", Fixed<uint8_t>(DataType::Boolean(), std::vector<std::optional<uint8_t>>{1, 0, 1})}});
   std::vector<int> by_decimal = {0};
   EXPECT_THAT(SortIndices(batch, by_decimal).value(), ElementsAre(2, 1, 0));
   std::vector<int> by_binary = {1};
@@ -404,15 +383,15 @@ TEST(ColumnAtTest, ANullStructRowMakesItsFieldNull) {
 }
 
 TEST(FormatValueTest, Numbers) {
-  EXPECT_EQ(FormatValue(*Fixed<BooleanBuilder>(DataType::Boolean(), std::vector<std::optional<uint8_t>>{1}), 0), "true");
-  EXPECT_EQ(FormatValue(*Fixed<Int8Builder>(DataType::Byte(), std::vector<std::optional<int8_t>>{-128}), 0), "-128");
-  EXPECT_EQ(FormatValue(*Fixed<Int16Builder>(DataType::Short(), std::vector<std::optional<int16_t>>{300}), 0), "300");
+  EXPECT_EQ(FormatValue(*Fixed<uint8_t>(DataType::Boolean(), std::vector<std::optional<uint8_t>>{1}), 0), "true");
+  EXPECT_EQ(FormatValue(*Fixed<int8_t>(DataType::Byte(), std::vector<std::optional<int8_t>>{-128}), 0), "-128");
+  EXPECT_EQ(FormatValue(*Fixed<int16_t>(DataType::Short(), std::vector<std::optional<int16_t>>{300}), 0), "300");
   EXPECT_EQ(FormatValue(*Ints({-7}), 0), "-7");
-  EXPECT_EQ(FormatValue(*Fixed<Int64Builder>(DataType::Long(),
+  EXPECT_EQ(FormatValue(*Fixed<int64_t>(DataType::Long(),
                                              std::vector<std::optional<int64_t>>{std::numeric_limits<int64_t>::min()}),
                         0),
             "-9223372036854775808");
-  EXPECT_EQ(FormatValue(*Fixed<FloatBuilder>(DataType::Float(), std::vector<std::optional<float>>{0.1f}), 0), "0.1");
+  EXPECT_EQ(FormatValue(*Fixed<float>(DataType::Float(), std::vector<std::optional<float>>{0.1f}), 0), "0.1");
   ColumnPtr doubles = Doubles({1.0, 0.1, 123456.789, 1e7, 9999999.0, 0.001, 1e-4, -2.5e-10, 1.0 / 3, kNaN, -kInf, -0.0,
                                std::nullopt, 1e21});
   std::vector<std::string> texts;
@@ -439,17 +418,17 @@ TEST(FormatValueTest, DecimalsAreExact) {
 }
 
 TEST(FormatValueTest, DatesTimestampsAndBinary) {
-  ColumnPtr dates = Fixed<Int32Builder>(DataType::Date(), std::vector<std::optional<int32_t>>{0, -1, 20484, -719162});
+  ColumnPtr dates = Fixed<int32_t>(DataType::Date(), std::vector<std::optional<int32_t>>{0, -1, 20484, -719162});
   EXPECT_EQ(FormatValue(*dates, 0), "1970-01-01");
   EXPECT_EQ(FormatValue(*dates, 1), "1969-12-31");
   EXPECT_EQ(FormatValue(*dates, 2), "2026-01-31");
   EXPECT_EQ(FormatValue(*dates, 3), "0001-01-01");
   std::vector<std::optional<int64_t>> micros = {1769853600123456, 1769853600000000, -1, 0};
-  ColumnPtr utc = Fixed<Int64Builder>(DataType::Timestamp(), micros);
+  ColumnPtr utc = Fixed<int64_t>(DataType::Timestamp(), micros);
   EXPECT_EQ(FormatValue(*utc, 0), "2026-01-31T10:00:00.123456Z");
   EXPECT_EQ(FormatValue(*utc, 1), "2026-01-31T10:00:00Z");
   EXPECT_EQ(FormatValue(*utc, 2), "1969-12-31T23:59:59.999999Z");
-  ColumnPtr ntz = Fixed<Int64Builder>(DataType::TimestampNtz(), micros);
+  ColumnPtr ntz = Fixed<int64_t>(DataType::TimestampNtz(), micros);
   EXPECT_EQ(FormatValue(*ntz, 0), "2026-01-31T10:00:00.123456");
   EXPECT_EQ(FormatValue(*ntz, 3), "1970-01-01T00:00:00");
   ColumnPtr binary = Strings({std::string("\x00\xff", 2), "a", "ab", "abc", ""}, DataType::Binary());
@@ -490,7 +469,7 @@ TEST(FormatValueTest, JsonValuesQuoteWhatAJsonReaderWouldRoundOrCannotRead) {
   decimal.Append(static_cast<int128_t>(-12345));
   EXPECT_EQ(json(decimal.Finish(), 0), "\"-123.45\"");
   EXPECT_EQ(json(Strings({"say \"hi\""}), 0), R"("say \"hi\"")");
-  EXPECT_EQ(json(Fixed<Int64Builder>(DataType::Timestamp(), std::vector<std::optional<int64_t>>{0}), 0),
+  EXPECT_EQ(json(Fixed<int64_t>(DataType::Timestamp(), std::vector<std::optional<int64_t>>{0}), 0),
             "\"1970-01-01T00:00:00Z\"");
 
   StructBuilder row(Struct({{"n", DataType::Integer(), true, "{}"},

@@ -1,5 +1,6 @@
-// Helpers for the expr tests: small columns from literal values, one shared sample batch, and
-// results rendered as text (FormatValue, "null" for nulls) so that expectations read as SQL.
+// Helpers for the expr tests: small columns from literal values (testing/columns.h), one shared
+// sample batch, and results rendered as text (FormatValue, "null" for nulls) so that expectations
+// read as SQL.
 #pragma once
 
 #include <optional>
@@ -12,27 +13,12 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/record_batch.h"
 #include "sluice/expr/expression.h"
+#include "testing/columns.h"
 
 namespace sluice::expr::testing {
 
-template <typename T>
-ColumnPtr Fixed(const TypePtr& type, const std::vector<std::optional<T>>& values) {
-  FixedWidthBuilder<T> b(type);
-  for (const auto& v : values) {
-    if (v) b.Append(*v);
-    else b.AppendNull();
-  }
-  return b.Finish();
-}
-
-inline ColumnPtr Strings(const std::vector<std::optional<std::string>>& values, TypePtr type = DataType::String()) {
-  BinaryBuilder b(std::move(type));
-  for (const auto& v : values) {
-    if (v) b.Append(*v);
-    else b.AppendNull();
-  }
-  return b.Finish();
-}
+using sluice::testing::Fixed;
+using sluice::testing::Strings;
 
 // Renders every row: FormatValue, or "null".
 inline std::vector<std::string> Render(const Column& c) {

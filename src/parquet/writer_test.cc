@@ -10,11 +10,14 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/parquet/metadata.h"
+#include "testing/columns.h"
 #include "testing/memory_files.h"
 
 namespace sluice::parquet {
 namespace {
 
+using sluice::testing::Fixed;
+using sluice::testing::Strings;
 using sluice::testing::StringWritableFile;
 
 TypePtr Parse(std::string_view text) {
@@ -28,31 +31,6 @@ BatchPtr MakeBatch(const TypePtr& schema, std::vector<ColumnPtr> columns) {
   Result<BatchPtr> b = RecordBatch::Make(schema, std::move(columns), rows);
   EXPECT_TRUE(b.ok()) << b.status().ToString();
   return *b;
-}
-
-template <typename Builder, typename T>
-ColumnPtr Fixed(TypePtr type, std::vector<std::optional<T>> values) {
-  Builder b(std::move(type));
-  for (const auto& v : values) {
-    if (v) {
-      b.Append(*v);
-    } else {
-      b.AppendNull();
-    }
-  }
-  return b.Finish();
-}
-
-ColumnPtr Strings(TypePtr type, std::vector<std::optional<std::string>> values) {
-  BinaryBuilder b(std::move(type));
-  for (const auto& v : values) {
-    if (v) {
-      b.Append(*v);
-    } else {
-      b.AppendNull();
-    }
-  }
-  return b.Finish();
 }
 
 // Writes the batches and returns the file's bytes; fills *stats.
@@ -116,20 +94,20 @@ TEST(ParquetWriterTest, FlatColumnsOfEveryScalarTypeHaveSchemaCountsAndStatistic
       "str:string,bin:binary,dt:date,ts:timestamp,ntz:timestamp_ntz>");
   auto f = [&](int i) { return schema->field(i).type; };
   std::vector<ColumnPtr> columns = {
-      Fixed<BooleanBuilder, uint8_t>(f(0), {1, std::nullopt, 0}),
-      Fixed<Int8Builder, int8_t>(f(1), {-128, 127, std::nullopt}),
-      Fixed<Int16Builder, int16_t>(f(2), {std::nullopt, -5, 300}),
-      Fixed<Int32Builder, int32_t>(f(3), {7, -7, 0}),
-      Fixed<Int64Builder, int64_t>(f(4), {std::numeric_limits<int64_t>::min(), 1, std::nullopt}),
-      Fixed<FloatBuilder, float>(f(5), {1.5f, std::nanf(""), -2.5f}),
-      Fixed<DoubleBuilder, double>(f(6), {0.0, -0.0, std::nullopt}),
-      Fixed<DecimalBuilder, int128_t>(f(7), {12345, -99, std::nullopt}),
-      Fixed<DecimalBuilder, int128_t>(f(8), {-1, int128_t{1} << 100, 5}),
-      Strings(f(9), {"b", "\xC3\xA9", "a"}),
-      Strings(f(10), {std::string("\0\1", 2), std::nullopt, ""}),
-      Fixed<Int32Builder, int32_t>(f(11), {19000, std::nullopt, -1}),
-      Fixed<Int64Builder, int64_t>(f(12), {1700000000000000, 0, std::nullopt}),
-      Fixed<Int64Builder, int64_t>(f(13), {std::nullopt, std::nullopt, 42}),
+      Fixed<uint8_t>(f(0), {1, std::nullopt, 0}),
+      Fixed<int8_t>(f(1), {-128, 127, std::nullopt}),
+      Fixed<int16_t>(f(2), {std::nullopt, -5, 300}),
+      Fixed<int32_t>(f(3), {7, -7, 0}),
+      Fixed<int64_t>(f(4), {std::numeric_limits<int64_t>::min(), 1, std::nullopt}),
+      Fixed<float>(f(5), {1.5f, std::nanf(""), -2.5f}),
+      Fixed<double>(f(6), {0.0, -0.0, std::nullopt}),
+      Fixed<int128_t>(f(7), {12345, -99, std::nullopt}),
+      Fixed<int128_t>(f(8), {-1, int128_t{1} << 100, 5}),
+      Strings({"b", "\xC3\xA9", "a"}, f(9)),
+      Strings({std::string("\0\1", 2), std::nullopt, ""}, f(10)),
+      Fixed<int32_t>(f(11), {19000, std::nullopt, -1}),
+      Fixed<int64_t>(f(12), {1700000000000000, 0, std::nullopt}),
+      Fixed<int64_t>(f(13), {std::nullopt, std::nullopt, 42}),
   };
   FileStats stats;
   std::string file = WriteFile(schema, {MakeBatch(schema, columns)}, {}, &stats);
@@ -210,14 +188,14 @@ TEST(ParquetWriterTest, RequiredColumnsHaveNoDefinitionLevels) {
   TypePtr schema = *DataType::Struct(fields);
   std::vector<std::optional<int64_t>> ids;
   for (int64_t i = 0; i < 100; ++i) ids.push_back(i);
-  FileMetaData meta = Footer(WriteFile(schema, {MakeBatch(schema, {Fixed<Int64Builder, int64_t>(DataType::Long(), ids)})},
+  FileMetaData meta = Footer(WriteFile(schema, {MakeBatch(schema, {Fixed<int64_t>(DataType::Long(), ids)})},
                                        UncompressedPlain()));
   EXPECT_EQ(meta.schema[1].repetition_type, FieldRepetitionType::kRequired);
   // No levels: the single PLAIN page holds exactly 100 * 8 bytes.
   const ColumnMetaData& c = Chunk(meta, 0);
   EXPECT_EQ(c.encodings, std::vector<Encoding>{Encoding::kPlain});
   size_t header_size = 0;
-  std::string file = WriteFile(schema, {MakeBatch(schema, {Fixed<Int64Builder, int64_t>(DataType::Long(), ids)})},
+  std::string file = WriteFile(schema, {MakeBatch(schema, {Fixed<int64_t>(DataType::Long(), ids)})},
                                UncompressedPlain());
   Result<PageHeader> page = ParsePageHeader(std::string_view(file).substr(c.data_page_offset), &header_size);
   ASSERT_TRUE(page.ok()) << page.status().ToString();
@@ -231,7 +209,7 @@ TEST(ParquetWriterTest, NullsInNonNullableFieldsAreRejected) {
   std::string bytes;
   auto writer = ParquetWriter::Open(std::make_unique<StringWritableFile>(&bytes), schema);
   ASSERT_TRUE(writer.ok());
-  Status s = (*writer)->Write(*MakeBatch(schema, {Fixed<Int32Builder, int32_t>(DataType::Integer(), {1, std::nullopt})}));
+  Status s = (*writer)->Write(*MakeBatch(schema, {Fixed<int32_t>(DataType::Integer(), {1, std::nullopt})}));
   EXPECT_EQ(s.error_class(), errors::kInvalidArgument);
   EXPECT_NE(s.message().find("'id'"), std::string_view::npos) << s.ToString();
   EXPECT_EQ((*writer)->Close().status().error_class(), errors::kInvalidArgument);
@@ -243,7 +221,7 @@ TEST(ParquetWriterTest, MismatchedBatchSchemaIsRejected) {
   std::string bytes;
   auto writer = ParquetWriter::Open(std::make_unique<StringWritableFile>(&bytes), schema);
   ASSERT_TRUE(writer.ok());
-  Status s = (*writer)->Write(*MakeBatch(other, {Fixed<Int64Builder, int64_t>(DataType::Long(), {1})}));
+  Status s = (*writer)->Write(*MakeBatch(other, {Fixed<int64_t>(DataType::Long(), {1})}));
   EXPECT_EQ(s.error_class(), errors::kInvalidArgument);
 }
 
@@ -336,7 +314,7 @@ TEST(ParquetWriterTest, DictionaryFallsBackToPlainPastTheLimit) {
   WriterOptions options;
   options.dictionary_size_limit = 10000;
   options.page_size = 4096;
-  FileMetaData meta = Footer(WriteFile(schema, {MakeBatch(schema, {Strings(DataType::String(), values)})}, options));
+  FileMetaData meta = Footer(WriteFile(schema, {MakeBatch(schema, {Strings(values)})}, options));
   const ColumnMetaData& c = Chunk(meta, 0);
   EXPECT_EQ(c.encodings, (std::vector<Encoding>{Encoding::kPlain, Encoding::kRle, Encoding::kRleDictionary}));
   ASSERT_EQ(c.encoding_stats.size(), 3u);
@@ -353,7 +331,7 @@ TEST(ParquetWriterTest, LowCardinalityColumnsStayDictionaryEncoded) {
   TypePtr schema = Parse("struct<s:string>");
   std::vector<std::optional<std::string>> values;
   for (int i = 0; i < 50000; ++i) values.push_back(i % 3 == 0 ? "red" : "green");
-  std::string file = WriteFile(schema, {MakeBatch(schema, {Strings(DataType::String(), values)})});
+  std::string file = WriteFile(schema, {MakeBatch(schema, {Strings(values)})});
   FileMetaData footer = Footer(file);
   const ColumnMetaData& c = Chunk(footer, 0);
   EXPECT_EQ(c.encoding_stats.size(), 2u);
@@ -367,7 +345,7 @@ TEST(ParquetWriterTest, RowGroupsCloseAtTheTargetSize) {
   WriterOptions options;
   options.row_group_size = 100000;
   options.dictionary = false;
-  BatchPtr batch = MakeBatch(schema, {Fixed<Int64Builder, int64_t>(DataType::Long(), ids)});
+  BatchPtr batch = MakeBatch(schema, {Fixed<int64_t>(DataType::Long(), ids)});
   FileMetaData meta = Footer(WriteFile(schema, {batch, batch}, options));
   EXPECT_EQ(meta.num_rows, 200000);
   EXPECT_GT(meta.row_groups.size(), 5u);
@@ -389,7 +367,7 @@ TEST(ParquetWriterTest, KeyValueMetadataAndCodecsAreRecorded) {
     WriterOptions options;
     options.compression = codec;
     options.key_value_metadata = {{"org.apache.spark.version", "3.5.0"}, {"k", ""}};
-    FileMetaData meta = Footer(WriteFile(schema, {MakeBatch(schema, {Fixed<Int32Builder, int32_t>(DataType::Integer(), {1, 2})})}, options));
+    FileMetaData meta = Footer(WriteFile(schema, {MakeBatch(schema, {Fixed<int32_t>(DataType::Integer(), {1, 2})})}, options));
     EXPECT_EQ(Chunk(meta, 0).codec, codec);
     ASSERT_EQ(meta.key_value_metadata.size(), 2u);
     EXPECT_EQ(meta.key_value_metadata[0].key, "org.apache.spark.version");
