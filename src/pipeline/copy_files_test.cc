@@ -2,43 +2,17 @@
 // (run twice: the table holds the rows once), and the table out again as JSON lines.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "pipeline/copy_testing.h"
 #include "sluice/core/error_classes.h"
-#include "sluice/pipeline/copy.h"
-#include "testing/temp_dir.h"
 
 namespace sluice::pipeline {
 namespace {
 
-class CopyFilesTest : public ::testing::Test {
+class CopyFilesTest : public testing::CopyTest {
  protected:
-  Result<CopyResult> Copy(const std::string& from, const std::string& to) {
-    SLUICE_ASSIGN_OR_RETURN(CopyEndpoint source, ParseEndpointSpec(from));
-    SLUICE_ASSIGN_OR_RETURN(CopyEndpoint sink, ParseEndpointSpec(to));
-    CopyOptions options;
-    options.warehouse = dir_.Join("warehouse");
-    return RunCopy(source, sink, options);
-  }
-
-  // The text of every file in `directory`, in name order.
-  std::string FilesText(const std::string& directory) {
-    std::vector<std::filesystem::path> paths;
-    for (const auto& entry : std::filesystem::directory_iterator(directory)) paths.push_back(entry.path());
-    std::sort(paths.begin(), paths.end());
-    std::string text;
-    for (const auto& path : paths) {
-      std::ifstream in(path);
-      std::stringstream content;
-      content << in.rdbuf();
-      text += content.str();
-    }
-    return text;
-  }
-
-  testing::TempDir dir_{"sluice-copy-files"};
+  CopyFilesTest() : CopyTest("sluice-copy-files") {}
 };
 
 TEST_F(CopyFilesTest, CsvIntoDeltaOverwriteTwiceThenOutAsJsonLines) {

@@ -2,43 +2,20 @@
 // by path, and the errors of libraries that are no plugin or one built for another ABI.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "pipeline/copy_testing.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/plugin.h"
-#include "sluice/pipeline/copy.h"
-#include "testing/temp_dir.h"
 
 namespace sluice::pipeline {
 namespace {
 
 std::string PluginPath(const std::string& name) { return std::string(SLUICE_BINARY_DIR) + "/lib" + name + ".so"; }
 
-class CopyPluginTest : public ::testing::Test {
+class CopyPluginTest : public testing::CopyTest {
  protected:
-  Result<CopyResult> Copy(const std::string& from, const std::string& to) {
-    SLUICE_ASSIGN_OR_RETURN(CopyEndpoint source, ParseEndpointSpec(from));
-    SLUICE_ASSIGN_OR_RETURN(CopyEndpoint sink, ParseEndpointSpec(to));
-    CopyOptions options;
-    options.warehouse = dir_.Join("warehouse");
-    return RunCopy(source, sink, options);
-  }
+  CopyPluginTest() : CopyTest("sluice-plugin") {}
 
-  // The text of the one csv file the copy wrote into `directory`.
-  std::string CsvWritten(const std::string& directory) {
-    std::string text;
-    for (const auto& entry : std::filesystem::directory_iterator(directory)) {
-      std::ifstream in(entry.path());
-      std::stringstream content;
-      content << in.rdbuf();
-      text += content.str();
-    }
-    return text;
-  }
-
-  testing::TempDir dir_{"sluice-plugin"};
   const std::string sequence_ = "plugin:" + PluginPath("sluice_sequence_plugin");
 };
 
@@ -46,7 +23,7 @@ TEST_F(CopyPluginTest, TheSequencePluginIsLoadedByPathAndCopiedFrom) {
   Result<CopyResult> copied = Copy(sequence_ + ":start=1,end=10,step=2,rowsPerBatch=2", "csv:path=" + dir_.Join("out"));
   ASSERT_TRUE(copied.ok()) << copied.status().ToString();
   EXPECT_EQ(copied->rows, 5);
-  EXPECT_EQ(CsvWritten(dir_.Join("out")), "1\n3\n5\n7\n9\n");
+  EXPECT_EQ(FilesText(dir_.Join("out")), "1\n3\n5\n7\n9\n");
 }
 
 TEST_F(CopyPluginTest, OptionsAreCheckedAgainstThePluginsOwnTable) {
