@@ -2,7 +2,6 @@
 // by path, and the errors of libraries that are no plugin or one built for another ABI.
 #include <gtest/gtest.h>
 
-
 #include "pipeline/copy_testing.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/plugin.h"
