@@ -176,6 +176,49 @@ Result<PgRows> PgConnection::ExecutePrepared(const std::string& name,
                  "statement failed");
 }
 
+Result<PgRows> PgConnection::ExecuteWithCopyData(std::string_view sql, std::span<const std::string_view> copy_data) {
+  last_sqlstate_.clear();
+  if (PQsendQuery(conn_, std::string(sql).c_str()) != 1) return Failure("sending statements failed", nullptr);
+  Status status;
+  PgRows rows;
+  size_t copies = 0;
+  while (PGresult* raw = PQgetResult(conn_)) {
+    ResultPtr result(raw);
+    const ExecStatusType kind = PQresultStatus(raw);
+    if (kind == PGRES_COPY_IN) {
+      // libpq hands out a COPY_IN result until the COPY ends, so each one is answered at once.
+      const bool have_data = copies < copy_data.size();
+      // In pieces, as PQputCopyData takes an int length.
+      constexpr size_t kPiece = size_t{1} << 26;
+      for (std::string_view rest = have_data ? copy_data[copies] : std::string_view(); !rest.empty();) {
+        const std::string_view piece = rest.substr(0, kPiece);
+        if (PQputCopyData(conn_, piece.data(), static_cast<int>(piece.size())) != 1) {
+          return Failure("sending COPY data failed", nullptr);
+        }
+        rest.remove_prefix(piece.size());
+      }
+      if (PQputCopyEnd(conn_, have_data ? nullptr : "more COPY statements than COPY data") != 1) {
+        return Failure("ending COPY failed", nullptr);
+      }
+      if (!have_data && status.ok()) status = Status::Error(errors::kPgQueryFailed, "more COPY statements than COPY data");
+      ++copies;
+    } else if (kind == PGRES_TUPLES_OK) {
+      if (status.ok()) {
+        auto collected = Collect(result.release(), "statement failed");
+        if (!collected.ok()) status = collected.status();
+        else rows = std::move(*collected);
+      }
+    } else if (kind != PGRES_COMMAND_OK && status.ok()) {
+      status = Failure("statement failed", raw);
+    }
+  }
+  SLUICE_RETURN_IF_ERROR(status);
+  if (copies != copy_data.size()) {
+    return Status::Error(errors::kPgQueryFailed, "fewer COPY statements than COPY data");
+  }
+  return rows;
+}
+
 Status PgConnection::BeginCopy(std::string_view copy_sql) {
   last_sqlstate_.clear();
   ResultPtr result(PQexec(conn_, std::string(copy_sql).c_str()));

@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 
@@ -14,8 +15,13 @@ namespace sluice::connectors {
 namespace {
 
 constexpr const char* kStage = "pg_temp.\"sluice_stage\"";
-constexpr const char* kClaimStatement = "sluice_claim";
-constexpr const char* kInsertStatement = "sluice_insert";
+constexpr const char* kChunkTable = "pg_temp.\"sluice_chunk\"";
+constexpr const char* kWriteStatement = "sluice_write";
+// A chunk's transaction: the claim row, then the rows, each COPYed into its staging table, then the
+// prepared statement that moves both (ExecuteWithCopyData sends the COPY data).
+constexpr const char* kChunkTransaction =
+    "BEGIN; COPY pg_temp.\"sluice_chunk\" FROM STDIN (FORMAT binary); "
+    "COPY pg_temp.\"sluice_stage\" FROM STDIN (FORMAT binary); EXECUTE sluice_write; COMMIT";
 
 std::string JoinQuoted(const std::vector<std::string>& names, std::string_view prefix = "") {
   std::string out;
@@ -68,7 +74,10 @@ bool IsTransientSqlState(std::string_view s) {
 }
 
 PgUpsertWriter::PgUpsertWriter(PgUpsertWriterOptions options, TypePtr schema)
-    : options_(std::move(options)), schema_(std::move(schema)) {}
+    : options_(std::move(options)),
+      schema_(std::move(schema)),
+      claim_schema_(*DataType::Struct(
+          {{"query_id", DataType::String()}, {"batch_id", DataType::Long()}, {"chunk", DataType::Integer()}})) {}
 
 Result<std::unique_ptr<PgUpsertWriter>> PgUpsertWriter::Open(PgUpsertWriterOptions options, TypePtr schema) {
   std::unique_ptr<PgUpsertWriter> writer(new PgUpsertWriter(std::move(options), std::move(schema)));
@@ -185,29 +194,35 @@ Status PgUpsertWriter::PrepareSession() {
   }
   stage += ") ON COMMIT DELETE ROWS";
   SLUICE_RETURN_IF_ERROR(conn_->Execute(stage));
+  SLUICE_RETURN_IF_ERROR(conn_->Execute("CREATE TEMP TABLE IF NOT EXISTS \"sluice_chunk\" (query_id text, "
+                                        "batch_id bigint, chunk integer) ON COMMIT DELETE ROWS"));
 
+  // The claim and the rows in one statement: the rows go in only when the claim is new, and the
+  // statement answers 1 (claimed now) or 0 (committed by an earlier attempt).
   const std::string columns = JoinQuoted(names);
-  insert_sql_ = "INSERT INTO " + options_.table.Quoted() + " AS t (" + columns + ") SELECT " + columns + " FROM " + kStage;
+  std::string sql = std::string("WITH claim AS (INSERT INTO ") + progress_table_ +
+                    " (query_id, batch_id, chunk) SELECT query_id, batch_id, chunk FROM " + kChunkTable +
+                    " ON CONFLICT DO NOTHING RETURNING 1), written AS (INSERT INTO " + options_.table.Quoted() +
+                    " AS t (" + columns + ") SELECT " + columns + " FROM " + kStage +
+                    " WHERE EXISTS (SELECT 1 FROM claim)";
   if (!key_names_.empty()) {
     std::vector<std::string> values;
     for (const std::string& n : names) {
       if (std::find(key_names_.begin(), key_names_.end(), n) == key_names_.end()) values.push_back(n);
     }
-    insert_sql_ += " ON CONFLICT (" + JoinQuoted(key_names_) + ")";
+    sql += " ON CONFLICT (" + JoinQuoted(key_names_) + ")";
     if (values.empty()) {
-      insert_sql_ += " DO NOTHING";
+      sql += " DO NOTHING";
     } else {
       std::string set;
       for (const std::string& v : values) set += (set.empty() ? "" : ", ") + QuoteIdentifier(v) + " = EXCLUDED." + QuoteIdentifier(v);
       // Rows that would not change are skipped: no new row version, no WAL, no bloat.
-      insert_sql_ += " DO UPDATE SET " + set + " WHERE (" + JoinQuoted(values, "t.") + ") IS DISTINCT FROM (" +
-                     JoinQuoted(values, "EXCLUDED.") + ")";
+      sql += " DO UPDATE SET " + set + " WHERE (" + JoinQuoted(values, "t.") + ") IS DISTINCT FROM (" +
+             JoinQuoted(values, "EXCLUDED.") + ")";
     }
   }
-  SLUICE_RETURN_IF_ERROR(conn_->Prepare(kInsertStatement, insert_sql_));
-  return conn_->Prepare(kClaimStatement, "INSERT INTO " + progress_table_ +
-                                             " (query_id, batch_id, chunk) VALUES ($1, $2, $3) "
-                                             "ON CONFLICT DO NOTHING RETURNING 1");
+  sql += ") SELECT count(*) FROM claim";
+  return conn_->Prepare(kWriteStatement, sql);
 }
 
 Result<std::vector<int64_t>> PgUpsertWriter::OrderRows(const RecordBatch& batch, std::span<const int64_t> rows) {
@@ -254,25 +269,33 @@ Result<std::vector<int64_t>> PgUpsertWriter::CanonicalOrder(const BatchPtr& batc
 
 Result<int64_t> PgUpsertWriter::TryWriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk,
                                               const RecordBatch& batch, std::span<const int64_t> rows) {
-  SLUICE_RETURN_IF_ERROR(conn_->Execute("BEGIN"));
-  auto claim = conn_->ExecutePrepared(kClaimStatement, {query_id, std::to_string(batch_id), std::to_string(chunk)});
-  if (!claim.ok()) return claim.status();
-  if (claim->empty()) {
-    // An earlier attempt committed this chunk.
-    SLUICE_RETURN_IF_ERROR(conn_->Execute("ROLLBACK"));
-    return int64_t{0};
-  }
   SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> ordered, OrderRows(batch, rows));
+  claim_buffer_.clear();
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr claim, ClaimRow(query_id, batch_id, chunk));
+  const int64_t only_row = 0;
+  PgCopyEncoder::AppendHeader(&claim_buffer_);
+  encoder_.AppendRows(*claim, all_claim_columns_, std::span<const int64_t>(&only_row, 1), &claim_buffer_);
+  PgCopyEncoder::AppendTrailer(&claim_buffer_);
   copy_buffer_.clear();
   PgCopyEncoder::AppendHeader(&copy_buffer_);
   encoder_.AppendRows(batch, all_columns_, ordered, &copy_buffer_);
   PgCopyEncoder::AppendTrailer(&copy_buffer_);
-  SLUICE_RETURN_IF_ERROR(conn_->BeginCopy(std::string("COPY ") + kStage + " FROM STDIN (FORMAT binary)"));
-  SLUICE_RETURN_IF_ERROR(conn_->PutCopyData(copy_buffer_));
-  SLUICE_RETURN_IF_ERROR(conn_->EndCopy());
-  SLUICE_RETURN_IF_ERROR(conn_->ExecutePrepared(kInsertStatement).status());
-  SLUICE_RETURN_IF_ERROR(conn_->Execute("COMMIT"));
-  return static_cast<int64_t>(ordered.size());
+  // The whole transaction in one string: three round trips (the query, then one per COPY).
+  const std::string_view data[] = {claim_buffer_, copy_buffer_};
+  SLUICE_ASSIGN_OR_RETURN(PgRows claimed, conn_->ExecuteWithCopyData(kChunkTransaction, data));
+  const bool fresh = claimed.size() == 1 && claimed[0].size() == 1 && claimed[0][0] == "1";
+  // Not fresh: an earlier attempt committed this chunk, and the statement wrote nothing.
+  return fresh ? static_cast<int64_t>(ordered.size()) : int64_t{0};
+}
+
+Result<BatchPtr> PgUpsertWriter::ClaimRow(const std::string& query_id, int64_t batch_id, int32_t chunk) {
+  BinaryBuilder query(DataType::String());
+  Int64Builder batch(DataType::Long());
+  Int32Builder chunk_id(DataType::Integer());
+  query.Append(query_id);
+  batch.Append(batch_id);
+  chunk_id.Append(chunk);
+  return RecordBatch::Make(claim_schema_, {query.Finish(), batch.Finish(), chunk_id.Finish()}, 1);
 }
 
 Result<int64_t> PgUpsertWriter::WriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk,

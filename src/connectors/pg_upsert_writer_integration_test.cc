@@ -230,5 +230,41 @@ TEST_F(PgUpsertWriterTest, ConcurrentWritersOnOverlappingKeysNeverSurfaceDeadloc
   EXPECT_EQ(Select("SELECT count(*), min(qty), max(qty) FROM orders"), (Rows{{"50", "30", "30"}}));
 }
 
+TEST(PgConnectionCopyData, RunsStatementsFeedingEachCopyItsDataAndReturnsTheLastRows) {
+  auto db = PostgresTestDatabase::Create();
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto conn = PgConnection::Connect((*db)->connection_string());
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  ASSERT_TRUE((*conn)->Execute("CREATE TABLE a (x integer); CREATE TABLE b (s text)").ok());
+  const std::string_view data[] = {"1\n2\n", "it's\n\\N\n"};
+  auto rows = (*conn)->ExecuteWithCopyData(
+      "BEGIN; COPY a FROM STDIN; COPY b FROM STDIN; SELECT sum(x), count(s), count(*) FROM a, b; COMMIT", data);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(*rows, (PgRows{{"6", "2", "4"}}));
+  EXPECT_EQ((*db)->Query("SELECT s FROM b ORDER BY s").value(), (Rows{{"it's"}, {"NULL"}}));
+}
+
+TEST(PgConnectionCopyData, StopsAtTheFirstFailureAndKeepsTheConnectionUsable) {
+  auto db = PostgresTestDatabase::Create();
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto conn = PgConnection::Connect((*db)->connection_string());
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  ASSERT_TRUE((*conn)->Execute("CREATE TABLE a (x integer)").ok());
+  const std::string_view bad[] = {"1\nnot a number\n"};
+  Status failed = (*conn)->ExecuteWithCopyData("BEGIN; COPY a FROM STDIN; INSERT INTO a VALUES (7); COMMIT", bad).status();
+  EXPECT_EQ(failed.error_class(), "PG_QUERY_FAILED");
+  EXPECT_EQ((*conn)->last_sqlstate(), "22P02") << failed.ToString();
+  ASSERT_TRUE((*conn)->Execute("ROLLBACK").ok());
+  EXPECT_EQ((*db)->QueryValue("SELECT count(*) FROM a").value(), "0");
+
+  const std::string_view one[] = {"1\n"};
+  Status too_few = (*conn)->ExecuteWithCopyData("COPY a FROM STDIN; COPY a FROM STDIN", one).status();
+  EXPECT_EQ(too_few.error_class(), "PG_QUERY_FAILED") << too_few.ToString();
+  const std::string_view two[] = {"1\n", "2\n"};
+  Status too_many = (*conn)->ExecuteWithCopyData("COPY a FROM STDIN", two).status();
+  EXPECT_EQ(too_many.error_class(), "PG_QUERY_FAILED") << too_many.ToString();
+  EXPECT_TRUE((*conn)->Query("SELECT 1").ok());
+}
+
 }  // namespace
 }  // namespace sluice::connectors

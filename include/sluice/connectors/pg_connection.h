@@ -12,6 +12,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,6 +90,14 @@ class PgConnection {
   // parses and plans it once.
   Status Prepare(const std::string& name, std::string_view sql);
   Result<PgRows> ExecutePrepared(const std::string& name, const std::vector<std::optional<std::string>>& params = {});
+  // Runs `sql`, one or more statements without values (as Execute) among which the i-th
+  // `COPY ... FROM STDIN` reads `copy_data[i]`, and returns the rows of the last statement that
+  // returned rows. The whole string costs one round trip plus one per COPY, where BeginCopy,
+  // PutCopyData and EndCopy cost two per COPY and Execute one per other statement. The first
+  // failure stops the rest of the string (inside an explicit transaction block, the block is then
+  // aborted until ROLLBACK). Fails with PG_QUERY_FAILED when the statements hold more or fewer
+  // COPYs than `copy_data` has entries.
+  Result<PgRows> ExecuteWithCopyData(std::string_view sql, std::span<const std::string_view> copy_data);
 
   // COPY ... FROM STDIN: BeginCopy, any number of PutCopyData, then EndCopy (which reports
   // errors in the data, such as a constraint violation).

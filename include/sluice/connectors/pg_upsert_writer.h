@@ -1,14 +1,17 @@
 // PgUpsertWriter: writes chunks of rows into one PostgreSQL table, each chunk in one database
 // transaction, exactly once per (query id, batch id, chunk).
 //
-// A chunk's transaction (1) claims its row in the sluice progress table `_sluice_progress` of the
-// target's schema (a chunk already claimed by an earlier, committed attempt is skipped: that is
-// what makes a replay after a crash, or a retry after a COMMIT whose outcome was lost, safe even
-// for tables without a key); (2) COPYs the rows in binary into a session-scoped staging table;
-// (3) moves them into the target with one `INSERT ... SELECT`, which with an upsert key is
-// `ON CONFLICT (key) DO UPDATE SET ...` skipping rows that would not change. Rows are sorted by
-// the key and collapsed to the last row per key first, so one statement never touches a row
-// twice and concurrent writers lock keys in the same order.
+// A chunk's transaction (1) COPYs in binary the claim row and the rows into two session-scoped
+// staging tables; (2) runs one prepared statement that claims the chunk's row in the sluice
+// progress table `_sluice_progress` of the target's schema and, only when the claim is new, moves
+// the rows into the target with `INSERT ... SELECT`, which with an upsert key is `ON CONFLICT
+// (key) DO UPDATE SET ...` skipping rows that would not change. A chunk already claimed by an
+// earlier, committed attempt writes nothing: that is what makes a replay after a crash, or a
+// retry after a COMMIT whose outcome was lost, safe even for tables without a key. The whole
+// transaction is one query string (three round trips: the string, then one per COPY). Rows are
+// sorted by the key and collapsed to the last row per key first, so one statement never touches a
+// row twice and concurrent writers lock keys in the same order. docs/postgres-sink.md says why
+// this path and not another (bound arrays measured slower).
 //
 // Transient failures (connection loss, admin shutdown, deadlock, serialization failure, lock
 // not available, object in use, too many connections / resource limits) are retried with
@@ -82,6 +85,8 @@ class PgUpsertWriter {
   Status RunWithRetries(const std::function<Status()>& attempt);
   Result<int64_t> TryWriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk, const RecordBatch& batch,
                                 std::span<const int64_t> rows);
+  // The chunk's row of the progress table, as a one-row batch to COPY.
+  Result<BatchPtr> ClaimRow(const std::string& query_id, int64_t batch_id, int32_t chunk);
   // Row order for a chunk: sorted by key, last row per key kept (all rows when there is no key).
   Result<std::vector<int64_t>> OrderRows(const RecordBatch& batch, std::span<const int64_t> rows);
 
@@ -91,10 +96,12 @@ class PgUpsertWriter {
   std::vector<std::string> key_names_;
   std::vector<int> key_columns_;  // indices into the schema
   std::vector<int> all_columns_;
-  std::string stage_name_;
-  std::string insert_sql_;
   std::string progress_table_;
+  TypePtr claim_schema_;  // (query_id, batch_id, chunk)
+  std::vector<int> all_claim_columns_{0, 1, 2};
+  // COPY data, reused from chunk to chunk.
   PgCopyEncoder encoder_;
+  std::string claim_buffer_;
   std::string copy_buffer_;
   std::mt19937_64 jitter_{std::random_device{}()};
   int64_t retries_ = 0;
