@@ -76,7 +76,9 @@ void AppendFloating(T value, std::string* out) {
 
 __extension__ typedef unsigned __int128 uint128_t;
 
-void AppendDecimal(int128_t value, int scale, std::string* out) {
+}  // namespace
+
+void AppendDecimalText(int128_t value, int scale, std::string* out) {
   uint128_t magnitude = value < 0 ? -static_cast<uint128_t>(value) : static_cast<uint128_t>(value);
   char digits[48];
   int count = 0;
@@ -91,6 +93,14 @@ void AppendDecimal(int128_t value, int scale, std::string* out) {
     if (i == scale && scale > 0) out->push_back('.');
   }
 }
+
+std::string DecimalText(int128_t unscaled, int scale) {
+  std::string text;
+  AppendDecimalText(unscaled, scale, &text);
+  return text;
+}
+
+namespace {
 
 void AppendDate(int64_t days, std::string* out) {
   const auto [year, month, day] = CivilFromDays(days);
@@ -116,6 +126,8 @@ void AppendTimestamp(int64_t micros, bool utc, std::string* out) {
   if (utc) out->push_back('Z');
 }
 
+}  // namespace
+
 void AppendBase64(std::string_view bytes, std::string* out) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   size_t i = 0;
@@ -136,6 +148,8 @@ void AppendBase64(std::string_view bytes, std::string* out) {
   out->push_back(rest == 2 ? kAlphabet[(n >> 6) & 63] : '=');
   out->push_back('=');
 }
+
+namespace {
 
 // The three ways a value is written: FormatValue's text at top level, the same inside a nested
 // value (strings, dates, timestamps and binary quoted so the whole reads as JSON), and JSON proper
@@ -181,7 +195,7 @@ void Append(const Column& column, int64_t row, Form form, std::string* out) {
     case TypeId::kDouble: AppendFloatingIn(column.Value<double>(row), form, out); return;
     case TypeId::kDecimal:
       if (form == Form::kJson) out->push_back('"');
-      AppendDecimal(column.Value<int128_t>(row), type.scale(), out);
+      AppendDecimalText(column.Value<int128_t>(row), type.scale(), out);
       if (form == Form::kJson) out->push_back('"');
       return;
     case TypeId::kString: AppendText(column.View(row), form, out); return;

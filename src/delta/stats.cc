@@ -7,6 +7,7 @@
 #include "delta/data_files.h"
 #include "delta/json_writer.h"
 #include "sluice/core/civil_date.h"
+#include "sluice/core/compute.h"
 
 namespace sluice::delta {
 namespace {
@@ -62,23 +63,6 @@ std::string FormatTimestampMs(int64_t ms, bool utc) {
                      in_day / 60'000 % 60, in_day / 1000 % 60, in_day % 1000, utc ? "Z" : "");
 }
 
-std::string FormatDecimal(int128_t unscaled, int scale) {
-  bool negative = unscaled < 0;
-  // The magnitude in 128 unsigned bits: negating the most negative value overflows int128_t.
-  __extension__ typedef unsigned __int128 uint128_t;
-  uint128_t magnitude = negative ? -static_cast<uint128_t>(unscaled) : static_cast<uint128_t>(unscaled);
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(magnitude % 10)));
-    magnitude /= 10;
-  } while (magnitude != 0);
-  if (scale > 0) {
-    if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, scale + 1 - digits.size(), '0');
-    digits.insert(digits.size() - scale, ".");
-  }
-  return negative ? "-" + digits : digits;
-}
-
 // The byte length of the first `characters` UTF-8 characters of `text` (all of it if shorter).
 size_t PrefixBytes(std::string_view text, size_t characters) {
   size_t bytes = 0;
@@ -102,7 +86,7 @@ std::string BoundJson(const parquet::ColumnStats& column, const parquet::StatVal
     case TypeId::kDouble:
       if (!std::isfinite(value.float_value)) return "";
       return fmt::format("{}", value.float_value);
-    case TypeId::kDecimal: return FormatDecimal(value.decimal_value, column.type->scale());
+    case TypeId::kDecimal: return DecimalText(value.decimal_value, column.type->scale());
     case TypeId::kDate: return fmt::format("\"{}\"", FormatDate(value.int_value));
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz: {

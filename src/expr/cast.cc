@@ -15,6 +15,7 @@
 #include "expr/decimal.h"
 #include "expr/kernel_util.h"
 #include "sluice/core/ascii.h"
+#include "sluice/core/compute.h"
 
 namespace sluice::expr {
 namespace {
@@ -110,7 +111,7 @@ double DecimalAsDouble(int128_t v, int scale) {
   if (scale <= 22 && v < (int128_t{1} << 53) && v > -(int128_t{1} << 53)) {
     return static_cast<double>(static_cast<int64_t>(v)) / std::pow(10.0, scale);
   }
-  return *ParseDouble(DecimalToString(v, scale));
+  return *ParseDouble(DecimalText(v, scale));
 }
 
 // Java's narrowing of a double to an integral type: saturate to int (or long), then wrap.
@@ -262,7 +263,7 @@ ColumnPtr CastToString(const Column& from, const TypePtr& to) {
       case TypeId::kBoolean: writer.Append(from.Value<uint8_t>(i) ? "true" : "false"); break;
       case TypeId::kFloat: writer.Append(JavaFloatingString(from.Value<float>(i))); break;
       case TypeId::kDouble: writer.Append(JavaFloatingString(from.Value<double>(i))); break;
-      case TypeId::kDecimal: writer.Append(DecimalToString(from.Value<int128_t>(i), from.type->scale())); break;
+      case TypeId::kDecimal: writer.Append(DecimalText(from.Value<int128_t>(i), from.type->scale())); break;
       case TypeId::kDate: writer.Append(FormatDate(from.Value<int32_t>(i))); break;
       case TypeId::kTimestamp:
       case TypeId::kTimestampNtz: writer.Append(FormatTimestamp(from.Value<int64_t>(i))); break;

@@ -45,22 +45,6 @@ std::optional<int128_t> Rescale(int128_t value, int from_scale, int to_scale) {
   return DivideRoundHalfUp(value, kPow10.values[diff]);
 }
 
-std::string DecimalToString(int128_t value, int scale) {
-  bool negative = value < 0;
-  // Work on the magnitude as unsigned so that the minimum value does not overflow.
-  uint128_t mag = negative ? uint128_t{0} - static_cast<uint128_t>(value) : static_cast<uint128_t>(value);
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(mag % 10)));
-    mag /= 10;
-  } while (mag != 0);
-  if (scale > 0) {
-    if (static_cast<int>(digits.size()) <= scale) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
-    digits.insert(digits.size() - static_cast<size_t>(scale), ".");
-  }
-  return negative ? "-" + digits : digits;
-}
-
 std::optional<int128_t> ParseDecimal(std::string_view text, int precision, int scale) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);

@@ -17,8 +17,6 @@ bool FitsPrecision(int128_t value, int precision);
 // Changes the scale of an unscaled value, rounding HALF_UP when digits are dropped; nullopt on
 // overflow of 128 bits.
 std::optional<int128_t> Rescale(int128_t value, int from_scale, int to_scale);
-// "-12.50" for (-1250, 2).
-std::string DecimalToString(int128_t value, int scale);
 // Parses "12.5", "-1e3", " 7 " into a value of the given scale (HALF_UP); nullopt when the text
 // is not a number or does not fit `precision`.
 std::optional<int128_t> ParseDecimal(std::string_view text, int precision, int scale);

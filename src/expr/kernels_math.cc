@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "expr/decimal.h"
 #include "expr/kernel_util.h"
@@ -51,7 +52,7 @@ double RoundDouble(double v, int32_t scale) {
     int128_t f = Pow10(std::min(-scale, 38));
     *dec = DivideRoundHalfUp(*dec, f) * f;
   }
-  std::string text = DecimalToString(*dec, kept);
+  std::string text = DecimalText(*dec, kept);
   double out = 0;
   std::from_chars(text.data(), text.data() + text.size(), out);
   return out;

@@ -10,6 +10,7 @@
 #include "expr/ast.h"
 #include "expr/datetime.h"
 #include "expr/decimal.h"
+#include "sluice/core/compute.h"
 
 namespace sluice::expr {
 namespace {
@@ -142,7 +143,7 @@ std::string PrintLiteral(const LiteralValue& v) {
     case TypeId::kFloat: return FloatingText(static_cast<float>(v.floating), 'F', "FLOAT");
     case TypeId::kDouble: return FloatingText(v.floating, 'D', "DOUBLE");
     case TypeId::kDecimal: {
-      std::string text = DecimalToString(v.decimal, v.type->scale());
+      std::string text = DecimalText(v.decimal, v.type->scale());
       if (v.type->scale() == 0) text += "BD";
       return Negatable(text, v.decimal < 0);
     }

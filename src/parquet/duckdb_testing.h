@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "sluice/core/civil_date.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/record_batch.h"
 
 namespace sluice::parquet::testing {
@@ -147,29 +148,6 @@ inline std::string JsonString(std::string_view s) {
   return out + "\"";
 }
 
-inline std::string Base64(std::string_view bytes) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
-    for (int k = 3; k >= 0; --k) out += kAlphabet[(v >> (6 * k)) & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    uint32_t v = uint8_t(bytes[i]) << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == bytes.size()) {
-    uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += "=";
-  }
-  return out;
-}
-
 inline std::string IsoDate(int64_t days) {
   const auto [y, m, d] = CivilFromDays(days);
   char buf[96];
@@ -188,22 +166,6 @@ inline std::string IsoTimestamp(int64_t micros, bool utc) {
                 static_cast<long long>(rest / 60000000LL % 60), static_cast<long long>(rest / 1000000LL % 60),
                 static_cast<long long>(rest % 1000000LL), utc ? "Z" : "");
   return IsoDate(days) + buf;
-}
-
-inline std::string DecimalString(int128_t value, int scale) {
-  const bool negative = value < 0;
-  __extension__ typedef unsigned __int128 U;
-  U magnitude = negative ? -static_cast<U>(value) : static_cast<U>(value);
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(magnitude % 10)));
-    magnitude /= 10;
-  } while (magnitude != 0);
-  if (scale > 0) {
-    if (static_cast<int>(digits.size()) < scale + 1) digits.insert(0, scale + 1 - digits.size(), '0');
-    digits.insert(digits.size() - scale, ".");
-  }
-  return (negative ? "-" : "") + digits;
 }
 
 inline std::string CanonicalJson(const Column& column, int64_t row) {
@@ -225,11 +187,15 @@ inline std::string CanonicalJson(const Column& column, int64_t row) {
     case TypeId::kDouble:
       return JsNumber(column.Value<double>(row));
     case TypeId::kDecimal:
-      return "\"" + DecimalString(column.Value<int128_t>(row), type.scale()) + "\"";
+      return "\"" + DecimalText(column.Value<int128_t>(row), type.scale()) + "\"";
     case TypeId::kString:
       return JsonString(column.View(row));
     case TypeId::kBinary:
-      return "\"" + Base64(column.View(row)) + "\"";
+      {
+      std::string text = "\"";
+      AppendBase64(column.View(row), &text);
+      return text + "\"";
+    }
     case TypeId::kDate:
       return "\"" + IsoDate(column.Value<int32_t>(row)) + "\"";
     case TypeId::kTimestamp:

@@ -47,6 +47,12 @@ void AppendValue(const Column& column, int64_t row, std::string* out);
 // text; structs and maps as objects (map keys as their text), arrays as arrays.
 void AppendValueJson(const Column& column, int64_t row, std::string* out);
 
+// The exact text of a decimal from its unscaled value: "-123.45" (scale 2), "0.05", "7" (scale 0).
+void AppendDecimalText(int128_t unscaled, int scale, std::string* out);
+std::string DecimalText(int128_t unscaled, int scale);
+// Standard base64 with padding, as FormatValue writes binary.
+void AppendBase64(std::string_view bytes, std::string* out);
+
 // A console table of the first `max_rows` rows, like Spark's show().
 std::string PrettyPrint(const RecordBatch& batch, int64_t max_rows = 20);
 
