@@ -18,18 +18,32 @@ struct FieldSpan {
   size_t size = 0;
   bool in_scratch = false;
   bool quoted = false;
+  bool blank = false;  // the whole record was a blank line
 };
 
 // Splits records off the content one at a time. The spans stay valid until the next call.
 class CsvRecordReader {
  public:
-  CsvRecordReader(std::string_view content, const std::string& path, const CsvOptions& options)
-      : content_(content), path_(path), options_(options) {}
+  // `blank_lines_are_records`: in a file of one column, a blank line is a record (a null there is
+  // written as nothing), so blank lines are records rather than skipped.
+  CsvRecordReader(std::string_view content, const std::string& path, const CsvOptions& options,
+                  bool blank_lines_are_records = false)
+      : content_(content), path_(path), options_(options), blank_lines_are_records_(blank_lines_are_records) {}
 
-  // The next non-blank record into `fields`; false at the end of the content.
+  // The next record into `fields` (blank lines skipped unless they are records, when they come
+  // back as one field marked `blank`); false at the end of the content.
   Result<bool> Next(std::vector<FieldSpan>* fields) {
     fields->clear();
     scratch_.clear();
+    if (blank_lines_are_records_ && pos_ < content_.size()) {
+      const size_t blank = content_[pos_] == '\n' ? 1 : content_.substr(pos_, 2) == "\r\n" ? 2 : 0;
+      if (blank > 0) {
+        record_line_ = line_++;
+        pos_ += blank;
+        fields->push_back(FieldSpan{.offset = pos_, .blank = true});
+        return true;
+      }
+    }
     while (pos_ < content_.size() && (content_[pos_] == '\n' || content_[pos_] == '\r')) {
       if (content_[pos_] == '\n') ++line_;
       ++pos_;
@@ -107,6 +121,7 @@ class CsvRecordReader {
   std::string_view content_;
   const std::string& path_;
   const CsvOptions& options_;
+  const bool blank_lines_are_records_;
   size_t pos_ = 0;
   int64_t line_ = 1;
   int64_t record_line_ = 1;
@@ -151,10 +166,10 @@ Result<std::vector<std::string>> CsvColumnNames(std::string_view content, const 
 
 Status ReadCsv(std::string_view content, const std::string& path, const CsvOptions& options, const TypePtr& schema,
                int64_t batch_size, std::vector<BatchPtr>* out) {
-  CsvRecordReader reader(content, path, options);
+  const int num_columns = schema->num_fields();
+  CsvRecordReader reader(content, path, options, num_columns == 1);
   std::vector<FieldSpan> fields;
   if (options.header) SLUICE_RETURN_IF_ERROR(reader.Next(&fields).status());
-  const int num_columns = schema->num_fields();
   std::vector<std::unique_ptr<ColumnBuilder>> builders;
   for (const Field& field : schema->fields()) builders.push_back(ColumnBuilder::Make(field.type));
   int64_t rows = 0;
@@ -175,7 +190,7 @@ Status ReadCsv(std::string_view content, const std::string& path, const CsvOptio
     }
     for (int i = 0; i < num_columns; ++i) {
       std::string_view text = reader.View(fields[i]);
-      if (!fields[i].quoted && text == options.null_value) {
+      if (fields[i].blank || (!fields[i].quoted && text == options.null_value)) {
         builders[i]->AppendNull();
       } else if (!file_text::AppendScalar(builders[i].get(), text, &why)) {
         return reader.Malformed(fmt::format("column {} (`{}`): {}", i + 1, schema->field(i).name, why));

@@ -93,6 +93,24 @@ TEST_F(FileFormatsTest, JsonLinesRoundTripEveryType) {
   EXPECT_EQ(Rows(**read), Rows(*batch));
 }
 
+TEST_F(FileFormatsTest, CsvOfOneColumnKeepsNullRowsAsBlankLines) {
+  Int64Builder ids(DataType::Long());
+  ids.Append(1);
+  ids.AppendNull();
+  ids.Append(3);
+  ids.AppendNull();
+  BatchPtr batch = RecordBatch::Make(DataType::Struct({{"id", DataType::Long()}}).value(), {ids.Finish()}, 4).value();
+  ASSERT_TRUE(Write("csv", {{"path", dir_.Join("out")}}, batch).ok());
+  auto read = Read("csv", {{"path", dir_.Join("out")}, {"schema", "id long"}});
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(Rows(**read), (std::vector<std::string>{"1 | ", "null | ", "3 | ", "null | "}));
+
+  WriteText("names.csv", "name\r\nada\r\n\r\n\"\"\r\n");
+  read = Read("csv", {{"path", dir_.Join("names.csv")}, {"header", "true"}, {"schema", "name string"}});
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(Rows(**read), (std::vector<std::string>{"ada | ", "null | ", " | "}));
+}
+
 TEST_F(FileFormatsTest, CsvWithoutSchemaReadsStringsNamedByTheHeader) {
   WriteText("people.csv", "name,age\r\nada,36\r\n\r\n\"lin, jr\",\r\n");
   auto read = Read("csv", {{"path", dir_.Join("people.csv")}, {"header", "true"}});
