@@ -121,7 +121,7 @@ TEST_F(PgBatchTest, QueryRunsEntirelyInTheDatabase) {
       "FROM t WHERE v ~ '^[0-9]+$' ORDER BY id";
   auto batches = ReadPostgres(Query(query));
   ASSERT_TRUE(batches.ok()) << batches.status().ToString();
-  std::string sent = "COPY (" + query + ") TO STDOUT";
+  std::string sent = "COPY (" + query + ") TO STDOUT (FORMAT binary)";
   EXPECT_EQ(Format(*batches), (TextRows{{"2", "2", sent}, {"3", "3", sent}}));
 }
 

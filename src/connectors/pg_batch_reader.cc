@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "sluice/connectors/pg_binary.h"
 #include "sluice/connectors/pg_connection.h"
 #include "sluice/connectors/pg_types.h"
 #include "sluice/core/builder.h"
@@ -100,52 +101,6 @@ Result<std::vector<std::string>> PartitionQueries(const PgBatchReadOptions& opti
   return queries;
 }
 
-// Undoes COPY's text escapes (backslash sequences) of one field into `out`.
-void Unescape(std::string_view field, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < field.size(); ++i) {
-    char c = field[i];
-    if (c != '\\' || i + 1 == field.size()) {
-      out->push_back(c);
-      continue;
-    }
-    char e = field[++i];
-    switch (e) {
-      case 'b': out->push_back('\b'); break;
-      case 'f': out->push_back('\f'); break;
-      case 'n': out->push_back('\n'); break;
-      case 'r': out->push_back('\r'); break;
-      case 't': out->push_back('\t'); break;
-      case 'v': out->push_back('\v'); break;
-      case 'x': {
-        int value = 0, digits = 0;
-        while (digits < 2 && i + 1 < field.size() && std::isxdigit(static_cast<unsigned char>(field[i + 1]))) {
-          char h = field[++i];
-          value = value * 16 + (h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
-          ++digits;
-        }
-        if (digits == 0) {
-          out->push_back('x');
-        } else {
-          out->push_back(static_cast<char>(value));
-        }
-        break;
-      }
-      default:
-        if (e >= '0' && e <= '7') {
-          int value = e - '0', digits = 1;
-          while (digits < 3 && i + 1 < field.size() && field[i + 1] >= '0' && field[i + 1] <= '7') {
-            value = value * 8 + (field[++i] - '0');
-            ++digits;
-          }
-          out->push_back(static_cast<char>(value));
-        } else {
-          out->push_back(e);
-        }
-    }
-  }
-}
-
 }  // namespace
 
 struct PgBatchReader::State {
@@ -153,6 +108,10 @@ struct PgBatchReader::State {
   std::unique_ptr<PgConnection> first;  // described the result; reads the first partition
   TypePtr schema;
   std::vector<PgColumnMapping> mappings;
+  std::vector<PgBinaryKind> binary_kinds;  // how each column's binary values are read
+  // The select list around a partition query that casts the columns without a binary decoding to
+  // text; empty when every column has one and the partition query is copied as it is.
+  std::string text_casts;
   std::vector<std::string> queries;
 };
 
@@ -179,37 +138,65 @@ Status Describe(PgConnection* conn, const std::string& query, PgBatchReader::Sta
                           conn->Query("SELECT oid::int8 FROM pg_catalog.pg_type WHERE typtype = 'e' AND oid = ANY($1::oid[])",
                                       oid_list));
   std::vector<Field> fields;
+  std::string select_list;
+  bool any_cast = false;
   for (int c = 0; c < columns; ++c) {
     uint32_t oid = PQftype(described.get(), c);
     bool is_enum = false;
     for (const auto& row : enums) is_enum |= row[0] && *row[0] == std::to_string(oid);
     state->mappings.push_back(MapPgType(oid, PQfmod(described.get(), c), is_enum));
-    fields.push_back(Field{PQfname(described.get(), c), state->mappings.back().type, true});
+    std::string name = PQfname(described.get(), c);
+    std::optional<PgBinaryKind> kind = PgBinaryKindFor(oid, is_enum, state->mappings.back());
+    select_list += (c ? ", " : "") + QuoteIdentifier(name) + (kind ? "" : "::text");
+    any_cast |= !kind;
+    // A text cast is sent as its text: the bytes are the value.
+    state->binary_kinds.push_back(kind.value_or(PgBinaryKind::kBytes));
+    fields.push_back(Field{std::move(name), state->mappings.back().type, true});
   }
+  if (any_cast) state->text_casts = std::move(select_list);
   SLUICE_RETURN_IF_ERROR(conn->Execute("DEALLOCATE sluice_batch_read"));
   SLUICE_ASSIGN_OR_RETURN(state->schema, DataType::Struct(std::move(fields)));
   return Status::OK();
 }
 
-// Streams one COPY (query) TO STDOUT into batches.
+// The binary COPY stream's fixed signature, which starts its header.
+constexpr std::string_view kCopySignature{"PGCOPY\n\377\r\n\0", 11};
+
+int32_t ReadInt32(const char* at) {
+  return static_cast<int32_t>((uint32_t{static_cast<uint8_t>(at[0])} << 24) |
+                              (uint32_t{static_cast<uint8_t>(at[1])} << 16) |
+                              (uint32_t{static_cast<uint8_t>(at[2])} << 8) | uint32_t{static_cast<uint8_t>(at[3])});
+}
+
+int16_t ReadInt16(const char* at) {
+  return static_cast<int16_t>((uint16_t{static_cast<uint8_t>(at[0])} << 8) | uint16_t{static_cast<uint8_t>(at[1])});
+}
+
+Status Malformed(std::string_view what) {
+  return Status::Error(errors::kPgQueryFailed, "the server's binary COPY data is malformed: " + std::string(what));
+}
+
+// Streams one `COPY (query) TO STDOUT (FORMAT binary)` into batches, decoding every field
+// straight into its column builder.
 class CopyReader {
  public:
   CopyReader(const PgBatchReader::State& state, PgConnection* conn) : state_(state), conn_(conn) {}
 
   Status Run(const std::string& query, const std::function<Status(BatchPtr)>& emit) {
     PGconn* raw = conn_->raw();
-    ResultPtr started(PQexec(raw, ("COPY (" + query + ") TO STDOUT").c_str()));
+    std::string copied =
+        state_.text_casts.empty() ? query : "SELECT " + state_.text_casts + " FROM (" + query + ") AS sluice_binary";
+    ResultPtr started(PQexec(raw, ("COPY (" + copied + ") TO STDOUT (FORMAT binary)").c_str()));
     if (PQresultStatus(started.get()) != PGRES_COPY_OUT) {
       return ServerFailure(raw, "the postgresql batch read query failed", started.get());
     }
     NewBuilders();
     Status status;
-    char* line = nullptr;
+    char* data = nullptr;
     int size;
-    while ((size = PQgetCopyData(raw, &line, 0)) > 0) {
-      if (status.ok()) status = ParseRow(std::string_view(line, static_cast<size_t>(size)));
-      PQfreemem(line);
-      if (status.ok() && rows_ == state_.options.batch_size) status = Flush(emit);
+    while ((size = PQgetCopyData(raw, &data, 0)) > 0) {
+      if (status.ok()) status = ParseMessage(std::string_view(data, static_cast<size_t>(size)), emit);
+      PQfreemem(data);
     }
     if (size == -2) return ServerFailure(raw, "reading the postgresql batch read result failed", nullptr);
     while (PGresult* raw_result = PQgetResult(raw)) {
@@ -219,6 +206,7 @@ class CopyReader {
       }
     }
     SLUICE_RETURN_IF_ERROR(status);
+    if (!trailer_read_) return Malformed("the stream ends before its trailer");
     if (rows_ > 0) return Flush(emit);
     return Status::OK();
   }
@@ -233,37 +221,50 @@ class CopyReader {
     rows_ = 0;
   }
 
-  Status ParseRow(std::string_view line) {
-    if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-    size_t columns = builders_.size();
-    size_t start = 0;
-    for (size_t c = 0; c < columns; ++c) {
-      size_t tab = line.find('\t', start);
-      bool last = c + 1 == columns;
-      if ((tab == std::string_view::npos) != last) {
-        return Status::Error(errors::kPgQueryFailed, "a COPY row from the server does not have " +
-                                                         std::to_string(columns) + " fields");
-      }
-      std::string_view field = line.substr(start, last ? std::string_view::npos : tab - start);
-      start = tab + 1;
-      if (field == "\\N") {
-        builders_[c]->AppendNull();
+  // One CopyData message: the server sends the header with the first tuple, then one tuple per
+  // message, then the trailer. Tuples are read whole from one message.
+  Status ParseMessage(std::string_view data, const std::function<Status(BatchPtr)>& emit) {
+    size_t pos = 0;
+    if (!header_read_) {
+      if (data.size() < 19 || data.substr(0, 11) != kCopySignature) return Malformed("no binary COPY header");
+      if (ReadInt32(data.data() + 11) & (1 << 16)) return Malformed("the rows carry OIDs");
+      const int32_t extension = ReadInt32(data.data() + 15);
+      if (extension < 0 || static_cast<size_t>(extension) > data.size() - 19) return Malformed("a truncated header");
+      pos = 19 + static_cast<size_t>(extension);
+      header_read_ = true;
+    }
+    while (pos < data.size()) {
+      if (trailer_read_) return Malformed("data after the trailer");
+      if (data.size() - pos < 2) return Malformed("a truncated tuple");
+      const int16_t fields = ReadInt16(data.data() + pos);
+      pos += 2;
+      if (fields == -1) {
+        trailer_read_ = true;
         continue;
       }
-      if (field.find('\\') != std::string_view::npos) {
-        Unescape(field, &scratch_);
-        field = scratch_;
+      if (static_cast<size_t>(fields) != builders_.size()) {
+        return Malformed("a tuple of " + std::to_string(fields) + " fields in a result of " +
+                         std::to_string(builders_.size()) + " columns");
       }
-      Status appended = AppendPgText(state_.mappings[c], field, builders_[c].get());
-      if (!appended.ok()) {
-        return Status::Error(appended.error_class(), "column `" + state_.schema->field(static_cast<int>(c)).name +
-                                                         "`: " + std::string(appended.message()));
+      for (size_t c = 0; c < builders_.size(); ++c) {
+        if (data.size() - pos < 4) return Malformed("a truncated tuple");
+        const int32_t length = ReadInt32(data.data() + pos);
+        pos += 4;
+        if (length == -1) {
+          builders_[c]->AppendNull();
+          continue;
+        }
+        if (length < 0 || static_cast<size_t>(length) > data.size() - pos) return Malformed("a truncated field");
+        Status appended = AppendPgBinary(state_.binary_kinds[c], state_.mappings[c].type->scale(),
+                                         data.substr(pos, static_cast<size_t>(length)), builders_[c].get());
+        if (!appended.ok()) {
+          return Status::Error(appended.error_class(), "column `" + state_.schema->field(static_cast<int>(c)).name +
+                                                           "`: " + std::string(appended.message()));
+        }
+        pos += static_cast<size_t>(length);
       }
+      if (++rows_ == state_.options.batch_size) SLUICE_RETURN_IF_ERROR(Flush(emit));
     }
-    if (columns == 0 && !line.empty()) {
-      return Status::Error(errors::kPgQueryFailed, "a COPY row from the server has fields for a result without columns");
-    }
-    ++rows_;
     return Status::OK();
   }
 
@@ -279,7 +280,8 @@ class CopyReader {
   PgConnection* conn_;
   std::vector<std::unique_ptr<ColumnBuilder>> builders_;
   int64_t rows_ = 0;
-  std::string scratch_;
+  bool header_read_ = false;
+  bool trailer_read_ = false;
 };
 
 // A snapshot id as pg_export_snapshot() prints it (hex digits and dashes): checked before it is

@@ -1,6 +1,10 @@
 #include "sluice/connectors/pg_batch_writer.h"
 
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
 #include "sluice/connectors/pg_connection.h"
 #include "sluice/connectors/pg_copy.h"
@@ -12,6 +16,10 @@ namespace {
 
 constexpr std::string_view kDuplicateTable = "42P07";
 constexpr std::string_view kStagingTable = "sluice_overwrite_staging";
+
+// Rows encoded per COPY chunk: small enough that a chunk's column scratch stays in cache and its
+// buffer is reused without page faults, large enough that the hand-over per chunk is negligible.
+constexpr int64_t kChunkRows = 4096;
 
 std::string ColumnDefinitions(const DataType& schema) {
   std::string out;
@@ -27,6 +35,78 @@ std::string ColumnList(const DataType& schema) {
   for (int i = 0; i < schema.num_fields(); ++i) out += (i ? ", " : "") + QuoteIdentifier(schema.field(i).name);
   return out;
 }
+
+// Sends COPY data on its own thread, so the caller encodes the next chunk while the server takes
+// the previous one. Two buffers circulate: the caller fills one while the other is sent. The
+// connection is used only by the sending thread until Finish() returns.
+class CopySender {
+ public:
+  explicit CopySender(PgConnection* conn) : conn_(conn), thread_([this] { Loop(); }) {}
+  ~CopySender() { Stop(); }
+
+  // A buffer to fill, empty; it goes back with Send().
+  std::string* Acquire() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !free_.empty(); });
+    std::string* buffer = free_.back();
+    free_.pop_back();
+    buffer->clear();
+    return buffer;
+  }
+
+  // Queues the filled buffer; the first send failure is returned here (and by Finish) from then on.
+  Status Send(std::string* buffer) {
+    std::lock_guard lock(mutex_);
+    queued_.push_back(buffer);
+    changed_.notify_all();
+    return status_;
+  }
+
+  // Waits until everything queued is sent and stops the thread.
+  Status Finish() {
+    Stop();
+    return status_;
+  }
+
+ private:
+  void Stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!thread_.joinable()) return;
+      done_ = true;
+      changed_.notify_all();
+    }
+    thread_.join();
+  }
+
+  void Loop() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      changed_.wait(lock, [&] { return done_ || !queued_.empty(); });
+      if (queued_.empty()) return;
+      std::string* buffer = queued_.front();
+      queued_.erase(queued_.begin());
+      if (status_.ok()) {
+        lock.unlock();
+        Status sent = conn_->PutCopyData(*buffer);
+        lock.lock();
+        status_ = std::move(sent);
+      }
+      free_.push_back(buffer);
+      changed_.notify_all();
+    }
+  }
+
+  PgConnection* conn_;
+  std::string buffers_[2];
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::string*> free_{&buffers_[0], &buffers_[1]};
+  std::vector<std::string*> queued_;
+  Status status_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
 
 }  // namespace
 
@@ -51,7 +131,7 @@ struct PgBatchWriter::Impl {
   std::vector<int> columns;
   std::vector<int64_t> rows;
   PgCopyEncoder encoder;
-  std::string buffer;
+  std::unique_ptr<CopySender> sender;  // from Open until Commit
 };
 
 PgBatchWriter::~PgBatchWriter() = default;
@@ -115,7 +195,10 @@ Result<std::unique_ptr<PgBatchWriter>> PgBatchWriter::Open(const PgBatchWriteOpt
     }
   }
   SLUICE_RETURN_IF_ERROR(conn.BeginCopy("COPY " + target + " (" + ColumnList(*schema) + ") FROM STDIN (FORMAT binary)"));
-  PgCopyEncoder::AppendHeader(&impl.buffer);
+  impl.sender = std::make_unique<CopySender>(&conn);
+  std::string* header = impl.sender->Acquire();
+  PgCopyEncoder::AppendHeader(header);
+  SLUICE_RETURN_IF_ERROR(impl.sender->Send(header));
   return writer;
 }
 
@@ -129,12 +212,14 @@ Status PgBatchWriter::Write(const RecordBatch& batch) {
                                                              batch.schema()->ToString() + " in a write of schema " +
                                                              impl_->schema->ToString()));
   }
-  impl_->rows.resize(batch.num_rows());
-  std::iota(impl_->rows.begin(), impl_->rows.end(), 0);
-  impl_->encoder.AppendRows(batch, impl_->columns, impl_->rows, &impl_->buffer);
-  Status sent = impl_->conn->PutCopyData(impl_->buffer);
-  impl_->buffer.clear();
-  return Fail(std::move(sent));
+  for (int64_t first = 0; first < batch.num_rows(); first += kChunkRows) {
+    impl_->rows.resize(std::min(kChunkRows, batch.num_rows() - first));
+    std::iota(impl_->rows.begin(), impl_->rows.end(), first);
+    std::string* chunk = impl_->sender->Acquire();
+    impl_->encoder.AppendRows(batch, impl_->columns, impl_->rows, chunk);
+    SLUICE_RETURN_IF_ERROR(Fail(impl_->sender->Send(chunk)));
+  }
+  return Status::OK();
 }
 
 Status PgBatchWriter::Commit() {
@@ -143,9 +228,10 @@ Status PgBatchWriter::Commit() {
     return Status::Error(errors::kInvalidArgument, "postgresql batch write: the writer has already failed or committed");
   }
   PgConnection& conn = *impl_->conn;
-  PgCopyEncoder::AppendTrailer(&impl_->buffer);
-  SLUICE_RETURN_IF_ERROR(Fail(conn.PutCopyData(impl_->buffer)));
-  impl_->buffer.clear();
+  std::string* trailer = impl_->sender->Acquire();
+  PgCopyEncoder::AppendTrailer(trailer);
+  SLUICE_RETURN_IF_ERROR(Fail(impl_->sender->Send(trailer)));
+  SLUICE_RETURN_IF_ERROR(Fail(impl_->sender->Finish()));
   SLUICE_RETURN_IF_ERROR(Fail(conn.EndCopy()));
   if (impl_->staged) {
     std::string columns = ColumnList(*impl_->schema);

@@ -1,0 +1,199 @@
+#include "sluice/connectors/pg_binary.h"
+
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "sluice/core/error_classes.h"
+
+namespace sluice::connectors {
+
+namespace {
+
+// PostgreSQL counts dates and timestamps from 2000-01-01.
+constexpr int64_t kPgEpochDays = 10957;
+constexpr int64_t kPgEpochMicros = kPgEpochDays * 86400LL * 1000000LL;
+
+Status Unreadable(std::string_view what) {
+  return Status::Error(errors::kInvalidArgument, "PostgreSQL sent a binary " + std::string(what) +
+                                                     " value sluice cannot read");
+}
+
+template <typename T>
+T ReadBigEndian(const char* at) {
+  using U = std::make_unsigned_t<T>;
+  U u = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) u = static_cast<U>((u << 8) | static_cast<uint8_t>(at[i]));
+  return static_cast<T>(u);
+}
+
+constexpr int128_t PowerOfTen(int exponent) {
+  int128_t value = 1;
+  for (int i = 0; i < exponent; ++i) value *= 10;
+  return value;
+}
+
+constexpr int128_t kMaxUnscaled = PowerOfTen(38) - 1;  // 38 decimal digits, decimal's limit
+
+// value * multiplier + addend, failing when the result would need more than 38 digits.
+bool MultiplyAdd(int128_t* value, int128_t multiplier, int128_t addend) {
+  if (*value > (kMaxUnscaled - addend) / multiplier) return false;
+  *value = *value * multiplier + addend;
+  return true;
+}
+
+// numeric's send form: int16 ndigits, int16 weight, uint16 sign, uint16 dscale, then ndigits
+// base-10000 digits, the first worth 10000^weight. Read as the unscaled value at `scale`; digits
+// below the scale must be zero (the column's typmod rounds every value to its scale).
+enum class NumericRead { kValue, kNull, kError };
+
+NumericRead ReadNumeric(std::string_view bytes, int scale, int128_t* out) {
+  if (bytes.size() < 8) return NumericRead::kError;
+  const int ndigits = ReadBigEndian<int16_t>(bytes.data());
+  const int weight = ReadBigEndian<int16_t>(bytes.data() + 2);
+  const uint16_t sign = ReadBigEndian<uint16_t>(bytes.data() + 4);
+  if (ndigits < 0 || bytes.size() != 8 + 2 * static_cast<size_t>(ndigits)) return NumericRead::kError;
+  if (sign == 0xC000 || sign == 0xD000 || sign == 0xF000) return NumericRead::kNull;  // NaN, ±Infinity
+  if (sign != 0x0000 && sign != 0x4000) return NumericRead::kError;
+  // `value` counts units of 10^unit in the unscaled result; each digit is folded in at the unit
+  // max(its own, 0), dropping its zeros below the scale.
+  int128_t value = 0;
+  int unit = 0;
+  for (int i = 0; i < ndigits; ++i) {
+    const int digit = ReadBigEndian<int16_t>(bytes.data() + 8 + 2 * i);
+    if (digit < 0 || digit > 9999) return NumericRead::kError;
+    const int digit_unit = 4 * (weight - i) + scale;  // the digit's ones sit at 10^digit_unit
+    if (digit_unit <= -4) {
+      if (digit != 0) return NumericRead::kError;
+      continue;
+    }
+    const int target = digit_unit > 0 ? digit_unit : 0;
+    const int128_t below = PowerOfTen(target - digit_unit);
+    if (digit % below != 0) return NumericRead::kError;
+    const int shift = value == 0 ? 0 : unit - target;
+    if (shift > 38 || !MultiplyAdd(&value, PowerOfTen(shift), digit / below)) return NumericRead::kError;
+    unit = target;
+  }
+  if (value != 0) {
+    if (unit > 38 || !MultiplyAdd(&value, PowerOfTen(unit), 0)) return NumericRead::kError;
+  }
+  *out = sign == 0x4000 ? -value : value;
+  return NumericRead::kValue;
+}
+
+void AppendUuidText(std::string_view bytes, ColumnBuilder* builder) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  uint8_t* out = static_cast<BinaryBuilder*>(builder)->AppendUninitialized(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) *out++ = '-';
+    const auto byte = static_cast<uint8_t>(bytes[i]);
+    *out++ = static_cast<uint8_t>(kHex[byte >> 4]);
+    *out++ = static_cast<uint8_t>(kHex[byte & 15]);
+  }
+}
+
+}  // namespace
+
+std::optional<PgBinaryKind> PgBinaryKindFor(uint32_t oid, bool is_enum, const PgColumnMapping& mapping) {
+  if (is_enum) return PgBinaryKind::kBytes;
+  switch (oid) {
+    case pg_oid::kBool: return PgBinaryKind::kBool;
+    case pg_oid::kInt2: return PgBinaryKind::kInt2;
+    case pg_oid::kInt4: return PgBinaryKind::kInt4;
+    case pg_oid::kInt8: return PgBinaryKind::kInt8;
+    case pg_oid::kFloat4: return PgBinaryKind::kFloat4;
+    case pg_oid::kFloat8: return PgBinaryKind::kFloat8;
+    case pg_oid::kDate: return PgBinaryKind::kDate;
+    case pg_oid::kTimestamp:
+    case pg_oid::kTimestamptz: return PgBinaryKind::kTimestamp;
+    case pg_oid::kBytea:
+    case pg_oid::kText:
+    case pg_oid::kVarchar:
+    case pg_oid::kBpchar:
+    case pg_oid::kName:
+    case pg_oid::kJson: return PgBinaryKind::kBytes;
+    case pg_oid::kJsonb: return PgBinaryKind::kJsonb;
+    case pg_oid::kUuid: return PgBinaryKind::kUuid;
+    case pg_oid::kNumeric:
+      if (mapping.text_kind == PgTextKind::kNumeric) return PgBinaryKind::kNumeric;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+Status AppendPgBinary(PgBinaryKind kind, int scale, std::string_view bytes, ColumnBuilder* builder) {
+  switch (kind) {
+    case PgBinaryKind::kBool:
+      if (bytes.size() != 1 || static_cast<uint8_t>(bytes[0]) > 1) return Unreadable("boolean");
+      static_cast<BooleanBuilder*>(builder)->Append(static_cast<uint8_t>(bytes[0]));
+      return Status::OK();
+    case PgBinaryKind::kInt2:
+      if (bytes.size() != 2) return Unreadable("smallint");
+      static_cast<Int16Builder*>(builder)->Append(ReadBigEndian<int16_t>(bytes.data()));
+      return Status::OK();
+    case PgBinaryKind::kInt4:
+      if (bytes.size() != 4) return Unreadable("integer");
+      static_cast<Int32Builder*>(builder)->Append(ReadBigEndian<int32_t>(bytes.data()));
+      return Status::OK();
+    case PgBinaryKind::kInt8:
+      if (bytes.size() != 8) return Unreadable("bigint");
+      static_cast<Int64Builder*>(builder)->Append(ReadBigEndian<int64_t>(bytes.data()));
+      return Status::OK();
+    case PgBinaryKind::kFloat4:
+      if (bytes.size() != 4) return Unreadable("real");
+      static_cast<FloatBuilder*>(builder)->Append(std::bit_cast<float>(ReadBigEndian<uint32_t>(bytes.data())));
+      return Status::OK();
+    case PgBinaryKind::kFloat8:
+      if (bytes.size() != 8) return Unreadable("double precision");
+      static_cast<DoubleBuilder*>(builder)->Append(std::bit_cast<double>(ReadBigEndian<uint64_t>(bytes.data())));
+      return Status::OK();
+    case PgBinaryKind::kNumeric: {
+      int128_t value;
+      switch (ReadNumeric(bytes, scale, &value)) {
+        case NumericRead::kValue: static_cast<DecimalBuilder*>(builder)->Append(value); return Status::OK();
+        case NumericRead::kNull: builder->AppendNull(); return Status::OK();
+        case NumericRead::kError: return Unreadable("numeric");
+      }
+      return Unreadable("numeric");
+    }
+    case PgBinaryKind::kDate: {
+      if (bytes.size() != 4) return Unreadable("date");
+      const int32_t days = ReadBigEndian<int32_t>(bytes.data());
+      if (days == std::numeric_limits<int32_t>::max() || days == std::numeric_limits<int32_t>::min()) {
+        builder->AppendNull();  // ±infinity
+        return Status::OK();
+      }
+      const int64_t unix_days = int64_t{days} + kPgEpochDays;
+      if (unix_days > std::numeric_limits<int32_t>::max()) return Unreadable("date");
+      static_cast<Int32Builder*>(builder)->Append(static_cast<int32_t>(unix_days));
+      return Status::OK();
+    }
+    case PgBinaryKind::kTimestamp: {
+      if (bytes.size() != 8) return Unreadable("timestamp");
+      const int64_t micros = ReadBigEndian<int64_t>(bytes.data());
+      if (micros == std::numeric_limits<int64_t>::max() || micros == std::numeric_limits<int64_t>::min()) {
+        builder->AppendNull();  // ±infinity
+        return Status::OK();
+      }
+      int64_t unix_micros;
+      if (__builtin_add_overflow(micros, kPgEpochMicros, &unix_micros)) return Unreadable("timestamp");
+      static_cast<Int64Builder*>(builder)->Append(unix_micros);
+      return Status::OK();
+    }
+    case PgBinaryKind::kBytes:
+      static_cast<BinaryBuilder*>(builder)->Append(bytes);
+      return Status::OK();
+    case PgBinaryKind::kJsonb:
+      if (bytes.empty() || bytes[0] != 1) return Unreadable("jsonb");
+      static_cast<BinaryBuilder*>(builder)->Append(bytes.substr(1));
+      return Status::OK();
+    case PgBinaryKind::kUuid:
+      if (bytes.size() != 16) return Unreadable("uuid");
+      AppendUuidText(bytes, builder);
+      return Status::OK();
+  }
+  return Unreadable("unknown");
+}
+
+}  // namespace sluice::connectors
