@@ -153,6 +153,14 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
+// User and system CPU time of this process (the ingestion; the cluster is the child's).
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 int Main(int argc, char** argv) {
   Arguments args;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -216,11 +224,13 @@ int Main(int argc, char** argv) {
   if (Status s = connectors::RegisterConnectorFormats(&registry); !s.ok()) Die(s.ToString());
   pipeline::RunOptions options;
   options.registry = &registry;
+  const double cpu_before = CpuSeconds();
   auto start = std::chrono::steady_clock::now();
   auto run = pipeline::PipelineRun::Start(*spec, options);
   if (!run.ok()) Die(run.status().ToString());
   if (Status done = (*run)->Wait(); !done.ok()) Die(done.ToString());
   const double seconds = Seconds(start);
+  const double cpu = CpuSeconds() - cpu_before;
   const double rate = static_cast<double>(args.messages) / seconds;
 
   auto snapshot = delta::Snapshot::Load(LocalFileSystem(), dir + "/warehouse/main/raw/events");
@@ -236,6 +246,9 @@ int Main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &usage);
   std::printf("sluice stream -> Delta:     %10.0f msgs/s (%.1f s, %lld rows, %lld files)\n", rate, seconds,
               static_cast<long long>(rows), static_cast<long long>((*snapshot)->files().size()));
+  // On a shared machine the wall time depends on the neighbours; the CPU time much less.
+  std::printf("CPU of the ingestion:       %10.2f s user+sys (%.2f us per message)\n", cpu,
+              cpu * 1e6 / static_cast<double>(args.messages));
   if (kcat_rate > 0) std::printf("ratio sluice / kcat:        %10.2f\n", rate / kcat_rate);
   std::printf("peak RSS of the ingestion:  %10.0f MB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
 

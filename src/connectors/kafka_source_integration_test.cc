@@ -293,6 +293,76 @@ TEST(KafkaSourceTest, MaxOffsetsPerTriggerSplitsTheBacklogIntoSeveralBatches) {
   for (int32_t p = 0; p < 3; ++p) EXPECT_EQ(In(values, topic, p), Values("p" + std::to_string(p), 0, 10));
 }
 
+// Between limited batches the source keeps its partitions assigned and holds the records it read
+// beyond a batch's end; these tests pin what that must never change.
+TEST(KafkaSourceTest, LimitedBatchesInARowReadEveryRecordOnceAndInOrder) {
+  std::string topic = testing::CreateTestTopic(4).value();
+  for (int32_t p = 0; p < 4; ++p) ProduceValues(topic, p, "p" + std::to_string(p), 300 + 50 * p);
+
+  OpenSource source({{"subscribe", topic}, {"starting_offsets", "earliest"}, {"max_offsets_per_trigger", "101"}});
+  std::vector<std::vector<Row>> batches = source.ReadBatches();
+
+  ASSERT_EQ(batches.size(), 15u);  // 1500 records, 101 a batch
+  std::vector<Row> all;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    EXPECT_EQ(batches[i].size(), i + 1 < batches.size() ? 101u : 86u) << "batch " << i;
+    all.insert(all.end(), batches[i].begin(), batches[i].end());
+  }
+  auto values = ValuesByPartition(all);
+  for (int32_t p = 0; p < 4; ++p) {
+    EXPECT_EQ(In(values, topic, p), Values("p" + std::to_string(p), 0, 300 + 50 * p)) << "partition " << p;
+  }
+}
+
+TEST(KafkaSourceTest, AReadThatDoesNotContinueThePreviousOneReadsExactlyItsRange) {
+  std::string topic = testing::CreateTestTopic(2).value();
+  for (int32_t p = 0; p < 2; ++p) ProduceValues(topic, p, "p" + std::to_string(p), 100);
+  OpenSource source({{"subscribe", topic}, {"starting_offsets", "earliest"}, {"max_offsets_per_trigger", "40"}});
+  engine::ReadLimit limit;
+  std::string start = source.position();
+  std::string first_end = source.source().LatestOffset(start, limit).value();
+  std::vector<Row> first = Rows(*source.source().Read(start, first_end).value().at(0));
+  std::string second_end = source.source().LatestOffset(first_end, limit).value();
+  ASSERT_TRUE(source.source().Read(first_end, second_end).ok());
+
+  // A replay of the first batch (a restart re-running it) and a read from further back.
+  std::vector<Row> again = Rows(*source.source().Read(start, first_end).value().at(0));
+  std::vector<Row> both = Rows(*source.source().Read(start, second_end).value().at(0));
+
+  auto expected = ValuesByPartition(first);
+  EXPECT_EQ(ValuesByPartition(again), expected);
+  EXPECT_EQ(In(expected, topic, 0), Values("p0", 0, 20));
+  auto values = ValuesByPartition(both);
+  EXPECT_EQ(In(values, topic, 0), Values("p0", 0, 40));
+  EXPECT_EQ(In(values, topic, 1), Values("p1", 0, 40));
+}
+
+TEST(KafkaSourceTest, APartitionThatGetsRecordsBetweenLimitedBatchesIsReadToo) {
+  std::string topic = testing::CreateTestTopic(2).value();
+  ProduceValues(topic, 0, "a", 60);
+  OpenSource source({{"subscribe", topic}, {"starting_offsets", "earliest"}, {"max_offsets_per_trigger", "25"}});
+  engine::ReadLimit limit;
+  std::string start = source.position();
+  std::string end = source.source().LatestOffset(start, limit).value();
+  std::vector<Row> first = Rows(*source.source().Read(start, end).value().at(0));
+  ProduceValues(topic, 1, "b", 30);
+  // A position to continue from, as the query would have committed it.
+  std::vector<Row> rest;
+  std::string position = end;
+  while (true) {
+    std::string next = source.source().LatestOffset(position, limit).value();
+    if (next == position) break;
+    for (Row& row : Rows(*source.source().Read(position, next).value().at(0))) rest.push_back(std::move(row));
+    position = next;
+  }
+
+  EXPECT_EQ(first.size(), 25u);
+  first.insert(first.end(), rest.begin(), rest.end());
+  auto values = ValuesByPartition(first);
+  EXPECT_EQ(In(values, topic, 0), Values("a", 0, 60));
+  EXPECT_EQ(In(values, topic, 1), Values("b", 0, 30));
+}
+
 TEST(KafkaSourceTest, ReadingEverythingAvailableIgnoresTheTriggerLimit) {
   std::string topic = testing::CreateTestTopic(2).value();
   ProduceValues(topic, 0, "v", 10);
