@@ -195,6 +195,51 @@ void Latency(const EmbeddedPostgres& server, const Flags& flags) {
               millis.back());
 }
 
+// Forwards to the postgresql sink, noting when each Kafka offset is handed over: splits the
+// Kafka latency into the source's part and the sink's.
+class StampingSink final : public engine::Sink {
+ public:
+  StampingSink(std::unique_ptr<engine::Sink> inner, std::vector<Clock::time_point>* handed)
+      : inner_(std::move(inner)), handed_(handed) {}
+  std::string description() const override { return inner_->description(); }
+  std::vector<engine::OutputMode> supported_output_modes() const override { return inner_->supported_output_modes(); }
+  Status Open(const engine::SinkContext& context) override { return inner_->Open(context); }
+  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
+    Stamp(batch);
+    return inner_->AddBatch(batch_id, batch);
+  }
+  bool supports_real_time() const override { return true; }
+  Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) override {
+    Stamp(rows);
+    return inner_->AddRealTimeRows(epoch_id, rows);
+  }
+  Status EndEpoch(int64_t epoch_id) override { return inner_->EndEpoch(epoch_id); }
+
+ private:
+  void Stamp(const RecordBatch& rows) {
+    ++pieces_;
+    const Clock::time_point now = Clock::now();
+    const Column& offsets = *rows.column(rows.schema()->FieldIndex("offset"));
+    for (int64_t r = 0; r < rows.num_rows(); ++r) {
+      const int64_t offset = offsets.values<int64_t>()[r];
+      if (offset >= 0 && offset < static_cast<int64_t>(handed_->size())) (*handed_)[offset] = now;
+    }
+  }
+
+  std::unique_ptr<engine::Sink> inner_;
+  std::vector<Clock::time_point>* handed_;
+
+ public:
+  // Pieces handed over so far (read after the query stopped).
+  int64_t pieces_ = 0;
+};
+
+void PrintPercentiles(const char* what, std::vector<double> millis) {
+  std::sort(millis.begin(), millis.end());
+  std::printf("  %-28s p50 %6.1f ms  p99 %6.1f ms  max %6.1f ms\n", what, millis[millis.size() / 2],
+              millis[millis.size() * 99 / 100], millis.back());
+}
+
 // Kafka produce -> row visible in PostgreSQL, through a real_time query.
 void KafkaLatency(const EmbeddedPostgres& server, const std::string& dir, const Flags& flags) {
   auto kafka = EmbeddedKafka::Start(1);
@@ -223,21 +268,24 @@ void KafkaLatency(const EmbeddedPostgres& server, const std::string& dir, const 
                                                {"user", server.superuser()},
                                                {"upsertkey", "partition,offset"}});
   Die(sink.status(), "sink");
+  const int64_t total = flags.rate * flags.seconds + 1;
+  std::vector<Clock::time_point> produced(total), handed(total), visible(total);
+  auto stamping = std::make_unique<StampingSink>(std::move(*sink), &handed);
+  const StampingSink* stamps = stamping.get();
   engine::QueryConfig config;
   config.name = "kafka_latency";
   config.checkpoint_location = dir + "/kafka_checkpoint";
   config.trigger = engine::Trigger::RealTime();
   config.output_mode = engine::OutputMode::kUpdate;
-  auto query = engine::StreamingQuery::Start(std::move(*source), std::move(*sink), config);
+  auto query = engine::StreamingQuery::Start(std::move(*source), std::move(stamping), config);
   Die(query.status(), "query");
   Status query_status;
   std::thread runner([&] { query_status = (*query)->Run(); });
 
   auto producer = KafkaTestProducer::Connect((*kafka)->bootstrap_servers());
   Die(producer.status(), "producer");
-  // Record i lands at offset i of the one partition; produced[i] is when Produce() was called.
-  const int64_t total = flags.rate * flags.seconds + 1;
-  std::vector<Clock::time_point> produced(total), visible(total);
+  // Record i lands at offset i of the one partition; produced[i] is when Produce() was called,
+  // handed[i] when the query handed it to the sink.
   std::atomic<int64_t> seen{0};
   std::thread reader([&] {
     auto conn = PgConnection::Connect(server.ConnectionString());
@@ -274,15 +322,19 @@ void KafkaLatency(const EmbeddedPostgres& server, const std::string& dir, const 
   (*query)->Stop();
   runner.join();
   Die(query_status, "query");
-  std::vector<double> millis;
+  std::vector<double> whole, in_source, in_sink;
   for (int64_t i = 1; i < total; ++i) {
-    millis.push_back(std::chrono::duration<double, std::milli>(visible[i] - produced[i]).count());
+    whole.push_back(std::chrono::duration<double, std::milli>(visible[i] - produced[i]).count());
+    in_source.push_back(std::chrono::duration<double, std::milli>(handed[i] - produced[i]).count());
+    in_sink.push_back(std::chrono::duration<double, std::milli>(visible[i] - handed[i]).count());
   }
-  std::sort(millis.begin(), millis.end());
-  std::printf("Kafka produce -> visible at %lld rows/s, batchsize 1000, batchinterval 100 ms: p50 %.1f ms  "
-              "p99 %.1f ms  max %.1f ms\n",
-              static_cast<long long>(flags.rate), millis[millis.size() / 2], millis[millis.size() * 99 / 100],
-              millis.back());
+  std::printf("Kafka produce -> visible at %lld rows/s, batchsize 1000, batchinterval 100 ms:\n",
+              static_cast<long long>(flags.rate));
+  std::printf("  %lld pieces handed to the sink, one every %.1f ms on average\n", static_cast<long long>(stamps->pieces_),
+              1000.0 * static_cast<double>(flags.seconds) / static_cast<double>(std::max<int64_t>(1, stamps->pieces_)));
+  PrintPercentiles("produce -> visible", whole);
+  PrintPercentiles("produce -> handed to the sink", in_source);
+  PrintPercentiles("handed to the sink -> visible", in_sink);
 }
 
 Flags ParseFlags(int argc, char** argv) {

@@ -1,5 +1,6 @@
 #include "sluice/connectors/pg_real_time_writer.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <limits>
@@ -45,6 +46,7 @@ struct PgRealTimeWriter::Task {
   // Used by the flush thread only.
   int64_t known_epoch = -1;
   int64_t committed = 0;  // rows of known_epoch already in the table when the epoch began here
+  Clock::time_point last_flush = Clock::now();  // when the latest chunk was taken (or the task began)
   std::vector<int64_t> row_ids;
   std::thread thread;
 };
@@ -158,7 +160,12 @@ void PgRealTimeWriter::FlushLoop(Task* task) {
       continue;
     }
     if (task->pending_rows < options_.batch_size && !task->draining) {
-      const Clock::time_point due = task->pending.front().arrived + options_.batch_interval;
+      // Due when the oldest row has waited the interval, or at once when the last flush is an
+      // interval ago: rows that come in pieces (a source read every so often) then do not wait
+      // a whole interval after the source has already held them, and there are still at most
+      // about one flush per interval besides full batches.
+      const Clock::time_point due =
+          std::min(task->pending.front().arrived, task->last_flush) + options_.batch_interval;
       if (Clock::now() < due) {
         task->wake.wait_until(lock, due);
         continue;
@@ -176,6 +183,7 @@ void PgRealTimeWriter::FlushLoop(Task* task) {
       if (piece.offset == piece.batch->num_rows()) task->pending.pop_front();
     }
     task->pending_rows -= n;
+    task->last_flush = Clock::now();
     const int64_t epoch = task->epoch;
     const int64_t first = task->taken;
     task->taken += n;

@@ -295,7 +295,8 @@ BatchPtr Values(int64_t from, int64_t to) {
   return *RecordBatch::Make(schema, {values.Finish()}, to - from);
 }
 
-std::unique_ptr<PgRealTimeWriter> RealTimeWriter(const std::string& conninfo, int tasks, int64_t batch_size) {
+std::unique_ptr<PgRealTimeWriter> RealTimeWriter(const std::string& conninfo, int tasks, int64_t batch_size,
+                                                  milliseconds batch_interval = milliseconds(5)) {
   std::vector<std::unique_ptr<PgUpsertWriter>> writers;
   for (int t = 0; t < tasks; ++t) {
     PgUpsertWriterOptions options;
@@ -306,7 +307,7 @@ std::unique_ptr<PgRealTimeWriter> RealTimeWriter(const std::string& conninfo, in
     if (!writer.ok()) return nullptr;
     writers.push_back(std::move(*writer));
   }
-  return std::make_unique<PgRealTimeWriter>(std::move(writers), PgRealTimeWriterOptions{"q", batch_size, milliseconds(5)});
+  return std::make_unique<PgRealTimeWriter>(std::move(writers), PgRealTimeWriterOptions{"q", batch_size, batch_interval});
 }
 
 TEST_F(PostgresSinkRealTimeTest, AnEpochDeliveredAgainInOtherPiecesWritesOnlyTheRowsNotYetCommitted) {
@@ -349,6 +350,30 @@ TEST_F(PostgresSinkRealTimeTest, AnEpochReplayedAsAMicroBatchKeepsItsRealTimeBoo
   Status added = (*sink)->AddBatch(3, *Values(0, 100));
   ASSERT_TRUE(added.ok()) << added.ToString();
   EXPECT_EQ(Count("events"), 100);
+  ExpectEveryValueOnce("events");
+}
+
+TEST_F(PostgresSinkRealTimeTest, RowsComingToAWriterIdleForAnIntervalAreWrittenAtOnceAndFlushesKeepToOnePerInterval) {
+  using Clock = std::chrono::steady_clock;
+  const milliseconds interval(1000);
+  auto writer = RealTimeWriter(db_->connection_string(), 1, 1000, interval);
+  ASSERT_NE(writer, nullptr);
+  // The first rows wait out an interval from the writer's start.
+  ASSERT_TRUE(writer->Add(0, *Values(0, 10)).ok());
+  ASSERT_TRUE(WaitForRows("events", 10, milliseconds(5000)));
+  std::this_thread::sleep_for(interval + milliseconds(200));
+  // An interval after the last flush: the next rows go at once, well before another interval.
+  const Clock::time_point added = Clock::now();
+  ASSERT_TRUE(writer->Add(0, *Values(10, 20)).ok());
+  ASSERT_TRUE(WaitForRows("events", 20, milliseconds(5000)));
+  EXPECT_LT(Clock::now() - added, milliseconds(700));
+  // Rows right behind them wait for the interval since that flush.
+  ASSERT_TRUE(writer->Add(0, *Values(20, 30)).ok());
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(Count("events"), 20);
+  ASSERT_TRUE(WaitForRows("events", 30, milliseconds(5000)));
+  EXPECT_EQ(writer->flushes(), 3);
+  ASSERT_TRUE(writer->EndEpoch(0).ok());
   ExpectEveryValueOnce("events");
 }
 

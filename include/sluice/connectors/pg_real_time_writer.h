@@ -1,6 +1,8 @@
 // PgRealTimeWriter: the `postgresql` sink under the `real_time` trigger. Rows handed over in
 // pieces are buffered per writer task and flushed, one database transaction each, when a task
-// holds `batch_size` rows, when its oldest buffered row has waited `batch_interval`, or when the
+// holds `batch_size` rows, when its oldest buffered row has waited `batch_interval` or its last
+// flush is `batch_interval` ago (so at most about one flush per interval besides full batches,
+// and a row that comes when the task has been idle that long is written at once), or when the
 // epoch ends.
 //
 // Back-pressure: each task buffers at most `batch_size` rows besides the chunk it is writing; Add()
