@@ -27,7 +27,8 @@ Result<std::vector<std::string>> CsvColumnNames(std::string_view content, const 
                                                 const CsvOptions& options);
 
 // Parses every record of `content` (the header skipped when options.header) into batches of
-// `schema` of at most `batch_size` rows, appended to `out`. Blank lines are skipped. Errors:
+// `schema` of at most `batch_size` rows, appended to `out`. Blank lines are skipped, except in a
+// schema of one column, where a blank line is a null row (as AppendCsvRows writes one). Errors:
 // MALFORMED_CSV_RECORD naming `path`, the line and the column, for a record whose field count
 // differs from the schema's, a field that is no value of its column's type, a quote left open at
 // the end of the file, or text after a closing quote.
