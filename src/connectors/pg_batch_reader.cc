@@ -176,6 +176,9 @@ Status Malformed(std::string_view what) {
   return Status::Error(errors::kPgQueryFailed, "the server's binary COPY data is malformed: " + std::string(what));
 }
 
+// The most bytes a string or binary column's builder reserves for a batch before filling it.
+constexpr int64_t kMaxReservedBytes = int64_t{1} << 30;
+
 // Streams one `COPY (query) TO STDOUT (FORMAT binary)` into batches, decoding every field
 // straight into its column builder.
 class CopyReader {
@@ -212,11 +215,15 @@ class CopyReader {
   }
 
  private:
+  // Fresh builders for the next batch, holding room for a full batch; string and binary columns
+  // get as many bytes as the previous batch's held, so they rarely grow (a copy) while filling.
   void NewBuilders() {
     builders_.clear();
-    for (const auto& mapping : state_.mappings) {
-      builders_.push_back(ColumnBuilder::Make(mapping.type));
+    value_bytes_.resize(state_.mappings.size());
+    for (size_t c = 0; c < state_.mappings.size(); ++c) {
+      builders_.push_back(ColumnBuilder::Make(state_.mappings[c].type));
       builders_.back()->Reserve(state_.options.batch_size);
+      if (value_bytes_[c] > 0) static_cast<BinaryBuilder*>(builders_.back().get())->ReserveBytes(value_bytes_[c]);
     }
     rows_ = 0;
   }
@@ -270,7 +277,18 @@ class CopyReader {
 
   Status Flush(const std::function<Status(BatchPtr)>& emit) {
     std::vector<ColumnPtr> columns;
-    for (auto& builder : builders_) columns.push_back(builder->Finish());
+    for (size_t c = 0; c < builders_.size(); ++c) {
+      columns.push_back(builders_[c]->Finish());
+      TypeId id = columns.back()->type->id();
+      if (id == TypeId::kString || id == TypeId::kBinary) {
+        // A partial batch may be followed by a full one: scale its bytes per row up to a full
+        // batch, never reserving more than kMaxReservedBytes ahead.
+        const int64_t per_row = static_cast<int64_t>(columns.back()->data.size()) / rows_ + 1;
+        int64_t full;
+        if (__builtin_mul_overflow(per_row, state_.options.batch_size, &full)) full = kMaxReservedBytes;
+        value_bytes_[c] = std::min(full, kMaxReservedBytes);
+      }
+    }
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, RecordBatch::Make(state_.schema, std::move(columns), rows_));
     NewBuilders();
     return emit(std::move(batch));
@@ -280,6 +298,7 @@ class CopyReader {
   PgConnection* conn_;
   std::vector<std::unique_ptr<ColumnBuilder>> builders_;
   int64_t rows_ = 0;
+  std::vector<int64_t> value_bytes_;  // per string or binary column: bytes to reserve for a batch
   bool header_read_ = false;
   bool trailer_read_ = false;
 };

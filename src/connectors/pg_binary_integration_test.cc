@@ -2,6 +2,8 @@
 // server itself says the value is (its text, or its epoch offset computed by the server).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sluice/connectors/pg_batch_reader.h"
 #include "sluice/connectors/pg_binary.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
@@ -145,6 +147,30 @@ TEST_F(PgBinaryTest, TextFormsMatchTheServersTextForEveryStringMappedType) {
             "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11 | a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11 | {\"a\": null, \"b\": [1, 2.50]} | "
             "{\"a\": null, \"b\": [1, 2.50]} | happy | happy | 1 day 02:03:04 | 1 day 02:03:04 | {1,NULL,3} | "
             "{1,NULL,3} | NaN | NaN | ab   | ab|");
+}
+
+TEST_F(PgBinaryTest, PartitionedReadsCastTheSameColumnsAsASingleRead) {
+  ASSERT_TRUE(db_->Execute("CREATE TABLE t AS SELECT g AS k, ARRAY[g, g + 1] AS pair, g * interval '1 minute' AS span "
+                           "FROM generate_series(1, 100) g").ok());
+  PgBatchReadOptions options;
+  options.conninfo = db_->connection_string();
+  options.dbtable = "t";
+  options.partition_column = "k";
+  options.lower_bound = 1;
+  options.upper_bound = 101;
+  options.num_partitions = 3;
+  auto batches = ReadPostgres(options);
+  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+  std::vector<std::string> rows;
+  for (const auto& batch : *batches) {
+    for (int64_t r = 0; r < batch->num_rows(); ++r) {
+      rows.push_back(FormatValue(*batch->column(0), r) + " " + FormatValue(*batch->column(1), r) + " " +
+                     FormatValue(*batch->column(2), r));
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, (std::vector<std::string>(Read("SELECT k::text || ' ' || pair::text || ' ' || span::text AS row "
+                                                 "FROM t ORDER BY (k::text || ' ' || pair::text || ' ' || span::text) COLLATE \"C\""))));
 }
 
 TEST(PgBinaryDecoding, RejectsBytesOfTheWrongLengthOrOutOfRange) {

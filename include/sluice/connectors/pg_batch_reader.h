@@ -1,8 +1,9 @@
 // Batch reads of a PostgreSQL query or table into record batches (`format: postgresql`).
 //
 // A `query` is sent to the database as written: filters, joins and aggregates run there and
-// sluice only fetches the result, streamed with `COPY (query) TO STDOUT` in text form and parsed
-// straight into column builders. A `dbtable` reads a whole table. The result's columns and types
+// sluice only fetches the result, streamed with `COPY (query) TO STDOUT (FORMAT binary)` and
+// decoded straight into column builders (pg_binary.h); columns of types without a binary
+// decoding there are cast to text around the query. A `dbtable` reads a whole table. The result's columns and types
 // are learned from the server before any row moves (the statement is prepared and described) and
 // mapped by MapPgType (docs/postgres-types.md).
 //
@@ -64,7 +65,8 @@ class PgBatchReader {
   // Reads the whole result once, handing every batch to `consume`. Not thread-safe; call once.
   Status Read(const PgBatchConsumer& consume);
 
-  // The SQL statements whose results make up the read (one per partition), as sent inside COPY.
+  // The SQL statements whose results make up the read (one per partition), as sent inside COPY
+  // (inside the text casts' select list when there are any).
   const std::vector<std::string>& partition_queries() const;
 
   struct State;
