@@ -18,7 +18,8 @@
 //      cluster in this process, stamping each record's produce time; a `real_time` query (the
 //      kafka source into the sink, default batchsize and batchinterval, upsert key
 //      partition,offset) writes them into PostgreSQL while a reader polls the table every 1 ms;
-//      prints p50/p99/max of (record visible to the reader) - (record produced).
+//      prints p50/p99/max of (record visible to the reader) - (record produced), and the same
+//      split at the moment the query hands the record to the sink (the source's part, the sink's).
 #include <unistd.h>
 
 #include <algorithm>
