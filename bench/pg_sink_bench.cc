@@ -215,6 +215,8 @@ class StampingSink final : public engine::Sink {
     return inner_->AddRealTimeRows(epoch_id, rows);
   }
   Status EndEpoch(int64_t epoch_id) override { return inner_->EndEpoch(epoch_id); }
+  // Pieces handed over so far (read once the query has stopped).
+  int64_t pieces() const { return pieces_; }
 
  private:
   void Stamp(const RecordBatch& rows) {
@@ -229,9 +231,6 @@ class StampingSink final : public engine::Sink {
 
   std::unique_ptr<engine::Sink> inner_;
   std::vector<Clock::time_point>* handed_;
-
- public:
-  // Pieces handed over so far (read after the query stopped).
   int64_t pieces_ = 0;
 };
 
@@ -331,8 +330,8 @@ void KafkaLatency(const EmbeddedPostgres& server, const std::string& dir, const 
   }
   std::printf("Kafka produce -> visible at %lld rows/s, batchsize 1000, batchinterval 100 ms:\n",
               static_cast<long long>(flags.rate));
-  std::printf("  %lld pieces handed to the sink, one every %.1f ms on average\n", static_cast<long long>(stamps->pieces_),
-              1000.0 * static_cast<double>(flags.seconds) / static_cast<double>(std::max<int64_t>(1, stamps->pieces_)));
+  std::printf("  %lld pieces handed to the sink, one every %.1f ms on average\n", static_cast<long long>(stamps->pieces()),
+              1000.0 * static_cast<double>(flags.seconds) / static_cast<double>(std::max<int64_t>(1, stamps->pieces())));
   PrintPercentiles("produce -> visible", whole);
   PrintPercentiles("produce -> handed to the sink", in_source);
   PrintPercentiles("handed to the sink -> visible", in_sink);
