@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -178,6 +179,8 @@ Status Malformed(std::string_view what) {
 
 // The most bytes a string or binary column's builder reserves for a batch before filling it.
 constexpr int64_t kMaxReservedBytes = int64_t{1} << 30;
+// The rows a batch's columns have room for at first; a larger batch_size grows them as rows come.
+constexpr int64_t kInitialRows = int64_t{1} << 16;
 
 // Streams one `COPY (query) TO STDOUT (FORMAT binary)` into batches, decoding every field
 // straight into its column builder.
@@ -215,17 +218,52 @@ class CopyReader {
   }
 
  private:
-  // Fresh builders for the next batch, holding room for a full batch; string and binary columns
-  // get as many bytes as the previous batch's held, so they rarely grow (a copy) while filling.
+  // One result column of the batch being filled. Fixed-width kinds are decoded straight into
+  // the column's own buffer (no builder, so no copy when the batch is handed on); the others go
+  // through a builder.
+  struct Slot {
+    int width = 0;  // PgBinaryWidth; 0 for a builder column
+    std::vector<uint8_t> data;
+    std::vector<uint8_t> validity;  // empty until the batch's first null
+    int64_t nulls = 0;
+    std::unique_ptr<ColumnBuilder> builder;
+    int64_t value_bytes = 0;  // builder columns: bytes to reserve for a batch
+  };
+
+  // Fresh columns for the next batch. Fixed-width ones hold room for a full batch (up to
+  // kInitialRows, then they double); string and binary builders get as many bytes as the previous
+  // batch's held, so they rarely grow (a copy) while filling.
   void NewBuilders() {
-    builders_.clear();
-    value_bytes_.resize(state_.mappings.size());
-    for (size_t c = 0; c < state_.mappings.size(); ++c) {
-      builders_.push_back(ColumnBuilder::Make(state_.mappings[c].type));
-      builders_.back()->Reserve(state_.options.batch_size);
-      if (value_bytes_[c] > 0) static_cast<BinaryBuilder*>(builders_.back().get())->ReserveBytes(value_bytes_[c]);
+    slots_.resize(state_.mappings.size());
+    const int64_t rows = std::min(state_.options.batch_size, kInitialRows);
+    for (size_t c = 0; c < slots_.size(); ++c) {
+      Slot& slot = slots_[c];
+      slot.width = PgBinaryWidth(state_.binary_kinds[c]);
+      if (slot.width > 0) {
+        slot.data.resize(static_cast<size_t>(rows * slot.width));
+        slot.validity.clear();
+        slot.nulls = 0;
+        continue;
+      }
+      slot.builder = ColumnBuilder::Make(state_.mappings[c].type);
+      slot.builder->Reserve(rows);
+      if (slot.value_bytes > 0) static_cast<BinaryBuilder*>(slot.builder.get())->ReserveBytes(slot.value_bytes);
     }
     rows_ = 0;
+  }
+
+  // Where row rows_ of a fixed-width column goes, growing its buffer when full.
+  uint8_t* FixedValue(Slot& slot) {
+    const size_t at = static_cast<size_t>(rows_ * slot.width);
+    if (at + slot.width > slot.data.size()) slot.data.resize(slot.data.size() * 2);
+    return slot.data.data() + at;
+  }
+
+  void MarkNull(Slot& slot) {
+    if (slot.validity.empty()) slot.validity.assign(slot.data.size() / slot.width, 1);
+    if (slot.validity.size() <= static_cast<size_t>(rows_)) slot.validity.resize(slot.data.size() / slot.width, 1);
+    slot.validity[rows_] = 0;
+    ++slot.nulls;
   }
 
   // One CopyData message: the server sends the header with the first tuple, then one tuple per
@@ -249,21 +287,35 @@ class CopyReader {
         trailer_read_ = true;
         continue;
       }
-      if (static_cast<size_t>(fields) != builders_.size()) {
+      if (static_cast<size_t>(fields) != slots_.size()) {
         return Malformed("a tuple of " + std::to_string(fields) + " fields in a result of " +
-                         std::to_string(builders_.size()) + " columns");
+                         std::to_string(slots_.size()) + " columns");
       }
-      for (size_t c = 0; c < builders_.size(); ++c) {
+      for (size_t c = 0; c < slots_.size(); ++c) {
+        Slot& slot = slots_[c];
         if (data.size() - pos < 4) return Malformed("a truncated tuple");
         const int32_t length = ReadInt32(data.data() + pos);
         pos += 4;
         if (length == -1) {
-          builders_[c]->AppendNull();
+          if (slot.width == 0) {
+            slot.builder->AppendNull();
+          } else {
+            std::memset(FixedValue(slot), 0, static_cast<size_t>(slot.width));
+            MarkNull(slot);
+          }
           continue;
         }
         if (length < 0 || static_cast<size_t>(length) > data.size() - pos) return Malformed("a truncated field");
-        Status appended = AppendPgBinary(state_.binary_kinds[c], state_.mappings[c].type->scale(),
-                                         data.substr(pos, static_cast<size_t>(length)), builders_[c].get());
+        const std::string_view bytes = data.substr(pos, static_cast<size_t>(length));
+        const int scale = state_.mappings[c].type->scale();
+        Status appended;
+        if (slot.width == 0) {
+          appended = AppendPgBinary(state_.binary_kinds[c], scale, bytes, slot.builder.get());
+        } else {
+          bool is_null;
+          appended = DecodePgBinaryFixed(state_.binary_kinds[c], scale, bytes, FixedValue(slot), &is_null);
+          if (appended.ok() && is_null) MarkNull(slot);
+        }
         if (!appended.ok()) {
           return Status::Error(appended.error_class(), "column `" + state_.schema->field(static_cast<int>(c)).name +
                                                            "`: " + std::string(appended.message()));
@@ -277,8 +329,23 @@ class CopyReader {
 
   Status Flush(const std::function<Status(BatchPtr)>& emit) {
     std::vector<ColumnPtr> columns;
-    for (size_t c = 0; c < builders_.size(); ++c) {
-      columns.push_back(builders_[c]->Finish());
+    for (size_t c = 0; c < slots_.size(); ++c) {
+      Slot& slot = slots_[c];
+      if (slot.width > 0) {
+        auto column = std::make_shared<Column>();
+        column->type = state_.mappings[c].type;
+        column->length = rows_;
+        column->null_count = slot.nulls;
+        slot.data.resize(static_cast<size_t>(rows_ * slot.width));
+        column->data = std::move(slot.data);
+        if (!slot.validity.empty()) {
+          slot.validity.resize(static_cast<size_t>(rows_), 1);
+          column->validity = std::move(slot.validity);
+        }
+        columns.push_back(std::move(column));
+        continue;
+      }
+      columns.push_back(slot.builder->Finish());
       TypeId id = columns.back()->type->id();
       if (id == TypeId::kString || id == TypeId::kBinary) {
         // A partial batch may be followed by a full one: scale its bytes per row up to a full
@@ -286,7 +353,7 @@ class CopyReader {
         const int64_t per_row = static_cast<int64_t>(columns.back()->data.size()) / rows_ + 1;
         int64_t full;
         if (__builtin_mul_overflow(per_row, state_.options.batch_size, &full)) full = kMaxReservedBytes;
-        value_bytes_[c] = std::min(full, kMaxReservedBytes);
+        slot.value_bytes = std::min(full, kMaxReservedBytes);
       }
     }
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, RecordBatch::Make(state_.schema, std::move(columns), rows_));
@@ -296,9 +363,8 @@ class CopyReader {
 
   const PgBatchReader::State& state_;
   PgConnection* conn_;
-  std::vector<std::unique_ptr<ColumnBuilder>> builders_;
+  std::vector<Slot> slots_;
   int64_t rows_ = 0;
-  std::vector<int64_t> value_bytes_;  // per string or binary column: bytes to reserve for a batch
   bool header_read_ = false;
   bool trailer_read_ = false;
 };

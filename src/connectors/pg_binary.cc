@@ -28,6 +28,18 @@ T ReadBigEndian(const char* at) {
   return static_cast<T>(u);
 }
 
+template <typename T>
+void Store(T value, uint8_t* out) {
+  std::memcpy(out, &value, sizeof(T));
+}
+
+template <typename T>
+T Load(const uint8_t* in) {
+  T value;
+  std::memcpy(&value, in, sizeof(T));
+  return value;
+}
+
 constexpr int128_t PowerOfTen(int exponent) {
   int128_t value = 1;
   for (int i = 0; i < exponent; ++i) value *= 10;
@@ -122,65 +134,96 @@ std::optional<PgBinaryKind> PgBinaryKindFor(uint32_t oid, bool is_enum, const Pg
   }
 }
 
-Status AppendPgBinary(PgBinaryKind kind, int scale, std::string_view bytes, ColumnBuilder* builder) {
+int PgBinaryWidth(PgBinaryKind kind) {
+  switch (kind) {
+    case PgBinaryKind::kBool: return 1;
+    case PgBinaryKind::kInt2: return 2;
+    case PgBinaryKind::kInt4:
+    case PgBinaryKind::kFloat4:
+    case PgBinaryKind::kDate: return 4;
+    case PgBinaryKind::kInt8:
+    case PgBinaryKind::kFloat8:
+    case PgBinaryKind::kTimestamp: return 8;
+    case PgBinaryKind::kNumeric: return 16;
+    case PgBinaryKind::kBytes:
+    case PgBinaryKind::kJsonb:
+    case PgBinaryKind::kUuid: return 0;
+  }
+  return 0;
+}
+
+Status DecodePgBinaryFixed(PgBinaryKind kind, int scale, std::string_view bytes, uint8_t* out, bool* is_null) {
+  *is_null = false;
   switch (kind) {
     case PgBinaryKind::kBool:
       if (bytes.size() != 1 || static_cast<uint8_t>(bytes[0]) > 1) return Unreadable("boolean");
-      static_cast<BooleanBuilder*>(builder)->Append(static_cast<uint8_t>(bytes[0]));
+      *out = static_cast<uint8_t>(bytes[0]);
       return Status::OK();
     case PgBinaryKind::kInt2:
       if (bytes.size() != 2) return Unreadable("smallint");
-      static_cast<Int16Builder*>(builder)->Append(ReadBigEndian<int16_t>(bytes.data()));
+      Store(ReadBigEndian<int16_t>(bytes.data()), out);
       return Status::OK();
     case PgBinaryKind::kInt4:
       if (bytes.size() != 4) return Unreadable("integer");
-      static_cast<Int32Builder*>(builder)->Append(ReadBigEndian<int32_t>(bytes.data()));
+      Store(ReadBigEndian<int32_t>(bytes.data()), out);
       return Status::OK();
     case PgBinaryKind::kInt8:
       if (bytes.size() != 8) return Unreadable("bigint");
-      static_cast<Int64Builder*>(builder)->Append(ReadBigEndian<int64_t>(bytes.data()));
+      Store(ReadBigEndian<int64_t>(bytes.data()), out);
       return Status::OK();
     case PgBinaryKind::kFloat4:
       if (bytes.size() != 4) return Unreadable("real");
-      static_cast<FloatBuilder*>(builder)->Append(std::bit_cast<float>(ReadBigEndian<uint32_t>(bytes.data())));
+      Store(std::bit_cast<float>(ReadBigEndian<uint32_t>(bytes.data())), out);
       return Status::OK();
     case PgBinaryKind::kFloat8:
       if (bytes.size() != 8) return Unreadable("double precision");
-      static_cast<DoubleBuilder*>(builder)->Append(std::bit_cast<double>(ReadBigEndian<uint64_t>(bytes.data())));
+      Store(std::bit_cast<double>(ReadBigEndian<uint64_t>(bytes.data())), out);
       return Status::OK();
     case PgBinaryKind::kNumeric: {
-      int128_t value;
+      int128_t value = 0;
       switch (ReadNumeric(bytes, scale, &value)) {
-        case NumericRead::kValue: static_cast<DecimalBuilder*>(builder)->Append(value); return Status::OK();
-        case NumericRead::kNull: builder->AppendNull(); return Status::OK();
+        case NumericRead::kValue: break;
+        case NumericRead::kNull: *is_null = true; break;
         case NumericRead::kError: return Unreadable("numeric");
       }
-      return Unreadable("numeric");
+      Store(value, out);
+      return Status::OK();
     }
     case PgBinaryKind::kDate: {
       if (bytes.size() != 4) return Unreadable("date");
       const int32_t days = ReadBigEndian<int32_t>(bytes.data());
       if (days == std::numeric_limits<int32_t>::max() || days == std::numeric_limits<int32_t>::min()) {
-        builder->AppendNull();  // ±infinity
+        *is_null = true;  // ±infinity
+        Store(int32_t{0}, out);
         return Status::OK();
       }
       const int64_t unix_days = int64_t{days} + kPgEpochDays;
       if (unix_days > std::numeric_limits<int32_t>::max()) return Unreadable("date");
-      static_cast<Int32Builder*>(builder)->Append(static_cast<int32_t>(unix_days));
+      Store(static_cast<int32_t>(unix_days), out);
       return Status::OK();
     }
     case PgBinaryKind::kTimestamp: {
       if (bytes.size() != 8) return Unreadable("timestamp");
       const int64_t micros = ReadBigEndian<int64_t>(bytes.data());
       if (micros == std::numeric_limits<int64_t>::max() || micros == std::numeric_limits<int64_t>::min()) {
-        builder->AppendNull();  // ±infinity
+        *is_null = true;  // ±infinity
+        Store(int64_t{0}, out);
         return Status::OK();
       }
       int64_t unix_micros;
       if (__builtin_add_overflow(micros, kPgEpochMicros, &unix_micros)) return Unreadable("timestamp");
-      static_cast<Int64Builder*>(builder)->Append(unix_micros);
+      Store(unix_micros, out);
       return Status::OK();
     }
+    case PgBinaryKind::kBytes:
+    case PgBinaryKind::kJsonb:
+    case PgBinaryKind::kUuid: break;
+  }
+  return Unreadable("variable-width");
+}
+
+Status AppendPgBinary(PgBinaryKind kind, int scale, std::string_view bytes, ColumnBuilder* builder) {
+  switch (kind) {
     case PgBinaryKind::kBytes:
       static_cast<BinaryBuilder*>(builder)->Append(bytes);
       return Status::OK();
@@ -192,8 +235,28 @@ Status AppendPgBinary(PgBinaryKind kind, int scale, std::string_view bytes, Colu
       if (bytes.size() != 16) return Unreadable("uuid");
       AppendUuidText(bytes, builder);
       return Status::OK();
+    default: break;
   }
-  return Unreadable("unknown");
+  alignas(16) uint8_t value[16];
+  bool is_null;
+  SLUICE_RETURN_IF_ERROR(DecodePgBinaryFixed(kind, scale, bytes, value, &is_null));
+  if (is_null) {
+    builder->AppendNull();
+    return Status::OK();
+  }
+  switch (kind) {
+    case PgBinaryKind::kBool: static_cast<BooleanBuilder*>(builder)->Append(value[0]); break;
+    case PgBinaryKind::kInt2: static_cast<Int16Builder*>(builder)->Append(Load<int16_t>(value)); break;
+    case PgBinaryKind::kInt4:
+    case PgBinaryKind::kDate: static_cast<Int32Builder*>(builder)->Append(Load<int32_t>(value)); break;
+    case PgBinaryKind::kInt8:
+    case PgBinaryKind::kTimestamp: static_cast<Int64Builder*>(builder)->Append(Load<int64_t>(value)); break;
+    case PgBinaryKind::kFloat4: static_cast<FloatBuilder*>(builder)->Append(Load<float>(value)); break;
+    case PgBinaryKind::kFloat8: static_cast<DoubleBuilder*>(builder)->Append(Load<double>(value)); break;
+    case PgBinaryKind::kNumeric: static_cast<DecimalBuilder*>(builder)->Append(Load<int128_t>(value)); break;
+    default: break;
+  }
+  return Status::OK();
 }
 
 }  // namespace sluice::connectors

@@ -173,6 +173,33 @@ TEST_F(PgBinaryTest, PartitionedReadsCastTheSameColumnsAsASingleRead) {
                                                  "FROM t ORDER BY (k::text || ' ' || pair::text || ' ' || span::text) COLLATE \"C\""))));
 }
 
+TEST_F(PgBinaryTest, BatchesLargerThanTheInitialRoomKeepEveryValueAndNull) {
+  // 70000 rows in one batch: the columns outgrow their first 65536 rows of room; nulls before
+  // and after that point stay where they are.
+  PgBatchReadOptions options;
+  options.conninfo = db_->connection_string();
+  options.query = "SELECT g::bigint AS id, CASE WHEN g IN (3, 69999) THEN NULL ELSE g * 2 END AS twice, "
+                  "CASE WHEN g = 5 THEN NULL ELSE (g / 4.0)::numeric(10,2) END AS quarter "
+                  "FROM generate_series(1, 70000) g ORDER BY g";
+  options.batch_size = 100000;
+  auto batches = ReadPostgres(options);
+  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+  ASSERT_EQ(batches->size(), 1u);
+  const RecordBatch& batch = *(*batches)[0];
+  ASSERT_EQ(batch.num_rows(), 70000);
+  EXPECT_TRUE(batch.column(0)->Validate().ok());
+  EXPECT_TRUE(batch.column(1)->Validate().ok());
+  EXPECT_EQ(batch.column(1)->null_count, 2);
+  EXPECT_EQ(batch.column(2)->null_count, 1);
+  for (int64_t r : {0, 2, 4, 65535, 65536, 69998, 69999}) {
+    EXPECT_EQ(batch.column(0)->Value<int64_t>(r), r + 1);
+    EXPECT_EQ(batch.column(1)->IsNull(r), r == 2 || r == 69998) << r;
+    EXPECT_EQ(FormatValue(*batch.column(1), r), r == 2 || r == 69998 ? "null" : std::to_string(2 * (r + 1)));
+    EXPECT_EQ(batch.column(2)->IsNull(r), r == 4) << r;
+  }
+  EXPECT_EQ(FormatValue(*batch.column(2), 69999), "17500.00");
+}
+
 TEST(PgBinaryDecoding, RejectsBytesOfTheWrongLengthOrOutOfRange) {
   auto ints = ColumnBuilder::Make(DataType::Integer());
   EXPECT_EQ(AppendPgBinary(PgBinaryKind::kInt4, 0, std::string_view("\0\0\1", 3), ints.get()).error_class(),

@@ -40,6 +40,15 @@ enum class PgBinaryKind : uint8_t {
 // the column must be read as text (cast to text in the query).
 std::optional<PgBinaryKind> PgBinaryKindFor(uint32_t oid, bool is_enum, const PgColumnMapping& mapping);
 
+// The bytes one value of `kind` takes in a column (its physical type's size), or 0 for the
+// variable-width kinds (kBytes, kJsonb, kUuid).
+int PgBinaryWidth(PgBinaryKind kind);
+
+// Decodes the value of a fixed-width kind whose send form is `bytes` into `out`
+// (PgBinaryWidth(kind) bytes, the column's physical type). A value the column holds as null
+// (numeric NaN, ±infinity) sets `*is_null` and writes zero. Errors as AppendPgBinary's.
+Status DecodePgBinaryFixed(PgBinaryKind kind, int scale, std::string_view bytes, uint8_t* out, bool* is_null);
+
 // Appends the value whose binary send form is `bytes` (without its length word) to `builder`,
 // whose type must be the mapping's; `scale` is the decimal's scale for kNumeric. Bytes of the
 // wrong length or out of the type's range are INVALID_ARGUMENT naming the kind (not the value);
