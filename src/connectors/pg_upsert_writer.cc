@@ -19,9 +19,11 @@ constexpr const char* kChunkTable = "pg_temp.\"sluice_chunk\"";
 constexpr const char* kWriteStatement = "sluice_write";
 // A chunk's transaction: the claim row, then the rows, each COPYed into its staging table, then the
 // prepared statement that moves both (ExecuteWithCopyData sends the COPY data).
-constexpr const char* kChunkTransaction =
-    "BEGIN; COPY pg_temp.\"sluice_chunk\" FROM STDIN (FORMAT binary); "
-    "COPY pg_temp.\"sluice_stage\" FROM STDIN (FORMAT binary); EXECUTE sluice_write; COMMIT";
+const std::string& ChunkTransaction() {
+  static const std::string sql = std::string("BEGIN; COPY ") + kChunkTable + " FROM STDIN (FORMAT binary); COPY " +
+                                 kStage + " FROM STDIN (FORMAT binary); EXECUTE " + kWriteStatement + "; COMMIT";
+  return sql;
+}
 
 std::string JoinQuoted(const std::vector<std::string>& names, std::string_view prefix = "") {
   std::string out;
@@ -282,7 +284,7 @@ Result<int64_t> PgUpsertWriter::TryWriteChunk(const std::string& query_id, int64
   PgCopyEncoder::AppendTrailer(&copy_buffer_);
   // The whole transaction in one string: three round trips (the query, then one per COPY).
   const std::string_view data[] = {claim_buffer_, copy_buffer_};
-  SLUICE_ASSIGN_OR_RETURN(PgRows claimed, conn_->ExecuteWithCopyData(kChunkTransaction, data));
+  SLUICE_ASSIGN_OR_RETURN(PgRows claimed, conn_->ExecuteWithCopyData(ChunkTransaction(), data));
   const bool fresh = claimed.size() == 1 && claimed[0].size() == 1 && claimed[0][0] == "1";
   // Not fresh: an earlier attempt committed this chunk, and the statement wrote nothing.
   return fresh ? static_cast<int64_t>(ordered.size()) : int64_t{0};
