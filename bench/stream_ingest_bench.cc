@@ -9,7 +9,10 @@
 // ingestion's alone (the cluster keeps every record in memory).
 //
 //   stream_ingest_bench [--format json|avro|protobuf] [--messages N] [--partitions P]
-//                       [--max-offsets-per-trigger N]
+//                       [--max-offsets-per-trigger N] [--kafka property=value ...]
+//
+// --kafka passes a librdkafka property to the stream's source (as `kafka.<property>`), to try
+// fetch and queue settings; it may be given several times.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +39,7 @@ struct Arguments {
   // drops older segments, so 5 million records need this many partitions to stay readable.
   int partitions = 200;
   int64_t max_offsets_per_trigger = 1'000'000;
+  std::string kafka_options;  // ", kafka.<property>: \"<value>\"" for each --kafka
 };
 
 constexpr const char* kKinds[] = {"click", "view", "purchase", "signup"};
@@ -169,6 +173,12 @@ int Main(int argc, char** argv) {
     else if (flag == "--messages") args.messages = std::atoll(argv[i + 1]);
     else if (flag == "--partitions") args.partitions = std::atoi(argv[i + 1]);
     else if (flag == "--max-offsets-per-trigger") args.max_offsets_per_trigger = std::atoll(argv[i + 1]);
+    else if (flag == "--kafka") {
+      std::string setting = argv[i + 1];
+      size_t equals = setting.find('=');
+      if (equals == std::string::npos) Die("--kafka wants property=value");
+      args.kafka_options += ", kafka." + setting.substr(0, equals) + ": \"" + setting.substr(equals + 1) + "\"";
+    }
     else Die("unknown flag " + flag);
   }
   if (args.format != "json" && args.format != "avro" && args.format != "protobuf") Die("--format json|avro|protobuf");
@@ -213,7 +223,7 @@ int Main(int argc, char** argv) {
   std::string yaml = "name: bench\nstorage: " + dir + "/storage\nwarehouse: " + dir +
                      "/warehouse\nstreams:\n  - name: main.raw.events\n    source: {format: kafka, options: "
                      "{bootstrap_servers: \"" + bootstrap + "\", subscribe: events, starting_offsets: earliest, "
-                     "max_offsets_per_trigger: " + std::to_string(args.max_offsets_per_trigger) +
+                     "max_offsets_per_trigger: " + std::to_string(args.max_offsets_per_trigger) + args.kafka_options +
                      "}}\n    schema_config:\n      value: {format: " + args.format + ", schema: '" + schema + "'" +
                      (args.format == "protobuf" ? ", message_name: bench.Event" : "") +
                      "}\n    ingestion_config: {table: main.raw.events}\n    trigger: available_now\n";

@@ -230,6 +230,86 @@ TypePtr RowSchema() {
       .value();
 }
 
+// One record of the consumer's stream as the batch builder reads it: a view into a client
+// message or into a HeldRecord. An end-of-partition event has `eof` set and `offset` the next
+// offset to be written.
+struct Record {
+  std::string_view topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  bool eof = false;
+  std::optional<std::string_view> key;
+  std::optional<std::string_view> value;
+  int64_t timestamp_ms = -1;  // negative: none
+  const rd_kafka_headers_t* headers = nullptr;
+};
+
+std::optional<std::string_view> Bytes(const void* data, size_t size) {
+  if (data == nullptr) return std::nullopt;
+  return std::string_view(static_cast<const char*>(data), size);
+}
+
+// A view of `message`, valid while it lives.
+Record RecordOf(rd_kafka_message_t* message) {
+  Record record;
+  record.topic = rd_kafka_topic_name(message->rkt);
+  record.partition = message->partition;
+  record.offset = message->offset;
+  record.eof = message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF;
+  if (record.eof) return record;
+  record.key = Bytes(message->key, message->key_len);
+  record.value = Bytes(message->payload, message->len);
+  rd_kafka_timestamp_type_t type;
+  record.timestamp_ms = rd_kafka_message_timestamp(message, &type);
+  rd_kafka_headers_t* headers = nullptr;
+  // The message keeps ownership of its parsed headers.
+  if (rd_kafka_message_headers(message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) record.headers = headers;
+  return record;
+}
+
+// A record kept from one batch for the next, copied out of the client's message: a message pins
+// the whole fetch response it came in (megabytes), so holding messages would hold those.
+class HeldRecord {
+ public:
+  explicit HeldRecord(const Record& record)
+      : topic_(record.topic),
+        key_(record.key.value_or("")),
+        value_(record.value.value_or("")),
+        has_key_(record.key.has_value()),
+        has_value_(record.value.has_value()),
+        partition_(record.partition),
+        offset_(record.offset),
+        eof_(record.eof),
+        timestamp_ms_(record.timestamp_ms),
+        headers_(record.headers == nullptr ? nullptr : rd_kafka_headers_copy(record.headers), &rd_kafka_headers_destroy) {}
+
+  Record view() const {
+    Record record;
+    record.topic = topic_;
+    record.partition = partition_;
+    record.offset = offset_;
+    record.eof = eof_;
+    if (has_key_) record.key = key_;
+    if (has_value_) record.value = value_;
+    record.timestamp_ms = timestamp_ms_;
+    record.headers = headers_.get();
+    return record;
+  }
+  int64_t bytes() const { return static_cast<int64_t>(key_.size() + value_.size()); }
+
+ private:
+  std::string topic_;
+  std::string key_;
+  std::string value_;
+  bool has_key_;
+  bool has_value_;
+  int32_t partition_;
+  int64_t offset_;
+  bool eof_;
+  int64_t timestamp_ms_;
+  std::unique_ptr<rd_kafka_headers_t, decltype(&rd_kafka_headers_destroy)> headers_;
+};
+
 // The columns of one batch, appended record by record.
 class RowBuilder {
  public:
@@ -265,37 +345,34 @@ class RowBuilder {
     topics_.ReserveBytes(estimate(topic_bytes_));
   }
 
-  void Append(const rd_kafka_message_t& message, std::string_view topic) {
-    if (message.key == nullptr) {
+  void Append(const Record& record) {
+    if (record.key) {
+      keys_.Append(*record.key);
+      key_bytes_ += static_cast<int64_t>(record.key->size());
+    } else {
       keys_.AppendNull();
-    } else {
-      keys_.Append(std::string_view(static_cast<const char*>(message.key), message.key_len));
-      key_bytes_ += static_cast<int64_t>(message.key_len);
     }
-    if (message.payload == nullptr) {
+    if (record.value) {
+      values_.Append(*record.value);
+      value_bytes_ += static_cast<int64_t>(record.value->size());
+    } else {
       values_.AppendNull();
-    } else {
-      values_.Append(std::string_view(static_cast<const char*>(message.payload), message.len));
-      value_bytes_ += static_cast<int64_t>(message.len);
     }
-    topics_.Append(topic);
-    topic_bytes_ += static_cast<int64_t>(topic.size());
-    partitions_.Append(message.partition);
-    offsets_.Append(message.offset);
-    rd_kafka_timestamp_type_t type;
-    int64_t timestamp_ms = rd_kafka_message_timestamp(&message, &type);
-    if (timestamp_ms < 0) {
+    topics_.Append(record.topic);
+    topic_bytes_ += static_cast<int64_t>(record.topic.size());
+    partitions_.Append(record.partition);
+    offsets_.Append(record.offset);
+    if (record.timestamp_ms < 0) {
       timestamps_.AppendNull();
     } else {
-      timestamps_.Append(timestamp_ms * 1000);
+      timestamps_.Append(record.timestamp_ms * 1000);
     }
-    rd_kafka_headers_t* headers = nullptr;
-    // The message keeps ownership of its parsed headers.
-    if (rd_kafka_message_headers(&message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (record.headers != nullptr) {
       const char* name = nullptr;
       const void* value = nullptr;
       size_t size = 0;
-      for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
+      for (size_t i = 0; rd_kafka_header_get_all(record.headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+           ++i) {
         header_keys_->Append(name);
         if (value == nullptr) {
           header_values_->AppendNull();
@@ -348,7 +425,6 @@ class KafkaSource final : public engine::Source {
       : config_(std::move(config)), schema_(RowSchema()), client_(nullptr, &rd_kafka_destroy) {}
 
   ~KafkaSource() override {
-    held_.clear();
     if (client_) rd_kafka_consumer_close(client_.get());
   }
 
@@ -662,44 +738,35 @@ class KafkaSource final : public engine::Source {
     builder.Reserve(rows);
     // Messages arrive in runs of one partition: the last lookup is reused while it lasts.
     auto last = pending.end();
-    // Takes the next message of the consumer's stream. One beyond its partition's range is held
+    // Takes the next record of the consumer's stream. One beyond its partition's range is held
     // for the next batch, in stream order, unless too much is held already.
-    auto take = [&](MessagePtr message) -> Status {
-      if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR && message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        return RequestFailed(
-            fmt::format("reading from {} failed: {}", BootstrapServers(), rd_kafka_message_errstr(message.get())));
+    auto take = [&](const Record& record) {
+      if (last == pending.end() || last->first.second != record.partition || last->first.first != record.topic) {
+        last = pending.find({record.topic, record.partition});
       }
-      if (message->rkt == nullptr) return Status::OK();
-      const char* topic = rd_kafka_topic_name(message->rkt);
-      if (last == pending.end() || last->first.second != message->partition || last->first.first != topic) {
-        last = pending.find({topic, message->partition});
-      }
-      const bool eof = message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF;
       if (last != pending.end()) {
-        // At the end of the partition, the message's offset is the next one to be written:
+        // At the end of the partition, the record's offset is the next one to be written:
         // offsets up to it that were not seen are gaps (compaction, transaction markers).
-        if (message->offset >= last->second) {
-          pending.erase(last);
-          last = pending.end();
-        } else {
-          if (eof) return Status::OK();
-          builder.Append(*message, last->first.first);
-          if (message->offset + 1 >= last->second) {
+        if (record.offset < last->second) {
+          if (record.eof) return;
+          builder.Append(record);
+          if (record.offset + 1 >= last->second) {
             pending.erase(last);
             last = pending.end();
           }
-          return Status::OK();
+          return;
         }
+        pending.erase(last);
+        last = pending.end();
       }
-      if (held_bytes_ > kMaxHeldBytes) return Status::OK();
-      held_bytes_ += static_cast<int64_t>(message->len + message->key_len);
-      held_.push_back(std::move(message));
-      return Status::OK();
+      if (held_bytes_ > kMaxHeldBytes) return;
+      held_.emplace_back(record);
+      held_bytes_ += held_.back().bytes();
     };
-    std::vector<MessagePtr> replay = std::move(held_);
+    std::vector<HeldRecord> replay = std::move(held_);
     held_.clear();
     held_bytes_ = 0;
-    for (MessagePtr& message : replay) SLUICE_RETURN_IF_ERROR(take(std::move(message)));
+    for (const HeldRecord& record : replay) take(record.view());
     replay.clear();
 
     using Clock = std::chrono::steady_clock;
@@ -725,7 +792,13 @@ class KafkaSource final : public engine::Source {
       for (ssize_t i = 0; i < count; ++i) {
         MessagePtr message(messages[i], &rd_kafka_message_destroy);
         // After a failure the rest of the call's messages are only released.
-        if (failure.ok()) failure = take(std::move(message));
+        if (!failure.ok()) continue;
+        if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR && message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+          failure = RequestFailed(
+              fmt::format("reading from {} failed: {}", BootstrapServers(), rd_kafka_message_errstr(message.get())));
+          continue;
+        }
+        if (message->rkt != nullptr) take(RecordOf(message.get()));
       }
       SLUICE_RETURN_IF_ERROR(failure);
       if (!bytes_reserved && builder.rows() > 0) {
@@ -749,8 +822,8 @@ class KafkaSource final : public engine::Source {
   // Where each kept partition's next batch must start for the assignment to be reused; empty
   // when nothing is kept.
   std::map<TopicPartition, int64_t> kept_;
-  // Messages taken from the consumer beyond their partition's range, in stream order.
-  std::vector<MessagePtr> held_;
+  // Records taken from the consumer beyond their partition's range, in stream order.
+  std::vector<HeldRecord> held_;
   int64_t held_bytes_ = 0;
 };
 
