@@ -314,6 +314,37 @@ TEST(KafkaSourceTest, LimitedBatchesInARowReadEveryRecordOnceAndInOrder) {
   }
 }
 
+TEST(KafkaSourceTest, RecordsCarriedFromOneLimitedBatchToTheNextKeepKeysNullsHeadersAndTimestamps) {
+  std::string topic = testing::CreateTestTopic(1).value();
+  std::vector<KafkaTestMessage> messages;
+  for (int i = 0; i < 30; ++i) {
+    KafkaTestMessage message;
+    message.key = "k" + std::to_string(i);
+    if (i % 5 != 0) message.value = "v" + std::to_string(i);
+    message.headers = {{"trace", "t" + std::to_string(i)}, {"n", std::to_string(i % 3)}};
+    message.partition = 0;
+    messages.push_back(std::move(message));
+  }
+  ASSERT_TRUE(ProduceMessages(Servers(), topic, messages).ok());
+
+  OpenSource source({{"subscribe", topic}, {"starting_offsets", "earliest"}, {"max_offsets_per_trigger", "7"}});
+  std::vector<std::vector<Row>> batches = source.ReadBatches();
+
+  ASSERT_EQ(batches.size(), 5u);
+  std::vector<Row> all;
+  for (auto& batch : batches) all.insert(all.end(), batch.begin(), batch.end());
+  ASSERT_EQ(all.size(), 30u);
+  for (int i = 0; i < 30; ++i) {
+    const Row& row = all[i];
+    EXPECT_EQ(row.offset, i);
+    EXPECT_EQ(row.key, "k" + std::to_string(i));
+    EXPECT_EQ(row.value, i % 5 != 0 ? std::optional<std::string>("v" + std::to_string(i)) : std::nullopt);
+    EXPECT_TRUE(row.has_timestamp);
+    EXPECT_EQ(row.headers, (std::vector<std::pair<std::string, std::string>>{{"trace", "t" + std::to_string(i)},
+                                                                             {"n", std::to_string(i % 3)}}));
+  }
+}
+
 TEST(KafkaSourceTest, AReadThatDoesNotContinueThePreviousOneReadsExactlyItsRange) {
   std::string topic = testing::CreateTestTopic(2).value();
   for (int32_t p = 0; p < 2; ++p) ProduceValues(topic, p, "p" + std::to_string(p), 100);
