@@ -19,6 +19,14 @@
 // batch; within it the rows of each partition are in offset order, partitions interleaved as
 // they arrive.
 //
+// Between batches: a batch that leaves records behind (a `max_offsets_per_trigger` limit) keeps
+// its partitions assigned, so the client goes on prefetching while the batch is written, and the
+// records it read beyond the batch's end are copied and held (at most 64 MB) for the next one. The
+// next Read() uses them only when it starts exactly where the previous one ended on the same
+// partitions; any other range (a replay after a restart, a new partition, a skip after data
+// loss) assigns its partitions afresh. A batch that reads every partition to its end unassigns
+// them, so an idle query does not poll the brokers.
+//
 // Errors: INVALID_OPTIONS for bad configuration (before anything connects), KAFKA_REQUEST_FAILED
 // when the cluster cannot be reached or answers with an error, KAFKA_DATA_LOSS when offsets to
 // read have vanished (retention, a recreated topic) and `fail_on_data_loss` is true; when false,
