@@ -45,7 +45,8 @@ struct PgRealTimeWriter::Task {
 
   // Used by the flush thread only.
   int64_t known_epoch = -1;
-  int64_t committed = 0;  // rows of known_epoch already in the table when the epoch began here
+  int64_t committed = 0;   // rows of known_epoch this delivery skips as already in the table
+  int64_t claim_base = 0;  // added to this delivery's claims: the earlier deliveries' last claim
   Clock::time_point last_flush = Clock::now();  // when the latest chunk was taken (or the task began)
   std::vector<int64_t> row_ids;
   std::thread thread;
@@ -211,13 +212,17 @@ Result<bool> PgRealTimeWriter::WriteChunk(Task* task, int64_t epoch, int64_t fir
   int64_t n = 0;
   for (const BatchPtr& s : segments) n += s->num_rows();
   const int64_t end = first + n;
-  if (end > std::numeric_limits<int32_t>::max()) {
+  if (epoch != task->known_epoch) {
+    SLUICE_ASSIGN_OR_RETURN(int64_t claimed, task->writer->LastCommittedChunk(task->progress_id, epoch));
+    // Out of order, the rows a replay begins with are not the ones written before: write them all.
+    task->committed = options_.replays_in_order ? claimed : 0;
+    task->claim_base = options_.replays_in_order ? 0 : claimed;
+    task->known_epoch = epoch;
+  }
+  const int64_t claim = task->claim_base + end;
+  if (claim > std::numeric_limits<int32_t>::max()) {
     return Status::Error(errors::kPgQueryFailed, "an epoch of more than 2^31 rows per writer task; use a shorter "
                                                  "real_time checkpoint interval");
-  }
-  if (epoch != task->known_epoch) {
-    SLUICE_ASSIGN_OR_RETURN(task->committed, task->writer->LastCommittedChunk(task->progress_id, epoch));
-    task->known_epoch = epoch;
   }
   // Rows of the epoch that an earlier delivery already committed are not written again.
   if (end <= task->committed) return false;
@@ -229,7 +234,7 @@ Result<bool> PgRealTimeWriter::WriteChunk(Task* task, int64_t epoch, int64_t fir
   task->row_ids.resize(n - skip);
   for (int64_t i = 0; i < n - skip; ++i) task->row_ids[i] = skip + i;
   SLUICE_ASSIGN_OR_RETURN(int64_t written,
-                          task->writer->WriteChunk(task->progress_id, epoch, static_cast<int32_t>(end), *chunk,
+                          task->writer->WriteChunk(task->progress_id, epoch, static_cast<int32_t>(claim), *chunk,
                                                    task->row_ids));
   return written > 0;
 }

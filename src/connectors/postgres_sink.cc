@@ -85,6 +85,7 @@ class PostgresSink final : public engine::Sink {
 
   Status Open(const engine::SinkContext& context) override {
     query_id_ = context.query_id;
+    real_time_replays_in_order_ = context.real_time_replays_in_order;
     return Status::OK();
   }
 
@@ -166,7 +167,7 @@ class PostgresSink final : public engine::Sink {
   Status StartRealTime(const TypePtr& schema) {
     if (writers_.empty()) SLUICE_RETURN_IF_ERROR(OpenWriters(schema));
     real_time_ = std::make_unique<PgRealTimeWriter>(
-        std::move(writers_), PgRealTimeWriterOptions{query_id_, batch_size_, batch_interval_});
+        std::move(writers_), PgRealTimeWriterOptions{query_id_, batch_size_, batch_interval_, real_time_replays_in_order_});
     writers_.clear();
     return Status::OK();
   }
@@ -192,6 +193,7 @@ class PostgresSink final : public engine::Sink {
   int max_retries_ = 8;
   std::string conninfo_;
   std::string query_id_;
+  bool real_time_replays_in_order_ = false;
   std::vector<std::unique_ptr<PgUpsertWriter>> writers_;
   std::unique_ptr<PgRealTimeWriter> real_time_;
   bool checked_real_time_replay_ = false;

@@ -295,8 +295,10 @@ BatchPtr Values(int64_t from, int64_t to) {
   return *RecordBatch::Make(schema, {values.Finish()}, to - from);
 }
 
+// A writer for a source that replays epochs in order unless `replays_in_order` says otherwise.
 std::unique_ptr<PgRealTimeWriter> RealTimeWriter(const std::string& conninfo, int tasks, int64_t batch_size,
-                                                  milliseconds batch_interval = milliseconds(5)) {
+                                                  milliseconds batch_interval = milliseconds(5),
+                                                  bool replays_in_order = true) {
   std::vector<std::unique_ptr<PgUpsertWriter>> writers;
   for (int t = 0; t < tasks; ++t) {
     PgUpsertWriterOptions options;
@@ -307,7 +309,8 @@ std::unique_ptr<PgRealTimeWriter> RealTimeWriter(const std::string& conninfo, in
     if (!writer.ok()) return nullptr;
     writers.push_back(std::move(*writer));
   }
-  return std::make_unique<PgRealTimeWriter>(std::move(writers), PgRealTimeWriterOptions{"q", batch_size, batch_interval});
+  return std::make_unique<PgRealTimeWriter>(std::move(writers),
+                                            PgRealTimeWriterOptions{"q", batch_size, batch_interval, replays_in_order});
 }
 
 TEST_F(PostgresSinkRealTimeTest, AnEpochDeliveredAgainInOtherPiecesWritesOnlyTheRowsNotYetCommitted) {
@@ -335,6 +338,28 @@ TEST_F(PostgresSinkRealTimeTest, AnEpochDeliveredAgainInOtherPiecesWritesOnlyThe
   }
 }
 
+TEST_F(PostgresSinkRealTimeTest, AnEpochFromASourceThatReplaysOutOfOrderIsWrittenWholeAgain) {
+  {
+    // The first delivery of epoch 4 reaches 100 rows of the table, then the process dies.
+    auto first = RealTimeWriter(db_->connection_string(), 1, 30, milliseconds(5), false);
+    ASSERT_NE(first, nullptr);
+    ASSERT_TRUE(first->Add(4, *Values(0, 100)).ok());
+    ASSERT_TRUE(first->EndEpoch(4).ok());
+  }
+  // Replayed in another order, its first 100 rows are not the rows written: none is skipped.
+  for (int delivery = 0; delivery < 2; ++delivery) {
+    auto again = RealTimeWriter(db_->connection_string(), 1, 30, milliseconds(5), false);
+    ASSERT_NE(again, nullptr);
+    ASSERT_TRUE(again->Add(4, *Values(50, 150)).ok());
+    ASSERT_TRUE(again->Add(4, *Values(0, 50)).ok());
+    ASSERT_TRUE(again->EndEpoch(4).ok());
+  }
+  EXPECT_EQ(Count("events"), 400) << "every delivery is written: at least once";
+  auto distinct = db_->Query("SELECT count(DISTINCT value), min(value), max(value) FROM events");
+  ASSERT_TRUE(distinct.ok()) << distinct.status().ToString();
+  EXPECT_EQ((*distinct)[0], (std::vector<std::string>{"150", "0", "149"}));
+}
+
 TEST_F(PostgresSinkRealTimeTest, AnEpochReplayedAsAMicroBatchKeepsItsRealTimeBookkeeping) {
   {
     // Epoch 3 reached the table in part; the engine logged its offsets, then the process died.
@@ -346,7 +371,7 @@ TEST_F(PostgresSinkRealTimeTest, AnEpochReplayedAsAMicroBatchKeepsItsRealTimeBoo
   // After the restart the engine replays the logged epoch as batch 3 of the query "q".
   auto sink = SinkRegistry().MakeSink("postgresql", Options("events"));
   ASSERT_TRUE(sink.ok()) << sink.status().ToString();
-  ASSERT_TRUE((*sink)->Open(engine::SinkContext{"q", engine::OutputMode::kAppend, nullptr}).ok());
+  ASSERT_TRUE((*sink)->Open(engine::SinkContext{"q", engine::OutputMode::kAppend, nullptr, true}).ok());
   Status added = (*sink)->AddBatch(3, *Values(0, 100));
   ASSERT_TRUE(added.ok()) << added.ToString();
   EXPECT_EQ(Count("events"), 100);

@@ -114,7 +114,8 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<So
   SourceContext source_context{checkpoint->query_id(), config.file_system, checkpoint->SourceStateDirectory(0),
                                config.clock};
   SLUICE_RETURN_IF_ERROR(source->Open(source_context));
-  SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{checkpoint->query_id(), config.output_mode, config.file_system}));
+  SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{checkpoint->query_id(), config.output_mode, config.file_system,
+                                                source->replays_real_time_in_order()}));
   return std::unique_ptr<StreamingQuery>(
       new StreamingQuery(std::move(source), std::move(sink), std::move(config), std::move(checkpoint)));
 }

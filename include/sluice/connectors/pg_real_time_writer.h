@@ -14,10 +14,13 @@
 // progress table in its own transaction, n being the number of the task's rows of the epoch
 // written through the end of that chunk. A task's chunks commit in order, so the largest claimed
 // n is exactly how many of the epoch's rows the task has in the table. When an epoch is delivered
-// again after a crash, each task reads that number before its first write of the epoch and skips
-// as many of the epoch's first rows. That is exact when the source delivers the epoch's rows again
-// in the same order (one Kafka partition, the rate source) and tasks_per_connection is unchanged;
-// otherwise the epoch is at least once (keyed tables still end exact: upserts are idempotent).
+// again after a crash, each task reads that number before its first write of the epoch and, when
+// the source replays in order (`replays_in_order`: the rate source, one assigned Kafka partition),
+// skips as many of the epoch's first rows: exact, as long as tasks_per_connection is unchanged.
+// A source that interleaves several streams (Kafka partitions) replays in another order, so the
+// first rows of the replay are not the rows written before: the replay is then written whole,
+// under claims that continue after the earlier delivery's. That is at least once for key-less
+// tables and exact for keyed ones (the epoch's rows are upserted again, each key's in its order).
 //
 // Thread safety: Add() and EndEpoch() are called from one thread (the query's); each task has its
 // own flush thread and owns its PgUpsertWriter.
@@ -37,6 +40,10 @@ struct PgRealTimeWriterOptions {
   std::string query_id;
   int64_t batch_size = 1000;
   std::chrono::microseconds batch_interval{100'000};
+  // Whether the source delivers a replayed epoch in the order of its first delivery
+  // (engine::Source::replays_real_time_in_order). Only then are the rows a replay begins with the
+  // rows already committed; otherwise a replayed epoch is written whole again.
+  bool replays_in_order = false;
 };
 
 // The progress-table query id of real-time task `task` of query `query_id`.

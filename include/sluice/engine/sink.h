@@ -35,6 +35,9 @@ struct SinkContext {
   std::string query_id;
   OutputMode output_mode = OutputMode::kAppend;
   std::shared_ptr<FileSystem> file_system;
+  // The source's Source::replays_real_time_in_order(): whether an epoch delivered again after a
+  // crash comes in the same order as the first time.
+  bool real_time_replays_in_order = false;
 };
 
 class Sink {

@@ -66,6 +66,13 @@ class Source {
   // Everything up to `end` is durable in the sink and will never be asked for again; the source
   // may release it (a replication slot confirms its flush position here).
   virtual Status Commit(const std::string& end) = 0;
+
+  // Whether reading a range again yields its rows in the order the `real_time` trigger first
+  // delivered them (several reads of consecutive sub-ranges): true for one ordered stream of rows
+  // (the rate source, one Kafka partition), false where a read interleaves several streams (Kafka
+  // partitions), whose order then depends on when the rows arrived. Sinks that resume a replayed
+  // epoch part-way by counting rows rely on it.
+  virtual bool replays_real_time_in_order() const { return false; }
 };
 
 }  // namespace sluice::engine
