@@ -259,6 +259,21 @@ TEST_F(PgBatchTest, AnUncommittedOrFailedWriteLeavesNothing) {
   EXPECT_EQ(ParsePgWriteMode("upsert").status().error_class(), "INVALID_OPTIONS");
 }
 
+TEST_F(PgBatchTest, WritesBatchesOfManyChunksWholeAndAFailureWhileChunksAreSentLeavesNothing) {
+  // 10000 rows travel as three COPY chunks, sent while the next is encoded.
+  ASSERT_TRUE(WritePostgres(Write("people", PgWriteMode::kAppend), People(0, 1)->schema(), {People(1, 10000)}).ok());
+  EXPECT_EQ(*db_->QueryValue("SELECT count(*) || ' ' || sum(id) || ' ' || min(name) || ' ' || max(id) FROM people"),
+            "10000 50005000 name1 10000");
+  EXPECT_EQ(*db_->QueryValue("SELECT name FROM people WHERE id = 9000"), "name9000");
+  // The second batch repeats a key in its first chunk: the server fails the COPY while the
+  // remaining chunks are still being sent, and nothing of the transaction stays.
+  Run("CREATE TABLE keyed (id bigint PRIMARY KEY, name text)");
+  Status failed =
+      WritePostgres(Write("keyed", PgWriteMode::kAppend), People(0, 1)->schema(), {People(1, 3), People(1, 20000)});
+  EXPECT_EQ(failed.error_class(), "PG_QUERY_FAILED") << failed.ToString();
+  EXPECT_EQ(Count("keyed"), "0");
+}
+
 TEST_F(PgBatchTest, OverwriteKeepsTheTableAndItsIndexes) {
   BatchPtr rows = People(0, 10);
   ASSERT_TRUE(WritePostgres(Write("people", PgWriteMode::kOverwrite), rows->schema(), {rows}).ok());
