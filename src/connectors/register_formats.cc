@@ -12,4 +12,15 @@ Status RegisterConnectorFormats(engine::Registry* registry) {
   return RegisterPostgresSink(registry);
 }
 
+engine::Registry& AllFormatsRegistry() {
+  static engine::Registry* registry = [] {
+    auto* made = new engine::Registry();
+    // The names of the built-ins and the connectors are distinct, so registration cannot fail.
+    (void)engine::RegisterBuiltinFormats(made);
+    (void)RegisterConnectorFormats(made);
+    return made;
+  }();
+  return *registry;
+}
+
 }  // namespace sluice::connectors

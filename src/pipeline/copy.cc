@@ -74,16 +74,6 @@ Result<std::map<std::string, std::string>> Resolve(const CopyEndpoint& endpoint,
   return options;
 }
 
-Result<engine::Registry*> CopyRegistry() {
-  static engine::Registry registry;
-  static Status registered = [] {
-    SLUICE_RETURN_IF_ERROR(engine::RegisterBuiltinFormats(&registry));
-    return connectors::RegisterConnectorFormats(&registry);
-  }();
-  if (!registered.ok()) return registered;
-  return &registry;
-}
-
 std::string TemporaryCheckpoint(const std::string& warehouse) {
   std::random_device random;
   auto now = std::chrono::system_clock::now().time_since_epoch();
@@ -162,7 +152,7 @@ Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, con
       sink_options["checkpointLocation"] = checkpoint;
     }
   }
-  SLUICE_ASSIGN_OR_RETURN(engine::Registry * registry, CopyRegistry());
+  engine::Registry* registry = &connectors::AllFormatsRegistry();
   SLUICE_RETURN_IF_ERROR(engine::LoadPlugin(registry, from.format));
   SLUICE_RETURN_IF_ERROR(engine::LoadPlugin(registry, to.format));
   // A copy reads a Delta table as it is now (its latest snapshot), not its log of appends.

@@ -42,14 +42,8 @@ Status RunPipelineFile(const std::string& path, const std::string& trigger, std:
     yaml.replace(at, 7, trigger);
   }
   SLUICE_ASSIGN_OR_RETURN(PipelineSpec spec, ParsePipelineSpec(yaml));
-  static engine::Registry* registry = [] {
-    auto* made = new engine::Registry();
-    (void)engine::RegisterBuiltinFormats(made);
-    (void)connectors::RegisterConnectorFormats(made);
-    return made;
-  }();
   RunOptions options;
-  options.registry = registry;
+  options.registry = &connectors::AllFormatsRegistry();
   options.flows = std::move(flows);
   SLUICE_ASSIGN_OR_RETURN(auto run, PipelineRun::Start(spec, options));
   return run->Wait();

@@ -274,11 +274,8 @@ flows:
     trigger: once
 )");
   ::setenv("SLUICE_TEST_EVENT_SECRET", "hunter2", 1);
-  engine::Registry registry;
-  ASSERT_TRUE(engine::RegisterBuiltinFormats(&registry).ok());
-  ASSERT_TRUE(connectors::RegisterConnectorFormats(&registry).ok());
   RunOptions options;
-  options.registry = &registry;
+  options.registry = &connectors::AllFormatsRegistry();
   Status status = Run(spec, options);  // nothing listens on port 1
   EXPECT_FALSE(status.ok());
   auto lines = EventLog::ReadLines(EventLog::PathFor(Storage()));

@@ -10,4 +10,9 @@ namespace sluice::connectors {
 // and the `postgresql` sink. INVALID_ARGUMENT when one of the names is taken already.
 Status RegisterConnectorFormats(engine::Registry* registry);
 
+// A registry of its own holding the engine's built-in formats and every connector format, made on
+// first use, for code that needs no formats of its own besides plugins (`sluice copy`, tests).
+// Registries are thread-safe.
+engine::Registry& AllFormatsRegistry();
+
 }  // namespace sluice::connectors
