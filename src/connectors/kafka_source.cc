@@ -50,7 +50,7 @@ constexpr std::string_view kReservedProperties[] = {"bootstrap.servers", "group.
 
 // Most bytes of records held between batches (read beyond one batch's range, kept for the
 // next): beyond it they are dropped and the next batch assigns its partitions afresh.
-constexpr int64_t kMaxHeldBytes = 64 << 20;
+constexpr int64_t kMaxHeldBytes = 16 << 20;
 
 constexpr int64_t kEarliest = -2;
 constexpr int64_t kLatest = -1;

@@ -21,7 +21,7 @@
 //
 // Between batches: a batch that leaves records behind (a `max_offsets_per_trigger` limit) keeps
 // its partitions assigned, so the client goes on prefetching while the batch is written, and the
-// records it read beyond the batch's end are copied and held (at most 64 MB) for the next one. The
+// records it read beyond the batch's end are copied and held (at most 16 MB) for the next one. The
 // next Read() uses them only when it starts exactly where the previous one ended on the same
 // partitions; any other range (a replay after a restart, a new partition, a skip after data
 // loss) assigns its partitions afresh. A batch that reads every partition to its end unassigns
