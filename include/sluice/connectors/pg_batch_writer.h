@@ -17,6 +17,10 @@
 //   errorifexists  PG_TABLE_ALREADY_EXISTS when the table exists, else as append.
 //   ignore         nothing is written when the table exists, else as append.
 //
+// Rows travel as binary COPY data encoded a few thousand rows at a time; a thread of the writer's
+// own sends each chunk while the caller's thread encodes the next, so encoding overlaps the
+// server's work and memory stays bounded whatever the batch size.
+//
 // Table names follow ParseTableName (`table` or `schema.table`, simple identifiers). A writer is
 // used by one thread at a time. Errors: INVALID_OPTIONS (unknown mode), INVALID_ARGUMENT (bad table
 // name), DATATYPE_MISMATCH (a batch whose schema differs from the writer's),
