@@ -18,6 +18,7 @@
 
 #include "sluice/connectors/kafka_source.h"
 #include "sluice/connectors/postgres_sink.h"
+#include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/testing/kafka_fixture.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
 #include "sluice/engine/streaming_query.h"
@@ -61,20 +62,9 @@ struct Pipeline {
   }
 };
 
-engine::Registry& KafkaPostgresRegistry() {
-  static engine::Registry* registry = [] {
-    auto* r = new engine::Registry();
-    (void)engine::RegisterBuiltinFormats(r);
-    (void)RegisterKafkaSource(r);
-    (void)RegisterPostgresSink(r);
-    return r;
-  }();
-  return *registry;
-}
-
 // Runs the pipeline's query (every Kafka column into the table) with `trigger`.
 Status RunKafkaIntoPostgres(const Pipeline& p, engine::Trigger trigger) {
-  SLUICE_ASSIGN_OR_RETURN(auto source, KafkaPostgresRegistry().MakeSource(
+  SLUICE_ASSIGN_OR_RETURN(auto source, AllFormatsRegistry().MakeSource(
                                            "kafka", {{"bootstrap_servers", p.bootstrap_servers},
                                                      {"subscribe", p.topic},
                                                      {"starting_offsets", "earliest"},
@@ -84,7 +74,7 @@ Status RunKafkaIntoPostgres(const Pipeline& p, engine::Trigger trigger) {
                                                      {"user", p.user},     {"database", p.database},
                                                      {"batchsize", "150"}};
   if (!p.upsert_key.empty()) sink_options["upsertkey"] = p.upsert_key;
-  SLUICE_ASSIGN_OR_RETURN(auto sink, KafkaPostgresRegistry().MakeSink("postgresql", sink_options));
+  SLUICE_ASSIGN_OR_RETURN(auto sink, AllFormatsRegistry().MakeSink("postgresql", sink_options));
   engine::QueryConfig config;
   config.name = "kafka_to_postgres";
   config.checkpoint_location = p.checkpoint;

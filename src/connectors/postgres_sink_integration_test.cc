@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
 #include "sluice/engine/streaming_query.h"
 #include "testing/child_process.h"
@@ -20,17 +21,6 @@ namespace {
 
 using testing::PostgresTestDatabase;
 using testing::Rows;
-
-// A registry with the built-in formats and the postgresql sink.
-engine::Registry& SinkRegistry() {
-  static engine::Registry* registry = [] {
-    auto* r = new engine::Registry();
-    (void)engine::RegisterBuiltinFormats(r);
-    (void)RegisterPostgresSink(r);
-    return r;
-  }();
-  return *registry;
-}
 
 // Sink options for `table` in the database of `conninfo` (the fixture's "key=value ..." form).
 std::map<std::string, std::string> SinkOptions(const std::string& conninfo, const std::string& table,
@@ -56,10 +46,10 @@ std::map<std::string, std::string> SinkOptions(const std::string& conninfo, cons
 Status RunRateIntoPostgres(const std::map<std::string, std::string>& sink_options, const std::string& checkpoint,
                            int64_t start_ms, engine::Trigger trigger) {
   SLUICE_ASSIGN_OR_RETURN(
-      auto source, SinkRegistry().MakeSource("rate", {{"rowsPerSecond", "2000"},
+      auto source, AllFormatsRegistry().MakeSource("rate", {{"rowsPerSecond", "2000"},
                                                       {"maxRowsPerBatch", "700"},
                                                       {"startTimestamp", std::to_string(start_ms)}}));
-  SLUICE_ASSIGN_OR_RETURN(auto sink, SinkRegistry().MakeSink("postgresql", sink_options));
+  SLUICE_ASSIGN_OR_RETURN(auto sink, AllFormatsRegistry().MakeSink("postgresql", sink_options));
   engine::QueryConfig config;
   config.name = "rate_to_postgres";
   config.checkpoint_location = checkpoint;
@@ -109,34 +99,34 @@ class PostgresSinkTest : public ::testing::Test {
 TEST_F(PostgresSinkTest, RejectsUnknownMissingAndHostileOptionsByName) {
   auto options = Options("events");
   options["batchsise"] = "10";
-  Status unknown = SinkRegistry().MakeSink("postgresql", options).status();
+  Status unknown = AllFormatsRegistry().MakeSink("postgresql", options).status();
   EXPECT_EQ(unknown.error_class(), "JDBC_STREAMING_SINK_INVALID_OPTIONS");
   EXPECT_NE(unknown.message().find("batchsise"), std::string_view::npos) << unknown.ToString();
   EXPECT_NE(unknown.message().find("batchsize"), std::string_view::npos) << "no suggestion: " << unknown.ToString();
 
   options = Options("events");
   options.erase("dbtable");
-  Status missing = SinkRegistry().MakeSink("postgresql", options).status();
+  Status missing = AllFormatsRegistry().MakeSink("postgresql", options).status();
   EXPECT_EQ(missing.error_class(), "JDBC_STREAMING_SINK_INVALID_OPTIONS");
   EXPECT_NE(missing.message().find("dbtable"), std::string_view::npos) << missing.ToString();
 
   for (const char* hostile : {"events; DROP TABLE x", "a.b.c", "\"quoted\"", "public.", "sp ace"}) {
     options = Options(hostile);
-    EXPECT_EQ(SinkRegistry().MakeSink("postgresql", options).status().error_class(),
+    EXPECT_EQ(AllFormatsRegistry().MakeSink("postgresql", options).status().error_class(),
               "JDBC_STREAMING_SINK_INVALID_OPTIONS")
         << hostile;
   }
   options = Options("events");
   options["batchsize"] = "many";
-  EXPECT_EQ(SinkRegistry().MakeSink("postgresql", options).status().error_class(), "JDBC_STREAMING_SINK_INVALID_OPTIONS");
+  EXPECT_EQ(AllFormatsRegistry().MakeSink("postgresql", options).status().error_class(), "JDBC_STREAMING_SINK_INVALID_OPTIONS");
   options = Options("events");
   options["password"] = "${env:SLUICE_TEST_UNSET_VARIABLE}";
-  EXPECT_EQ(SinkRegistry().MakeSink("postgresql", options).status().error_class(), "UNRESOLVED_SECRET");
+  EXPECT_EQ(AllFormatsRegistry().MakeSink("postgresql", options).status().error_class(), "UNRESOLVED_SECRET");
 }
 
 TEST_F(PostgresSinkTest, RefusesTheCompleteOutputMode) {
-  auto source = SinkRegistry().MakeSource("rate", {});
-  auto sink = SinkRegistry().MakeSink("postgresql", Options("events"));
+  auto source = AllFormatsRegistry().MakeSource("rate", {});
+  auto sink = AllFormatsRegistry().MakeSink("postgresql", Options("events"));
   ASSERT_TRUE(source.ok() && sink.ok());
   engine::QueryConfig config;
   config.checkpoint_location = dir_.Join("checkpoint");

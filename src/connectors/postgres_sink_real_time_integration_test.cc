@@ -15,6 +15,7 @@
 
 #include "sluice/connectors/pg_real_time_writer.h"
 #include "sluice/connectors/postgres_sink.h"
+#include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
 #include "sluice/core/builder.h"
 #include "sluice/engine/streaming_query.h"
@@ -26,16 +27,6 @@ namespace {
 using std::chrono::milliseconds;
 using testing::PostgresTestDatabase;
 using testing::Rows;
-
-engine::Registry& SinkRegistry() {
-  static engine::Registry* registry = [] {
-    auto* r = new engine::Registry();
-    (void)engine::RegisterBuiltinFormats(r);
-    (void)RegisterPostgresSink(r);
-    return r;
-  }();
-  return *registry;
-}
 
 int64_t NowMs() {
   return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -143,10 +134,10 @@ class PostgresSinkRealTimeTest : public ::testing::Test {
     // Created here rather than by the sink, so that the test can read it from the start.
     ASSERT_TRUE(db_->Execute("CREATE TABLE events (\"timestamp\" timestamptz, value bigint)").ok());
     start_ms_ = NowMs();
-    auto source = SinkRegistry().MakeSource(
+    auto source = AllFormatsRegistry().MakeSource(
         "rate", {{"rowsPerSecond", std::to_string(rows_per_second)}, {"startTimestamp", std::to_string(start_ms_)}});
     ASSERT_TRUE(source.ok()) << source.status().ToString();
-    auto sink = SinkRegistry().MakeSink("postgresql", sink_options);
+    auto sink = AllFormatsRegistry().MakeSink("postgresql", sink_options);
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
     engine::QueryConfig config;
     config.name = "rate_to_postgres_real_time";
@@ -207,7 +198,7 @@ class PostgresSinkRealTimeTest : public ::testing::Test {
 TEST_F(PostgresSinkRealTimeTest, RefusesABatchIntervalOfZeroByName) {
   auto options = Options("events");
   options["batchinterval"] = "0 seconds";
-  Status refused = SinkRegistry().MakeSink("postgresql", options).status();
+  Status refused = AllFormatsRegistry().MakeSink("postgresql", options).status();
   EXPECT_EQ(refused.error_class(), "JDBC_STREAMING_SINK_INVALID_OPTIONS");
   EXPECT_NE(refused.message().find("batchinterval"), std::string_view::npos) << refused.ToString();
 }
@@ -369,7 +360,7 @@ TEST_F(PostgresSinkRealTimeTest, AnEpochReplayedAsAMicroBatchKeepsItsRealTimeBoo
     ASSERT_TRUE(first->EndEpoch(3).ok());
   }
   // After the restart the engine replays the logged epoch as batch 3 of the query "q".
-  auto sink = SinkRegistry().MakeSink("postgresql", Options("events"));
+  auto sink = AllFormatsRegistry().MakeSink("postgresql", Options("events"));
   ASSERT_TRUE(sink.ok()) << sink.status().ToString();
   ASSERT_TRUE((*sink)->Open(engine::SinkContext{"q", engine::OutputMode::kAppend, nullptr, true}).ok());
   Status added = (*sink)->AddBatch(3, *Values(0, 100));
