@@ -203,13 +203,6 @@ Result<KafkaSourceConfig> MakeConfig(const ValidatedOptions& options) {
   // from waiting 500 ms (the librdkafka default) on a partition already read to its end.
   // `kafka.fetch.wait.max.ms` wins.
   add("fetch.wait.max.ms", "10", "", false);
-  // Every record is copied into the batch as soon as it is taken, so the client's queue of
-  // prefetched records only needs to cover a fetch round trip; librdkafka's defaults (a 64 MB
-  // queue, 50 MB fetches) would add about 100 MB to the peak memory while a kept assignment
-  // prefetches during the write of a batch. `kafka.queued.max.messages.kbytes` and
-  // `kafka.fetch.max.bytes` win.
-  add("queued.max.messages.kbytes", "16384", "", false);
-  add("fetch.max.bytes", "16777216", "", false);
   for (const auto& [property, value] : options.WithPrefix("kafka.")) {
     std::string lower = property;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
