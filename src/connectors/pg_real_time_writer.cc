@@ -218,6 +218,7 @@ Result<bool> PgRealTimeWriter::WriteChunk(Task* task, int64_t epoch, int64_t fir
     task->committed = options_.replays_in_order ? claimed : 0;
     task->claim_base = options_.replays_in_order ? 0 : claimed;
     task->known_epoch = epoch;
+    SLUICE_RETURN_IF_ERROR(task->writer->ForgetBatchesBefore(task->progress_id, epoch));
   }
   const int64_t claim = task->claim_base + end;
   if (claim > std::numeric_limits<int32_t>::max()) {

@@ -325,6 +325,15 @@ Result<int64_t> PgUpsertWriter::LastCommittedChunk(const std::string& query_id, 
   return last;
 }
 
+Status PgUpsertWriter::ForgetBatchesBefore(const std::string& query_id, int64_t batch_id) {
+  return RunWithRetries([&]() -> Status {
+    return conn_
+        ->Query("DELETE FROM " + progress_table_ + " WHERE query_id = $1 AND batch_id < $2",
+                {query_id, std::to_string(batch_id)})
+        .status();
+  });
+}
+
 Status PgUpsertWriter::RunWithRetries(const std::function<Status()>& attempt_once) {
   std::chrono::milliseconds backoff = options_.initial_backoff;
   for (int attempt = 0;; ++attempt) {

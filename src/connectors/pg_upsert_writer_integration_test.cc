@@ -108,6 +108,20 @@ TEST_F(PgUpsertWriterTest, AReplayedChunkIsSkippedEvenWithoutAKey) {
             (Rows{{"other query", "7", "0"}, {"q", "7", "0"}, {"q", "7", "1"}}));
 }
 
+TEST_F(PgUpsertWriterTest, ForgettingBatchesDeletesOnlyTheQuerysEarlierClaims) {
+  ASSERT_TRUE(db_->Execute("CREATE TABLE events (id bigint, status text, qty integer)").ok());
+  auto writer = Open("events", {});
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  BatchPtr batch = Orders({{1, "a", 1}});
+  for (int64_t batch_id : {5, 6, 7}) ASSERT_EQ(*(*writer)->WriteChunk("q", batch_id, 0, *batch, AllRows(*batch)), 1);
+  ASSERT_EQ(*(*writer)->WriteChunk("q/rt0", 5, 1, *batch, AllRows(*batch)), 1);
+  ASSERT_EQ(*(*writer)->WriteChunk("other query", 5, 0, *batch, AllRows(*batch)), 1);
+  ASSERT_TRUE((*writer)->ForgetBatchesBefore("q", 7).ok());
+  EXPECT_EQ(Select("SELECT query_id, batch_id, chunk FROM _sluice_progress ORDER BY 1, 2, 3"),
+            (Rows{{"other query", "5", "0"}, {"q", "7", "0"}, {"q/rt0", "5", "1"}}));
+  EXPECT_EQ(Select("SELECT count(*) FROM events"), (Rows{{"5"}})) << "the rows stay";
+}
+
 TEST_F(PgUpsertWriterTest, InfersTheKeyFromThePrimaryKey) {
   ASSERT_TRUE(db_->Execute("CREATE TABLE orders (qty integer, status text, id bigint PRIMARY KEY)").ok());
   auto writer = Open("orders", {});

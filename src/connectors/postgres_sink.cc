@@ -118,6 +118,8 @@ class PostgresSink final : public engine::Sink {
       SLUICE_RETURN_IF_ERROR(real_time_->Add(batch_id, batch));
       return real_time_->EndEpoch(batch_id);
     }
+    // The engine asks for batch N once N - 1 is committed in its log: earlier claims are not needed.
+    SLUICE_RETURN_IF_ERROR(writers_[0]->ForgetBatchesBefore(query_id_, batch_id));
     // Chunks are cut from the rows in their canonical order, so a replay of the batch puts the same
     // rows under the same chunk ids even when the source hands them over in another order.
     auto shared = std::make_shared<const RecordBatch>(batch);

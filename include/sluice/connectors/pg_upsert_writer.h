@@ -70,6 +70,11 @@ class PgUpsertWriter {
   // many of the epoch's rows are already in the table. Retried like WriteChunk.
   Result<int64_t> LastCommittedChunk(const std::string& query_id, int64_t batch_id);
 
+  // Deletes the progress rows of `query_id` for batches before `batch_id`, which the engine has
+  // committed and never replays, so that the progress table stays as small as one batch's chunks.
+  // Retried like WriteChunk.
+  Status ForgetBatchesBefore(const std::string& query_id, int64_t batch_id);
+
   // The key the writer upserts on (empty: inserts only).
   const std::vector<std::string>& upsert_key() const { return key_names_; }
   // How many transient failures were retried so far.
