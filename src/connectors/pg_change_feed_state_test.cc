@@ -77,10 +77,15 @@ TEST(ChangeFeedStateTest, AMissingFileIsNoStateAndAForeignOneIsCorrupt) {
 
 TEST(ChangeFeedStateTest, HistoryNamesTakeTheFirstFreeSuffix) {
   FeedState state;
+  auto table_named = [](std::string history_name) {
+    TableState table;
+    table.history_name = std::move(history_name);
+    return table;
+  };
   EXPECT_EQ(state.NewHistoryName("Orders"), "lb_orders_history");
-  state.tables.push_back(TableState{.history_name = "lb_orders_history"});
+  state.tables.push_back(table_named("lb_orders_history"));
   EXPECT_EQ(state.NewHistoryName("orders"), "lb_orders_history_1");
-  state.tables.push_back(TableState{.history_name = "lb_orders_history_1"});
+  state.tables.push_back(table_named("lb_orders_history_1"));
   EXPECT_EQ(state.NewHistoryName("ORDERS"), "lb_orders_history_2");
   EXPECT_EQ(state.NewHistoryName("items"), "lb_items_history");
 }

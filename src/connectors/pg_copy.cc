@@ -72,52 +72,6 @@ void OverwriteBigEndian(T value, char* at) {
   for (size_t i = 0; i < sizeof(T); ++i) at[i] = static_cast<char>(u >> (8 * (sizeof(T) - 1 - i)));
 }
 
-// Whether a nested value of `type` can hold a float or a double (and so a NaN or an infinity).
-bool HoldsFloatingPoint(const DataType& type) {
-  if (type.id() == TypeId::kFloat || type.id() == TypeId::kDouble) return true;
-  if (type.id() == TypeId::kStruct) {
-    for (int i = 0; i < type.num_fields(); ++i) {
-      if (HoldsFloatingPoint(*type.field(i).type)) return true;
-    }
-    return false;
-  }
-  if (type.id() == TypeId::kArray) return HoldsFloatingPoint(*type.element_type());
-  if (type.id() == TypeId::kMap) return HoldsFloatingPoint(*type.key_type()) || HoldsFloatingPoint(*type.value_type());
-  return false;
-}
-
-// Appends the JSON text of FormatValue with its bare NaN, Infinity and -Infinity (which are not
-// JSON) written as the strings "NaN", "Infinity" and "-Infinity", as Spark's to_json writes them.
-// Outside strings FormatValue writes nothing else that starts with `N` or `I`.
-void AppendQuotingNonFinite(std::string_view json, std::string* out) {
-  bool in_string = false;
-  for (size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (in_string) {
-      out->push_back(c);
-      if (c == '\\' && i + 1 < json.size()) {
-        out->push_back(json[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    std::string_view token;
-    for (std::string_view candidate : {"NaN", "Infinity", "-Infinity"}) {
-      if (json.substr(i, candidate.size()) == candidate) token = candidate;
-    }
-    if (token.empty()) {
-      in_string = c == '"';
-      out->push_back(c);
-      continue;
-    }
-    out->push_back('"');
-    out->append(token);
-    out->push_back('"');
-    i += token.size() - 1;
-  }
-}
-
 template <typename Physical, typename Wire, typename Convert>
 void EncodeFixed(const Column& column, std::span<const int64_t> rows, std::string* bytes,
                  std::vector<uint32_t>* starts, Convert convert) {
@@ -221,23 +175,17 @@ void PgCopyEncoder::EncodeColumn(const Column& column, std::span<const int64_t> 
     case TypeId::kStruct:
     case TypeId::kArray:
     case TypeId::kMap: {
-      // jsonb's binary form: a version byte (1), then the JSON text.
-      const bool may_hold_non_finite = HoldsFloatingPoint(*column.type);
+      // jsonb's binary form: a version byte (1), then the JSON text (jsonb keeps numbers exact).
       for (int64_t row : rows) {
         starts->push_back(static_cast<uint32_t>(bytes->size()));
         if (column.IsNull(row)) {
           PutBigEndian<int32_t>(-1, bytes);
           continue;
         }
-        const std::string json = FormatValue(column, row);
         const size_t length_at = bytes->size();
         PutBigEndian<int32_t>(0, bytes);
         bytes->push_back('\1');
-        if (may_hold_non_finite) {
-          AppendQuotingNonFinite(json, bytes);
-        } else {
-          bytes->append(json);
-        }
+        AppendValueJson(column, row, bytes, JsonDecimals::kBare);
         OverwriteBigEndian(static_cast<int32_t>(bytes->size() - length_at - 4), bytes->data() + length_at);
       }
       break;

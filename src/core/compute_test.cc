@@ -484,6 +484,9 @@ TEST(FormatValueTest, JsonValuesQuoteWhatAJsonReaderWouldRoundOrCannotRead) {
   row.Append();
   ColumnPtr nested = row.Finish();
   EXPECT_EQ(json(nested, 0), R"({"n":7,"d":"1.5","xs":[0.5,"Infinity"]})");
+  std::string exact;
+  AppendValueJson(*nested, 0, &exact, JsonDecimals::kBare);
+  EXPECT_EQ(exact, R"({"n":7,"d":1.5,"xs":[0.5,"Infinity"]})") << "for readers that keep numbers exact (jsonb)";
   std::string text;
   AppendValue(*nested, 0, &text);
   EXPECT_EQ(text, R"({"n":7,"d":1.5,"xs":[0.5,Infinity]})");

@@ -151,11 +151,13 @@ void AppendBase64(std::string_view bytes, std::string* out) {
 
 namespace {
 
-// The three ways a value is written: FormatValue's text at top level, the same inside a nested
-// value (strings, dates, timestamps and binary quoted so the whole reads as JSON), and JSON proper
-// (non-finite floats and decimals quoted as well, since JSON has no NaN and readers round numbers
-// to doubles).
-enum class Form { kText, kNestedText, kJson };
+// The ways a value is written: FormatValue's text at top level, the same inside a nested value
+// (strings, dates, timestamps and binary quoted so the whole reads as JSON), and JSON proper
+// (non-finite floats quoted as well, since JSON has no NaN; decimals quoted too unless the reader
+// keeps numbers exact).
+enum class Form { kText, kNestedText, kJson, kJsonBareDecimals };
+
+bool IsJson(Form form) { return form == Form::kJson || form == Form::kJsonBareDecimals; }
 
 // Appends a value that reads as a string: quoted except in top-level text.
 void AppendText(std::string_view text, Form form, std::string* out) {
@@ -168,7 +170,7 @@ void AppendText(std::string_view text, Form form, std::string* out) {
 
 template <typename T>
 void AppendFloatingIn(T value, Form form, std::string* out) {
-  if (form == Form::kJson && !std::isfinite(value)) {
+  if (IsJson(form) && !std::isfinite(value)) {
     std::string text;
     AppendFloating(value, &text);
     AppendJsonString(out, text);
@@ -183,7 +185,7 @@ void Append(const Column& column, int64_t row, Form form, std::string* out) {
     return;
   }
   const DataType& type = *column.type;
-  const Form inner = form == Form::kJson ? Form::kJson : Form::kNestedText;
+  const Form inner = IsJson(form) ? form : Form::kNestedText;
   auto out_it = std::back_inserter(*out);
   switch (type.id()) {
     case TypeId::kBoolean: out->append(column.Value<uint8_t>(row) ? "true" : "false"); return;
@@ -261,6 +263,8 @@ std::string FormatValue(const Column& column, int64_t row) {
 
 void AppendValue(const Column& column, int64_t row, std::string* out) { Append(column, row, Form::kText, out); }
 
-void AppendValueJson(const Column& column, int64_t row, std::string* out) { Append(column, row, Form::kJson, out); }
+void AppendValueJson(const Column& column, int64_t row, std::string* out, JsonDecimals decimals) {
+  Append(column, row, decimals == JsonDecimals::kQuoted ? Form::kJson : Form::kJsonBareDecimals, out);
+}
 
 }  // namespace sluice

@@ -32,8 +32,9 @@ class PgCopyEncoder {
 
   // Appends the given rows of the batch (in that order), one COPY tuple per row holding the
   // batch's columns `columns` in that order. Nested values (struct, array, map) become jsonb with
-  // the text of FormatValue, except that a NaN or an infinity inside them, which JSON cannot hold,
-  // is written as the string "NaN", "Infinity" or "-Infinity", as Spark's to_json writes it.
+  // the text of AppendValueJson, decimals bare (jsonb keeps them exact): a NaN or an infinity
+  // inside them, which JSON cannot hold, is the string "NaN", "Infinity" or "-Infinity", as
+  // Spark's to_json writes it.
   void AppendRows(const RecordBatch& batch, std::span<const int> columns, std::span<const int64_t> rows,
                   std::string* out);
 

@@ -42,10 +42,13 @@ std::string FormatValue(const Column& column, int64_t row);
 // FormatValue appended to `out`.
 void AppendValue(const Column& column, int64_t row, std::string* out);
 // One value as a JSON value: null; booleans and integers bare; floating point bare when finite,
-// else "NaN", "Infinity", "-Infinity" quoted; decimals as quoted exact text (no JSON reader
-// rounds them to a double); strings, binary (base64), dates and timestamps quoted in FormatValue's
-// text; structs and maps as objects (map keys as their text), arrays as arrays.
-void AppendValueJson(const Column& column, int64_t row, std::string* out);
+// else "NaN", "Infinity", "-Infinity" quoted (as Spark's to_json writes them); decimals as quoted
+// exact text, so that no JSON reader rounds them to a double, or bare with kBare for readers that
+// keep numbers exact (PostgreSQL's jsonb); strings, binary (base64), dates and timestamps quoted
+// in FormatValue's text; structs and maps as objects (map keys as their text), arrays as arrays.
+enum class JsonDecimals { kQuoted, kBare };
+void AppendValueJson(const Column& column, int64_t row, std::string* out,
+                     JsonDecimals decimals = JsonDecimals::kQuoted);
 
 // The exact text of a decimal from its unscaled value: "-123.45" (scale 2), "0.05", "7" (scale 0).
 void AppendDecimalText(int128_t unscaled, int scale, std::string* out);
