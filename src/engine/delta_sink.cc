@@ -28,6 +28,11 @@ class DeltaSink final : public Sink {
   }
 
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
+    // The copy shares the batch's columns; the writer keeps nothing after it returns.
+    return AddBatchPieces(batch_id, {std::make_shared<const RecordBatch>(batch)});
+  }
+
+  Status AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces) override {
     delta::WriteOptions options;
     options.merge_schema = merge_schema_;
     options.transactions = {delta::SetTransaction{query_id_, batch_id, std::nullopt}};
@@ -38,9 +43,7 @@ class DeltaSink final : public Sink {
     } else if (mode_ == "overwrite" && !overwritten_) {
       options.mode = delta::WriteMode::kOverwrite;
     }
-    // The copy shares the batch's columns; the writer keeps nothing after it returns.
-    std::vector<BatchPtr> batches = {std::make_shared<const RecordBatch>(batch)};
-    Result<delta::WriteResult> written = delta::WriteTable(file_system_, path_, batches, options);
+    Result<delta::WriteResult> written = delta::WriteTable(file_system_, path_, pieces, options);
     if (!written.ok()) return written.status().WithContext(description());
     // The run's later batches add to what its first one wrote.
     overwritten_ = true;

@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::engine {
@@ -24,6 +25,12 @@ Result<OutputMode> ParseOutputMode(std::string_view name) {
   }
   return Status::Error(errors::kInvalidOptions,
                        "unknown output mode '" + std::string(name) + "'; use append, update or complete");
+}
+
+Status Sink::AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces) {
+  if (pieces.size() == 1) return AddBatch(batch_id, *pieces[0]);
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, Concatenate(pieces));
+  return AddBatch(batch_id, *batch);
 }
 
 Status Sink::AddRealTimeRows(int64_t, const RecordBatch&) {

@@ -215,18 +215,14 @@ Result<StreamingQuery::BatchOutcome> StreamingQuery::RunBatch(const ReadLimit& l
 Status StreamingQuery::ExecuteBatch(int64_t batch_id, std::string start, std::string end, int64_t trigger_micros, QueryProgress::Durations durations) {
   int64_t phase_start = NowMicros();
   SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> pieces, source_->Read(start, end));
-  BatchPtr batch;
-  if (pieces.empty()) {
-    batch = RecordBatch::Empty(source_->schema());
-  } else if (pieces.size() == 1) {
-    batch = std::move(pieces[0]);
-  } else {
-    SLUICE_ASSIGN_OR_RETURN(batch, Concatenate(pieces));
-  }
+  if (pieces.empty()) pieces.push_back(RecordBatch::Empty(source_->schema()));
+  int64_t rows = 0;
+  for (const BatchPtr& piece : pieces) rows += piece->num_rows();
   durations.get_batch = Millis(NowMicros() - phase_start);
 
   phase_start = NowMicros();
-  Status added = sink_->AddBatch(batch_id, *batch);
+  Status added = sink_->AddBatchPieces(batch_id, pieces);
+  pieces.clear();
   if (!added.ok()) return added.WithContext("batch " + std::to_string(batch_id));
   durations.add_batch = Millis(NowMicros() - phase_start);
 
@@ -236,7 +232,7 @@ Status StreamingQuery::ExecuteBatch(int64_t batch_id, std::string start, std::st
   durations.commit_offsets = Millis(NowMicros() - phase_start);
   durations.trigger_execution = Millis(NowMicros() - trigger_micros);
 
-  Report(MakeProgress(batch_id, start, end, batch->num_rows(), trigger_micros, durations));
+  Report(MakeProgress(batch_id, start, end, rows, trigger_micros, durations));
   start_offset_ = std::move(end);
   next_batch_id_ = batch_id + 1;
   return Status::OK();

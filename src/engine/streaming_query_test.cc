@@ -5,10 +5,12 @@
 
 #include <thread>
 
+#include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/builtin_sinks.h"
 #include "sluice/engine/memory_sink.h"
 #include "sluice/engine/rate_source.h"
+#include "sluice/engine/read_once_source.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::engine {
@@ -191,6 +193,71 @@ class AppendOnlySink final : public Sink {
   Status Open(const SinkContext&) override { return Status::OK(); }
   Status AddBatch(int64_t, const RecordBatch&) override { return Status::OK(); }
 };
+
+// A source whose one batch is read in three pieces: values 0-1, 2-3 and 4-5.
+class ThreePiecesSource final : public ReadOnceSource {
+ public:
+  std::string description() const override { return "ThreePiecesSource"; }
+  TypePtr schema() const override { return DataType::Struct({{"value", DataType::Long()}}).value(); }
+  Status Open(const SourceContext&) override { return Status::OK(); }
+
+ protected:
+  Result<std::vector<BatchPtr>> ReadAll() override {
+    std::vector<BatchPtr> pieces;
+    for (int64_t first = 0; first < 6; first += 2) {
+      Int64Builder values(DataType::Long());
+      values.Append(first);
+      values.Append(first + 1);
+      SLUICE_ASSIGN_OR_RETURN(BatchPtr piece, RecordBatch::Make(schema(), {values.Finish()}, 2));
+      pieces.push_back(std::move(piece));
+    }
+    return pieces;
+  }
+};
+
+// Records the row counts it is handed: one entry per AddBatch, or one per piece when it takes
+// pieces.
+class PieceCountingSink final : public Sink {
+ public:
+  PieceCountingSink(bool takes_pieces, std::vector<int64_t>* rows) : takes_pieces_(takes_pieces), rows_(rows) {}
+  std::string description() const override { return "PieceCountingSink"; }
+  std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
+  Status Open(const SinkContext&) override { return Status::OK(); }
+  Status AddBatch(int64_t, const RecordBatch& batch) override {
+    for (int64_t row = 0; row < batch.num_rows(); ++row) {
+      if (batch.column(0)->Value<int64_t>(row) != static_cast<int64_t>(values_seen_++)) {
+        return Status::Error("TEST", "rows out of order");
+      }
+    }
+    rows_->push_back(batch.num_rows());
+    return Status::OK();
+  }
+  Status AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces) override {
+    if (!takes_pieces_) return Sink::AddBatchPieces(batch_id, pieces);
+    for (const BatchPtr& piece : pieces) SLUICE_RETURN_IF_ERROR(AddBatch(batch_id, *piece));
+    return Status::OK();
+  }
+
+ private:
+  bool takes_pieces_;
+  std::vector<int64_t>* rows_;
+  size_t values_seen_ = 0;
+};
+
+TEST_F(StreamingQueryTest, ASinkGetsTheBatchInTheSourcesPiecesOrWholeByDefault) {
+  for (bool takes_pieces : {true, false}) {
+    SCOPED_TRACE(takes_pieces);
+    std::vector<int64_t> rows;
+    QueryConfig config = Config(Trigger::Once());
+    config.checkpoint_location = dir_.Join(takes_pieces ? "pieces" : "whole");
+    auto query = StreamingQuery::Start(std::make_unique<ThreePiecesSource>(),
+                                       std::make_unique<PieceCountingSink>(takes_pieces, &rows), config);
+    ASSERT_TRUE(query.ok()) << query.status().ToString();
+    ASSERT_TRUE((*query)->Run().ok());
+    EXPECT_EQ(rows, takes_pieces ? std::vector<int64_t>({2, 2, 2}) : std::vector<int64_t>({6}));
+    EXPECT_EQ(progress_.back().num_input_rows, 6);
+  }
+}
 
 TEST_F(StreamingQueryTest, RefusesOutputModesTheSinkOrTheQueryCannotHonour) {
   QueryConfig update = Config(Trigger::Once());

@@ -52,6 +52,11 @@ class Sink {
   // Writes batch `batch_id` durably, or does nothing when that batch id is already durable here.
   // The batch is read-only and valid for the duration of the call only.
   virtual Status AddBatch(int64_t batch_id, const RecordBatch& batch) = 0;
+  // AddBatch for a batch that comes in pieces, as sources read it (its rows are the pieces' rows
+  // in order; at least one piece, all of one schema). The engine calls this one. By default the
+  // pieces are concatenated for AddBatch; sinks that write pieces as they are (Delta tables,
+  // PostgreSQL COPY) override it and spare a copy of the whole batch.
+  virtual Status AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces);
 
   // The `real_time` trigger delivers rows as they arrive, in several calls per epoch, and ends
   // each epoch with EndEpoch(). Only sinks that return true here may run under that trigger.
