@@ -16,14 +16,29 @@ namespace {
 
 constexpr const char* kStage = "pg_temp.\"sluice_stage\"";
 constexpr const char* kChunkTable = "pg_temp.\"sluice_chunk\"";
+constexpr const char* kClaimStatement = "sluice_claim";
 constexpr const char* kWriteStatement = "sluice_write";
-// A chunk's transaction: the claim row, then the rows, each COPYed into its staging table, then the
-// prepared statement that moves both (ExecuteWithCopyData sends the COPY data).
-const std::string& ChunkTransaction() {
-  static const std::string sql = std::string("BEGIN; COPY ") + kChunkTable + " FROM STDIN (FORMAT binary); COPY " +
-                                 kStage + " FROM STDIN (FORMAT binary); EXECUTE " + kWriteStatement + "; COMMIT";
+// A chunk's transaction begins with its claim: the claim row COPYed into its staging table, then
+// the prepared statement that moves it into the progress table, answering 1 when the claim is new
+// (ExecuteWithCopyData sends the COPY data).
+const std::string& ClaimTransaction() {
+  static const std::string sql = std::string("BEGIN; COPY ") + kChunkTable + " FROM STDIN (FORMAT binary); EXECUTE " +
+                                 kClaimStatement;
   return sql;
 }
+// The rows through the staging table and the prepared upsert, then COMMIT.
+const std::string& StagedWrite() {
+  static const std::string sql =
+      std::string("COPY ") + kStage + " FROM STDIN (FORMAT binary); EXECUTE " + kWriteStatement + "; COMMIT";
+  return sql;
+}
+// After a COPY straight into the table met a key already there: back to before it, then staged.
+const std::string& StagedWriteAfterConflict() {
+  static const std::string sql = "ROLLBACK TO SAVEPOINT sluice_direct; " + StagedWrite();
+  return sql;
+}
+// Chunks written staged after a direct COPY met a conflict, before the next direct attempt.
+constexpr int kStagedChunksAfterConflict = 15;
 
 std::string JoinQuoted(const std::vector<std::string>& names, std::string_view prefix = "") {
   std::string out;
@@ -129,6 +144,7 @@ Status PgUpsertWriter::PrepareTable() {
     if (found.empty()) return Status::Error(errors::kPgQueryFailed, "table " + qualified + " vanished after creation");
   }
   const std::string oid = *found[0][0];
+  table_oid_ = oid;
 
   SLUICE_ASSIGN_OR_RETURN(
       PgRows columns,
@@ -199,14 +215,27 @@ Status PgUpsertWriter::PrepareSession() {
   SLUICE_RETURN_IF_ERROR(conn_->Execute("CREATE TEMP TABLE IF NOT EXISTS \"sluice_chunk\" (query_id text, "
                                         "batch_id bigint, chunk integer) ON COMMIT DELETE ROWS"));
 
-  // The claim and the rows in one statement: the rows go in only when the claim is new, and the
-  // statement answers 1 (claimed now) or 0 (committed by an earlier attempt).
+  SLUICE_RETURN_IF_ERROR(conn_->Prepare(kClaimStatement, "INSERT INTO " + progress_table_ +
+                                                             " (query_id, batch_id, chunk) SELECT query_id, "
+                                                             "batch_id, chunk FROM " + kChunkTable +
+                                                             " ON CONFLICT DO NOTHING RETURNING 1"));
+
+  // Binary COPY straight into the table needs each column to be of the type the rows are encoded
+  // for, which the staging table's columns are.
+  SLUICE_ASSIGN_OR_RETURN(
+      PgRows same_types,
+      conn_->Query("SELECT count(*) FROM pg_attribute s JOIN pg_attribute t ON t.attname = s.attname "
+                   "WHERE s.attrelid = 'pg_temp.sluice_stage'::regclass AND t.attrelid = $1::oid AND s.attnum > 0 "
+                   "AND NOT s.attisdropped AND NOT t.attisdropped AND t.attgenerated = '' "
+                   "AND s.atttypid = t.atttypid AND s.atttypmod = t.atttypmod",
+                   {table_oid_}));
+  direct_copy_possible_ = same_types.size() == 1 && same_types[0][0] == std::to_string(schema_->num_fields());
   const std::string columns = JoinQuoted(names);
-  std::string sql = std::string("WITH claim AS (INSERT INTO ") + progress_table_ +
-                    " (query_id, batch_id, chunk) SELECT query_id, batch_id, chunk FROM " + kChunkTable +
-                    " ON CONFLICT DO NOTHING RETURNING 1), written AS (INSERT INTO " + options_.table.Quoted() +
-                    " AS t (" + columns + ") SELECT " + columns + " FROM " + kStage +
-                    " WHERE EXISTS (SELECT 1 FROM claim)";
+  direct_write_ = "SAVEPOINT sluice_direct; COPY " + options_.table.Quoted() + " (" + columns +
+                  ") FROM STDIN (FORMAT binary); COMMIT";
+
+  std::string sql = std::string("INSERT INTO ") + options_.table.Quoted() + " AS t (" + columns + ") SELECT " +
+                    columns + " FROM " + kStage;
   if (!key_names_.empty()) {
     std::vector<std::string> values;
     for (const std::string& n : names) {
@@ -223,7 +252,6 @@ Status PgUpsertWriter::PrepareSession() {
              JoinQuoted(values, "EXCLUDED.") + ")";
     }
   }
-  sql += ") SELECT count(*) FROM claim";
   return conn_->Prepare(kWriteStatement, sql);
 }
 
@@ -282,12 +310,29 @@ Result<int64_t> PgUpsertWriter::TryWriteChunk(const std::string& query_id, int64
   PgCopyEncoder::AppendHeader(&copy_buffer_);
   encoder_.AppendRows(batch, all_columns_, ordered, &copy_buffer_);
   PgCopyEncoder::AppendTrailer(&copy_buffer_);
-  // The whole transaction in one string: three round trips (the query, then one per COPY).
-  const std::string_view data[] = {claim_buffer_, copy_buffer_};
-  SLUICE_ASSIGN_OR_RETURN(PgRows claimed, conn_->ExecuteWithCopyData(ChunkTransaction(), data));
-  const bool fresh = claimed.size() == 1 && claimed[0].size() == 1 && claimed[0][0] == "1";
-  // Not fresh: an earlier attempt committed this chunk, and the statement wrote nothing.
-  return fresh ? static_cast<int64_t>(ordered.size()) : int64_t{0};
+  // Claim first: a chunk an earlier attempt committed is not written again.
+  const std::string_view claim_data[] = {claim_buffer_};
+  SLUICE_ASSIGN_OR_RETURN(PgRows claimed, conn_->ExecuteWithCopyData(ClaimTransaction(), claim_data));
+  if (claimed.size() != 1) {
+    SLUICE_RETURN_IF_ERROR(conn_->Execute("ROLLBACK"));
+    return int64_t{0};
+  }
+  // Rows whose keys are not in the table yet (new keys, key-less tables) go in fastest by COPY
+  // straight into the table, as psql's \copy does; a key already there fails that COPY with a
+  // unique violation, and the chunk is written through the staging table and the upsert instead.
+  // After such a conflict the next chunks go staged at once, trying direct again now and then.
+  const std::string_view row_data[] = {copy_buffer_};
+  if (direct_copy_possible_ && staged_chunks_to_go_ == 0) {
+    Result<PgRows> direct = conn_->ExecuteWithCopyData(direct_write_, row_data);
+    if (direct.ok()) return static_cast<int64_t>(ordered.size());
+    if (conn_->last_sqlstate() != "23505" || key_names_.empty()) return direct.status();
+    staged_chunks_to_go_ = kStagedChunksAfterConflict;
+    SLUICE_RETURN_IF_ERROR(conn_->ExecuteWithCopyData(StagedWriteAfterConflict(), row_data).status());
+    return static_cast<int64_t>(ordered.size());
+  }
+  if (staged_chunks_to_go_ > 0) --staged_chunks_to_go_;
+  SLUICE_RETURN_IF_ERROR(conn_->ExecuteWithCopyData(StagedWrite(), row_data).status());
+  return static_cast<int64_t>(ordered.size());
 }
 
 Result<BatchPtr> PgUpsertWriter::ClaimRow(const std::string& query_id, int64_t batch_id, int32_t chunk) {

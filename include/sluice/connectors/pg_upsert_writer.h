@@ -1,14 +1,20 @@
 // PgUpsertWriter: writes chunks of rows into one PostgreSQL table, each chunk in one database
 // transaction, exactly once per (query id, batch id, chunk).
 //
-// A chunk's transaction (1) COPYs in binary the claim row and the rows into two session-scoped
-// staging tables; (2) runs one prepared statement that claims the chunk's row in the sluice
-// progress table `_sluice_progress` of the target's schema and, only when the claim is new, moves
-// the rows into the target with `INSERT ... SELECT`, which with an upsert key is `ON CONFLICT
-// (key) DO UPDATE SET ...` skipping rows that would not change. A chunk already claimed by an
-// earlier, committed attempt writes nothing: that is what makes a replay after a crash, or a
-// retry after a COMMIT whose outcome was lost, safe even for tables without a key. The whole
-// transaction is one query string (three round trips: the string, then one per COPY). Rows are
+// A chunk's transaction first claims the chunk's row in the sluice progress table
+// `_sluice_progress` of the target's schema (the claim row COPYed in binary into a session-scoped
+// staging table, then one prepared INSERT ... ON CONFLICT DO NOTHING RETURNING). A chunk already
+// claimed by an earlier, committed attempt writes nothing: that is what makes a replay after a
+// crash, or a retry after a COMMIT whose outcome was lost, safe even for tables without a key.
+// Then the rows, in one of two ways, and COMMIT:
+// - straight into the table by binary COPY under a savepoint, as psql's \copy does, when every
+//   column of the table is of the type the rows are encoded for: the fastest way for new keys and
+//   key-less tables;
+// - through a second staging table and a prepared `INSERT ... SELECT`, which with an upsert key is
+//   `ON CONFLICT (key) DO UPDATE SET ...` skipping rows that would not change: used when the
+//   direct COPY met a key already in the table (unique violation: rolled back to the savepoint),
+//   for the next 15 chunks after that, and always when the column types differ.
+// Each step is one query string (two round trips a step: the string and its COPY). Rows are
 // sorted by the key and collapsed to the last row per key first, so one statement never touches a
 // row twice and concurrent writers lock keys in the same order. docs/postgres-sink.md says why
 // this path and not another (bound arrays measured slower).
@@ -102,6 +108,12 @@ class PgUpsertWriter {
   std::vector<int> key_columns_;  // indices into the schema
   std::vector<int> all_columns_;
   std::string progress_table_;
+  std::string table_oid_;
+  // Whether rows may be COPYed straight into the table (its columns are of the rows' encoded
+  // types), the statement string that does it, and how many chunks go staged before trying again.
+  bool direct_copy_possible_ = false;
+  std::string direct_write_;
+  int staged_chunks_to_go_ = 0;
   TypePtr claim_schema_;  // (query_id, batch_id, chunk)
   std::vector<int> all_claim_columns_{0, 1, 2};
   // COPY data, reused from chunk to chunk.
