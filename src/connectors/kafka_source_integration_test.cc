@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/testing/kafka_fixture.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/error_classes.h"
@@ -21,17 +22,6 @@ namespace sluice::connectors {
 namespace {
 
 using Options = std::map<std::string, std::string>;
-
-// A registry with the built-in formats and the kafka source.
-engine::Registry& SourceRegistry() {
-  static engine::Registry* registry = [] {
-    auto* r = new engine::Registry();
-    (void)engine::RegisterBuiltinFormats(r);
-    (void)RegisterKafkaSource(r);
-    return r;
-  }();
-  return *registry;
-}
 
 std::string Servers() { return testing::SharedKafka().value()->bootstrap_servers(); }
 
@@ -89,7 +79,7 @@ class OpenSource {
  public:
   explicit OpenSource(Options options) {
     if (!options.count("bootstrap_servers")) options["bootstrap_servers"] = Servers();
-    auto made = SourceRegistry().MakeSource("kafka", options);
+    auto made = AllFormatsRegistry().MakeSource("kafka", options);
     EXPECT_TRUE(made.ok()) << made.status().ToString();
     source_ = std::move(*made);
     engine::SourceContext context{"kafka-source-test", LocalFileSystem(), dir_.path(), SystemClock()};
@@ -265,7 +255,7 @@ TEST(KafkaSourceTest, TheInitialPositionIsKeptAcrossRestarts) {
   std::string topic = testing::CreateTestTopic(1).value();
   sluice::testing::TempDir state("kafka-state");
   auto initial = [&]() -> std::string {
-    auto source = SourceRegistry().MakeSource("kafka", {{"bootstrap_servers", Servers()}, {"subscribe", topic}});
+    auto source = AllFormatsRegistry().MakeSource("kafka", {{"bootstrap_servers", Servers()}, {"subscribe", topic}});
     EXPECT_TRUE(source.ok());
     EXPECT_TRUE((*source)->Open({"q", LocalFileSystem(), state.path(), SystemClock()}).ok());
     return (*source)->InitialOffset().value();
@@ -448,7 +438,7 @@ TEST(KafkaSourceTest, OffsetsBeyondThePartitionsEndAreDataLoss) {
 // The INVALID_OPTIONS message of making a source with `options`.
 std::string InvalidOptionsMessage(Options options) {
   options["bootstrap_servers"] = "127.0.0.1:1";
-  auto made = SourceRegistry().MakeSource("kafka", options);
+  auto made = AllFormatsRegistry().MakeSource("kafka", options);
   EXPECT_FALSE(made.ok());
   if (made.ok()) return "";
   EXPECT_EQ(made.status().error_class(), errors::kInvalidOptions) << made.status().ToString();
@@ -495,7 +485,7 @@ TEST(KafkaSourceTest, SecretsNeverAppearInMessages) {
 }
 
 TEST(KafkaSourceTest, ClientSettingsAreAcceptedAndPassedThrough) {
-  auto made = SourceRegistry().MakeSource("kafka", {{"bootstrap_servers", Servers()},
+  auto made = AllFormatsRegistry().MakeSource("kafka", {{"bootstrap_servers", Servers()},
                                                     {"subscribe", "a"},
                                                     {"sasl_mechanism", "SCRAM-SHA-512"},
                                                     {"user", "ingest"},
@@ -507,7 +497,7 @@ TEST(KafkaSourceTest, ClientSettingsAreAcceptedAndPassedThrough) {
 
 // Runs kafka -> memory with the available_now trigger on `checkpoint`; returns the table.
 std::shared_ptr<engine::MemoryTable> RunIntoMemory(const std::string& topic, const std::string& checkpoint) {
-  auto source = SourceRegistry().MakeSource("kafka", {{"bootstrap_servers", Servers()},
+  auto source = AllFormatsRegistry().MakeSource("kafka", {{"bootstrap_servers", Servers()},
                                                       {"subscribe", topic},
                                                       {"starting_offsets", "earliest"},
                                                       {"max_offsets_per_trigger", "25"}});

@@ -20,13 +20,8 @@ std::string Definition(const std::string& name, const std::string& extra = "") {
 
 class StreamCatalogTest : public ::testing::Test {
  protected:
-  StreamCatalogTest() {
-    EXPECT_TRUE(engine::RegisterBuiltinFormats(&registry_).ok());
-    EXPECT_TRUE(connectors::RegisterConnectorFormats(&registry_).ok());
-  }
   testing::TempDir dir_;
-  engine::Registry registry_;
-  StreamCatalog catalog_{LocalFileSystem(), dir_.Join("warehouse"), &registry_};
+  StreamCatalog catalog_{LocalFileSystem(), dir_.Join("warehouse"), &connectors::AllFormatsRegistry()};
 };
 
 TEST_F(StreamCatalogTest, CreateThenGetGivesTheDefinitionBack) {

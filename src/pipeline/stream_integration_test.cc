@@ -25,16 +25,6 @@ constexpr const char* kValueSchema =
     R"({"type":"object","properties":{"kind":{"type":"string"},"amount":{"type":"integer"},)"
     R"("card":{"type":"object","properties":{"number":{"type":"string"},"brand":{"type":"string"}}}}})";
 
-engine::Registry& StreamRegistry() {
-  static engine::Registry* registry = [] {
-    auto* made = new engine::Registry();
-    EXPECT_TRUE(engine::RegisterBuiltinFormats(made).ok());
-    EXPECT_TRUE(connectors::RegisterConnectorFormats(made).ok());
-    return made;
-  }();
-  return *registry;
-}
-
 // Message i: an order (amount i) when i % 3 != 2, else a ping; every tenth is not JSON at all.
 std::vector<connectors::KafkaTestMessage> Messages(int begin, int end) {
   std::vector<connectors::KafkaTestMessage> messages;
@@ -113,7 +103,7 @@ class StreamTest : public ::testing::Test {
 
   Status Run(const PipelineSpec& spec) {
     RunOptions options;
-    options.registry = &StreamRegistry();
+    options.registry = &connectors::AllFormatsRegistry();
     SLUICE_ASSIGN_OR_RETURN(auto run, PipelineRun::Start(spec, options));
     return run->Wait();
   }
@@ -255,10 +245,10 @@ TEST_F(StreamTest, ABackfillOverlappingIngestedRecordsIsMergedOnceWithoutDuplica
 
 TEST_F(StreamTest, DeduplicationColumnsMustBeIngestionTableColumns) {
   PipelineSpec spec = Spec("", ", backfill_source: main.history.events, deduplication_columns: [value.amount]");
-  std::vector<Status> problems = ValidatePipeline(spec, StreamRegistry());
+  std::vector<Status> problems = ValidatePipeline(spec, connectors::AllFormatsRegistry());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].error_class(), "UNRESOLVED_COLUMN") << problems[0].ToString();
-  problems = ValidatePipeline(Spec("", ", deduplication_columns: [key]"), StreamRegistry());
+  problems = ValidatePipeline(Spec("", ", deduplication_columns: [key]"), connectors::AllFormatsRegistry());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].message().find("give ingestion_config.backfill_source too"), std::string::npos)
       << problems[0].ToString();
@@ -267,17 +257,17 @@ TEST_F(StreamTest, DeduplicationColumnsMustBeIngestionTableColumns) {
 TEST_F(StreamTest, ValidationNamesBadSchemasFiltersAndExclusions) {
   PipelineSpec spec = Spec("    record_type_filter: value.kind =\n    excluded_columns: [value.nope]\n");
   spec.streams[0].value_schema->schema = R"({"type":"object","properties":{"a":{"allOf":[]}}})";
-  std::vector<Status> problems = ValidatePipeline(spec, StreamRegistry());
+  std::vector<Status> problems = ValidatePipeline(spec, connectors::AllFormatsRegistry());
   ASSERT_EQ(problems.size(), 1u);  // the schema fails first; filter and exclusions are checked after it
   EXPECT_EQ(problems[0].error_class(), "JSON_SCHEMA_INVALID") << problems[0].ToString();
 
   spec = Spec("    excluded_columns: [value.nope]\n");
-  problems = ValidatePipeline(spec, StreamRegistry());
+  problems = ValidatePipeline(spec, connectors::AllFormatsRegistry());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].error_class(), "UNRESOLVED_COLUMN") << problems[0].ToString();
 
   spec = Spec("    record_type_filter: value.kind =\n");
-  problems = ValidatePipeline(spec, StreamRegistry());
+  problems = ValidatePipeline(spec, connectors::AllFormatsRegistry());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].error_class(), "PARSE_SYNTAX_ERROR") << problems[0].ToString();
 }

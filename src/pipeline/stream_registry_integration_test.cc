@@ -24,16 +24,6 @@ namespace {
 using formats::testing::FakeRegistry;
 using formats::testing::Response;
 
-engine::Registry& StreamRegistry() {
-  static engine::Registry* registry = [] {
-    auto* made = new engine::Registry();
-    EXPECT_TRUE(engine::RegisterBuiltinFormats(made).ok());
-    EXPECT_TRUE(connectors::RegisterConnectorFormats(made).ok());
-    return made;
-  }();
-  return *registry;
-}
-
 constexpr const char* kUserV1 = R"({\"type\":\"record\",\"name\":\"User\",\"fields\":[{\"name\":\"id\",\"type\":\"int\"}]})";
 constexpr const char* kUserV2 =
     R"({\"type\":\"record\",\"name\":\"User\",\"fields\":[{\"name\":\"id\",\"type\":\"long\"},)"
@@ -123,10 +113,10 @@ class StreamRegistryTest : public ::testing::Test {
                        ", starting_offsets: earliest}}\n    schema_config:\n" + schema_config +
                        "    ingestion_config: {table: main.raw.events}\n    trigger: available_now\n";
     SLUICE_ASSIGN_OR_RETURN(PipelineSpec spec, ParsePipelineSpec(yaml));
-    std::vector<Status> problems = ValidatePipeline(spec, StreamRegistry());
+    std::vector<Status> problems = ValidatePipeline(spec, connectors::AllFormatsRegistry());
     if (!problems.empty()) return problems[0];
     RunOptions options;
-    options.registry = &StreamRegistry();
+    options.registry = &connectors::AllFormatsRegistry();
     SLUICE_ASSIGN_OR_RETURN(auto run, PipelineRun::Start(spec, options));
     return run->Wait();
   }

@@ -38,14 +38,11 @@ std::string Proto(const std::string& fields) {
 
 class StreamUpdateTest : public ::testing::Test {
  protected:
-  StreamUpdateTest() {
-    EXPECT_TRUE(engine::RegisterBuiltinFormats(&registry_).ok());
-    EXPECT_TRUE(connectors::RegisterConnectorFormats(&registry_).ok());
-  }
-
   // Creates the stream afresh with `before`, updates it to `after`: OK or the refusal.
   Status Update(const std::string& before, const std::string& after) {
-    if (catalog_.Get("main.raw.orders").ok()) EXPECT_TRUE(catalog_.Delete("main.raw.orders").ok());
+    if (catalog_.Get("main.raw.orders").ok()) {
+      EXPECT_TRUE(catalog_.Delete("main.raw.orders").ok());
+    }
     Result<StreamSpec> created = catalog_.Create(before);
     EXPECT_TRUE(created.ok()) << created.status().ToString();
     return catalog_.Update(after).status();
@@ -60,8 +57,7 @@ class StreamUpdateTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  engine::Registry registry_;
-  StreamCatalog catalog_{LocalFileSystem(), dir_.Join("warehouse"), &registry_};
+  StreamCatalog catalog_{LocalFileSystem(), dir_.Join("warehouse"), &connectors::AllFormatsRegistry()};
 };
 
 TEST_F(StreamUpdateTest, JsonMayAddOptionalFieldsRemoveFieldsAndChangeExclusions) {
