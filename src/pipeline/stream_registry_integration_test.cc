@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "formats/fake_registry.h"
 #include "sluice/connectors/register_formats.h"
@@ -84,6 +87,8 @@ std::map<std::pair<int32_t, int64_t>, std::string> ReadTable(const std::string& 
           text += "-";
         } else if (column->type->is_binary_like()) {
           text += std::string(column->View(row));
+        } else if (column->type->id() == TypeId::kInteger) {
+          text += std::to_string(column->Value<int32_t>(row));
         } else {
           text += std::to_string(column->Value<int64_t>(row));
         }
@@ -160,6 +165,75 @@ TEST_F(StreamRegistryTest, AvroRecordsOfEveryWriterSchemaLandInTheSubjectsLatest
   }
   EXPECT_NE(progress.find("\"malformed_values\":2"), std::string::npos) << progress;
   EXPECT_NE(progress.find(topic_ + "/0@2"), std::string::npos) << "the unknown id's record is sampled: " << progress;
+}
+
+// A running stream asks for the subject's latest schema again every schema_refresh_interval:
+// records written after a new version was registered land with its new field, the earlier ones
+// keep theirs, and none is lost or written twice.
+TEST_F(StreamRegistryTest, ARunningStreamTakesUpANewLatestSchemaAtItsRefreshInterval) {
+  // Version 1 (id 1) until the test registers version 3 (id 3): kUserV1 with an optional email.
+  constexpr const char* kUserV3 =
+      R"({\"type\":\"record\",\"name\":\"User\",\"fields\":[{\"name\":\"id\",\"type\":\"int\"},)"
+      R"({\"name\":\"email\",\"type\":[\"null\",\"string\"],\"default\":null}]})";
+  std::atomic<int> latest_version{1};
+  FakeRegistry registry([&](const std::string& path, const std::string& authorization) -> Response {
+    const bool latest = path.starts_with("/subjects/") && path.ends_with("-value/versions/latest");
+    if (latest && latest_version.load() == 1) {
+      return {200, std::string(R"({"subject": "t-value", "version": 1, "id": 1, "schema": ")") + kUserV1 + "\"}"};
+    }
+    if ((latest && latest_version.load() == 3) || path == "/schemas/ids/3") {
+      return {200, std::string(R"({"subject": "t-value", "version": 3, "id": 3, "schema": ")") + kUserV3 + "\"}"};
+    }
+    return Answer(path, authorization);
+  });
+  std::string yaml = "name: ingest\nstorage: " + dir_.path() + "/storage\nwarehouse: " + dir_.path() +
+                     "/warehouse\nstreams:\n  - name: main.raw.events\n    source: {format: kafka, options: "
+                     "{bootstrap_servers: \"" + bootstrap_ + "\", subscribe: " + topic_ +
+                     ", starting_offsets: earliest}}\n    schema_config:\n      value: {schema_registry: " +
+                     Block(registry, ", schema_refresh_interval: 1 second") +
+                     "}\n    ingestion_config: {table: main.raw.events}\n"
+                     "    trigger: {kind: processing_time, interval: 100 milliseconds}\n";
+  auto spec = ParsePipelineSpec(yaml);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  RunOptions options;
+  options.registry = &connectors::AllFormatsRegistry();
+  auto run = PipelineRun::Start(*spec, options);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  std::thread waiter;
+  Status ended;
+  waiter = std::thread([&] { ended = (*run)->Wait(); });
+  auto wait_for_rows = [&](size_t count, const std::vector<std::string>& leaves) {
+    std::map<std::pair<int32_t, int64_t>, std::string> rows;
+    for (int i = 0; i < 300 && rows.size() < count; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (std::filesystem::exists(Table() + "/_delta_log/00000000000000000000.json")) rows = ReadTable(Table(), leaves);
+    }
+    return rows;
+  };
+
+  std::vector<connectors::KafkaTestMessage> first(1);
+  first[0].value = Framed(1, ZigZag(5));
+  ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, first).ok());
+  EXPECT_EQ(wait_for_rows(1, {"value.id"}).size(), 1u);
+
+  latest_version = 3;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the refresh interval
+  std::vector<connectors::KafkaTestMessage> second(1);
+  second[0].value = Framed(3, ZigZag(6) + ZigZag(1) + ZigZag(3) + "x@y");
+  ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, second).ok());
+  EXPECT_EQ(wait_for_rows(2, {"value.id"}).size(), 2u);
+  (*run)->Stop();
+  waiter.join();
+  EXPECT_TRUE(ended.ok()) << ended.ToString();
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), Table());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  ASSERT_NE((*snapshot)->schema()->ToString().find("email"), std::string::npos)
+      << "the new field is not in the table: " << (*snapshot)->schema()->ToString();
+  EXPECT_EQ(ReadTable(Table(), {"value.id", "value.email"}),
+            (std::map<std::pair<int32_t, int64_t>, std::string>{{{0, 0}, "5 -"}, {{0, 1}, "6 x@y"}}));
+  std::vector<std::string> paths = registry.paths();
+  EXPECT_GE(std::count(paths.begin(), paths.end(), "/subjects/" + topic_ + "-value/versions/latest"), 2)
+      << "the latest schema is asked for at start and again after the interval";
 }
 
 TEST_F(StreamRegistryTest, ProtobufValuesAndJsonKeysByRecordNameAndExplicitSubjects) {
