@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.h"
 #include "sluice/connectors/embedded_postgres.h"
 #include "sluice/connectors/pg_change_feed.h"
 #include "sluice/connectors/pg_connection.h"
@@ -40,17 +41,13 @@
 namespace sluice::connectors {
 namespace {
 
+using bench::Die;
+
 struct Flags {
   int64_t rate = 200;
   int64_t seconds = 30;
   int64_t flush_ms = 0;  // 0: the option's default
 };
-
-void Die(const Status& status, const char* what) {
-  if (status.ok()) return;
-  std::fprintf(stderr, "%s: %s\n", what, status.ToString().c_str());
-  std::exit(1);
-}
 
 int64_t NowMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -142,19 +139,11 @@ std::vector<std::pair<int64_t, int64_t>> CommitTimes(const std::string& table) {
   return commits;
 }
 
-int64_t Percentile(std::vector<int64_t>& sorted, double p) {
-  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * static_cast<double>(sorted.size())))];
-}
-
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
-  char pattern[] = "/tmp/sluice-cdf-lag-bench-XXXXXX";
-  const std::string dir = ::mkdtemp(pattern);
-  EmbeddedPostgresOptions server_options;
-  server_options.data_dir = dir + "/pg";
-  server_options.relocate_if_unreachable = true;
-  EmbeddedPostgres server(server_options);
-  Die(server.Start(), "server");
+  const std::string dir = bench::FreshDirectory("sluice-cdf-lag-bench");
+  std::unique_ptr<EmbeddedPostgres> started = bench::StartPostgres(dir);
+  EmbeddedPostgres& server = *started;
   const std::string conninfo = server.ConnectionString("postgres");
   auto sql = PgConnection::Connect(conninfo);
   Die(sql.status(), "connect");
@@ -216,7 +205,7 @@ int Main(int argc, char** argv) {
   double load[3] = {0, 0, 0};
   ::getloadavg(load, 3);
   std::printf("lag commit -> Delta over %zu transactions: p50 %.3f s  p90 %.3f s  p99 %.3f s  max %.3f s\n",
-              lags.size(), Percentile(lags, 0.5) / 1e6, Percentile(lags, 0.9) / 1e6, Percentile(lags, 0.99) / 1e6,
+              lags.size(), bench::Percentile(lags, 0.5) / 1e6, bench::Percentile(lags, 0.9) / 1e6, bench::Percentile(lags, 0.99) / 1e6,
               lags.back() / 1e6);
   std::printf("load average: %.2f %.2f %.2f\n", load[0], load[1], load[2]);
   sql->reset();

@@ -33,16 +33,18 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.h"
 #include "sluice/connectors/embedded_kafka.h"
+#include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/embedded_postgres.h"
-#include "sluice/connectors/kafka_source.h"
 #include "sluice/connectors/pg_connection.h"
-#include "sluice/connectors/postgres_sink.h"
 #include "sluice/core/builder.h"
 #include "sluice/engine/streaming_query.h"
 
 namespace sluice::connectors {
 namespace {
+
+using bench::Die;
 
 using Clock = std::chrono::steady_clock;
 constexpr int64_t kPieceRows = 10'000;
@@ -57,12 +59,6 @@ struct Flags {
 };
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
-
-void Die(const Status& status, const char* what) {
-  if (status.ok()) return;
-  std::fprintf(stderr, "%s: %s\n", what, status.ToString().c_str());
-  std::exit(1);
-}
 
 TypePtr BenchSchema() {
   return *DataType::Struct({{"id", DataType::Long()},
@@ -90,12 +86,7 @@ BatchPtr Rows(int64_t from, int64_t to, int salt) {
 
 std::unique_ptr<engine::Sink> OpenSink(const EmbeddedPostgres& server, const std::string& table,
                                        const std::string& query_id, int64_t batch_size) {
-  static engine::Registry* registry = [] {
-    auto* r = new engine::Registry();
-    Die(RegisterPostgresSink(r), "register");
-    return r;
-  }();
-  auto sink = registry->MakeSink("postgresql", {{"dbtable", table},
+  auto sink = AllFormatsRegistry().MakeSink("postgresql", {{"dbtable", table},
                                                 {"checkpointLocation", "/unused"},
                                                 {"host", server.host()},
                                                 {"port", std::to_string(server.port())},
@@ -137,6 +128,12 @@ double ThroughPsql(const EmbeddedPostgres& server, const std::string& dir, const
     Die(Status::Error("BENCH", "\\copy failed"), "psql");
   }
   return static_cast<double>(flags.rows) / Seconds(start);
+}
+
+void PrintPercentiles(const char* what, std::vector<double> millis) {
+  std::sort(millis.begin(), millis.end());
+  std::printf("  %-28s p50 %6.1f ms  p99 %6.1f ms  max %6.1f ms\n", what, bench::Percentile(millis, 0.5),
+              bench::Percentile(millis, 0.99), millis.back());
 }
 
 void Latency(const EmbeddedPostgres& server, const Flags& flags) {
@@ -190,10 +187,8 @@ void Latency(const EmbeddedPostgres& server, const Flags& flags) {
   for (int64_t i = 0; i < total; ++i) {
     millis.push_back(std::chrono::duration<double, std::milli>(visible[i] - handed[i]).count());
   }
-  std::sort(millis.begin(), millis.end());
-  std::printf("latency at %lld rows/s, batchsize 1000, batchinterval 100 ms: p50 %.1f ms  p99 %.1f ms  max %.1f ms\n",
-              static_cast<long long>(flags.rate), millis[millis.size() / 2], millis[millis.size() * 99 / 100],
-              millis.back());
+  std::printf("latency at %lld rows/s, batchsize 1000, batchinterval 100 ms:\n", static_cast<long long>(flags.rate));
+  PrintPercentiles("handed to the sink -> visible", std::move(millis));
 }
 
 // Forwards to the postgresql sink, noting when each Kafka offset is handed over: splits the
@@ -234,12 +229,6 @@ class StampingSink final : public engine::Sink {
   int64_t pieces_ = 0;
 };
 
-void PrintPercentiles(const char* what, std::vector<double> millis) {
-  std::sort(millis.begin(), millis.end());
-  std::printf("  %-28s p50 %6.1f ms  p99 %6.1f ms  max %6.1f ms\n", what, millis[millis.size() / 2],
-              millis[millis.size() * 99 / 100], millis.back());
-}
-
 // Kafka produce -> row visible in PostgreSQL, through a real_time query.
 void KafkaLatency(const EmbeddedPostgres& server, const std::string& dir, const Flags& flags) {
   auto kafka = EmbeddedKafka::Start(1);
@@ -253,9 +242,7 @@ void KafkaLatency(const EmbeddedPostgres& server, const std::string& dir, const 
                          "PRIMARY KEY (\"partition\", \"offset\"))"),
         "create");
   }
-  engine::Registry registry;
-  Die(RegisterKafkaSource(&registry), "register");
-  Die(RegisterPostgresSink(&registry), "register");
+  engine::Registry& registry = AllFormatsRegistry();
   auto source = registry.MakeSource("kafka", {{"bootstrap_servers", (*kafka)->bootstrap_servers()},
                                              {"subscribe", "events"},
                                              {"starting_offsets", "earliest"}});
@@ -353,13 +340,9 @@ Flags ParseFlags(int argc, char** argv) {
 
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
-  char pattern[] = "/tmp/sluice-pg-sink-bench-XXXXXX";
-  const std::string dir = ::mkdtemp(pattern);
-  EmbeddedPostgresOptions options;
-  options.data_dir = dir + "/pg";
-  options.relocate_if_unreachable = true;
-  EmbeddedPostgres server(options);
-  Die(server.Start(), "server");
+  const std::string dir = bench::FreshDirectory("sluice-pg-sink-bench");
+  std::unique_ptr<EmbeddedPostgres> started = bench::StartPostgres(dir);
+  EmbeddedPostgres& server = *started;
 
   std::printf("== %lld rows (id bigint, name text, amount double, at timestamptz), batchsize %lld\n",
               static_cast<long long>(flags.rows), static_cast<long long>(flags.batch_size));
