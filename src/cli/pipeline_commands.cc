@@ -27,11 +27,10 @@ namespace sluice::cli {
 engine::Registry& CommandRegistry() {
   static std::once_flag once;
   std::call_once(once, [] {
-    Status registered = connectors::RegisterConnectorFormats(&engine::Registry::Default());
-    if (registered.ok()) registered = RegisterDemoFunctions(&engine::Registry::Default());
+    Status registered = RegisterDemoFunctions(&connectors::AllFormatsRegistry());
     if (!registered.ok()) std::fprintf(stderr, "%s\n", registered.ToString().c_str());
   });
-  return engine::Registry::Default();
+  return connectors::AllFormatsRegistry();
 }
 
 Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path) {
@@ -105,7 +104,7 @@ void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
         [&running] { return running.ready(); });
     if (!server.ok()) {
       running.Stop();
-      running.Wait();
+      (void)running.Wait();  // the failure to report is the metrics server's
       Fail(server.status(), 1);
     }
     metrics = std::move(server).value();
