@@ -6,7 +6,6 @@
 #include <set>
 #include <thread>
 
-#include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 
@@ -15,17 +14,8 @@ namespace sluice::connectors {
 namespace {
 
 constexpr const char* kStage = "pg_temp.\"sluice_stage\"";
-constexpr const char* kChunkTable = "pg_temp.\"sluice_chunk\"";
 constexpr const char* kClaimStatement = "sluice_claim";
 constexpr const char* kWriteStatement = "sluice_write";
-// A chunk's transaction begins with its claim: the claim row COPYed into its staging table, then
-// the prepared statement that moves it into the progress table, answering 1 when the claim is new
-// (ExecuteWithCopyData sends the COPY data).
-const std::string& ClaimTransaction() {
-  static const std::string sql = std::string("BEGIN; COPY ") + kChunkTable + " FROM STDIN (FORMAT binary); EXECUTE " +
-                                 kClaimStatement;
-  return sql;
-}
 // The rows through the staging table and the prepared upsert, then COMMIT.
 const std::string& StagedWrite() {
   static const std::string sql =
@@ -91,10 +81,7 @@ bool IsTransientSqlState(std::string_view s) {
 }
 
 PgUpsertWriter::PgUpsertWriter(PgUpsertWriterOptions options, TypePtr schema)
-    : options_(std::move(options)),
-      schema_(std::move(schema)),
-      claim_schema_(*DataType::Struct(
-          {{"query_id", DataType::String()}, {"batch_id", DataType::Long()}, {"chunk", DataType::Integer()}})) {}
+    : options_(std::move(options)), schema_(std::move(schema)) {}
 
 Result<std::unique_ptr<PgUpsertWriter>> PgUpsertWriter::Open(PgUpsertWriterOptions options, TypePtr schema) {
   std::unique_ptr<PgUpsertWriter> writer(new PgUpsertWriter(std::move(options), std::move(schema)));
@@ -212,13 +199,9 @@ Status PgUpsertWriter::PrepareSession() {
   }
   stage += ") ON COMMIT DELETE ROWS";
   SLUICE_RETURN_IF_ERROR(conn_->Execute(stage));
-  SLUICE_RETURN_IF_ERROR(conn_->Execute("CREATE TEMP TABLE IF NOT EXISTS \"sluice_chunk\" (query_id text, "
-                                        "batch_id bigint, chunk integer) ON COMMIT DELETE ROWS"));
-
   SLUICE_RETURN_IF_ERROR(conn_->Prepare(kClaimStatement, "INSERT INTO " + progress_table_ +
-                                                             " (query_id, batch_id, chunk) SELECT query_id, "
-                                                             "batch_id, chunk FROM " + kChunkTable +
-                                                             " ON CONFLICT DO NOTHING RETURNING 1"));
+                                                             " (query_id, batch_id, chunk) VALUES ($1, $2, $3) "
+                                                             "ON CONFLICT DO NOTHING RETURNING 1"));
 
   // Binary COPY straight into the table needs each column to be of the type the rows are encoded
   // for, which the staging table's columns are.
@@ -300,19 +283,14 @@ Result<std::vector<int64_t>> PgUpsertWriter::CanonicalOrder(const BatchPtr& batc
 Result<int64_t> PgUpsertWriter::TryWriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk,
                                               const RecordBatch& batch, std::span<const int64_t> rows) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> ordered, OrderRows(batch, rows));
-  claim_buffer_.clear();
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr claim, ClaimRow(query_id, batch_id, chunk));
-  const int64_t only_row = 0;
-  PgCopyEncoder::AppendHeader(&claim_buffer_);
-  encoder_.AppendRows(*claim, all_claim_columns_, std::span<const int64_t>(&only_row, 1), &claim_buffer_);
-  PgCopyEncoder::AppendTrailer(&claim_buffer_);
   copy_buffer_.clear();
   PgCopyEncoder::AppendHeader(&copy_buffer_);
   encoder_.AppendRows(batch, all_columns_, ordered, &copy_buffer_);
   PgCopyEncoder::AppendTrailer(&copy_buffer_);
   // Claim first: a chunk an earlier attempt committed is not written again.
-  const std::string_view claim_data[] = {claim_buffer_};
-  SLUICE_ASSIGN_OR_RETURN(PgRows claimed, conn_->ExecuteWithCopyData(ClaimTransaction(), claim_data));
+  SLUICE_RETURN_IF_ERROR(conn_->Execute("BEGIN"));
+  SLUICE_ASSIGN_OR_RETURN(PgRows claimed, conn_->ExecutePrepared(kClaimStatement, {query_id, std::to_string(batch_id),
+                                                                                   std::to_string(chunk)}));
   if (claimed.size() != 1) {
     SLUICE_RETURN_IF_ERROR(conn_->Execute("ROLLBACK"));
     return int64_t{0};
@@ -333,16 +311,6 @@ Result<int64_t> PgUpsertWriter::TryWriteChunk(const std::string& query_id, int64
   if (staged_chunks_to_go_ > 0) --staged_chunks_to_go_;
   SLUICE_RETURN_IF_ERROR(conn_->ExecuteWithCopyData(StagedWrite(), row_data).status());
   return static_cast<int64_t>(ordered.size());
-}
-
-Result<BatchPtr> PgUpsertWriter::ClaimRow(const std::string& query_id, int64_t batch_id, int32_t chunk) {
-  BinaryBuilder query(DataType::String());
-  Int64Builder batch(DataType::Long());
-  Int32Builder chunk_id(DataType::Integer());
-  query.Append(query_id);
-  batch.Append(batch_id);
-  chunk_id.Append(chunk);
-  return RecordBatch::Make(claim_schema_, {query.Finish(), batch.Finish(), chunk_id.Finish()}, 1);
 }
 
 Result<int64_t> PgUpsertWriter::WriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk,

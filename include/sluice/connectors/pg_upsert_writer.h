@@ -2,19 +2,19 @@
 // transaction, exactly once per (query id, batch id, chunk).
 //
 // A chunk's transaction first claims the chunk's row in the sluice progress table
-// `_sluice_progress` of the target's schema (the claim row COPYed in binary into a session-scoped
-// staging table, then one prepared INSERT ... ON CONFLICT DO NOTHING RETURNING). A chunk already
+// `_sluice_progress` of the target's schema (BEGIN, then one prepared INSERT ... ON CONFLICT DO
+// NOTHING RETURNING with the claim as bound parameters). A chunk already
 // claimed by an earlier, committed attempt writes nothing: that is what makes a replay after a
 // crash, or a retry after a COMMIT whose outcome was lost, safe even for tables without a key.
 // Then the rows, in one of two ways, and COMMIT:
 // - straight into the table by binary COPY under a savepoint, as psql's \copy does, when every
 //   column of the table is of the type the rows are encoded for: the fastest way for new keys and
 //   key-less tables;
-// - through a second staging table and a prepared `INSERT ... SELECT`, which with an upsert key is
+// - through a session-scoped staging table and a prepared `INSERT ... SELECT`, which with an upsert key is
 //   `ON CONFLICT (key) DO UPDATE SET ...` skipping rows that would not change: used when the
 //   direct COPY met a key already in the table (unique violation: rolled back to the savepoint),
 //   for the next 15 chunks after that, and always when the column types differ.
-// Each step is one query string (two round trips a step: the string and its COPY). Rows are
+// Two round trips for the claim, two for the rows (one query string and its COPY). Rows are
 // sorted by the key and collapsed to the last row per key first, so one statement never touches a
 // row twice and concurrent writers lock keys in the same order. docs/postgres-sink.md says why
 // this path and not another (bound arrays measured slower).
@@ -96,8 +96,6 @@ class PgUpsertWriter {
   Status RunWithRetries(const std::function<Status()>& attempt);
   Result<int64_t> TryWriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk, const RecordBatch& batch,
                                 std::span<const int64_t> rows);
-  // The chunk's row of the progress table, as a one-row batch to COPY.
-  Result<BatchPtr> ClaimRow(const std::string& query_id, int64_t batch_id, int32_t chunk);
   // Row order for a chunk: sorted by key, last row per key kept (all rows when there is no key).
   Result<std::vector<int64_t>> OrderRows(const RecordBatch& batch, std::span<const int64_t> rows);
 
@@ -114,11 +112,8 @@ class PgUpsertWriter {
   bool direct_copy_possible_ = false;
   std::string direct_write_;
   int staged_chunks_to_go_ = 0;
-  TypePtr claim_schema_;  // (query_id, batch_id, chunk)
-  std::vector<int> all_claim_columns_{0, 1, 2};
   // COPY data, reused from chunk to chunk.
   PgCopyEncoder encoder_;
-  std::string claim_buffer_;
   std::string copy_buffer_;
   std::mt19937_64 jitter_{std::random_device{}()};
   int64_t retries_ = 0;
