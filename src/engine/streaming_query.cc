@@ -5,7 +5,6 @@
 #include <strings.h>
 
 #include "sluice/core/json_text.h"
-#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/options.h"
 
