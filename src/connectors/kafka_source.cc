@@ -565,8 +565,6 @@ class KafkaSource final : public engine::Source {
   }
 
   Status Commit(const std::string&) override { return Status::OK(); }
-  // One assigned partition is one ordered stream; several are interleaved as records arrive.
-  bool replays_real_time_in_order() const override { return config_.assigned.size() == 1; }
 
  private:
   Result<PartitionOffsets> ParseOffset(const std::string& text) const {

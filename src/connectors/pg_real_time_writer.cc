@@ -45,8 +45,7 @@ struct PgRealTimeWriter::Task {
 
   // Used by the flush thread only.
   int64_t known_epoch = -1;
-  int64_t committed = 0;   // rows of known_epoch this delivery skips as already in the table
-  int64_t claim_base = 0;  // added to this delivery's claims: the earlier deliveries' last claim
+  int64_t committed = 0;  // rows of known_epoch this delivery skips as already in the table
   Clock::time_point last_flush = Clock::now();  // when the latest chunk was taken (or the task began)
   std::vector<int64_t> row_ids;
   std::thread thread;
@@ -94,25 +93,29 @@ Status PgRealTimeWriter::Add(int64_t epoch_id, const RecordBatch& rows) {
   }
   // Copying a RecordBatch copies its column pointers, not the data.
   auto whole = std::make_shared<const RecordBatch>(rows);
+  SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> order, tasks_[0]->writer->CanonicalOrder(whole));
   std::vector<BatchPtr> parts(tasks_.size());
   if (tasks_.size() == 1) {
-    parts[0] = whole;
+    bool in_order = static_cast<int64_t>(order.size()) == rows.num_rows();
+    for (size_t i = 0; in_order && i < order.size(); ++i) in_order = order[i] == static_cast<int64_t>(i);
+    parts[0] = in_order ? whole : Take(whole, order);
   } else {
     // By key hash, so one key always goes through one connection; key-less rows round-robin by
-    // their place in the epoch, which a replay of the epoch reproduces however it is cut in pieces.
+    // their place in the epoch.
     std::vector<int> key_columns;
     for (const std::string& k : tasks_[0]->writer->upsert_key()) key_columns.push_back(rows.schema()->FieldIndex(k));
     std::vector<uint64_t> hashes;
     if (!key_columns.empty()) hashes = HashRows(whole, key_columns);
     std::vector<std::vector<int64_t>> indices(tasks_.size());
-    for (int64_t r = 0; r < rows.num_rows(); ++r) {
-      indices[(key_columns.empty() ? static_cast<uint64_t>(epoch_rows_ + r) : hashes[r]) % tasks_.size()].push_back(r);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const uint64_t h = key_columns.empty() ? static_cast<uint64_t>(epoch_rows_) + i : hashes[order[i]];
+      indices[h % tasks_.size()].push_back(order[i]);
     }
     for (size_t t = 0; t < tasks_.size(); ++t) {
       if (!indices[t].empty()) parts[t] = Take(whole, indices[t]);
     }
   }
-  epoch_rows_ += rows.num_rows();
+  epoch_rows_ += static_cast<int64_t>(order.size());
   for (size_t t = 0; t < tasks_.size(); ++t) {
     if (parts[t] == nullptr) continue;
     Task& task = *tasks_[t];
@@ -213,15 +216,11 @@ Result<bool> PgRealTimeWriter::WriteChunk(Task* task, int64_t epoch, int64_t fir
   for (const BatchPtr& s : segments) n += s->num_rows();
   const int64_t end = first + n;
   if (epoch != task->known_epoch) {
-    SLUICE_ASSIGN_OR_RETURN(int64_t claimed, task->writer->LastCommittedChunk(task->progress_id, epoch));
-    // Out of order, the rows a replay begins with are not the ones written before: write them all.
-    task->committed = options_.replays_in_order ? claimed : 0;
-    task->claim_base = options_.replays_in_order ? 0 : claimed;
+    SLUICE_ASSIGN_OR_RETURN(task->committed, task->writer->LastCommittedChunk(task->progress_id, epoch));
     task->known_epoch = epoch;
     SLUICE_RETURN_IF_ERROR(task->writer->ForgetBatchesBefore(task->progress_id, epoch));
   }
-  const int64_t claim = task->claim_base + end;
-  if (claim > std::numeric_limits<int32_t>::max()) {
+  if (end > std::numeric_limits<int32_t>::max()) {
     return Status::Error(errors::kPgQueryFailed, "an epoch of more than 2^31 rows per writer task; use a shorter "
                                                  "real_time checkpoint interval");
   }
@@ -235,7 +234,7 @@ Result<bool> PgRealTimeWriter::WriteChunk(Task* task, int64_t epoch, int64_t fir
   task->row_ids.resize(n - skip);
   for (int64_t i = 0; i < n - skip; ++i) task->row_ids[i] = skip + i;
   SLUICE_ASSIGN_OR_RETURN(int64_t written,
-                          task->writer->WriteChunk(task->progress_id, epoch, static_cast<int32_t>(claim), *chunk,
+                          task->writer->WriteChunk(task->progress_id, epoch, static_cast<int32_t>(end), *chunk,
                                                    task->row_ids));
   return written > 0;
 }

@@ -238,7 +238,7 @@ Status PgUpsertWriter::PrepareSession() {
   return conn_->Prepare(kWriteStatement, sql);
 }
 
-Result<std::vector<int64_t>> PgUpsertWriter::OrderRows(const RecordBatch& batch, std::span<const int64_t> rows) {
+Result<std::vector<int64_t>> PgUpsertWriter::OrderRows(const RecordBatch& batch, std::span<const int64_t> rows) const {
   std::vector<int64_t> ordered(rows.begin(), rows.end());
   if (key_columns_.empty()) return ordered;
   // Sources often hand over rows already in key order (ids, offsets): nothing to sort or collapse.
@@ -271,7 +271,7 @@ Result<std::vector<int64_t>> PgUpsertWriter::OrderRows(const RecordBatch& batch,
   return ordered;
 }
 
-Result<std::vector<int64_t>> PgUpsertWriter::CanonicalOrder(const BatchPtr& batch) {
+Result<std::vector<int64_t>> PgUpsertWriter::CanonicalOrder(const BatchPtr& batch) const {
   std::vector<int64_t> rows(batch->num_rows());
   for (int64_t r = 0; r < batch->num_rows(); ++r) rows[r] = r;
   if (!key_columns_.empty()) return OrderRows(*batch, rows);

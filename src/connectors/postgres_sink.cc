@@ -85,7 +85,6 @@ class PostgresSink final : public engine::Sink {
 
   Status Open(const engine::SinkContext& context) override {
     query_id_ = context.query_id;
-    real_time_replays_in_order_ = context.real_time_replays_in_order;
     return Status::OK();
   }
 
@@ -103,21 +102,10 @@ class PostgresSink final : public engine::Sink {
 
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
     if (batch.num_rows() == 0) return Status::OK();
-    if (writers_.empty() && real_time_ == nullptr) SLUICE_RETURN_IF_ERROR(OpenWriters(batch.schema()));
-    if (!checked_real_time_replay_ && real_time_ == nullptr) {
-      // The first batch after a restart may be a real-time epoch whose offsets were logged but not
-      // its commit: its rows were claimed by real-time chunk ids, so it is replayed through them.
-      checked_real_time_replay_ = true;
-      for (size_t t = 0; t < writers_.size() && real_time_ == nullptr; ++t) {
-        SLUICE_ASSIGN_OR_RETURN(int64_t claimed,
-                                writers_[t]->LastCommittedChunk(RealTimeProgressId(query_id_, t), batch_id));
-        if (claimed > 0) SLUICE_RETURN_IF_ERROR(StartRealTime(batch.schema()));
-      }
-    }
-    if (real_time_ != nullptr) {
-      SLUICE_RETURN_IF_ERROR(real_time_->Add(batch_id, batch));
-      return real_time_->EndEpoch(batch_id);
-    }
+    // A query that ran under real_time and now runs batches had its last epoch replayed first
+    // (through the real-time writer, which took the connections).
+    real_time_.reset();
+    if (writers_.empty()) SLUICE_RETURN_IF_ERROR(OpenWriters(batch.schema()));
     // The engine asks for batch N once N - 1 is committed in its log: earlier claims are not needed.
     SLUICE_RETURN_IF_ERROR(writers_[0]->ForgetBatchesBefore(query_id_, batch_id));
     // Chunks are cut from the rows in their canonical order, so a replay of the batch puts the same
@@ -169,7 +157,7 @@ class PostgresSink final : public engine::Sink {
   Status StartRealTime(const TypePtr& schema) {
     if (writers_.empty()) SLUICE_RETURN_IF_ERROR(OpenWriters(schema));
     real_time_ = std::make_unique<PgRealTimeWriter>(
-        std::move(writers_), PgRealTimeWriterOptions{query_id_, batch_size_, batch_interval_, real_time_replays_in_order_});
+        std::move(writers_), PgRealTimeWriterOptions{query_id_, batch_size_, batch_interval_});
     writers_.clear();
     return Status::OK();
   }
@@ -195,10 +183,8 @@ class PostgresSink final : public engine::Sink {
   int max_retries_ = 8;
   std::string conninfo_;
   std::string query_id_;
-  bool real_time_replays_in_order_ = false;
   std::vector<std::unique_ptr<PgUpsertWriter>> writers_;
   std::unique_ptr<PgRealTimeWriter> real_time_;
-  bool checked_real_time_replay_ = false;
 };
 
 }  // namespace

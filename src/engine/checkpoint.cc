@@ -203,7 +203,36 @@ Status Checkpoint::WriteOffsets(int64_t batch_id, const OffsetLogEntry& entry) {
 Status Checkpoint::WriteCommit(int64_t batch_id) {
   SLUICE_RETURN_IF_ERROR(PutLogEntry(file_system_.get(), root_ + "/commits/" + std::to_string(batch_id),
                                      SerializeCommitLogEntry(), "commits", batch_id));
+  SLUICE_RETURN_IF_ERROR(file_system_->Delete(EpochReadsPath(batch_id)));
   return Purge(batch_id);
+}
+
+std::string Checkpoint::EpochReadsPath(int64_t epoch_id) const { return root_ + "/reads/" + std::to_string(epoch_id); }
+
+Status Checkpoint::WriteEpochReads(int64_t epoch_id, const std::vector<std::string>& ends) {
+  std::string text = "v1\n";
+  for (const std::string& end : ends) {
+    text += end;
+    text += '\n';
+  }
+  return file_system_->AtomicWrite(EpochReadsPath(epoch_id), text);
+}
+
+Result<std::optional<std::vector<std::string>>> Checkpoint::ReadEpochReads(int64_t epoch_id) const {
+  const std::string path = EpochReadsPath(epoch_id);
+  SLUICE_ASSIGN_OR_RETURN(bool exists, file_system_->Exists(path));
+  if (!exists) return std::optional<std::vector<std::string>>();
+  SLUICE_ASSIGN_OR_RETURN(std::string text, file_system_->ReadFile(path));
+  if (!text.starts_with("v1\n") || !text.ends_with('\n')) {
+    return Status::Error(errors::kCheckpointCorrupt,
+                         "reads/" + std::to_string(epoch_id) + " is not a v1 reads log ending in a newline");
+  }
+  std::vector<std::string> ends;
+  for (size_t begin = 3, end; begin < text.size(); begin = end + 1) {
+    end = text.find('\n', begin);
+    ends.push_back(text.substr(begin, end - begin));
+  }
+  return std::optional<std::vector<std::string>>(std::move(ends));
 }
 
 Status Checkpoint::Purge(int64_t latest_batch) {

@@ -87,6 +87,23 @@ TEST_F(CheckpointTest, LatestBatchesTellAnUncommittedBatchApart) {
   EXPECT_EQ(*checkpoint->LatestOffsetBatch(), 1);
 }
 
+TEST_F(CheckpointTest, AnEpochsReadsAreLoggedWholeEachTimeAndGoWithItsCommit) {
+  auto checkpoint = OpenOrDie();
+  EXPECT_EQ(*checkpoint->ReadEpochReads(3), std::nullopt);
+  ASSERT_TRUE(checkpoint->WriteEpochReads(3, {"{\"rows\":4}"}).ok());
+  ASSERT_TRUE(checkpoint->WriteEpochReads(3, {"{\"rows\":4}", "{\"rows\":9}"}).ok());
+  EXPECT_EQ(*fs_->ReadFile(root_ + "/reads/3"), "v1\n{\"rows\":4}\n{\"rows\":9}\n");
+  EXPECT_EQ(*checkpoint->ReadEpochReads(3), (std::vector<std::string>{"{\"rows\":4}", "{\"rows\":9}"}));
+  ASSERT_TRUE(checkpoint->WriteOffsets(3, {1, {"{\"rows\":9}"}}).ok());
+  ASSERT_TRUE(checkpoint->WriteCommit(3).ok());
+  EXPECT_EQ(*checkpoint->ReadEpochReads(3), std::nullopt);
+
+  for (std::string_view text : {"", "v2\n{}\n", "v1\n{\"rows\":4}", "{\"rows\":4}\n"}) {
+    ASSERT_TRUE(fs_->AtomicWrite(root_ + "/reads/4", text).ok());
+    EXPECT_EQ(checkpoint->ReadEpochReads(4).status().error_class(), errors::kCheckpointCorrupt) << text;
+  }
+}
+
 TEST_F(CheckpointTest, KeepsTheLastHundredEntries) {
   auto checkpoint = OpenOrDie();
   for (int64_t id = 0; id < 150; ++id) {

@@ -93,7 +93,6 @@ class RateSource final : public Source {
   }
 
   Status Commit(const std::string&) override { return Status::OK(); }
-  bool replays_real_time_in_order() const override { return true; }
 
  private:
   // Row i is due at start + i * 1e6 / rate microseconds (128-bit: no overflow for any rate).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <strings.h>
 
+#include "sluice/core/compute.h"
 #include "sluice/core/json_text.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/options.h"
@@ -113,8 +114,7 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<So
   SourceContext source_context{checkpoint->query_id(), config.file_system, checkpoint->SourceStateDirectory(0),
                                config.clock};
   SLUICE_RETURN_IF_ERROR(source->Open(source_context));
-  SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{checkpoint->query_id(), config.output_mode, config.file_system,
-                                                source->replays_real_time_in_order()}));
+  SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{checkpoint->query_id(), config.output_mode, config.file_system}));
   return std::unique_ptr<StreamingQuery>(
       new StreamingQuery(std::move(source), std::move(sink), std::move(config), std::move(checkpoint)));
 }
@@ -155,6 +155,12 @@ Status StreamingQuery::Run() {
 
 Status StreamingQuery::Recover() {
   SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> last_planned, checkpoint_->LatestOffsetBatch());
+  {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> last_committed, checkpoint_->LatestCommitBatch());
+    const int64_t pending = last_committed ? *last_committed + 1 : 0;
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> reads, checkpoint_->ReadEpochReads(pending));
+    if (reads) return ReplayRealTimeEpoch(pending, *reads);
+  }
   if (!last_planned) {
     SLUICE_ASSIGN_OR_RETURN(start_offset_, source_->InitialOffset());
     SLUICE_RETURN_IF_ERROR(CheckOffset(start_offset_, *source_));
@@ -268,7 +274,8 @@ Status StreamingQuery::RunRealTimeEpoch() {
   const int64_t deadline = epoch_start + config_.trigger.checkpoint_interval.count();
   const int64_t epoch_id = next_batch_id_.load();
   const std::string start = start_offset_;
-  std::string current = start_offset_;
+  std::string current = start;
+  std::vector<std::string> reads;
   int64_t rows = 0;
   QueryProgress::Durations durations;
   while (!stop_requested_.load() && NowMicros() < deadline) {
@@ -281,37 +288,93 @@ Status StreamingQuery::RunRealTimeEpoch() {
     }
     SLUICE_RETURN_IF_ERROR(CheckOffset(end, *source_));
     phase_start = NowMicros();
-    SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> pieces, source_->Read(current, end));
-    durations.get_batch += Millis(NowMicros() - phase_start);
-    phase_start = NowMicros();
-    for (const BatchPtr& piece : pieces) {
-      Status added = sink_->AddRealTimeRows(epoch_id, *piece);
-      if (!added.ok()) return added.WithContext("epoch " + std::to_string(epoch_id));
-      rows += piece->num_rows();
+    reads.push_back(end);
+    SLUICE_RETURN_IF_ERROR(checkpoint_->WriteEpochReads(epoch_id, reads));
+    durations.wal_commit += Millis(NowMicros() - phase_start);
+    SLUICE_RETURN_IF_ERROR(DeliverRealTimeRead(epoch_id, current, end, &rows, &durations));
+    current = std::move(end);
+  }
+  if (reads.empty()) return Status::OK();
+  return CommitRealTimeEpoch(epoch_id, start, current, rows, epoch_start, durations);
+}
+
+Status StreamingQuery::ReplayRealTimeEpoch(int64_t epoch_id, const std::vector<std::string>& ends) {
+  const int64_t epoch_start = NowMicros();
+  std::string start;
+  if (epoch_id == 0) {
+    SLUICE_ASSIGN_OR_RETURN(start, source_->InitialOffset());
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(OffsetLogEntry previous, checkpoint_->ReadOffsets(epoch_id - 1));
+    if (previous.source_offsets.size() != 1) {
+      return Status::Error(errors::kCheckpointCorrupt, "offsets/" + std::to_string(epoch_id - 1) +
+                                                           " does not hold exactly one source offset");
     }
-    durations.add_batch += Millis(NowMicros() - phase_start);
+    start = previous.source_offsets[0];
+  }
+  if (ends.empty()) {
+    return Status::Error(errors::kCheckpointCorrupt, "reads/" + std::to_string(epoch_id) + " logs no read");
+  }
+  if (!sink_->supports_real_time()) {
+    return Status::Error(errors::kUnsupportedTrigger,
+                         "epoch " + std::to_string(epoch_id) + " of this checkpoint ran under the real_time trigger "
+                             "and must be delivered again that way, but " + sink_->description() +
+                             " cannot take rows continuously");
+  }
+  std::string current = start;
+  int64_t rows = 0;
+  QueryProgress::Durations durations;
+  for (const std::string& end : ends) {
+    SLUICE_RETURN_IF_ERROR(CheckOffset(end, *source_));
+    SLUICE_RETURN_IF_ERROR(DeliverRealTimeRead(epoch_id, current, end, &rows, &durations));
     current = end;
   }
-  if (current == start) return Status::OK();
+  return CommitRealTimeEpoch(epoch_id, start, current, rows, epoch_start, durations);
+}
 
-  // The sink makes the epoch durable before the log says so; a crash before offsets/N is written
-  // delivers the epoch's rows again after the restart.
+Status StreamingQuery::DeliverRealTimeRead(int64_t epoch_id, const std::string& start, const std::string& end,
+                                           int64_t* rows, QueryProgress::Durations* durations) {
+  int64_t phase_start = NowMicros();
+  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> pieces, source_->Read(start, end));
+  durations->get_batch += Millis(NowMicros() - phase_start);
+  if (pieces.empty()) return Status::OK();
+  phase_start = NowMicros();
+  // One call per read: a replay delivers the same rows in the same calls.
+  BatchPtr read = pieces[0];
+  if (pieces.size() > 1) {
+    SLUICE_ASSIGN_OR_RETURN(read, Concatenate(pieces));
+  }
+  pieces.clear();
+  Status added = sink_->AddRealTimeRows(epoch_id, *read);
+  if (!added.ok()) return added.WithContext("epoch " + std::to_string(epoch_id));
+  *rows += read->num_rows();
+  durations->add_batch += Millis(NowMicros() - phase_start);
+  return Status::OK();
+}
+
+Status StreamingQuery::CommitRealTimeEpoch(int64_t epoch_id, const std::string& start, const std::string& end,
+                                           int64_t rows, int64_t epoch_start, QueryProgress::Durations durations) {
+  // The sink makes the epoch durable before the log says so; a crash before commits/N delivers the
+  // epoch again after the restart, in the reads that reads/N logged.
   int64_t phase_start = NowMicros();
   Status ended = sink_->EndEpoch(epoch_id);
   if (!ended.ok()) return ended.WithContext("epoch " + std::to_string(epoch_id));
   durations.add_batch += Millis(NowMicros() - phase_start);
   phase_start = NowMicros();
-  SLUICE_RETURN_IF_ERROR(checkpoint_->WriteOffsets(epoch_id, OffsetLogEntry{Millis(epoch_start), {current}}));
-  durations.wal_commit = Millis(NowMicros() - phase_start);
+  // A replay may find offsets/N already written by the run that crashed before commits/N.
+  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> last_planned, checkpoint_->LatestOffsetBatch());
+  if (!last_planned || *last_planned < epoch_id) {
+    SLUICE_RETURN_IF_ERROR(checkpoint_->WriteOffsets(epoch_id, OffsetLogEntry{Millis(epoch_start), {end}}));
+  }
+  durations.wal_commit += Millis(NowMicros() - phase_start);
   phase_start = NowMicros();
   SLUICE_RETURN_IF_ERROR(checkpoint_->WriteCommit(epoch_id));
-  SLUICE_RETURN_IF_ERROR(source_->Commit(current));
+  SLUICE_RETURN_IF_ERROR(source_->Commit(end));
   durations.commit_offsets = Millis(NowMicros() - phase_start);
   durations.trigger_execution = Millis(NowMicros() - epoch_start);
 
-  start_offset_ = current;
+  start_offset_ = end;
   next_batch_id_ = epoch_id + 1;
-  Report(MakeProgress(epoch_id, start, current, rows, epoch_start, durations));
+  Report(MakeProgress(epoch_id, start, end, rows, epoch_start, durations));
   return Status::OK();
 }
 

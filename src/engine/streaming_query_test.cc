@@ -244,6 +244,112 @@ class PieceCountingSink final : public Sink {
   size_t values_seen_ = 0;
 };
 
+// Records each real-time call's values (one entry per AddRealTimeRows) and each batch; fails the
+// `fail_at`-th real-time call (1-based), as a process dying mid-epoch would stop it.
+class ReadRecordingSink final : public Sink {
+ public:
+  explicit ReadRecordingSink(int fail_at = 0) : fail_at_(fail_at) {}
+  std::string description() const override { return "ReadRecordingSink"; }
+  std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
+  Status Open(const SinkContext&) override { return Status::OK(); }
+  bool supports_real_time() const override { return true; }
+  Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) override {
+    if (++calls_ == fail_at_) return Status::Error(errors::kIoError, "the process died");
+    reads.push_back({epoch_id, Values(rows)});
+    return Status::OK();
+  }
+  Status EndEpoch(int64_t epoch_id) override {
+    ended.push_back(epoch_id);
+    return Status::OK();
+  }
+  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
+    batches.push_back({batch_id, Values(batch)});
+    return Status::OK();
+  }
+
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> reads;
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> batches;
+  std::vector<int64_t> ended;
+
+ private:
+  static std::vector<int64_t> Values(const RecordBatch& rows) {
+    std::vector<int64_t> values;
+    for (int64_t row = 0; row < rows.num_rows(); ++row) values.push_back(rows.column(1)->Value<int64_t>(row));
+    return values;
+  }
+  int fail_at_;
+  int calls_ = 0;
+};
+
+TEST_F(StreamingQueryTest, ARealTimeEpochCutShortIsDeliveredAgainInTheSameReadsThenEnded) {
+  // Epoch 0 commits after a second of reads; epoch 1 dies at its fifth read.
+  auto dying = std::make_unique<ReadRecordingSink>(99 + 5);
+  ReadRecordingSink* first = dying.get();
+  auto query = StreamingQuery::Start(Rate(100), std::move(dying), Config(Trigger::RealTime(seconds(1))));
+  ASSERT_TRUE(query.ok()) << query.status().ToString();
+  Status died = (*query)->Run();
+  ASSERT_EQ(died.error_class(), errors::kIoError);
+  ASSERT_EQ(first->ended, std::vector<int64_t>{0});
+  EXPECT_TRUE(Exists("reads/1"));
+  EXPECT_FALSE(Exists("reads/0")) << "a committed epoch's reads are not kept";
+  std::vector<std::vector<int64_t>> delivered;
+  for (const auto& [epoch, values] : first->reads) {
+    if (epoch == 1) delivered.push_back(values);
+  }
+  ASSERT_EQ(delivered.size(), 4u);
+  query->reset();
+
+  // Much later, under another trigger: epoch 1 comes first, in its five logged reads (the fifth
+  // never reached the sink), and is ended; then the new rows come as batch 2.
+  clock_->AdvanceBy(seconds(30));
+  auto replaying = std::make_unique<ReadRecordingSink>();
+  ReadRecordingSink* second = replaying.get();
+  query = StreamingQuery::Start(Rate(100), std::move(replaying), Config(Trigger::Once()));
+  ASSERT_TRUE(query.ok()) << query.status().ToString();
+  ASSERT_TRUE((*query)->Run().ok());
+  ASSERT_EQ(second->reads.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(second->reads[i], std::make_pair(int64_t{1}, delivered[i])) << i;
+  EXPECT_EQ(second->reads[4].second, std::vector<int64_t>{delivered[3].back() + 1});
+  EXPECT_EQ(second->ended, std::vector<int64_t>{1});
+  EXPECT_TRUE(Exists("commits/1"));
+  EXPECT_FALSE(Exists("reads/1"));
+  ASSERT_EQ(second->batches.size(), 1u);
+  EXPECT_EQ(second->batches[0].first, 2);
+  EXPECT_EQ(second->batches[0].second.front(), second->reads[4].second.back() + 1) << "no row lost, none repeated";
+}
+
+TEST_F(StreamingQueryTest, ARealTimeEpochWhoseOffsetsWereLoggedIsEndedAgainWithoutLoggingThemTwice) {
+  auto first = std::make_unique<ReadRecordingSink>();
+  auto query = StreamingQuery::Start(Rate(100), std::move(first), Config(Trigger::RealTime(milliseconds(200))));
+  ASSERT_TRUE(query.ok());
+  stop_after_batch_ = 0;
+  query_ = std::move(query).value();
+  ASSERT_TRUE(query_->Run().ok());
+  query_.reset();
+  // The process died between offsets/0 and commits/0.
+  ASSERT_TRUE(LocalFileSystem()->Delete(dir_.Join("checkpoint/commits/0")).ok());
+  ASSERT_TRUE(LocalFileSystem()->AtomicWrite(dir_.Join("checkpoint/reads/0"), "v1\n{\"rows\":7}\n{\"rows\":19}\n").ok());
+  stop_after_batch_ = -1;
+  auto replaying = std::make_unique<ReadRecordingSink>();
+  ReadRecordingSink* second = replaying.get();
+  query = StreamingQuery::Start(Rate(100), std::move(replaying), Config(Trigger::Once()));
+  ASSERT_TRUE(query.ok());
+  ASSERT_TRUE((*query)->Run().ok()) << "offsets/0 is not written twice";
+  ASSERT_EQ(second->reads.size(), 2u);
+  EXPECT_EQ(second->reads[0].second, Range(0, 7));
+  EXPECT_EQ(second->reads[1].second, Range(7, 19));
+  EXPECT_TRUE(Exists("commits/0"));
+}
+
+TEST_F(StreamingQueryTest, AnEpochLoggedUnderRealTimeCannotBeReplayedIntoASinkWithoutIt) {
+  ASSERT_TRUE(LocalFileSystem()->AtomicWrite(dir_.Join("checkpoint/reads/0"), "v1\n{\"rows\":3}\n").ok());
+  auto query = StreamingQuery::Start(Rate(100), std::make_unique<AppendOnlySink>(), Config(Trigger::Once()));
+  ASSERT_TRUE(query.ok());
+  Status refused = (*query)->Run();
+  EXPECT_EQ(refused.error_class(), errors::kUnsupportedTrigger);
+  EXPECT_NE(refused.message().find("epoch 0"), std::string_view::npos) << refused.ToString();
+}
+
 TEST_F(StreamingQueryTest, ASinkGetsTheBatchInTheSourcesPiecesOrWholeByDefault) {
   for (bool takes_pieces : {true, false}) {
     SCOPED_TRACE(takes_pieces);

@@ -13,14 +13,13 @@
 // Exactly-once bookkeeping: each chunk of task t claims (`<query_id>/rt<t>`, epoch, n) in the
 // progress table in its own transaction, n being the number of the task's rows of the epoch
 // written through the end of that chunk. A task's chunks commit in order, so the largest claimed
-// n is exactly how many of the epoch's rows the task has in the table. When an epoch is delivered
-// again after a crash, each task reads that number before its first write of the epoch and, when
-// the source replays in order (`replays_in_order`: the rate source, one assigned Kafka partition),
-// skips as many of the epoch's first rows: exact, as long as tasks_per_connection is unchanged.
-// A source that interleaves several streams (Kafka partitions) replays in another order, so the
-// first rows of the replay are not the rows written before: the replay is then written whole,
-// under claims that continue after the earlier delivery's. That is at least once for key-less
-// tables and exact for keyed ones (the epoch's rows are upserted again, each key's in its order).
+// n is exactly how many of the epoch's rows the task has in the table. The rows of each Add() (one
+// read of the source) are put in their canonical order (PgUpsertWriter::CanonicalOrder) before
+// they are shared out to tasks, and an epoch delivered again after a crash comes in the same reads
+// (engine::Sink::AddRealTimeRows), so each task receives the same rows in the same order as the
+// first time; it reads the claimed number before its first write of the epoch and skips as many
+// of the epoch's first rows. Exact, for keyed and key-less tables, as long as tasks_per_connection
+// is unchanged.
 //
 // Thread safety: Add() and EndEpoch() are called from one thread (the query's); each task has its
 // own flush thread and owns its PgUpsertWriter.
@@ -40,10 +39,6 @@ struct PgRealTimeWriterOptions {
   std::string query_id;
   int64_t batch_size = 1000;
   std::chrono::microseconds batch_interval{100'000};
-  // Whether the source delivers a replayed epoch in the order of its first delivery
-  // (engine::Source::replays_real_time_in_order). Only then are the rows a replay begins with the
-  // rows already committed; otherwise a replayed epoch is written whole again.
-  bool replays_in_order = false;
 };
 
 // The progress-table query id of real-time task `task` of query `query_id`.
@@ -60,8 +55,8 @@ class PgRealTimeWriter {
   PgRealTimeWriter(const PgRealTimeWriter&) = delete;
   PgRealTimeWriter& operator=(const PgRealTimeWriter&) = delete;
 
-  // Buffers `rows` (sharing their columns) for epoch `epoch_id`; blocks while a task's buffer is
-  // full. Returns the error of a failed flush (after its retries), after which the writer is
+  // Buffers `rows`, the rows of one read of the source, for epoch `epoch_id`; blocks while a task's
+  // buffer is full. Returns the error of a failed flush (after its retries), after which the writer is
   // unusable.
   Status Add(int64_t epoch_id, const RecordBatch& rows);
   // Flushes every buffered row of `epoch_id` and waits until it is committed.
@@ -79,7 +74,7 @@ class PgRealTimeWriter {
 
   PgRealTimeWriterOptions options_;
   std::vector<std::unique_ptr<Task>> tasks_;
-  // Rows of epoch `epoch_` handed to Add() so far (key-less rows go to tasks round-robin by it).
+  // Rows of epoch `epoch_` handed to tasks so far (key-less rows go to tasks round-robin by it).
   int64_t epoch_ = -1;
   int64_t epoch_rows_ = 0;
 };

@@ -69,7 +69,8 @@ class PgUpsertWriter {
   // (rows of one key keep their order); without one, sorted by a 64-bit hash of the whole row.
   // Chunks cut from this order hold the same rows on every replay. (Two rows that differ only in
   // the sign of a zero or in a NaN's payload hash alike; a replay may swap them across chunks.)
-  Result<std::vector<int64_t>> CanonicalOrder(const BatchPtr& batch);
+  // Reads only what Open() fixed: may be called from any thread while another one writes.
+  Result<std::vector<int64_t>> CanonicalOrder(const BatchPtr& batch) const;
 
   // The largest chunk id committed for (query_id, batch_id), 0 when none. Real-time writes use as
   // chunk id the number of the epoch's rows written through the end of the chunk, so this is how
@@ -97,7 +98,7 @@ class PgUpsertWriter {
   Result<int64_t> TryWriteChunk(const std::string& query_id, int64_t batch_id, int32_t chunk, const RecordBatch& batch,
                                 std::span<const int64_t> rows);
   // Row order for a chunk: sorted by key, last row per key kept (all rows when there is no key).
-  Result<std::vector<int64_t>> OrderRows(const RecordBatch& batch, std::span<const int64_t> rows);
+  Result<std::vector<int64_t>> OrderRows(const RecordBatch& batch, std::span<const int64_t> rows) const;
 
   PgUpsertWriterOptions options_;
   TypePtr schema_;

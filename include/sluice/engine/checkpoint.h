@@ -3,6 +3,8 @@
 //   <root>/metadata       {"id":"<query id>"}: written once, read on every restart
 //   <root>/offsets/<N>    the planned range of batch N, written BEFORE the batch runs
 //   <root>/commits/<N>    written AFTER the sink made batch N durable
+//   <root>/reads/<N>      real_time epoch N's reads so far, each one's end offset written BEFORE
+//                         its rows reach the sink; deleted with commits/N
 //   <root>/sources/<i>/   private state of source i
 //   <root>/lock           held (flock) while a query runs on this checkpoint
 //
@@ -18,7 +20,13 @@
 // CONCURRENT_QUERY. The lock file makes a second query on the same checkpoint fail at Open().
 //
 // Recovery: an offsets/N without commits/N is a batch that may have partly reached the sink; the
-// query re-runs it with the same id and range (the sink is idempotent per batch id).
+// query re-runs it with the same id and range (the sink is idempotent per batch id). A reads/N
+// without commits/N is a real_time epoch that may have partly reached the sink: the query reads
+// the same ranges again, in the same reads, so a sink that writes the rows of an epoch as they
+// come can tell by counting which of them it already holds.
+//   reads/N:    v1
+//               <the end offset of the epoch's first read>
+//               <the end offset of its second read> ...
 //
 // A Checkpoint is used by one query thread; it is not thread-safe.
 #pragma once
@@ -78,14 +86,22 @@ class Checkpoint {
   Result<OffsetLogEntry> ReadOffsets(int64_t batch_id) const;
   // Put-if-absent; CONCURRENT_QUERY when offsets/N already exists.
   Status WriteOffsets(int64_t batch_id, const OffsetLogEntry& entry);
-  // Put-if-absent; CONCURRENT_QUERY when commits/N already exists. Then deletes the entries of
-  // both logs older than the last kEntriesToKeep.
+  // Put-if-absent; CONCURRENT_QUERY when commits/N already exists. Then deletes reads/N and the
+  // entries of both logs older than the last kEntriesToKeep.
   Status WriteCommit(int64_t batch_id);
+
+  // Replaces reads/N with `ends` (the end offsets of real_time epoch N's reads so far, in order),
+  // durably.
+  Status WriteEpochReads(int64_t epoch_id, const std::vector<std::string>& ends);
+  // The end offsets in reads/N; nullopt when there is no reads/N; CHECKPOINT_CORRUPT when it is not
+  // a v1 reads log.
+  Result<std::optional<std::vector<std::string>>> ReadEpochReads(int64_t epoch_id) const;
 
  private:
   Checkpoint(std::shared_ptr<FileSystem> file_system, std::string root, int lock_fd);
   Result<std::optional<int64_t>> LatestBatch(const std::string& directory) const;
   Status Purge(int64_t latest_batch);
+  std::string EpochReadsPath(int64_t epoch_id) const;
 
   std::shared_ptr<FileSystem> file_system_;
   std::string root_;

@@ -35,9 +35,6 @@ struct SinkContext {
   std::string query_id;
   OutputMode output_mode = OutputMode::kAppend;
   std::shared_ptr<FileSystem> file_system;
-  // The source's Source::replays_real_time_in_order(): whether an epoch delivered again after a
-  // crash comes in the same order as the first time.
-  bool real_time_replays_in_order = false;
 };
 
 class Sink {
@@ -61,7 +58,11 @@ class Sink {
   // The `real_time` trigger delivers rows as they arrive, in several calls per epoch, and ends
   // each epoch with EndEpoch(). Only sinks that return true here may run under that trigger.
   virtual bool supports_real_time() const { return false; }
-  // Rows of epoch `epoch_id`; the sink may buffer them and flush by its own size or interval.
+  // The rows of one read of the source in epoch `epoch_id`; the sink may buffer them and flush by
+  // its own size or interval. An epoch cut short by a crash is delivered again after the restart
+  // in the same reads: the n-th call holds the same rows as the n-th call of the first delivery,
+  // though possibly in another order (a read of several Kafka partitions interleaves them as they
+  // arrive), and ends with EndEpoch().
   virtual Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows);
   // Makes every row of the epoch durable before the engine logs the epoch as committed.
   virtual Status EndEpoch(int64_t epoch_id);

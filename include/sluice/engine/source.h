@@ -60,19 +60,14 @@ class Source {
   // The end of the next batch that starts at `start`: as far as data is available, the limit
   // allows and `limit.not_beyond` permits. Returns `start` itself when nothing new is available.
   virtual Result<std::string> LatestOffset(const std::string& start, const ReadLimit& limit) = 0;
-  // The rows in (start, end], in order. Both offsets came from this source (possibly in an
+  // The rows in (start, end]: the same rows on every read of the range, each ordered stream the
+  // source has (a Kafka partition) in its order, though several such streams may interleave
+  // differently from one read to the next. Both offsets came from this source (possibly in an
   // earlier run of the query). The batches share this schema; an empty vector means no rows.
   virtual Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) = 0;
   // Everything up to `end` is durable in the sink and will never be asked for again; the source
   // may release it (a replication slot confirms its flush position here).
   virtual Status Commit(const std::string& end) = 0;
-
-  // Whether reading a range again yields its rows in the order the `real_time` trigger first
-  // delivered them (several reads of consecutive sub-ranges): true for one ordered stream of rows
-  // (the rate source, one Kafka partition), false where a read interleaves several streams (Kafka
-  // partitions), whose order then depends on when the rows arrived. Sinks that resume a replayed
-  // epoch part-way by counting rows rely on it.
-  virtual bool replays_real_time_in_order() const { return false; }
 };
 
 }  // namespace sluice::engine

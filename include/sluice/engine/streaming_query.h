@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/core/clock.h"
 #include "sluice/core/file_system.h"
@@ -44,8 +45,9 @@ struct Trigger {
     // Everything available at start, in as many batches as the source's limits need, then stop.
     kAvailableNow,
     // Rows go to the sink as soon as the source has them; offsets and commits are logged every
-    // `checkpoint_interval`, so a restart resumes from the last logged point (rows after it are
-    // delivered again: at least once, see docs/guarantees.md).
+    // `checkpoint_interval` (an epoch), so a restart resumes from the last logged point. The end
+    // of each read is logged before its rows reach the sink: an epoch cut short is delivered again
+    // in the same reads, which a sink can count to skip what it already holds (docs/guarantees.md).
     kRealTime,
   };
   Kind kind = Kind::kProcessingTime;
@@ -117,6 +119,15 @@ class StreamingQuery {
   Status ExecuteBatch(int64_t batch_id, std::string start, std::string end, int64_t trigger_micros,
                       QueryProgress::Durations durations);
   Status RunRealTimeEpoch();
+  // Delivers real_time epoch `epoch_id` again, read by read, as reads/N logged it the first time,
+  // then ends and commits it.
+  Status ReplayRealTimeEpoch(int64_t epoch_id, const std::vector<std::string>& ends);
+  // Reads (start, end] and hands it to the sink as rows of epoch `epoch_id`; adds the rows read.
+  Status DeliverRealTimeRead(int64_t epoch_id, const std::string& start, const std::string& end, int64_t* rows,
+                             QueryProgress::Durations* durations);
+  // Ends epoch `epoch_id` in the sink, logs it and reports it.
+  Status CommitRealTimeEpoch(int64_t epoch_id, const std::string& start, const std::string& end, int64_t rows,
+                             int64_t epoch_start, QueryProgress::Durations durations);
   Status RunProcessingTime();
   Status RunAvailableNow();
   // Sleeps until `deadline_micros` on the clock or until Stop(), whichever is first.
