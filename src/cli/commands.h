@@ -3,6 +3,7 @@
 // CLI::RuntimeError with the exit code (after printing the error to stderr).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "sluice/core/status.h"
@@ -62,9 +63,11 @@ void RegisterStreamCommand(CLI::App& app);
 
 // Runs a pipeline's flows in the foreground as `sluice run` does: a progress line on a terminal,
 // SIGINT/SIGTERM stop after the batches in progress, optional metrics endpoint; throws
-// CLI::RuntimeError (exit 2: invalid pipeline, 1: a failure) after printing the error.
-void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions options, int metrics_port,
-                     const std::string& metrics_address);
+// CLI::RuntimeError (exit 2: invalid pipeline, 1: a failure) after printing the error. When
+// `should_stop` is given it is asked every half second, and the run stops (after the batches in
+// progress) once it returns true; RunInForeground then returns true, and false otherwise.
+bool RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions options, int metrics_port,
+                     const std::string& metrics_address, const std::function<bool()>& should_stop = nullptr);
 
 // The registry commands use: the built-in formats, every connector's and the demo's functions,
 // registered once.

@@ -90,8 +90,8 @@ bool Active(const pipeline::PipelineRun& run) {
 
 }  // namespace
 
-void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions options, int metrics_port,
-                     const std::string& metrics_address) {
+bool RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions options, int metrics_port,
+                     const std::string& metrics_address, const std::function<bool()>& should_stop) {
   BlockTerminationSignals();
   options.registry = &CommandRegistry();
   Result<std::unique_ptr<pipeline::PipelineRun>> run = pipeline::PipelineRun::Start(spec, options);
@@ -115,6 +115,7 @@ void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
   std::fflush(stdout);
 
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  bool stopped_when_asked = false;
   while (true) {
     if (!Active(running)) break;
     if (std::optional<int> signal = WaitForTerminationSignalFor(std::chrono::milliseconds(500))) {
@@ -122,6 +123,12 @@ void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
       std::printf("stopping after the batches in progress...\n");
       std::fflush(stdout);
       running.Stop();
+      break;
+    }
+    if (should_stop && should_stop()) {
+      if (tty) std::printf("\n");
+      running.Stop();
+      stopped_when_asked = true;
       break;
     }
     if (tty) {
@@ -141,6 +148,7 @@ void RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
   }
   std::fflush(stdout);
   if (!result.ok()) Fail(result, 1);
+  return stopped_when_asked;
 }
 
 namespace {

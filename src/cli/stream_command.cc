@@ -50,8 +50,8 @@ void Create(const StreamArguments& arguments) {
 void Update(const StreamArguments& arguments) {
   Result<pipeline::StreamSpec> stream = CatalogOf(arguments).Update(Definition(arguments));
   if (!stream.ok()) Fail(stream.status());
-  std::printf("updated stream %s; a running `sluice stream run %s` applies it when restarted\n", stream->name.c_str(),
-              stream->name.c_str());
+  std::printf("updated stream %s; a running `sluice stream run %s` restarts its ingestion with it within a second\n",
+              stream->name.c_str(), stream->name.c_str());
 }
 
 void Get(const StreamArguments& arguments) {
@@ -95,11 +95,33 @@ void Delete(const StreamArguments& arguments) {
   std::printf("deleted stream %s and its ingestion table\n", arguments.name.c_str());
 }
 
+// Runs until stopped, following the stream's definition: an update restarts ingestion with the
+// new one, a deletion ends the run.
 void Run(const StreamArguments& arguments) {
   pipeline::StreamCatalog catalog = CatalogOf(arguments);
   Result<pipeline::StoredStream> stream = catalog.Get(arguments.name);
   if (!stream.ok()) Fail(stream.status());
-  RunInForeground(catalog.PipelineOf(stream->spec), {}, arguments.metrics_port, arguments.metrics_address);
+  while (true) {
+    pipeline::StreamCatalog::Change change = pipeline::StreamCatalog::Change::kNone;
+    auto definition_changed = [&] {
+      Result<pipeline::StreamCatalog::Change> now = catalog.ChangeSince(arguments.name, stream->definition);
+      // A definition that cannot be read this time is read again at the next look.
+      if (now.ok()) change = *now;
+      return change != pipeline::StreamCatalog::Change::kNone;
+    };
+    if (!RunInForeground(catalog.PipelineOf(stream->spec), {}, arguments.metrics_port, arguments.metrics_address,
+                         definition_changed)) {
+      return;
+    }
+    if (change == pipeline::StreamCatalog::Change::kDeleted) {
+      std::printf("stream %s was deleted: ingestion stopped\n", arguments.name.c_str());
+      return;
+    }
+    stream = catalog.Get(arguments.name);
+    if (!stream.ok()) Fail(stream.status());
+    std::printf("stream %s was updated: ingestion restarts with the new definition\n", arguments.name.c_str());
+    std::fflush(stdout);
+  }
 }
 
 CLI::App* Subcommand(CLI::App* parent, const char* name, const char* description,

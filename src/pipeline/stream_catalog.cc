@@ -1,10 +1,12 @@
 #include "sluice/pipeline/stream_catalog.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/delta/writer.h"
+#include "sluice/engine/checkpoint.h"
 #include "sluice/pipeline/stream_compatibility.h"
 
 namespace sluice::pipeline {
@@ -14,6 +16,10 @@ StreamCatalog::StreamCatalog(std::shared_ptr<FileSystem> fs, std::string warehou
 
 std::string StreamCatalog::PathOf(std::string_view name) const {
   return warehouse_ + "/_sluice/catalog/streams/" + std::string(name) + ".yaml";
+}
+
+std::string StreamCatalog::DeletingPathOf(std::string_view name) const {
+  return warehouse_ + "/_sluice/catalog/streams/" + std::string(name) + ".deleting";
 }
 
 PipelineSpec StreamCatalog::PipelineOf(const StreamSpec& stream) const {
@@ -37,6 +43,12 @@ Result<StreamSpec> StreamCatalog::Create(std::string_view definition) {
   SLUICE_ASSIGN_OR_RETURN(StreamSpec stream, ParseStreamSpec(definition));
   SLUICE_RETURN_IF_ERROR(Validate(stream));
   SLUICE_RETURN_IF_ERROR(fs_->CreateDirectories(warehouse_ + "/_sluice/catalog/streams"));
+  SLUICE_ASSIGN_OR_RETURN(bool being_deleted, fs_->Exists(DeletingPathOf(stream.name)));
+  if (being_deleted) {
+    return Status::Error(errors::kStreamAlreadyExists, "stream '" + stream.name +
+                                                           "' is still being deleted; run `sluice stream delete " +
+                                                           stream.name + "` again to finish it");
+  }
   Status stored = fs_->PutIfAbsent(PathOf(stream.name), definition);
   if (stored.error_class() == errors::kFileAlreadyExists) {
     return Status::Error(errors::kStreamAlreadyExists,
@@ -112,13 +124,51 @@ Result<std::vector<StoredStream>> StreamCatalog::List(size_t max_results, std::s
   return streams;
 }
 
-Status StreamCatalog::Delete(std::string_view name) {
-  SLUICE_ASSIGN_OR_RETURN(StoredStream stream, Get(name));
-  PipelineSpec pipeline = PipelineOf(stream.spec);
-  SLUICE_ASSIGN_OR_RETURN(std::string table, pipeline.TablePath(stream.spec.table));
+Status StreamCatalog::Delete(std::string_view name, std::chrono::milliseconds wait_for_run) {
+  // The definition moves aside first: a run of the stream sees it gone and stops, and a deletion
+  // cut short is found again by the next Delete.
+  const std::string deleting = DeletingPathOf(name);
+  SLUICE_ASSIGN_OR_RETURN(bool resumed, fs_->Exists(deleting));
+  std::string definition;
+  if (resumed) {
+    SLUICE_ASSIGN_OR_RETURN(definition, fs_->ReadFile(deleting));
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(StoredStream stream, Get(name));
+    definition = std::move(stream.definition);
+    SLUICE_RETURN_IF_ERROR(fs_->Rename(PathOf(name), deleting, /*no_replace=*/true));
+  }
+  SLUICE_ASSIGN_OR_RETURN(StreamSpec spec, ParseStreamSpec(definition));
+  PipelineSpec pipeline = PipelineOf(spec);
+  SLUICE_RETURN_IF_ERROR(WaitForRunToStop(pipeline.CheckpointOf(spec), wait_for_run));
+  SLUICE_ASSIGN_OR_RETURN(std::string table, pipeline.TablePath(spec.table));
   SLUICE_RETURN_IF_ERROR(fs_->DeleteRecursively(table));
   SLUICE_RETURN_IF_ERROR(fs_->DeleteRecursively(pipeline.storage));
-  return fs_->Delete(PathOf(name));
+  return fs_->Delete(deleting);
+}
+
+Status StreamCatalog::WaitForRunToStop(const std::string& checkpoint, std::chrono::milliseconds wait) const {
+  SLUICE_ASSIGN_OR_RETURN(bool exists, fs_->Exists(checkpoint + "/metadata"));
+  if (!exists) return Status::OK();
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (true) {
+    // A run holds its checkpoint's lock until it has stopped; taking it proves there is none.
+    Result<std::unique_ptr<engine::Checkpoint>> taken = engine::Checkpoint::Open(fs_, checkpoint);
+    if (taken.ok()) return Status::OK();
+    if (taken.status().error_class() != errors::kConcurrentQuery) return taken.status();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::Error(errors::kConcurrentQuery,
+                           "a run of the stream still holds its checkpoint " + checkpoint +
+                               "; stop it and run `sluice stream delete` again to finish the deletion");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+Result<StreamCatalog::Change> StreamCatalog::ChangeSince(std::string_view name, std::string_view definition) const {
+  Result<std::string> now = fs_->ReadFile(PathOf(name));
+  if (!now.ok() && now.status().error_class() == errors::kFileNotFound) return Change::kDeleted;
+  SLUICE_RETURN_IF_ERROR(now.status());
+  return *now == definition ? Change::kNone : Change::kUpdated;
 }
 
 }  // namespace sluice::pipeline

@@ -11,6 +11,7 @@
 // Update replaces the definition atomically, the last of two concurrent updates winning).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,19 +46,35 @@ class StreamCatalog {
   // Names in order, at most `max_results`, starting after `page_token` (a name; empty: from the
   // start).
   Result<std::vector<StoredStream>> List(size_t max_results = 100, std::string_view page_token = {}) const;
-  // Removes the definition, the stream's checkpoint and events, and its ingestion table.
-  Status Delete(std::string_view name);
+  // Removes the definition, the stream's checkpoint and events, and its ingestion table. A run of
+  // the stream (`sluice stream run`, which follows its definition: StreamChange) stops when the
+  // definition is gone; Delete waits up to `wait_for_run` for it to let go of the stream's
+  // checkpoint before it deletes anything else, so no batch in progress lands in a deleted
+  // table. CONCURRENT_QUERY when the run holds on longer (stop it and delete again: a deletion
+  // that did not finish is taken up by the next Delete of the name, and no stream of that name can
+  // be created until it finishes).
+  Status Delete(std::string_view name, std::chrono::milliseconds wait_for_run = std::chrono::seconds(60));
+
+  // What became of a stream whose definition was `definition`: the same, replaced (Update), or
+  // deleted. A run polls this to follow its stream.
+  enum class Change { kNone, kUpdated, kDeleted };
+  Result<Change> ChangeSince(std::string_view name, std::string_view definition) const;
 
   // A pipeline that runs just this stream, with its storage in the catalog's area.
   PipelineSpec PipelineOf(const StreamSpec& stream) const;
 
  private:
   std::string PathOf(std::string_view name) const;
+  // Where a definition waits while its stream is being deleted.
+  std::string DeletingPathOf(std::string_view name) const;
   // INVALID_PIPELINE listing every problem `sluice validate` would find.
   Status Validate(const StreamSpec& stream) const;
   // STREAM_SCHEMA_INCOMPATIBLE when the existing ingestion table cannot take the stream's inline
   // schemas.
   Status CheckTableTakes(const StreamSpec& stream) const;
+  // OK once no run holds the checkpoint at `checkpoint` (at once when there is none), or
+  // CONCURRENT_QUERY after `wait`.
+  Status WaitForRunToStop(const std::string& checkpoint, std::chrono::milliseconds wait) const;
 
   std::shared_ptr<FileSystem> fs_;
   std::string warehouse_;
