@@ -201,7 +201,7 @@ Status IngestionSink::RunBackfillIfDue(std::optional<int64_t> written_min_us) {
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
   SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> inserted, backfill_->RunIfDue(written_min_us, now_us));
-  stats_.backfilled += inserted.value_or(0);
+  if (inserted) unreported_backfill_ = inserted;
   return Status::OK();
 }
 

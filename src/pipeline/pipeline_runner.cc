@@ -348,6 +348,7 @@ void PipelineRun::RunFlow(Flow* flow) {
     }
     if (Status opened = OpenFlow(flow); !opened.ok()) return FailFlow(flow, opened);
   }
+  LogBackfill(flow);  // a merge that was due when the sink opened
   Status status = flow->query->Run();
   if (!status.ok()) return FailFlow(flow, status);
   std::string state;
@@ -429,6 +430,16 @@ void PipelineRun::RunFeed(Feed* feed) {
           "{\"flow_progress\":{\"status\":" + JsonString(state) + "}}");
 }
 
+void PipelineRun::LogBackfill(Flow* flow) {
+  if (flow->ingestion == nullptr) return;
+  std::optional<int64_t> inserted = flow->ingestion->TakeBackfillMerge();
+  if (!inserted) return;
+  Log("INFO", flow, "backfill",
+      "stream '" + flow->spec->name + "': its backfill is merged into the ingestion table, " +
+          std::to_string(*inserted) + " row(s) inserted",
+      "{\"backfill\":{\"inserted_rows\":" + std::to_string(*inserted) + "}}");
+}
+
 void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) {
   const int64_t output_rows = flow->sink->last_output_rows();
   const std::vector<ExpectationCounts>& counts = flow->sink->last_counts();
@@ -485,6 +496,7 @@ void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) 
           ",\"num_output_rows\":" + std::to_string(output_rows) + "}" +
           (quality.empty() ? "" : ",\"data_quality\":" + quality) +
           (ingestion.empty() ? "" : ",\"ingestion\":" + ingestion) + ",\"progress\":" + progress.ToJson() + "}}");
+  LogBackfill(flow);
   if (!quality.empty()) {
     Log("INFO", flow, "data_quality", "expectations of flow '" + flow->spec->name + "' on batch " +
                                           std::to_string(progress.batch_id),

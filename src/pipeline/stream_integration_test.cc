@@ -110,6 +110,21 @@ class StreamTest : public ::testing::Test {
 
   std::string Table() const { return dir_.path() + "/warehouse/main/raw/events"; }
 
+  // The details of every `backfill` event in the pipeline's event log.
+  std::vector<std::string> BackfillEvents() const {
+    std::vector<std::string> events;
+    auto lines = EventLog::ReadLines(EventLog::PathFor(dir_.path() + "/storage"));
+    EXPECT_TRUE(lines.ok());
+    if (!lines.ok()) return events;
+    for (const std::string& line : *lines) {
+      if (line.find("\"event_type\":\"backfill\"") == std::string::npos) continue;
+      const size_t details = line.find("\"details\":");
+      EXPECT_NE(details, std::string::npos) << line;
+      if (details != std::string::npos) events.push_back(line.substr(details + 10, line.rfind('}') - details - 10));
+    }
+    return events;
+  }
+
   testing::TempDir dir_;
   std::string bootstrap_;
   std::string topic_;
@@ -232,15 +247,18 @@ TEST_F(StreamTest, ABackfillOverlappingIngestedRecordsIsMergedOnceWithoutDuplica
   ASSERT_TRUE(Run(Spec("", backfill)).ok());
   int64_t distinct = 0;
   EXPECT_EQ(CountBySource(Table(), &distinct), (std::map<std::string, int64_t>{{"stream", 30}}));
+  EXPECT_EQ(BackfillEvents(), std::vector<std::string>{});
 
   ASSERT_TRUE(Run(Spec("", backfill + ", backfill_overlap: 0s")).ok());
   EXPECT_EQ(CountBySource(Table(), &distinct), (std::map<std::string, int64_t>{{"backfill", 10}, {"stream", 30}}));
   EXPECT_EQ(distinct, 40) << "no record is in the table twice";
+  EXPECT_EQ(BackfillEvents(), std::vector<std::string>{"{\"backfill\":{\"inserted_rows\":10}}"});
 
   // It ran once: neither a new run nor new records merge it again.
   ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, Messages(30, 36)).ok());
   ASSERT_TRUE(Run(Spec("", backfill + ", backfill_overlap: 0s")).ok());
   EXPECT_EQ(CountBySource(Table(), &distinct), (std::map<std::string, int64_t>{{"backfill", 10}, {"stream", 36}}));
+  EXPECT_EQ(BackfillEvents().size(), 1u);
 }
 
 TEST_F(StreamTest, DeduplicationColumnsMustBeIngestionTableColumns) {

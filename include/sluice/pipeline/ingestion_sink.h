@@ -30,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sluice/core/file_system.h"
@@ -65,7 +66,6 @@ struct IngestionStats {
   int64_t filtered_out = 0;
   int64_t malformed_keys = 0;
   int64_t malformed_values = 0;
-  int64_t backfilled = 0;  // rows the backfill merge inserted in this batch
   std::vector<std::string> malformed_samples;  // "topic/partition@offset" of the first few
 };
 
@@ -85,6 +85,9 @@ class IngestionSink : public engine::Sink {
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override;
 
   const IngestionStats& last_stats() const { return stats_; }
+  // The rows the backfill merge inserted, once, after it ran (when the sink opened or after a
+  // batch); nullopt otherwise. Called from the query's thread.
+  std::optional<int64_t> TakeBackfillMerge() { return std::exchange(unreported_backfill_, std::nullopt); }
 
  private:
   // How the key or the value is decoded.
@@ -118,6 +121,7 @@ class IngestionSink : public engine::Sink {
   std::optional<std::string> filter_sql_;
   std::unique_ptr<Backfill> backfill_;
   IngestionStats stats_;
+  std::optional<int64_t> unreported_backfill_;
 };
 
 // The `kafka` source's starting_offsets JSON ({"topic":{"0":42}}, next offset per partition) for

@@ -117,6 +117,8 @@ class PipelineRun {
   Status StartFeed(const ChangeFeedSpec& spec);
   void RunFeed(Feed* feed);
   void OnProgress(Flow* flow, const engine::QueryProgress& progress);
+  // Logs a `backfill` event when the flow's stream merged its backfill since the last look.
+  void LogBackfill(Flow* flow);
   void LogFeed(const std::string& level, const Feed* feed, const std::string& type, const std::string& message,
                const std::string& details);
   void Log(const std::string& level, const Flow* flow, const std::string& type, const std::string& message,
