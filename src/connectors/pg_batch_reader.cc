@@ -197,14 +197,17 @@ class CopyReader {
       return ServerFailure(raw, "the postgresql batch read query failed", started.get());
     }
     NewBuilders();
-    Status status;
     char* data = nullptr;
     int size;
     while ((size = PQgetCopyData(raw, &data, 0)) > 0) {
-      if (status.ok()) status = ParseMessage(std::string_view(data, static_cast<size_t>(size)), emit);
+      Status parsed = ParseMessage(std::string_view(data, static_cast<size_t>(size)), emit);
       PQfreemem(data);
+      // The rest of the stream is not read: the reader is spent, and closing its connection
+      // ends the server's COPY.
+      SLUICE_RETURN_IF_ERROR(parsed);
     }
     if (size == -2) return ServerFailure(raw, "reading the postgresql batch read result failed", nullptr);
+    Status status;
     while (PGresult* raw_result = PQgetResult(raw)) {
       ResultPtr result(raw_result);
       if (status.ok() && PQresultStatus(raw_result) != PGRES_COMMAND_OK) {

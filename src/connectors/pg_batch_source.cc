@@ -1,7 +1,5 @@
 #include "sluice/connectors/pg_batch_source.h"
 
-#include <mutex>
-
 #include "sluice/connectors/pg_batch_reader.h"
 #include "sluice/connectors/pg_connection.h"
 #include "sluice/core/error_classes.h"
@@ -70,17 +68,20 @@ class PostgresBatchSource final : public engine::ReadOnceSource {
 
   Result<std::vector<BatchPtr>> ReadAll() override {
     std::vector<BatchPtr> batches;
-    if (!reader_) {
-      SLUICE_ASSIGN_OR_RETURN(reader_, PgBatchReader::Open(options_));
-    }
-    std::unique_ptr<PgBatchReader> reader = std::move(reader_);
-    std::mutex mutex;
-    SLUICE_RETURN_IF_ERROR(reader->Read([&](BatchPtr batch) {
-      std::lock_guard lock(mutex);
+    SLUICE_RETURN_IF_ERROR(ReadAllPieces([&](BatchPtr batch) {
       batches.push_back(std::move(batch));
       return Status::OK();
     }));
     return batches;
+  }
+
+  // The reader serializes its partitions' calls of `consume`, as ReadPieces requires.
+  Status ReadAllPieces(const engine::PieceConsumer& consume) override {
+    if (!reader_) {
+      SLUICE_ASSIGN_OR_RETURN(reader_, PgBatchReader::Open(options_));
+    }
+    std::unique_ptr<PgBatchReader> reader = std::move(reader_);
+    return reader->Read(consume);
   }
 
  private:

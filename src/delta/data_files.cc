@@ -60,12 +60,6 @@ Result<BatchPtr> DataColumns(const BatchPtr& batch, const std::vector<int>& data
   return RecordBatch::Make(data_schema, std::move(columns), batch->num_rows());
 }
 
-struct OpenFile {
-  std::string relative_path;
-  PartitionValues partition_values;
-  std::unique_ptr<parquet::ParquetWriter> writer;
-};
-
 }  // namespace
 
 std::string PartitionDirectoryName(std::string_view column, const std::optional<std::string>& value) {
@@ -140,10 +134,16 @@ std::optional<std::string> SerializePartitionValue(const Column& column, int64_t
   }
 }
 
-Result<std::vector<AddFile>> WriteDataFiles(FileSystem& fs, std::string_view table_path, const TypePtr& table_schema,
-                                            const std::vector<std::string>& partition_columns,
-                                            const std::vector<BatchPtr>& batches, int64_t now_ms) {
-  std::vector<int> partition_indices;
+DataFileWriter::DataFileWriter(FileSystem& fs, std::string table_path, TypePtr table_schema, int64_t now_ms)
+    : fs_(fs), table_path_(std::move(table_path)), table_schema_(std::move(table_schema)), now_ms_(now_ms) {}
+
+DataFileWriter::~DataFileWriter() = default;
+
+Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(FileSystem& fs, std::string table_path,
+                                                             TypePtr table_schema,
+                                                             const std::vector<std::string>& partition_columns,
+                                                             int64_t now_ms) {
+  std::unique_ptr<DataFileWriter> writer(new DataFileWriter(fs, std::move(table_path), table_schema, now_ms));
   for (const std::string& name : partition_columns) {
     int index = table_schema->FieldIndex(name);
     if (index < 0) {
@@ -152,76 +152,77 @@ Result<std::vector<AddFile>> WriteDataFiles(FileSystem& fs, std::string_view tab
     if (table_schema->field(index).type->is_nested()) {
       return Status::Error(errors::kInvalidSchema, fmt::format("partition column '{}' must have a primitive type", name));
     }
-    partition_indices.push_back(index);
+    writer->partition_indices_.push_back(index);
   }
-  std::vector<int> data_indices;
   std::vector<Field> data_fields;
   for (int i = 0; i < table_schema->num_fields(); ++i) {
-    if (std::find(partition_indices.begin(), partition_indices.end(), i) != partition_indices.end()) continue;
-    data_indices.push_back(i);
+    const std::vector<int>& partitions = writer->partition_indices_;
+    if (std::find(partitions.begin(), partitions.end(), i) != partitions.end()) continue;
+    writer->data_indices_.push_back(i);
     data_fields.push_back(table_schema->field(i));
   }
-  SLUICE_ASSIGN_OR_RETURN(TypePtr data_schema, DataType::Struct(std::move(data_fields)));
+  SLUICE_ASSIGN_OR_RETURN(writer->data_schema_, DataType::Struct(std::move(data_fields)));
+  return writer;
+}
 
-  // One open file per partition directory ("" without partitioning), in first-seen order.
-  std::map<std::string, OpenFile> files;
-  auto file_for = [&](const std::string& directory, PartitionValues values) -> Result<OpenFile*> {
-    auto it = files.find(directory);
-    if (it != files.end()) return &it->second;
-    std::string name = fmt::format("part-{:05d}-{}.c000.snappy.parquet", files.size(), NewUuid());
-    std::string relative = directory.empty() ? name : directory + "/" + name;
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                            fs.OpenForWrite(fmt::format("{}/{}", table_path, relative)));
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetWriter> writer,
-                            parquet::ParquetWriter::Open(std::move(file), data_schema));
-    OpenFile& open = files[directory];
-    open = OpenFile{std::move(relative), std::move(values), std::move(writer)};
-    return &open;
-  };
+Result<DataFileWriter::OpenFile*> DataFileWriter::FileFor(const std::string& directory, PartitionValues values) {
+  auto it = files_.find(directory);
+  if (it != files_.end()) return &it->second;
+  std::string name = fmt::format("part-{:05d}-{}.c000.snappy.parquet", files_.size(), NewUuid());
+  std::string relative = directory.empty() ? name : directory + "/" + name;
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs_.OpenForWrite(fmt::format("{}/{}", table_path_, relative)));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetWriter> writer,
+                          parquet::ParquetWriter::Open(std::move(file), data_schema_));
+  OpenFile& open = files_[directory];
+  open = OpenFile{std::move(relative), std::move(values), std::move(writer)};
+  return &open;
+}
 
-  for (const BatchPtr& batch : batches) {
-    if (batch->num_rows() == 0) continue;
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr data, DataColumns(batch, data_indices, data_schema));
-    if (partition_indices.empty()) {
-      SLUICE_ASSIGN_OR_RETURN(OpenFile * file, file_for("", {}));
-      SLUICE_RETURN_IF_ERROR(file->writer->Write(*data));
-      continue;
-    }
-    // Rows grouped by partition directory.
-    std::unordered_map<std::string, std::vector<int64_t>> rows_by_directory;
-    std::unordered_map<std::string, PartitionValues> values_by_directory;
-    for (int64_t row = 0; row < batch->num_rows(); ++row) {
-      std::string directory;
-      PartitionValues values;
-      for (int index : partition_indices) {
-        const std::string& name = table_schema->field(index).name;
-        std::optional<std::string> value = SerializePartitionValue(*batch->column(index), row);
-        if (!directory.empty()) directory.push_back('/');
-        directory += PartitionDirectoryName(name, value);
-        values.emplace(name, std::move(value));
-      }
-      auto [it, inserted] = rows_by_directory.try_emplace(directory);
-      it->second.push_back(row);
-      if (inserted) values_by_directory.emplace(directory, std::move(values));
-    }
-    for (auto& [directory, rows] : rows_by_directory) {
-      SLUICE_ASSIGN_OR_RETURN(OpenFile * file, file_for(directory, values_by_directory[directory]));
-      SLUICE_RETURN_IF_ERROR(file->writer->Write(*Take(data, rows)));
-    }
+Status DataFileWriter::Write(const BatchPtr& batch) {
+  if (batch->num_rows() == 0) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr data, DataColumns(batch, data_indices_, data_schema_));
+  if (partition_indices_.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(OpenFile * file, FileFor("", {}));
+    return file->writer->Write(*data);
   }
+  // Rows grouped by partition directory.
+  std::unordered_map<std::string, std::vector<int64_t>> rows_by_directory;
+  std::unordered_map<std::string, PartitionValues> values_by_directory;
+  for (int64_t row = 0; row < batch->num_rows(); ++row) {
+    std::string directory;
+    PartitionValues values;
+    for (int index : partition_indices_) {
+      const std::string& name = table_schema_->field(index).name;
+      std::optional<std::string> value = SerializePartitionValue(*batch->column(index), row);
+      if (!directory.empty()) directory.push_back('/');
+      directory += PartitionDirectoryName(name, value);
+      values.emplace(name, std::move(value));
+    }
+    auto [it, inserted] = rows_by_directory.try_emplace(directory);
+    it->second.push_back(row);
+    if (inserted) values_by_directory.emplace(directory, std::move(values));
+  }
+  for (auto& [directory, rows] : rows_by_directory) {
+    SLUICE_ASSIGN_OR_RETURN(OpenFile * file, FileFor(directory, values_by_directory[directory]));
+    SLUICE_RETURN_IF_ERROR(file->writer->Write(*Take(data, rows)));
+  }
+  return Status::OK();
+}
 
+Result<std::vector<AddFile>> DataFileWriter::Finish() {
   std::vector<AddFile> adds;
-  for (auto& [directory, file] : files) {
+  for (auto& [directory, file] : files_) {
     SLUICE_ASSIGN_OR_RETURN(parquet::FileStats stats, file.writer->Close());
     AddFile add;
     add.path = EncodeFilePath(file.relative_path);
     add.partition_values = std::move(file.partition_values);
     add.size = stats.file_size;
-    add.modification_time = now_ms;
+    add.modification_time = now_ms_;
     add.data_change = true;
     add.stats = StatsJson(stats);
     adds.push_back(std::move(add));
   }
+  files_.clear();
   return adds;
 }
 

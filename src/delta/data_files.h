@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,12 +40,41 @@ std::optional<std::string> SerializePartitionValue(const Column& column, int64_t
 // binary, boolean and NaN-only columns get no bounds.
 std::string StatsJson(const parquet::FileStats& stats, int max_indexed_columns = 32);
 
-// Writes the rows of `batches` (all of `table_schema`) as data files of the table, one file per
-// partition, Hive-style partitioned by `partition_columns` (which are not stored in the files),
-// and returns the `add` actions describing them. Nothing is committed: a crash leaves orphan
-// files only.
-Result<std::vector<AddFile>> WriteDataFiles(FileSystem& fs, std::string_view table_path, const TypePtr& table_schema,
-                                            const std::vector<std::string>& partition_columns,
-                                            const std::vector<BatchPtr>& batches, int64_t now_ms);
+// Writes rows of `table_schema` as data files of a table, batch by batch: one file per
+// partition, Hive-style partitioned by the partition columns (which are not stored in the files).
+// Nothing is committed: a crash, an error or a writer destroyed before Finish leaves orphan files
+// only. Used by one thread at a time.
+class DataFileWriter {
+ public:
+  // UNRESOLVED_COLUMN for a partition column not in the schema, INVALID_SCHEMA for a nested one.
+  static Result<std::unique_ptr<DataFileWriter>> Open(FileSystem& fs, std::string table_path, TypePtr table_schema,
+                                                      const std::vector<std::string>& partition_columns,
+                                                      int64_t now_ms);
+  ~DataFileWriter();
+
+  // Appends the batch's rows (of the table schema) to the files of their partitions.
+  Status Write(const BatchPtr& batch);
+  // Closes every file and returns the `add` actions describing them, ordered by partition
+  // directory. The writer is then empty.
+  Result<std::vector<AddFile>> Finish();
+
+ private:
+  struct OpenFile {
+    std::string relative_path;
+    PartitionValues partition_values;
+    std::unique_ptr<parquet::ParquetWriter> writer;
+  };
+  DataFileWriter(FileSystem& fs, std::string table_path, TypePtr table_schema, int64_t now_ms);
+  Result<OpenFile*> FileFor(const std::string& directory, PartitionValues values);
+
+  FileSystem& fs_;
+  std::string table_path_;
+  TypePtr table_schema_;
+  int64_t now_ms_;
+  std::vector<int> partition_indices_;
+  std::vector<int> data_indices_;
+  TypePtr data_schema_;
+  std::map<std::string, OpenFile> files_;  // by partition directory ("" without partitioning)
+};
 
 }  // namespace sluice::delta

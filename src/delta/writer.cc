@@ -10,6 +10,7 @@
 #include "delta/uuid.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/features.h"
+#include "sluice/delta/table_writer.h"
 
 namespace sluice::delta {
 namespace {
@@ -168,6 +169,178 @@ Result<WriteResult> WriteTable(std::shared_ptr<FileSystem> fs, const std::string
   return written;
 }
 
+struct TableWriter::State {
+  std::shared_ptr<FileSystem> fs;      // Start only: for the retry when another writer creates the table
+  std::string table_path;
+  std::unique_ptr<Transaction> owned;  // Start only
+  Transaction* txn = nullptr;
+  TypePtr incoming;
+  WriteOptions options;
+  bool skipped = false;
+  int64_t now = 0;
+  TypePtr table_schema;
+  Metadata metadata;
+  std::unique_ptr<DataFileWriter> files;
+  int64_t num_rows = 0;
+  Status error;
+  bool committed = false;
+
+  // Decides, from the transaction's snapshot, whether the write is skipped and else the table
+  // schema and metadata it writes under (and the removals of an overwrite).
+  Status Prepare() {
+    const SnapshotPtr& snapshot = txn->read_snapshot();
+    skipped = false;
+    if (!options.transactions.empty()) {
+      bool all_recorded = snapshot != nullptr;
+      for (const SetTransaction& app : options.transactions) {
+        std::optional<int64_t> recorded = txn->TransactionVersion(app.app_id);
+        all_recorded = all_recorded && recorded && *recorded >= app.version;
+      }
+      if (all_recorded) {
+        skipped = true;
+        return Status::OK();
+      }
+    }
+    now = NowMs();
+    if (!snapshot) {
+      metadata = Metadata{};
+      metadata.id = NewUuid();
+      metadata.name = options.table_name;
+      metadata.schema_string = incoming->ToJson();
+      metadata.partition_columns = options.partition_columns;
+      metadata.configuration = options.table_properties;
+      metadata.created_time = now;
+      for (const std::string& column : options.partition_columns) {
+        if (incoming->FieldIndex(column) < 0) {
+          return Status::Error(errors::kUnresolvedColumn, fmt::format("partition column '{}' is not in the data", column));
+        }
+      }
+      table_schema = incoming;
+      txn->SetMetadata(metadata);
+    } else {
+      metadata = snapshot->metadata();
+      table_schema = snapshot->schema();
+      if (options.merge_schema) {
+        SLUICE_ASSIGN_OR_RETURN(TypePtr merged, MergeSchemas(table_schema, incoming));
+        if (!merged->Equals(*table_schema)) {
+          SLUICE_ASSIGN_OR_RETURN(std::optional<Protocol> protocol,
+                                  ProtocolForEvolvedSchema(snapshot->protocol(), *merged));
+          if (protocol) txn->SetProtocol(*protocol);
+          metadata.schema_string = merged->ToJson();
+          txn->SetMetadata(metadata);
+          table_schema = std::move(merged);
+        }
+      }
+    }
+    if (options.mode == WriteMode::kOverwrite && snapshot) {
+      txn->ReadWholeTable();
+      for (const AddFile& file : snapshot->files()) txn->Remove(RemovalOf(file, now));
+    }
+    return Status::OK();
+  }
+
+  Status Open() {
+    SLUICE_RETURN_IF_ERROR(Prepare());
+    if (skipped) return Status::OK();
+    SLUICE_ASSIGN_OR_RETURN(files, DataFileWriter::Open(*txn->file_system(), txn->table_path(), table_schema,
+                                                        metadata.partition_columns, now));
+    return Status::OK();
+  }
+
+  Status Write(const BatchPtr& batch) {
+    if (!batch->schema()->Equals(*incoming)) {
+      return Status::Error(errors::kInvalidArgument, "the batches of one write must share one schema");
+    }
+    if (skipped) return Status::OK();
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr arranged, ConformToSchema(batch, table_schema));
+    num_rows += arranged->num_rows();
+    return files->Write(arranged);
+  }
+
+  Result<int64_t> CommitFiles(std::vector<AddFile> adds) {
+    int64_t bytes = 0;
+    const size_t num_files = adds.size();
+    for (AddFile& add : adds) {
+      bytes += add.size;
+      txn->Add(std::move(add));
+    }
+    for (const SetTransaction& app : options.transactions) txn->SetTransactionVersion(app.app_id, app.version);
+    StringMap parameters = options.operation_parameters;
+    parameters.emplace("mode", options.mode == WriteMode::kAppend ? "Append" : "Overwrite");
+    parameters.emplace("partitionBy", PartitionByParameter(metadata.partition_columns));
+    StringMap metrics = {{"numFiles", std::to_string(num_files)},
+                         {"numOutputRows", std::to_string(num_rows)},
+                         {"numOutputBytes", std::to_string(bytes)}};
+    return txn->Commit(options.operation, std::move(parameters), std::move(metrics));
+  }
+
+  Result<WriteResult> Commit() {
+    if (skipped) return WriteResult{txn->read_version(), true, 0, 0};
+    SLUICE_ASSIGN_OR_RETURN(std::vector<AddFile> adds, files->Finish());
+    const int64_t num_files = static_cast<int64_t>(adds.size());
+    Result<int64_t> version = CommitFiles(adds);
+    if (!version.ok() && version.status().error_class() == errors::kDeltaTableAlreadyExists && owned) {
+      // Another writer created the table first: the files go into its table, as a later writer's
+      // would, when they fit it.
+      const TypePtr written_schema = table_schema;
+      const std::vector<std::string> written_partitions = metadata.partition_columns;
+      SLUICE_ASSIGN_OR_RETURN(owned, Transaction::Start(fs, table_path));
+      txn = owned.get();
+      SLUICE_RETURN_IF_ERROR(Prepare());
+      if (skipped) return WriteResult{txn->read_version(), true, 0, 0};
+      if (!table_schema->Equals(*written_schema) || metadata.partition_columns != written_partitions) {
+        return version.status().WithContext("the table another writer created has another schema or partitioning");
+      }
+      version = CommitFiles(std::move(adds));
+    }
+    SLUICE_RETURN_IF_ERROR(version.status());
+    return WriteResult{*version, false, num_files, num_rows};
+  }
+};
+
+TableWriter::TableWriter(std::unique_ptr<State> state) : state_(std::move(state)) {}
+TableWriter::~TableWriter() = default;
+
+Result<std::unique_ptr<TableWriter>> TableWriter::Start(std::shared_ptr<FileSystem> fs, std::string table_path,
+                                                        TypePtr schema, WriteOptions options) {
+  auto state = std::make_unique<State>();
+  SLUICE_ASSIGN_OR_RETURN(state->owned, Transaction::Start(fs, table_path));
+  state->fs = std::move(fs);
+  state->table_path = std::move(table_path);
+  state->txn = state->owned.get();
+  state->incoming = std::move(schema);
+  state->options = std::move(options);
+  SLUICE_RETURN_IF_ERROR(state->Open());
+  return std::unique_ptr<TableWriter>(new TableWriter(std::move(state)));
+}
+
+Result<std::unique_ptr<TableWriter>> TableWriter::StartInTransaction(Transaction& transaction, TypePtr schema,
+                                                                     WriteOptions options) {
+  auto state = std::make_unique<State>();
+  state->txn = &transaction;
+  state->incoming = std::move(schema);
+  state->options = std::move(options);
+  SLUICE_RETURN_IF_ERROR(state->Open());
+  return std::unique_ptr<TableWriter>(new TableWriter(std::move(state)));
+}
+
+Status TableWriter::Write(const BatchPtr& batch) {
+  SLUICE_RETURN_IF_ERROR(state_->error);
+  if (state_->committed) return Status::Error(errors::kInvalidArgument, "the table write is already committed");
+  Status written = state_->Write(batch);
+  if (!written.ok()) state_->error = written;
+  return written;
+}
+
+Result<WriteResult> TableWriter::Commit() {
+  SLUICE_RETURN_IF_ERROR(state_->error);
+  if (state_->committed) return Status::Error(errors::kInvalidArgument, "the table write is already committed");
+  state_->committed = true;
+  Result<WriteResult> result = state_->Commit();
+  if (!result.ok()) state_->error = result.status();
+  return result;
+}
+
 Result<WriteResult> WriteInTransaction(Transaction& transaction, const std::vector<BatchPtr>& batches,
                                        const WriteOptions& options) {
   if (batches.empty()) {
@@ -179,81 +352,10 @@ Result<WriteResult> WriteInTransaction(Transaction& transaction, const std::vect
       return Status::Error(errors::kInvalidArgument, "the batches of one write must share one schema");
     }
   }
-  Transaction* txn = &transaction;
-  const SnapshotPtr& snapshot = txn->read_snapshot();
-
-  if (!options.transactions.empty()) {
-    bool all_recorded = snapshot != nullptr;
-    for (const SetTransaction& app : options.transactions) {
-      std::optional<int64_t> recorded = txn->TransactionVersion(app.app_id);
-      all_recorded = all_recorded && recorded && *recorded >= app.version;
-    }
-    if (all_recorded) return WriteResult{snapshot->version(), true, 0, 0};
-  }
-
-  int64_t now = NowMs();
-  TypePtr table_schema;
-  Metadata metadata;
-  if (!snapshot) {
-    metadata.id = NewUuid();
-    metadata.name = options.table_name;
-    metadata.schema_string = incoming->ToJson();
-    metadata.partition_columns = options.partition_columns;
-    metadata.configuration = options.table_properties;
-    metadata.created_time = now;
-    for (const std::string& column : options.partition_columns) {
-      if (incoming->FieldIndex(column) < 0) {
-        return Status::Error(errors::kUnresolvedColumn, fmt::format("partition column '{}' is not in the data", column));
-      }
-    }
-    table_schema = incoming;
-    txn->SetMetadata(metadata);
-  } else {
-    metadata = snapshot->metadata();
-    table_schema = snapshot->schema();
-    if (options.merge_schema) {
-      SLUICE_ASSIGN_OR_RETURN(TypePtr merged, MergeSchemas(table_schema, incoming));
-      if (!merged->Equals(*table_schema)) {
-        SLUICE_ASSIGN_OR_RETURN(std::optional<Protocol> protocol,
-                                ProtocolForEvolvedSchema(snapshot->protocol(), *merged));
-        if (protocol) txn->SetProtocol(*protocol);
-        metadata.schema_string = merged->ToJson();
-        txn->SetMetadata(metadata);
-        table_schema = std::move(merged);
-      }
-    }
-  }
-
-  std::vector<BatchPtr> conformed;
-  int64_t num_rows = 0;
-  for (const BatchPtr& batch : batches) {
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr arranged, ConformToSchema(batch, table_schema));
-    num_rows += arranged->num_rows();
-    conformed.push_back(std::move(arranged));
-  }
-
-  if (options.mode == WriteMode::kOverwrite && snapshot) {
-    txn->ReadWholeTable();
-    for (const AddFile& file : snapshot->files()) txn->Remove(RemovalOf(file, now));
-  }
-
-  SLUICE_ASSIGN_OR_RETURN(std::vector<AddFile> adds,
-                          WriteDataFiles(*txn->file_system(), txn->table_path(), table_schema, metadata.partition_columns, conformed, now));
-  int64_t bytes = 0;
-  for (AddFile& add : adds) {
-    bytes += add.size;
-    txn->Add(std::move(add));
-  }
-  for (const SetTransaction& app : options.transactions) txn->SetTransactionVersion(app.app_id, app.version);
-
-  StringMap parameters = options.operation_parameters;
-  parameters.emplace("mode", options.mode == WriteMode::kAppend ? "Append" : "Overwrite");
-  parameters.emplace("partitionBy", PartitionByParameter(metadata.partition_columns));
-  StringMap metrics = {{"numFiles", std::to_string(adds.size())},
-                       {"numOutputRows", std::to_string(num_rows)},
-                       {"numOutputBytes", std::to_string(bytes)}};
-  SLUICE_ASSIGN_OR_RETURN(int64_t version, txn->Commit(options.operation, std::move(parameters), std::move(metrics)));
-  return WriteResult{version, false, static_cast<int64_t>(adds.size()), num_rows};
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableWriter> writer,
+                          TableWriter::StartInTransaction(transaction, incoming, options));
+  for (const BatchPtr& batch : batches) SLUICE_RETURN_IF_ERROR(writer->Write(batch));
+  return writer->Commit();
 }
 
 Result<int64_t> TruncateTable(std::shared_ptr<FileSystem> fs, const std::string& table_path) {

@@ -1,3 +1,4 @@
+#include "sluice/delta/table_writer.h"
 #include "sluice/delta/writer.h"
 #include "sluice/engine/delta_formats.h"
 
@@ -33,6 +34,55 @@ class DeltaSink final : public Sink {
   }
 
   Status AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces) override {
+    Result<delta::WriteResult> written = delta::WriteTable(file_system_, path_, pieces, WriteOptionsFor(batch_id));
+    if (!written.ok()) return written.status().WithContext(description());
+    // The run's later batches add to what its first one wrote.
+    overwritten_ = true;
+    return Status::OK();
+  }
+
+  // Each piece goes into the table's data files as it comes; the commit comes once at the end.
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
+    return std::unique_ptr<BatchWriter>(new PieceWriter(this, batch_id, std::move(schema)));
+  }
+
+ private:
+  // The table write starts with the first piece, whose schema it takes (an empty batch has the
+  // source's schema).
+  class PieceWriter final : public BatchWriter {
+   public:
+    PieceWriter(DeltaSink* sink, int64_t batch_id, TypePtr schema)
+        : sink_(sink), batch_id_(batch_id), schema_(std::move(schema)) {}
+
+    Status Add(BatchPtr piece) override {
+      if (!table_) SLUICE_RETURN_IF_ERROR(Start(piece->schema()));
+      return Context(table_->Write(piece));
+    }
+
+    Status Commit() override {
+      if (!table_) SLUICE_RETURN_IF_ERROR(Start(schema_));
+      SLUICE_RETURN_IF_ERROR(Context(table_->Commit().status()));
+      sink_->overwritten_ = true;
+      return Status::OK();
+    }
+
+   private:
+    Status Start(TypePtr schema) {
+      Result<std::unique_ptr<delta::TableWriter>> started = delta::TableWriter::Start(
+          sink_->file_system_, sink_->path_, std::move(schema), sink_->WriteOptionsFor(batch_id_));
+      SLUICE_RETURN_IF_ERROR(Context(started.status()));
+      table_ = std::move(*started);
+      return Status::OK();
+    }
+    Status Context(Status status) const { return status.ok() ? status : status.WithContext(sink_->description()); }
+
+    DeltaSink* sink_;
+    int64_t batch_id_;
+    TypePtr schema_;
+    std::unique_ptr<delta::TableWriter> table_;
+  };
+
+  delta::WriteOptions WriteOptionsFor(int64_t batch_id) const {
     delta::WriteOptions options;
     options.merge_schema = merge_schema_;
     options.transactions = {delta::SetTransaction{query_id_, batch_id, std::nullopt}};
@@ -43,14 +93,9 @@ class DeltaSink final : public Sink {
     } else if (mode_ == "overwrite" && !overwritten_) {
       options.mode = delta::WriteMode::kOverwrite;
     }
-    Result<delta::WriteResult> written = delta::WriteTable(file_system_, path_, pieces, options);
-    if (!written.ok()) return written.status().WithContext(description());
-    // The run's later batches add to what its first one wrote.
-    overwritten_ = true;
-    return Status::OK();
+    return options;
   }
 
- private:
   std::string path_;
   bool merge_schema_;
   std::string mode_;

@@ -28,6 +28,19 @@ Result<std::vector<BatchPtr>> ReadOnceSource::Read(const std::string& start, con
   return ReadAll();
 }
 
+Status ReadOnceSource::ReadPieces(const std::string& start, const std::string& end, const PieceConsumer& consume) {
+  SLUICE_RETURN_IF_ERROR(CheckOffset(start));
+  SLUICE_RETURN_IF_ERROR(CheckOffset(end));
+  if (start == end) return Status::OK();
+  return ReadAllPieces(consume);
+}
+
+Status ReadOnceSource::ReadAllPieces(const PieceConsumer& consume) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> pieces, ReadAll());
+  for (BatchPtr& piece : pieces) SLUICE_RETURN_IF_ERROR(consume(std::move(piece)));
+  return Status::OK();
+}
+
 Status ReadOnceSource::Commit(const std::string&) { return Status::OK(); }
 
 Status ReadOnceSource::CheckOffset(const std::string& offset) const {

@@ -33,6 +33,39 @@ Status Sink::AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& piece
   return AddBatch(batch_id, *batch);
 }
 
+namespace {
+
+// The default BatchWriter: the whole batch is handed to AddBatchPieces at Commit.
+class CollectingBatchWriter final : public BatchWriter {
+ public:
+  CollectingBatchWriter(Sink* sink, int64_t batch_id, TypePtr schema)
+      : sink_(sink), batch_id_(batch_id), schema_(std::move(schema)) {}
+
+  Status Add(BatchPtr piece) override {
+    pieces_.push_back(std::move(piece));
+    return Status::OK();
+  }
+
+  Status Commit() override {
+    if (pieces_.empty()) pieces_.push_back(RecordBatch::Empty(schema_));
+    std::vector<BatchPtr> pieces = std::move(pieces_);
+    pieces_.clear();
+    return sink_->AddBatchPieces(batch_id_, pieces);
+  }
+
+ private:
+  Sink* sink_;
+  int64_t batch_id_;
+  TypePtr schema_;
+  std::vector<BatchPtr> pieces_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<BatchWriter>> Sink::BeginBatch(int64_t batch_id, TypePtr schema) {
+  return std::unique_ptr<BatchWriter>(new CollectingBatchWriter(this, batch_id, std::move(schema)));
+}
+
 Status Sink::AddRealTimeRows(int64_t, const RecordBatch&) {
   return Status::Error(errors::kUnsupportedTrigger, description() + " does not support the real_time trigger");
 }

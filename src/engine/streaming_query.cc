@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <strings.h>
 
+#include "engine/piece_pipe.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/json_text.h"
 #include "sluice/core/error_classes.h"
@@ -219,15 +220,17 @@ Result<StreamingQuery::BatchOutcome> StreamingQuery::RunBatch(const ReadLimit& l
 
 Status StreamingQuery::ExecuteBatch(int64_t batch_id, std::string start, std::string end, int64_t trigger_micros, QueryProgress::Durations durations) {
   int64_t phase_start = NowMicros();
-  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> pieces, source_->Read(start, end));
-  if (pieces.empty()) pieces.push_back(RecordBatch::Empty(source_->schema()));
-  int64_t rows = 0;
-  for (const BatchPtr& piece : pieces) rows += piece->num_rows();
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchWriter> writer, sink_->BeginBatch(batch_id, source_->schema()));
+  // The sink writes each piece while the source reads the next; nothing is durable before Commit.
+  PipeOutcome piped = PipePieces(*source_, start, end, *writer);
+  if (!piped.write.ok()) return piped.write.WithContext("batch " + std::to_string(batch_id));
+  SLUICE_RETURN_IF_ERROR(piped.read);
+  const int64_t rows = piped.rows;
   durations.get_batch = Millis(NowMicros() - phase_start);
 
   phase_start = NowMicros();
-  Status added = sink_->AddBatchPieces(batch_id, pieces);
-  pieces.clear();
+  Status added = writer->Commit();
+  writer.reset();
   if (!added.ok()) return added.WithContext("batch " + std::to_string(batch_id));
   durations.add_batch = Millis(NowMicros() - phase_start);
 

@@ -3,7 +3,7 @@
 // query with trigger `once` reads everything in its first batch, a replay of that batch reads it
 // again, and a later run reads nothing.
 //
-// Subclasses implement ReadAll(); like every Source, one is used by one query thread at a time.
+// Subclasses implement ReadAll(), and ReadAllPieces() when they read in pieces; like every Source, one is used by one query thread at a time.
 #pragma once
 
 #include <string>
@@ -20,11 +20,16 @@ class ReadOnceSource : public Source {
   Result<std::string> LatestOffset(const std::string& start, const ReadLimit& limit) final;
   // Everything (ReadAll) from unread to read, nothing for an empty range.
   Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) final;
+  // Read() piece by piece (ReadAllPieces).
+  Status ReadPieces(const std::string& start, const std::string& end, const PieceConsumer& consume) final;
   Status Commit(const std::string& end) final;
 
  protected:
   // Every row of the source.
   virtual Result<std::vector<BatchPtr>> ReadAll() = 0;
+  // Every row of the source, each piece handed to `consume` as it is read (the contract of
+  // Source::ReadPieces). By default, the pieces of ReadAll().
+  virtual Status ReadAllPieces(const PieceConsumer& consume);
 
  private:
   Status CheckOffset(const std::string& offset) const;

@@ -37,6 +37,21 @@ struct SinkContext {
   std::shared_ptr<FileSystem> file_system;
 };
 
+// One batch written piece by piece (Sink::BeginBatch): Add() each piece in order, then Commit()
+// makes the whole batch durable at once, exactly as AddBatchPieces would with every piece.
+// Destroying the writer without a successful Commit() leaves the destination as if the batch had
+// never started (a Delta table may keep unreferenced data files; no reader sees them). The calls
+// never overlap, but may come from a thread other than the query's; while a batch writer is
+// open the engine calls nothing else on its sink.
+class BatchWriter {
+ public:
+  virtual ~BatchWriter() = default;
+  // Pieces all have the schema given to BeginBatch.
+  virtual Status Add(BatchPtr piece) = 0;
+  // After every piece. Errors as AddBatch; after an error the writer is spent.
+  virtual Status Commit() = 0;
+};
+
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -54,6 +69,12 @@ class Sink {
   // pieces are concatenated for AddBatch; sinks that write pieces as they are (Delta tables,
   // PostgreSQL COPY) override it and spare a copy of the whole batch.
   virtual Status AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces);
+  // Starts batch `batch_id`, whose pieces have `schema`, to be written as the source reads it
+  // (the engine calls this one, and overlaps the source's reading with the writer's work). By
+  // default the writer keeps the pieces and hands them to AddBatchPieces on Commit (an empty
+  // batch of `schema` when there were none); sinks that can write pieces as they come (Delta
+  // tables) override it, and then hold no piece after Add returns.
+  virtual Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema);
 
   // The `real_time` trigger delivers rows as they arrive, in several calls per epoch, and ends
   // each epoch with EndEpoch(). Only sinks that return true here may run under that trigger.

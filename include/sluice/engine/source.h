@@ -11,6 +11,7 @@
 // need not be thread-safe. Errors returned by any call stop the query with that error.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,10 @@ struct SourceContext {
   std::shared_ptr<Clock> clock;
 };
 
+// Receives the pieces of a batch as a source reads them (Source::ReadPieces). An error stops
+// the read: the source returns it without reading further.
+using PieceConsumer = std::function<Status(BatchPtr piece)>;
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -65,6 +70,12 @@ class Source {
   // differently from one read to the next. Both offsets came from this source (possibly in an
   // earlier run of the query). The batches share this schema; an empty vector means no rows.
   virtual Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) = 0;
+  // Read() that hands each piece to `consume` as soon as it is read, so that the engine can write
+  // one piece while the source reads the next (the engine calls this one). The pieces hold the
+  // rows Read() returns, in an order Read() could return them; calls to `consume` never overlap but may come from threads
+  // of the source's own. By default, hands on the pieces of Read() once it returns; a source that
+  // reads a large range in pieces overrides it, and then holds no more than the piece it fills.
+  virtual Status ReadPieces(const std::string& start, const std::string& end, const PieceConsumer& consume);
   // Everything up to `end` is durable in the sink and will never be asked for again; the source
   // may release it (a replication slot confirms its flush position here).
   virtual Status Commit(const std::string& end) = 0;

@@ -1,0 +1,110 @@
+#include "sluice/delta/table_writer.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "sluice/core/builder.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/snapshot.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::delta {
+namespace {
+
+TypePtr IdSchema() { return ParseTypeString("struct<id:bigint,day:string>").value(); }
+
+// Rows [from, to) with ids from..to-1, on day "d<id % 2>".
+BatchPtr Rows(int64_t from, int64_t to) {
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder days(DataType::String());
+  for (int64_t id = from; id < to; ++id) {
+    ids.Append(id);
+    days.Append(id % 2 == 0 ? "d0" : "d1");
+  }
+  return RecordBatch::Make(IdSchema(), {ids.Finish(), days.Finish()}, to - from).value();
+}
+
+class TableWriterTest : public ::testing::Test {
+ protected:
+  std::vector<int64_t> Ids() {
+    SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
+    auto scan = TableScan::Open(snapshot, ScanOptions{{"id"}}).value();
+    std::vector<int64_t> ids;
+    while (BatchPtr batch = scan->Next().value()) {
+      for (int64_t row = 0; row < batch->num_rows(); ++row) ids.push_back(batch->column(0)->Value<int64_t>(row));
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+
+  static std::vector<int64_t> Range(int64_t from, int64_t to) {
+    std::vector<int64_t> ids;
+    for (int64_t id = from; id < to; ++id) ids.push_back(id);
+    return ids;
+  }
+
+  sluice::testing::TempDir dir_{"delta-table-writer"};
+  std::string table_ = dir_.Join("table");
+  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
+};
+
+TEST_F(TableWriterTest, BatchesWrittenOneByOneAreCommittedOnceTogether) {
+  WriteOptions options;
+  options.partition_columns = {"day"};
+  auto writer = TableWriter::Start(fs_, table_, IdSchema(), options);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  for (int64_t from = 0; from < 30; from += 10) ASSERT_TRUE((*writer)->Write(Rows(from, from + 10)).ok());
+  EXPECT_FALSE(Snapshot::Load(fs_, table_).ok()) << "nothing is visible before the commit";
+  auto committed = (*writer)->Commit();
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_EQ(committed->version, 0);
+  EXPECT_EQ(committed->num_rows, 30);
+  EXPECT_EQ(committed->num_files, 2);  // one per day
+  EXPECT_EQ(Ids(), Range(0, 30));
+}
+
+TEST_F(TableWriterTest, AWriterDroppedBeforeItsCommitLeavesTheTableAsItWas) {
+  ASSERT_TRUE(WriteTable(fs_, table_, {Rows(0, 5)}).ok());
+  {
+    auto writer = TableWriter::Start(fs_, table_, IdSchema()).value();
+    ASSERT_TRUE(writer->Write(Rows(5, 10)).ok());
+  }
+  EXPECT_EQ(Snapshot::Load(fs_, table_).value()->version(), 0);
+  EXPECT_EQ(Ids(), Range(0, 5));
+}
+
+TEST_F(TableWriterTest, AWriteWhoseTransactionIsRecordedIgnoresItsBatches) {
+  WriteOptions options;
+  options.transactions = {SetTransaction{"query", 7, std::nullopt}};
+  ASSERT_TRUE(WriteTable(fs_, table_, {Rows(0, 5)}, options).ok());
+  auto writer = TableWriter::Start(fs_, table_, IdSchema(), options).value();
+  ASSERT_TRUE(writer->Write(Rows(0, 5)).ok());
+  auto replayed = writer->Commit();
+  ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+  EXPECT_TRUE(replayed->skipped);
+  EXPECT_EQ(replayed->version, 0);
+  EXPECT_EQ(Ids(), Range(0, 5));
+}
+
+TEST_F(TableWriterTest, ABatchOfAnotherSchemaSpendsTheWriter) {
+  auto writer = TableWriter::Start(fs_, table_, IdSchema()).value();
+  Int64Builder ids(DataType::Long());
+  ids.Append(1);
+  BatchPtr other = RecordBatch::Make(ParseTypeString("struct<id:bigint>").value(), {ids.Finish()}, 1).value();
+  EXPECT_EQ(writer->Write(other).error_class(), errors::kInvalidArgument);
+  EXPECT_EQ(writer->Commit().status().error_class(), errors::kInvalidArgument);
+  EXPECT_FALSE(Snapshot::Load(fs_, table_).ok());
+}
+
+TEST_F(TableWriterTest, AWriterWithoutBatchesCreatesTheTableWithItsSchema) {
+  auto writer = TableWriter::Start(fs_, table_, IdSchema()).value();
+  auto committed = writer->Commit();
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_EQ(committed->num_files, 0);
+  EXPECT_TRUE(Snapshot::Load(fs_, table_).value()->schema()->Equals(*IdSchema()));
+}
+
+}  // namespace
+}  // namespace sluice::delta

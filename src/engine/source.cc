@@ -1,0 +1,11 @@
+#include "sluice/engine/source.h"
+
+namespace sluice::engine {
+
+Status Source::ReadPieces(const std::string& start, const std::string& end, const PieceConsumer& consume) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> pieces, Read(start, end));
+  for (BatchPtr& piece : pieces) SLUICE_RETURN_IF_ERROR(consume(std::move(piece)));
+  return Status::OK();
+}
+
+}  // namespace sluice::engine
