@@ -52,6 +52,10 @@ constexpr std::string_view kReservedProperties[] = {"bootstrap.servers", "group.
 // next): beyond it they are dropped and the next batch assigns its partitions afresh.
 constexpr int64_t kMaxHeldBytes = 16 << 20;
 
+// Records per piece of a read: the engine writes one piece while the next is read, so a batch
+// holds a few pieces in memory rather than all its records.
+constexpr int64_t kPieceRows = 65536;
+
 constexpr int64_t kEarliest = -2;
 constexpr int64_t kLatest = -1;
 
@@ -528,6 +532,16 @@ class KafkaSource final : public engine::Source {
   }
 
   Result<std::vector<BatchPtr>> Read(const std::string& start_text, const std::string& end_text) override {
+    std::vector<BatchPtr> pieces;
+    SLUICE_RETURN_IF_ERROR(ReadPieces(start_text, end_text, [&](BatchPtr piece) {
+      pieces.push_back(std::move(piece));
+      return Status::OK();
+    }));
+    return pieces;
+  }
+
+  Status ReadPieces(const std::string& start_text, const std::string& end_text,
+                    const engine::PieceConsumer& consume) override {
     SLUICE_ASSIGN_OR_RETURN(PartitionOffsets start, ParseOffset(start_text));
     SLUICE_ASSIGN_OR_RETURN(PartitionOffsets end, ParseOffset(end_text));
     // The range to read per partition, after data-loss checks.
@@ -559,9 +573,8 @@ class KafkaSource final : public engine::Source {
       ranges[partition] = {from, readable};
       rows += readable - from;
     }
-    if (ranges.empty()) return std::vector<BatchPtr>{};
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, Consume(ranges, rows, caught_up));
-    return std::vector<BatchPtr>{std::move(batch)};
+    if (ranges.empty()) return Status::OK();
+    return Consume(ranges, rows, caught_up, consume);
   }
 
   Status Commit(const std::string&) override { return Status::OK(); }
@@ -697,8 +710,8 @@ class KafkaSource final : public engine::Source {
   // when it left records behind (`caught_up` false): the next batch normally starts where this one
   // ended, and then finds them prefetched instead of fetching them again after a new assignment.
   // A caught-up source unassigns, so that an idle query does not poll the brokers.
-  Result<BatchPtr> Consume(const std::map<TopicPartition, std::pair<int64_t, int64_t>>& ranges, int64_t rows,
-                           bool caught_up) {
+  Status Consume(const std::map<TopicPartition, std::pair<int64_t, int64_t>>& ranges, int64_t rows, bool caught_up,
+                 const engine::PieceConsumer& consume) {
     std::map<TopicPartition, int64_t> starts;
     for (const auto& [partition, range] : ranges) starts[partition] = range.first;
     if (starts != kept_) {
@@ -715,13 +728,13 @@ class KafkaSource final : public engine::Source {
       }
     }
     kept_.clear();
-    Result<BatchPtr> batch = ConsumeAssigned(ranges, rows);
-    if (!batch.ok() || caught_up || held_bytes_ > kMaxHeldBytes) {
+    Status read = ConsumeAssigned(ranges, rows, consume);
+    if (!read.ok() || caught_up || held_bytes_ > kMaxHeldBytes) {
       Unassign();
-      return batch;
+      return read;
     }
     for (const auto& [partition, range] : ranges) kept_[partition] = range.second;
-    return batch;
+    return Status::OK();
   }
 
   void Unassign() {
@@ -731,12 +744,27 @@ class KafkaSource final : public engine::Source {
     rd_kafka_assign(client_.get(), nullptr);
   }
 
-  Result<BatchPtr> ConsumeAssigned(const std::map<TopicPartition, std::pair<int64_t, int64_t>>& ranges, int64_t rows) {
+  // Hands the records of `ranges` (`rows` of them at most) to `consume` in pieces of at most
+  // kPieceRows.
+  Status ConsumeAssigned(const std::map<TopicPartition, std::pair<int64_t, int64_t>>& ranges, int64_t rows,
+                         const engine::PieceConsumer& consume) {
     // Partitions not yet read to their end, with the topic name as it goes into the rows.
     std::map<std::pair<std::string_view, int32_t>, int64_t> pending;
     for (const auto& [partition, range] : ranges) pending[{partition.topic, partition.partition}] = range.second;
-    RowBuilder builder(schema_);
-    builder.Reserve(rows);
+    std::optional<RowBuilder> builder;
+    int64_t handed_rows = 0;  // in the pieces already handed over
+    bool bytes_reserved = false;
+    auto start_piece = [&] {
+      builder.emplace(schema_);
+      builder->Reserve(std::min(rows - handed_rows, kPieceRows));
+      bytes_reserved = false;
+    };
+    auto hand_over = [&]() -> Status {
+      handed_rows += builder->rows();
+      SLUICE_ASSIGN_OR_RETURN(BatchPtr piece, builder->Finish());
+      return consume(std::move(piece));
+    };
+    start_piece();
     // Messages arrive in runs of one partition: the last lookup is reused while it lasts.
     auto last = pending.end();
     // Takes the next record of the consumer's stream. One beyond its partition's range is held
@@ -750,7 +778,7 @@ class KafkaSource final : public engine::Source {
         // offsets up to it that were not seen are gaps (compaction, transaction markers).
         if (record.offset < last->second) {
           if (record.eof) return;
-          builder.Append(record);
+          builder->Append(record);
           if (record.offset + 1 >= last->second) {
             pending.erase(last);
             last = pending.end();
@@ -779,7 +807,6 @@ class KafkaSource final : public engine::Source {
         rd_kafka_queue_get_consumer(client_.get()), &rd_kafka_queue_destroy);
     constexpr size_t kMessagesPerCall = 4096;
     std::vector<rd_kafka_message_t*> messages(kMessagesPerCall);
-    bool bytes_reserved = false;
     while (!pending.empty()) {
       if (Clock::now() >= deadline) {
         return RequestFailed(fmt::format("reading {} partitions from {} made no progress within {} ms",
@@ -788,12 +815,12 @@ class KafkaSource final : public engine::Source {
       // The call waits until it has as many messages as asked for (or the timeout): asking for no
       // more than the range still holds returns as soon as the range is read, instead of idling a
       // whole timeout at the end of every batch (the real_time trigger reads small ranges often).
-      const size_t wanted = static_cast<size_t>(std::clamp<int64_t>(rows - builder.rows(), 1, static_cast<int64_t>(kMessagesPerCall)));
+      const int64_t taken = handed_rows + builder->rows();
+      const size_t wanted = static_cast<size_t>(std::clamp<int64_t>(rows - taken, 1, static_cast<int64_t>(kMessagesPerCall)));
       ssize_t count = rd_kafka_consume_batch_queue(queue.get(), 10, messages.data(), wanted);
       if (count < 0) return RequestFailed(fmt::format("reading from {} failed", BootstrapServers()));
       Status failure = Status::OK();
       const size_t pending_before = pending.size();
-      const int64_t rows_before = builder.rows();
       for (ssize_t i = 0; i < count; ++i) {
         MessagePtr message(messages[i], &rd_kafka_message_destroy);
         // After a failure the rest of the call's messages are only released.
@@ -806,15 +833,21 @@ class KafkaSource final : public engine::Source {
         if (message->rkt != nullptr) take(RecordOf(message.get()));
       }
       SLUICE_RETURN_IF_ERROR(failure);
-      if (!bytes_reserved && builder.rows() > 0) {
-        builder.ReserveBytesLikeSoFar(rows - builder.rows());
+      if (!bytes_reserved && builder->rows() > 0) {
+        builder->ReserveBytesLikeSoFar(std::max<int64_t>(0, std::min(rows - handed_rows, kPieceRows) - builder->rows()));
         bytes_reserved = true;
       }
-      if (builder.rows() > rows_before || pending.size() < pending_before) {
+      if (handed_rows + builder->rows() > taken || pending.size() < pending_before) {
         deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
       }
+      // A piece may overshoot kPieceRows by the rest of one call's messages.
+      if (builder->rows() >= kPieceRows && !pending.empty()) {
+        SLUICE_RETURN_IF_ERROR(hand_over());
+        start_piece();
+      }
     }
-    return builder.Finish();
+    if (builder->rows() > 0) return hand_over();
+    return Status::OK();
   }
 
   std::string BootstrapServers() const { return config_.settings.front().value; }

@@ -178,6 +178,40 @@ TEST(KafkaSourceTest, SubscribeReadsEveryRecordOfEveryPartitionWithItsMetadata) 
   EXPECT_EQ(source.position(), fmt::format(R"({{"{}":{{"0":4,"1":5,"2":4}}}})", topic));
 }
 
+TEST(KafkaSourceTest, ALargeReadComesInPiecesEachPartitionInOrderEveryRecordOnce) {
+  std::string topic = testing::CreateTestTopic(2).value();
+  ProduceValues(topic, 0, "p0", 90'000);
+  ProduceValues(topic, 1, "p1", 60'000);
+  OpenSource source({{"subscribe", topic}, {"starting_offsets", "earliest"}});
+  auto end = source.source().LatestOffset(source.position(), {});
+  ASSERT_TRUE(end.ok()) << end.status().ToString();
+
+  // The engine writes each piece while the next is read: a read of 150,000 records is not one
+  // batch of them.
+  std::vector<int64_t> sizes;
+  std::vector<Row> rows;
+  Status read = source.source().ReadPieces(source.position(), *end, [&](BatchPtr piece) {
+    sizes.push_back(piece->num_rows());
+    for (Row& row : Rows(*piece)) rows.push_back(std::move(row));
+    return Status::OK();
+  });
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  ASSERT_GE(sizes.size(), 3u);
+  for (int64_t size : sizes) EXPECT_LE(size, 65536 + 4096);
+  auto values = ValuesByPartition(rows);
+  EXPECT_EQ(In(values, topic, 0), Values("p0", 0, 90'000));
+  EXPECT_EQ(In(values, topic, 1), Values("p1", 0, 60'000));
+
+  // A consumer that fails stops the read with its error.
+  int pieces_taken = 0;
+  Status stopped = source.source().ReadPieces(source.position(), *end, [&](BatchPtr) {
+    ++pieces_taken;
+    return Status::Error(errors::kIoError, "disk full");
+  });
+  EXPECT_EQ(stopped.error_class(), errors::kIoError);
+  EXPECT_EQ(pieces_taken, 1);
+}
+
 TEST(KafkaSourceTest, SubscribeTakesSeveralTopics) {
   std::string first = testing::CreateTestTopic(2).value();
   std::string second = testing::CreateTestTopic(1).value();

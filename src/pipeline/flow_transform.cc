@@ -137,18 +137,18 @@ Result<BatchPtr> FlowTransform::Apply(const BatchPtr& input, std::vector<Expecta
 TransformingSink::TransformingSink(FlowTransform transform, std::unique_ptr<engine::Sink> inner)
     : transform_(std::move(transform)), inner_(std::move(inner)) {}
 
-Result<BatchPtr> TransformingSink::Transform(const RecordBatch& batch, bool accumulate) {
-  int index = batch.schema()->FieldIndex("timestamp");
-  if (index >= 0 && batch.field(index).type->id() == TypeId::kTimestamp) {
-    const Column& times = *batch.column(index);
-    for (int64_t row = 0; row < batch.num_rows(); ++row) {
+Result<BatchPtr> TransformingSink::Transform(const BatchPtr& batch, bool accumulate) {
+  int index = batch->schema()->FieldIndex("timestamp");
+  if (index >= 0 && batch->field(index).type->id() == TypeId::kTimestamp) {
+    const Column& times = *batch->column(index);
+    for (int64_t row = 0; row < batch->num_rows(); ++row) {
       if (times.IsNull(row)) continue;
       int64_t micros = times.Value<int64_t>(row);
       if (!newest_event_micros_ || micros > *newest_event_micros_) newest_event_micros_ = micros;
     }
   }
   std::vector<ExpectationCounts> counts;
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr out, transform_.Apply(Borrow(batch), &counts));
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr out, transform_.Apply(batch, &counts));
   if (accumulate && counts_.size() == counts.size()) {
     for (size_t i = 0; i < counts.size(); ++i) {
       counts_[i].passed += counts[i].passed;
@@ -164,12 +164,39 @@ Result<BatchPtr> TransformingSink::Transform(const RecordBatch& batch, bool accu
 }
 
 Status TransformingSink::AddBatch(int64_t batch_id, const RecordBatch& batch) {
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr out, Transform(batch, false));
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr out, Transform(Borrow(batch), false));
   return inner_->AddBatch(batch_id, *out);
 }
 
+class TransformingSink::PieceWriter final : public engine::BatchWriter {
+ public:
+  PieceWriter(TransformingSink* sink, std::unique_ptr<engine::BatchWriter> inner)
+      : sink_(sink), inner_(std::move(inner)) {}
+  Status Add(BatchPtr piece) override {
+    // The piece itself, not a borrowed view: a transform that changes nothing hands it on.
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr out, sink_->Transform(piece, true));
+    return inner_->Add(std::move(out));
+  }
+  Status Commit() override { return inner_->Commit(); }
+
+ private:
+  TransformingSink* sink_;
+  std::unique_ptr<engine::BatchWriter> inner_;
+};
+
+Result<std::unique_ptr<engine::BatchWriter>> TransformingSink::BeginBatch(int64_t batch_id, TypePtr schema) {
+  // The inner writer takes the transformed schema: what the transform makes of no rows.
+  std::vector<ExpectationCounts> unused;
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr none, transform_.Apply(RecordBatch::Empty(schema), &unused));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<engine::BatchWriter> inner, inner_->BeginBatch(batch_id, none->schema()));
+  // The pieces' counts add up to the batch's.
+  counts_.clear();
+  output_rows_ = 0;
+  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this, std::move(inner)));
+}
+
 Status TransformingSink::AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) {
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr out, Transform(rows, epoch_open_));
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr out, Transform(Borrow(rows), epoch_open_));
   epoch_open_ = true;
   return inner_->AddRealTimeRows(epoch_id, *out);
 }

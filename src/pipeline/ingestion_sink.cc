@@ -74,11 +74,6 @@ ColumnPtr Relaxed(const ColumnPtr& column) {
   return result;
 }
 
-struct PartitionEnd {
-  std::string_view topic;
-  int32_t partition;
-  int64_t last_offset;
-};
 
 std::string AppId(const std::string& stream_id, std::string_view topic, int32_t partition) {
   return stream_id + "-" + std::string(topic) + "-" + std::to_string(partition);
@@ -208,7 +203,6 @@ Status IngestionSink::RunBackfillIfDue(std::optional<int64_t> written_min_us) {
 Result<ColumnPtr> IngestionSink::DecodePart(const ColumnPtr& encoded, Part* part, int64_t* malformed,
                                             std::vector<int64_t>* malformed_rows) {
   ColumnPtr decoded = encoded;
-  if (part->subject) SLUICE_RETURN_IF_ERROR(RefreshSubject(part, false));
   if (part->decoder != nullptr) {
     formats::DecodeStats stats;
     SLUICE_ASSIGN_OR_RETURN(decoded, part->decoder->Decode(*encoded, &stats));
@@ -226,10 +220,18 @@ Result<ColumnPtr> IngestionSink::DecodePart(const ColumnPtr& encoded, Part* part
   return Relaxed(decoded);
 }
 
-Status IngestionSink::AddBatch(int64_t, const RecordBatch& batch) {
-  const int64_t n = batch.num_rows();
+Status IngestionSink::BeginBatchStats() {
   stats_ = IngestionStats{};
-  stats_.records = n;
+  // Registry schemas are refreshed between batches, so all pieces of one decode alike.
+  for (Part* part : {&key_, &value_}) {
+    if (part->subject) SLUICE_RETURN_IF_ERROR(RefreshSubject(part, false));
+  }
+  return Status::OK();
+}
+
+Result<BatchPtr> IngestionSink::Prepare(const RecordBatch& batch, PartitionEnds* ends) {
+  const int64_t n = batch.num_rows();
+  stats_.records += n;
   SLUICE_ASSIGN_OR_RETURN(ColumnPtr key, batch.ColumnAt("key"));
   SLUICE_ASSIGN_OR_RETURN(ColumnPtr value, batch.ColumnAt("value"));
   SLUICE_ASSIGN_OR_RETURN(ColumnPtr topic, batch.ColumnAt("topic"));
@@ -249,19 +251,21 @@ Status IngestionSink::AddBatch(int64_t, const RecordBatch& batch) {
   }
 
   // The highest offset of each topic-partition. Rows come in runs of one partition, so the
-  // previous row's entry is tried first and the linear search is rare.
-  std::vector<PartitionEnd> ends;
-  size_t current = 0;
+  // previous row's entry is tried first and the map is searched rarely.
+  int64_t* last = nullptr;
+  std::string_view last_topic;
+  int32_t last_partition = -1;
   for (int64_t row = 0; row < n; ++row) {
     std::string_view t = topic->View(row);
     int32_t p = partition->Value<int32_t>(row);
     int64_t o = offset->Value<int64_t>(row);
-    if (current >= ends.size() || ends[current].partition != p || ends[current].topic != t) {
-      auto it = std::find_if(ends.begin(), ends.end(), [&](const PartitionEnd& e) { return e.partition == p && e.topic == t; });
-      if (it == ends.end()) it = ends.insert(ends.end(), PartitionEnd{t, p, o});
-      current = static_cast<size_t>(it - ends.begin());
+    if (last == nullptr || p != last_partition || t != last_topic) {
+      auto [it, inserted] = ends->try_emplace({std::string(t), p}, o);
+      last = &it->second;
+      last_topic = t;
+      last_partition = p;
     }
-    ends[current].last_offset = std::max(ends[current].last_offset, o);
+    *last = std::max(*last, o);
   }
 
   BinaryBuilder source(DataType::String());
@@ -284,31 +288,67 @@ Status IngestionSink::AddBatch(int64_t, const RecordBatch& batch) {
     Result<expr::BoundExpression> bound = expr::BindPredicate(filter, schema);
     if (!bound.ok()) return bound.status().WithContext("stream " + spec_.stream_id + " record_type_filter");
     SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> kept, bound->Filter(*out));
-    stats_.filtered_out = n - static_cast<int64_t>(kept.size());
-    if (stats_.filtered_out > 0) out = Take(out, kept);
+    const int64_t filtered_out = n - static_cast<int64_t>(kept.size());
+    stats_.filtered_out += filtered_out;
+    if (filtered_out > 0) out = Take(out, kept);
   }
+  return out;
+}
 
+Status IngestionSink::Write(const std::vector<BatchPtr>& pieces, const PartitionEnds& ends) {
   delta::WriteOptions options;
   options.operation = std::string(delta::kOperationStreamingUpdate);
   options.operation_parameters = {{"outputMode", "Append"}, {"streamId", spec_.stream_id}};
   // Fields a newer schema adds become new nullable columns; rows written before read them null.
   options.merge_schema = true;
-  for (const PartitionEnd& end : ends) {
-    options.transactions.push_back(delta::SetTransaction{AppId(spec_.stream_id, end.topic, end.partition),
-                                                         end.last_offset, std::nullopt});
+  for (const auto& [place, last_offset] : ends) {
+    options.transactions.push_back(
+        delta::SetTransaction{AppId(spec_.stream_id, place.first, place.second), last_offset, std::nullopt});
   }
   if (options.transactions.empty()) return Status::OK();
-  Result<delta::WriteResult> written = delta::WriteTable(fs_, spec_.table_path, {out}, options);
+  Result<delta::WriteResult> written = delta::WriteTable(fs_, spec_.table_path, pieces, options);
   if (!written.ok()) return written.status().WithContext(description());
   if (backfill_ == nullptr || backfill_->done()) return Status::OK();
   std::optional<int64_t> written_min_us;
-  const Column& timestamps = *out->column(2);
-  for (int64_t row = 0; row < out->num_rows(); ++row) {
-    if (timestamps.IsValid(row) && (!written_min_us || timestamps.Value<int64_t>(row) < *written_min_us)) {
-      written_min_us = timestamps.Value<int64_t>(row);
+  for (const BatchPtr& piece : pieces) {
+    const Column& timestamps = *piece->column(2);
+    for (int64_t row = 0; row < piece->num_rows(); ++row) {
+      if (timestamps.IsValid(row) && (!written_min_us || timestamps.Value<int64_t>(row) < *written_min_us)) {
+        written_min_us = timestamps.Value<int64_t>(row);
+      }
     }
   }
   return RunBackfillIfDue(written_min_us);
+}
+
+Status IngestionSink::AddBatch(int64_t, const RecordBatch& batch) {
+  SLUICE_RETURN_IF_ERROR(BeginBatchStats());
+  PartitionEnds ends;
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr out, Prepare(batch, &ends));
+  return Write({out}, ends);
+}
+
+// Decodes each piece as it comes (beside the source reading the next one); the batch is written
+// in one commit.
+class IngestionSink::PieceWriter final : public engine::BatchWriter {
+ public:
+  explicit PieceWriter(IngestionSink* sink) : sink_(sink) {}
+  Status Add(BatchPtr piece) override {
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr out, sink_->Prepare(*piece, &ends_));
+    pieces_.push_back(std::move(out));
+    return Status::OK();
+  }
+  Status Commit() override { return sink_->Write(pieces_, ends_); }
+
+ private:
+  IngestionSink* sink_;
+  std::vector<BatchPtr> pieces_;
+  PartitionEnds ends_;
+};
+
+Result<std::unique_ptr<engine::BatchWriter>> IngestionSink::BeginBatch(int64_t, TypePtr) {
+  SLUICE_RETURN_IF_ERROR(BeginBatchStats());
+  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this));
 }
 
 Result<std::optional<std::string>> ResumeOffsets(std::shared_ptr<FileSystem> fs, const std::string& table_path,

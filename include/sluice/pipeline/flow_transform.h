@@ -69,6 +69,8 @@ class FlowTransform {
 // so the inner sink's idempotence carries over. last_counts() are the counts of the last batch
 // (or, under real_time, the sums since the last EndEpoch).
 class TransformingSink : public engine::Sink {
+  class PieceWriter;
+
  public:
   TransformingSink(FlowTransform transform, std::unique_ptr<engine::Sink> inner);
 
@@ -76,6 +78,8 @@ class TransformingSink : public engine::Sink {
   std::vector<engine::OutputMode> supported_output_modes() const override { return inner_->supported_output_modes(); }
   Status Open(const engine::SinkContext& context) override { return inner_->Open(context); }
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override;
+  // Transforms each piece as it comes and hands it to the inner sink's batch writer.
+  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override;
   bool supports_real_time() const override { return inner_->supports_real_time(); }
   Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) override;
   Status EndEpoch(int64_t epoch_id) override;
@@ -89,7 +93,7 @@ class TransformingSink : public engine::Sink {
   std::optional<int64_t> newest_event_micros() const { return newest_event_micros_; }
 
  private:
-  Result<BatchPtr> Transform(const RecordBatch& batch, bool accumulate);
+  Result<BatchPtr> Transform(const BatchPtr& batch, bool accumulate);
 
   FlowTransform transform_;
   std::unique_ptr<engine::Sink> inner_;

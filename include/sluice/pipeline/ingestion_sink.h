@@ -27,6 +27,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +84,8 @@ class IngestionSink : public engine::Sink {
   // another format than declared).
   Status Open(const engine::SinkContext& context) override;
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override;
+  // Decodes each piece of the batch as the source hands it over; writes them in one commit.
+  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override;
 
   const IngestionStats& last_stats() const { return stats_; }
   // The rows the backfill merge inserted, once, after it ran (when the sink opened or after a
@@ -111,6 +114,15 @@ class IngestionSink : public engine::Sink {
   Status MakePart(const std::optional<formats::DecoderSpec>& schema, Part* part);
   Status RefreshSubject(Part* part, bool opening);
   Status RunBackfillIfDue(std::optional<int64_t> written_min_us);
+  class PieceWriter;
+  // The highest offset of each (topic, partition) of a batch.
+  using PartitionEnds = std::map<std::pair<std::string, int32_t>, int64_t>;
+  // Resets stats_ for a new batch and refreshes registry schemas that are due.
+  Status BeginBatchStats();
+  // The ingestion table rows of `batch` (decoded, filtered, trimmed); adds to stats_ and `ends`.
+  Result<BatchPtr> Prepare(const RecordBatch& batch, PartitionEnds* ends);
+  // Commits the batch's rows with one txn per topic-partition, then runs the backfill if due.
+  Status Write(const std::vector<BatchPtr>& pieces, const PartitionEnds& ends);
   Result<ColumnPtr> DecodePart(const ColumnPtr& encoded, Part* part, int64_t* malformed,
                                std::vector<int64_t>* malformed_rows);
 
