@@ -1,5 +1,6 @@
 #include "sluice/connectors/pg_binary.h"
 
+#include <array>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -40,18 +41,30 @@ T Load(const uint8_t* in) {
   return value;
 }
 
-constexpr int128_t PowerOfTen(int exponent) {
-  int128_t value = 1;
-  for (int i = 0; i < exponent; ++i) value *= 10;
-  return value;
-}
+// 10^0 .. 10^38, and the largest value that can be multiplied by each without passing 38 digits:
+// tables, so that decoding a numeric divides nothing 128 bits wide.
+constexpr std::array<int128_t, 39> kPowersOfTen = [] {
+  std::array<int128_t, 39> powers{};
+  powers[0] = 1;
+  for (size_t i = 1; i < powers.size(); ++i) powers[i] = powers[i - 1] * 10;
+  return powers;
+}();
 
-constexpr int128_t kMaxUnscaled = PowerOfTen(38) - 1;  // 38 decimal digits, decimal's limit
+constexpr int128_t kMaxUnscaled = kPowersOfTen[38] - 1;  // 38 decimal digits, decimal's limit
 
-// value * multiplier + addend, failing when the result would need more than 38 digits.
-bool MultiplyAdd(int128_t* value, int128_t multiplier, int128_t addend) {
-  if (*value > (kMaxUnscaled - addend) / multiplier) return false;
-  *value = *value * multiplier + addend;
+constexpr std::array<int128_t, 39> kMaxBeforeShift = [] {
+  std::array<int128_t, 39> limits{};
+  for (size_t i = 0; i < limits.size(); ++i) limits[i] = kMaxUnscaled / kPowersOfTen[i];
+  return limits;
+}();
+
+// value * 10^shift + addend (value, addend >= 0, shift <= 38), failing when the result would
+// need more than 38 digits.
+bool ShiftAdd(int128_t* value, int shift, int addend) {
+  if (*value > kMaxBeforeShift[shift]) return false;
+  const int128_t shifted = *value * kPowersOfTen[shift];
+  if (shifted > kMaxUnscaled - addend) return false;
+  *value = shifted + addend;
   return true;
 }
 
@@ -81,14 +94,16 @@ NumericRead ReadNumeric(std::string_view bytes, int scale, int128_t* out) {
       continue;
     }
     const int target = digit_unit > 0 ? digit_unit : 0;
-    const int128_t below = PowerOfTen(target - digit_unit);
+    // digit_unit > -4: the digit's zeros below the scale are 10^0 .. 10^3.
+    static constexpr int kBelow[] = {1, 10, 100, 1000};
+    const int below = kBelow[target - digit_unit];
     if (digit % below != 0) return NumericRead::kError;
     const int shift = value == 0 ? 0 : unit - target;
-    if (shift > 38 || !MultiplyAdd(&value, PowerOfTen(shift), digit / below)) return NumericRead::kError;
+    if (shift > 38 || !ShiftAdd(&value, shift, digit / below)) return NumericRead::kError;
     unit = target;
   }
   if (value != 0) {
-    if (unit > 38 || !MultiplyAdd(&value, PowerOfTen(unit), 0)) return NumericRead::kError;
+    if (unit > 38 || !ShiftAdd(&value, unit, 0)) return NumericRead::kError;
   }
   *out = sign == 0x4000 ? -value : value;
   return NumericRead::kValue;
