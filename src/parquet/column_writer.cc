@@ -15,6 +15,12 @@ namespace {
 // Pages are closed (if full) after at most this many entries, extended to the end of a row.
 constexpr int64_t kEntriesPerStep = 512;
 
+// A chunk's first values tell whether a dictionary can pay off: when at least 90% of the first
+// kDictionaryTrialValues are distinct, the chunk is written PLAIN (as a unique id or timestamp
+// column would otherwise fill a dictionary up to its size limit first).
+constexpr size_t kDictionaryTrialValues = 16384;
+constexpr int kDistinctPercentForPlain = 90;
+
 template <typename P, typename S>
 void Gather(const Column& column, const int64_t* rows, int64_t count, std::vector<P>* out) {
   out->resize(count);
@@ -125,6 +131,10 @@ Status ColumnWriter::AppendRange(const LeafEntries& entries, int64_t level_begin
   chunk_nulls_ += levels - values;
   if (values > 0) AppendValues(*entries.column, entries.value_rows.data() + value_begin, values);
 
+  if (use_dictionary_ && dictionary_page_count_ == 0 && page_indices_.size() >= kDictionaryTrialValues &&
+      static_cast<size_t>(dictionary_.size()) * 100 >= page_indices_.size() * kDistinctPercentForPlain) {
+    DropDictionary();
+  }
   if (PageValueBytes() >= options_.page_size) SLUICE_RETURN_IF_ERROR(FinishPage());
   if (use_dictionary_ && dictionary_.plain_size() > options_.dictionary_size_limit) {
     // Fall back to PLAIN for the rest of the chunk; pages so far keep the dictionary.
@@ -132,6 +142,20 @@ Status ColumnWriter::AppendRange(const LeafEntries& entries, int64_t level_begin
     use_dictionary_ = false;
   }
   return Status::OK();
+}
+
+void ColumnWriter::DropDictionary() {
+  for (uint32_t index : page_indices_) {
+    std::string_view value = dictionary_.value(index);
+    if (physical_ == Type::kByteArray) {
+      PlainAppendByteArray(value, &page_plain_);
+    } else {
+      page_plain_.append(value);
+    }
+  }
+  page_indices_.clear();
+  dictionary_.Clear();
+  use_dictionary_ = false;
 }
 
 void ColumnWriter::AppendValues(const Column& column, const int64_t* rows, int64_t count) {

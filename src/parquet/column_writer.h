@@ -50,6 +50,9 @@ class ColumnWriter {
   Status AppendRange(const LeafEntries& entries, int64_t level_begin, int64_t level_end, int64_t value_begin,
                      int64_t value_end);
   void AppendValues(const Column& column, const int64_t* rows, int64_t count);
+  // Before the chunk's first page is written: re-encodes the open page's values PLAIN and writes
+  // the rest of the chunk PLAIN, without a dictionary.
+  void DropDictionary();
   void EncodeFixed(const char* data, int64_t count);
   void EncodeByteArrays();
   void UpdateInts(Bounds* b, int64_t min, int64_t max) const;

@@ -10,6 +10,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/parquet/metadata.h"
+#include "sluice/parquet/reader.h"
 #include "testing/columns.h"
 #include "testing/memory_files.h"
 
@@ -325,6 +326,66 @@ TEST(ParquetWriterTest, DictionaryFallsBackToPlainPastTheLimit) {
   EXPECT_LT(*c.dictionary_page_offset, c.data_page_offset);
   EXPECT_EQ(c.statistics->min_value, "value-0");
   EXPECT_EQ(c.statistics->max_value, "value-9999");
+}
+
+// The values of column 0 of `file`, read back with ParquetReader.
+std::vector<int64_t> ReadLongs(const std::string& file) {
+  auto reader = ParquetReader::Open(std::make_unique<sluice::testing::StringRandomAccessFile>(file));
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  Result<BatchPtr> read = (*reader)->ReadAll();
+  EXPECT_TRUE(read.ok()) << read.status().ToString();
+  std::vector<int64_t> values;
+  for (int64_t row = 0; row < (*read)->num_rows(); ++row) values.push_back((*read)->column(0)->Value<int64_t>(row));
+  return values;
+}
+
+TEST(ParquetWriterTest, NearlyDistinctColumnsAreWrittenPlainWithoutADictionary) {
+  TypePtr schema = Parse("struct<id:bigint>");
+  std::vector<std::optional<int64_t>> ids;
+  std::vector<int64_t> expected;
+  for (int64_t i = 0; i < 100000; ++i) {
+    // One value in twenty repeats the previous one: 95% distinct.
+    int64_t id = i % 20 == 19 ? (i - 1) * 3 : i * 3;
+    ids.push_back(id);
+    expected.push_back(id);
+  }
+  WriterOptions options;
+  options.page_size = 64 * 1024;
+  std::string file = WriteFile(schema, {MakeBatch(schema, {Fixed<int64_t>(DataType::Long(), ids)})}, options);
+  FileMetaData footer = Footer(file);
+  const ColumnMetaData& c = Chunk(footer, 0);
+  EXPECT_EQ(c.encodings, (std::vector<Encoding>{Encoding::kPlain, Encoding::kRle}));
+  EXPECT_FALSE(c.dictionary_page_offset.has_value());
+  ASSERT_EQ(c.encoding_stats.size(), 1u);
+  EXPECT_EQ(c.encoding_stats[0].page_type, PageType::kDataPage);
+  EXPECT_EQ(c.encoding_stats[0].encoding, Encoding::kPlain);
+  EXPECT_GT(c.encoding_stats[0].count, 10);
+  EXPECT_EQ(ReadLongs(file), expected);
+}
+
+TEST(ParquetWriterTest, AColumnRepeatingEnoughOfItsFirstValuesKeepsItsDictionary) {
+  TypePtr schema = Parse("struct<id:bigint>");
+  std::vector<std::optional<int64_t>> ids;
+  std::vector<int64_t> expected;
+  // 80% distinct at first: the dictionary is kept, then outgrows its limit and gives way to PLAIN.
+  for (int64_t i = 0; i < 100000; ++i) {
+    int64_t id = i % 5 == 4 ? i - 1 : i;
+    ids.push_back(id);
+    expected.push_back(id);
+  }
+  WriterOptions options;
+  options.page_size = 16 * 1024;
+  options.dictionary_size_limit = 256 * 1024;
+  std::string file = WriteFile(schema, {MakeBatch(schema, {Fixed<int64_t>(DataType::Long(), ids)})}, options);
+  FileMetaData footer = Footer(file);
+  const ColumnMetaData& c = Chunk(footer, 0);
+  EXPECT_EQ(c.encodings, (std::vector<Encoding>{Encoding::kPlain, Encoding::kRle, Encoding::kRleDictionary}));
+  ASSERT_TRUE(c.dictionary_page_offset.has_value());
+  EXPECT_EQ(*c.dictionary_page_offset, 4);
+  ASSERT_EQ(c.encoding_stats.size(), 3u);
+  EXPECT_EQ(c.encoding_stats[1].encoding, Encoding::kRleDictionary);
+  EXPECT_EQ(c.encoding_stats[2].encoding, Encoding::kPlain);
+  EXPECT_EQ(ReadLongs(file), expected);
 }
 
 TEST(ParquetWriterTest, LowCardinalityColumnsStayDictionaryEncoded) {
