@@ -345,13 +345,13 @@ int64_t ColumnWriter::EstimatedSize() const {
   return chunk_bytes_ + PageValueBytes() + dictionary;
 }
 
-Status ColumnWriter::WritePage(std::string_view body, int64_t num_values,
-                               Encoding encoding, PageType type) {
+Status ColumnWriter::WritePage(std::string_view body, int64_t num_values, Encoding encoding, PageType type,
+                               std::string* scratch) {
   if (body.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return Status::Error(errors::kInvalidArgument, "a page of column '" + leaf_.path[0] +
                                                        "' would exceed 2 GiB: a single row holds too much data");
   }
-  SLUICE_ASSIGN_OR_RETURN(compressed_, CompressPage(options_.compression, options_.zstd_level, body, &compression_scratch_));
+  SLUICE_ASSIGN_OR_RETURN(compressed_, CompressPage(options_.compression, options_.zstd_level, body, scratch));
   PageHeader header;
   header.type = type;
   header.uncompressed_page_size = static_cast<int32_t>(body.size());
@@ -404,13 +404,15 @@ Status ColumnWriter::FinishPage() {
     ++plain_page_count_;
   }
 
-  SLUICE_RETURN_IF_ERROR(WritePage(body_, page_levels_, encoding, PageType::kDataPage));
   if (num_pages_ == pages_.size()) pages_.emplace_back();
-  std::string& page = pages_[num_pages_++];
-  page.clear();
-  page.append(header_);
-  page.append(compressed_);
-  chunk_bytes_ += static_cast<int64_t>(page.size());
+  Page& page = pages_[num_pages_++];
+  // Compressed straight into the page's own buffer: no copy, and no allocation once the buffer
+  // has served a page of this size in an earlier row group.
+  SLUICE_RETURN_IF_ERROR(WritePage(body_, page_levels_, encoding, PageType::kDataPage, &page.body));
+  if (compressed_.data() != page.body.data()) page.body.assign(compressed_);
+  page.size = compressed_.size();
+  page.header.assign(header_);
+  chunk_bytes_ += static_cast<int64_t>(page.header.size() + page.size);
   chunk_uncompressed_ += static_cast<int64_t>(header_.size() + body_.size());
   page_levels_ = 0;
   page_values_ = 0;
@@ -474,14 +476,18 @@ Status ColumnWriter::FlushChunk(WritableFile* file, ColumnChunk* chunk) {
   if (dictionary_pages_) {
     body_.clear();
     dictionary_.WritePlain(&body_);
-    SLUICE_RETURN_IF_ERROR(WritePage(body_, dictionary_.size(), Encoding::kPlain, PageType::kDictionaryPage));
+    SLUICE_RETURN_IF_ERROR(
+        WritePage(body_, dictionary_.size(), Encoding::kPlain, PageType::kDictionaryPage, &compression_scratch_));
     SLUICE_RETURN_IF_ERROR(file->Append(header_));
     SLUICE_RETURN_IF_ERROR(file->Append(compressed_));
     dictionary_compressed = static_cast<int64_t>(header_.size() + compressed_.size());
     dictionary_uncompressed = static_cast<int64_t>(header_.size() + body_.size());
     m.dictionary_page_offset = start;
   }
-  for (size_t i = 0; i < num_pages_; ++i) SLUICE_RETURN_IF_ERROR(file->Append(pages_[i]));
+  for (size_t i = 0; i < num_pages_; ++i) {
+    SLUICE_RETURN_IF_ERROR(file->Append(pages_[i].header));
+    SLUICE_RETURN_IF_ERROR(file->Append(std::string_view(pages_[i].body.data(), pages_[i].size)));
+  }
 
   m.type = physical_;
   if (dictionary_pages_ || plain_page_count_ > 0) m.encodings.push_back(Encoding::kPlain);

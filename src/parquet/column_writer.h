@@ -62,8 +62,10 @@ class ColumnWriter {
   void MergeInto(Bounds* into, const Bounds& from) const;
   int64_t PageValueBytes() const;
   Status FinishPage();
-  Status WritePage(std::string_view body, int64_t num_values, Encoding encoding,
-                   PageType type);
+  // Compresses `body` (into *scratch, or not at all) as compressed_ and serializes its header
+  // as header_.
+  Status WritePage(std::string_view body, int64_t num_values, Encoding encoding, PageType type,
+                   std::string* scratch);
   Statistics ChunkStatistics() const;
   std::string EncodeBound(const Bounds& b, bool min) const;
 
@@ -84,12 +86,17 @@ class ColumnWriter {
   // The chunk.
   Dictionary dictionary_;
   bool dictionary_pages_ = false;  // some data page of this chunk is dictionary-encoded
-  bool plain_pages_ = false;
   int32_t dictionary_page_count_ = 0;
   int32_t plain_page_count_ = 0;
-  // The chunk's data pages (header and compressed body each), in order. The strings are reused
-  // by the next row group's pages, so growing a chunk never copies the pages already written.
-  std::vector<std::string> pages_;
+  // A data page of the chunk: its header, and its compressed body in body[0, size). The buffers
+  // are reused by the next row group's pages (body keeps its length, so refilling it neither
+  // allocates nor clears memory), and growing a chunk never copies the pages already written.
+  struct Page {
+    std::string header;
+    std::string body;
+    size_t size = 0;
+  };
+  std::vector<Page> pages_;
   size_t num_pages_ = 0;
   int64_t chunk_bytes_ = 0;  // the pages' total size
   int64_t chunk_levels_ = 0;
@@ -104,7 +111,7 @@ class ColumnWriter {
   // Scratch buffers reused for every page.
   std::string body_;
   std::string compression_scratch_;
-  std::string_view compressed_;  // the last page written, in compression_scratch_ or body_
+  std::string_view compressed_;  // the last page compressed, in its scratch or body_
   std::string header_;
   std::string levels_;
   std::vector<uint8_t> bool_values_;  // the open page's booleans, packed when it closes

@@ -50,6 +50,7 @@ Status ValidateOptions(const WriterOptions& o) {
     return bad("zstd level " + std::to_string(o.zstd_level) + " is outside 1..22");
   }
   if (o.row_group_size <= 0) return bad("row group size must be positive");
+  if (o.max_row_group_rows <= 0) return bad("the most rows of a row group must be positive");
   if (o.page_size <= 0 || o.page_size > (int64_t{1} << 30)) return bad("page size must be between 1 byte and 1 GiB");
   if (o.dictionary_size_limit < 0 || o.dictionary_size_limit > (int64_t{1} << 30)) {
     return bad("dictionary size limit must be between 0 and 1 GiB");
@@ -75,8 +76,8 @@ class ParquetWriter::Impl {
       return Status::Error(errors::kInvalidArgument, "batch schema " + batch.schema()->ToString() +
                                                          " does not match the file's schema " + schema_->ToString());
     }
-    for (int64_t begin = 0; begin < batch.num_rows(); begin += kRowsPerStep) {
-      int64_t end = std::min(batch.num_rows(), begin + kRowsPerStep);
+    for (int64_t begin = 0, end = 0; begin < batch.num_rows(); begin = end) {
+      end = std::min({batch.num_rows(), begin + kRowsPerStep, begin + options_.max_row_group_rows - rows_in_group_});
       for (LeafEntries& e : entries_) e.Clear();
       for (int i = 0; i < batch.num_columns(); ++i) {
         const SchemaNode* violation = shredder_.Shred(parquet_.fields[i], *batch.column(i), begin, end, &entries_);
@@ -93,7 +94,9 @@ class ParquetWriter::Impl {
       }
       rows_in_group_ += end - begin;
       total_rows_ += end - begin;
-      if (estimate >= options_.row_group_size) SLUICE_RETURN_IF_ERROR(FlushRowGroup());
+      if (estimate >= options_.row_group_size || rows_in_group_ == options_.max_row_group_rows) {
+        SLUICE_RETURN_IF_ERROR(FlushRowGroup());
+      }
     }
     return Status::OK();
   }

@@ -399,6 +399,33 @@ TEST(ParquetWriterTest, LowCardinalityColumnsStayDictionaryEncoded) {
   EXPECT_LT(file.size(), 2000u);
 }
 
+TEST(ParquetWriterTest, RowGroupsHoldAtMostTheirRowLimitAcrossBatches) {
+  TypePtr schema = Parse("struct<id:bigint>");
+  std::vector<std::optional<int64_t>> ids;
+  std::vector<int64_t> expected;
+  for (int64_t i = 0; i < 7000; ++i) ids.push_back(i);
+  WriterOptions options;
+  options.max_row_group_rows = 5000;
+  BatchPtr batch = MakeBatch(schema, {Fixed<int64_t>(DataType::Long(), ids)});
+  std::string file = WriteFile(schema, {batch, batch, batch}, options);
+  FileMetaData meta = Footer(file);
+  std::vector<int64_t> group_rows;
+  for (const RowGroup& group : meta.row_groups) group_rows.push_back(group.num_rows);
+  EXPECT_EQ(group_rows, (std::vector<int64_t>{5000, 5000, 5000, 5000, 1000}));
+  for (int copy = 0; copy < 3; ++copy) {
+    for (int64_t i = 0; i < 7000; ++i) expected.push_back(i);
+  }
+  EXPECT_EQ(ReadLongs(file), expected);
+}
+
+TEST(ParquetWriterTest, RefusesARowGroupOfNoRows) {
+  WriterOptions options;
+  options.max_row_group_rows = 0;
+  std::string bytes;
+  auto writer = ParquetWriter::Open(std::make_unique<StringWritableFile>(&bytes), Parse("struct<id:bigint>"), options);
+  EXPECT_EQ(writer.status().error_class(), errors::kInvalidArgument);
+}
+
 TEST(ParquetWriterTest, RowGroupsCloseAtTheTargetSize) {
   TypePtr schema = Parse("struct<id:bigint>");
   std::vector<std::optional<int64_t>> ids;

@@ -30,8 +30,11 @@ struct WriterOptions {
   // UNCOMPRESSED, SNAPPY, GZIP or ZSTD.
   CompressionCodec compression = CompressionCodec::kSnappy;
   int zstd_level = 3;  // 1..22
-  // A row group is closed once its encoded, compressed size reaches this many bytes.
+  // A row group is closed once its encoded, compressed size reaches this many bytes, or once it
+  // holds max_row_group_rows rows (as Arrow's writer does by default: several row groups let
+  // readers split a large file, and the writer reuses one row group's buffers for the next).
   int64_t row_group_size = int64_t{128} << 20;
+  int64_t max_row_group_rows = int64_t{1} << 20;
   // A data page is closed once its encoded, uncompressed values reach this many bytes. Pages end
   // on row boundaries, so a page holding one very large row may be larger.
   int64_t page_size = int64_t{1} << 20;
