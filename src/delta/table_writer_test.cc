@@ -108,3 +108,38 @@ TEST_F(TableWriterTest, AWriterWithoutBatchesCreatesTheTableWithItsSchema) {
 
 }  // namespace
 }  // namespace sluice::delta
+
+namespace sluice::delta {
+namespace {
+
+TEST_F(TableWriterTest, TransactionsKnownOnlyAtCommitSkipAWriteTheTableAlreadyRecords) {
+  // A stream's batch learns its last offset per partition only as it writes.
+  auto first = TableWriter::Start(fs_, table_, IdSchema());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE((*first)->Write(Rows(0, 10)).ok());
+  auto committed = (*first)->Commit({SetTransaction{"stream-t-0", 9, std::nullopt}, SetTransaction{"stream-t-1", 4, std::nullopt}});
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_FALSE(committed->skipped);
+
+  // The same batch again (a replay after a crash): every transaction is recorded, nothing is added.
+  auto replay = TableWriter::Start(fs_, table_, IdSchema());
+  ASSERT_TRUE(replay.ok());
+  ASSERT_TRUE((*replay)->Write(Rows(0, 10)).ok());
+  auto skipped = (*replay)->Commit({SetTransaction{"stream-t-0", 9, std::nullopt}, SetTransaction{"stream-t-1", 4, std::nullopt}});
+  ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
+  EXPECT_TRUE(skipped->skipped);
+  EXPECT_EQ(Ids(), Range(0, 10));
+
+  // One partition further on: the batch is new, and written.
+  auto next = TableWriter::Start(fs_, table_, IdSchema());
+  ASSERT_TRUE(next.ok());
+  ASSERT_TRUE((*next)->Write(Rows(10, 15)).ok());
+  auto written = (*next)->Commit({SetTransaction{"stream-t-0", 9, std::nullopt}, SetTransaction{"stream-t-1", 9, std::nullopt}});
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_FALSE(written->skipped);
+  EXPECT_EQ(Ids(), Range(0, 15));
+  EXPECT_EQ(Snapshot::Load(fs_, table_).value()->TransactionVersion("stream-t-1"), 9);
+}
+
+}  // namespace
+}  // namespace sluice::delta

@@ -185,22 +185,22 @@ struct TableWriter::State {
   Status error;
   bool committed = false;
 
+  // Whether the table already records every one of options.transactions (none: false).
+  bool AllTransactionsRecorded() const {
+    if (options.transactions.empty() || txn->read_snapshot() == nullptr) return false;
+    for (const SetTransaction& app : options.transactions) {
+      std::optional<int64_t> recorded = txn->TransactionVersion(app.app_id);
+      if (!recorded || *recorded < app.version) return false;
+    }
+    return true;
+  }
+
   // Decides, from the transaction's snapshot, whether the write is skipped and else the table
   // schema and metadata it writes under (and the removals of an overwrite).
   Status Prepare() {
     const SnapshotPtr& snapshot = txn->read_snapshot();
-    skipped = false;
-    if (!options.transactions.empty()) {
-      bool all_recorded = snapshot != nullptr;
-      for (const SetTransaction& app : options.transactions) {
-        std::optional<int64_t> recorded = txn->TransactionVersion(app.app_id);
-        all_recorded = all_recorded && recorded && *recorded >= app.version;
-      }
-      if (all_recorded) {
-        skipped = true;
-        return Status::OK();
-      }
-    }
+    skipped = AllTransactionsRecorded();
+    if (skipped) return Status::OK();
     now = NowMs();
     if (!snapshot) {
       metadata = Metadata{};
@@ -274,7 +274,11 @@ struct TableWriter::State {
     return txn->Commit(options.operation, std::move(parameters), std::move(metrics));
   }
 
-  Result<WriteResult> Commit() {
+  Result<WriteResult> Commit(std::vector<SetTransaction> more_transactions) {
+    if (!skipped && !more_transactions.empty()) {
+      options.transactions.insert(options.transactions.end(), more_transactions.begin(), more_transactions.end());
+      skipped = AllTransactionsRecorded();
+    }
     if (skipped) return WriteResult{txn->read_version(), true, 0, 0};
     SLUICE_ASSIGN_OR_RETURN(std::vector<AddFile> adds, files->Finish());
     const int64_t num_files = static_cast<int64_t>(adds.size());
@@ -332,11 +336,11 @@ Status TableWriter::Write(const BatchPtr& batch) {
   return written;
 }
 
-Result<WriteResult> TableWriter::Commit() {
+Result<WriteResult> TableWriter::Commit(std::vector<SetTransaction> more_transactions) {
   SLUICE_RETURN_IF_ERROR(state_->error);
   if (state_->committed) return Status::Error(errors::kInvalidArgument, "the table write is already committed");
   state_->committed = true;
-  Result<WriteResult> result = state_->Commit();
+  Result<WriteResult> result = state_->Commit(std::move(more_transactions));
   if (!result.ok()) state_->error = result.status();
   return result;
 }

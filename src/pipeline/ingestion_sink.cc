@@ -10,6 +10,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 #include "sluice/delta/snapshot.h"
+#include "sluice/delta/table_writer.h"
 #include "sluice/delta/writer.h"
 #include "sluice/expr/expression.h"
 
@@ -295,56 +296,62 @@ Result<BatchPtr> IngestionSink::Prepare(const RecordBatch& batch, PartitionEnds*
   return out;
 }
 
-Status IngestionSink::Write(const std::vector<BatchPtr>& pieces, const PartitionEnds& ends) {
-  delta::WriteOptions options;
-  options.operation = std::string(delta::kOperationStreamingUpdate);
-  options.operation_parameters = {{"outputMode", "Append"}, {"streamId", spec_.stream_id}};
-  // Fields a newer schema adds become new nullable columns; rows written before read them null.
-  options.merge_schema = true;
-  for (const auto& [place, last_offset] : ends) {
-    options.transactions.push_back(
-        delta::SetTransaction{AppId(spec_.stream_id, place.first, place.second), last_offset, std::nullopt});
-  }
-  if (options.transactions.empty()) return Status::OK();
-  Result<delta::WriteResult> written = delta::WriteTable(fs_, spec_.table_path, pieces, options);
-  if (!written.ok()) return written.status().WithContext(description());
-  if (backfill_ == nullptr || backfill_->done()) return Status::OK();
-  std::optional<int64_t> written_min_us;
-  for (const BatchPtr& piece : pieces) {
-    const Column& timestamps = *piece->column(2);
-    for (int64_t row = 0; row < piece->num_rows(); ++row) {
-      if (timestamps.IsValid(row) && (!written_min_us || timestamps.Value<int64_t>(row) < *written_min_us)) {
-        written_min_us = timestamps.Value<int64_t>(row);
-      }
-    }
-  }
-  return RunBackfillIfDue(written_min_us);
-}
-
-Status IngestionSink::AddBatch(int64_t, const RecordBatch& batch) {
-  SLUICE_RETURN_IF_ERROR(BeginBatchStats());
-  PartitionEnds ends;
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr out, Prepare(batch, &ends));
-  return Write({out}, ends);
-}
-
-// Decodes each piece as it comes (beside the source reading the next one); the batch is written
-// in one commit.
+// Decodes each piece as it comes (beside the source reading the next one) and writes it into
+// the table's data files at once; the batch is committed once, with one txn per topic-partition.
 class IngestionSink::PieceWriter final : public engine::BatchWriter {
  public:
   explicit PieceWriter(IngestionSink* sink) : sink_(sink) {}
+
   Status Add(BatchPtr piece) override {
     SLUICE_ASSIGN_OR_RETURN(BatchPtr out, sink_->Prepare(*piece, &ends_));
-    pieces_.push_back(std::move(out));
-    return Status::OK();
+    if (table_ == nullptr) {
+      delta::WriteOptions options;
+      options.operation = std::string(delta::kOperationStreamingUpdate);
+      options.operation_parameters = {{"outputMode", "Append"}, {"streamId", sink_->spec_.stream_id}};
+      // Fields a newer schema adds become new nullable columns; rows written before read them null.
+      options.merge_schema = true;
+      Result<std::unique_ptr<delta::TableWriter>> started =
+          delta::TableWriter::Start(sink_->fs_, sink_->spec_.table_path, out->schema(), std::move(options));
+      if (!started.ok()) return started.status().WithContext(sink_->description());
+      table_ = std::move(started).value();
+    }
+    if (sink_->backfill_ != nullptr && !sink_->backfill_->done()) {
+      const Column& timestamps = *out->column(2);
+      for (int64_t row = 0; row < out->num_rows(); ++row) {
+        if (timestamps.IsValid(row) && (!written_min_us_ || timestamps.Value<int64_t>(row) < *written_min_us_)) {
+          written_min_us_ = timestamps.Value<int64_t>(row);
+        }
+      }
+    }
+    Status written = table_->Write(out);
+    return written.ok() ? written : written.WithContext(sink_->description());
   }
-  Status Commit() override { return sink_->Write(pieces_, ends_); }
+
+  Status Commit() override {
+    if (ends_.empty()) return Status::OK();
+    std::vector<delta::SetTransaction> transactions;
+    for (const auto& [place, last_offset] : ends_) {
+      transactions.push_back(
+          delta::SetTransaction{AppId(sink_->spec_.stream_id, place.first, place.second), last_offset, std::nullopt});
+    }
+    Result<delta::WriteResult> committed = table_->Commit(std::move(transactions));
+    if (!committed.ok()) return committed.status().WithContext(sink_->description());
+    return sink_->RunBackfillIfDue(written_min_us_);
+  }
 
  private:
   IngestionSink* sink_;
-  std::vector<BatchPtr> pieces_;
+  std::unique_ptr<delta::TableWriter> table_;
   PartitionEnds ends_;
+  std::optional<int64_t> written_min_us_;
 };
+
+Status IngestionSink::AddBatch(int64_t batch_id, const RecordBatch& batch) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<engine::BatchWriter> writer, BeginBatch(batch_id, batch.schema()));
+  // The writer is done with the batch when Add returns.
+  SLUICE_RETURN_IF_ERROR(writer->Add(BatchPtr(BatchPtr(), &batch)));
+  return writer->Commit();
+}
 
 Result<std::unique_ptr<engine::BatchWriter>> IngestionSink::BeginBatch(int64_t, TypePtr) {
   SLUICE_RETURN_IF_ERROR(BeginBatchStats());

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sluice/core/file_system.h"
 #include "sluice/core/record_batch.h"
@@ -36,7 +37,11 @@ class TableWriter {
   Status Write(const BatchPtr& batch);
   // Commits every batch written. When a concurrent writer created the table first (a writer from
   // Start only), the files go into that table if it has the schema they were written with.
-  Result<WriteResult> Commit();
+  // `more_transactions` are recorded besides options.transactions: those known only once the
+  // batches are written (the last Kafka offset of each partition of a stream's batch); when the
+  // table already records every transaction, the commit is skipped, as Start would have skipped
+  // (a writer skipped at Start stays skipped).
+  Result<WriteResult> Commit(std::vector<SetTransaction> more_transactions = {});
 
  private:
   struct State;

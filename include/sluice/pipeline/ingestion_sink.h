@@ -84,7 +84,8 @@ class IngestionSink : public engine::Sink {
   // another format than declared).
   Status Open(const engine::SinkContext& context) override;
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override;
-  // Decodes each piece of the batch as the source hands it over; writes them in one commit.
+  // Decodes each piece of the batch as the source hands it over and writes it into the table's
+  // data files at once; the batch is committed once.
   Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override;
 
   const IngestionStats& last_stats() const { return stats_; }
@@ -121,8 +122,7 @@ class IngestionSink : public engine::Sink {
   Status BeginBatchStats();
   // The ingestion table rows of `batch` (decoded, filtered, trimmed); adds to stats_ and `ends`.
   Result<BatchPtr> Prepare(const RecordBatch& batch, PartitionEnds* ends);
-  // Commits the batch's rows with one txn per topic-partition, then runs the backfill if due.
-  Status Write(const std::vector<BatchPtr>& pieces, const PartitionEnds& ends);
+
   Result<ColumnPtr> DecodePart(const ColumnPtr& encoded, Part* part, int64_t* malformed,
                                std::vector<int64_t>* malformed_rows);
 
