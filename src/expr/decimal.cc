@@ -40,7 +40,7 @@ std::optional<int128_t> Rescale(int128_t value, int from_scale, int to_scale) {
     if (__builtin_mul_overflow(value, kPow10.values[diff], &out)) return std::nullopt;
     return out;
   }
-  int diff = from_scale - to_scale;
+  const unsigned diff = static_cast<unsigned>(from_scale - to_scale);
   if (diff > 38) return 0;
   return DivideRoundHalfUp(value, kPow10.values[diff]);
 }
