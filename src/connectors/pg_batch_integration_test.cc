@@ -137,6 +137,29 @@ TEST_F(PgBatchTest, SplitsLargeResultsIntoBatchesOfTheConfiguredSize) {
   EXPECT_EQ(FormatValue(*(*batches)[2]->column(0), 499), "2500");
 }
 
+TEST_F(PgBatchTest, BatchesDroppedAsTheyComeLeaveNothingOfTheirValuesInLaterOnes) {
+  // Text of varying length and nulls in both a fixed-width and a text column, so that a batch
+  // filled in the buffers of a dropped one shows any stale byte, length or null.
+  Run("CREATE TABLE t AS SELECT g AS id, CASE WHEN g % 7 = 0 THEN NULL ELSE g * 3 END AS n, "
+      "CASE WHEN g % 5 = 0 THEN NULL ELSE repeat('x', g % 13) || g END AS s FROM generate_series(1, 5000) g");
+  PgBatchReadOptions options = Query("SELECT id, n, s FROM t ORDER BY id");
+  options.batch_size = 300;
+  auto reader = PgBatchReader::Open(options);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  int64_t next_id = 1;
+  Status read = (*reader)->Read([&](BatchPtr batch) {
+    for (int64_t r = 0; r < batch->num_rows(); ++r, ++next_id) {
+      const std::string id = std::to_string(next_id);
+      EXPECT_EQ(FormatValue(*batch->column(0), r), id);
+      EXPECT_EQ(FormatValue(*batch->column(1), r), next_id % 7 == 0 ? "null" : std::to_string(next_id * 3));
+      EXPECT_EQ(FormatValue(*batch->column(2), r), next_id % 5 == 0 ? "null" : std::string(next_id % 13, 'x') + id);
+    }
+    return Status::OK();  // the batch dies here, its buffers free for the next ones
+  });
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  EXPECT_EQ(next_id, 5001);
+}
+
 TEST_F(PgBatchTest, PartitionedReadEqualsSingleReadUnderOneSnapshot) {
   // Keys below, inside and above the bounds, and nulls.
   Run("CREATE TABLE t AS SELECT g AS id, CASE WHEN g % 50 = 0 THEN NULL ELSE g - 200 END AS k, md5(g::text) AS v "

@@ -182,11 +182,58 @@ constexpr int64_t kMaxReservedBytes = int64_t{1} << 30;
 // The rows a batch's columns have room for at first; a larger batch_size grows them as rows come.
 constexpr int64_t kInitialRows = int64_t{1} << 16;
 
+// The buffers of columns a reader made, handed back when the columns die (on whichever thread
+// drops them last, typically the sink's), so that later batches are filled in memory that is
+// already mapped and sized rather than in fresh pages the kernel must fault in and zero.
+// Thread-safe; keeps a bounded number of buffers.
+class BufferPool {
+ public:
+  // A buffer of at least `size` bytes of room (its contents are stale), or an empty one.
+  std::vector<uint8_t> TakeBytes(size_t size) { return Take(&bytes_, size); }
+  std::vector<int64_t> TakeOffsets(size_t size) { return Take(&offsets_, size); }
+
+  // `column` as a ColumnPtr whose data and offsets come back to `pool` when it dies.
+  static ColumnPtr Recycling(const std::shared_ptr<BufferPool>& pool, std::unique_ptr<Column> column) {
+    return ColumnPtr(column.release(), [pool](const Column* dead) {
+      std::unique_ptr<Column> owned(const_cast<Column*>(dead));
+      pool->Give(&owned->data, &owned->offsets);
+    });
+  }
+
+ private:
+  // Several batches in flight, a handful of columns each.
+  static constexpr size_t kMaxKept = 32;
+
+  template <typename T>
+  std::vector<T> Take(std::vector<std::vector<T>>* kept, size_t size) {
+    std::lock_guard lock(mutex_);
+    for (auto it = kept->begin(); it != kept->end(); ++it) {
+      if (it->capacity() >= size) {
+        std::vector<T> buffer = std::move(*it);
+        kept->erase(it);
+        return buffer;
+      }
+    }
+    return {};
+  }
+
+  void Give(std::vector<uint8_t>* data, std::vector<int64_t>* offsets) {
+    std::lock_guard lock(mutex_);
+    if (data->capacity() > 0 && bytes_.size() < kMaxKept) bytes_.push_back(std::move(*data));
+    if (offsets->capacity() > 0 && offsets_.size() < kMaxKept) offsets_.push_back(std::move(*offsets));
+  }
+
+  std::mutex mutex_;
+  std::vector<std::vector<uint8_t>> bytes_;
+  std::vector<std::vector<int64_t>> offsets_;
+};
+
 // Streams one `COPY (query) TO STDOUT (FORMAT binary)` into batches, decoding every field
-// straight into its column builder.
+// straight into its column's buffers.
 class CopyReader {
  public:
-  CopyReader(const PgBatchReader::State& state, PgConnection* conn) : state_(state), conn_(conn) {}
+  CopyReader(const PgBatchReader::State& state, PgConnection* conn)
+      : state_(state), conn_(conn), pool_(std::make_shared<BufferPool>()) {}
 
   Status Run(const std::string& query, const std::function<Status(BatchPtr)>& emit) {
     PGconn* raw = conn_->raw();
@@ -222,30 +269,47 @@ class CopyReader {
 
  private:
   // One result column of the batch being filled. Fixed-width kinds are decoded straight into
-  // the column's own buffer (no builder, so no copy when the batch is handed on); the others go
-  // through a builder.
+  // the column's own buffer, and so are kBytes values (into bytes and offsets): no builder, so
+  // no copy when the batch is handed on. The other kinds go through a builder.
   struct Slot {
-    int width = 0;  // PgBinaryWidth; 0 for a builder column
+    int width = 0;  // PgBinaryWidth; 0 for a variable-width column
+    bool raw_bytes = false;  // kBytes: the value is its bytes as sent
     std::vector<uint8_t> data;
+    std::vector<int64_t> offsets;   // raw_bytes: rows + 1 offsets into data
     std::vector<uint8_t> validity;  // empty until the batch's first null
     int64_t nulls = 0;
     std::unique_ptr<ColumnBuilder> builder;
-    int64_t value_bytes = 0;  // builder columns: bytes to reserve for a batch
+    int64_t value_bytes = 0;  // variable-width columns: bytes to reserve for a batch
   };
 
-  // Fresh columns for the next batch. Fixed-width ones hold room for a full batch (up to
-  // kInitialRows, then they double); string and binary builders get as many bytes as the previous
-  // batch's held, so they rarely grow (a copy) while filling.
+  // Fresh columns for the next batch, in buffers the pool hands back where it has them.
+  // Fixed-width ones hold room for a full batch (up to kInitialRows, then they double); string
+  // and binary columns get as many bytes as the previous batch's held, so they rarely grow (a
+  // copy) while filling.
   void NewBuilders() {
     slots_.resize(state_.mappings.size());
     const int64_t rows = std::min(state_.options.batch_size, kInitialRows);
     for (size_t c = 0; c < slots_.size(); ++c) {
       Slot& slot = slots_[c];
       slot.width = PgBinaryWidth(state_.binary_kinds[c]);
+      slot.raw_bytes = state_.binary_kinds[c] == PgBinaryKind::kBytes;
+      slot.validity.clear();
+      slot.nulls = 0;
       if (slot.width > 0) {
-        slot.data.resize(static_cast<size_t>(rows * slot.width));
-        slot.validity.clear();
-        slot.nulls = 0;
+        const auto size = static_cast<size_t>(rows * slot.width);
+        slot.data = pool_->TakeBytes(size);
+        // A recycled buffer keeps its length: only a fresh one is cleared here.
+        if (slot.data.size() < size) slot.data.resize(size);
+        continue;
+      }
+      if (slot.raw_bytes) {
+        slot.data = pool_->TakeBytes(static_cast<size_t>(slot.value_bytes));
+        slot.data.clear();
+        slot.data.reserve(static_cast<size_t>(slot.value_bytes));
+        slot.offsets = pool_->TakeOffsets(static_cast<size_t>(rows + 1));
+        slot.offsets.clear();
+        slot.offsets.reserve(static_cast<size_t>(rows + 1));
+        slot.offsets.push_back(0);
         continue;
       }
       slot.builder = ColumnBuilder::Make(state_.mappings[c].type);
@@ -263,9 +327,9 @@ class CopyReader {
   }
 
   void MarkNull(Slot& slot) {
-    if (slot.validity.empty()) slot.validity.assign(slot.data.size() / slot.width, 1);
-    if (slot.validity.size() <= static_cast<size_t>(rows_)) slot.validity.resize(slot.data.size() / slot.width, 1);
-    slot.validity[rows_] = 0;
+    const auto row = static_cast<size_t>(rows_);
+    if (slot.validity.size() <= row) slot.validity.resize(std::max(row + 1, 2 * slot.validity.size()), 1);
+    slot.validity[row] = 0;
     ++slot.nulls;
   }
 
@@ -300,7 +364,10 @@ class CopyReader {
         const int32_t length = ReadInt32(data.data() + pos);
         pos += 4;
         if (length == -1) {
-          if (slot.width == 0) {
+          if (slot.raw_bytes) {
+            slot.offsets.push_back(static_cast<int64_t>(slot.data.size()));
+            MarkNull(slot);
+          } else if (slot.width == 0) {
             slot.builder->AppendNull();
           } else {
             std::memset(FixedValue(slot), 0, static_cast<size_t>(slot.width));
@@ -312,7 +379,11 @@ class CopyReader {
         const std::string_view bytes = data.substr(pos, static_cast<size_t>(length));
         const int scale = state_.mappings[c].type->scale();
         Status appended;
-        if (slot.width == 0) {
+        if (slot.raw_bytes) {
+          const auto* first = reinterpret_cast<const uint8_t*>(bytes.data());
+          slot.data.insert(slot.data.end(), first, first + bytes.size());
+          slot.offsets.push_back(static_cast<int64_t>(slot.data.size()));
+        } else if (slot.width == 0) {
           appended = AppendPgBinary(state_.binary_kinds[c], scale, bytes, slot.builder.get());
         } else {
           bool is_null;
@@ -334,29 +405,26 @@ class CopyReader {
     std::vector<ColumnPtr> columns;
     for (size_t c = 0; c < slots_.size(); ++c) {
       Slot& slot = slots_[c];
-      if (slot.width > 0) {
-        auto column = std::make_shared<Column>();
+      if (slot.width > 0 || slot.raw_bytes) {
+        auto column = std::make_unique<Column>();
         column->type = state_.mappings[c].type;
         column->length = rows_;
         column->null_count = slot.nulls;
-        slot.data.resize(static_cast<size_t>(rows_ * slot.width));
+        if (slot.width > 0) slot.data.resize(static_cast<size_t>(rows_ * slot.width));
+        if (slot.raw_bytes) slot.value_bytes = ValueBytesAhead(static_cast<int64_t>(slot.data.size()));
         column->data = std::move(slot.data);
+        column->offsets = std::move(slot.offsets);
         if (!slot.validity.empty()) {
           slot.validity.resize(static_cast<size_t>(rows_), 1);
           column->validity = std::move(slot.validity);
         }
-        columns.push_back(std::move(column));
+        columns.push_back(BufferPool::Recycling(pool_, std::move(column)));
         continue;
       }
       columns.push_back(slot.builder->Finish());
       TypeId id = columns.back()->type->id();
       if (id == TypeId::kString || id == TypeId::kBinary) {
-        // A partial batch may be followed by a full one: scale its bytes per row up to a full
-        // batch, never reserving more than kMaxReservedBytes ahead.
-        const int64_t per_row = static_cast<int64_t>(columns.back()->data.size()) / rows_ + 1;
-        int64_t full;
-        if (__builtin_mul_overflow(per_row, state_.options.batch_size, &full)) full = kMaxReservedBytes;
-        slot.value_bytes = std::min(full, kMaxReservedBytes);
+        slot.value_bytes = ValueBytesAhead(static_cast<int64_t>(columns.back()->data.size()));
       }
     }
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, RecordBatch::Make(state_.schema, std::move(columns), rows_));
@@ -364,8 +432,19 @@ class CopyReader {
     return emit(std::move(batch));
   }
 
+  // The bytes to reserve for a string or binary column after a batch of rows_ rows held
+  // `batch_bytes`: a partial batch may be followed by a full one, so its bytes per row are scaled
+  // up to a full batch, never reserving more than kMaxReservedBytes ahead.
+  int64_t ValueBytesAhead(int64_t batch_bytes) const {
+    const int64_t per_row = batch_bytes / rows_ + 1;
+    int64_t full;
+    if (__builtin_mul_overflow(per_row, state_.options.batch_size, &full)) full = kMaxReservedBytes;
+    return std::min(full, kMaxReservedBytes);
+  }
+
   const PgBatchReader::State& state_;
   PgConnection* conn_;
+  std::shared_ptr<BufferPool> pool_;
   std::vector<Slot> slots_;
   int64_t rows_ = 0;
   bool header_read_ = false;
