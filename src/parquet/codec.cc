@@ -36,20 +36,14 @@ ZstdContexts& ThreadZstd() {
   return contexts;
 }
 
-// Makes *scratch at least `size` bytes long; bytes already there are not cleared again.
-char* Reserve(std::string* scratch, size_t size) {
-  if (scratch->size() < size) scratch->resize(size);
-  return scratch->data();
-}
-
-Result<std::string_view> GzipCompress(std::string_view input, std::string* scratch) {
+Result<std::string_view> GzipCompress(std::string_view input, CompressionBuffer* scratch) {
   z_stream stream{};
   // windowBits 15 + 16: a gzip header and trailer around the deflate stream.
   if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     return Status::Error(errors::kInternalError, "zlib deflateInit2 failed");
   }
   size_t bound = deflateBound(&stream, input.size()) + 32;
-  char* out = Reserve(scratch, bound);
+  char* out = scratch->Reserve(bound);
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
   stream.avail_in = static_cast<uInt>(input.size());
   stream.next_out = reinterpret_cast<Bytef*>(out);
@@ -91,12 +85,12 @@ bool IsCodecSupported(CompressionCodec codec) {
 }
 
 Result<std::string_view> CompressPage(CompressionCodec codec, int zstd_level, std::string_view input,
-                                      std::string* scratch) {
+                                      CompressionBuffer* scratch) {
   switch (codec) {
     case CompressionCodec::kUncompressed:
       return input;
     case CompressionCodec::kSnappy: {
-      char* out = Reserve(scratch, snappy::MaxCompressedLength(input.size()));
+      char* out = scratch->Reserve(snappy::MaxCompressedLength(input.size()));
       size_t length = 0;
       snappy::RawCompress(input.data(), input.size(), out, &length);
       return std::string_view(out, length);
@@ -107,7 +101,7 @@ Result<std::string_view> CompressPage(CompressionCodec codec, int zstd_level, st
       ZstdContexts& z = ThreadZstd();
       if (z.compress == nullptr) z.compress = ZSTD_createCCtx();
       size_t bound = ZSTD_compressBound(input.size());
-      char* out = Reserve(scratch, bound);
+      char* out = scratch->Reserve(bound);
       size_t n = ZSTD_compressCCtx(z.compress, out, bound, input.data(), input.size(), zstd_level);
       if (ZSTD_isError(n)) return Status::Error(errors::kInternalError, std::string("zstd: ") + ZSTD_getErrorName(n));
       return std::string_view(out, n);

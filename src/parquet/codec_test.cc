@@ -22,7 +22,8 @@ TEST(CodecTest, EverySupportedCodecRoundTrips) {
   std::string data = SampleData();
   for (CompressionCodec codec : kCodecs) {
     for (const std::string& input : {data, std::string()}) {
-      std::string scratch, back;
+      CompressionBuffer scratch;
+      std::string back;
       Result<std::string_view> compressed_view = CompressPage(codec, 3, input, &scratch);
       ASSERT_TRUE(compressed_view.ok()) << CodecName(codec);
       std::string compressed(*compressed_view);
@@ -37,7 +38,7 @@ TEST(CodecTest, EverySupportedCodecRoundTrips) {
 }
 
 TEST(CodecTest, ScratchIsReusedAcrossPagesOfDifferentSizes) {
-  std::string scratch;
+  CompressionBuffer scratch;
   std::string big = SampleData(), small = "tiny page";
   for (const std::string& input : {big, small, big}) {
     Result<std::string_view> compressed = CompressPage(CompressionCodec::kSnappy, 0, input, &scratch);
@@ -51,7 +52,8 @@ TEST(CodecTest, ScratchIsReusedAcrossPagesOfDifferentSizes) {
 TEST(CodecTest, AWrongDeclaredSizeIsCorrupt) {
   std::string data = SampleData();
   for (CompressionCodec codec : kCodecs) {
-    std::string scratch, back;
+    CompressionBuffer scratch;
+    std::string back;
     Result<std::string_view> compressed_view = CompressPage(codec, 1, data, &scratch);
     ASSERT_TRUE(compressed_view.ok());
     std::string compressed(*compressed_view);
@@ -65,7 +67,8 @@ TEST(CodecTest, AWrongDeclaredSizeIsCorrupt) {
 TEST(CodecTest, GarbageAndTruncatedStreamsAreCorrupt) {
   std::string data = SampleData();
   for (CompressionCodec codec : {CompressionCodec::kSnappy, CompressionCodec::kGzip, CompressionCodec::kZstd}) {
-    std::string scratch, back;
+    CompressionBuffer scratch;
+    std::string back;
     Result<std::string_view> compressed_view = CompressPage(codec, 1, data, &scratch);
     ASSERT_TRUE(compressed_view.ok());
     std::string compressed(*compressed_view);
@@ -83,7 +86,9 @@ TEST(CodecTest, UnsupportedCodecsSayWhich) {
   Status s = DecompressPage(CompressionCodec::kBrotli, "x", 1, &out);
   EXPECT_EQ(s.error_class(), errors::kParquetUnsupportedFeature);
   EXPECT_NE(s.message().find("BROTLI"), std::string_view::npos);
-  EXPECT_EQ(CompressPage(CompressionCodec::kLzo, 0, "x", &out).status().error_class(), errors::kParquetUnsupportedFeature);
+  CompressionBuffer scratch;
+  EXPECT_EQ(CompressPage(CompressionCodec::kLzo, 0, "x", &scratch).status().error_class(),
+            errors::kParquetUnsupportedFeature);
 }
 
 }  // namespace

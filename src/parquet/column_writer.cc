@@ -5,7 +5,6 @@
 #include <cstring>
 #include <limits>
 
-#include "parquet/codec.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::parquet {
@@ -346,7 +345,7 @@ int64_t ColumnWriter::EstimatedSize() const {
 }
 
 Status ColumnWriter::WritePage(std::string_view body, int64_t num_values, Encoding encoding, PageType type,
-                               std::string* scratch) {
+                               CompressionBuffer* scratch) {
   if (body.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return Status::Error(errors::kInvalidArgument, "a page of column '" + leaf_.path[0] +
                                                        "' would exceed 2 GiB: a single row holds too much data");
@@ -409,7 +408,9 @@ Status ColumnWriter::FinishPage() {
   // Compressed straight into the page's own buffer: no copy, and no allocation once the buffer
   // has served a page of this size in an earlier row group.
   SLUICE_RETURN_IF_ERROR(WritePage(body_, page_levels_, encoding, PageType::kDataPage, &page.body));
-  if (compressed_.data() != page.body.data()) page.body.assign(compressed_);
+  if (compressed_.data() != page.body.data()) {
+    std::memcpy(page.body.Reserve(compressed_.size()), compressed_.data(), compressed_.size());
+  }
   page.size = compressed_.size();
   page.header.assign(header_);
   chunk_bytes_ += static_cast<int64_t>(page.header.size() + page.size);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parquet/codec.h"
 #include "parquet/encoding.h"
 #include "parquet/schema_conversion.h"
 #include "parquet/shred.h"
@@ -65,7 +66,7 @@ class ColumnWriter {
   // Compresses `body` (into *scratch, or not at all) as compressed_ and serializes its header
   // as header_.
   Status WritePage(std::string_view body, int64_t num_values, Encoding encoding, PageType type,
-                   std::string* scratch);
+                   CompressionBuffer* scratch);
   Statistics ChunkStatistics() const;
   std::string EncodeBound(const Bounds& b, bool min) const;
 
@@ -89,11 +90,11 @@ class ColumnWriter {
   int32_t dictionary_page_count_ = 0;
   int32_t plain_page_count_ = 0;
   // A data page of the chunk: its header, and its compressed body in body[0, size). The buffers
-  // are reused by the next row group's pages (body keeps its length, so refilling it neither
-  // allocates nor clears memory), and growing a chunk never copies the pages already written.
+  // are reused by the next row group's pages, and growing a chunk never copies the pages
+  // already written.
   struct Page {
     std::string header;
-    std::string body;
+    CompressionBuffer body;
     size_t size = 0;
   };
   std::vector<Page> pages_;
@@ -110,7 +111,7 @@ class ColumnWriter {
 
   // Scratch buffers reused for every page.
   std::string body_;
-  std::string compression_scratch_;
+  CompressionBuffer compression_scratch_;
   std::string_view compressed_;  // the last page compressed, in its scratch or body_
   std::string header_;
   std::string levels_;
