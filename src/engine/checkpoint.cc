@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -203,35 +204,42 @@ Status Checkpoint::WriteOffsets(int64_t batch_id, const OffsetLogEntry& entry) {
 Status Checkpoint::WriteCommit(int64_t batch_id) {
   SLUICE_RETURN_IF_ERROR(PutLogEntry(file_system_.get(), root_ + "/commits/" + std::to_string(batch_id),
                                      SerializeCommitLogEntry(), "commits", batch_id));
-  SLUICE_RETURN_IF_ERROR(file_system_->Delete(EpochReadsPath(batch_id)));
+  SLUICE_RETURN_IF_ERROR(file_system_->DeleteRecursively(EpochReadsPath(batch_id)));
   return Purge(batch_id);
 }
 
 std::string Checkpoint::EpochReadsPath(int64_t epoch_id) const { return root_ + "/reads/" + std::to_string(epoch_id); }
 
-Status Checkpoint::WriteEpochReads(int64_t epoch_id, const std::vector<std::string>& ends) {
-  std::string text = "v1\n";
-  for (const std::string& end : ends) {
-    text += end;
-    text += '\n';
-  }
-  return file_system_->AtomicWrite(EpochReadsPath(epoch_id), text);
+Status Checkpoint::LogEpochRead(int64_t epoch_id, int64_t read, const std::string& end) {
+  return PutLogEntry(file_system_.get(), EpochReadsPath(epoch_id) + "/" + std::to_string(read), end,
+                     "reads/" + std::to_string(epoch_id), read);
 }
 
 Result<std::optional<std::vector<std::string>>> Checkpoint::ReadEpochReads(int64_t epoch_id) const {
-  const std::string path = EpochReadsPath(epoch_id);
-  SLUICE_ASSIGN_OR_RETURN(bool exists, file_system_->Exists(path));
+  const std::string directory = EpochReadsPath(epoch_id);
+  SLUICE_ASSIGN_OR_RETURN(bool exists, file_system_->Exists(directory));
   if (!exists) return std::optional<std::vector<std::string>>();
-  SLUICE_ASSIGN_OR_RETURN(std::string text, file_system_->ReadFile(path));
-  if (!text.starts_with("v1\n") || !text.ends_with('\n')) {
-    return Status::Error(errors::kCheckpointCorrupt,
-                         "reads/" + std::to_string(epoch_id) + " is not a v1 reads log ending in a newline");
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> files, file_system_->List(directory));
+  std::vector<int64_t> reads;
+  for (const FileInfo& file : files) {
+    // Temporary files of an interrupted write are not reads.
+    std::optional<int64_t> read = ParseBatchId(BaseName(file.path));
+    if (read && !file.is_directory) reads.push_back(*read);
   }
+  std::sort(reads.begin(), reads.end());
   std::vector<std::string> ends;
-  for (size_t begin = 3, end; begin < text.size(); begin = end + 1) {
-    end = text.find('\n', begin);
-    ends.push_back(text.substr(begin, end - begin));
+  for (size_t k = 0; k < reads.size(); ++k) {
+    const std::string name = "reads/" + std::to_string(epoch_id) + "/" + std::to_string(k);
+    if (reads[k] != static_cast<int64_t>(k)) {
+      return Status::Error(errors::kCheckpointCorrupt, name + " is missing while later reads of the epoch are logged");
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::string end, file_system_->ReadFile(directory + "/" + std::to_string(k)));
+    if (!IsSingleLineJson(end)) {
+      return Status::Error(errors::kCheckpointCorrupt, name + " does not hold one line of JSON");
+    }
+    ends.push_back(std::move(end));
   }
+  if (ends.empty()) return std::optional<std::vector<std::string>>();
   return std::optional<std::vector<std::string>>(std::move(ends));
 }
 

@@ -87,21 +87,28 @@ TEST_F(CheckpointTest, LatestBatchesTellAnUncommittedBatchApart) {
   EXPECT_EQ(*checkpoint->LatestOffsetBatch(), 1);
 }
 
-TEST_F(CheckpointTest, AnEpochsReadsAreLoggedWholeEachTimeAndGoWithItsCommit) {
+TEST_F(CheckpointTest, AnEpochsReadsAreLoggedOneFileEachAndGoWithItsCommit) {
   auto checkpoint = OpenOrDie();
   EXPECT_EQ(*checkpoint->ReadEpochReads(3), std::nullopt);
-  ASSERT_TRUE(checkpoint->WriteEpochReads(3, {"{\"rows\":4}"}).ok());
-  ASSERT_TRUE(checkpoint->WriteEpochReads(3, {"{\"rows\":4}", "{\"rows\":9}"}).ok());
-  EXPECT_EQ(*fs_->ReadFile(root_ + "/reads/3"), "v1\n{\"rows\":4}\n{\"rows\":9}\n");
+  ASSERT_TRUE(checkpoint->LogEpochRead(3, 0, "{\"rows\":4}").ok());
+  ASSERT_TRUE(checkpoint->LogEpochRead(3, 1, "{\"rows\":9}").ok());
+  EXPECT_EQ(*fs_->ReadFile(root_ + "/reads/3/1"), "{\"rows\":9}");
   EXPECT_EQ(*checkpoint->ReadEpochReads(3), (std::vector<std::string>{"{\"rows\":4}", "{\"rows\":9}"}));
+  EXPECT_EQ(checkpoint->LogEpochRead(3, 1, "{\"rows\":10}").error_class(), errors::kConcurrentQuery);
+  // Stray files (a temporary file of an interrupted write) are not reads.
+  ASSERT_TRUE(fs_->AtomicWrite(root_ + "/reads/3/.2.tmp", "partial").ok());
+  EXPECT_EQ(checkpoint->ReadEpochReads(3)->value_or(std::vector<std::string>{}).size(), 2u);
   ASSERT_TRUE(checkpoint->WriteOffsets(3, {1, {"{\"rows\":9}"}}).ok());
   ASSERT_TRUE(checkpoint->WriteCommit(3).ok());
   EXPECT_EQ(*checkpoint->ReadEpochReads(3), std::nullopt);
+  EXPECT_FALSE(*fs_->Exists(root_ + "/reads/3"));
 
-  for (std::string_view text : {"", "v2\n{}\n", "v1\n{\"rows\":4}", "{\"rows\":4}\n"}) {
-    ASSERT_TRUE(fs_->AtomicWrite(root_ + "/reads/4", text).ok());
-    EXPECT_EQ(checkpoint->ReadEpochReads(4).status().error_class(), errors::kCheckpointCorrupt) << text;
-  }
+  // A gap, or a read that is not one line of JSON, is corruption.
+  ASSERT_TRUE(checkpoint->LogEpochRead(4, 0, "{\"rows\":4}").ok());
+  ASSERT_TRUE(checkpoint->LogEpochRead(4, 2, "{\"rows\":9}").ok());
+  EXPECT_EQ(checkpoint->ReadEpochReads(4).status().error_class(), errors::kCheckpointCorrupt);
+  ASSERT_TRUE(checkpoint->LogEpochRead(5, 0, "{\"rows\":").ok());
+  EXPECT_EQ(checkpoint->ReadEpochReads(5).status().error_class(), errors::kCheckpointCorrupt);
 }
 
 TEST_F(CheckpointTest, KeepsTheLastHundredEntries) {

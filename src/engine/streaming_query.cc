@@ -278,7 +278,7 @@ Status StreamingQuery::RunRealTimeEpoch() {
   const int64_t epoch_id = next_batch_id_.load();
   const std::string start = start_offset_;
   std::string current = start;
-  std::vector<std::string> reads;
+  int64_t reads = 0;
   int64_t rows = 0;
   QueryProgress::Durations durations;
   while (!stop_requested_.load() && NowMicros() < deadline) {
@@ -291,13 +291,12 @@ Status StreamingQuery::RunRealTimeEpoch() {
     }
     SLUICE_RETURN_IF_ERROR(CheckOffset(end, *source_));
     phase_start = NowMicros();
-    reads.push_back(end);
-    SLUICE_RETURN_IF_ERROR(checkpoint_->WriteEpochReads(epoch_id, reads));
+    SLUICE_RETURN_IF_ERROR(checkpoint_->LogEpochRead(epoch_id, reads++, end));
     durations.wal_commit += Millis(NowMicros() - phase_start);
     SLUICE_RETURN_IF_ERROR(DeliverRealTimeRead(epoch_id, current, end, &rows, &durations));
     current = std::move(end);
   }
-  if (reads.empty()) return Status::OK();
+  if (reads == 0) return Status::OK();
   return CommitRealTimeEpoch(epoch_id, start, current, rows, epoch_start, durations);
 }
 

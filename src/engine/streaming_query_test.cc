@@ -328,7 +328,8 @@ TEST_F(StreamingQueryTest, ARealTimeEpochWhoseOffsetsWereLoggedIsEndedAgainWitho
   query_.reset();
   // The process died between offsets/0 and commits/0.
   ASSERT_TRUE(LocalFileSystem()->Delete(dir_.Join("checkpoint/commits/0")).ok());
-  ASSERT_TRUE(LocalFileSystem()->AtomicWrite(dir_.Join("checkpoint/reads/0"), "v1\n{\"rows\":7}\n{\"rows\":19}\n").ok());
+  ASSERT_TRUE(LocalFileSystem()->AtomicWrite(dir_.Join("checkpoint/reads/0/0"), "{\"rows\":7}").ok());
+  ASSERT_TRUE(LocalFileSystem()->AtomicWrite(dir_.Join("checkpoint/reads/0/1"), "{\"rows\":19}").ok());
   stop_after_batch_ = -1;
   auto replaying = std::make_unique<ReadRecordingSink>();
   ReadRecordingSink* second = replaying.get();
@@ -342,7 +343,7 @@ TEST_F(StreamingQueryTest, ARealTimeEpochWhoseOffsetsWereLoggedIsEndedAgainWitho
 }
 
 TEST_F(StreamingQueryTest, AnEpochLoggedUnderRealTimeCannotBeReplayedIntoASinkWithoutIt) {
-  ASSERT_TRUE(LocalFileSystem()->AtomicWrite(dir_.Join("checkpoint/reads/0"), "v1\n{\"rows\":3}\n").ok());
+  ASSERT_TRUE(LocalFileSystem()->AtomicWrite(dir_.Join("checkpoint/reads/0/0"), "{\"rows\":3}").ok());
   auto query = StreamingQuery::Start(Rate(100), std::make_unique<AppendOnlySink>(), Config(Trigger::Once()));
   ASSERT_TRUE(query.ok());
   Status refused = (*query)->Run();

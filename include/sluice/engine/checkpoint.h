@@ -3,8 +3,8 @@
 //   <root>/metadata       {"id":"<query id>"}: written once, read on every restart
 //   <root>/offsets/<N>    the planned range of batch N, written BEFORE the batch runs
 //   <root>/commits/<N>    written AFTER the sink made batch N durable
-//   <root>/reads/<N>      real_time epoch N's reads so far, each one's end offset written BEFORE
-//                         its rows reach the sink; deleted with commits/N
+//   <root>/reads/<N>/<k>  the end offset of read k of real_time epoch N, written BEFORE its rows
+//                         reach the sink; reads/N goes with commits/N
 //   <root>/sources/<i>/   private state of source i
 //   <root>/lock           held (flock) while a query runs on this checkpoint
 //
@@ -23,10 +23,9 @@
 // query re-runs it with the same id and range (the sink is idempotent per batch id). A reads/N
 // without commits/N is a real_time epoch that may have partly reached the sink: the query reads
 // the same ranges again, in the same reads, so a sink that writes the rows of an epoch as they
-// come can tell by counting which of them it already holds.
-//   reads/N:    v1
-//               <the end offset of the epoch's first read>
-//               <the end offset of its second read> ...
+// come can tell by counting which of them it already holds. reads/N/k holds one line: the end
+// offset of the epoch's read k (0, 1, ...); one small file per read keeps each read's logging
+// cost independent of how many reads the epoch has had.
 //
 // A Checkpoint is used by one query thread; it is not thread-safe.
 #pragma once
@@ -90,11 +89,11 @@ class Checkpoint {
   // entries of both logs older than the last kEntriesToKeep.
   Status WriteCommit(int64_t batch_id);
 
-  // Replaces reads/N with `ends` (the end offsets of real_time epoch N's reads so far, in order),
-  // durably.
-  Status WriteEpochReads(int64_t epoch_id, const std::vector<std::string>& ends);
-  // The end offsets in reads/N; nullopt when there is no reads/N; CHECKPOINT_CORRUPT when it is not
-  // a v1 reads log.
+  // Logs `end`, the end offset of read `read` (0, 1, ...) of real_time epoch N, durably
+  // (put-if-absent: CONCURRENT_QUERY when that read is logged already).
+  Status LogEpochRead(int64_t epoch_id, int64_t read, const std::string& end);
+  // The end offsets logged for epoch N, in read order; nullopt when none is; CHECKPOINT_CORRUPT
+  // when the reads logged are not 0 to k without a gap.
   Result<std::optional<std::vector<std::string>>> ReadEpochReads(int64_t epoch_id) const;
 
  private:
