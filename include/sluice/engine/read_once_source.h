@@ -3,7 +3,8 @@
 // query with trigger `once` reads everything in its first batch, a replay of that batch reads it
 // again, and a later run reads nothing.
 //
-// Subclasses implement ReadAll(), and ReadAllPieces() when they read in pieces; like every Source, one is used by one query thread at a time.
+// Subclasses implement ReadAll(), and ReadAllPieces() when they read in pieces; like every
+// Source, one is used by one query thread at a time.
 #pragma once
 
 #include <string>

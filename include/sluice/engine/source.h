@@ -72,9 +72,10 @@ class Source {
   virtual Result<std::vector<BatchPtr>> Read(const std::string& start, const std::string& end) = 0;
   // Read() that hands each piece to `consume` as soon as it is read, so that the engine can write
   // one piece while the source reads the next (the engine calls this one). The pieces hold the
-  // rows Read() returns, in an order Read() could return them; calls to `consume` never overlap but may come from threads
-  // of the source's own. By default, hands on the pieces of Read() once it returns; a source that
-  // reads a large range in pieces overrides it, and then holds no more than the piece it fills.
+  // rows Read() returns, in an order Read() could return them; calls to `consume` never overlap
+  // but may come from threads of the source's own. By default, hands on the pieces of Read()
+  // once it returns; a source that reads a large range in pieces overrides it, and then holds no
+  // more than the pieces it fills.
   virtual Status ReadPieces(const std::string& start, const std::string& end, const PieceConsumer& consume);
   // Everything up to `end` is durable in the sink and will never be asked for again; the source
   // may release it (a replication slot confirms its flush position here).
