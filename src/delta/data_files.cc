@@ -150,7 +150,8 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(FileSystem& fs, std
       return Status::Error(errors::kUnresolvedColumn, fmt::format("partition column '{}' is not in the schema", name));
     }
     if (table_schema->field(index).type->is_nested()) {
-      return Status::Error(errors::kInvalidSchema, fmt::format("partition column '{}' must have a primitive type", name));
+      return Status::Error(errors::kInvalidSchema,
+                           fmt::format("partition column '{}' must have a primitive type", name));
     }
     writer->partition_indices_.push_back(index);
   }
@@ -170,7 +171,8 @@ Result<DataFileWriter::OpenFile*> DataFileWriter::FileFor(const std::string& dir
   if (it != files_.end()) return &it->second;
   std::string name = fmt::format("part-{:05d}-{}.c000.snappy.parquet", files_.size(), NewUuid());
   std::string relative = directory.empty() ? name : directory + "/" + name;
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs_.OpenForWrite(fmt::format("{}/{}", table_path_, relative)));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                          fs_.OpenForWrite(fmt::format("{}/{}", table_path_, relative)));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetWriter> writer,
                           parquet::ParquetWriter::Open(std::move(file), data_schema_));
   OpenFile& open = files_[directory];

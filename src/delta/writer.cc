@@ -212,7 +212,8 @@ struct TableWriter::State {
       metadata.created_time = now;
       for (const std::string& column : options.partition_columns) {
         if (incoming->FieldIndex(column) < 0) {
-          return Status::Error(errors::kUnresolvedColumn, fmt::format("partition column '{}' is not in the data", column));
+          return Status::Error(errors::kUnresolvedColumn,
+                               fmt::format("partition column '{}' is not in the data", column));
         }
       }
       table_schema = incoming;
