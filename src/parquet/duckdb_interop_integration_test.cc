@@ -297,5 +297,38 @@ TEST_F(SluiceWritesDuckDbReads, PlainPagesAfterTheDictionaryOverflows) {
   ExpectSameRows(EveryType(), 3000, 9, options);
 }
 
+TEST_F(SluiceWritesDuckDbReads, NearlyDistinctChunksWrittenPlainInRowGroupsCappedByRows) {
+  // Distinct longs, doubles, 16-byte decimals and timestamps go PLAIN from the first page of each
+  // row group; the strings (1000 values) keep their dictionary.
+  TypePtr schema = *DataType::Struct({
+      {"int64", DataType::Long(), false},
+      {"f64", DataType::Double()},
+      {"dec38", *DataType::Decimal(38, 12)},
+      {"text", DataType::String()},
+      {"ts", DataType::Timestamp()},
+  });
+  WriterOptions options;
+  options.max_row_group_rows = 20000;
+  ASSERT_NO_FATAL_FAILURE(ExpectSameRows(schema, 40000, 9, options));
+
+  bool ok = false;
+  std::string error;
+  std::vector<std::string> chunks = DuckDbRows(
+      {"SELECT row_group_id, row_group_num_rows, path_in_schema, encodings, dictionary_page_offset IS NOT NULL "
+       "FROM parquet_metadata('" + dir_.Join("sluice.parquet") + "') ORDER BY 1, 3"},
+      &ok, &error);
+  ASSERT_TRUE(ok) << error;
+  std::vector<std::string> expected;
+  for (const char* group : {"0", "1"}) {
+    const std::string prefix = std::string("[\"") + group + "\",\"20000\",";
+    expected.push_back(prefix + "\"dec38\",\"PLAIN, RLE\",false]");
+    expected.push_back(prefix + "\"f64\",\"PLAIN, RLE\",false]");
+    expected.push_back(prefix + "\"int64\",\"PLAIN\",false]");
+    expected.push_back(prefix + "\"text\",\"PLAIN, RLE, RLE_DICTIONARY\",true]");
+    expected.push_back(prefix + "\"ts\",\"PLAIN, RLE\",false]");
+  }
+  EXPECT_EQ(chunks, expected);
+}
+
 }  // namespace
 }  // namespace sluice::parquet
