@@ -35,8 +35,10 @@ struct QueryProgress {
   double input_rows_per_second = 0;
   double processed_rows_per_second = 0;
   // Milliseconds spent in each phase, as Spark names them: latestOffset (planning the range),
-  // getBatch (reading it), walCommit (writing offsets/N), addBatch (the sink), commitOffsets
-  // (writing commits/N and committing the source), triggerExecution (the whole batch).
+  // getBatch (reading it, with the sink writing each piece as it comes), walCommit (writing
+  // offsets/N), addBatch (the sink's commit of the batch; under real_time, handing rows to the
+  // sink and ending the epoch), commitOffsets (writing commits/N and committing the source),
+  // triggerExecution (the whole batch).
   struct Durations {
     int64_t latest_offset = 0;
     int64_t get_batch = 0;
