@@ -15,6 +15,7 @@
 #include "sluice/delta/snapshot.h"
 #include "sluice/pipeline/pipeline_runner.h"
 #include "sluice/pipeline/stream_catalog.h"
+#include "pipeline/stream_testing.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::pipeline {
@@ -71,17 +72,8 @@ std::vector<connectors::KafkaTestMessage> Records(int begin, int end, bool with_
   return records;
 }
 
-class StreamCatalogRunTest : public ::testing::Test {
+class StreamCatalogRunTest : public testing::KafkaTopicTest {
  protected:
-  void SetUp() override {
-    auto kafka = connectors::testing::SharedKafka();
-    ASSERT_TRUE(kafka.ok()) << kafka.status().ToString();
-    bootstrap_ = (*kafka)->bootstrap_servers();
-    auto topic = connectors::testing::CreateTestTopic(3);
-    ASSERT_TRUE(topic.ok());
-    topic_ = *topic;
-  }
-
   std::string Definition(bool with_note) const {
     const std::string properties = std::string(R"("amount":{"type":"integer"})") +
                                    (with_note ? R"(,"note":{"type":["string","null"]})" : "");
@@ -128,10 +120,8 @@ class StreamCatalogRunTest : public ::testing::Test {
   std::string Warehouse() const { return dir_.Join("warehouse"); }
   std::string Table() const { return Warehouse() + "/main/raw/events"; }
 
-  testing::TempDir dir_;
+  sluice::testing::TempDir dir_;
   StreamCatalog catalog_{LocalFileSystem(), dir_.Join("warehouse"), &connectors::AllFormatsRegistry()};
-  std::string bootstrap_;
-  std::string topic_;
   std::string definition_;
 };
 

@@ -16,6 +16,7 @@
 #include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/ingestion_sink.h"
 #include "sluice/pipeline/pipeline_runner.h"
+#include "pipeline/stream_testing.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::pipeline {
@@ -78,17 +79,8 @@ std::map<std::pair<int32_t, int64_t>, IngestedRow> ReadTable(const std::string& 
   return rows;
 }
 
-class StreamTest : public ::testing::Test {
+class StreamTest : public testing::KafkaTopicTest {
  protected:
-  void SetUp() override {
-    auto kafka = connectors::testing::SharedKafka();
-    ASSERT_TRUE(kafka.ok()) << kafka.status().ToString();
-    bootstrap_ = (*kafka)->bootstrap_servers();
-    auto topic = connectors::testing::CreateTestTopic(3);
-    ASSERT_TRUE(topic.ok());
-    topic_ = *topic;
-  }
-
   PipelineSpec Spec(const std::string& extra, const std::string& ingestion = "") {
     std::string yaml = "name: ingest\nstorage: " + dir_.path() + "/storage\nwarehouse: " + dir_.path() +
                        "/warehouse\nstreams:\n  - name: main.raw.events\n    source: {format: kafka, options: "
@@ -125,9 +117,7 @@ class StreamTest : public ::testing::Test {
     return events;
   }
 
-  testing::TempDir dir_;
-  std::string bootstrap_;
-  std::string topic_;
+  sluice::testing::TempDir dir_;
 };
 
 TEST_F(StreamTest, IngestsEveryRecordDecodedWithItsKafkaPlace) {
