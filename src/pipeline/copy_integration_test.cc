@@ -58,7 +58,9 @@ class CopyIntegrationTest : public ::testing::Test {
   Result<CopyResult> Copy(const std::string& from, const std::string& to) {
     SLUICE_ASSIGN_OR_RETURN(CopyEndpoint source, ParseEndpointSpec(from));
     SLUICE_ASSIGN_OR_RETURN(CopyEndpoint sink, ParseEndpointSpec(to));
-    return RunCopy(source, sink, {.warehouse = warehouse_.path()});
+    CopyOptions options;
+    options.warehouse = warehouse_.path();
+    return RunCopy(source, sink, options);
   }
 
   sluice::testing::TempDir warehouse_;
