@@ -32,16 +32,7 @@ using Ingested = std::map<std::pair<int32_t, int64_t>, std::string>;
 Ingested ReadTable(const std::string& table) {
   Ingested rows;
   if (!std::filesystem::exists(table + "/_delta_log/00000000000000000000.json")) return rows;
-  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table);
-  EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
-  if (!snapshot.ok()) return rows;
-  auto scan = delta::TableScan::Open(*snapshot);
-  EXPECT_TRUE(scan.ok());
-  while (true) {
-    Result<BatchPtr> batch = (*scan)->Next();
-    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
-    if (!batch.ok() || *batch == nullptr) break;
-    const RecordBatch& b = **batch;
+  testing::ForEachBatch(table, [&](const RecordBatch& b) {
     ColumnPtr amount = b.ColumnAt("value.amount").value();
     Result<ColumnPtr> note = b.ColumnAt("value.note");
     for (int64_t row = 0; row < b.num_rows(); ++row) {
@@ -56,7 +47,7 @@ Ingested ReadTable(const std::string& table) {
       EXPECT_TRUE(rows.emplace(place, text).second) << "offset " << place.second << " of partition " << place.first
                                                     << " ingested twice";
     }
-  }
+  });
   return rows;
 }
 

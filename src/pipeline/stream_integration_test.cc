@@ -54,16 +54,7 @@ struct IngestedRow {
 // The ingestion table's rows by (partition, offset), with the schema of the value struct.
 std::map<std::pair<int32_t, int64_t>, IngestedRow> ReadTable(const std::string& table, TypePtr* value_type) {
   std::map<std::pair<int32_t, int64_t>, IngestedRow> rows;
-  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table);
-  EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
-  if (!snapshot.ok()) return rows;
-  auto scan = delta::TableScan::Open(*snapshot);
-  EXPECT_TRUE(scan.ok());
-  while (true) {
-    Result<BatchPtr> batch = (*scan)->Next();
-    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
-    if (!batch.ok() || *batch == nullptr) break;
-    const RecordBatch& b = **batch;
+  testing::ForEachBatch(table, [&](const RecordBatch& b) {
     *value_type = b.schema()->field(1).type;
     ColumnPtr amount = b.ColumnAt("value.amount").value();
     for (int64_t row = 0; row < b.num_rows(); ++row) {
@@ -75,7 +66,7 @@ std::map<std::pair<int32_t, int64_t>, IngestedRow> ReadTable(const std::string& 
       EXPECT_TRUE(rows.emplace(std::make_pair(r.partition, r.offset), r).second)
           << "offset " << r.offset << " of partition " << r.partition << " ingested twice";
     }
-  }
+  });
   return rows;
 }
 
@@ -192,18 +183,15 @@ TEST_F(StreamTest, ResumesExactlyOnceFromTheTableEvenWithoutItsCheckpoint) {
 std::map<std::string, int64_t> CountBySource(const std::string& table, int64_t* distinct) {
   std::map<std::string, int64_t> counts;
   std::set<std::string> seen;
-  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table);
-  EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
-  auto scan = delta::TableScan::Open(*snapshot).value();
-  while (BatchPtr batch = scan->Next().value()) {
-    ColumnPtr key = batch->ColumnAt("key").value();
-    ColumnPtr timestamp = batch->ColumnAt("stream_record_timestamp").value();
-    ColumnPtr source = batch->ColumnAt("record_source").value();
-    for (int64_t row = 0; row < batch->num_rows(); ++row) {
+  testing::ForEachBatch(table, [&](const RecordBatch& batch) {
+    ColumnPtr key = batch.ColumnAt("key").value();
+    ColumnPtr timestamp = batch.ColumnAt("stream_record_timestamp").value();
+    ColumnPtr source = batch.ColumnAt("record_source").value();
+    for (int64_t row = 0; row < batch.num_rows(); ++row) {
       ++counts[std::string(source->View(row))];
       seen.insert(std::string(key->View(row)) + "@" + std::to_string(timestamp->Value<int64_t>(row)));
     }
-  }
+  });
   *distinct = static_cast<int64_t>(seen.size());
   return counts;
 }

@@ -1,13 +1,32 @@
-// A fixture for stream tests: a fresh three-partition topic on the shared Kafka mock cluster.
+// What stream tests share: a fresh three-partition topic on the shared Kafka mock cluster, and a
+// scan of an ingestion table.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #include "sluice/connectors/testing/kafka_fixture.h"
+#include "sluice/core/file_system.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/snapshot.h"
 
 namespace sluice::pipeline::testing {
+
+// Calls `visit` with each batch of the Delta table at `table`, failing the test on a read error.
+inline void ForEachBatch(const std::string& table, const std::function<void(const RecordBatch&)>& visit) {
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  auto scan = delta::TableScan::Open(*snapshot);
+  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+  while (true) {
+    Result<BatchPtr> batch = (*scan)->Next();
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    if (*batch == nullptr) return;
+    visit(**batch);
+  }
+}
 
 class KafkaTopicTest : public ::testing::Test {
  protected:
