@@ -154,13 +154,24 @@ Status StreamingQuery::Run() {
   return Status::OK();
 }
 
+Result<std::string> StreamingQuery::StartOf(int64_t batch_id) {
+  if (batch_id == 0) return source_->InitialOffset();
+  SLUICE_ASSIGN_OR_RETURN(OffsetLogEntry previous, checkpoint_->ReadOffsets(batch_id - 1));
+  if (previous.source_offsets.size() != 1) {
+    return Status::Error(errors::kCheckpointCorrupt,
+                         "offsets/" + std::to_string(batch_id - 1) + " does not hold exactly one source offset");
+  }
+  return previous.source_offsets[0];
+}
+
 Status StreamingQuery::Recover() {
   SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> last_planned, checkpoint_->LatestOffsetBatch());
-  {
-    SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> last_committed, checkpoint_->LatestCommitBatch());
-    const int64_t pending = last_committed ? *last_committed + 1 : 0;
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> reads, checkpoint_->ReadEpochReads(pending));
-    if (reads) return ReplayRealTimeEpoch(pending, *reads);
+  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> last_committed, checkpoint_->LatestCommitBatch());
+  const int64_t pending = last_committed ? *last_committed + 1 : 0;
+  SLUICE_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> reads, checkpoint_->ReadEpochReads(pending));
+  if (reads) {
+    // The crashed run may have logged offsets/N before it died short of commits/N.
+    return ReplayRealTimeEpoch(pending, *reads, last_planned && *last_planned >= pending);
   }
   if (!last_planned) {
     SLUICE_ASSIGN_OR_RETURN(start_offset_, source_->InitialOffset());
@@ -169,7 +180,6 @@ Status StreamingQuery::Recover() {
     return Status::OK();
   }
   const int64_t batch_id = *last_planned;
-  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> last_committed, checkpoint_->LatestCommitBatch());
   SLUICE_ASSIGN_OR_RETURN(OffsetLogEntry planned, checkpoint_->ReadOffsets(batch_id));
   if (planned.source_offsets.size() != 1) {
     return Status::Error(errors::kCheckpointCorrupt,
@@ -188,17 +198,7 @@ Status StreamingQuery::Recover() {
                                                          " does not; the log has a gap");
   }
   // Batch N was planned and may have partly reached the sink: run it again, same id, same range.
-  std::string start;
-  if (batch_id == 0) {
-    SLUICE_ASSIGN_OR_RETURN(start, source_->InitialOffset());
-  } else {
-    SLUICE_ASSIGN_OR_RETURN(OffsetLogEntry previous, checkpoint_->ReadOffsets(batch_id - 1));
-    if (previous.source_offsets.size() != 1) {
-      return Status::Error(errors::kCheckpointCorrupt, "offsets/" + std::to_string(batch_id - 1) +
-                                                           " does not hold exactly one source offset");
-    }
-    start = previous.source_offsets[0];
-  }
+  SLUICE_ASSIGN_OR_RETURN(std::string start, StartOf(batch_id));
   return ExecuteBatch(batch_id, start, planned.source_offsets[0], NowMicros(), QueryProgress::Durations{});
 }
 
@@ -297,22 +297,13 @@ Status StreamingQuery::RunRealTimeEpoch() {
     current = std::move(end);
   }
   if (reads == 0) return Status::OK();
-  return CommitRealTimeEpoch(epoch_id, start, current, rows, epoch_start, durations);
+  return CommitRealTimeEpoch(epoch_id, start, current, rows, epoch_start, durations, false);
 }
 
-Status StreamingQuery::ReplayRealTimeEpoch(int64_t epoch_id, const std::vector<std::string>& ends) {
+Status StreamingQuery::ReplayRealTimeEpoch(int64_t epoch_id, const std::vector<std::string>& ends,
+                                           bool offsets_logged) {
   const int64_t epoch_start = NowMicros();
-  std::string start;
-  if (epoch_id == 0) {
-    SLUICE_ASSIGN_OR_RETURN(start, source_->InitialOffset());
-  } else {
-    SLUICE_ASSIGN_OR_RETURN(OffsetLogEntry previous, checkpoint_->ReadOffsets(epoch_id - 1));
-    if (previous.source_offsets.size() != 1) {
-      return Status::Error(errors::kCheckpointCorrupt, "offsets/" + std::to_string(epoch_id - 1) +
-                                                           " does not hold exactly one source offset");
-    }
-    start = previous.source_offsets[0];
-  }
+  SLUICE_ASSIGN_OR_RETURN(std::string start, StartOf(epoch_id));
   if (ends.empty()) {
     return Status::Error(errors::kCheckpointCorrupt, "reads/" + std::to_string(epoch_id) + " logs no read");
   }
@@ -330,7 +321,7 @@ Status StreamingQuery::ReplayRealTimeEpoch(int64_t epoch_id, const std::vector<s
     SLUICE_RETURN_IF_ERROR(DeliverRealTimeRead(epoch_id, current, end, &rows, &durations));
     current = end;
   }
-  return CommitRealTimeEpoch(epoch_id, start, current, rows, epoch_start, durations);
+  return CommitRealTimeEpoch(epoch_id, start, current, rows, epoch_start, durations, offsets_logged);
 }
 
 Status StreamingQuery::DeliverRealTimeRead(int64_t epoch_id, const std::string& start, const std::string& end,
@@ -354,7 +345,8 @@ Status StreamingQuery::DeliverRealTimeRead(int64_t epoch_id, const std::string& 
 }
 
 Status StreamingQuery::CommitRealTimeEpoch(int64_t epoch_id, const std::string& start, const std::string& end,
-                                           int64_t rows, int64_t epoch_start, QueryProgress::Durations durations) {
+                                           int64_t rows, int64_t epoch_start, QueryProgress::Durations durations,
+                                           bool offsets_logged) {
   // The sink makes the epoch durable before the log says so; a crash before commits/N delivers the
   // epoch again after the restart, in the reads that reads/N logged.
   int64_t phase_start = NowMicros();
@@ -362,9 +354,7 @@ Status StreamingQuery::CommitRealTimeEpoch(int64_t epoch_id, const std::string& 
   if (!ended.ok()) return ended.WithContext("epoch " + std::to_string(epoch_id));
   durations.add_batch += Millis(NowMicros() - phase_start);
   phase_start = NowMicros();
-  // A replay may find offsets/N already written by the run that crashed before commits/N.
-  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> last_planned, checkpoint_->LatestOffsetBatch());
-  if (!last_planned || *last_planned < epoch_id) {
+  if (!offsets_logged) {
     SLUICE_RETURN_IF_ERROR(checkpoint_->WriteOffsets(epoch_id, OffsetLogEntry{Millis(epoch_start), {end}}));
   }
   durations.wal_commit += Millis(NowMicros() - phase_start);

@@ -119,15 +119,19 @@ class StreamingQuery {
   Status ExecuteBatch(int64_t batch_id, std::string start, std::string end, int64_t trigger_micros,
                       QueryProgress::Durations durations);
   Status RunRealTimeEpoch();
+  // Where batch (or epoch) `batch_id` starts: the end of the one before, or the source's initial
+  // offset for the first.
+  Result<std::string> StartOf(int64_t batch_id);
   // Delivers real_time epoch `epoch_id` again, read by read, as reads/N logged it the first time,
-  // then ends and commits it.
-  Status ReplayRealTimeEpoch(int64_t epoch_id, const std::vector<std::string>& ends);
+  // then ends and commits it (writing offsets/N unless `offsets_logged`).
+  Status ReplayRealTimeEpoch(int64_t epoch_id, const std::vector<std::string>& ends, bool offsets_logged);
   // Reads (start, end] and hands it to the sink as rows of epoch `epoch_id`; adds the rows read.
   Status DeliverRealTimeRead(int64_t epoch_id, const std::string& start, const std::string& end, int64_t* rows,
                              QueryProgress::Durations* durations);
-  // Ends epoch `epoch_id` in the sink, logs it and reports it.
+  // Ends epoch `epoch_id` in the sink, logs it (offsets/N unless `offsets_logged`, then
+  // commits/N) and reports it.
   Status CommitRealTimeEpoch(int64_t epoch_id, const std::string& start, const std::string& end, int64_t rows,
-                             int64_t epoch_start, QueryProgress::Durations durations);
+                             int64_t epoch_start, QueryProgress::Durations durations, bool offsets_logged);
   Status RunProcessingTime();
   Status RunAvailableNow();
   // Sleeps until `deadline_micros` on the clock or until Stop(), whichever is first.
