@@ -75,7 +75,6 @@ ColumnPtr Relaxed(const ColumnPtr& column) {
   return result;
 }
 
-
 std::string AppId(const std::string& stream_id, std::string_view topic, int32_t partition) {
   return stream_id + "-" + std::string(topic) + "-" + std::to_string(partition);
 }
@@ -285,10 +284,15 @@ Result<BatchPtr> IngestionSink::Prepare(const RecordBatch& batch, PartitionEnds*
                                                            topic, partition, offset},
                                                           n));
   if (spec_.record_type_filter) {
-    SLUICE_ASSIGN_OR_RETURN(expr::Expression filter, expr::Expression::Parse(*spec_.record_type_filter));
-    Result<expr::BoundExpression> bound = expr::BindPredicate(filter, schema);
-    if (!bound.ok()) return bound.status().WithContext("stream " + spec_.stream_id + " record_type_filter");
-    SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> kept, bound->Filter(*out));
+    // Bound once per decoded shape, not per piece: the shape changes only with a registry schema.
+    if (!filter_ || !filter_schema_->Equals(*schema)) {
+      SLUICE_ASSIGN_OR_RETURN(expr::Expression filter, expr::Expression::Parse(*spec_.record_type_filter));
+      Result<expr::BoundExpression> bound = expr::BindPredicate(filter, schema);
+      if (!bound.ok()) return bound.status().WithContext("stream " + spec_.stream_id + " record_type_filter");
+      filter_ = std::move(bound).value();
+      filter_schema_ = schema;
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> kept, filter_->Filter(*out));
     const int64_t filtered_out = n - static_cast<int64_t>(kept.size());
     stats_.filtered_out += filtered_out;
     if (filtered_out > 0) out = Take(out, kept);

@@ -37,6 +37,7 @@
 #include "sluice/core/file_system.h"
 #include "sluice/core/status.h"
 #include "sluice/engine/sink.h"
+#include "sluice/expr/expression.h"
 #include "sluice/formats/decoder.h"
 #include "sluice/formats/registry_decoder.h"
 #include "sluice/pipeline/pipeline_spec.h"
@@ -130,7 +131,9 @@ class IngestionSink : public engine::Sink {
   std::shared_ptr<FileSystem> fs_;
   Part key_ = NamedPart("key");
   Part value_ = NamedPart("value");
-  std::optional<std::string> filter_sql_;
+  // The record_type_filter bound to the rows' schema `filter_schema_`.
+  std::optional<expr::BoundExpression> filter_;
+  TypePtr filter_schema_;
   std::unique_ptr<Backfill> backfill_;
   IngestionStats stats_;
   std::optional<int64_t> unreported_backfill_;
