@@ -10,6 +10,8 @@ packages=(
   librdkafka-dev libpq-dev libsimdjson-dev libprotobuf-dev libprotoc-dev protobuf-compiler libzstd-dev
   libsnappy-dev zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev libspdlog-dev
   libcurl4-openssl-dev libssl-dev prometheus-cpp-dev
+  # tcmalloc, the allocator of the sluice binary
+  libgoogle-perftools-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev libavro-dev
   # services the tests and the demo start
