@@ -120,10 +120,13 @@ KafkaTestProducer::~KafkaTestProducer() {
   if (handle_ != nullptr) rd_kafka_destroy(handle_);
 }
 
-Result<std::unique_ptr<KafkaTestProducer>> KafkaTestProducer::Connect(const std::string& bootstrap_servers) {
+Result<std::unique_ptr<KafkaTestProducer>> KafkaTestProducer::Connect(
+    const std::string& bootstrap_servers, const std::vector<std::pair<std::string, std::string>>& properties) {
   std::unique_ptr<KafkaTestProducer> producer(new KafkaTestProducer(nullptr));
-  SLUICE_ASSIGN_OR_RETURN(rd_kafka_conf_t * conf,
-                          MakeConf({{"bootstrap.servers", bootstrap_servers}, {"acks", "all"}, {"linger.ms", "5"}}));
+  std::vector<std::pair<std::string, std::string>> settings = {
+      {"bootstrap.servers", bootstrap_servers}, {"acks", "all"}, {"linger.ms", "5"}};
+  settings.insert(settings.end(), properties.begin(), properties.end());
+  SLUICE_ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, MakeConf(settings));
   rd_kafka_conf_set_dr_msg_cb(conf, &KafkaTestProducerCallbacks::OnDelivery);
   rd_kafka_conf_set_opaque(conf, producer.get());
   SLUICE_ASSIGN_OR_RETURN(producer->handle_, NewClient(RD_KAFKA_PRODUCER, conf));

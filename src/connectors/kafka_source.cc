@@ -210,10 +210,11 @@ Result<KafkaSourceConfig> MakeConfig(const ValidatedOptions& options) {
   // librdkafka stops fetching a partition while the consumer queue (shared by every partition the
   // source reads) holds `queued.min.messages`, and looks again only when its fetch thread next
   // wakes, up to a second later. The default of 100,000 is reached within every large batch of small
-  // records: reads stalled for about a second several times per million records. 500,000 records of
-  // 130 bytes are about `queued.max.messages.kbytes` (64 MB by default), the bound on the prefetch's
-  // bytes. `kafka.queued.min.messages` wins.
-  add("queued.min.messages", "500000", "", false);
+  // records: reads stalled for about a second several times per million records. Each queued
+  // record costs a few hundred bytes beyond its own, so the count also bounds memory: 500,000 took
+  // the stream bench's peak RSS past 500 MB, 250,000 keeps it near 400 MB without stalls
+  // (docs/streams.md). `kafka.queued.min.messages` wins.
+  add("queued.min.messages", "250000", "", false);
   for (const auto& [property, value] : options.WithPrefix("kafka.")) {
     std::string lower = property;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -71,7 +71,10 @@ struct KafkaTestMessage {
 // Not thread-safe.
 class KafkaTestProducer {
  public:
-  static Result<std::unique_ptr<KafkaTestProducer>> Connect(const std::string& bootstrap_servers);
+  // `properties` are librdkafka producer properties applied after the defaults (acks=all,
+  // linger.ms=5); a property librdkafka refuses fails with EMBEDDED_SERVICE_FAILED.
+  static Result<std::unique_ptr<KafkaTestProducer>> Connect(
+      const std::string& bootstrap_servers, const std::vector<std::pair<std::string, std::string>>& properties = {});
   KafkaTestProducer(const KafkaTestProducer&) = delete;
   KafkaTestProducer& operator=(const KafkaTestProducer&) = delete;
   ~KafkaTestProducer();
