@@ -156,12 +156,22 @@ class FileSource final : public ReadOnceSource {
 
   Result<std::vector<BatchPtr>> ReadAll() override {
     std::vector<BatchPtr> batches;
-    for (const std::string& file : files_) SLUICE_RETURN_IF_ERROR(ReadOne(file, &batches));
+    SLUICE_RETURN_IF_ERROR(ReadAllPieces([&](BatchPtr batch) {
+      batches.push_back(std::move(batch));
+      return Status::OK();
+    }));
     return batches;
   }
 
+  // File by file, and a Parquet file row group by row group: a query holds one csv or json file
+  // (its bytes and its batches) or a few Parquet batches at a time, not the whole path.
+  Status ReadAllPieces(const PieceConsumer& consume) override {
+    for (const std::string& file : files_) SLUICE_RETURN_IF_ERROR(ReadOne(file, consume));
+    return Status::OK();
+  }
+
  private:
-  Status ReadOne(const std::string& file, std::vector<BatchPtr>* batches) {
+  Status ReadOne(const std::string& file, const PieceConsumer& consume) {
     if (kind_ == FileKind::kParquet) {
       SLUICE_ASSIGN_OR_RETURN(auto reader, parquet::ParquetReader::Open(*file_system_, file));
       if (!reader->schema()->Equals(*schema_)) {
@@ -175,13 +185,21 @@ class FileSource final : public ReadOnceSource {
       for (;;) {
         SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, batch_reader->Next());
         if (!batch) return Status::OK();
-        batches->push_back(std::move(batch));
+        SLUICE_RETURN_IF_ERROR(consume(std::move(batch)));
       }
     }
-    SLUICE_ASSIGN_OR_RETURN(std::string content, file_system_->ReadFile(file));
-    if (kind_ == FileKind::kCsv) return ReadCsv(content, file, csv_, schema_, kRowsPerBatch, batches);
-    PadForJson(&content);
-    return ReadJsonLines(content, file, schema_, kRowsPerBatch, batches);
+    std::vector<BatchPtr> batches;
+    {
+      SLUICE_ASSIGN_OR_RETURN(std::string content, file_system_->ReadFile(file));
+      if (kind_ == FileKind::kCsv) {
+        SLUICE_RETURN_IF_ERROR(ReadCsv(content, file, csv_, schema_, kRowsPerBatch, &batches));
+      } else {
+        PadForJson(&content);
+        SLUICE_RETURN_IF_ERROR(ReadJsonLines(content, file, schema_, kRowsPerBatch, &batches));
+      }
+    }
+    for (BatchPtr& batch : batches) SLUICE_RETURN_IF_ERROR(consume(std::move(batch)));
+    return Status::OK();
   }
 
   FileKind kind_;

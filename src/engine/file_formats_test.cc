@@ -137,6 +137,29 @@ TEST_F(FileFormatsTest, ADirectoryIsReadFileByFileSkippingHiddenOnes) {
   EXPECT_EQ(Rows(**read), (std::vector<std::string>{"1 | ", "2 | ", "3 | ", "4 | "}));
 }
 
+TEST_F(FileFormatsTest, PiecesReachTheQueryFileByFileBeforeALaterFileIsRead) {
+  std::filesystem::create_directories(dir_.Join("in"));
+  WriteText("in/a.json", "{\"n\": 1}\n{\"n\": 2}\n");
+  WriteText("in/b.json", "{\"n\": 3}\n");
+  WriteText("in/c.json", "{\"n\": 4}\n{\"n\": 5, \"cut o");
+  auto source = Registry::Default().MakeSource("json", {{"path", dir_.Join("in")}, {"schema", "n int"}});
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  SourceContext context;
+  context.file_system = LocalFileSystem();
+  ASSERT_TRUE((*source)->Open(context).ok());
+  auto start = (*source)->InitialOffset();
+  ASSERT_TRUE(start.ok());
+  auto end = (*source)->LatestOffset(*start, ReadLimit{true, std::nullopt});
+  ASSERT_TRUE(end.ok());
+  std::vector<std::vector<std::string>> pieces;
+  Status read = (*source)->ReadPieces(*start, *end, [&](BatchPtr piece) {
+    pieces.push_back(Rows(*piece));
+    return Status::OK();
+  });
+  EXPECT_EQ(read.error_class(), errors::kMalformedJsonRecord) << read.ToString();
+  EXPECT_EQ(pieces, (std::vector<std::vector<std::string>>{{"1 | ", "2 | "}, {"3 | "}}));
+}
+
 TEST_F(FileFormatsTest, CsvRecordWithTheWrongFieldCountNamesFileAndLine) {
   WriteText("bad.csv", "a,1\nb,2\nc\n");
   auto read = Read("csv", {{"path", dir_.Join("bad.csv")}, {"schema", "s string, n int"}});
