@@ -162,14 +162,14 @@ Status PgChangeFeed::Impl::SnapshotTables(const std::string& snapshot_name, Lsn 
       SLUICE_RETURN_IF_ERROR(history->Reset(state.next_sort_by - 1));
       SLUICE_ASSIGN_OR_RETURN(int64_t rows, cdf::SnapshotTable(*sql, table, snapshot_lsn, history,
                                                                &state.next_sort_by, kSnapshotChunkRows));
-      SLUICE_RETURN_IF_ERROR(history->FinishSnapshot(snapshot_lsn));
+      SLUICE_RETURN_IF_ERROR(history->FinishSnapshot(cdf::LastCommitInSnapshot(snapshot_lsn)));
       return rows;
     };
     Result<int64_t> rows = copy();
     if (!rows.ok()) return TableFailed(entry, rows.status());
     entry->status = std::string(cdf::kStreaming);
     entry->rows = *rows;
-    entry->committed_lsn = snapshot_lsn;
+    entry->committed_lsn = cdf::LastCommitInSnapshot(snapshot_lsn);
     entry->last_write_ms = NowMs();
     LogInfo("change feed {}: copied {} rows of {}.{}", config.slot_name, *rows, table.schema, table.name);
   }
@@ -213,7 +213,9 @@ Status PgChangeFeed::Impl::Setup() {
     for (const TableState& table : state.tables) AddHistory(table);
     SLUICE_ASSIGN_OR_RETURN(ReplicationSlot slot, replication->CreateSlot(config.slot_name, true));
     SLUICE_RETURN_IF_ERROR(SnapshotTables(slot.snapshot_name, slot.consistent_point, resume));
-    state.commit_lsn = slot.consistent_point;
+    // Streaming starts at the consistent point, and a transaction committed right at it is not
+    // in the copy: only those before it are skipped.
+    state.commit_lsn = cdf::LastCommitInSnapshot(slot.consistent_point);
     state.end_lsn = slot.consistent_point;
     SLUICE_RETURN_IF_ERROR(cdf::WriteState(*fs, state_path, state));
   }

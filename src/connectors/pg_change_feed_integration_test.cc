@@ -142,6 +142,76 @@ TEST_F(ChangeFeedTest, SnapshotWithConcurrentWritesHasNoGapAndNoDuplicate) {
   EXPECT_EQ(Replay(history), SourceRows("SELECT id, balance FROM accounts"));
 }
 
+// A new slot becomes consistent at a running-transactions record it logs itself, after waiting
+// for the transactions the previous such record listed; its consistent point is the end of that
+// record. A transaction running at that record and committing right after it has its Commit at
+// the consistent point: the exported snapshot does not hold it, and the server streams it. The
+// test places such a commit by holding one transaction open through each of the slot's waits,
+// and by locking the table in the last one, so that the copy waits for its commit (once streaming
+// starts, the server logs running-transactions records of its own).
+TEST_F(ChangeFeedTest, ATransactionCommittedAtTheConsistentPointIsStreamed) {
+  Execute("CREATE TABLE accounts (id int PRIMARY KEY, balance int); ALTER TABLE accounts REPLICA IDENTITY FULL;"
+          "INSERT INTO accounts VALUES (1, 100), (2, 100)");
+  auto first = PgConnection::Connect(db_->connection_string());
+  auto second = PgConnection::Connect(db_->connection_string());
+  auto boundary = PgConnection::Connect(db_->connection_string());
+  ASSERT_TRUE(first.ok() && second.ok() && boundary.ok());
+  auto begin_with_xid = [](PgConnection& conn) -> std::string {
+    if (!conn.Execute("BEGIN").ok()) return "";
+    auto xid = conn.Query("SELECT txid_current()::text");
+    return xid.ok() && !xid->empty() && (*xid)[0][0] ? *(*xid)[0][0] : "";
+  };
+  auto slot_waits_for = [&](const std::string& xid) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto waiting = db_->QueryValue("SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted "
+                                     "AND transactionid = '" + xid + "'::xid");
+      if (waiting.ok() && *waiting == "1") return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  };
+
+  const std::string first_xid = begin_with_xid(**first);
+  ASSERT_FALSE(first_xid.empty());
+  std::thread starting([this] { StartFeed(); });
+  ASSERT_TRUE(slot_waits_for(first_xid)) << "the slot never waited for the transaction open at its start";
+  // Begun after the slot's first record, hence running at its second.
+  const std::string second_xid = begin_with_xid(**second);
+  ASSERT_TRUE((*first)->Execute("COMMIT").ok());
+  ASSERT_TRUE(slot_waits_for(second_xid)) << "the slot never waited for the transaction open at its second record";
+  // Begun after the second record, hence running at the third, where the slot becomes consistent.
+  ASSERT_TRUE((*boundary)
+                  ->Execute("BEGIN; LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE;"
+                            "UPDATE accounts SET balance = 101 WHERE id = 1")
+                  .ok());
+  ASSERT_TRUE((*second)->Execute("COMMIT").ok());
+  std::string consistent_point;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (consistent_point.empty() && std::chrono::steady_clock::now() < deadline) {
+    auto point = db_->QueryValue("SELECT coalesce(confirmed_flush_lsn::text, '') FROM pg_replication_slots "
+                                 "WHERE slot_name = '" + Config().slot_name + "'");
+    if (point.ok()) consistent_point = *point;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_FALSE(consistent_point.empty()) << "the slot never became consistent";
+  auto insert_at = (*boundary)->Query("SELECT pg_current_wal_insert_lsn()::text");
+  ASSERT_TRUE(insert_at.ok() && !insert_at->empty() && (*insert_at)[0][0]);
+  ASSERT_EQ(*(*insert_at)[0][0], consistent_point) << "the commit does not land on the consistent point";
+  ASSERT_TRUE((*boundary)->Execute("COMMIT").ok());
+  starting.join();
+  ASSERT_NE(feed_, nullptr);
+  CatchUp();
+
+  History history = Read("lb_accounts_history");
+  EXPECT_EQ(history.Texts(), (std::vector<std::string>{"insert:1,100", "insert:2,100", "update_preimage:1,100",
+                                                       "update_postimage:1,101"}));
+  ASSERT_EQ(history.rows.size(), 4u);
+  auto lsn = ParseLsn(consistent_point);
+  ASSERT_TRUE(lsn.ok());
+  EXPECT_EQ(static_cast<Lsn>(history.rows[2].lsn), *lsn) << "committed at the consistent point";
+}
+
 TEST_F(ChangeFeedTest, NewPartitionedRenamedAndCollidingTablesMapByRelation) {
   StartFeed();
   Execute("CREATE TABLE orders (id int, amount int) ; ALTER TABLE orders REPLICA IDENTITY FULL;"

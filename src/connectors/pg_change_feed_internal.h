@@ -89,6 +89,12 @@ std::string StatusJson(const FeedState& state, const FeedLag& lag, std::string_v
 // Quotes a JSON string.
 void AppendJsonString(std::string* out, std::string_view text);
 
+// The commit LSN of the last transaction a copy under a slot's exported snapshot holds. A slot
+// becomes consistent at the end of a running-transactions record, its consistent point: the
+// snapshot holds the transactions whose Commit record starts before that point, and the server
+// streams those whose Commit starts at or after it, the first of them possibly right at it.
+inline Lsn LastCommitInSnapshot(Lsn consistent_point) { return consistent_point - 1; }
+
 // The history table of one source table: buffers history rows in column builders and appends
 // them to Delta with the feed's txn actions.
 class HistoryTable {

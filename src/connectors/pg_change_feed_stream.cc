@@ -315,13 +315,16 @@ Status PgChangeFeed::Impl::Resnapshot(uint32_t oid) {
   SLUICE_RETURN_IF_ERROR(history->Reset(next_sort_by - 1));
   SLUICE_ASSIGN_OR_RETURN(int64_t rows,
                           cdf::SnapshotTable(*sql, source, slot.consistent_point, history, &next_sort_by, 200000));
-  SLUICE_RETURN_IF_ERROR(history->FinishSnapshot(slot.consistent_point));
+  // Streamed transactions committed before the consistent point are in the copy; the ones from
+  // it on (one may commit right at it) are not.
+  const Lsn copied_through = cdf::LastCommitInSnapshot(slot.consistent_point);
+  SLUICE_RETURN_IF_ERROR(history->FinishSnapshot(copied_through));
   SLUICE_RETURN_IF_ERROR(sql->Execute("COMMIT"));
   SLUICE_RETURN_IF_ERROR(slot_connection->DropSlot(slot_name));
   table->columns = std::move(columns);
   table->status = std::string(cdf::kStreaming);
   table->rows = rows;
-  table->committed_lsn = slot.consistent_point;
+  table->committed_lsn = copied_through;
   table->last_write_ms = NowMs();
   LogInfo("change feed {}: re-snapshotted {}.{} ({} rows)", config.slot_name, table->source_schema,
           table->source_name, rows);
