@@ -21,200 +21,164 @@ using simdjson::dom::object;
 
 // ---------------------------------------------------------------- serialization
 
-void AppendDeletionVector(const DeletionVectorDescriptor& dv, std::string* out) {
-  out->push_back('{');
-  bool first = true;
-  json::AppendKey("storageType", &first, out);
-  json::AppendString(dv.storage_type, out);
-  json::AppendKey("pathOrInlineDv", &first, out);
-  json::AppendString(dv.path_or_inline_dv, out);
-  if (dv.offset) {
-    json::AppendKey("offset", &first, out);
-    json::AppendInt(*dv.offset, out);
+// Writes one JSON object, field by field in call order; an empty optional leaves its field out.
+// The Delta protocol names every field, so each action's writer is one line per field.
+class ObjectWriter {
+ public:
+  explicit ObjectWriter(std::string* out) : out_(out) { out_->push_back('{'); }
+  void End() { out_->push_back('}'); }
+
+  void Field(std::string_view key, const std::string& value) { json::AppendString(value, Key(key)); }
+  void Field(std::string_view key, int64_t value) { json::AppendInt(value, Key(key)); }
+  void Field(std::string_view key, int32_t value) { json::AppendInt(value, Key(key)); }
+  void Field(std::string_view key, bool value) { Key(key)->append(value ? "true" : "false"); }
+  void Field(std::string_view key, const StringMap& value) { json::AppendStringMap(value, Key(key)); }
+  void Field(std::string_view key, const PartitionValues& value) { json::AppendNullableStringMap(value, Key(key)); }
+  void Field(std::string_view key, const std::vector<std::string>& value) { json::AppendStringArray(value, Key(key)); }
+  void Field(std::string_view key, const DeletionVectorDescriptor& dv) {
+    ObjectWriter object(Key(key));
+    object.Field("storageType", dv.storage_type);
+    object.Field("pathOrInlineDv", dv.path_or_inline_dv);
+    object.Field("offset", dv.offset);
+    object.Field("sizeInBytes", dv.size_in_bytes);
+    object.Field("cardinality", dv.cardinality);
+    object.End();
   }
-  json::AppendKey("sizeInBytes", &first, out);
-  json::AppendInt(dv.size_in_bytes, out);
-  json::AppendKey("cardinality", &first, out);
-  json::AppendInt(dv.cardinality, out);
-  out->push_back('}');
-}
+  void Field(std::string_view key, const Format& format) {
+    ObjectWriter object(Key(key));
+    object.Field("provider", format.provider);
+    object.Field("options", format.options);
+    object.End();
+  }
+  template <typename T>
+  void Field(std::string_view key, const std::optional<T>& value) {
+    if (value) Field(key, *value);
+  }
 
-void AppendOptionalInt(std::string_view key, const std::optional<int64_t>& value, bool* first, std::string* out) {
-  if (!value) return;
-  json::AppendKey(key, first, out);
-  json::AppendInt(*value, out);
-}
+ protected:
+  std::string* Key(std::string_view key) {
+    json::AppendKey(key, &first_, out_);
+    return out_;
+  }
 
-void AppendOptionalString(std::string_view key, const std::optional<std::string>& value, bool* first,
-                          std::string* out) {
-  if (!value) return;
-  json::AppendKey(key, first, out);
-  json::AppendString(*value, out);
-}
+  std::string* out_;
 
-void AppendBool(std::string_view key, bool value, bool* first, std::string* out) {
-  json::AppendKey(key, first, out);
-  out->append(value ? "true" : "false");
-}
+ private:
+  bool first_ = true;
+};
+
+// `{"<name>":` + the action's object + `}`.
+class ActionWriter : public ObjectWriter {
+ public:
+  ActionWriter(std::string_view name, std::string* out) : ObjectWriter(Open(name, out)) {}
+  void End() {
+    ObjectWriter::End();
+    out_->push_back('}');
+  }
+
+ private:
+  static std::string* Open(std::string_view name, std::string* out) {
+    out->append("{\"").append(name).append("\":");
+    return out;
+  }
+};
 
 struct Serializer {
   std::string* out;
 
   void operator()(const CommitInfo& info) const {
-    out->append(R"({"commitInfo":{)");
-    bool first = true;
-    AppendOptionalInt("timestamp", info.timestamp, &first, out);
-    AppendOptionalInt("inCommitTimestamp", info.in_commit_timestamp, &first, out);
-    json::AppendKey("operation", &first, out);
-    json::AppendString(info.operation, out);
-    json::AppendKey("operationParameters", &first, out);
-    json::AppendStringMap(info.operation_parameters, out);
-    if (info.operation_metrics) {
-      json::AppendKey("operationMetrics", &first, out);
-      json::AppendStringMap(*info.operation_metrics, out);
-    }
-    AppendOptionalInt("readVersion", info.read_version, &first, out);
-    AppendOptionalString("isolationLevel", info.isolation_level, &first, out);
-    if (info.is_blind_append) AppendBool("isBlindAppend", *info.is_blind_append, &first, out);
-    AppendOptionalString("engineInfo", info.engine_info, &first, out);
-    AppendOptionalString("txnId", info.txn_id, &first, out);
-    out->append("}}");
+    ActionWriter w("commitInfo", out);
+    w.Field("timestamp", info.timestamp);
+    w.Field("inCommitTimestamp", info.in_commit_timestamp);
+    w.Field("operation", info.operation);
+    w.Field("operationParameters", info.operation_parameters);
+    w.Field("operationMetrics", info.operation_metrics);
+    w.Field("readVersion", info.read_version);
+    w.Field("isolationLevel", info.isolation_level);
+    w.Field("isBlindAppend", info.is_blind_append);
+    w.Field("engineInfo", info.engine_info);
+    w.Field("txnId", info.txn_id);
+    w.End();
   }
 
   void operator()(const Protocol& protocol) const {
-    out->append(R"({"protocol":{)");
-    bool first = true;
-    json::AppendKey("minReaderVersion", &first, out);
-    json::AppendInt(protocol.min_reader_version, out);
-    json::AppendKey("minWriterVersion", &first, out);
-    json::AppendInt(protocol.min_writer_version, out);
-    if (protocol.reader_features) {
-      json::AppendKey("readerFeatures", &first, out);
-      json::AppendStringArray(*protocol.reader_features, out);
-    }
-    if (protocol.writer_features) {
-      json::AppendKey("writerFeatures", &first, out);
-      json::AppendStringArray(*protocol.writer_features, out);
-    }
-    out->append("}}");
+    ActionWriter w("protocol", out);
+    w.Field("minReaderVersion", protocol.min_reader_version);
+    w.Field("minWriterVersion", protocol.min_writer_version);
+    w.Field("readerFeatures", protocol.reader_features);
+    w.Field("writerFeatures", protocol.writer_features);
+    w.End();
   }
 
   void operator()(const Metadata& metadata) const {
-    out->append(R"({"metaData":{)");
-    bool first = true;
-    json::AppendKey("id", &first, out);
-    json::AppendString(metadata.id, out);
-    AppendOptionalString("name", metadata.name, &first, out);
-    AppendOptionalString("description", metadata.description, &first, out);
-    json::AppendKey("format", &first, out);
-    out->append(R"({"provider":)");
-    json::AppendString(metadata.format.provider, out);
-    out->append(R"(,"options":)");
-    json::AppendStringMap(metadata.format.options, out);
-    out->push_back('}');
-    json::AppendKey("schemaString", &first, out);
-    json::AppendString(metadata.schema_string, out);
-    json::AppendKey("partitionColumns", &first, out);
-    json::AppendStringArray(metadata.partition_columns, out);
-    json::AppendKey("configuration", &first, out);
-    json::AppendStringMap(metadata.configuration, out);
-    AppendOptionalInt("createdTime", metadata.created_time, &first, out);
-    out->append("}}");
+    ActionWriter w("metaData", out);
+    w.Field("id", metadata.id);
+    w.Field("name", metadata.name);
+    w.Field("description", metadata.description);
+    w.Field("format", metadata.format);
+    w.Field("schemaString", metadata.schema_string);
+    w.Field("partitionColumns", metadata.partition_columns);
+    w.Field("configuration", metadata.configuration);
+    w.Field("createdTime", metadata.created_time);
+    w.End();
   }
 
   void operator()(const AddFile& add) const {
-    out->append(R"({"add":{)");
-    bool first = true;
-    json::AppendKey("path", &first, out);
-    json::AppendString(add.path, out);
-    json::AppendKey("partitionValues", &first, out);
-    json::AppendNullableStringMap(add.partition_values, out);
-    json::AppendKey("size", &first, out);
-    json::AppendInt(add.size, out);
-    json::AppendKey("modificationTime", &first, out);
-    json::AppendInt(add.modification_time, out);
-    AppendBool("dataChange", add.data_change, &first, out);
-    AppendOptionalString("stats", add.stats, &first, out);
-    if (add.tags) {
-      json::AppendKey("tags", &first, out);
-      json::AppendStringMap(*add.tags, out);
-    }
-    if (add.deletion_vector) {
-      json::AppendKey("deletionVector", &first, out);
-      AppendDeletionVector(*add.deletion_vector, out);
-    }
-    AppendOptionalInt("baseRowId", add.base_row_id, &first, out);
-    AppendOptionalInt("defaultRowCommitVersion", add.default_row_commit_version, &first, out);
-    AppendOptionalString("clusteringProvider", add.clustering_provider, &first, out);
-    out->append("}}");
+    ActionWriter w("add", out);
+    w.Field("path", add.path);
+    w.Field("partitionValues", add.partition_values);
+    w.Field("size", add.size);
+    w.Field("modificationTime", add.modification_time);
+    w.Field("dataChange", add.data_change);
+    w.Field("stats", add.stats);
+    w.Field("tags", add.tags);
+    w.Field("deletionVector", add.deletion_vector);
+    w.Field("baseRowId", add.base_row_id);
+    w.Field("defaultRowCommitVersion", add.default_row_commit_version);
+    w.Field("clusteringProvider", add.clustering_provider);
+    w.End();
   }
 
   void operator()(const RemoveFile& remove) const {
-    out->append(R"({"remove":{)");
-    bool first = true;
-    json::AppendKey("path", &first, out);
-    json::AppendString(remove.path, out);
-    AppendOptionalInt("deletionTimestamp", remove.deletion_timestamp, &first, out);
-    AppendBool("dataChange", remove.data_change, &first, out);
-    if (remove.extended_file_metadata) {
-      AppendBool("extendedFileMetadata", *remove.extended_file_metadata, &first, out);
-    }
-    if (remove.partition_values) {
-      json::AppendKey("partitionValues", &first, out);
-      json::AppendNullableStringMap(*remove.partition_values, out);
-    }
-    AppendOptionalInt("size", remove.size, &first, out);
-    AppendOptionalString("stats", remove.stats, &first, out);
-    if (remove.tags) {
-      json::AppendKey("tags", &first, out);
-      json::AppendStringMap(*remove.tags, out);
-    }
-    if (remove.deletion_vector) {
-      json::AppendKey("deletionVector", &first, out);
-      AppendDeletionVector(*remove.deletion_vector, out);
-    }
-    AppendOptionalInt("baseRowId", remove.base_row_id, &first, out);
-    AppendOptionalInt("defaultRowCommitVersion", remove.default_row_commit_version, &first, out);
-    out->append("}}");
+    ActionWriter w("remove", out);
+    w.Field("path", remove.path);
+    w.Field("deletionTimestamp", remove.deletion_timestamp);
+    w.Field("dataChange", remove.data_change);
+    w.Field("extendedFileMetadata", remove.extended_file_metadata);
+    w.Field("partitionValues", remove.partition_values);
+    w.Field("size", remove.size);
+    w.Field("stats", remove.stats);
+    w.Field("tags", remove.tags);
+    w.Field("deletionVector", remove.deletion_vector);
+    w.Field("baseRowId", remove.base_row_id);
+    w.Field("defaultRowCommitVersion", remove.default_row_commit_version);
+    w.End();
   }
 
   void operator()(const AddCdcFile& cdc) const {
-    out->append(R"({"cdc":{)");
-    bool first = true;
-    json::AppendKey("path", &first, out);
-    json::AppendString(cdc.path, out);
-    json::AppendKey("partitionValues", &first, out);
-    json::AppendNullableStringMap(cdc.partition_values, out);
-    json::AppendKey("size", &first, out);
-    json::AppendInt(cdc.size, out);
-    AppendBool("dataChange", cdc.data_change, &first, out);
-    if (cdc.tags) {
-      json::AppendKey("tags", &first, out);
-      json::AppendStringMap(*cdc.tags, out);
-    }
-    out->append("}}");
+    ActionWriter w("cdc", out);
+    w.Field("path", cdc.path);
+    w.Field("partitionValues", cdc.partition_values);
+    w.Field("size", cdc.size);
+    w.Field("dataChange", cdc.data_change);
+    w.Field("tags", cdc.tags);
+    w.End();
   }
 
   void operator()(const SetTransaction& txn) const {
-    out->append(R"({"txn":{)");
-    bool first = true;
-    json::AppendKey("appId", &first, out);
-    json::AppendString(txn.app_id, out);
-    json::AppendKey("version", &first, out);
-    json::AppendInt(txn.version, out);
-    AppendOptionalInt("lastUpdated", txn.last_updated, &first, out);
-    out->append("}}");
+    ActionWriter w("txn", out);
+    w.Field("appId", txn.app_id);
+    w.Field("version", txn.version);
+    w.Field("lastUpdated", txn.last_updated);
+    w.End();
   }
 
   void operator()(const DomainMetadata& domain) const {
-    out->append(R"({"domainMetadata":{)");
-    bool first = true;
-    json::AppendKey("domain", &first, out);
-    json::AppendString(domain.domain, out);
-    json::AppendKey("configuration", &first, out);
-    json::AppendString(domain.configuration, out);
-    AppendBool("removed", domain.removed, &first, out);
-    out->append("}}");
+    ActionWriter w("domainMetadata", out);
+    w.Field("domain", domain.domain);
+    w.Field("configuration", domain.configuration);
+    w.Field("removed", domain.removed);
+    w.End();
   }
 };
 
@@ -636,16 +600,14 @@ Status ParseActions(std::string_view text, std::string_view source, std::vector<
 }
 
 std::string SerializeLastCheckpoint(const LastCheckpoint& last_checkpoint) {
-  std::string out = "{";
-  bool first = true;
-  json::AppendKey("version", &first, &out);
-  json::AppendInt(last_checkpoint.version, &out);
-  json::AppendKey("size", &first, &out);
-  json::AppendInt(last_checkpoint.size, &out);
-  AppendOptionalInt("parts", last_checkpoint.parts, &first, &out);
-  AppendOptionalInt("sizeInBytes", last_checkpoint.size_in_bytes, &first, &out);
-  AppendOptionalInt("numOfAddFiles", last_checkpoint.num_of_add_files, &first, &out);
-  out.push_back('}');
+  std::string out;
+  ObjectWriter w(&out);
+  w.Field("version", last_checkpoint.version);
+  w.Field("size", last_checkpoint.size);
+  w.Field("parts", last_checkpoint.parts);
+  w.Field("sizeInBytes", last_checkpoint.size_in_bytes);
+  w.Field("numOfAddFiles", last_checkpoint.num_of_add_files);
+  w.End();
   return out;
 }
 
