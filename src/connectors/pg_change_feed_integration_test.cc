@@ -147,8 +147,8 @@ TEST_F(ChangeFeedTest, SnapshotWithConcurrentWritesHasNoGapAndNoDuplicate) {
 // record. A transaction running at that record and committing right after it has its Commit at
 // the consistent point: the exported snapshot does not hold it, and the server streams it. The
 // test places such a commit by holding one transaction open through each of the slot's waits,
-// and by locking the table in the last one, so that the copy waits for its commit (once streaming
-// starts, the server logs running-transactions records of its own).
+// and by locking the table in the last one, so that the copy waits for its commit (once the feed
+// starts streaming, the server may log running-transactions records of its own).
 TEST_F(ChangeFeedTest, ATransactionCommittedAtTheConsistentPointIsStreamed) {
   Execute("CREATE TABLE accounts (id int PRIMARY KEY, balance int); ALTER TABLE accounts REPLICA IDENTITY FULL;"
           "INSERT INTO accounts VALUES (1, 100), (2, 100)");
@@ -175,6 +175,16 @@ TEST_F(ChangeFeedTest, ATransactionCommittedAtTheConsistentPointIsStreamed) {
   const std::string first_xid = begin_with_xid(**first);
   ASSERT_FALSE(first_xid.empty());
   std::thread starting([this] { StartFeed(); });
+  // However the test ends, the set-up must end first: closing the connections ends their
+  // transactions, which the slot may be waiting for.
+  struct EndStart {
+    std::vector<std::unique_ptr<PgConnection>*> connections;
+    std::thread* starting;
+    ~EndStart() {
+      for (auto* connection : connections) connection->reset();
+      if (starting->joinable()) starting->join();
+    }
+  } end_start{{&*first, &*second, &*boundary}, &starting};
   ASSERT_TRUE(slot_waits_for(first_xid)) << "the slot never waited for the transaction open at its start";
   // Begun after the slot's first record, hence running at its second.
   const std::string second_xid = begin_with_xid(**second);
@@ -200,7 +210,7 @@ TEST_F(ChangeFeedTest, ATransactionCommittedAtTheConsistentPointIsStreamed) {
   ASSERT_EQ(*(*insert_at)[0][0], consistent_point) << "the commit does not land on the consistent point";
   ASSERT_TRUE((*boundary)->Execute("COMMIT").ok());
   starting.join();
-  ASSERT_NE(feed_, nullptr);
+  ASSERT_NE(feed_, nullptr) << "the set-up failed";
   CatchUp();
 
   History history = Read("lb_accounts_history");
