@@ -41,12 +41,42 @@ uint64_t HashBytes(std::string_view bytes) {
   return Mix(h);
 }
 
+namespace {
+
+uint64_t Load64(const char* p) {
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+  return word;
+}
+
+uint32_t Load32(const char* p) {
+  uint32_t word;
+  std::memcpy(&word, p, 4);
+  return word;
+}
+
+// Byte arrays of one size: those of 4 to 16 bytes (most dictionary strings) as two overlapping
+// words each, without a call to memcmp.
+bool SameBytes(const char* a, const char* b, size_t size) {
+  if (size >= 8 && size <= 16) {
+    return Load64(a) == Load64(b) && Load64(a + size - 8) == Load64(b + size - 8);
+  }
+  if (size >= 4 && size < 8) return Load32(a) == Load32(b) && Load32(a + size - 4) == Load32(b + size - 4);
+  return std::memcmp(a, b, size) == 0;
+}
+
+}  // namespace
+
 bool Dictionary::Equals(uint32_t index, std::string_view value) const {
   // Constant sizes let the compiler compare the common widths inline.
   switch (value_width_) {
     case 4: return std::memcmp(bytes_.data() + size_t{index} * 4, value.data(), 4) == 0;
     case 8: return std::memcmp(bytes_.data() + size_t{index} * 8, value.data(), 8) == 0;
-    default: return this->value(index) == value;
+    default: {
+      const uint32_t begin = offsets_[index];
+      const size_t size = offsets_[index + 1] - begin;
+      return size == value.size() && SameBytes(bytes_.data() + begin, value.data(), size);
+    }
   }
 }
 

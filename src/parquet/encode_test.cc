@@ -152,6 +152,26 @@ TEST(DictionaryTest, AssignsIndicesInFirstSeenOrderAndWritesPlain) {
   EXPECT_EQ(dict.plain_size(), 14);
 }
 
+TEST(DictionaryTest, ByteArraysOfEveryShortLengthDifferingInAnyOneByteAreDistinct) {
+  Dictionary dict(0);
+  std::vector<std::string> values;
+  for (size_t size = 0; size <= 24; ++size) {
+    std::string base(size, 'a');
+    values.push_back(base);
+    for (size_t at = 0; at < size; ++at) {
+      std::string changed = base;
+      changed[at] = 'b';
+      values.push_back(changed);
+    }
+  }
+  for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(dict.IndexOf(values[i]), i) << values[i];
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::string copy = values[i];  // equal bytes at another address
+    ASSERT_EQ(dict.IndexOf(copy), i) << values[i];
+  }
+  EXPECT_EQ(dict.size(), static_cast<int32_t>(values.size()));
+}
+
 TEST(DictionaryTest, ManyDistinctFixedWidthValuesSurviveGrowth) {
   Dictionary dict(8);
   for (int64_t i = 0; i < 100000; ++i) {
