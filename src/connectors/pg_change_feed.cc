@@ -145,6 +145,7 @@ void PgChangeFeed::Impl::NoteReplicaIdentity(TableState* table) {
 
 Status PgChangeFeed::Impl::SnapshotTables(const std::string& snapshot_name, Lsn snapshot_lsn, bool only_new) {
   SLUICE_RETURN_IF_ERROR(ImportSnapshot(*sql, snapshot_name));
+  const Lsn copied_through = cdf::LastCommitInSnapshot(snapshot_lsn);
   SLUICE_ASSIGN_OR_RETURN(std::vector<CatalogTable> tables, cdf::ListTables(*sql, config.schema));
   for (const CatalogTable& table : tables) {
     if (only_new && state.FindTable(table.oid) != nullptr) continue;
@@ -162,14 +163,14 @@ Status PgChangeFeed::Impl::SnapshotTables(const std::string& snapshot_name, Lsn 
       SLUICE_RETURN_IF_ERROR(history->Reset(state.next_sort_by - 1));
       SLUICE_ASSIGN_OR_RETURN(int64_t rows, cdf::SnapshotTable(*sql, table, snapshot_lsn, history,
                                                                &state.next_sort_by, kSnapshotChunkRows));
-      SLUICE_RETURN_IF_ERROR(history->FinishSnapshot(cdf::LastCommitInSnapshot(snapshot_lsn)));
+      SLUICE_RETURN_IF_ERROR(history->FinishSnapshot(copied_through));
       return rows;
     };
     Result<int64_t> rows = copy();
     if (!rows.ok()) return TableFailed(entry, rows.status());
     entry->status = std::string(cdf::kStreaming);
     entry->rows = *rows;
-    entry->committed_lsn = cdf::LastCommitInSnapshot(snapshot_lsn);
+    entry->committed_lsn = copied_through;
     entry->last_write_ms = NowMs();
     LogInfo("change feed {}: copied {} rows of {}.{}", config.slot_name, *rows, table.schema, table.name);
   }
