@@ -540,12 +540,8 @@ class KafkaSource final : public engine::Source {
   }
 
   Result<std::vector<BatchPtr>> Read(const std::string& start_text, const std::string& end_text) override {
-    std::vector<BatchPtr> pieces;
-    SLUICE_RETURN_IF_ERROR(ReadPieces(start_text, end_text, [&](BatchPtr piece) {
-      pieces.push_back(std::move(piece));
-      return Status::OK();
-    }));
-    return pieces;
+    return engine::CollectPieces(
+        [&](const engine::PieceConsumer& consume) { return ReadPieces(start_text, end_text, consume); });
   }
 
   Status ReadPieces(const std::string& start_text, const std::string& end_text,

@@ -66,15 +66,6 @@ class PostgresBatchSource final : public engine::ReadOnceSource {
     return Status::OK();
   }
 
-  Result<std::vector<BatchPtr>> ReadAll() override {
-    std::vector<BatchPtr> batches;
-    SLUICE_RETURN_IF_ERROR(ReadAllPieces([&](BatchPtr batch) {
-      batches.push_back(std::move(batch));
-      return Status::OK();
-    }));
-    return batches;
-  }
-
   // The reader serializes its partitions' calls of `consume`, as ReadPieces requires.
   Status ReadAllPieces(const engine::PieceConsumer& consume) override {
     if (!reader_) {

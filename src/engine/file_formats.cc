@@ -154,15 +154,6 @@ class FileSource final : public ReadOnceSource {
     return Status::OK();
   }
 
-  Result<std::vector<BatchPtr>> ReadAll() override {
-    std::vector<BatchPtr> batches;
-    SLUICE_RETURN_IF_ERROR(ReadAllPieces([&](BatchPtr batch) {
-      batches.push_back(std::move(batch));
-      return Status::OK();
-    }));
-    return batches;
-  }
-
   // File by file, and a Parquet file row group by row group: a query holds one csv or json file
   // (its bytes and its batches) or a few Parquet batches at a time, not the whole path.
   Status ReadAllPieces(const PieceConsumer& consume) override {

@@ -35,6 +35,10 @@ Status ReadOnceSource::ReadPieces(const std::string& start, const std::string& e
   return ReadAllPieces(consume);
 }
 
+Result<std::vector<BatchPtr>> ReadOnceSource::ReadAll() {
+  return CollectPieces([this](const PieceConsumer& consume) { return ReadAllPieces(consume); });
+}
+
 Status ReadOnceSource::ReadAllPieces(const PieceConsumer& consume) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> pieces, ReadAll());
   for (BatchPtr& piece : pieces) SLUICE_RETURN_IF_ERROR(consume(std::move(piece)));

@@ -3,8 +3,8 @@
 // query with trigger `once` reads everything in its first batch, a replay of that batch reads it
 // again, and a later run reads nothing.
 //
-// Subclasses implement ReadAll(), and ReadAllPieces() when they read in pieces; like every
-// Source, one is used by one query thread at a time.
+// Subclasses implement ReadAll(), or ReadAllPieces() when they read in pieces (each defaults to
+// the other); like every Source, one is used by one query thread at a time.
 #pragma once
 
 #include <string>
@@ -26,8 +26,8 @@ class ReadOnceSource : public Source {
   Status Commit(const std::string& end) final;
 
  protected:
-  // Every row of the source.
-  virtual Result<std::vector<BatchPtr>> ReadAll() = 0;
+  // Every row of the source. By default, the pieces of ReadAllPieces().
+  virtual Result<std::vector<BatchPtr>> ReadAll();
   // Every row of the source, each piece handed to `consume` as it is read (the contract of
   // Source::ReadPieces). By default, the pieces of ReadAll().
   virtual Status ReadAllPieces(const PieceConsumer& consume);

@@ -50,6 +50,10 @@ struct SourceContext {
 // the read: the source returns it without reading further.
 using PieceConsumer = std::function<Status(BatchPtr piece)>;
 
+// The pieces `read_pieces` hands to its consumer, in order: a piece-wise read as a whole batch
+// (Source::Read of a source that reads in pieces).
+Result<std::vector<BatchPtr>> CollectPieces(const std::function<Status(const PieceConsumer&)>& read_pieces);
+
 class Source {
  public:
   virtual ~Source() = default;
