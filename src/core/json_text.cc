@@ -1,5 +1,7 @@
 #include "sluice/core/json_text.h"
 
+#include "sluice/core/utf8.h"
+
 #include <simdjson.h>
 
 #include <charconv>
@@ -11,6 +13,11 @@ namespace sluice {
 
 void AppendJsonString(std::string* out, std::string_view value) {
   static constexpr char kHex[] = "0123456789abcdef";
+  std::string valid;
+  if (!IsValidUtf8(value)) {
+    valid = MakeValidUtf8(value);
+    value = valid;
+  }
   out->push_back('"');
   for (char c : value) {
     switch (c) {

@@ -9,6 +9,7 @@
 #include "delta/uuid.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/utf8.h"
 
 namespace sluice::delta {
 namespace {
@@ -196,6 +197,12 @@ Status DataFileWriter::Write(const BatchPtr& batch) {
     for (int index : partition_indices_) {
       const std::string& name = table_schema_->field(index).name;
       std::optional<std::string> value = SerializePartitionValue(*batch->column(index), row);
+      // The log holds partition values as JSON text: bytes that are not UTF-8 could not be
+      // written back as they are, and a value changed on the way would move the row.
+      if (value && !IsValidUtf8(*value)) {
+        return Status::Error(errors::kInvalidUtf8String,
+                             fmt::format("the value of partition column '{}' in row {} is not valid UTF-8", name, row));
+      }
       if (!directory.empty()) directory.push_back('/');
       directory += PartitionDirectoryName(name, value);
       values.emplace(name, std::move(value));

@@ -8,6 +8,7 @@
 #include "delta/json_writer.h"
 #include "sluice/core/civil_date.h"
 #include "sluice/core/compute.h"
+#include "sluice/core/utf8.h"
 
 namespace sluice::delta {
 namespace {
@@ -97,6 +98,8 @@ std::string BoundJson(const parquet::ColumnStats& column, const parquet::StatVal
     }
     case TypeId::kString: {
       std::string_view text = value.bytes;
+      // A bound made valid by replacement would no longer bound the values: none is written.
+      if (!IsValidUtf8(text)) return "";
       size_t prefix = PrefixBytes(text, kStringPrefixLength);
       if (prefix == text.size()) {
         json::AppendString(text, &out);

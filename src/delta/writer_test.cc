@@ -109,6 +109,61 @@ TEST_F(WriterTest, StatsDescribeEachFile) {
             R"("nullCount":{"id":0,"name":1,"day":1}})");
 }
 
+// Whatever bytes reach a string column, the table stays readable: the log never holds a byte
+// that is not UTF-8 (no bound is written for such a column, the other bounds are), and the rows
+// read back exactly as written.
+TEST_F(WriterTest, BytesThatAreNotUtf8NeverMakeTheLogUnreadable) {
+  std::vector<std::string> hostile = {"\xFF\x41", "\xFF\xFE\x80", "ok\xC3", "\xED\xA0\x80", std::string(40, 'a') + "\xFF"};
+  int64_t id = 0;
+  for (const std::string& name : hostile) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(Write({{++id, name, "d"}, {++id, "apple", "d"}}).ok());
+    auto snapshot = Snapshot::Load(fs_, table_);
+    ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  }
+  SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
+  ASSERT_EQ(snapshot->files().size(), hostile.size());
+  for (const AddFile& file : snapshot->files()) {
+    ASSERT_TRUE(file.stats);
+    EXPECT_NE(file.stats->find(R"("minValues":{"id":)"), std::string::npos) << *file.stats;
+    EXPECT_NE(file.stats->find(R"("day":"d")"), std::string::npos) << *file.stats;
+  }
+  std::vector<std::string> names;
+  auto scan = TableScan::Open(snapshot);
+  ASSERT_TRUE(scan.ok());
+  while (true) {
+    BatchPtr batch = (*scan)->Next().value();
+    if (batch == nullptr) break;
+    int name = batch->schema()->FieldIndex("name");
+    for (int64_t row = 0; row < batch->num_rows(); ++row) names.emplace_back(batch->column(name)->View(row));
+  }
+  std::vector<std::string> expected = hostile;
+  expected.insert(expected.end(), hostile.size(), "apple");
+  std::sort(names.begin(), names.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(names, expected);
+}
+
+// A partition value lives in the log as text: one that is not UTF-8 is refused before anything
+// is written, for string and binary partition columns alike.
+TEST_F(WriterTest, PartitionValuesThatAreNotUtf8AreRefused) {
+  for (std::string value : {"\xFF", "a\x80" "b", "\xC0\xAF"}) {
+    SCOPED_TRACE(value);
+    auto result = Write({{1, "a", value}}, {.partition_columns = {"day"}});
+    EXPECT_EQ(result.status().error_class(), errors::kInvalidUtf8String);
+    EXPECT_NE(result.status().message().find("'day'"), std::string::npos);
+  }
+  EXPECT_EQ(Snapshot::Load(fs_, table_).status().error_class(), errors::kDeltaTableNotFound);
+  TypePtr schema = ParseTypeString("struct<id:bigint,key:binary>").value();
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder keys(DataType::Binary());
+  ids.Append(1);
+  keys.Append("\xFE\xFF");
+  BatchPtr batch = RecordBatch::Make(schema, {ids.Finish(), keys.Finish()}, 1).value();
+  EXPECT_EQ(WriteTable(fs_, table_, {batch}, {.partition_columns = {"key"}}).status().error_class(),
+            errors::kInvalidUtf8String);
+}
+
 TEST_F(WriterTest, OverwriteAndTruncateReplaceEveryRow) {
   ASSERT_TRUE(Write({{1, "a", "x"}, {2, "b", "y"}}).ok());
   auto overwrite = Write({{7, "g", "x"}}, {.mode = WriteMode::kOverwrite});

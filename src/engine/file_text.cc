@@ -8,6 +8,7 @@
 
 #include "sluice/core/ascii.h"
 #include "sluice/core/iso_datetime.h"
+#include "sluice/core/utf8.h"
 
 namespace sluice::engine::file_text {
 namespace {
@@ -148,6 +149,10 @@ bool AppendScalar(ColumnBuilder* builder, std::string_view text, std::string* wh
       break;
     }
     case TypeId::kString:
+      if (!IsValidUtf8(text)) {
+        *why = "not valid UTF-8";
+        return false;
+      }
       static_cast<BinaryBuilder*>(builder)->Append(text);
       ok = true;
       break;

@@ -16,6 +16,7 @@
 #include "expr/kernel_util.h"
 #include "sluice/core/ascii.h"
 #include "sluice/core/compute.h"
+#include "sluice/core/utf8.h"
 
 namespace sluice::expr {
 namespace {
@@ -258,8 +259,18 @@ ColumnPtr CastToString(const Column& from, const TypePtr& to) {
       continue;
     }
     switch (id) {
-      case TypeId::kString:
-      case TypeId::kBinary: writer.Append(from.View(i)); break;
+      case TypeId::kString: writer.Append(from.View(i)); break;
+      case TypeId::kBinary: {
+        // Strings hold valid UTF-8 (core/utf8.h): invalid bytes become U+FFFD, as Spark's
+        // make_valid_utf8 makes them.
+        std::string_view bytes = from.View(i);
+        if (IsValidUtf8(bytes)) {
+          writer.Append(bytes);
+        } else {
+          writer.Append(MakeValidUtf8(bytes));
+        }
+        break;
+      }
       case TypeId::kBoolean: writer.Append(from.Value<uint8_t>(i) ? "true" : "false"); break;
       case TypeId::kFloat: writer.Append(JavaFloatingString(from.Value<float>(i))); break;
       case TypeId::kDouble: writer.Append(JavaFloatingString(from.Value<double>(i))); break;

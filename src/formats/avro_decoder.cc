@@ -16,6 +16,7 @@
 
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/utf8.h"
 #include "sluice/formats/avro.h"
 
 namespace sluice::formats {
@@ -503,6 +504,9 @@ bool ReadValue(const Op& op, Reader& in) {
         if constexpr (kAppend) static_cast<DecimalBuilder*>(op.builder)->Append(value);
         return true;
       }
+      // A string holds UTF-8 (core/utf8.h): other bytes, written as an Avro string or as bytes
+      // read into a string, make the record malformed.
+      if (op.target == TypeId::kString && !IsValidUtf8(bytes)) return false;
       if constexpr (kAppend) static_cast<BinaryBuilder*>(op.builder)->Append(bytes);
       return true;
     }

@@ -17,6 +17,7 @@
 
 #include "formats/protobuf_schema.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/utf8.h"
 #include "sluice/formats/confluent.h"
 
 namespace sluice::formats {
@@ -80,39 +81,6 @@ inline std::string_view ViewOf(const uint8_t* p, size_t size) {
   return std::string_view(reinterpret_cast<const char*>(p), size);
 }
 
-bool IsValidUtf8(const uint8_t* p, const uint8_t* end) {
-  while (p < end) {
-    uint8_t byte = *p;
-    if (byte < 0x80) {
-      ++p;
-      continue;
-    }
-    int extra;
-    uint32_t code;
-    if ((byte & 0xe0) == 0xc0) {
-      extra = 1;
-      code = byte & 0x1f;
-    } else if ((byte & 0xf0) == 0xe0) {
-      extra = 2;
-      code = byte & 0x0f;
-    } else if ((byte & 0xf8) == 0xf0) {
-      extra = 3;
-      code = byte & 0x07;
-    } else {
-      return false;
-    }
-    if (end - p <= extra) return false;
-    for (int i = 1; i <= extra; ++i) {
-      if ((p[i] & 0xc0) != 0x80) return false;
-      code = (code << 6) | (p[i] & 0x3f);
-    }
-    static constexpr uint32_t kMinForLength[] = {0, 0x80, 0x800, 0x10000};
-    if (code < kMinForLength[extra] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return false;
-    p += extra + 1;
-  }
-  return true;
-}
-
 // ---- Pass 1: is the value a well-formed encoding of the message? ----
 
 bool IsWellFormed(const ProtobufMessage& message, const uint8_t* p, const uint8_t* end);
@@ -137,7 +105,7 @@ bool IsWellFormedLengthDelimited(const ProtobufField& field, const uint8_t* p, c
     case ValueKind::kMessage:
       return IsWellFormed(*field.message, p, end);
     case ValueKind::kString:
-      return IsValidUtf8(p, end);
+      return IsValidUtf8(ViewOf(p, static_cast<size_t>(end - p)));
     case ValueKind::kBytes:
       return true;
     default:

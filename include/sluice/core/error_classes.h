@@ -29,6 +29,7 @@ inline constexpr std::string_view kFileAlreadyExists = "FILE_ALREADY_EXISTS";
 inline constexpr std::string_view kIoError = "IO_ERROR";
 inline constexpr std::string_view kMalformedCsvRecord = "MALFORMED_CSV_RECORD";
 inline constexpr std::string_view kMalformedJsonRecord = "MALFORMED_JSON_RECORD";
+inline constexpr std::string_view kInvalidUtf8String = "INVALID_UTF8_STRING";
 // Parquet
 inline constexpr std::string_view kParquetCorruptFile = "PARQUET_CORRUPT_FILE";
 inline constexpr std::string_view kParquetUnsupportedFeature = "PARQUET_UNSUPPORTED_FEATURE";

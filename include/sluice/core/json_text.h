@@ -9,7 +9,8 @@
 namespace sluice {
 
 // Appends `value` as a JSON string literal: quoted, with `"` `\` and control characters escaped
-// (\n \r \t \b \f by name, the rest as \u00XX). Other bytes pass through unchanged.
+// (\n \r \t \b \f by name, the rest as \u00XX). Other bytes pass through unchanged, except that
+// bytes which are not valid UTF-8 become U+FFFD (core/utf8.h): the output is always valid JSON.
 void AppendJsonString(std::string* out, std::string_view value);
 std::string JsonString(std::string_view value);
 // A JSON number for a double: finite values in shortest round-trip form, others as null.
