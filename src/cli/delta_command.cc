@@ -48,10 +48,14 @@ Status RunHistory(const DeltaOptions& options) {
   if (listing.commit_versions.empty()) {
     return Status::Error(errors::kDeltaTableNotFound, fmt::format("no Delta commits under '{}'", options.table));
   }
+  // A hole after the latest checkpoint is DELTA_LOG_CORRUPT, found by loading the snapshot; older
+  // commits are history only as far back as they are contiguous.
+  SLUICE_RETURN_IF_ERROR(delta::Snapshot::Load(fs, options.table).status());
   std::string out = "version\ttimestamp\toperation\tparameters\tmetrics\tengine\n";
   int64_t printed = 0;
   for (auto it = listing.commit_versions.rbegin(); it != listing.commit_versions.rend(); ++it) {
     if (options.limit >= 0 && printed++ >= options.limit) break;
+    if (it != listing.commit_versions.rbegin() && *it != *std::prev(it) - 1) break;
     SLUICE_ASSIGN_OR_RETURN(std::vector<delta::Action> actions, delta::ReadCommit(*fs, options.table, *it));
     const delta::CommitInfo* info = nullptr;
     for (const delta::Action& action : actions) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/log.h"
 #include "sluice/delta/transaction.h"
 #include "sluice/parquet/writer.h"
 #include "testing/temp_dir.h"
@@ -179,6 +180,39 @@ TEST_F(CheckpointTest, ACorruptCheckpointIsReportedAsSuch) {
   MakeHistory();
   ASSERT_TRUE(fs_->AtomicWrite(ClassicCheckpointPath(table_, 20), "not parquet at all").ok());
   EXPECT_EQ(Snapshot::Load(fs_, table_).status().error_class(), errors::kDeltaLogCorrupt);
+}
+
+// A commit missing between the checkpoint and the latest commit is a hole, wherever it is and
+// whatever `_last_checkpoint` says: readers get DELTA_LOG_CORRUPT and writers stop, instead of
+// taking the version before the hole for the latest and committing over it.
+TEST_F(CheckpointTest, AHoleInTheLogStopsReadersAndWriters) {
+  for (int64_t hole : {21, 22, 23}) {
+    SCOPED_TRACE(hole);
+    sluice::testing::TempDir dir("delta-hole");
+    table_ = dir.Join("table");
+    MakeHistory();
+    ASSERT_TRUE(fs_->Delete(CommitPath(table_, hole)).ok());
+    Status load = Snapshot::Load(fs_, table_).status();
+    EXPECT_EQ(load.error_class(), errors::kDeltaLogCorrupt) << load.ToString();
+    EXPECT_NE(load.message().find(std::to_string(hole)), std::string::npos) << load.ToString();
+    EXPECT_EQ(Transaction::Start(fs_, table_).status().error_class(), errors::kDeltaLogCorrupt);
+    EXPECT_FALSE(fs_->Exists(CommitPath(table_, hole)).value());
+    // Time travel to a version before the hole still works.
+    EXPECT_TRUE(Snapshot::Load(fs_, table_, {.version = 20}).ok());
+  }
+}
+
+// A commit file that holds no action (cut short before its first line, or blank) or only part
+// of a line is not a commit.
+TEST_F(CheckpointTest, EmptyOrTruncatedCommitsAreCorrupt) {
+  MakeHistory();
+  std::string whole = fs_->ReadFile(CommitPath(table_, 24)).value();
+  for (std::string content : {std::string(), std::string("\n"), std::string(" \n\t\n"), whole.substr(0, whole.size() / 2)}) {
+    SCOPED_TRACE(content);
+    ASSERT_TRUE(fs_->AtomicWrite(CommitPath(table_, 24), content).ok());
+    EXPECT_EQ(Snapshot::Load(fs_, table_).status().error_class(), errors::kDeltaLogCorrupt);
+    EXPECT_EQ(Transaction::Start(fs_, table_).status().error_class(), errors::kDeltaLogCorrupt);
+  }
 }
 
 TEST_F(CheckpointTest, LogCleanUpKeepsTheLatestStateAndDropsOldVersions) {

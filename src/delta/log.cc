@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/error_classes.h"
+
 namespace sluice::delta {
 namespace {
 
@@ -69,6 +71,11 @@ Result<std::vector<Action>> ReadCommit(FileSystem& fs, std::string_view table_pa
   SLUICE_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
   std::vector<Action> actions;
   SLUICE_RETURN_IF_ERROR(ParseActions(text, path, &actions));
+  // Every writer puts at least one action into a commit; an empty file is one whose writing was
+  // cut short, not a commit.
+  if (actions.empty()) {
+    return Status::Error(errors::kDeltaLogCorrupt, fmt::format("commit file '{}' holds no action", path));
+  }
   return actions;
 }
 

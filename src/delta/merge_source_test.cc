@@ -103,5 +103,25 @@ TEST_F(MergeSourceTest, TheSourceStreamsAppendsInBoundedRanges) {
             errors::kDeltaVersionNotFound);
 }
 
+// A stream waiting for the next version must not wait forever for a commit that is missing
+// while later ones exist, whether one or several are missing.
+TEST_F(MergeSourceTest, TheSourceReportsAHoleInsteadOfWaitingAtIt) {
+  for (int holes : {1, 3}) {
+    SCOPED_TRACE(holes);
+    sluice::testing::TempDir dir("delta-source-hole");
+    table_ = dir.Join("table");
+    ASSERT_TRUE(WriteTable(fs_, table_, {Ids({1})}).ok());
+    auto source = DeltaSource::Open(fs_, table_, {.starting_version = 0});
+    ASSERT_TRUE(source.ok()) << source.status().ToString();
+    auto end = (*source)->LatestOffset((*source)->initial_offset());
+    ASSERT_TRUE(end.ok()) << end.status().ToString();
+    EXPECT_EQ(*end, (SourceOffset{1, 0}));
+    EXPECT_EQ((*source)->LatestOffset(*end).value(), *end);  // nothing new: no error
+    for (int64_t id = 2; id <= 2 + holes; ++id) ASSERT_TRUE(WriteTable(fs_, table_, {Ids({id})}).ok());
+    for (int64_t version = 1; version <= holes; ++version) ASSERT_TRUE(fs_->Delete(CommitPath(table_, version)).ok());
+    EXPECT_EQ((*source)->LatestOffset(*end).status().error_class(), errors::kDeltaLogCorrupt);
+  }
+}
+
 }  // namespace
 }  // namespace sluice::delta

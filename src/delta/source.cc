@@ -55,12 +55,25 @@ Result<std::optional<std::vector<AddFile>>> DeltaSource::VersionFiles(int64_t ve
   return std::optional<std::vector<AddFile>>(std::move(files));
 }
 
+Status DeltaSource::CheckNotAHole(int64_t missing_version) {
+  SLUICE_ASSIGN_OR_RETURN(LogListing listing, ListLog(*fs_, table_path_));
+  if (!listing.commit_versions.empty() && listing.commit_versions.back() > missing_version) {
+    return Status::Error(errors::kDeltaLogCorrupt,
+                         fmt::format("the log of '{}' is missing commit {} while commit {} exists", table_path_,
+                                     missing_version, listing.commit_versions.back()));
+  }
+  return Status::OK();
+}
+
 Result<SourceOffset> DeltaSource::LatestOffset(const SourceOffset& start) {
   SourceOffset end = start;
   int64_t budget = options_.max_files_per_trigger;
   while (budget > 0) {
     SLUICE_ASSIGN_OR_RETURN(std::optional<std::vector<AddFile>> files, VersionFiles(end.version));
-    if (!files) break;
+    if (!files) {
+      SLUICE_RETURN_IF_ERROR(CheckNotAHole(end.version));
+      break;
+    }
     int64_t remaining = static_cast<int64_t>(files->size()) - end.index;
     if (remaining > budget) {
       end.index += budget;

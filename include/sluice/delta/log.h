@@ -24,7 +24,7 @@ std::string LastCheckpointPath(std::string_view table_path);
 std::string ClassicCheckpointPath(std::string_view table_path, int64_t version);
 
 // Reads and parses the commit file of `version`. FILE_NOT_FOUND when it does not exist,
-// DELTA_LOG_CORRUPT when it does not parse.
+// DELTA_LOG_CORRUPT when it does not parse or holds no action (an empty or blank file).
 Result<std::vector<Action>> ReadCommit(FileSystem& fs, std::string_view table_path, int64_t version);
 
 // One complete checkpoint: a classic file or every part of a multi-part checkpoint, in order.

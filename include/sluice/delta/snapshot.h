@@ -38,7 +38,8 @@ class Snapshot {
  public:
   // Errors: DELTA_TABLE_NOT_FOUND when `table_path` has no log; DELTA_VERSION_NOT_FOUND when the
   // requested version or time is not (or no longer) reconstructible; DELTA_LOG_CORRUPT when the
-  // log is malformed; DELTA_PROTOCOL_UNSUPPORTED when the table needs a reader feature sluice
+  // log is malformed (a commit that does not parse or is empty, a commit missing between the
+  // checkpoint and the version: a hole); DELTA_PROTOCOL_UNSUPPORTED when the table needs a reader feature sluice
   // lacks; IO errors of the file system.
   static Result<SnapshotPtr> Load(std::shared_ptr<FileSystem> fs, std::string table_path,
                                   const SnapshotOptions& options = {});
