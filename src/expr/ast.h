@@ -56,6 +56,7 @@ struct Node {
   bool try_cast = false;     // TRY_CAST
   bool cast_postfix = false;  // written x::type
   TypePtr cast_type;
+  int height = 1;             // 1 + the greatest height of the arguments; the parser bounds it
 };
 
 // SQL text of a tree, re-parseable to an equal tree. Operators are fully parenthesized where

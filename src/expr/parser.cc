@@ -337,12 +337,17 @@ class Parser {
     n->column = at.column;
     return n;
   }
+  // A finished node, its height computed from its arguments'.
+  static NodePtr Sealed(std::shared_ptr<Node> n) {
+    for (const NodePtr& arg : n->args) n->height = std::max(n->height, arg->height + 1);
+    return n;
+  }
   static NodePtr Call(std::string name, std::vector<NodePtr> args, const Token& at, bool negated = false) {
     auto n = NewNode(NodeKind::kCall, at);
     n->name = std::move(name);
     n->args = std::move(args);
     n->negated = negated;
-    return n;
+    return Sealed(std::move(n));
   }
   static NodePtr CallAt(std::string name, std::vector<NodePtr> args, const Node& at, bool negated = false) {
     Token t{TokenKind::kEnd, "", 0, at.line, at.column};
@@ -361,6 +366,18 @@ class Parser {
     }
     return Status::OK();
   }
+  // Operator chains (`a + b + ...`, `x OR y OR ...`, `a.b[0].c`, `x IS NULL IS NULL`) grow a tree
+  // without recursing in the parser; everything that walks the tree later (binder, printer,
+  // evaluator, destructor) recurses, so the tree's height is bounded too.
+  Status CheckHeight(const NodePtr& node) const {
+    if (node->height > kMaxDepth) {
+      return SyntaxError(node->line, node->column,
+                         fmt::format("expression nests deeper than {} levels (a chain of more than {} operators; "
+                                     "a long OR of equalities can be written as IN (...))",
+                                     kMaxDepth, kMaxDepth));
+    }
+    return Status::OK();
+  }
 
   // --- grammar ---
   Result<NodePtr> ParseExpr() { return ParseOr(); }
@@ -373,6 +390,7 @@ class Parser {
       Next();
       SLUICE_ASSIGN_OR_RETURN(NodePtr right, ParseAnd());
       left = CallAt("or", {left, right}, *left);
+      SLUICE_RETURN_IF_ERROR(CheckHeight(left));
     }
     return left;
   }
@@ -383,6 +401,7 @@ class Parser {
       Next();
       SLUICE_ASSIGN_OR_RETURN(NodePtr right, ParseNot());
       left = CallAt("and", {left, right}, *left);
+      SLUICE_RETURN_IF_ERROR(CheckHeight(left));
     }
     return left;
   }
@@ -423,6 +442,7 @@ class Parser {
         } else {
           return Unexpected("NULL, TRUE, FALSE, UNKNOWN or DISTINCT FROM after IS");
         }
+        SLUICE_RETURN_IF_ERROR(CheckHeight(left));
         continue;
       }
       bool negated = false;
@@ -467,6 +487,7 @@ class Parser {
       } else {
         return left;
       }
+      SLUICE_RETURN_IF_ERROR(CheckHeight(left));
     }
   }
 
@@ -496,6 +517,7 @@ class Parser {
       Next();
       SLUICE_ASSIGN_OR_RETURN(NodePtr right, ParseBinary(power + 1));
       left = CallAt(name, {left, right}, *left);
+      SLUICE_RETURN_IF_ERROR(CheckHeight(left));
     }
   }
 
@@ -540,10 +562,11 @@ class Parser {
         cast->column = node->column;
         cast->args = {node};
         cast->cast_type = std::move(type);
-        node = cast;
+        node = Sealed(std::move(cast));
       } else {
         return node;
       }
+      SLUICE_RETURN_IF_ERROR(CheckHeight(node));
     }
   }
 
@@ -568,7 +591,7 @@ class Parser {
       case TokenKind::kQuotedWord: {
         auto n = NewNode(NodeKind::kColumn, t);
         n->path.push_back(Next().text);
-        return NodePtr(n);
+        return Sealed(std::move(n));
       }
       case TokenKind::kSymbol:
         if (IsSymbol(t, "(")) {
@@ -597,7 +620,7 @@ class Parser {
         n->literal.type = DataType::Boolean();
         n->literal.boolean = word == "true";
       }
-      return NodePtr(n);
+      return Sealed(std::move(n));
     }
     if (word == "case") return ParseCase();
     if ((word == "cast" || word == "try_cast") && IsSymbol(after, "(")) return ParseCast();
@@ -616,7 +639,7 @@ class Parser {
     Next();
     auto n = NewNode(NodeKind::kColumn, t);
     n->path.push_back(t.text);
-    return NodePtr(n);
+    return Sealed(std::move(n));
   }
 
   Result<NodePtr> ParseNumber(const Token& t) {
@@ -647,7 +670,7 @@ class Parser {
         v.type = DataType::Double();
       }
       v.floating = d;
-      return NodePtr(n);
+      return Sealed(std::move(n));
     }
     if (has_point || has_exponent || suffix == "bd") {
       return DecimalLiteral(n, text, t);
@@ -681,7 +704,7 @@ class Parser {
       return DecimalLiteral(n, text, t);
     }
     v.integer = static_cast<int64_t>(value);
-    return NodePtr(n);
+    return Sealed(std::move(n));
   }
 
   Result<NodePtr> DecimalLiteral(std::shared_ptr<Node> n, const std::string& text, const Token& t) {
@@ -722,7 +745,7 @@ class Parser {
     for (char c : significant) value = value * 10 + (c - '0');
     SLUICE_ASSIGN_OR_RETURN(n->literal.type, DataType::Decimal(precision, scale));
     n->literal.decimal = value;
-    return NodePtr(n);
+    return Sealed(std::move(n));
   }
 
   Result<NodePtr> ParseTypedLiteral() {
@@ -743,7 +766,7 @@ class Parser {
       n->literal.type = word == "timestamp_ntz" ? DataType::TimestampNtz() : DataType::Timestamp();
       n->literal.integer = *micros;
     }
-    return NodePtr(n);
+    return Sealed(std::move(n));
   }
 
   Result<NodePtr> ParseBinaryLiteral() {
@@ -762,7 +785,7 @@ class Parser {
     auto n = NewNode(NodeKind::kLiteral, kw);
     n->literal.type = DataType::Binary();
     n->literal.text = std::move(bytes);
-    return NodePtr(n);
+    return Sealed(std::move(n));
   }
 
   // INTERVAL <n> <unit> [<n> <unit> ...]; n is a number or a quoted number, optionally signed.
@@ -814,7 +837,7 @@ class Parser {
       ++parts;
     }
     if (parts == 0) return Unexpected("an interval value after INTERVAL");
-    return NodePtr(n);
+    return Sealed(std::move(n));
   }
 
   Result<NodePtr> ParseCase() {
@@ -839,7 +862,7 @@ class Parser {
       n->case_has_else = true;
     }
     SLUICE_RETURN_IF_ERROR(ExpectKeyword("end"));
-    return NodePtr(n);
+    return Sealed(std::move(n));
   }
 
   Result<NodePtr> ParseCast() {
@@ -852,7 +875,7 @@ class Parser {
     SLUICE_ASSIGN_OR_RETURN(n->cast_type, ParseDataType());
     SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
     n->args.push_back(std::move(operand));
-    return NodePtr(n);
+    return Sealed(std::move(n));
   }
 
   // A type name with its parameters ("decimal(10,2)", "array<struct<a:int>>"): the tokens are
@@ -896,7 +919,7 @@ class Parser {
     if (IsSymbol(Peek(), "*") && IsSymbol(Peek(1), ")")) {
       n->args.push_back(NewNode(NodeKind::kStar, Next()));
       Next();
-      return NodePtr(n);
+      return Sealed(std::move(n));
     }
     if ((name == "trim" || name == "ltrim" || name == "rtrim") &&
         (IsKeyword(Peek(), "both") || IsKeyword(Peek(), "leading") || IsKeyword(Peek(), "trailing") ||
@@ -925,7 +948,7 @@ class Parser {
       } while (AcceptSymbol(","));
     }
     SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
-    return NodePtr(n);
+    return Sealed(std::move(n));
   }
 
   // trim([BOTH | LEADING | TRAILING] [chars] FROM str) -> trim/ltrim/rtrim(str, chars).
@@ -942,7 +965,7 @@ class Parser {
     SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
     n->args.push_back(std::move(str));
     if (chars) n->args.push_back(std::move(chars));
-    return NodePtr(n);
+    return Sealed(std::move(n));
   }
 
   std::string_view src_;

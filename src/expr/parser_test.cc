@@ -204,6 +204,41 @@ TEST(ParserTest, DeepNestingIsAnErrorNotACrash) {
   EXPECT_FALSE(Expression::Parse(minus + "a").ok());
 }
 
+// Chains of operators grow the tree without nesting in the text: each kind is bounded like
+// parentheses are, so nothing that walks the tree later can exhaust the stack.
+TEST(ParserTest, LongOperatorChainsAreAnErrorNotACrash) {
+  auto chain = [](std::string_view first, std::string_view link, int count) {
+    std::string text(first);
+    for (int i = 0; i < count; ++i) text += link;
+    return text;
+  };
+  for (std::string text : {chain("v", " + v", 5000), chain("v", " OR v = 1", 5000), chain("v", " AND v", 5000),
+                           chain("s", " || s", 5000), chain("v", " * 2", 5000), chain("v", " = v", 5000),
+                           chain("v", " IS NULL", 5000), chain("v", "[0]", 5000), chain("v", "::string", 5000),
+                           chain("v", " LIKE 'x'", 5000), chain("v", " BETWEEN 1 AND 2", 5000),
+                           chain("f(v)", ".a", 5000), chain("v", " OR v", 100000)}) {
+    SCOPED_TRACE(text.substr(0, 30));
+    auto parsed = Expression::Parse(text);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().error_class(), errors::kParseSyntaxError);
+    EXPECT_NE(parsed.status().message().find("deeper than"), std::string::npos) << parsed.status().ToString();
+  }
+  // Below the bound a chain parses, and a shorter one prints back to itself (the printed form
+  // parenthesizes each link, and parentheses count towards the same bound).
+  for (std::string text : {chain("v", " + v", 150), chain("v", " OR v", 150)}) {
+    auto parsed = Expression::Parse(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_FALSE(parsed->ToSql().empty());
+  }
+  for (std::string text : {chain("v", " + v", 40), chain("v", " OR v", 40)}) {
+    auto parsed = Expression::Parse(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    auto reparsed = Expression::Parse(parsed->ToSql());
+    ASSERT_TRUE(reparsed.ok()) << reparsed.status().ToString();
+    EXPECT_EQ(reparsed->ToSql(), parsed->ToSql());
+  }
+}
+
 TEST(ParserTest, NamedExpressionsTakeAnAliasOrSparkDefaultName) {
   auto aliased = ParseNamedExpression("CASE WHEN a THEN -q ELSE q END AS delta");
   ASSERT_TRUE(aliased.ok()) << aliased.status().ToString();
