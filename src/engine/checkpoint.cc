@@ -116,6 +116,18 @@ Status ParseCommitLogEntry(std::string_view text) {
   return Status::OK();
 }
 
+Status CheckIsCheckpoint(FileSystem& file_system, const std::string& root) {
+  SLUICE_ASSIGN_OR_RETURN(bool exists, file_system.Exists(root));
+  if (!exists) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> entries, file_system.List(root));
+  if (entries.empty()) return Status::OK();
+  Result<std::string> metadata = file_system.ReadFile(root + "/metadata");
+  if (metadata.ok() && ReadQueryId(*metadata).ok()) return Status::OK();
+  return Status::Error(errors::kCheckpointCorrupt,
+                       root + " is not a sluice checkpoint (it holds files but no metadata with a query id); "
+                              "it is left as it is");
+}
+
 Result<std::unique_ptr<Checkpoint>> Checkpoint::Open(std::shared_ptr<FileSystem> file_system, std::string root) {
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   SLUICE_RETURN_IF_ERROR(file_system->CreateDirectories(root));
@@ -143,6 +155,18 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::Open(std::shared_ptr<FileSystem>
   Result<std::string> metadata = checkpoint->file_system_->ReadFile(metadata_path);
   if (!metadata.ok() && metadata.status().error_class() != errors::kFileNotFound) return metadata.status();
   if (!metadata.ok()) {
+    // A new checkpoint starts in a folder that holds nothing but its lock. Anything else there
+    // is another program's data, or a checkpoint that lost its metadata: never run on it (a
+    // query would take it for a fresh start and write every row again).
+    SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> entries, checkpoint->file_system_->List(root));
+    for (const FileInfo& entry : entries) {
+      if (BaseName(entry.path) != "lock") {
+        return Status::Error(errors::kCheckpointCorrupt,
+                             "the checkpoint location " + root + " holds '" + BaseName(entry.path) +
+                                 "' but no metadata: it is not a sluice checkpoint, or one whose metadata was "
+                                 "lost; give the query an empty or new checkpoint location");
+      }
+    }
     std::string text = "{\"id\":" + JsonString(NewUuid()) + "}";
     Status written = checkpoint->file_system_->PutIfAbsent(metadata_path, text);
     if (!written.ok() && written.error_class() != errors::kFileAlreadyExists) return written;

@@ -54,6 +54,28 @@ TEST_F(CheckpointTest, QueryIdIsCreatedOnceAndStableAcrossRestarts) {
   EXPECT_EQ(*fs_->ReadFile(root_ + "/metadata"), "{\"id\":\"" + first_id + "\"}");
 }
 
+// A folder without metadata is a new checkpoint only when it holds nothing else: the rest of a
+// checkpoint whose metadata was lost, or another program's files, are never taken for a fresh
+// start (nor written into).
+TEST_F(CheckpointTest, AFolderWithContentButNoMetadataIsRefused) {
+  for (std::string entry : {"commits/0", "offsets/0", "sources/0/state", "precious.txt", "metadata.bak"}) {
+    SCOPED_TRACE(entry);
+    testing::TempDir dir;
+    std::string root = dir.Join("checkpoint");
+    ASSERT_TRUE(fs_->CreateDirectories(root + "/" + entry.substr(0, entry.rfind('/') + 1)).ok());
+    ASSERT_TRUE(fs_->AtomicWrite(root + "/" + entry, "x").ok());
+    Result<std::unique_ptr<Checkpoint>> opened = Checkpoint::Open(fs_, root);
+    ASSERT_FALSE(opened.ok());
+    EXPECT_EQ(opened.status().error_class(), errors::kCheckpointCorrupt);
+    EXPECT_FALSE(fs_->Exists(root + "/metadata").value());
+    EXPECT_EQ(*fs_->ReadFile(root + "/" + entry), "x");
+  }
+  // An empty folder, or one left with only its lock, is a new checkpoint.
+  ASSERT_TRUE(fs_->CreateDirectories(root_).ok());
+  ASSERT_TRUE(fs_->AtomicWrite(root_ + "/lock", "").ok());
+  EXPECT_TRUE(Checkpoint::Open(fs_, root_).ok());
+}
+
 TEST_F(CheckpointTest, SecondQueryOnTheSameCheckpointFailsFast) {
   auto running = OpenOrDie();
   Result<std::unique_ptr<Checkpoint>> second = Checkpoint::Open(fs_, root_);

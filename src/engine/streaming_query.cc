@@ -173,6 +173,11 @@ Status StreamingQuery::Recover() {
     // The crashed run may have logged offsets/N before it died short of commits/N.
     return ReplayRealTimeEpoch(pending, *reads, last_planned && *last_planned >= pending);
   }
+  if (last_committed && (!last_planned || *last_committed > *last_planned)) {
+    return Status::Error(errors::kCheckpointCorrupt, "commits/" + std::to_string(*last_committed) +
+                                                         " exists but offsets/" + std::to_string(*last_committed) +
+                                                         " does not; the offset log was removed or cut short");
+  }
   if (!last_planned) {
     SLUICE_ASSIGN_OR_RETURN(start_offset_, source_->InitialOffset());
     SLUICE_RETURN_IF_ERROR(CheckOffset(start_offset_, *source_));

@@ -343,6 +343,7 @@ TEST_F(StreamingQueryTest, ARealTimeEpochWhoseOffsetsWereLoggedIsEndedAgainWitho
 }
 
 TEST_F(StreamingQueryTest, AnEpochLoggedUnderRealTimeCannotBeReplayedIntoASinkWithoutIt) {
+  ASSERT_TRUE(LocalFileSystem()->AtomicWrite(dir_.Join("checkpoint/metadata"), "{\"id\":\"q\"}").ok());
   ASSERT_TRUE(LocalFileSystem()->AtomicWrite(dir_.Join("checkpoint/reads/0/0"), "{\"rows\":3}").ok());
   auto query = StreamingQuery::Start(Rate(100), std::make_unique<AppendOnlySink>(), Config(Trigger::Once()));
   ASSERT_TRUE(query.ok());
@@ -444,6 +445,32 @@ TEST_F(StreamingQueryTest, ACommittedBatchIsNeverReplayed) {
   ASSERT_TRUE(RunToEnd(Rate(10), second.Recorder(), Trigger::Once()).ok());
   EXPECT_EQ(second.ids, std::vector<int64_t>{1});
   EXPECT_EQ(second.values[0], Range(10, 20));
+}
+
+// The pieces of a checkpoint that a crash or a hand can leave behind: the query refuses each one
+// instead of starting over (which would deliver every row again).
+TEST_F(StreamingQueryTest, ACheckpointMissingPartOfItsLogsIsCorrupt) {
+  auto fs = LocalFileSystem();
+  for (std::string removed : {"offsets", "offsets/2", "metadata", "offsets/0,offsets/1,offsets/2"}) {
+    SCOPED_TRACE(removed);
+    ASSERT_TRUE(fs->DeleteRecursively(dir_.Join("checkpoint")).ok());
+    for (int run = 0; run < 3; ++run) {
+      clock_->AdvanceBy(seconds(1));
+      SeenBatches seen;
+      ASSERT_TRUE(RunToEnd(Rate(10), seen.Recorder(), Trigger::Once()).ok());
+    }
+    size_t begin = 0;
+    while (begin < removed.size()) {
+      size_t comma = std::min(removed.find(',', begin), removed.size());
+      ASSERT_TRUE(fs->DeleteRecursively(dir_.Join("checkpoint/" + removed.substr(begin, comma - begin))).ok());
+      begin = comma + 1;
+    }
+    clock_->AdvanceBy(seconds(1));
+    SeenBatches after;
+    Status status = RunToEnd(Rate(10), after.Recorder(), Trigger::Once());
+    EXPECT_EQ(status.error_class(), errors::kCheckpointCorrupt) << status.ToString();
+    EXPECT_TRUE(after.ids.empty());
+  }
 }
 
 TEST_F(StreamingQueryTest, ProgressHasTheFieldsOfSparksStreamingQueryProgress) {

@@ -57,6 +57,11 @@ Result<OffsetLogEntry> ParseOffsetLogEntry(std::string_view text);
 std::string SerializeCommitLogEntry();
 Status ParseCommitLogEntry(std::string_view text);
 
+// OK when `root` may be deleted as a checkpoint: it does not exist, is empty, or holds a
+// `metadata` file with a query id. CHECKPOINT_CORRUPT otherwise (a folder of other files is
+// never taken for a checkpoint, so a mistyped location is not wiped).
+Status CheckIsCheckpoint(FileSystem& file_system, const std::string& root);
+
 class Checkpoint {
  public:
   // Entries kept in each log; older ones are deleted as new batches commit (Spark's default).
