@@ -1,5 +1,7 @@
 #include "sluice/pipeline/pipeline_runner.h"
 
+#include "sluice/pipeline/full_refresh.h"
+
 #include <algorithm>
 #include <cmath>
 #include <chrono>
@@ -165,30 +167,28 @@ Status PipelineRun::Prepare(const std::vector<const FlowSpec*>& selected, const 
       reset.push_back(&flow);
     }
   }
-  for (const FlowSpec* flow : reset) {
-    const std::string checkpoint = spec_.CheckpointOf(*flow);
-    SLUICE_RETURN_IF_ERROR(options_.file_system->DeleteRecursively(checkpoint));
-    Log("WARN", nullptr, "warning", "full refresh: flow '" + flow->name + "' starts over from its source's beginning",
-        "{\"full_refresh\":{\"flow\":" + JsonString(flow->name) + ",\"checkpoint\":" + JsonString(checkpoint) + "}}");
+  auto log_step = [this](const std::string& message, const std::string& details) {
+    Log("WARN", nullptr, "warning", message, details);
+  };
+  // A refresh a crash cut short is finished first, whatever this run was asked to do.
+  SLUICE_ASSIGN_OR_RETURN(std::optional<FullRefreshPlan> pending, PendingFullRefresh(*options_.file_system, spec_.storage));
+  if (pending) {
+    Log("WARN", nullptr, "warning", "an interrupted full refresh is finished before the run starts");
+    SLUICE_RETURN_IF_ERROR(FinishFullRefresh(options_.file_system, spec_.storage, *pending, log_step));
   }
-  std::set<std::string> ingestion_tables;
-  for (const FlowSpec* flow : reset) {
-    if (StreamOf(spec_, *flow) != nullptr) ingestion_tables.insert(SinkTablePath(spec_, *flow));
-  }
-  for (const std::string& table : tables) {
-    SLUICE_ASSIGN_OR_RETURN(bool exists, options_.file_system->Exists(table + "/_delta_log"));
-    if (!exists) continue;
+  if (!reset.empty()) {
+    FullRefreshPlan plan;
+    std::set<std::string> ingestion_tables;
+    for (const FlowSpec* flow : reset) {
+      plan.checkpoints.emplace(flow->name, spec_.CheckpointOf(*flow));
+      if (StreamOf(spec_, *flow) != nullptr) ingestion_tables.insert(SinkTablePath(spec_, *flow));
+    }
     // An ingestion table's txns say which offsets it holds, and a truncation keeps them; so a
     // refreshed stream starts from a new table.
-    if (ingestion_tables.count(table)) {
-      SLUICE_RETURN_IF_ERROR(options_.file_system->DeleteRecursively(table));
-      Log("WARN", nullptr, "warning", "full refresh: ingestion table " + table + " deleted, to be ingested again",
-          "{\"full_refresh\":{\"table\":" + JsonString(table) + ",\"deleted\":true}}");
-      continue;
+    for (const std::string& table : tables) {
+      (ingestion_tables.count(table) ? plan.deleted_tables : plan.truncated_tables).push_back(table);
     }
-    SLUICE_ASSIGN_OR_RETURN(int64_t version, delta::TruncateTable(options_.file_system, table));
-    Log("WARN", nullptr, "warning", "full refresh: Delta table " + table + " truncated",
-        "{\"full_refresh\":{\"table\":" + JsonString(table) + ",\"version\":" + std::to_string(version) + "}}");
+    SLUICE_RETURN_IF_ERROR(RunFullRefresh(options_.file_system, spec_.storage, plan, log_step));
   }
   // The feeds first: their initial copies make the history tables the flows may read.
   for (const ChangeFeedSpec* feed : feeds) SLUICE_RETURN_IF_ERROR(StartFeed(*feed));

@@ -2,6 +2,8 @@
 // log they leave, full refresh, the metrics, and what happens when things go wrong.
 #include "sluice/pipeline/pipeline_runner.h"
 
+#include "sluice/pipeline/full_refresh.h"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -15,6 +17,7 @@
 
 #include "sluice/connectors/register_formats.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/fault_injection.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/engine/memory_sink.h"
@@ -316,6 +319,72 @@ flows:
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_TRUE(Contains(warnings[0].message, "flow 'numbers' starts over")) << warnings[0].message;
   EXPECT_TRUE(Contains(warnings[1].message, "truncated")) << warnings[1].message;
+}
+
+// A full refresh cut short at any of its file operations (every later call failing, as after a
+// kill), then a plain run: the table holds each source row exactly once. Before the refresh was
+// one step, a cut between the checkpoint's deletion and the truncation left duplicates.
+TEST_F(PipelineRunTest, AFullRefreshCutShortAnywhereIsFinishedByTheNextRun) {
+  const std::string yaml = R"(
+sinks:
+  lake: {format: delta, table: main.shop.numbers}
+flows:
+  - name: numbers
+    source: )" + RateSource() + R"(
+    sink: lake
+    trigger: available_now
+)";
+  const std::string table = dir_.path() + "/warehouse/main/shop/numbers";
+  auto fs = LocalFileSystem();
+  bool refresh_completed = false;
+  for (int64_t nth = 1; !refresh_completed && nth < 400; ++nth) {
+    SCOPED_TRACE(nth);
+    ASSERT_TRUE(fs->DeleteRecursively(Storage()).ok());
+    ASSERT_TRUE(fs->DeleteRecursively(dir_.path() + "/warehouse").ok());
+    clock_ = std::make_shared<ManualClock>(kNowMicros);
+    PipelineSpec spec = Spec(yaml);
+    ASSERT_TRUE(Run(spec).ok());
+    clock_->AdvanceBy(std::chrono::seconds(5));
+    ASSERT_TRUE(Run(spec).ok());
+    ASSERT_EQ(DeltaValues(table), Range(0, 150));
+
+    auto faulty = std::make_shared<FaultInjectionFileSystem>(fs);
+    faulty->InjectFault({.nth = nth, .sticky = true});
+    RunOptions refresh;
+    refresh.full_refresh = {"numbers"};
+    refresh.file_system = faulty;
+    refresh_completed = Run(spec, refresh).ok();
+    ASSERT_TRUE(Run(spec).ok());
+    ASSERT_EQ(DeltaValues(table), Range(0, 150));
+    EXPECT_FALSE(fs->Exists(FullRefreshPlanPath(Storage())).value());
+  }
+  EXPECT_TRUE(refresh_completed);
+}
+
+// Only a checkpoint is deleted by a full refresh: a flow whose `checkpoint:` names a folder of
+// other files is refused before anything is touched, and the folder keeps its files.
+TEST_F(PipelineRunTest, AFullRefreshNeverDeletesAFolderThatIsNotACheckpoint) {
+  auto fs = LocalFileSystem();
+  const std::string precious = dir_.path() + "/precious";
+  ASSERT_TRUE(fs->CreateDirectories(precious + "/sub").ok());
+  ASSERT_TRUE(fs->AtomicWrite(precious + "/sub/thesis.txt", "years of work").ok());
+  PipelineSpec spec = Spec(R"(
+sinks:
+  out: {format: memory, options: {queryName: precious_out}}
+flows:
+  - name: numbers
+    source: )" + RateSource() + R"(
+    sink: out
+    trigger: available_now
+    checkpoint: )" + precious + R"(
+)");
+  for (bool refresh : {false, true}) {
+    RunOptions options;
+    if (refresh) options.full_refresh = {"numbers"};
+    Status status = Run(spec, options);
+    EXPECT_EQ(status.error_class(), errors::kCheckpointCorrupt) << status.ToString();
+    EXPECT_EQ(fs->ReadFile(precious + "/sub/thesis.txt").value_or(""), "years of work");
+  }
 }
 
 TEST_F(PipelineRunTest, FullRefreshOfOneFlowResetsEveryFlowWritingTheSameTable) {

@@ -1,6 +1,7 @@
 // Parsing a pipeline file into a PipelineSpec, reporting every problem of shape with its place.
 #include "sluice/pipeline/pipeline_spec.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "sluice/connectors/pg_change_feed.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/path_names.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -31,6 +33,45 @@ class Walker {
         Problem(Join(place, key), "unknown key; expected one of: " + list);
       }
     }
+  }
+
+  // Problems for a key given twice in any map of the document: YAML leaves the choice between
+  // the two values to the reader, so neither is taken.
+  void CheckDuplicateKeys(const YAML::Node& node, const std::string& place, int depth = 0) {
+    constexpr int kMaxNesting = 64;
+    if (depth > kMaxNesting) {
+      Problem(place, fmt::format("nests deeper than {} levels", kMaxNesting));
+      return;
+    }
+    if (node.IsMap()) {
+      std::map<std::string, int> lines;
+      for (const auto& entry : node) {
+        const std::string& key = entry.first.Scalar();
+        int line = entry.first.Mark().line + 1;
+        auto [first, inserted] = lines.emplace(key, line);
+        if (!inserted) {
+          Problem(Join(place, key), fmt::format("given twice, on lines {} and {}; keep one", first->second, line));
+        }
+        CheckDuplicateKeys(entry.second, Join(place, key), depth + 1);
+      }
+    } else if (node.IsSequence()) {
+      for (size_t i = 0; i < node.size(); ++i) {
+        CheckDuplicateKeys(node[i], place + "[" + std::to_string(i) + "]", depth + 1);
+      }
+    }
+  }
+
+  // A required name that becomes a path segment (core/path_names.h).
+  std::string Name(const YAML::Node& parent, const std::string& place) {
+    std::string name = Scalar(parent, place, "name", true).value_or("");
+    if (std::optional<std::string> problem = NameProblem(name); problem) Problem(Join(place, "name"), *problem);
+    return name;
+  }
+  static std::optional<std::string> NameProblem(std::string_view name) {
+    std::string problem = PathNameProblem(name);
+    if (problem.empty()) return std::nullopt;
+    return "the name `" + std::string(name) + "` " + problem +
+           ": use letters, digits, `_` and `-` (it names a folder)";
   }
 
   std::optional<std::string> Scalar(const YAML::Node& parent, const std::string& place, const char* key,
@@ -200,7 +241,7 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
   }
   walker.CheckKeys(node, place,
                    {"name", "source", "where", "select", "expectations", "sink", "trigger", "output_mode", "checkpoint"});
-  flow.name = walker.Scalar(node, place, "name", true).value_or("");
+  flow.name = walker.Name(node, place);
   if (node["source"].IsDefined()) {
     flow.source = walker.ParseEndpoint(node["source"], Walker::Join(place, "source"));
   } else {
@@ -274,7 +315,7 @@ ChangeFeedSpec ParseChangeFeed(Walker& walker, const YAML::Node& node, const std
     for (const std::string& candidate : known) list += (list.empty() ? "" : ", ") + candidate;
     walker.Problem(Walker::Join(place, key), "unknown key; expected one of: " + list);
   }
-  feed.name = walker.Scalar(node, place, "name", true).value_or("");
+  feed.name = walker.Name(node, place);
   for (const std::string& key : known) {
     if (key == "name") continue;
     if (std::optional<std::string> value = walker.Scalar(node, place, key.c_str(), false)) feed.options[key] = *value;
@@ -301,11 +342,15 @@ Result<std::string> PipelineSpec::TablePath(std::string_view table) const {
     if (dot == std::string_view::npos) break;
     begin = dot + 1;
   }
-  bool valid = parts.size() == 3;
-  for (const std::string& part : parts) valid = valid && !part.empty() && part != ".." && part.find('/') == std::string::npos;
-  if (!valid) {
+  if (parts.size() != 3) {
     return Status::Error(errors::kInvalidPipeline,
                          "table '" + std::string(table) + "' is not of the form catalog.schema.table");
+  }
+  for (const std::string& part : parts) {
+    if (std::string problem = PathNameProblem(part); !problem.empty()) {
+      return Status::Error(errors::kInvalidPipeline, "table '" + std::string(table) + "': the part `" + part + "` " +
+                                                         problem + "; use letters, digits, `_` and `-`");
+    }
   }
   return warehouse + "/" + parts[0] + "/" + parts[1] + "/" + parts[2];
 }
@@ -371,6 +416,7 @@ Result<StreamSpec> ParseStreamSpec(std::string_view yaml) {
   Walker walker;
   StreamSpec stream;
   try {
+    walker.CheckDuplicateKeys(root, "");
     stream = ParseStream(walker, root, "");
   } catch (const YAML::Exception& error) {
     walker.Problem("line " + std::to_string(error.mark.line + 1), error.msg);
@@ -387,7 +433,8 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
   PipelineSpec spec;
   try {
     walker.CheckKeys(root, "", {"name", "storage", "warehouse", "connections", "sinks", "flows", "streams", "change_feeds"});
-    spec.name = walker.Scalar(root, "", "name", true).value_or("");
+    walker.CheckDuplicateKeys(root, "");
+    spec.name = walker.Name(root, "");
     spec.storage = walker.Scalar(root, "", "storage", true).value_or("");
     spec.warehouse = walker.Scalar(root, "", "warehouse", false).value_or(spec.storage + "/warehouse");
     if (YAML::Node connections = root["connections"]; connections.IsDefined() && !connections.IsNull()) {
@@ -411,6 +458,7 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
       if (!sinks.IsMap()) walker.Problem("sinks", "expected a map of sink names to sinks");
       for (const auto& entry : sinks.IsMap() ? sinks : YAML::Node()) {
         std::string name = entry.first.Scalar();
+        if (auto problem = Walker::NameProblem(name); problem) walker.Problem("sinks." + name, *problem);
         spec.sinks[name] = walker.ParseEndpoint(entry.second, "sinks." + name);
       }
     }

@@ -83,6 +83,56 @@ flows:
   }
 }
 
+// Every name that becomes a folder is one path segment: none can point outside the storage or
+// the warehouse, whichever name it is.
+TEST(PipelineSpecTest, NamesThatWouldLeaveTheirFolderAreRefused) {
+  std::string valid(kValid);
+  auto replaced = [&](std::string_view from, std::string_view to) {
+    std::string text = valid;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  for (std::string hostile : {"../../victim", "..", ".", "a/b", "/etc", "x\\0y", "-rf", "a b", "caf\u00e9", ""}) {
+    SCOPED_TRACE(hostile);
+    for (auto [from, to] : {std::pair<std::string, std::string>{"- name: generate", "- name: \"" + hostile + "\""},
+                            {"name: orders", "name: \"" + hostile + "\""},
+                            {"  lake: {", "  \"" + hostile + "\": {"}}) {
+      Result<PipelineSpec> parsed = ParsePipelineSpec(replaced(from, to));
+      ASSERT_FALSE(parsed.ok()) << to;
+      EXPECT_EQ(parsed.status().error_class(), errors::kInvalidPipeline);
+      EXPECT_NE(parsed.status().message().find("it names a folder"), std::string::npos) << parsed.status().ToString();
+    }
+    // A table becomes its folder when the pipeline is validated or run.
+    Result<PipelineSpec> spec = ParsePipelineSpec(valid);
+    ASSERT_TRUE(spec.ok());
+    for (std::string table : {"main." + hostile + ".orders", hostile + ".s.t", "main.s." + hostile}) {
+      Result<std::string> path = spec->TablePath(table);
+      EXPECT_EQ(path.status().error_class(), errors::kInvalidPipeline) << table << " -> " << path.value_or("");
+    }
+  }
+  EXPECT_TRUE(ParsePipelineSpec(replaced("- name: generate", "- name: gen-erate_2")).ok());
+}
+
+// YAML leaves a key given twice to the reader's choice; sluice takes neither and names both lines,
+// in every map of the file.
+TEST(PipelineSpecTest, AKeyGivenTwiceIsRefusedWithBothLines) {
+  for (std::string_view text : {
+           "name: a\nname: b\nstorage: /s\nflows: []\n",
+           "name: a\nstorage: /s\nsinks:\n  out: {format: memory}\n  out: {format: console}\nflows: []\n",
+           "name: a\nstorage: /s\nflows:\n  - name: f\n    sink: x\n    sink: y\n    source: {format: rate}\n",
+           "name: a\nstorage: /s\nflows:\n  - name: f\n    sink: x\n    source: {format: rate, options: {rowsPerSecond: 1, rowsPerSecond: 2}}\n",
+       }) {
+    SCOPED_TRACE(text);
+    Result<PipelineSpec> parsed = ParsePipelineSpec(text);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().error_class(), errors::kInvalidPipeline);
+    EXPECT_NE(parsed.status().message().find("given twice, on lines"), std::string::npos) << parsed.status().ToString();
+  }
+  Result<StreamSpec> stream = ParseStreamSpec("name: a.b.c\nname: a.b.d\nsource: {format: kafka}\n");
+  ASSERT_FALSE(stream.ok());
+  EXPECT_NE(stream.status().message().find("given twice, on lines 1 and 2"), std::string::npos) << stream.status().ToString();
+}
+
 TEST(PipelineSpecTest, RejectsTextThatIsNotYaml) {
   Result<PipelineSpec> spec = ParsePipelineSpec("name: [unclosed");
   ASSERT_FALSE(spec.ok());
