@@ -146,6 +146,7 @@ Result<std::unique_ptr<PgBatchWriter>> PgBatchWriter::Open(const PgBatchWriteOpt
     return Status::Error(errors::kInvalidArgument, "postgresql batch write: the schema must be a struct");
   }
   SLUICE_ASSIGN_OR_RETURN(TableName table, ParseTableName(options.dbtable));
+  SLUICE_RETURN_IF_ERROR(CheckPgColumnNames(*schema));
   std::unique_ptr<PgBatchWriter> writer(new PgBatchWriter());
   writer->impl_ = std::make_unique<Impl>();
   Impl& impl = *writer->impl_;

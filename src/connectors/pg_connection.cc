@@ -2,6 +2,8 @@
 
 #include <libpq-fe.h>
 
+#include <fmt/format.h>
+
 #include "sluice/core/error_classes.h"
 
 namespace sluice::connectors {
@@ -80,6 +82,19 @@ Result<TableName> ParseTableName(std::string_view text) {
 }
 
 std::string TableName::Quoted() const { return QuoteIdentifier(schema) + "." + QuoteIdentifier(table); }
+
+Status CheckPgColumnNames(const DataType& schema) {
+  constexpr size_t kMaxIdentifierBytes = 63;  // NAMEDATALEN - 1
+  for (const Field& field : schema.fields()) {
+    if (field.name.size() > kMaxIdentifierBytes) {
+      return Status::Error(errors::kInvalidSchema,
+                           fmt::format("column `{}` has a name of {} bytes; PostgreSQL keeps {} bytes of a name: give "
+                                       "it a shorter alias (`... AS short_name`)",
+                                       field.name, field.name.size(), kMaxIdentifierBytes));
+    }
+  }
+  return Status::OK();
+}
 
 std::string QuoteIdentifier(std::string_view name) {
   std::string out = "\"";

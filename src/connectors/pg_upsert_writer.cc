@@ -84,6 +84,7 @@ PgUpsertWriter::PgUpsertWriter(PgUpsertWriterOptions options, TypePtr schema)
     : options_(std::move(options)), schema_(std::move(schema)) {}
 
 Result<std::unique_ptr<PgUpsertWriter>> PgUpsertWriter::Open(PgUpsertWriterOptions options, TypePtr schema) {
+  SLUICE_RETURN_IF_ERROR(CheckPgColumnNames(*schema));
   std::unique_ptr<PgUpsertWriter> writer(new PgUpsertWriter(std::move(options), std::move(schema)));
   SLUICE_RETURN_IF_ERROR(writer->Connect());
   SLUICE_RETURN_IF_ERROR(writer->PrepareTable());

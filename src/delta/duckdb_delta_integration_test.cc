@@ -4,6 +4,7 @@
 // ones sluice wrote.
 #include <algorithm>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,9 @@
 
 #include "parquet/duckdb_testing.h"
 #include "sluice/core/builder.h"
+#include "sluice/core/utf8.h"
 #include "sluice/delta/writer.h"
+#include "sluice/expr/expression.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::delta {
@@ -94,6 +97,58 @@ TEST(DuckDbDeltaIntegrationTest, AnIndependentReplayReadsExactlyWhatWasWritten) 
   std::sort(expected.begin(), expected.end(), [](const std::string& a, const std::string& b) {
     return std::stoll(a.substr(2)) < std::stoll(b.substr(2));
   });
+  EXPECT_EQ(rows, expected);
+}
+
+std::string Hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+// Any bytes at all, made strings the way a flow makes them (CAST of binary), leave the table
+// readable by an independent reader: the log parses and DuckDB reads every value back.
+TEST(DuckDbDeltaIntegrationTest, AnyBytesCastToStringLeaveTheTableReadable) {
+  RequireDuckDb();
+  sluice::testing::TempDir dir("delta-duckdb-bytes");
+  std::string table = dir.Join("bytes");
+  auto fs = LocalFileSystem();
+  std::mt19937 random(7);
+  TypePtr input = ParseTypeString("struct<id:bigint,raw:binary>").value();
+  expr::Expression cast = expr::Expression::Parse("CAST(raw AS STRING)").value();
+  expr::BoundExpression bound = expr::Bind(cast, input).value();
+  std::vector<std::string> expected;
+  int64_t id = 0;
+  for (int commit = 0; commit < 5; ++commit) {
+    Int64Builder ids(DataType::Long());
+    BinaryBuilder raws(DataType::Binary());
+    for (int row = 0; row < 40; ++row) {
+      std::string bytes(random() % 40, '\0');
+      for (char& c : bytes) c = static_cast<char>(random() % 256);
+      if (row == 0) bytes = "\xFF\x41";
+      ids.Append(id);
+      raws.Append(bytes);
+      expected.push_back("[\"" + std::to_string(id) + "\",\"" + Hex(MakeValidUtf8(bytes)) + "\"]");
+      ++id;
+    }
+    BatchPtr raw = RecordBatch::Make(input, {ids.Finish(), raws.Finish()}, 40).value();
+    ColumnPtr names = bound.Evaluate(*raw).value();
+    TypePtr schema = ParseTypeString("struct<id:bigint,name:string>").value();
+    BatchPtr batch = RecordBatch::Make(schema, {raw->column(0), names}, 40).value();
+    auto written = WriteTable(fs, table, {batch});
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  }
+  std::string replay = Replay(table);
+  ASSERT_NE(replay.find("\"version\":4"), std::string::npos) << replay;
+  bool ok = false;
+  std::string error;
+  std::vector<std::string> rows =
+      DuckDbRows({"SELECT id, hex(name) FROM read_parquet(" + FileList(replay) + ") ORDER BY id"}, &ok, &error);
+  ASSERT_TRUE(ok) << error;
   EXPECT_EQ(rows, expected);
 }
 

@@ -19,6 +19,7 @@
 
 #include "sluice/core/options.h"
 #include "sluice/core/status.h"
+#include "sluice/core/types.h"
 
 typedef struct pg_conn PGconn;
 
@@ -38,6 +39,11 @@ bool IsSimpleIdentifier(std::string_view name);
 
 // A double-quoted identifier with embedded quotes doubled (column names may be any text).
 std::string QuoteIdentifier(std::string_view name);
+
+// INVALID_SCHEMA naming the first column whose name is longer than PostgreSQL keeps (63 bytes):
+// the server would cut it, and every later write would miss the column (and two long names with
+// one prefix would collide). Checked before a writer touches its table.
+Status CheckPgColumnNames(const DataType& schema);
 
 // The options by which every PostgreSQL format reaches its server: host, port, user, password (a
 // secret reference), sslmode (+ sslrootcert, sslcert, sslkey) and database.
