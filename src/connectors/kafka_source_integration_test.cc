@@ -513,17 +513,23 @@ TEST(KafkaSourceTest, InvalidOptionCombinationsFailNamingTheKeys) {
 }
 
 TEST(KafkaSourceTest, SecretsNeverAppearInMessages) {
-  std::string message = InvalidOptionsMessage({{"subscribe", "a"}, {"password", "hunter2"}});
+  ::setenv("SLUICE_TEST_KAFKA_SECRET", "hunter2", 1);
+  std::string message = InvalidOptionsMessage({{"subscribe", "a"}, {"password", "${env:SLUICE_TEST_KAFKA_SECRET}"}});
   EXPECT_NE(message.find("`user` and `password` need `sasl_mechanism`"), std::string::npos) << message;
   EXPECT_EQ(message.find("hunter2"), std::string::npos) << message;
+  auto literal = AllFormatsRegistry().MakeSource(
+      "kafka", {{"bootstrap_servers", "127.0.0.1:1"}, {"subscribe", "a"}, {"password", "hunter2"}});
+  EXPECT_EQ(literal.status().error_class(), errors::kConnectionLiteralSecret);
+  EXPECT_EQ(literal.status().message().find("hunter2"), std::string_view::npos) << literal.status().ToString();
 }
 
 TEST(KafkaSourceTest, ClientSettingsAreAcceptedAndPassedThrough) {
+  ::setenv("SLUICE_TEST_KAFKA_SECRET", "secret", 1);
   auto made = AllFormatsRegistry().MakeSource("kafka", {{"bootstrap_servers", Servers()},
                                                     {"subscribe", "a"},
                                                     {"sasl_mechanism", "SCRAM-SHA-512"},
                                                     {"user", "ingest"},
-                                                    {"password", "secret"},
+                                                    {"password", "${env:SLUICE_TEST_KAFKA_SECRET}"},
                                                     {"kafka.fetch.max.bytes", "1048576"},
                                                     {"kafka.client.id", "sluice-test"}});
   EXPECT_TRUE(made.ok()) << made.status().ToString();

@@ -15,16 +15,32 @@ namespace {
 
 constexpr std::string_view kWriteModes[] = {"append", "overwrite", "errorifexists", "ignore"};
 
+std::vector<std::string> SplitKey(std::string_view text);
+
+std::string TableNameProblem(std::string_view text) {
+  Result<TableName> table = ParseTableName(text);
+  return table.ok() ? "" : std::string(table.status().message());
+}
+
+std::string KeyProblem(std::string_view text) {
+  for (const std::string& column : SplitKey(text)) {
+    if (column.empty()) return "has an empty column name";
+  }
+  return "";
+}
+
 constexpr auto kOptions = WithPgConnectionOptions({
     {"dbtable", OptionType::kString, std::nullopt, true,
-     "Target table, `table` or `schema.table` (schema public by default); simple identifiers only."},
+     "Target table, `table` or `schema.table` (schema public by default); simple identifiers only.", {}, std::nullopt,
+     std::nullopt, TableNameProblem},
     {"upsertkey", OptionType::kString, std::nullopt, false,
-     "Comma-separated key columns; must equal the table's primary key. Inferred from it when omitted."},
-    {"batchsize", OptionType::kInt, "1000", false, "Most rows per database transaction."},
-    {"batchinterval", OptionType::kDuration, "100 milliseconds", false, "Longest a row waits in the buffer."},
+     "Comma-separated key columns; must equal the table's primary key. Inferred from it when omitted.", {},
+     std::nullopt, std::nullopt, KeyProblem},
+    {"batchsize", OptionType::kInt, "1000", false, "Most rows per database transaction.", {}, 1},
+    {"batchinterval", OptionType::kDuration, "100 milliseconds", false, "Longest a row waits in the buffer.", {}, 1},
     {"checkpointLocation", OptionType::kString, std::nullopt, true, "The query's checkpoint directory; unique per query."},
-    {"tasks_per_connection", OptionType::kInt, "1", false, "Parallel writer tasks, one connection each."},
-    {"maxretries", OptionType::kInt, "8", false, "Retries of a transient failure before the query fails."},
+    {"tasks_per_connection", OptionType::kInt, "1", false, "Parallel writer tasks, one connection each.", {}, 1, 64},
+    {"maxretries", OptionType::kInt, "8", false, "Retries of a transient failure before the query fails.", {}, 0},
     {"mode", OptionType::kEnum, std::nullopt, false,
      "Batch write mode (docs/batch.md); absent: streaming upserts.", kWriteModes},
 });
@@ -45,31 +61,18 @@ std::vector<std::string> SplitKey(std::string_view text) {
   return out;
 }
 
-Status InvalidOption(std::string message) {
-  return Status::Error(errors::kJdbcStreamingSinkInvalidOptions, std::move(message));
-}
 
 class PostgresSink final : public engine::Sink {
  public:
   static Result<std::unique_ptr<engine::Sink>> Make(const ValidatedOptions& options) {
+    // The option table has checked every value (bounds, the table name, the key's columns).
     auto sink = std::unique_ptr<PostgresSink>(new PostgresSink());
-    auto table = ParseTableName(options.GetString("dbtable"));
-    if (!table.ok()) return InvalidOption("dbtable: " + std::string(table.status().message()));
-    sink->table_ = *table;
-    if (options.Has("upsertkey")) {
-      sink->key_ = SplitKey(options.GetString("upsertkey"));
-      for (const std::string& k : sink->key_) {
-        if (k.empty()) return InvalidOption("upsertkey `" + options.GetString("upsertkey") + "` has an empty column name");
-      }
-    }
+    sink->table_ = ParseTableName(options.GetString("dbtable")).value();
+    if (options.Has("upsertkey")) sink->key_ = SplitKey(options.GetString("upsertkey"));
     sink->batch_size_ = options.GetInt64("batchsize");
-    if (sink->batch_size_ < 1) return InvalidOption("batchsize must be at least 1");
     sink->batch_interval_ = options.GetDuration("batchinterval");
-    if (sink->batch_interval_.count() <= 0) return InvalidOption("batchinterval must be above 0");
     sink->tasks_ = options.GetInt64("tasks_per_connection");
-    if (sink->tasks_ < 1 || sink->tasks_ > 64) return InvalidOption("tasks_per_connection must be 1 to 64");
     sink->max_retries_ = static_cast<int>(options.GetInt64("maxretries"));
-    if (sink->max_retries_ < 0) return InvalidOption("maxretries must not be negative");
     sink->conninfo_ = PgConninfo(options, options.GetString("database"));
     if (options.Has("mode")) {
       SLUICE_ASSIGN_OR_RETURN(PgWriteMode mode, ParsePgWriteMode(options.GetString("mode")));

@@ -1,5 +1,7 @@
 #include "sluice/core/logging.h"
 
+#include "sluice/core/sensitive_values.h"
+
 #include <atomic>
 #include <cctype>
 #include <mutex>
@@ -70,8 +72,9 @@ Result<LogLevel> ParseLogLevel(std::string_view name) {
                        "unknown log level '" + std::string(name) + "'; use trace, debug, info, warn, error or off");
 }
 
-void LogMessage(LogLevel level, std::string_view message) {
+void LogMessage(LogLevel level, std::string_view text) {
   if (!LogEnabled(level)) return;
+  const std::string message = ScrubSensitiveValues(std::string(text));
   {
     std::lock_guard lock(SinkMutex());
     if (TestSink()) {

@@ -1,4 +1,6 @@
 #include "sluice/core/options.h"
+
+#include "sluice/core/sensitive_values.h"
 #include "sluice/core/ascii.h"
 #include "sluice/core/edit_distance.h"
 
@@ -174,6 +176,7 @@ std::string AllowedList(const OptionSpec& spec) {
 }
 
 std::string FormatBound(const OptionSpec& spec, double bound) {
+  if (spec.type == OptionType::kDuration) return std::to_string(static_cast<int64_t>(bound)) + " microseconds";
   if (spec.type != OptionType::kDouble) return std::to_string(static_cast<int64_t>(bound));
   std::ostringstream out;
   out << bound;
@@ -197,6 +200,15 @@ Result<std::chrono::microseconds> ParseDuration(std::string_view text) {
   return *duration;
 }
 
+bool IsSecretReference(std::string_view value) {
+  if (!value.starts_with("${") || !value.ends_with("}")) return false;
+  std::string_view inner = value.substr(2, value.size() - 3);
+  if (inner.find('}') != std::string_view::npos || inner.find("${") != std::string_view::npos) return false;
+  if (inner.starts_with("env:")) return inner.size() > 4;
+  if (inner.starts_with("file:")) return inner.size() > 6 && inner[5] == '/';
+  return false;
+}
+
 Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<const OptionSpec> specs,
                                          const std::map<std::string, std::string>& given,
                                          std::string_view error_class) {
@@ -211,6 +223,10 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
     const OptionSpec& spec = *value.spec;
     switch (spec.type) {
       case OptionType::kString:
+        if (spec.check != nullptr) {
+          if (std::string problem = spec.check(value.text); !problem.empty()) return problem;
+        }
+        return std::nullopt;
       case OptionType::kSecret:
         return std::nullopt;
       case OptionType::kInt: {
@@ -235,7 +251,7 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
         std::optional<std::chrono::microseconds> duration = ParseDurationText(text);
         if (!duration) return "must be a duration: " + std::string(kDurationForms);
         value.duration = *duration;
-        return std::nullopt;
+        return OutOfBounds(spec, static_cast<double>(duration->count()));
       }
       case OptionType::kEnum:
         for (std::string_view allowed : spec.allowed_values) {
@@ -281,7 +297,14 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
     }
     bool from_reference = false;
     SLUICE_ASSIGN_OR_RETURN(value.text, ResolveReferences(raw, value.name, component, &from_reference));
+    if (match->type == OptionType::kSecret && !IsSecretReference(raw)) {
+      // The value is never echoed: it may be the very secret that must not be stored.
+      return Status::Error(errors::kConnectionLiteralSecret,
+                           "option '" + value.name + "' of " + std::string(component) +
+                               " must be a reference, ${env:NAME} or ${file:/absolute/path}, not the secret itself");
+    }
     value.sensitive = from_reference || match->type == OptionType::kSecret;
+    if (value.sensitive) RememberSensitiveValue(value.text);
     if (std::optional<std::string> reason = parse(value)) {
       problems.push_back("option '" + value.name + "' " + *reason + ", got " +
                          (value.sensitive ? std::string("a value from a secret reference") : "'" + raw + "'"));

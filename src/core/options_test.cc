@@ -272,11 +272,26 @@ TEST_F(SecretOptionsTest, ReferencesInsideAValueMakeItSensitive) {
 
 TEST_F(SecretOptionsTest, SecretsNeverAppearInRedacted) {
   Result<ValidatedOptions> options =
-      Validate({{"url", "u"}, {"password", "plain-password"}, {"kafka.sasl.password", "${env:SLUICE_TEST_PASSWORD}"}});
+      Validate({{"url", "u"}, {"password", "${env:SLUICE_TEST_PASSWORD}"}, {"kafka.sasl.password", "${env:SLUICE_TEST_PASSWORD}"}});
   ASSERT_TRUE(options.ok()) << options.status().ToString();
   std::string redacted = options->Redacted();
   EXPECT_EQ(redacted, "{kafka.sasl.password=*****, password=*****, url=u}");
   EXPECT_EQ(options->WithPrefix("kafka.").at("sasl.password"), "hunter2");
+}
+
+// A secret option takes a reference and nothing else, whatever else it is given: the secret
+// itself, a reference with text around it, a malformed or relative reference. The message never
+// holds the value.
+TEST_F(SecretOptionsTest, ASecretGivenAsAnythingButOneReferenceIsRefused) {
+  ::setenv("SLUICE_TEST_PASSWORD", "hunter2", 1);
+  for (std::string value : {"plain-password", "", "pre${env:SLUICE_TEST_PASSWORD}", "${env:SLUICE_TEST_PASSWORD}post",
+                            "${vault:x}", "${env:SLUICE_TEST_PASSWORD}${env:SLUICE_TEST_PASSWORD}", "{env:X}"}) {
+    SCOPED_TRACE(value);
+    Result<ValidatedOptions> options = Validate({{"url", "u"}, {"password", value}});
+    ASSERT_FALSE(options.ok());
+    EXPECT_EQ(options.status().error_class(), errors::kConnectionLiteralSecret);
+    if (!value.empty()) EXPECT_EQ(options.status().message().find(value), std::string_view::npos);
+  }
 }
 
 TEST_F(SecretOptionsTest, AMissingEnvironmentVariableNamesTheReferenceOnly) {

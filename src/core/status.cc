@@ -3,11 +3,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "sluice/core/sensitive_values.h"
+
 namespace sluice {
 
 Status Status::Error(std::string_view error_class, std::string message) {
   Status s;
-  s.state_ = std::make_shared<const State>(State{std::string(error_class), std::move(message)});
+  s.state_ = std::make_shared<const State>(State{std::string(error_class), ScrubSensitiveValues(std::move(message))});
   return s;
 }
 

@@ -16,7 +16,7 @@ constexpr OptionSpec kMemorySinkOptions[] = {
 };
 
 constexpr OptionSpec kConsoleSinkOptions[] = {
-    {"numRows", OptionType::kInt, "20", false, "rows printed per batch"},
+    {"numRows", OptionType::kInt, "20", false, "rows printed per batch", {}, 0},
 };
 
 constexpr OptionSpec kForeachBatchSinkOptions[] = {
@@ -40,9 +40,7 @@ Status RegisterBuiltinFormats(Registry* registry) {
   SLUICE_RETURN_IF_ERROR(registry->RegisterSink(
       {"console", kConsoleSinkOptions, errors::kInvalidOptions,
        [](const ValidatedOptions& options, const Registry&) -> Result<std::unique_ptr<Sink>> {
-         int64_t rows = options.GetInt64("numRows");
-         if (rows < 0) return Status::Error(errors::kInvalidOptions, "console sink: numRows must not be negative");
-         return MakeConsoleSink(&std::cout, rows);
+         return MakeConsoleSink(&std::cout, options.GetInt64("numRows"));
        }}));
   SLUICE_RETURN_IF_ERROR(registry->RegisterSink(
       {"foreachBatch", kForeachBatchSinkOptions, errors::kInvalidOptions,

@@ -10,10 +10,27 @@
 namespace sluice::engine {
 namespace {
 
+// "latest" or a version number.
+std::optional<int64_t> ParseStartingVersion(std::string_view text, bool* latest) {
+  *latest = text == "latest";
+  if (*latest) return std::nullopt;
+  int64_t version = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (ec != std::errc() || end != text.data() + text.size() || version < 0) return std::nullopt;
+  return version;
+}
+
+std::string StartingVersionProblem(std::string_view text) {
+  bool latest = false;
+  if (ParseStartingVersion(text, &latest) || latest) return "";
+  return "must be a version number or latest";
+}
+
 constexpr OptionSpec kOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "directory of the Delta table"},
-    {"startingVersion", OptionType::kString, "0", false, "first version to read: a number, or latest"},
-    {"maxFilesPerTrigger", OptionType::kLong, "1000", false, "most data files in one batch"},
+    {"startingVersion", OptionType::kString, "0", false, "first version to read: a number, or latest", {}, std::nullopt,
+     std::nullopt, StartingVersionProblem},
+    {"maxFilesPerTrigger", OptionType::kLong, "1000", false, "most data files in one batch", {}, 1},
 };
 
 std::string Format(const delta::SourceOffset& offset) {
@@ -104,19 +121,9 @@ class DeltaStreamSource final : public Source {
 const std::span<const OptionSpec> kDeltaSourceOptions = kOptions;
 
 Result<std::unique_ptr<Source>> MakeDeltaSource(const ValidatedOptions& options) {
-  const std::string& starting = options.GetString("startingVersion");
-  std::optional<int64_t> starting_version;
-  if (starting != "latest") {
-    int64_t version = -1;
-    auto [end, ec] = std::from_chars(starting.data(), starting.data() + starting.size(), version);
-    if (ec != std::errc() || end != starting.data() + starting.size() || version < 0) {
-      return Status::Error(errors::kInvalidOptions,
-                           "delta source: startingVersion must be a version number or latest, not '" + starting + "'");
-    }
-    starting_version = version;
-  }
-  int64_t max_files = options.GetInt64("maxFilesPerTrigger");
-  if (max_files < 1) return Status::Error(errors::kInvalidOptions, "delta source: maxFilesPerTrigger must be at least 1");
+  bool latest = false;  // the option table has checked the text
+  std::optional<int64_t> starting_version = ParseStartingVersion(options.GetString("startingVersion"), &latest);
+  int64_t max_files = options.GetInt64("maxFilesPerTrigger");  // at least 1, by the option table
   return std::unique_ptr<Source>(new DeltaStreamSource(options.GetString("path"), starting_version, max_files));
 }
 

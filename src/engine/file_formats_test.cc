@@ -187,6 +187,30 @@ TEST_F(FileFormatsTest, TruncatedCsvWithAnOpenQuoteIsMalformed) {
       << read.status().message();
 }
 
+// Strings hold UTF-8: a field whose bytes are not is a malformed record, in either format and
+// with or without a schema, never a string that would reach a table as such.
+TEST_F(FileFormatsTest, FieldsThatAreNotUtf8AreMalformed) {
+  for (std::string bytes : {std::string("\xFF\xFE\x80"), std::string("ok\xC3"), std::string("\xED\xA0\x80"),
+                            std::string("\xC0\xAF")}) {
+    SCOPED_TRACE(bytes);
+    WriteText("bad.csv", "s,n\nfine,1\n" + bytes + ",2\n");
+    for (bool with_schema : {true, false}) {
+      std::map<std::string, std::string> options = {{"path", dir_.Join("bad.csv")}, {"header", "true"}};
+      if (with_schema) options["schema"] = "s string, n int";
+      auto read = Read("csv", options);
+      ASSERT_FALSE(read.ok());
+      EXPECT_EQ(read.status().error_class(), errors::kMalformedCsvRecord);
+      EXPECT_NE(read.status().message().find("bad.csv:3: column 1 (`s`): not valid UTF-8"), std::string::npos)
+          << read.status().message();
+    }
+    WriteText("bad.json", "{\"s\": \"fine\"}\n{\"s\": \"" + bytes + "\"}\n");
+    auto read = Read("json", {{"path", dir_.Join("bad.json")}, {"schema", "s string"}});
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.status().error_class(), errors::kMalformedJsonRecord);
+    EXPECT_NE(read.status().message().find("bad.json:2:"), std::string::npos) << read.status().message();
+  }
+}
+
 TEST_F(FileFormatsTest, TruncatedJsonLineIsMalformed) {
   WriteText("cut.json", "{\"n\": 1}\n{\"n\": 2, \"s\": \"cut o");
   auto read = Read("json", {{"path", dir_.Join("cut.json")}, {"schema", "n int, s string"}});

@@ -14,8 +14,8 @@ namespace sluice::engine {
 namespace {
 
 constexpr OptionSpec kOptions[] = {
-    {"rowsPerSecond", OptionType::kLong, "1", false, "rows generated per second"},
-    {"maxRowsPerBatch", OptionType::kLong, std::nullopt, false, "most rows in one batch"},
+    {"rowsPerSecond", OptionType::kLong, "1", false, "rows generated per second", {}, 1},
+    {"maxRowsPerBatch", OptionType::kLong, std::nullopt, false, "most rows in one batch", {}, 1},
     {"startTimestamp", OptionType::kLong, std::nullopt, false,
      "timestamp of row 0 in milliseconds since the epoch (default: when the query first runs)"},
 };
@@ -133,15 +133,10 @@ class RateSource final : public Source {
 const std::span<const OptionSpec> kRateSourceOptions = kOptions;
 
 Result<std::unique_ptr<Source>> MakeRateSource(const ValidatedOptions& options) {
+  // The option table bounds both counts from below.
   int64_t rows_per_second = options.GetInt64("rowsPerSecond");
-  if (rows_per_second < 1) {
-    return Status::Error(errors::kInvalidOptions, "rate source: rowsPerSecond must be at least 1");
-  }
   std::optional<int64_t> max_rows;
-  if (options.Has("maxRowsPerBatch")) {
-    max_rows = options.GetInt64("maxRowsPerBatch");
-    if (*max_rows < 1) return Status::Error(errors::kInvalidOptions, "rate source: maxRowsPerBatch must be at least 1");
-  }
+  if (options.Has("maxRowsPerBatch")) max_rows = options.GetInt64("maxRowsPerBatch");
   std::optional<int64_t> start;
   if (options.Has("startTimestamp")) start = options.GetInt64("startTimestamp");
   return std::unique_ptr<Source>(new RateSource(rows_per_second, max_rows, start));

@@ -253,6 +253,21 @@ TEST(AvroDecoderTest, ANonRecordDatumFillsTheValueField) {
   EXPECT_TRUE(d.column->children[0]->IsNull(1));
 }
 
+// An Avro string is UTF-8 by the specification: other bytes make the datum malformed (null and
+// counted), never a string column holding them. Bytes are bytes.
+TEST(AvroDecoderTest, AStringThatIsNotUtf8IsMalformed) {
+  std::vector<std::optional<std::string>> rows = {Datum().String("caf\xC3\xA9").bytes(), Datum().String("\xFF\x41").bytes(),
+                                                  Datum().String("ok\xC3").bytes(), Datum().String("\xED\xA0\x80").bytes(),
+                                                  Datum().String("fine").bytes()};
+  Decoded strings = DecodeWith(R"("string")", rows);
+  EXPECT_EQ(strings.stats.malformed_rows, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(strings.column->children[0]->View(0), "caf\xC3\xA9");
+  EXPECT_EQ(strings.column->children[0]->View(4), "fine");
+  Decoded bytes = DecodeWith(R"("bytes")", rows);
+  EXPECT_EQ(bytes.stats.malformed, 0);
+  EXPECT_EQ(bytes.column->children[0]->View(1), "\xFF\x41");
+}
+
 TEST(AvroDecoderTest, ABooleanByteOtherThanZeroOrOneIsMalformed) {
   Decoded d = DecodeWith(R"("boolean")", {std::string("\x01", 1), std::string("\x02", 1), std::string("\x00", 1)});
   EXPECT_EQ(d.column->children[0]->Value<uint8_t>(0), 1);
@@ -346,6 +361,12 @@ TEST(AvroResolutionTest, WriterUnionBranchesTheReaderLacksAreMalformedWhenUsed) 
   EXPECT_TRUE(d.column->IsNull(1));
   EXPECT_TRUE(d.column->IsValid(2));
   EXPECT_TRUE(d.column->children[0]->IsNull(2));
+  EXPECT_EQ(d.stats.malformed_rows, std::vector<int64_t>{1});
+}
+
+TEST(AvroResolutionTest, BytesReadAsAStringMustBeUtf8) {
+  Decoded d = ResolveWith(R"("bytes")", R"("string")", {Datum().String("ok").bytes(), Datum().String("\xFE").bytes()});
+  EXPECT_EQ(d.column->children[0]->View(0), "ok");
   EXPECT_EQ(d.stats.malformed_rows, std::vector<int64_t>{1});
 }
 

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/core/options.h"
 
 namespace sluice::pipeline {
 
@@ -32,16 +33,6 @@ constexpr std::string_view kJsonSuffix = ".json";
 
 bool IsSecretField(std::string_view field) {
   return std::find(std::begin(kSecretFields), std::end(kSecretFields), field) != std::end(kSecretFields);
-}
-
-// Whether `value` is exactly one secret reference, `${env:NAME}` or `${file:/absolute/path}`.
-bool IsSecretReference(std::string_view value) {
-  if (!value.starts_with("${") || !value.ends_with("}")) return false;
-  std::string_view inner = value.substr(2, value.size() - 3);
-  if (inner.find('}') != std::string_view::npos || inner.find("${") != std::string_view::npos) return false;
-  if (inner.starts_with("env:")) return inner.size() > 4;
-  if (inner.starts_with("file:")) return inner.size() > 6 && inner[5] == '/';
-  return false;
 }
 
 Status NameError(std::string_view name, std::string why) {

@@ -22,11 +22,12 @@ namespace sluice::pipeline {
 
 namespace {
 
+// The spec itself is not echoed: its values may hold a secret given by mistake.
 Status SpecError(std::string_view spec, size_t position, std::string_view what) {
   return Status::Error(errors::kInvalidArgument,
-                       fmt::format("copy spec `{}` at character {}: {}; write `format:key=value,key=value` "
+                       fmt::format("copy spec of {} characters, at character {}: {}; write `format:key=value,key=value` "
                                    "(quote values holding commas: query='SELECT a, b FROM t')",
-                                   spec, position + 1, what));
+                                   spec.size(), position + 1, what));
 }
 
 bool IsKeyChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'; }

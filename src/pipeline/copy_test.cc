@@ -64,5 +64,15 @@ TEST(ParseEndpointSpecTest, MalformedSpecsNameThePosition) {
   }
 }
 
+// A malformed spec is not echoed: a value in it may be a secret typed in by mistake.
+TEST(ParseEndpointSpecTest, AMalformedSpecIsNotEchoed) {
+  for (std::string spec : {"postgresql:password=hunter2,query", "postgresql:password=hunter2,query='x",
+                           "postgresql:password=hunter2,,a=1", "postgresql:password=hunter2,password=hunter2"}) {
+    Result<CopyEndpoint> parsed = ParseEndpointSpec(spec);
+    ASSERT_FALSE(parsed.ok()) << spec;
+    EXPECT_EQ(parsed.status().message().find("hunter2"), std::string_view::npos) << parsed.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace sluice::pipeline

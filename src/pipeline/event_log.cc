@@ -1,5 +1,7 @@
 #include "sluice/pipeline/event_log.h"
 
+#include "sluice/core/sensitive_values.h"
+
 #include <fcntl.h>
 #include <simdjson.h>
 #include <unistd.h>
@@ -99,8 +101,13 @@ Status EventLog::Append(const Event& event) {
                      JsonString(event.origin.pipeline);
   if (!event.origin.flow.empty()) line += ",\"flow\":" + JsonString(event.origin.flow);
   if (!event.origin.dataset.empty()) line += ",\"dataset\":" + JsonString(event.origin.dataset);
-  line += "},\"event_type\":" + JsonString(event.event_type) + ",\"message\":" + JsonString(event.message) +
-          ",\"details\":" + event.details + "}\n";
+  // Sensitive values are masked in the text, before it is quoted; details that masking would
+  // leave unparsable (a value holding JSON punctuation) are left out whole.
+  std::string details = ScrubSensitiveValues(event.details);
+  if (details != event.details && !IsSingleLineJson(details)) details = "{\"redacted\":true}";
+  line += "},\"event_type\":" + JsonString(event.event_type) + ",\"message\":" +
+          JsonString(ScrubSensitiveValues(event.message)) +
+          ",\"details\":" + details + "}\n";
   size_t written = 0;
   while (written < line.size()) {
     ssize_t n = ::write(fd_, line.data() + written, line.size() - written);

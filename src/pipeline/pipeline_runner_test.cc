@@ -269,7 +269,7 @@ flows:
 TEST_F(PipelineRunTest, SecretsNeverReachTheEventLog) {
   PipelineSpec spec = Spec(R"(
 sinks:
-  pg: {format: postgresql, options: {host: 127.0.0.1, port: 1, password: "${env:SLUICE_TEST_EVENT_SECRET}", dbtable: t}}
+  pg: {format: postgresql, options: {host: "${env:SLUICE_TEST_EVENT_HOST}", port: 1, password: "${env:SLUICE_TEST_EVENT_SECRET}", dbtable: t}}
 flows:
   - name: to_pg
     source: )" + RateSource() + R"(
@@ -277,6 +277,7 @@ flows:
     trigger: once
 )");
   ::setenv("SLUICE_TEST_EVENT_SECRET", "hunter2", 1);
+  ::setenv("SLUICE_TEST_EVENT_HOST", "localhost", 1);
   RunOptions options;
   options.registry = &connectors::AllFormatsRegistry();
   Status status = Run(spec, options);  // nothing listens on port 1
@@ -288,6 +289,7 @@ flows:
   EXPECT_TRUE(Contains(all, "\"event_type\":\"error\"")) << all;
   EXPECT_TRUE(Contains(all, R"("password":"[REDACTED]")")) << all;
   EXPECT_FALSE(Contains(all, "hunter2")) << all;
+  EXPECT_FALSE(Contains(all, "localhost")) << all;  // the host came from a reference
 }
 
 TEST_F(PipelineRunTest, FullRefreshTruncatesTheTableAndReplaysTheSource) {

@@ -31,7 +31,9 @@
 // Errors: an unknown key (with the closest known name suggested), a value of the wrong type or out
 // of its spec's bounds, a missing required key or the same key given twice in different cases fail with the caller's error
 // class, naming the component and the key; all such problems are reported together in one message.
-// A reference that cannot be resolved fails with UNRESOLVED_SECRET naming the reference.
+// A reference that cannot be resolved fails with UNRESOLVED_SECRET naming the reference. A kSecret
+// option given as anything but one reference (the secret itself, written into a file) fails with
+// CONNECTION_LITERAL_SECRET, without the value.
 //
 // ValidatedOptions is an immutable value, safe to read from several threads.
 #pragma once
@@ -64,10 +66,13 @@ struct OptionSpec {
   std::string_view doc = {};
   // The accepted values of a kEnum option.
   std::span<const std::string_view> allowed_values = {};
-  // Inclusive bounds of a kInt, kLong or kDouble option:
+  // Inclusive bounds of a kInt, kLong or kDouble option, or of a kDuration in microseconds:
   //   {.name = "rowsPerSecond", .type = OptionType::kLong, .default_value = "1", .doc = "...", .minimum = 1}
   std::optional<double> minimum = std::nullopt;
   std::optional<double> maximum = std::nullopt;
+  // For a kString option: the reason its text is refused ("is not schema.table"), or "" when it
+  // is fine. Whatever can be checked without data is checked here, so that `validate` finds it.
+  std::string (*check)(std::string_view text) = nullptr;
 };
 
 class ValidatedOptions {
@@ -121,6 +126,10 @@ class ValidatedOptions {
 Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<const OptionSpec> specs,
                                          const std::map<std::string, std::string>& given,
                                          std::string_view error_class = errors::kInvalidOptions);
+
+// Whether `value` is exactly one secret reference, `${env:NAME}` or `${file:/absolute/path}`: the
+// only form a kSecret option (or a connection's secret field) may take.
+bool IsSecretReference(std::string_view value);
 
 // Parses a duration as described above; INVALID_OPTIONS with the accepted forms otherwise.
 Result<std::chrono::microseconds> ParseDuration(std::string_view text);

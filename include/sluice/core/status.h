@@ -20,6 +20,7 @@ class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   static Status OK() { return Status(); }
+  // The message is scrubbed of sensitive values (core/sensitive_values.h).
   static Status Error(std::string_view error_class, std::string message);
 
   bool ok() const { return state_ == nullptr; }
