@@ -82,6 +82,29 @@ Result<Trigger> ParseTrigger(std::string_view kind, std::string_view interval) {
                                                     "'; use processing_time, once, available_now or real_time");
 }
 
+Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode output_mode) {
+  std::vector<OutputMode> modes = sink.supported_output_modes();
+  if (std::find(modes.begin(), modes.end(), output_mode) == modes.end()) {
+    return Status::Error(errors::kUnsupportedOutputMode,
+                         sink.description() + " does not support the " + std::string(OutputModeName(output_mode)) +
+                             " output mode; it supports: " + ModeList(modes));
+  }
+  if (output_mode == OutputMode::kComplete) {
+    return Status::Error(errors::kUnsupportedOutputMode,
+                         "the complete output mode rewrites the whole result of an aggregation every batch, and this "
+                         "query has no aggregation; use append");
+  }
+  if (trigger.kind == Trigger::Kind::kRealTime && !sink.supports_real_time()) {
+    return Status::Error(errors::kUnsupportedTrigger, sink.description() +
+                                                          " cannot take rows continuously; use the processing_time "
+                                                          "trigger with a short interval instead of real_time");
+  }
+  if (trigger.interval.count() < 0 || trigger.checkpoint_interval.count() <= 0) {
+    return Status::Error(errors::kInvalidArgument, "trigger intervals must not be negative");
+  }
+  return Status::OK();
+}
+
 Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<Source> source,
                                                               std::unique_ptr<Sink> sink, QueryConfig config) {
   if (!source || !sink || !config.file_system || !config.clock) {
@@ -90,25 +113,7 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<So
   if (config.checkpoint_location.empty()) {
     return Status::Error(errors::kInvalidArgument, "a streaming query needs a checkpoint location");
   }
-  std::vector<OutputMode> modes = sink->supported_output_modes();
-  if (std::find(modes.begin(), modes.end(), config.output_mode) == modes.end()) {
-    return Status::Error(errors::kUnsupportedOutputMode,
-                         sink->description() + " does not support the " + std::string(OutputModeName(config.output_mode)) +
-                             " output mode; it supports: " + ModeList(modes));
-  }
-  if (config.output_mode == OutputMode::kComplete) {
-    return Status::Error(errors::kUnsupportedOutputMode,
-                         "the complete output mode rewrites the whole result of an aggregation every batch, and this "
-                         "query has no aggregation; use append");
-  }
-  if (config.trigger.kind == Trigger::Kind::kRealTime && !sink->supports_real_time()) {
-    return Status::Error(errors::kUnsupportedTrigger, sink->description() +
-                                                          " cannot take rows continuously; use the processing_time "
-                                                          "trigger with a short interval instead of real_time");
-  }
-  if (config.trigger.interval.count() < 0 || config.trigger.checkpoint_interval.count() <= 0) {
-    return Status::Error(errors::kInvalidArgument, "trigger intervals must not be negative");
-  }
+  SLUICE_RETURN_IF_ERROR(CheckQueryShape(*sink, config.trigger, config.output_mode));
 
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> checkpoint,
                           Checkpoint::Open(config.file_system, config.checkpoint_location));

@@ -66,7 +66,9 @@ Status FlowTransform::BindTo(const TypePtr& input_schema) {
       fields.push_back(Field{item.name, bound_item->result_type(), bound_item->nullable()});
       bound.select.push_back(std::move(bound_item).value());
     }
-    SLUICE_ASSIGN_OR_RETURN(bound.select_schema, DataType::Struct(std::move(fields)));
+    Result<TypePtr> select_schema = DataType::Struct(std::move(fields));
+    if (!select_schema.ok()) return select_schema.status().WithContext(context + " select");
+    bound.select_schema = std::move(select_schema).value();
     dataset_schema = bound.select_schema;
   }
   for (size_t i = 0; i < conditions_.size(); ++i) {

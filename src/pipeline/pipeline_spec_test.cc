@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sluice/connectors/register_formats.h"
 #include "sluice/core/error_classes.h"
 #include "testing/temp_dir.h"
 
@@ -174,6 +175,47 @@ flows:
         "writes to sink 'nowhere', which is not declared", "flow 'a' trigger", "flow 'a' output_mode",
         "two flows are named 'a'", "shares its checkpoint", "DATA_SOURCE_NOT_FOUND: flow 'a' source",
         "flow 'a' select 'value AS'", "flow 'a' expectation 'e'"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
+  }
+}
+
+// Everything a run would refuse before reading data, validate finds, all in one list: bounds of
+// options, values the formats' own checks refuse, a trigger or output mode the sink cannot run,
+// expressions bound to the source's schema, a relative storage.
+TEST(ValidatePipelineTest, FindsWhatARunWouldRefuseBeforeReadingData) {
+  PipelineSpec spec = ParsePipelineSpec(R"(
+name: careless
+storage: relative/storage
+warehouse: /w
+sinks:
+  pg: {format: postgresql, options: {dbtable: "a.b.c", batchsize: 0, batchinterval: 0 seconds, tasks_per_connection: 100000, maxretries: -1}}
+  pg_key: {format: postgresql, options: {dbtable: t, upsertkey: "id,,x"}}
+  lake: {format: delta, table: main.s.t}
+  two: {format: postgresql, options: {dbtable: t, mode: append, query: x}}
+flows:
+  - {name: slow, source: {format: rate, options: {rowsPerSecond: 0}}, sink: pg}
+  - {name: keyed, source: {format: rate}, sink: pg_key}
+  - {name: live, source: {format: rate}, sink: lake, trigger: real_time}
+  - {name: whole, source: {format: rate}, sink: lake, output_mode: complete}
+  - name: shaped
+    source: {format: rate}
+    select: [no_such_function(value) AS a]
+    sink: lake
+  - {name: arity, source: {format: rate}, select: ["abs(value, 2) AS b"], sink: lake}
+  - {name: twice, source: {format: rate}, select: [value AS c, timestamp AS c], sink: lake}
+  - {name: absent, source: {format: rate}, select: [missing + 1 AS d], sink: lake}
+  - {name: filtered, source: {format: rate}, where: "value + 1", sink: lake}
+  - {name: judged, source: {format: rate}, select: [value], expectations: [{name: e, expect: "timestamp > 0"}], sink: lake}
+)").value();
+  std::string text = Messages(ValidatePipeline(spec, connectors::AllFormatsRegistry()));
+  for (std::string_view expected :
+       {"storage `relative/storage` is not an absolute path", "option 'batchsize' must be at least 1",
+        "option 'batchinterval' must be at least 1 microseconds", "option 'tasks_per_connection' must be at most 64",
+        "option 'maxretries' must be at least 0", "option 'dbtable'", "option 'upsertkey' has an empty column name",
+        "option 'rowsPerSecond' must be at least 1", "UNSUPPORTED_TRIGGER: flow 'live'",
+        "UNSUPPORTED_OUTPUT_MODE: flow 'whole'", "flow 'shaped' select 'a'", "flow 'filtered' where",
+        "flow 'judged' expectation 'e'", "unknown option 'query'", "UNRESOLVED_ROUTINE", "WRONG_NUM_ARGS: flow 'arity'",
+        "INVALID_SCHEMA: flow 'twice' select", "UNRESOLVED_COLUMN: flow 'absent'"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
   }
 }

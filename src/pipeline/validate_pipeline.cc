@@ -7,6 +7,7 @@
 #include "sluice/engine/streaming_query.h"
 #include "sluice/expr/expression.h"
 #include "sluice/pipeline/change_feed_status.h"
+#include "sluice/pipeline/flow_transform.h"
 #include "sluice/pipeline/ingestion_sink.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
@@ -18,17 +19,30 @@ class Problems {
   void Add(const Status& status, const std::string& context) {
     if (!status.ok()) list_.push_back(status.WithContext(context));
   }
+  void Add(const Status& status) {
+    if (!status.ok()) list_.push_back(status);
+  }
   void Add(std::string message) { list_.push_back(Status::Error(errors::kInvalidPipeline, std::move(message))); }
+  size_t size() const { return list_.size(); }
   std::vector<Status> Take() { return std::move(list_); }
 
  private:
   std::vector<Status> list_;
 };
 
-// Checks an endpoint's format and options; returns the resolved options when they are valid.
-std::optional<std::map<std::string, std::string>> CheckEndpoint(const PipelineSpec& spec, const Endpoint& endpoint,
-                                                                bool is_sink, const engine::Registry& registry,
-                                                                const std::string& context, Problems* problems) {
+// What a run would make of an endpoint, made without opening it (nothing is read or written):
+// the resolved options, and the source or sink when its format accepts them.
+struct MadeEndpoint {
+  std::map<std::string, std::string> options;
+  std::unique_ptr<engine::Source> source;
+  std::unique_ptr<engine::Sink> sink;
+};
+
+// Checks an endpoint's format and options and makes it as a run would; std::nullopt when the
+// options are invalid.
+std::optional<MadeEndpoint> CheckEndpoint(const PipelineSpec& spec, const Endpoint& endpoint, bool is_sink,
+                                          const engine::Registry& registry, const std::string& context,
+                                          Problems* problems) {
   Result<std::map<std::string, std::string>> options = spec.ResolvedOptions(endpoint);
   if (!options.ok()) {
     problems->Add(options.status(), context);
@@ -58,23 +72,37 @@ std::optional<std::map<std::string, std::string>> CheckEndpoint(const PipelineSp
     problems->Add(validated.status(), context);
     return std::nullopt;
   }
-  if (is_sink && format_name == "foreachBatch") {
-    problems->Add(registry.FindForeachBatch(validated->GetString("function")).status(), context);
+  MadeEndpoint made{*options, nullptr, nullptr};
+  if (is_sink) {
+    Result<std::unique_ptr<engine::Sink>> sink = registry.MakeSink(endpoint.format, *options);
+    problems->Add(sink.status(), context);
+    if (sink.ok()) made.sink = std::move(sink).value();
+  } else {
+    Result<std::unique_ptr<engine::Source>> source = registry.MakeSource(endpoint.format, *options);
+    problems->Add(source.status(), context);
+    if (source.ok()) made.source = std::move(source).value();
   }
-  return *options;
+  return made;
 }
 
 }  // namespace
 
 std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Registry& registry) {
   Problems problems;
+  for (auto [key, path] : {std::pair<const char*, const std::string*>{"storage", &spec.storage}, {"warehouse", &spec.warehouse}}) {
+    if (!path->starts_with('/')) {
+      problems.Add(std::string(key) + " `" + *path + "` is not an absolute path; write it from the root (/...)");
+    }
+  }
   for (const auto& [name, connection] : spec.connections) {
     problems.Add(ValidateConnection(connection).status(), "connection '" + name + "'");
   }
   std::map<std::string, std::string> delta_sink_paths;  // sink name -> table path
+  std::map<std::string, std::unique_ptr<engine::Sink>> made_sinks;
   for (const auto& [name, sink] : spec.sinks) {
-    auto options = CheckEndpoint(spec, sink, true, registry, "sink '" + name + "'", &problems);
-    if (options && sink.format == "delta") delta_sink_paths[name] = (*options)["path"];
+    auto made = CheckEndpoint(spec, sink, true, registry, "sink '" + name + "'", &problems);
+    if (made && sink.format == "delta") delta_sink_paths[name] = made->options["path"];
+    if (made && made->sink) made_sinks[name] = std::move(made->sink);
   }
 
   std::set<std::string> flow_names, checkpoints;
@@ -86,7 +114,8 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
       problems.Add(context + " shares its checkpoint " + spec.CheckpointOf(flow) +
                    " with another flow; every flow needs its own");
     }
-    auto source_options = CheckEndpoint(spec, flow.source, false, registry, context + " source", &problems);
+    auto source = CheckEndpoint(spec, flow.source, false, registry, context + " source", &problems);
+    size_t before_parsing = problems.size();
     if (flow.where) problems.Add(expr::Expression::Parse(*flow.where).status(), context + " where");
     for (const std::string& item : flow.select) {
       problems.Add(expr::ParseNamedExpression(item).status(), context + " select '" + item + "'");
@@ -99,16 +128,31 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
       problems.Add(expr::Expression::Parse(expectation.condition).status(),
                    context + " expectation '" + expectation.name + "'");
     }
+    // Parsed expressions are bound to the source's schema when the source knows it before
+    // reading: unknown columns and functions, wrong argument counts and types are found here.
+    if (problems.size() == before_parsing && source && source->source && source->source->schema()) {
+      Result<FlowTransform> transform = FlowTransform::Make(flow);
+      if (transform.ok()) {
+        problems.Add(transform->Check(source->source->schema()));
+      } else {
+        problems.Add(transform.status());
+      }
+    }
     if (!spec.sinks.count(flow.sink)) {
       std::string declared;
       for (const auto& [name, sink] : spec.sinks) declared += (declared.empty() ? "" : ", ") + name;
       problems.Add(context + " writes to sink '" + flow.sink + "', which is not declared under sinks" +
                    (declared.empty() ? std::string() : " (declared: " + declared + ")"));
     }
-    problems.Add(engine::ParseTrigger(flow.trigger, flow.trigger_interval).status(), context + " trigger");
-    problems.Add(engine::ParseOutputMode(flow.output_mode).status(), context + " output_mode");
-    if (source_options && flow.source.format == "delta" && delta_sink_paths.count(flow.sink)) {
-      reads_to_writes.emplace((*source_options)["path"], delta_sink_paths[flow.sink]);
+    Result<engine::Trigger> trigger = engine::ParseTrigger(flow.trigger, flow.trigger_interval);
+    problems.Add(trigger.status(), context + " trigger");
+    Result<engine::OutputMode> output_mode = engine::ParseOutputMode(flow.output_mode);
+    problems.Add(output_mode.status(), context + " output_mode");
+    if (auto sink = made_sinks.find(flow.sink); sink != made_sinks.end() && trigger.ok() && output_mode.ok()) {
+      problems.Add(engine::CheckQueryShape(*sink->second, *trigger, *output_mode), context);
+    }
+    if (source && flow.source.format == "delta" && delta_sink_paths.count(flow.sink)) {
+      reads_to_writes.emplace(source->options["path"], delta_sink_paths[flow.sink]);
     }
   }
 

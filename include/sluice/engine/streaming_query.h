@@ -80,6 +80,11 @@ struct QueryConfig {
   std::function<void(const QueryProgress&)> on_progress;
 };
 
+// Whether `sink` can run a query of `output_mode` under `trigger`: UNSUPPORTED_OUTPUT_MODE,
+// UNSUPPORTED_TRIGGER or INVALID_ARGUMENT otherwise. StreamingQuery::Start checks it first;
+// `sluice validate` checks it without starting anything.
+Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode output_mode);
+
 class StreamingQuery {
  public:
   // Checks the configuration, opens the checkpoint (taking its lock), then opens the source and

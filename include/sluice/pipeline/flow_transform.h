@@ -38,6 +38,11 @@ class FlowTransform {
   // Parses the flow's where, select and expectation conditions (PARSE_SYNTAX_ERROR otherwise).
   static Result<FlowTransform> Make(const FlowSpec& flow);
 
+  // Binds the flow's expressions to `input_schema`, as the first batch of that schema would: the
+  // errors it would meet (UNRESOLVED_COLUMN, UNRESOLVED_ROUTINE, WRONG_NUM_ARGS, DATATYPE_MISMATCH,
+  // INVALID_SCHEMA for two output columns of one name), found without data.
+  Status Check(const TypePtr& input_schema) { return BindTo(input_schema); }
+
   // Whether the transform changes anything (no where, select or expectations: batches pass through).
   bool is_identity() const;
   // The batch the sink gets, and the expectations' counts for it in `counts` (one entry per
