@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/core/logging.h"
 
 namespace sluice::connectors {
 
@@ -105,6 +106,12 @@ std::string QuoteIdentifier(std::string_view name) {
   return out + "\"";
 }
 
+
+void RouteNoticesToDebugLog(PGconn* conn) {
+  PQsetNoticeProcessor(
+      conn, [](void*, const char* message) { LogDebug("PostgreSQL: {}", Trimmed(message)); }, nullptr);
+}
+
 Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo) {
   std::string full = conninfo + " options='-c DateStyle=ISO -c TimeZone=UTC -c extra_float_digits=3 -c bytea_output=hex'";
   PGconn* conn = PQconnectdb(full.c_str());
@@ -113,6 +120,7 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
     if (conn) PQfinish(conn);
     return Status::Error(errors::kPgConnectionFailed, "cannot connect to PostgreSQL: " + message);
   }
+  RouteNoticesToDebugLog(conn);
   return std::unique_ptr<PgConnection>(new PgConnection(conn));
 }
 

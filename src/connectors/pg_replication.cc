@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "sluice/connectors/pg_connection.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::connectors {
@@ -51,6 +52,7 @@ Result<std::unique_ptr<PgReplicationConnection>> PgReplicationConnection::Connec
     while (!message.empty() && message.back() == '\n') message.pop_back();
     return Status::Error(errors::kPgConnectionFailed, "cannot open a replication connection: " + message);
   }
+  RouteNoticesToDebugLog(conn);
   return std::unique_ptr<PgReplicationConnection>(new PgReplicationConnection(conn));
 }
 

@@ -86,8 +86,8 @@ PgUpsertWriter::PgUpsertWriter(PgUpsertWriterOptions options, TypePtr schema)
 Result<std::unique_ptr<PgUpsertWriter>> PgUpsertWriter::Open(PgUpsertWriterOptions options, TypePtr schema) {
   SLUICE_RETURN_IF_ERROR(CheckPgColumnNames(*schema));
   std::unique_ptr<PgUpsertWriter> writer(new PgUpsertWriter(std::move(options), std::move(schema)));
-  SLUICE_RETURN_IF_ERROR(writer->Connect());
-  SLUICE_RETURN_IF_ERROR(writer->PrepareTable());
+  // The first connection is retried like every later one (a server restarting as the sink starts).
+  SLUICE_RETURN_IF_ERROR(writer->RunWithRetries([&] { return writer->PrepareTable(); }));
   SLUICE_RETURN_IF_ERROR(writer->PrepareSession());
   return writer;
 }
@@ -354,7 +354,8 @@ Status PgUpsertWriter::RunWithRetries(const std::function<Status()>& attempt_onc
     Status failure;
     if (conn_ == nullptr || !conn_->is_open()) {
       failure = Connect();
-      if (failure.ok()) failure = PrepareSession();
+      // The session's statements need the table; before PrepareTable has run, Open prepares them.
+      if (failure.ok() && !table_oid_.empty()) failure = PrepareSession();
     }
     if (failure.ok()) {
       failure = attempt_once();
@@ -370,7 +371,13 @@ Status PgUpsertWriter::RunWithRetries(const std::function<Status()>& attempt_onc
     }
     ++retries_;
     std::uniform_int_distribution<int64_t> jitter(0, backoff.count() / 2);
-    std::this_thread::sleep_for(backoff + std::chrono::milliseconds(jitter(jitter_)));
+    auto wake = std::chrono::steady_clock::now() + backoff + std::chrono::milliseconds(jitter(jitter_));
+    while (std::chrono::steady_clock::now() < wake) {
+      if (options_.stop_requested != nullptr && options_.stop_requested->load()) {
+        return Status::Error(errors::kQueryStopped, "stopped while waiting to retry: " + std::string(failure.message()));
+      }
+      std::this_thread::sleep_until(std::min(wake, std::chrono::steady_clock::now() + std::chrono::milliseconds(20)));
+    }
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
 }

@@ -88,6 +88,7 @@ class PostgresSink final : public engine::Sink {
 
   Status Open(const engine::SinkContext& context) override {
     query_id_ = context.query_id;
+    stop_requested_ = context.stop_requested;
     return Status::OK();
   }
 
@@ -172,6 +173,7 @@ class PostgresSink final : public engine::Sink {
       options.table = table_;
       options.upsert_key = key_;
       options.max_retries = max_retries_;
+      options.stop_requested = stop_requested_;
       SLUICE_ASSIGN_OR_RETURN(auto writer, PgUpsertWriter::Open(std::move(options), schema));
       writers_.push_back(std::move(writer));
     }
@@ -184,6 +186,7 @@ class PostgresSink final : public engine::Sink {
   std::chrono::microseconds batch_interval_{100'000};
   int64_t tasks_ = 1;
   int max_retries_ = 8;
+  const std::atomic<bool>* stop_requested_ = nullptr;
   std::string conninfo_;
   std::string query_id_;
   std::vector<std::unique_ptr<PgUpsertWriter>> writers_;

@@ -117,12 +117,15 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<So
 
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> checkpoint,
                           Checkpoint::Open(config.file_system, config.checkpoint_location));
-  SourceContext source_context{checkpoint->query_id(), config.file_system, checkpoint->SourceStateDirectory(0),
-                               config.clock};
-  SLUICE_RETURN_IF_ERROR(source->Open(source_context));
-  SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{checkpoint->query_id(), config.output_mode, config.file_system}));
-  return std::unique_ptr<StreamingQuery>(
+  std::unique_ptr<StreamingQuery> query(
       new StreamingQuery(std::move(source), std::move(sink), std::move(config), std::move(checkpoint)));
+  const std::string& query_id = query->checkpoint_->query_id();
+  SourceContext source_context{query_id, query->config_.file_system, query->checkpoint_->SourceStateDirectory(0),
+                               query->config_.clock};
+  SLUICE_RETURN_IF_ERROR(query->source_->Open(source_context));
+  SLUICE_RETURN_IF_ERROR(query->sink_->Open(
+      SinkContext{query_id, query->config_.output_mode, query->config_.file_system, &query->stop_requested_}));
+  return query;
 }
 
 StreamingQuery::StreamingQuery(std::unique_ptr<Source> source, std::unique_ptr<Sink> sink, QueryConfig config,
@@ -143,6 +146,14 @@ std::optional<QueryProgress> StreamingQuery::last_progress() const {
 }
 
 Status StreamingQuery::Run() {
+  Status status = RunTrigger();
+  // A sink that gave up waiting because the query was asked to stop (QUERY_STOPPED) ends the run
+  // as a stop: its batch is not committed and runs again, with the same id, when the query restarts.
+  if (status.error_class() == errors::kQueryStopped && stop_requested_.load()) return Status::OK();
+  return status;
+}
+
+Status StreamingQuery::RunTrigger() {
   SLUICE_RETURN_IF_ERROR(Recover());
   switch (config_.trigger.kind) {
     case Trigger::Kind::kOnce:

@@ -269,7 +269,7 @@ flows:
 TEST_F(PipelineRunTest, SecretsNeverReachTheEventLog) {
   PipelineSpec spec = Spec(R"(
 sinks:
-  pg: {format: postgresql, options: {host: "${env:SLUICE_TEST_EVENT_HOST}", port: 1, password: "${env:SLUICE_TEST_EVENT_SECRET}", dbtable: t}}
+  pg: {format: postgresql, options: {host: "${env:SLUICE_TEST_EVENT_HOST}", port: 1, password: "${env:SLUICE_TEST_EVENT_SECRET}", dbtable: t, maxretries: 0}}
 flows:
   - name: to_pg
     source: )" + RateSource() + R"(

@@ -37,6 +37,10 @@ struct TableName {
 Result<TableName> ParseTableName(std::string_view text);
 bool IsSimpleIdentifier(std::string_view name);
 
+// Sends the server's notices and warnings on `conn` ("relation ... already exists, skipping") to
+// the debug log, instead of libpq's default of printing them to stderr.
+void RouteNoticesToDebugLog(PGconn* conn);
+
 // A double-quoted identifier with embedded quotes doubled (column names may be any text).
 std::string QuoteIdentifier(std::string_view name);
 

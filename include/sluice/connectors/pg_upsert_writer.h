@@ -25,6 +25,7 @@
 // the SQLSTATE. One writer owns one connection and is used by one thread at a time.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -48,6 +49,9 @@ struct PgUpsertWriterOptions {
   int max_retries = 8;
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
+  // When set (SinkContext::stop_requested), a wait before a retry ends as soon as it is true and
+  // the call fails with QUERY_STOPPED.
+  const std::atomic<bool>* stop_requested = nullptr;
 };
 
 class PgUpsertWriter {

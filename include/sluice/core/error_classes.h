@@ -71,6 +71,7 @@ inline constexpr std::string_view kProtobufUnsupportedField = "PROTOBUF_UNSUPPOR
 inline constexpr std::string_view kEmbeddedServiceFailed = "EMBEDDED_SERVICE_FAILED";
 // Streaming engine
 inline constexpr std::string_view kConcurrentQuery = "CONCURRENT_QUERY";
+inline constexpr std::string_view kQueryStopped = "QUERY_STOPPED";
 inline constexpr std::string_view kCheckpointCorrupt = "CHECKPOINT_CORRUPT";
 inline constexpr std::string_view kUnsupportedOutputMode = "UNSUPPORTED_OUTPUT_MODE";
 inline constexpr std::string_view kUnsupportedTrigger = "UNSUPPORTED_TRIGGER";

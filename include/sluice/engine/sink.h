@@ -8,6 +8,7 @@
 // can retry transient failures does so inside AddBatch).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,6 +36,10 @@ struct SinkContext {
   std::string query_id;
   OutputMode output_mode = OutputMode::kAppend;
   std::shared_ptr<FileSystem> file_system;
+  // Set once the query is asked to stop; valid for the sink's life (the query owns both). A sink
+  // that waits (to retry, for back-pressure) gives up its wait when it is set and fails the batch
+  // with QUERY_STOPPED: the query then ends as stopped, and the batch runs again on restart.
+  const std::atomic<bool>* stop_requested = nullptr;
 };
 
 // One batch written piece by piece (Sink::BeginBatch): Add() each piece in order, then Commit()

@@ -115,6 +115,8 @@ class StreamingQuery {
 
   enum class BatchOutcome { kRan, kNoData };
 
+  // Recover(), then the trigger's loop.
+  Status RunTrigger();
   // Finds where the log left off; re-runs an uncommitted batch.
   Status Recover();
   // Plans the next batch from start_offset_ within `limit` and runs it, or reports no new data.
