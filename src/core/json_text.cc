@@ -1,13 +1,13 @@
 #include "sluice/core/json_text.h"
 
-#include "sluice/core/utf8.h"
-
 #include <simdjson.h>
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+
+#include "sluice/core/utf8.h"
 
 namespace sluice {
 

@@ -1,7 +1,5 @@
 #include "sluice/core/logging.h"
 
-#include "sluice/core/sensitive_values.h"
-
 #include <atomic>
 #include <cctype>
 #include <mutex>
@@ -11,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/core/sensitive_values.h"
 
 namespace sluice {
 namespace {

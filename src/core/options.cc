@@ -1,8 +1,8 @@
 #include "sluice/core/options.h"
 
-#include "sluice/core/sensitive_values.h"
 #include "sluice/core/ascii.h"
 #include "sluice/core/edit_distance.h"
+#include "sluice/core/sensitive_values.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,11 +1,11 @@
 #include "sluice/pipeline/event_log.h"
 
-#include "sluice/core/sensitive_values.h"
-
 #include <fcntl.h>
+#include <sys/file.h>
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +14,7 @@
 
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
+#include "sluice/core/sensitive_values.h"
 #include "sluice/engine/checkpoint.h"
 
 namespace sluice::pipeline {
@@ -30,6 +31,31 @@ int64_t SequenceOf(std::string_view line, simdjson::dom::parser& parser) {
   if (parser.parse(line.data(), line.size()).get(doc) != simdjson::SUCCESS) return -1;
   if (doc["sequence"].get(sequence) != simdjson::SUCCESS) return -1;
   return sequence;
+}
+
+// The sequence of the last complete line of the file behind `fd`, or -1: read from its tail, so
+// that appends from several processes number their events one after another.
+int64_t LastSequence(int fd) {
+  constexpr off_t kTail = 1 << 16;
+  off_t size = ::lseek(fd, 0, SEEK_END);
+  if (size <= 0) return -1;
+  off_t from = std::max<off_t>(0, size - kTail);
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  if (::pread(fd, tail.data(), tail.size(), from) != static_cast<ssize_t>(tail.size())) return -1;
+  simdjson::dom::parser parser;
+  size_t end = tail.rfind('\n');
+  while (end != std::string::npos && end > 0) {
+    size_t begin = tail.rfind('\n', end - 1);
+    size_t start = begin == std::string::npos ? 0 : begin + 1;
+    if (begin != std::string::npos || from == 0) {
+      if (int64_t sequence = SequenceOf(std::string_view(tail).substr(start, end - start), parser); sequence >= 0) {
+        return sequence;
+      }
+    }
+    if (begin == std::string::npos) break;
+    end = begin;
+  }
+  return -1;
 }
 
 }  // namespace
@@ -71,7 +97,7 @@ Result<std::unique_ptr<EventLog>> EventLog::Open(const std::string& path, std::s
       break;
     }
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return IoError("cannot open the event log", path, errno);
   // After a crash the file may end inside a line; begin on a fresh one.
   off_t size = ::lseek(fd, 0, SEEK_END);
@@ -95,6 +121,17 @@ EventLog::~EventLog() { ::close(fd_); }
 
 Status EventLog::Append(const Event& event) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Another process may append to the same log (a second `sluice run` refused with
+  // CONCURRENT_QUERY still logs why): the file lock orders the appends, and each event takes the
+  // number after the last one in the file.
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) return IoError("cannot lock the event log", "", errno);
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::flock(fd, LOCK_UN); }
+  } unlock{fd_};
+  next_sequence_ = std::max(next_sequence_, LastSequence(fd_) + 1);
   std::string line = "{\"id\":" + JsonString(engine::NewUuid()) + ",\"sequence\":" + std::to_string(next_sequence_) +
                      ",\"timestamp\":" + JsonString(IsoTimestampMillis(clock_->NowMicros())) +
                      ",\"level\":" + JsonString(event.level) + ",\"origin\":{\"pipeline\":" +

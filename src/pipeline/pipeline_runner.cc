@@ -1,7 +1,5 @@
 #include "sluice/pipeline/pipeline_runner.h"
 
-#include "sluice/pipeline/full_refresh.h"
-
 #include <algorithm>
 #include <cmath>
 #include <chrono>
@@ -12,6 +10,7 @@
 #include "sluice/core/json_text.h"
 #include "sluice/delta/writer.h"
 #include "sluice/pipeline/change_feed_status.h"
+#include "sluice/pipeline/full_refresh.h"
 #include "sluice/pipeline/ingestion_sink.h"
 
 namespace sluice::pipeline {

@@ -2,8 +2,6 @@
 // log they leave, full refresh, the metrics, and what happens when things go wrong.
 #include "sluice/pipeline/pipeline_runner.h"
 
-#include "sluice/pipeline/full_refresh.h"
-
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -21,6 +19,7 @@
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/engine/memory_sink.h"
+#include "sluice/pipeline/full_refresh.h"
 #include "sluice/pipeline/metrics_server.h"
 #include "testing/temp_dir.h"
 
