@@ -2,7 +2,7 @@
 # Usage: scripts/fuzz.sh TARGET SECONDS
 #
 # Builds the libFuzzer target TARGET (a src/<layer>/TARGET.cc file) with clang, ASan and UBSan in
-# a build directory of its own ($FUZZ_BUILD_DIR, default build-fuzz beside the repository), then
+# a build directory of its own ($FUZZ_BUILD_DIR, default build-fuzz in the repository), then
 # runs it for SECONDS seconds. The corpus grows in <build>/corpus/TARGET and is kept between runs;
 # the inputs in src/<layer>/fuzz_seeds/TARGET/ seed it, and src/<layer>/TARGET.dict, when present,
 # is given to libFuzzer as its dictionary. Exits non-zero
@@ -15,7 +15,7 @@ fi
 target=$1
 seconds=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${FUZZ_BUILD_DIR:-$(dirname "$root")/build-fuzz}
+build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 
 source=$(find "$root/src" -name "$target.cc" -path "*_fuzz.cc" | head -n 1)
 if [[ -z $source ]]; then
@@ -24,7 +24,7 @@ if [[ -z $source ]]; then
 fi
 
 if [[ ! -f $build/build.ninja ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DCMAKE_CXX_COMPILER=clang++ -DSLUICE_FUZZ=ON -DSLUICE_ONLY_UNIT=ON >/dev/null
 fi
 cmake --build "$build" --target "$target" -j2

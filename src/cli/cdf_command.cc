@@ -10,13 +10,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/termination_signals.h"
+#include "cli/warehouse.h"
 #include "sluice/connectors/pg_change_feed.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/catalog.h"
@@ -43,12 +43,6 @@ struct CdfOptions {
   bool json = false;
 };
 
-std::string AbsoluteDirectory(const std::string& path) {
-  std::error_code error;
-  std::filesystem::path absolute = std::filesystem::absolute(path, error);
-  return error ? path : absolute.lexically_normal().string();
-}
-
 // The feed's options from the flags, with a named connection's fields under those given.
 Result<connectors::ChangeFeedConfig> Config(const CdfOptions& options) {
   std::map<std::string, std::string> given = {{"schema", options.schema}};
@@ -64,7 +58,7 @@ Result<connectors::ChangeFeedConfig> Config(const CdfOptions& options) {
   put("slot_name", options.slot_name);
   put("publication_name", options.publication_name);
   put("flush_interval", options.flush_interval);
-  std::string warehouse = AbsoluteDirectory(options.warehouse);
+  std::string warehouse = AbsolutePath(options.warehouse);
   given["warehouse"] = warehouse;
   if (!options.connection.empty()) {
     given["connection"] = options.connection;

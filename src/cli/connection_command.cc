@@ -24,7 +24,7 @@ struct ConnectionOptions {
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 pipeline::Catalog CatalogOf(const ConnectionOptions& options) {
-  return pipeline::Catalog(LocalFileSystem(), AbsoluteWarehouse(options.warehouse));
+  return pipeline::Catalog(LocalFileSystem(), AbsolutePath(options.warehouse));
 }
 
 Status RunCreate(const ConnectionOptions& options) {
@@ -46,7 +46,8 @@ Status RunCreate(const ConnectionOptions& options) {
 
 // One line per connection: name, type and where it points (never a secret).
 Status RunList(const ConnectionOptions& options) {
-  SLUICE_ASSIGN_OR_RETURN(std::vector<pipeline::Connection> connections, CatalogOf(options).List());
+  std::vector<Status> unreadable;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<pipeline::Connection> connections, CatalogOf(options).List(&unreadable));
   std::string out = "name\ttype\ttarget\n";
   for (const pipeline::Connection& connection : connections) {
     auto field = [&](const char* key, const char* fallback) {
@@ -59,7 +60,9 @@ Status RunList(const ConnectionOptions& options) {
     out += connection.name + "\t" + connection.type + "\t" + target + "\n";
   }
   Print(out);
-  return Status::OK();
+  if (unreadable.empty()) return Status::OK();
+  for (size_t i = 1; i < unreadable.size(); ++i) std::fprintf(stderr, "%s\n", unreadable[i].ToString().c_str());
+  return unreadable[0];
 }
 
 Status RunDescribe(const ConnectionOptions& options) {

@@ -47,8 +47,8 @@ Status Run(const CopyCommandOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(pipeline::CopyEndpoint from, Endpoint(options.from, options.from_options, "--from-option"));
   SLUICE_ASSIGN_OR_RETURN(pipeline::CopyEndpoint to, Endpoint(options.to, options.to_options, "--to-option"));
   pipeline::CopyOptions copy;
-  copy.warehouse = AbsoluteWarehouse(options.warehouse);
-  if (!options.checkpoint.empty()) copy.checkpoint = AbsoluteWarehouse(options.checkpoint);
+  copy.warehouse = AbsolutePath(options.warehouse);
+  if (!options.checkpoint.empty()) copy.checkpoint = AbsolutePath(options.checkpoint);
   SLUICE_ASSIGN_OR_RETURN(pipeline::CopyResult result, pipeline::RunCopy(from, to, copy));
   std::printf("copied %lld rows in %.3f s (%.0f rows/s)\n", static_cast<long long>(result.rows), result.seconds,
               result.seconds > 0 ? static_cast<double>(result.rows) / result.seconds : 0.0);

@@ -2,7 +2,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/row_printer.h"
+#include "cli/warehouse.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -131,8 +131,7 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
   }
   command->callback([options, run, name] {
     // The file system takes absolute paths only; a table is usually named relative to here.
-    std::filesystem::path table = std::filesystem::absolute(options->table).lexically_normal();
-    options->table = table.has_filename() ? table.string() : table.parent_path().string();
+    options->table = AbsolutePath(options->table);
     Status status = run(*options);
     std::fflush(stdout);
     if (!status.ok()) {

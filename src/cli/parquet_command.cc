@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/row_printer.h"
+#include "cli/warehouse.h"
 #include "sluice/core/ascii.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -146,7 +147,7 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
   }
   command->callback([options, run, name] {
     Status status;
-    auto reader = ParquetReader::Open(*LocalFileSystem(), options->file);
+    auto reader = ParquetReader::Open(*LocalFileSystem(), AbsolutePath(options->file));
     status = reader.ok() ? run(**reader, *options) : reader.status();
     std::fflush(stdout);
     if (!status.ok()) {

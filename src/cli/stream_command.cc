@@ -25,7 +25,7 @@ struct StreamArguments {
 };
 
 pipeline::StreamCatalog CatalogOf(const StreamArguments& arguments) {
-  return pipeline::StreamCatalog(LocalFileSystem(), AbsoluteWarehouse(arguments.warehouse), &CommandRegistry());
+  return pipeline::StreamCatalog(LocalFileSystem(), AbsolutePath(arguments.warehouse), &CommandRegistry());
 }
 
 [[noreturn]] void Fail(const Status& status) {

@@ -13,8 +13,8 @@ void AddWarehouseOption(CLI::App* command, std::string* warehouse) {
   command->add_option("--warehouse", *warehouse, "Warehouse directory (default: $SLUICE_WAREHOUSE, else ./warehouse)");
 }
 
-std::string AbsoluteWarehouse(const std::string& warehouse) {
-  std::string path = std::filesystem::absolute(warehouse).lexically_normal().string();
+std::string AbsolutePath(const std::string& given) {
+  std::string path = std::filesystem::absolute(given).lexically_normal().string();
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   return path;
 }

@@ -1,4 +1,5 @@
-// The warehouse directory of the commands that take `--warehouse DIR`.
+// The warehouse directory of the commands that take `--warehouse DIR`, and the one way the
+// command line turns a path it is given into the absolute one the FileSystem interface takes.
 #pragma once
 
 #include <string>
@@ -13,8 +14,8 @@ namespace sluice::cli {
 // SLUICE_WAREHOUSE environment variable when set, else ./warehouse.
 void AddWarehouseOption(CLI::App* command, std::string* warehouse);
 
-// `warehouse` as an absolute, normalized path (relative paths are taken from the working
-// directory), as the FileSystem interface requires.
-std::string AbsoluteWarehouse(const std::string& warehouse);
+// `path` as an absolute, normalized path without a trailing `/` (relative paths are taken from
+// the working directory), as the FileSystem interface requires.
+std::string AbsolutePath(const std::string& path);
 
 }  // namespace sluice::cli

@@ -137,12 +137,20 @@ bool ParseNumber(std::string_view text, T* out) {
   return error == std::errc() && end == text.data() + text.size();
 }
 
-std::optional<std::chrono::microseconds> ParseDurationText(std::string_view text) {
+constexpr std::string_view kTooLong =
+    "is longer than the longest duration, 9223372036854775807 microseconds (about 292,000 years)";
+
+// The duration, or nothing with the reason in `*why`.
+std::optional<std::chrono::microseconds> ParseDurationText(std::string_view text, std::string* why) {
+  *why = "must be a duration: " + std::string(kDurationForms);
   text = Trim(text);
   size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
   int64_t amount = 0;
-  if (!ParseNumber(text.substr(0, digits), &amount)) return std::nullopt;
+  if (!ParseNumber(text.substr(0, digits), &amount)) {
+    if (digits > 0) *why = kTooLong;
+    return std::nullopt;
+  }
   std::string unit = AsciiLower(Trim(text.substr(digits)));
   struct Unit {
     std::string_view names[5];
@@ -159,7 +167,10 @@ std::optional<std::chrono::microseconds> ParseDurationText(std::string_view text
   for (const Unit& candidate : kUnits) {
     for (std::string_view name : candidate.names) {
       if (name.empty() || name != unit) continue;
-      if (amount > std::numeric_limits<int64_t>::max() / candidate.micros) return std::nullopt;
+      if (amount > std::numeric_limits<int64_t>::max() / candidate.micros) {
+        *why = kTooLong;
+        return std::nullopt;
+      }
       return std::chrono::microseconds(amount * candidate.micros);
     }
   }
@@ -192,11 +203,9 @@ std::optional<std::string> OutOfBounds(const OptionSpec& spec, double number) {
 }  // namespace
 
 Result<std::chrono::microseconds> ParseDuration(std::string_view text) {
-  std::optional<std::chrono::microseconds> duration = ParseDurationText(text);
-  if (!duration) {
-    return Status::Error(errors::kInvalidOptions,
-                         "'" + std::string(text) + "' is not a duration; write " + std::string(kDurationForms));
-  }
+  std::string why;
+  std::optional<std::chrono::microseconds> duration = ParseDurationText(text, &why);
+  if (!duration) return Status::Error(errors::kInvalidOptions, "'" + std::string(text) + "' " + why);
   return *duration;
 }
 
@@ -248,8 +257,9 @@ Result<ValidatedOptions> ValidateOptions(std::string_view component, std::span<c
         return std::nullopt;
       }
       case OptionType::kDuration: {
-        std::optional<std::chrono::microseconds> duration = ParseDurationText(text);
-        if (!duration) return "must be a duration: " + std::string(kDurationForms);
+        std::string why;
+        std::optional<std::chrono::microseconds> duration = ParseDurationText(text, &why);
+        if (!duration) return why;
         value.duration = *duration;
         return OutOfBounds(spec, static_cast<double>(duration->count()));
       }

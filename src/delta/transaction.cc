@@ -16,6 +16,31 @@
 namespace sluice::delta {
 namespace {
 
+// Without column mapping a column's name is its name in the Parquet files and in the statistics'
+// paths, where readers (Spark among them) refuse these characters.
+constexpr std::string_view kCharactersNeedingColumnMapping = " ,;{}()\n\t=.";
+
+Status CheckColumnNames(const DataType& type, const std::string& prefix) {
+  switch (type.id()) {
+    case TypeId::kStruct:
+      for (const Field& field : type.fields()) {
+        if (field.name.find_first_of(kCharactersNeedingColumnMapping) != std::string::npos) {
+          return Status::Error(errors::kDeltaInvalidCharactersInColumnNames,
+                               fmt::format("column `{}{}` holds one of ' ,;{{}}()\\n\\t=.', which a Delta table "
+                                           "without column mapping cannot name; give it another name (an alias)",
+                                           prefix, field.name));
+        }
+        SLUICE_RETURN_IF_ERROR(CheckColumnNames(*field.type, prefix + field.name + "."));
+      }
+      return Status::OK();
+    case TypeId::kArray: return CheckColumnNames(*type.element_type(), prefix);
+    case TypeId::kMap:
+      SLUICE_RETURN_IF_ERROR(CheckColumnNames(*type.key_type(), prefix));
+      return CheckColumnNames(*type.value_type(), prefix);
+    default: return Status::OK();
+  }
+}
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -70,6 +95,10 @@ Status Transaction::Validate() const {
   }
   const Protocol& protocol = protocol_ ? *protocol_ : snapshot_->protocol();
   SLUICE_RETURN_IF_ERROR(CheckWriteSupport(protocol, *metadata));
+  if (metadata_) {
+    SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ParseTypeJson(metadata_->schema_string));
+    SLUICE_RETURN_IF_ERROR(CheckColumnNames(*schema, ""));
+  }
   auto append_only = metadata->configuration.find("delta.appendOnly");
   if (append_only != metadata->configuration.end() && append_only->second == "true") {
     for (const RemoveFile& remove : removes_) {

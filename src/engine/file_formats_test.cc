@@ -228,6 +228,27 @@ TEST_F(FileFormatsTest, JsonValueOfTheWrongTypeNamesTheField) {
       << read.status().message();
 }
 
+// A value that is not a string where the schema says string names what it found, and a string
+// JSON cannot decode (a lone surrogate escape) says so.
+TEST_F(FileFormatsTest, JsonValuesThatAreNoStringSayWhatTheyAre) {
+  struct Case {
+    std::string value;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{{R"({"a": 1})", "expected a string (the text of a string), found an object"},
+                                         {"[1]", "found an array"},
+                                         {"12", "found a number"},
+                                         {"true", "found a boolean"},
+                                         {R"("\ud800")", "a lone surrogate"},
+                                         {R"("\udc00x")", "a lone surrogate"}}) {
+    WriteText("bad.json", "{\"s\": " + c.value + "}\n");
+    auto read = Read("json", {{"path", dir_.Join("bad.json")}, {"schema", "s string"}});
+    ASSERT_FALSE(read.ok()) << c.value;
+    EXPECT_EQ(read.status().error_class(), errors::kMalformedJsonRecord);
+    EXPECT_NE(read.status().message().find(c.message), std::string::npos) << read.status().message();
+  }
+}
+
 TEST_F(FileFormatsTest, NumberOutOfItsTypesRangeIsMalformed) {
   WriteText("big.json", "{\"n\": 4294967296}\n");
   auto read = Read("json", {{"path", dir_.Join("big.json")}, {"schema", "n int"}});

@@ -31,6 +31,18 @@ std::string_view TrimRight(std::string_view text) {
   return text;
 }
 
+const char* JsonTypeName(od::json_type type) {
+  switch (type) {
+    case od::json_type::array: return "an array";
+    case od::json_type::object: return "an object";
+    case od::json_type::number: return "a number";
+    case od::json_type::string: return "a string";
+    case od::json_type::boolean: return "a boolean";
+    case od::json_type::null: return "null";
+  }
+  return "a value of another kind";
+}
+
 // Whether the document holds more than the value just read (simdjson reports no current location
 // once everything is consumed).
 bool HasMore(od::document& document) { return document.current_location().error() == simdjson::SUCCESS; }
@@ -103,9 +115,11 @@ bool AppendValue(ColumnBuilder* builder, od::value value, std::string* why) {
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz: {
       std::string_view text;
-      if (json_type != od::json_type::string || value.get_string().get(text)) {
-        return Fail(why, "expected a string for a " + type.ToString());
+      if (json_type != od::json_type::string) {
+        return Fail(why, std::string("expected a string (the text of a ") + type.ToString() + "), found " +
+                             JsonTypeName(json_type));
       }
+      if (value.get_string().get(text)) return Fail(why, "a string that is not valid (an escape such as a lone surrogate \\ud800)");
       return file_text::AppendScalar(builder, text, why);
     }
     case TypeId::kStruct: {

@@ -226,7 +226,9 @@ Status ColumnChunkReader::StartDataPageV2(const PageHeader& header, std::string_
   std::string_view values = body.substr(static_cast<size_t>(levels));
   const int64_t values_size = header.uncompressed_page_size - levels;
   std::string_view data;
-  if (page.is_compressed) {
+  // A page with no values (every entry null) has an empty values section, which writers leave
+  // uncompressed even under a codec: there is nothing to decompress.
+  if (page.is_compressed && !(values.empty() && values_size == 0)) {
     SLUICE_ASSIGN_OR_RETURN(data, Decompress(values, values_size));
   } else {
     if (static_cast<int64_t>(values.size()) != values_size) return CorruptData("data page v2 sizes disagree");

@@ -226,14 +226,18 @@ class Parser {
     if (type != CType::kI64 && type != CType::kI32) return WrongType(where, id);
     return r_.ReadI64(out);
   }
+  // Optional fields of an unexpected type are skipped, as Thrift's generated readers skip them
+  // (the field stays unset); a required one is refused, since the struct cannot be read without it.
   template <typename T>
   Status OptI32(std::string_view where, int16_t id, CType type, std::optional<T>* out) {
+    if (type != CType::kI32) return r_.Skip(type);
     int32_t v;
     SLUICE_RETURN_IF_ERROR(I32(where, id, type, &v));
     *out = static_cast<T>(v);
     return Status::OK();
   }
   Status OptI64(std::string_view where, int16_t id, CType type, std::optional<int64_t>* out) {
+    if (type != CType::kI64 && type != CType::kI32) return r_.Skip(type);
     int64_t v;
     SLUICE_RETURN_IF_ERROR(I64(where, id, type, &v));
     *out = v;
@@ -244,6 +248,7 @@ class Parser {
     return r_.ReadBinary(out);
   }
   Status OptBinary(std::string_view where, int16_t id, CType type, std::optional<std::string>* out) {
+    if (type != CType::kBinary) return r_.Skip(type);
     std::string v;
     SLUICE_RETURN_IF_ERROR(Binary(where, id, type, &v));
     *out = std::move(v);
@@ -254,6 +259,7 @@ class Parser {
     return CompactReader::BoolFromFieldType(type, out);
   }
   Status OptBool(std::string_view where, int16_t id, CType type, std::optional<bool>* out) {
+    if (type != CType::kBoolTrue && type != CType::kBoolFalse) return r_.Skip(type);
     bool v;
     SLUICE_RETURN_IF_ERROR(Bool(where, id, type, &v));
     *out = v;

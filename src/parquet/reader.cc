@@ -71,9 +71,11 @@ Status CheckRowGroups(const FileMetaData& metadata, const ParquetSchema& schema,
 
 class RowGroupBatchReader final : public BatchReader {
  public:
-  RowGroupBatchReader(const RandomAccessFile& file, const FileMetaData& metadata, const ParquetSchema& schema,
-                      Projection projection, std::vector<int> row_groups, int64_t batch_size)
+  RowGroupBatchReader(const RandomAccessFile& file, std::string path, const FileMetaData& metadata,
+                      const ParquetSchema& schema, Projection projection, std::vector<int> row_groups,
+                      int64_t batch_size)
       : file_(file),
+        path_(std::move(path)),
         metadata_(metadata),
         schema_(schema),
         projection_(std::move(projection)),
@@ -84,6 +86,16 @@ class RowGroupBatchReader final : public BatchReader {
   const TypePtr& schema() const override { return projection_.type; }
 
   Result<BatchPtr> Next() override {
+    Result<BatchPtr> batch = NextOfRowGroups();
+    if (!batch.ok() && !path_.empty()) {
+      std::string group = next_group_ > 0 ? ", row group " + std::to_string(row_groups_[next_group_ - 1]) : "";
+      return batch.status().WithContext(path_ + group);
+    }
+    return batch;
+  }
+
+ private:
+  Result<BatchPtr> NextOfRowGroups() {
     while (rows_left_ == 0) {
       if (next_group_ == row_groups_.size()) return BatchPtr();
       SLUICE_RETURN_IF_ERROR(OpenRowGroup(row_groups_[next_group_++]));
@@ -108,7 +120,6 @@ class RowGroupBatchReader final : public BatchReader {
     return RecordBatch::Make(projection_.type, std::move(columns), rows);
   }
 
- private:
   Status OpenRowGroup(int index) {
     const RowGroup& group = metadata_.row_groups[index];
     for (int leaf : projection_.leaves) {
@@ -122,6 +133,7 @@ class RowGroupBatchReader final : public BatchReader {
   }
 
   const RandomAccessFile& file_;
+  const std::string path_;
   const FileMetaData& metadata_;
   const ParquetSchema& schema_;
   Projection projection_;
@@ -171,6 +183,7 @@ Result<std::unique_ptr<ParquetReader>> ParquetReader::Open(FileSystem& fs, const
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, fs.OpenForRead(path));
   auto reader = Open(std::move(file));
   if (!reader.ok()) return reader.status().WithContext(path);
+  (*reader)->path_ = path;
   return reader;
 }
 
@@ -256,8 +269,9 @@ Result<std::unique_ptr<BatchReader>> ParquetReader::NewBatchReader(const ReadOpt
                            "row group " + std::to_string(g) + " of " + std::to_string(num_row_groups()));
     }
   }
-  return std::unique_ptr<BatchReader>(new RowGroupBatchReader(*file_, metadata_, *schema_, std::move(projection),
-                                                              std::move(row_groups), options.batch_size));
+  return std::unique_ptr<BatchReader>(new RowGroupBatchReader(*file_, path_, metadata_, *schema_,
+                                                              std::move(projection), std::move(row_groups),
+                                                              options.batch_size));
 }
 
 Result<BatchPtr> ParquetReader::ReadAll(const ReadOptions& options) const {

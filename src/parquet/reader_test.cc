@@ -11,6 +11,7 @@
 #include "sluice/parquet/reader.h"
 #include "sluice/parquet/writer.h"
 #include "testing/memory_files.h"
+#include "testing/temp_dir.h"
 
 namespace sluice::parquet {
 namespace {
@@ -201,6 +202,78 @@ TEST(ParquetReaderLegacy, PagesThatBreakTheirChunkAreErrors) {
   EXPECT_EQ(ReadEverything(high_levels).error_class(), "PARQUET_CORRUPT_FILE");
 }
 
+// A v2 data page whose every entry is null has an empty values section; writers leave it
+// uncompressed whatever the chunk's codec, and it reads as that many nulls.
+TEST(ParquetReaderLegacy, AnAllNullV2PageUnderACodecReadsAsNulls) {
+  for (CompressionCodec codec : {CompressionCodec::kSnappy, CompressionCodec::kZstd, CompressionCodec::kGzip}) {
+    SCOPED_TRACE(CodecName(codec));
+    std::string file = "PAR1";
+    // Three definition levels of 0 as one RLE run (v2 levels carry no length prefix).
+    const std::string levels("\x06\x00", 2);
+    PageHeader header;
+    header.type = PageType::kDataPageV2;
+    header.uncompressed_page_size = static_cast<int32_t>(levels.size());
+    header.compressed_page_size = header.uncompressed_page_size;
+    DataPageHeaderV2 data;
+    data.num_values = 3;
+    data.num_nulls = 3;
+    data.num_rows = 3;
+    data.definition_levels_byte_length = static_cast<int32_t>(levels.size());
+    header.data_page_header_v2 = data;
+    std::string page;
+    SerializePageHeader(header, &page);
+    page += levels;
+    FileMetaData meta;
+    meta.schema = {Group("m", 1, std::nullopt), Leaf("x", Type::kInt32, FieldRepetitionType::kOptional)};
+    meta.num_rows = 3;
+    RowGroup group;
+    group.num_rows = 3;
+    ColumnChunk column;
+    ColumnMetaData cm;
+    cm.type = Type::kInt32;
+    cm.codec = codec;
+    cm.encodings = {Encoding::kPlain, Encoding::kRle};
+    cm.path_in_schema = {"x"};
+    cm.num_values = 3;
+    cm.total_compressed_size = cm.total_uncompressed_size = static_cast<int64_t>(page.size());
+    cm.data_page_offset = static_cast<int64_t>(file.size());
+    column.file_offset = cm.data_page_offset;
+    column.meta_data = cm;
+    group.columns.push_back(column);
+    meta.row_groups.push_back(group);
+    file += page;
+    std::string footer;
+    SerializeFileMetaData(meta, &footer);
+    file += footer + Le32(static_cast<uint32_t>(footer.size())) + "PAR1";
+    EXPECT_EQ(ReadRows(file), (std::vector<std::string>{"[null]", "[null]", "[null]"}));
+  }
+}
+
+// An optional metadata field of another Thrift type than the format's is skipped, as Thrift's
+// own readers skip it, instead of failing the file; a required one still fails it.
+TEST(ParquetReaderLegacy, AnOptionalMetadataFieldOfAnotherTypeIsSkipped) {
+  const std::string marker = "writer-of-another-kind";
+  FileMetaData meta;
+  meta.schema = {Group("m", 1, std::nullopt), Leaf("x", Type::kInt32, FieldRepetitionType::kOptional)};
+  meta.num_rows = 0;
+  meta.created_by = marker;
+  std::string footer;
+  SerializeFileMetaData(meta, &footer);
+  size_t at = footer.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_GE(at, 2u);
+  // [field header: delta | binary][length][bytes] becomes [field header: delta | i32][zigzag 1].
+  std::string patched = footer.substr(0, at - 2);
+  patched.push_back(static_cast<char>((footer[at - 2] & 0xF0) | 0x05));
+  patched.push_back('\x02');
+  patched += footer.substr(at + marker.size());
+  std::string file = "PAR1" + patched + Le32(static_cast<uint32_t>(patched.size())) + "PAR1";
+  auto reader = OpenBytes(file);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_FALSE((*reader)->metadata().created_by.has_value());
+  EXPECT_EQ((*reader)->metadata().num_rows, 0);
+}
+
 // --- files from the writer, then damaged
 
 std::string SampleFile() {
@@ -329,6 +402,24 @@ TEST(ParquetReader, CorruptPageHeadersAreErrors) {
   std::string damaged = file;
   for (size_t i = page; i < page + 6; ++i) damaged[i] = '\xff';
   EXPECT_EQ(ReadEverything(damaged).error_class(), "PARQUET_CORRUPT_FILE");
+}
+
+// An error met while reading pages names the file and the row group, not only what is wrong.
+TEST(ParquetReader, ErrorsWhileReadingNameTheFile) {
+  const std::string file = SampleFile();
+  auto reader = OpenBytes(file).value();
+  const ColumnMetaData& first = *reader->metadata().row_groups[0].columns[0].meta_data;
+  const size_t page = static_cast<size_t>(first.dictionary_page_offset.value_or(first.data_page_offset));
+  std::string damaged = file;
+  for (size_t i = page; i < page + 6; ++i) damaged[i] = '\xff';
+  sluice::testing::TempDir dir("parquet-path");
+  const std::string path = dir.Join("damaged.parquet");
+  ASSERT_TRUE(LocalFileSystem()->AtomicWrite(path, damaged).ok());
+  auto opened = ParquetReader::Open(*LocalFileSystem(), path);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Status read = (*opened)->ReadAll().status();
+  EXPECT_EQ(read.error_class(), "PARQUET_CORRUPT_FILE");
+  EXPECT_NE(read.message().find(path + ", row group 0"), std::string_view::npos) << read.ToString();
 }
 
 TEST(ParquetReader, NoSingleByteDamageCrashes) {

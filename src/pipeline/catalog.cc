@@ -92,7 +92,8 @@ std::string ToJson(const Connection& connection) {
   return out;
 }
 
-Result<Connection> FromJson(const std::string& path, const std::string& text) {
+// The connection in `path`, which must be the one its file name says (`name`.json).
+Result<Connection> FromJson(const std::string& path, const std::string& text, std::string_view expected_name) {
   auto corrupt = [&path](std::string_view why) {
     return Status::Error(errors::kConnectionCorrupt, path + ": " + std::string(why));
   };
@@ -105,6 +106,10 @@ Result<Connection> FromJson(const std::string& path, const std::string& text) {
   if (doc["name"].get(name) != simdjson::SUCCESS) return corrupt("no string `name`");
   if (doc["type"].get(type) != simdjson::SUCCESS) return corrupt("no string `type`");
   if (doc["options"].get(options) != simdjson::SUCCESS) return corrupt("no object `options`");
+  if (name != expected_name) {
+    return corrupt("holds connection `" + std::string(name) + "`, not `" + std::string(expected_name) +
+                   "` as its file name says; rename the file or fix its name");
+  }
   connection.name = name;
   connection.type = type;
   for (auto [key, element] : options) {
@@ -180,7 +185,7 @@ Result<Connection> Catalog::Get(std::string_view name) const {
   SLUICE_RETURN_IF_ERROR(CheckName(name));
   std::string path = PathOf(name);
   Result<std::string> text = fs_->ReadFile(path);
-  if (text.ok()) return FromJson(path, *text);
+  if (text.ok()) return FromJson(path, *text, name);
   if (text.status().error_class() != errors::kFileNotFound) return text.status();
 
   SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> files, fs_->List(directory_));
@@ -203,14 +208,20 @@ Result<Connection> Catalog::Get(std::string_view name) const {
   return Status::Error(errors::kConnectionNotFound, message);
 }
 
-Result<std::vector<Connection>> Catalog::List() const {
+Result<std::vector<Connection>> Catalog::List(std::vector<Status>* unreadable) const {
   SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> files, fs_->List(directory_));
   std::vector<Connection> out;
   for (const FileInfo& file : files) {
     if (file.is_directory || !file.path.ends_with(kJsonSuffix)) continue;
     SLUICE_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(file.path));
-    SLUICE_ASSIGN_OR_RETURN(Connection connection, FromJson(file.path, text));
-    out.push_back(std::move(connection));
+    std::string_view base = std::string_view(file.path).substr(file.path.rfind('/') + 1);
+    base.remove_suffix(kJsonSuffix.size());
+    Result<Connection> connection = FromJson(file.path, text, base);
+    if (!connection.ok()) {
+      unreadable->push_back(connection.status());
+      continue;
+    }
+    out.push_back(std::move(connection).value());
   }
   std::sort(out.begin(), out.end(), [](const Connection& a, const Connection& b) { return a.name < b.name; });
   return out;

@@ -118,16 +118,46 @@ TEST_F(CatalogTest, GetOfAMissingNameSuggestsCloseNames) {
 }
 
 TEST_F(CatalogTest, ListIsSortedAndEmptyForANewWarehouse) {
-  Result<std::vector<Connection>> empty = catalog_.List();
+  std::vector<Status> unreadable;
+  Result<std::vector<Connection>> empty = catalog_.List(&unreadable);
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->empty());
   ASSERT_TRUE(catalog_.Create(OrdersDb()).ok());
   ASSERT_TRUE(catalog_.Create({"events", "kafka", {{"bootstrap_servers", "b:9092"}}}).ok());
-  Result<std::vector<Connection>> all = catalog_.List();
+  Result<std::vector<Connection>> all = catalog_.List(&unreadable);
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), 2u);
   EXPECT_EQ((*all)[0].name, "events");
   EXPECT_EQ((*all)[1].name, "orders_db");
+  EXPECT_TRUE(unreadable.empty());
+}
+
+// A bad file is named and the others are still listed, whatever is wrong with it; a file holding
+// another connection than its name says is one of them.
+TEST_F(CatalogTest, AnUnreadableFileIsNamedAndTheRestListed) {
+  ASSERT_TRUE(catalog_.Create(OrdersDb()).ok());
+  ASSERT_TRUE(catalog_.Create({"events", "kafka", {{"bootstrap_servers", "b:9092"}}}).ok());
+  auto fs = LocalFileSystem();
+  ASSERT_TRUE(fs->AtomicWrite(catalog_.PathOf("garbled"), "{not json").ok());
+  ASSERT_TRUE(fs->AtomicWrite(catalog_.PathOf("renamed"), fs->ReadFile(catalog_.PathOf("events")).value()).ok());
+  ASSERT_TRUE(fs->AtomicWrite(catalog_.PathOf("typeless"), R"({"name":"typeless","options":{}})").ok());
+  std::vector<Status> unreadable;
+  Result<std::vector<Connection>> listed = catalog_.List(&unreadable);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].name, "events");
+  EXPECT_EQ((*listed)[1].name, "orders_db");
+  ASSERT_EQ(unreadable.size(), 3u);
+  std::string all;
+  for (const Status& status : unreadable) {
+    EXPECT_EQ(status.error_class(), errors::kConnectionCorrupt);
+    all += status.ToString() + "\n";
+  }
+  for (const char* file : {"garbled.json", "renamed.json", "typeless.json"}) {
+    EXPECT_NE(all.find(file), std::string::npos) << all;
+  }
+  EXPECT_NE(all.find("holds connection `events`, not `renamed`"), std::string::npos) << all;
+  EXPECT_EQ(catalog_.Get("renamed").status().error_class(), errors::kConnectionCorrupt);
 }
 
 TEST_F(CatalogTest, DeleteRemovesTheConnection) {

@@ -42,6 +42,7 @@ inline constexpr std::string_view kDeltaVersionNotFound = "DELTA_VERSION_NOT_FOU
 inline constexpr std::string_view kDeltaConcurrentModification = "DELTA_CONCURRENT_MODIFICATION";
 inline constexpr std::string_view kDeltaSchemaMismatch = "DELTA_SCHEMA_MISMATCH";
 inline constexpr std::string_view kDeltaSourceDataDeleted = "DELTA_SOURCE_DATA_DELETED";
+inline constexpr std::string_view kDeltaInvalidCharactersInColumnNames = "DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES";
 // PostgreSQL
 inline constexpr std::string_view kJdbcStreamingSinkInvalidOptions = "JDBC_STREAMING_SINK_INVALID_OPTIONS";
 inline constexpr std::string_view kPgUpsertKeyMismatch = "PG_UPSERT_KEY_MISMATCH";

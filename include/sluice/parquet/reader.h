@@ -85,6 +85,7 @@ class ParquetReader {
   std::unique_ptr<RandomAccessFile> file_;
   FileMetaData metadata_;
   std::unique_ptr<ParquetSchema> schema_;
+  std::string path_;  // named in errors met while reading; empty when opened from a file alone
 };
 
 }  // namespace sluice::parquet

@@ -57,8 +57,10 @@ class Catalog {
   // Validates and stores `connection`; its field names are canonicalized first.
   Status Create(const Connection& connection);
   Result<Connection> Get(std::string_view name) const;
-  // Every connection, sorted by name.
-  Result<std::vector<Connection>> List() const;
+  // Every connection that reads back, sorted by name. A file that does not (malformed, or holding
+  // another name than its file's) is left out, its CONNECTION_CORRUPT error added to `*unreadable`,
+  // so one bad file does not hide the others.
+  Result<std::vector<Connection>> List(std::vector<Status>* unreadable) const;
   // CONNECTION_NOT_FOUND when there is no such connection.
   Status Delete(std::string_view name);
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Usage: scripts/fuzz-all.sh SECONDS
+#
+# Builds every libFuzzer target (src/<layer>/*_fuzz.cc) with clang, ASan and UBSan, then runs
+# each for SECONDS seconds from its committed seeds (src/<layer>/fuzz_seeds/TARGET/), two at a
+# time. Exits non-zero when any target finds a crash; its output and the reproducer (in
+# <build>/artifacts/TARGET/) name the input. scripts/fuzz.sh runs one target.
+set -euo pipefail
+if [[ $# -ne 1 ]]; then
+  echo "usage: $0 SECONDS" >&2
+  exit 2
+fi
+seconds=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
+export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+  -DCMAKE_CXX_COMPILER=clang++ -DSLUICE_FUZZ=ON -DSLUICE_ONLY_UNIT=ON >/dev/null
+mapfile -t targets < <(find "$root/src" -name '*_fuzz.cc' -printf '%f\n' | sed 's/\.cc$//' | sort)
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+
+run_one() {
+  local target=$1 seconds=$2 root=$3 build=$4
+  local source
+  source=$(find "$root/src" -name "$target.cc" | head -n 1)
+  local corpus=$build/corpus/$target artifacts=$build/artifacts/$target/
+  mkdir -p "$corpus" "$artifacts"
+  local args=(-max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$artifacts" -rss_limit_mb=2048)
+  [[ -f ${source%.cc}.dict ]] && args+=(-dict="${source%.cc}.dict")
+  local dirs=("$corpus")
+  [[ -d $(dirname "$source")/fuzz_seeds/$target ]] && dirs+=("$(dirname "$source")/fuzz_seeds/$target")
+  if "$build/$target" "${args[@]}" "${dirs[@]}" >"$build/$target.log" 2>&1; then
+    echo "fuzz $target: $(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$build/$target.log" | grep -o '[0-9]*$') runs, no finding"
+  else
+    echo "fuzz $target: FOUND A CRASH" >&2
+    tail -n 60 "$build/$target.log" >&2
+    return 1
+  fi
+}
+export -f run_one
+printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c 'run_one "$@"' _ {} "$seconds" "$root" "$build"

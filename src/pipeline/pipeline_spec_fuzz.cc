@@ -1,0 +1,17 @@
+// Feeds arbitrary text to the pipeline file loader and, when it parses, to the validator, which
+// makes every source and sink without opening them and binds every expression. Any input may be
+// refused, none may crash, hang or exhaust the stack (YAML nests, expressions chain).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "sluice/engine/registry.h"
+#include "sluice/pipeline/pipeline_spec.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto spec = sluice::pipeline::ParsePipelineSpec(text);
+  if (spec.ok()) (void)sluice::pipeline::ValidatePipeline(*spec, sluice::engine::Registry::Default());
+  (void)sluice::pipeline::ParseStreamSpec(text);
+  return 0;
+}
