@@ -137,7 +137,7 @@ Result<Connection> ValidateConnection(const Connection& connection) {
   Connection out{connection.name, std::string(type->name), {}};
   for (const auto& [field, value] : connection.options) {
     auto known = std::find_if(type->fields.begin(), type->fields.end(),
-                              [&](std::string_view f) { return EqualsIgnoreCase(f, field); });
+                              [&given = field](std::string_view f) { return EqualsIgnoreCase(f, given); });
     if (known == type->fields.end()) {
       std::string list;
       for (std::string_view f : type->fields) list += (list.empty() ? "" : ", ") + std::string(f);
@@ -263,7 +263,7 @@ Result<std::map<std::string, std::string>> ExpandConnection(
     if (key != named->first) out.emplace(key, value);
   }
   for (const auto& [field, value] : connection.options) {
-    bool given = std::any_of(out.begin(), out.end(), [&](const auto& option) { return EqualsIgnoreCase(option.first, field); });
+    bool given = std::any_of(out.begin(), out.end(), [&name = field](const auto& option) { return EqualsIgnoreCase(option.first, name); });
     if (!given) out.emplace(field, value);
   }
   return out;
