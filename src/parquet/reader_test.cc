@@ -394,24 +394,24 @@ TEST(ParquetReader, EveryTruncationIsAnError) {
   }
 }
 
-TEST(ParquetReader, CorruptPageHeadersAreErrors) {
-  const std::string file = SampleFile();
+// The sample file with the header of its first page overwritten.
+std::string SampleWithDamagedFirstPage() {
+  std::string file = SampleFile();
   auto reader = OpenBytes(file).value();
   const ColumnMetaData& first = *reader->metadata().row_groups[0].columns[0].meta_data;
   const size_t page = static_cast<size_t>(first.dictionary_page_offset.value_or(first.data_page_offset));
-  std::string damaged = file;
-  for (size_t i = page; i < page + 6; ++i) damaged[i] = '\xff';
+  for (size_t i = page; i < page + 6; ++i) file[i] = '\xff';
+  return file;
+}
+
+TEST(ParquetReader, CorruptPageHeadersAreErrors) {
+  const std::string damaged = SampleWithDamagedFirstPage();
   EXPECT_EQ(ReadEverything(damaged).error_class(), "PARQUET_CORRUPT_FILE");
 }
 
 // An error met while reading pages names the file and the row group, not only what is wrong.
 TEST(ParquetReader, ErrorsWhileReadingNameTheFile) {
-  const std::string file = SampleFile();
-  auto reader = OpenBytes(file).value();
-  const ColumnMetaData& first = *reader->metadata().row_groups[0].columns[0].meta_data;
-  const size_t page = static_cast<size_t>(first.dictionary_page_offset.value_or(first.data_page_offset));
-  std::string damaged = file;
-  for (size_t i = page; i < page + 6; ++i) damaged[i] = '\xff';
+  const std::string damaged = SampleWithDamagedFirstPage();
   sluice::testing::TempDir dir("parquet-path");
   const std::string path = dir.Join("damaged.parquet");
   ASSERT_TRUE(LocalFileSystem()->AtomicWrite(path, damaged).ok());

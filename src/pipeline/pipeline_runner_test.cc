@@ -291,8 +291,9 @@ flows:
   EXPECT_FALSE(Contains(all, "localhost")) << all;  // the host came from a reference
 }
 
-TEST_F(PipelineRunTest, FullRefreshTruncatesTheTableAndReplaysTheSource) {
-  PipelineSpec spec = Spec(R"(
+// One flow of the rate source into the Delta table main.shop.numbers.
+std::string NumbersIntoLake() {
+  return R"(
 sinks:
   lake: {format: delta, table: main.shop.numbers}
 flows:
@@ -300,7 +301,11 @@ flows:
     source: )" + RateSource() + R"(
     sink: lake
     trigger: available_now
-)");
+)";
+}
+
+TEST_F(PipelineRunTest, FullRefreshTruncatesTheTableAndReplaysTheSource) {
+  PipelineSpec spec = Spec(NumbersIntoLake());
   const std::string table = dir_.path() + "/warehouse/main/shop/numbers";
   ASSERT_TRUE(Run(spec).ok());
   EXPECT_EQ(DeltaValues(table), Range(0, 100));
@@ -326,15 +331,7 @@ flows:
 // kill), then a plain run: the table holds each source row exactly once. Before the refresh was
 // one step, a cut between the checkpoint's deletion and the truncation left duplicates.
 TEST_F(PipelineRunTest, AFullRefreshCutShortAnywhereIsFinishedByTheNextRun) {
-  const std::string yaml = R"(
-sinks:
-  lake: {format: delta, table: main.shop.numbers}
-flows:
-  - name: numbers
-    source: )" + RateSource() + R"(
-    sink: lake
-    trigger: available_now
-)";
+  const std::string yaml = NumbersIntoLake();
   const std::string table = dir_.path() + "/warehouse/main/shop/numbers";
   auto fs = LocalFileSystem();
   bool refresh_completed = false;
