@@ -10,6 +10,13 @@
 #include "sluice/pipeline/stream_compatibility.h"
 
 namespace sluice::pipeline {
+namespace {
+
+// A stream's name is the catalog.schema.table of its ingestion table, and names files of the
+// catalog: one of another form could point outside it.
+Status CheckStreamName(std::string_view name) { return PipelineSpec{}.TablePath(name).status(); }
+
+}  // namespace
 
 StreamCatalog::StreamCatalog(std::shared_ptr<FileSystem> fs, std::string warehouse, const engine::Registry* registry)
     : fs_(std::move(fs)), warehouse_(std::move(warehouse)), registry_(registry) {}
@@ -92,6 +99,7 @@ Status StreamCatalog::CheckTableTakes(const StreamSpec& stream) const {
 }
 
 Result<StoredStream> StreamCatalog::Get(std::string_view name) const {
+  SLUICE_RETURN_IF_ERROR(CheckStreamName(name));
   Result<std::string> definition = fs_->ReadFile(PathOf(name));
   if (!definition.ok() && definition.status().error_class() == errors::kFileNotFound) {
     return Status::Error(errors::kStreamNotFound, "no stream named '" + std::string(name) + "' in the catalog of " +
@@ -125,6 +133,7 @@ Result<std::vector<StoredStream>> StreamCatalog::List(size_t max_results, std::s
 }
 
 Status StreamCatalog::Delete(std::string_view name, std::chrono::milliseconds wait_for_run) {
+  SLUICE_RETURN_IF_ERROR(CheckStreamName(name));
   // The definition moves aside first: a run of the stream sees it gone and stops, and a deletion
   // cut short is found again by the next Delete.
   const std::string deleting = DeletingPathOf(name);
@@ -165,6 +174,7 @@ Status StreamCatalog::WaitForRunToStop(const std::string& checkpoint, std::chron
 }
 
 Result<StreamCatalog::Change> StreamCatalog::ChangeSince(std::string_view name, std::string_view definition) const {
+  SLUICE_RETURN_IF_ERROR(CheckStreamName(name));
   Result<std::string> now = fs_->ReadFile(PathOf(name));
   if (!now.ok() && now.status().error_class() == errors::kFileNotFound) return Change::kDeleted;
   SLUICE_RETURN_IF_ERROR(now.status());

@@ -38,6 +38,21 @@ TEST_F(StreamCatalogTest, CreateThenGetGivesTheDefinitionBack) {
   EXPECT_EQ(pipeline.TablePath(stored->spec.table).value(), dir_.Join("warehouse/main/raw/orders_table"));
 }
 
+// A name given to get, delete or follow a stream names files of the catalog: one that is not a
+// catalog.schema.table of path names is refused, and nothing outside the catalog is read or moved.
+TEST_F(StreamCatalogTest, NamesThatWouldLeaveTheCatalogAreRefused) {
+  auto fs = LocalFileSystem();
+  ASSERT_TRUE(fs->CreateDirectories(dir_.Join("victim")).ok());
+  ASSERT_TRUE(fs->AtomicWrite(dir_.Join("victim/x.yaml"), Definition("main.raw.x")).ok());
+  for (std::string name : {"../../../victim/x", "a.b/../../c", "..", "a..b", "main.raw.orders/x", ""}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(catalog_.Get(name).status().error_class(), errors::kInvalidPipeline);
+    EXPECT_EQ(catalog_.Delete(name, std::chrono::milliseconds(0)).error_class(), errors::kInvalidPipeline);
+    EXPECT_EQ(catalog_.ChangeSince(name, "").status().error_class(), errors::kInvalidPipeline);
+  }
+  EXPECT_TRUE(fs->Exists(dir_.Join("victim/x.yaml")).value());
+}
+
 TEST_F(StreamCatalogTest, ANameIsTakenOnce) {
   ASSERT_TRUE(catalog_.Create(Definition("main.raw.orders")).ok());
   EXPECT_EQ(catalog_.Create(Definition("main.raw.orders")).status().error_class(), errors::kStreamAlreadyExists);
