@@ -73,7 +73,9 @@ bool RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
 // registered once.
 engine::Registry& CommandRegistry();
 
-// A pipeline file, parsed (FILE_NOT_FOUND, INVALID_PIPELINE).
-Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path);
+// A pipeline file, parsed (FILE_NOT_FOUND, INVALID_PIPELINE), with the plugin formats it names
+// loaded. With `shape`, the parse keeps going (pipeline::ParsePipelineSpecKeepingGoing): the
+// problems of shape go to `*shape` and the parts that parsed are returned.
+Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path, Status* shape = nullptr);
 
 }  // namespace sluice::cli

@@ -33,12 +33,13 @@ engine::Registry& CommandRegistry() {
   return connectors::AllFormatsRegistry();
 }
 
-Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path) {
+Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path, Status* shape) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Error(errors::kFileNotFound, "cannot read the pipeline file " + path);
   std::stringstream text;
   text << in.rdbuf();
-  Result<pipeline::PipelineSpec> spec = pipeline::ParsePipelineSpec(text.str());
+  Result<pipeline::PipelineSpec> spec = shape != nullptr ? pipeline::ParsePipelineSpecKeepingGoing(text.str(), shape)
+                                                         : pipeline::ParsePipelineSpec(text.str());
   if (!spec.ok()) return spec.status().WithContext(path);
   // A format `plugin:/path/libx.so` is known once its library is loaded.
   std::vector<std::string> formats;
@@ -164,9 +165,15 @@ void Run(const RunArguments& arguments) {
 }
 
 void Validate(const std::string& file) {
-  Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file);
+  // Problems of shape and the problems of what parsed cleanly, listed together.
+  Status shape;
+  Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file, &shape);
   if (!spec.ok()) Fail(spec.status(), 1);
   std::vector<Status> problems = pipeline::ValidatePipeline(*spec, CommandRegistry());
+  if (!shape.ok()) {
+    std::fprintf(stderr, "%s\n", shape.WithContext(file).ToString().c_str());
+    if (problems.empty()) throw CLI::RuntimeError(1);
+  }
   if (!problems.empty()) {
     std::fprintf(stderr, "%s: %zu problem(s)\n", file.c_str(), problems.size());
     for (const Status& problem : problems) std::fprintf(stderr, "  %s\n", problem.ToString().c_str());

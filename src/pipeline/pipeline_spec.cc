@@ -18,8 +18,20 @@ namespace {
 // Collects problems while walking the document, so that one pass reports them all.
 class Walker {
  public:
-  void Problem(const std::string& place, const std::string& what) { problems_.push_back(place + ": " + what); }
+  void Problem(const std::string& place, const std::string& what) {
+    problems_.push_back(place + ": " + what);
+    places_.push_back(place);
+  }
   const std::vector<std::string>& problems() const { return problems_; }
+  // Whether a problem was found at `place` or inside it ("flows[1]" holds "flows[1].source").
+  bool HasProblemIn(std::string_view place) const {
+    for (std::string_view at : places_) {
+      if (at.starts_with(place) && (at.size() == place.size() || at[place.size()] == '.' || at[place.size()] == '[')) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   // Problems for keys of a map that are not in `known`.
   void CheckKeys(const YAML::Node& node, const std::string& place, std::initializer_list<std::string_view> known) {
@@ -124,6 +136,7 @@ class Walker {
 
  private:
   std::vector<std::string> problems_;
+  std::vector<std::string> places_;
 };
 
 void ParseTriggerKeys(Walker& walker, const YAML::Node& node, const std::string& place, std::string* kind,
@@ -426,6 +439,14 @@ Result<StreamSpec> ParseStreamSpec(std::string_view yaml) {
 }
 
 Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
+  Status shape;
+  SLUICE_ASSIGN_OR_RETURN(PipelineSpec spec, ParsePipelineSpecKeepingGoing(yaml, &shape));
+  if (!shape.ok()) return shape;
+  return spec;
+}
+
+Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status* shape) {
+  *shape = Status::OK();
   SLUICE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(yaml));
   if (!root.IsMap()) return Status::Error(errors::kInvalidPipeline, "a pipeline file is a map with name, storage, flows, ...");
 
@@ -489,8 +510,31 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
     }
   } catch (const YAML::Exception& error) {
     walker.Problem("line " + std::to_string(error.mark.line + 1), error.msg);
+    *shape = Problems(walker, "pipeline file");
+    return PipelineSpec{};
   }
-  if (!walker.problems().empty()) return Problems(walker, "pipeline file");
+  if (walker.problems().empty()) return spec;
+  *shape = Problems(walker, "pipeline file");
+  // What parsed cleanly, for the checks that need no data: a problem at the top level leaves
+  // nothing to check; otherwise the entries with a problem are left out, and the flows writing to
+  // a sink left out with them.
+  for (std::string_view top : {"name", "storage", "warehouse", "connections"}) {
+    if (walker.HasProblemIn(top)) return PipelineSpec{};
+  }
+  for (auto it = spec.sinks.begin(); it != spec.sinks.end();) {
+    it = walker.HasProblemIn("sinks." + it->first) ? spec.sinks.erase(it) : std::next(it);
+  }
+  auto drop = [&](auto& list, const std::string& key, auto&& also) {
+    using Item = typename std::decay_t<decltype(list)>::value_type;
+    std::vector<Item> kept;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!walker.HasProblemIn(key + "[" + std::to_string(i) + "]") && !also(list[i])) kept.push_back(std::move(list[i]));
+    }
+    list = std::move(kept);
+  };
+  drop(spec.flows, "flows", [&](const FlowSpec& flow) { return !spec.sinks.count(flow.sink); });
+  drop(spec.streams, "streams", [](const StreamSpec&) { return false; });
+  drop(spec.change_feeds, "change_feeds", [](const ChangeFeedSpec&) { return false; });
   return spec;
 }
 

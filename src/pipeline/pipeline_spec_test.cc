@@ -220,6 +220,41 @@ flows:
   }
 }
 
+// A problem of shape in one flow does not hide the other flows' problems: the parse keeps going
+// with what parsed cleanly, and validation checks that.
+TEST(ValidatePipelineTest, ShapeProblemsDoNotHideTheRest) {
+  Status shape;
+  Result<PipelineSpec> spec = ParsePipelineSpecKeepingGoing(R"(
+name: careless
+storage: /s
+sinks:
+  lake: {format: delta, table: main.s.t}
+  broken: {format: delta, tabel: main.s.u}
+flows:
+  - {name: misshapen, source: {format: rate}, sink: lake, trigr: once}
+  - {name: slow, source: {format: rate, options: {rowsPerSecond: 0}}, sink: lake}
+  - {name: to_broken, source: {format: rate}, sink: broken}
+  - {name: bad_select, source: {format: rate}, select: [nope(value) AS x], sink: lake}
+)", &shape);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(shape.error_class(), errors::kInvalidPipeline);
+  EXPECT_NE(shape.message().find("flows[0].trigr: unknown key"), std::string_view::npos) << shape.ToString();
+  EXPECT_NE(shape.message().find("sinks.broken.tabel: unknown key"), std::string_view::npos) << shape.ToString();
+  std::vector<std::string> kept;
+  for (const FlowSpec& flow : spec->flows) kept.push_back(flow.name);
+  EXPECT_EQ(kept, (std::vector<std::string>{"slow", "bad_select"}));
+  std::string text = Messages(ValidatePipeline(*spec, engine::Registry::Default()));
+  EXPECT_NE(text.find("option 'rowsPerSecond' must be at least 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("UNRESOLVED_ROUTINE: flow 'bad_select'"), std::string::npos) << text;
+  // The same file parsed for a run is refused whole.
+  EXPECT_FALSE(ParsePipelineSpec("name: a\nstorage: /s\nflows: [{name: f, source: {format: rate}, sink: x, trigr: 1}]\n").ok());
+  // A problem at the top level leaves nothing to check.
+  Result<PipelineSpec> top = ParsePipelineSpecKeepingGoing("name: a\nflows: [{name: f, source: {format: rate}, sink: x}]\n", &shape);
+  ASSERT_TRUE(top.ok());
+  EXPECT_NE(shape.message().find("storage: missing"), std::string_view::npos);
+  EXPECT_TRUE(top->flows.empty());
+}
+
 TEST(ValidatePipelineTest, FindsCyclesThroughDeltaTables) {
   PipelineSpec spec = ParsePipelineSpec(R"(
 name: loop

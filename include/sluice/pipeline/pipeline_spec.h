@@ -165,6 +165,12 @@ void AddCheckpointLocation(std::span<const OptionSpec> sink_options, const std::
 // INVALID_PIPELINE listing every problem of shape (not YAML, a missing or misspelled key, a value
 // of the wrong kind), each with its place in the file ("flows[1].source.format").
 Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml);
+// Parses as ParsePipelineSpec does but keeps going for `sluice validate`, which reports every
+// problem at once: `*shape` receives the problems of shape (OK when there are none), and the spec
+// holds the parts that parsed cleanly — the flows, sinks, streams and change feeds with a problem
+// of shape are left out (and flows writing to a sink left out), nothing is kept after a problem at
+// the top level — so that ValidatePipeline can check the rest. Text that is not YAML is an error.
+Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status* shape);
 
 // Every problem found, empty when the pipeline is valid: unknown source or sink formats, invalid
 // options (the formats' own error classes), expressions that do not parse, unknown triggers and
