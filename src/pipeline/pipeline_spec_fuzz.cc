@@ -10,7 +10,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto spec = sluice::pipeline::ParsePipelineSpec(text);
+  // As `sluice validate` does: the parts that parsed cleanly are validated even when others did not.
+  sluice::Status shape;
+  auto spec = sluice::pipeline::ParsePipelineSpecKeepingGoing(text, &shape);
   if (spec.ok()) (void)sluice::pipeline::ValidatePipeline(*spec, sluice::engine::Registry::Default());
   (void)sluice::pipeline::ParseStreamSpec(text);
   return 0;
