@@ -521,8 +521,14 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
   for (std::string_view top : {"name", "storage", "warehouse", "connections"}) {
     if (walker.HasProblemIn(top)) return PipelineSpec{};
   }
+  std::set<std::string> dropped_sinks;
   for (auto it = spec.sinks.begin(); it != spec.sinks.end();) {
-    it = walker.HasProblemIn("sinks." + it->first) ? spec.sinks.erase(it) : std::next(it);
+    if (!walker.HasProblemIn("sinks." + it->first)) {
+      ++it;
+      continue;
+    }
+    dropped_sinks.insert(it->first);
+    it = spec.sinks.erase(it);
   }
   auto drop = [&](auto& list, const std::string& key, auto&& also) {
     using Item = typename std::decay_t<decltype(list)>::value_type;
@@ -532,7 +538,7 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
     }
     list = std::move(kept);
   };
-  drop(spec.flows, "flows", [&](const FlowSpec& flow) { return !spec.sinks.count(flow.sink); });
+  drop(spec.flows, "flows", [&](const FlowSpec& flow) { return dropped_sinks.count(flow.sink) > 0; });
   drop(spec.streams, "streams", [](const StreamSpec&) { return false; });
   drop(spec.change_feeds, "change_feeds", [](const ChangeFeedSpec&) { return false; });
   return spec;

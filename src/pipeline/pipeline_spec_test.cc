@@ -235,6 +235,7 @@ flows:
   - {name: slow, source: {format: rate, options: {rowsPerSecond: 0}}, sink: lake}
   - {name: to_broken, source: {format: rate}, sink: broken}
   - {name: bad_select, source: {format: rate}, select: [nope(value) AS x], sink: lake}
+  - {name: undeclared, source: {format: rate}, sink: nowhere}
 )", &shape);
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   EXPECT_EQ(shape.error_class(), errors::kInvalidPipeline);
@@ -242,10 +243,11 @@ flows:
   EXPECT_NE(shape.message().find("sinks.broken.tabel: unknown key"), std::string_view::npos) << shape.ToString();
   std::vector<std::string> kept;
   for (const FlowSpec& flow : spec->flows) kept.push_back(flow.name);
-  EXPECT_EQ(kept, (std::vector<std::string>{"slow", "bad_select"}));
+  EXPECT_EQ(kept, (std::vector<std::string>{"slow", "bad_select", "undeclared"}));
   std::string text = Messages(ValidatePipeline(*spec, engine::Registry::Default()));
   EXPECT_NE(text.find("option 'rowsPerSecond' must be at least 1"), std::string::npos) << text;
   EXPECT_NE(text.find("UNRESOLVED_ROUTINE: flow 'bad_select'"), std::string::npos) << text;
+  EXPECT_NE(text.find("flow 'undeclared' writes to sink 'nowhere', which is not declared"), std::string::npos) << text;
   // The same file parsed for a run is refused whole.
   EXPECT_FALSE(ParsePipelineSpec("name: a\nstorage: /s\nflows: [{name: f, source: {format: rate}, sink: x, trigr: 1}]\n").ok());
   // A problem at the top level leaves nothing to check.
