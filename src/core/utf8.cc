@@ -4,6 +4,8 @@
 
 #include <simdjson.h>
 
+#include "sluice/core/column.h"
+
 namespace sluice {
 namespace {
 
@@ -56,6 +58,17 @@ void AppendValidUtf8(std::string* out, std::string_view bytes) {
       bytes.remove_prefix(static_cast<size_t>(-length));
     }
   }
+}
+
+bool AllStringsAreUtf8(const Column& column) {
+  for (const ColumnPtr& child : column.children) {
+    if (!AllStringsAreUtf8(*child)) return false;
+  }
+  if (column.type->id() != TypeId::kString) return true;
+  for (int64_t row = 0; row < column.length; ++row) {
+    if (!column.IsNull(row) && !IsValidUtf8(column.View(row))) return false;
+  }
+  return true;
 }
 
 std::string MakeValidUtf8(std::string_view bytes) {

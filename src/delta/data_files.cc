@@ -183,6 +183,17 @@ Result<DataFileWriter::OpenFile*> DataFileWriter::FileFor(const std::string& dir
 
 Status DataFileWriter::Write(const BatchPtr& batch) {
   if (batch->num_rows() == 0) return Status::OK();
+  // Strings hold UTF-8 wherever sluice makes them; this is the last gate for bytes from elsewhere
+  // (another writer's Parquet file), which readers such as DuckDB refuse in a string column.
+  for (int i = 0; i < batch->num_columns(); ++i) {
+    if (!AllStringsAreUtf8(*batch->column(i))) {
+      return Status::Error(errors::kInvalidUtf8String,
+                           fmt::format("column '{}' holds a string that is not valid UTF-8; readers of the table "
+                                       "would refuse it: read the column as binary, or clean it with "
+                                       "CAST(CAST(x AS BINARY) AS STRING)",
+                                       batch->schema()->field(i).name));
+    }
+  }
   SLUICE_ASSIGN_OR_RETURN(BatchPtr data, DataColumns(batch, data_indices_, data_schema_));
   if (partition_indices_.empty()) {
     SLUICE_ASSIGN_OR_RETURN(OpenFile * file, FileFor("", {}));

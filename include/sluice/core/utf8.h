@@ -17,4 +17,8 @@ bool IsValidUtf8(std::string_view bytes);
 void AppendValidUtf8(std::string* out, std::string_view bytes);
 std::string MakeValidUtf8(std::string_view bytes);
 
+struct Column;
+// Whether every string of `column` (nested strings included, nulls skipped) is valid UTF-8.
+bool AllStringsAreUtf8(const Column& column);
+
 }  // namespace sluice
