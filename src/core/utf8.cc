@@ -64,7 +64,19 @@ bool AllStringsAreUtf8(const Column& column) {
   for (const ColumnPtr& child : column.children) {
     if (!AllStringsAreUtf8(*child)) return false;
   }
-  if (column.type->id() != TypeId::kString) return true;
+  if (column.type->id() != TypeId::kString || column.length == 0) return true;
+  // Fast path, one pass over the column's bytes: when they are valid UTF-8 together, each value
+  // is valid unless a value starts on a continuation byte (a character cut in two).
+  const auto* bytes = reinterpret_cast<const char*>(column.data.data());
+  const int64_t begin = column.offsets[0], end = column.offsets[column.length];
+  if (IsValidUtf8(std::string_view(bytes + begin, static_cast<size_t>(end - begin)))) {
+    bool cut = false;
+    for (int64_t row = 0; row < column.length && !cut; ++row) {
+      int64_t at = column.offsets[row];
+      cut = at < end && (static_cast<unsigned char>(bytes[at]) & 0xC0) == 0x80;
+    }
+    if (!cut) return true;
+  }
   for (int64_t row = 0; row < column.length; ++row) {
     if (!column.IsNull(row) && !IsValidUtf8(column.View(row))) return false;
   }

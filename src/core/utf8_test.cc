@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sluice/core/builder.h"
 #include "sluice/core/json_text.h"
 
 namespace sluice {
@@ -58,6 +59,28 @@ TEST(Utf8Test, RandomBytesAlwaysBecomeValidTextAndValidJson) {
     ASSERT_TRUE(IsValidUtf8(json));
     ASSERT_TRUE(IsSingleLineJson(json)) << json;
   }
+}
+
+// Valid bytes cut between two values make both invalid, though the column's bytes are valid
+// together; invalid bytes under a null row do not count.
+TEST(Utf8Test, EveryStringOfAColumnIsChecked) {
+  auto column = [](const std::vector<std::optional<std::string>>& values) {
+    BinaryBuilder builder(DataType::String());
+    for (const auto& value : values) value ? builder.Append(*value) : builder.AppendNull();
+    return builder.Finish();
+  };
+  EXPECT_TRUE(AllStringsAreUtf8(*column({"caf\xC3\xA9", "", std::nullopt, "\xF0\x9F\x98\x80"})));
+  EXPECT_TRUE(AllStringsAreUtf8(*column({})));
+  EXPECT_FALSE(AllStringsAreUtf8(*column({"caf\xC3", "\xA9"})));  // é cut in two
+  EXPECT_FALSE(AllStringsAreUtf8(*column({"ok", "\xFF"})));
+  EXPECT_FALSE(AllStringsAreUtf8(*column({"\xE2\x82", "\xAC", "x"})));
+  ListBuilder list(DataType::Array(DataType::String()));
+  static_cast<BinaryBuilder*>(list.element_builder())->Append("\xC0\xAF");
+  list.Append();
+  EXPECT_FALSE(AllStringsAreUtf8(*list.Finish()));
+  Int64Builder numbers(DataType::Long());
+  numbers.Append(1);
+  EXPECT_TRUE(AllStringsAreUtf8(*numbers.Finish()));
 }
 
 TEST(Utf8Test, JsonStringsNeverCarryInvalidBytes) {
