@@ -56,12 +56,19 @@ Result<std::optional<std::vector<AddFile>>> DeltaSource::VersionFiles(int64_t ve
 }
 
 Status DeltaSource::CheckNotAHole(int64_t missing_version) {
-  SLUICE_ASSIGN_OR_RETURN(LogListing listing, ListLog(*fs_, table_path_));
-  if (!listing.commit_versions.empty() && listing.commit_versions.back() > missing_version) {
-    return Status::Error(errors::kDeltaLogCorrupt,
-                         fmt::format("the log of '{}' is missing commit {} while commit {} exists", table_path_,
-                                     missing_version, listing.commit_versions.back()));
-  }
+  // Called at every poll that finds nothing new, so it costs a stat and a small read, never a
+  // listing of the log: a later commit right after the missing one, or a checkpoint past it, shows
+  // a hole. A hole of several commits is thus found at the latest when the next checkpoint is written.
+  auto hole = [&](int64_t later) {
+    return Status::Error(errors::kDeltaLogCorrupt, fmt::format("the log of '{}' is missing commit {} while version {} exists",
+                                                               table_path_, missing_version, later));
+  };
+  SLUICE_ASSIGN_OR_RETURN(bool next_exists, fs_->Exists(CommitPath(table_path_, missing_version + 1)));
+  if (next_exists) return hole(missing_version + 1);
+  Result<std::string> pointer = fs_->ReadFile(LastCheckpointPath(table_path_));
+  if (!pointer.ok()) return pointer.status().error_class() == errors::kFileNotFound ? Status::OK() : pointer.status();
+  Result<LastCheckpoint> checkpoint = ParseLastCheckpoint(*pointer);
+  if (checkpoint.ok() && checkpoint->version > missing_version) return hole(checkpoint->version);
   return Status::OK();
 }
 

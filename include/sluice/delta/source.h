@@ -53,7 +53,7 @@ class DeltaSource {
   // The end of the next range from `start`: past at most max_files_per_trigger new files (whole
   // versions are not split needlessly: a range ends at a version boundary or at the file limit).
   // Equal to `start` when nothing new was committed. DELTA_LOG_CORRUPT when the next version is
-  // missing but a later one exists (a hole in the log).
+  // missing but the one after it, or a checkpoint past it, exists (a hole in the log).
   Result<SourceOffset> LatestOffset(const SourceOffset& start);
 
   // The files of [start, end), in log order.
@@ -67,8 +67,8 @@ class DeltaSource {
       : fs_(std::move(fs)), table_path_(std::move(table_path)), options_(options) {}
   // The data-change adds of one version, or std::nullopt when the version is not committed yet.
   Result<std::optional<std::vector<AddFile>>> VersionFiles(int64_t version);
-  // DELTA_LOG_CORRUPT when a later commit than `missing_version` exists: the missing one is a
-  // hole, not a commit still to come.
+  // DELTA_LOG_CORRUPT when the commit after `missing_version`, or a checkpoint past it, exists:
+  // the missing one is a hole, not a commit still to come.
   Status CheckNotAHole(int64_t missing_version);
 
   std::shared_ptr<FileSystem> fs_;
