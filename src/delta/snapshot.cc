@@ -1,9 +1,12 @@
 // Snapshot loading: choose the log segment (a checkpoint and the commits after it), replay it,
 // then check that the result is a table sluice can read.
 //
-// The segment always comes from a listing of `_delta_log`: only a listing shows a commit missing
-// between two present ones (a hole, which is DELTA_LOG_CORRUPT), where reading commits one by one
-// from `_last_checkpoint` would stop at the hole and take the version before it for the latest.
+// For the latest version the segment is found without listing `_delta_log` when possible (a log
+// committed every second holds millions of files): from `_last_checkpoint`, the commits after the
+// checkpoint are read until the first missing version, and the next kHoleProbes versions are looked
+// for, since one of them existing means the missing one is a hole (DELTA_LOG_CORRUPT), not the end
+// of the log. Listing is the fallback when `_last_checkpoint` is missing, stale or unreadable, and
+// the only way for time travel; it finds a hole of any length.
 #include "sluice/delta/snapshot.h"
 
 #include <algorithm>
@@ -88,12 +91,56 @@ class SnapshotLoader {
       : fs_(std::move(fs)), table_path_(std::move(table_path)) {}
 
   Result<SnapshotPtr> Load(const SnapshotOptions& options) {
+    if (!options.version && !options.timestamp_ms) {
+      SLUICE_ASSIGN_OR_RETURN(bool loaded, TryLatestFromLastCheckpoint());
+      if (loaded) return Finish();
+    }
     SLUICE_ASSIGN_OR_RETURN(Segment segment, SegmentFromListing(options));
     SLUICE_RETURN_IF_ERROR(ReplaySegment(segment));
     return Finish();
   }
 
  private:
+  static constexpr int64_t kHoleProbes = 8;
+
+  // Replays the checkpoint named by `_last_checkpoint` and every commit after it. Returns false
+  // (nothing replayed) when the pointer is missing, unreadable or names a checkpoint that is gone.
+  Result<bool> TryLatestFromLastCheckpoint() {
+    Result<std::string> text = fs_->ReadFile(LastCheckpointPath(table_path_));
+    if (!text.ok()) {
+      if (text.status().error_class() == errors::kFileNotFound) return false;
+      return text.status();
+    }
+    Result<LastCheckpoint> pointer = ParseLastCheckpoint(*text);
+    if (!pointer.ok()) return false;  // a torn or foreign pointer is only a hint: list instead
+    CheckpointFiles checkpoint = CheckpointFilesOf(table_path_, *pointer);
+    Status read = ReadCheckpoint(*fs_, checkpoint, apply_);
+    if (!read.ok()) {
+      if (read.error_class() != errors::kFileNotFound) return read;
+      replay_ = Replay{};
+      return false;
+    }
+    checkpoint_version_ = checkpoint.version;
+    version_ = checkpoint.version;
+    for (int64_t version = checkpoint.version + 1;; ++version) {
+      Result<std::vector<Action>> actions = ReadCommit(*fs_, table_path_, version);
+      if (!actions.ok()) {
+        if (actions.status().error_class() != errors::kFileNotFound) return actions.status();
+        for (int64_t later = version + 1; later <= version + kHoleProbes; ++later) {
+          SLUICE_ASSIGN_OR_RETURN(bool exists, fs_->Exists(CommitPath(table_path_, later)));
+          if (exists) {
+            return Status::Error(errors::kDeltaLogCorrupt, fmt::format("the log of '{}' is missing commit {} while "
+                                                                       "commit {} exists", table_path_, version, later));
+          }
+        }
+        break;
+      }
+      for (Action& action : *actions) replay_.Apply(std::move(action));
+      version_ = version;
+    }
+    return true;
+  }
+
   Result<Segment> SegmentFromListing(const SnapshotOptions& options) {
     SLUICE_ASSIGN_OR_RETURN(LogListing listing, ListLog(*fs_, table_path_));
     if (listing.commit_versions.empty() && listing.checkpoints.empty()) {
