@@ -118,8 +118,12 @@ bool LikePattern::MatchGeneral(std::string_view text) const {
 
 Result<std::shared_ptr<const RegexState>> CompileRegex(std::string_view pattern) {
   auto state = std::make_shared<RegexState>();
+  // libstdc++'s regex scanner reads one character past the end of some malformed patterns (the
+  // fuzzer found it with a group left open): a std::string ends in a NUL it may read, a view into
+  // a column's bytes does not.
+  const std::string terminated(pattern);
   try {
-    state->regex = std::regex(pattern.begin(), pattern.end(), std::regex::ECMAScript);
+    state->regex = std::regex(terminated, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
     return Status::Error(errors::kInvalidParameterValue, fmt::format("the regular expression '{}' is invalid: {}", pattern, e.what()));
   }
