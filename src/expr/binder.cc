@@ -338,6 +338,9 @@ class Binder {
 };
 
 Result<BoundPtr> Binder::BindLogic(const Node& n, Op op) {
+  // and(...), or(...) and not(...) may also be written as calls, with any number of arguments.
+  const size_t arity = op == Op::kNot ? 1 : 2;
+  if (n.args.size() != arity) return WrongArgs(n, arity == 1 ? "1 argument" : "2 arguments");
   SLUICE_ASSIGN_OR_RETURN(std::vector<BoundPtr> args, BindArgs(n));
   for (BoundPtr& a : args) {
     if (a->type != nullptr && a->type->id() != TypeId::kBoolean) {

@@ -188,5 +188,18 @@ TEST(BinderTest, NullabilityIsTracked) {
   EXPECT_FALSE(nullable("v <=> k"));
 }
 
+// AND and OR may be written as calls: with the wrong number of arguments they are
+// WRONG_NUM_ARGS (the fuzzer found and() reading an argument that was not there).
+TEST(BinderTest, LogicCallsWithTheWrongArgumentCountAreRefused) {
+  TypePtr schema = ParseTypeString("struct<a:boolean,b:boolean>").value();
+  for (const char* text : {"and()", "or()", "and(a)", "or(a, b, a)", "AND(a, b, b, a)"}) {
+    SCOPED_TRACE(text);
+    auto expression = Expression::Parse(text);
+    ASSERT_TRUE(expression.ok()) << expression.status().ToString();
+    EXPECT_EQ(Bind(*expression, schema).status().error_class(), errors::kWrongNumArgs);
+  }
+  EXPECT_TRUE(Bind(Expression::Parse("and(a, b)").value(), schema).ok());
+}
+
 }  // namespace
 }  // namespace sluice::expr
