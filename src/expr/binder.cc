@@ -682,6 +682,12 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(node);
   }
   if (f == "like" || f == "ilike") {
+    // Also reachable as calls, like(x, p[, escape]), with any arguments.
+    if (args.size() != 2 && args.size() != 3) return WrongArgs(n, "2 or 3 arguments");
+    if (args.size() == 3 && (!IsConstantString(args[2]) || args[2]->constant->IsNull(0) ||
+                             args[2]->constant->View(0).size() != 1)) {
+      return BadParameter(n, "the escape of LIKE is a string literal of one character");
+    }
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     char escape = '\\';
     if (args.size() == 3) {
@@ -700,6 +706,7 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(node);
   }
   if (f == "rlike") {
+    if (args.size() != 2) return WrongArgs(n, "2 arguments");
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     auto node = make(Op::kRLike, DataType::Boolean(), AnyNullable(args));
     node->negated = n.negated;

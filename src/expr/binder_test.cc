@@ -192,7 +192,7 @@ TEST(BinderTest, NullabilityIsTracked) {
 // WRONG_NUM_ARGS (the fuzzer found and() reading an argument that was not there).
 TEST(BinderTest, LogicCallsWithTheWrongArgumentCountAreRefused) {
   TypePtr schema = ParseTypeString("struct<a:boolean,b:boolean>").value();
-  for (const char* text : {"and()", "or()", "and(a)", "or(a, b, a)", "AND(a, b, b, a)"}) {
+  for (const char* text : {"and()", "or()", "and(a)", "or(a, b, a)", "AND(a, b, b, a)", "rlike()", "rlike('a')"}) {
     SCOPED_TRACE(text);
     auto expression = Expression::Parse(text);
     ASSERT_TRUE(expression.ok()) << expression.status().ToString();
