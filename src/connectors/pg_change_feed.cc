@@ -113,13 +113,18 @@ HistoryTable* PgChangeFeed::Impl::AddHistory(const TableState& table) {
   return raw;
 }
 
-TableState* PgChangeFeed::Impl::RegisterTable(uint32_t oid, std::string schema, std::string name,
-                                              std::vector<cdf::SourceColumn> columns, char replica_identity) {
+std::string PgChangeFeed::Impl::HistoryClaimsDirectory() const {
+  return config.target_directory() + "/_change_feeds/history-names";
+}
+
+Result<TableState*> PgChangeFeed::Impl::RegisterTable(uint32_t oid, std::string schema, std::string name,
+                                                      std::vector<cdf::SourceColumn> columns, char replica_identity) {
   TableState table;
   table.oid = oid;
   table.source_schema = std::move(schema);
   table.source_name = std::move(name);
-  table.history_name = state.NewHistoryName(table.source_name);
+  SLUICE_ASSIGN_OR_RETURN(table.history_name,
+                          cdf::ClaimHistoryName(*fs, HistoryClaimsDirectory(), state, table.source_name));
   table.columns = std::move(columns);
   table.replica_identity = replica_identity;
   NoteReplicaIdentity(&table);
@@ -156,7 +161,8 @@ Status PgChangeFeed::Impl::SnapshotTables(const std::string& snapshot_name, Lsn 
               table.schema, table.name);
       continue;
     }
-    TableState* entry = RegisterTable(table.oid, table.schema, table.name, table.columns, table.replica_identity);
+    SLUICE_ASSIGN_OR_RETURN(TableState * entry,
+                            RegisterTable(table.oid, table.schema, table.name, table.columns, table.replica_identity));
     entry->status = std::string(cdf::kSnapshotting);
     HistoryTable* history = AddHistory(*entry);
     auto copy = [&]() -> Result<int64_t> {
@@ -199,6 +205,7 @@ Status PgChangeFeed::Impl::Setup() {
   if (slot_exists) SLUICE_RETURN_IF_ERROR(WaitUntilSlotIsFree(*sql, config.slot_name));
   if (saved && !saved->slot_dropped && slot_exists) {
     state = std::move(*saved);
+    SLUICE_RETURN_IF_ERROR(cdf::ClaimHistoryNames(*fs, HistoryClaimsDirectory(), state));
   } else {
     bool resume = saved.has_value();
     if (resume) {
@@ -211,6 +218,7 @@ Status PgChangeFeed::Impl::Setup() {
     }
     state.slot_name = config.slot_name;
     state.slot_dropped = false;
+    SLUICE_RETURN_IF_ERROR(cdf::ClaimHistoryNames(*fs, HistoryClaimsDirectory(), state));
     for (const TableState& table : state.tables) AddHistory(table);
     SLUICE_ASSIGN_OR_RETURN(ReplicationSlot slot, replication->CreateSlot(config.slot_name, true));
     SLUICE_RETURN_IF_ERROR(SnapshotTables(slot.snapshot_name, slot.consistent_point, resume));

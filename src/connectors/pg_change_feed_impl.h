@@ -35,8 +35,11 @@ class PgChangeFeed::Impl {
  private:
   Status Lock();
   HistoryTable* AddHistory(const cdf::TableState& table);
-  cdf::TableState* RegisterTable(uint32_t oid, std::string schema, std::string name,
-                                 std::vector<cdf::SourceColumn> columns, char replica_identity);
+  // Adds the table to the state under a history name claimed for this feed (ClaimHistoryName).
+  Result<cdf::TableState*> RegisterTable(uint32_t oid, std::string schema, std::string name,
+                                         std::vector<cdf::SourceColumn> columns, char replica_identity);
+  // <target>/_change_feeds/history-names: the history names claimed by the feeds of the target.
+  std::string HistoryClaimsDirectory() const;
   void NoteReplicaIdentity(cdf::TableState* table);
   // Copies the tables of the schema (only those without history when `only_new`) under the
   // exported snapshot `snapshot_name` taken at `snapshot_lsn`.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <set>
 #include <thread>
@@ -265,6 +266,52 @@ TEST_F(ChangeFeedTest, NewPartitionedRenamedAndCollidingTablesMapByRelation) {
   StartFeed();
   CatchUp();
   EXPECT_EQ(Read("lb_orders_history").Texts(), (std::vector<std::string>{"insert:1,10", "insert:2,20", "insert:4,40"}));
+}
+
+// Two feeds of one target capture a `users` table each (schemas public and marketing): they
+// write two history tables, whichever feed meets its table first, and keep them across restarts.
+TEST_F(ChangeFeedTest, TwoFeedsOfOneTargetNeverShareAHistoryTable) {
+  Execute("CREATE TABLE users (id int, name text); ALTER TABLE users REPLICA IDENTITY FULL;"
+          "INSERT INTO users VALUES (1, 'public-1')");
+  Execute("CREATE SCHEMA marketing; CREATE TABLE marketing.users (id int, name text);"
+          "ALTER TABLE marketing.users REPLICA IDENTITY FULL; INSERT INTO marketing.users VALUES (1, 'marketing-1')");
+  ChangeFeedConfig marketing = Config();
+  marketing.schema = "marketing";
+  marketing.slot_name = Config().slot_name + "_m";
+  marketing.publication_name = marketing.slot_name;
+  auto run_marketing = [&](const std::function<void()>& while_running) {
+    auto feed = PgChangeFeed::Start(marketing);
+    ASSERT_TRUE(feed.ok()) << feed.status().ToString();
+    std::atomic<bool> stop{false};
+    Status ran;
+    std::thread thread([&] { ran = (*feed)->Run(stop); });
+    while_running();
+    auto lsn = ParseLsn(db_->QueryValue("SELECT pg_current_wal_lsn()").value()).value();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while ((*feed)->confirmed_lsn() < lsn && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    stop = true;
+    thread.join();
+    EXPECT_TRUE(ran.ok()) << ran.ToString();
+  };
+  StartFeed();
+  run_marketing([&] { Execute("INSERT INTO marketing.users VALUES (2, 'marketing-2')"); });
+  Execute("INSERT INTO users VALUES (2, 'public-2')");
+  CatchUp();
+  StopFeed();
+  // Restarted, each feed goes on writing its own table.
+  StartFeed();
+  run_marketing([&] { Execute("INSERT INTO marketing.users VALUES (3, 'marketing-3')"); });
+  Execute("INSERT INTO users VALUES (3, 'public-3')");
+  CatchUp();
+
+  EXPECT_EQ(Read("lb_users_history").Texts(),
+            (std::vector<std::string>{"insert:1,public-1", "insert:2,public-2", "insert:3,public-3"}));
+  EXPECT_EQ(Read("lb_users_history_1").Texts(),
+            (std::vector<std::string>{"insert:1,marketing-1", "insert:2,marketing-2", "insert:3,marketing-3"}));
+  Status dropped = DropChangeFeedSlot(marketing);
+  EXPECT_TRUE(dropped.ok()) << dropped.ToString();
 }
 
 TEST_F(ChangeFeedTest, ColumnChangesReSnapshotTheTable) {

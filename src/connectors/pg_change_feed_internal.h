@@ -61,9 +61,21 @@ struct FeedState {
   std::deque<TableState> tables;  // a deque: entries keep their address as tables are added
 
   TableState* FindTable(uint32_t oid);
-  // The first free name of lb_<table>_history, lb_<table>_history_1, ...
-  std::string NewHistoryName(std::string_view source_name) const;
 };
+
+// History names are unique across every feed of a target (two feeds of schemas `sales` and
+// `marketing` may both capture a `users` table): each is claimed by a file in `claims_directory`
+// (<target>/_change_feeds/history-names; no slot name has a hyphen) holding the slot name of the
+// feed that writes it, made with PutIfAbsent so that feeds running at once never share one.
+//
+// The first of lb_<table>_history, lb_<table>_history_1, ... that neither this feed's tables nor
+// another feed's claim holds, claimed for state.slot_name (a claim of this feed's that a crash kept
+// out of state.json is taken again).
+Result<std::string> ClaimHistoryName(FileSystem& fs, const std::string& claims_directory, const FeedState& state,
+                                     std::string_view source_name);
+// Claims the history names of every table of `state` (those of a state written before names were
+// claimed); CDF_HISTORY_NAME_TAKEN when another feed claimed one.
+Status ClaimHistoryNames(FileSystem& fs, const std::string& claims_directory, const FeedState& state);
 
 // nullopt when the file does not exist; CDF_STATE_CORRUPT when it does not parse.
 Result<std::optional<FeedState>> ReadState(FileSystem& fs, const std::string& path);

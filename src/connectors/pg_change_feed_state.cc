@@ -49,19 +49,46 @@ TableState* FeedState::FindTable(uint32_t oid) {
   return nullptr;
 }
 
-std::string FeedState::NewHistoryName(std::string_view source_name) const {
-  std::string base = "lb_" + ToLower(source_name) + "_history";
-  auto taken = [&](const std::string& name) {
-    for (const TableState& table : tables) {
+Result<std::string> ClaimHistoryName(FileSystem& fs, const std::string& claims_directory, const FeedState& state,
+                                     std::string_view source_name) {
+  const std::string base = "lb_" + ToLower(source_name) + "_history";
+  auto taken_here = [&](const std::string& name) {
+    for (const TableState& table : state.tables) {
       if (table.history_name == name) return true;
     }
     return false;
   };
-  if (!taken(base)) return base;
-  for (int n = 1;; ++n) {
-    std::string candidate = fmt::format("{}_{}", base, n);
-    if (!taken(candidate)) return candidate;
+  SLUICE_RETURN_IF_ERROR(fs.CreateDirectories(claims_directory));
+  for (int n = 0;; ++n) {
+    std::string candidate = n == 0 ? base : fmt::format("{}_{}", base, n);
+    if (taken_here(candidate)) continue;
+    const std::string claim = claims_directory + "/" + candidate;
+    Status put = fs.PutIfAbsent(claim, state.slot_name);
+    if (put.ok()) return candidate;
+    if (put.error_class() != errors::kFileAlreadyExists) return put;
+    // A claim of this feed's that a crash kept out of state.json is this feed's still.
+    SLUICE_ASSIGN_OR_RETURN(std::string owner, fs.ReadFile(claim));
+    if (owner == state.slot_name) return candidate;
   }
+}
+
+Status ClaimHistoryNames(FileSystem& fs, const std::string& claims_directory, const FeedState& state) {
+  SLUICE_RETURN_IF_ERROR(fs.CreateDirectories(claims_directory));
+  for (const TableState& table : state.tables) {
+    const std::string claim = claims_directory + "/" + table.history_name;
+    Status put = fs.PutIfAbsent(claim, state.slot_name);
+    if (put.ok()) continue;
+    if (put.error_class() != errors::kFileAlreadyExists) return put;
+    SLUICE_ASSIGN_OR_RETURN(std::string owner, fs.ReadFile(claim));
+    if (owner != state.slot_name) {
+      return Status::Error(errors::kCdfHistoryNameTaken,
+                           fmt::format("the history table {} of change feed {} (for {}.{}) is written by change feed "
+                                       "{} too; give one of the feeds another target",
+                                       table.history_name, state.slot_name, table.source_schema, table.source_name,
+                                       owner));
+    }
+  }
+  return Status::OK();
 }
 
 Status WriteState(FileSystem& fs, const std::string& path, const FeedState& state) {

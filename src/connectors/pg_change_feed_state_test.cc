@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "pg_change_feed_internal.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/core/file_system.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::connectors::cdf {
@@ -75,19 +77,59 @@ TEST(ChangeFeedStateTest, AMissingFileIsNoStateAndAForeignOneIsCorrupt) {
   }
 }
 
+TableState TableNamed(std::string history_name) {
+  TableState table;
+  table.source_schema = "s";
+  table.source_name = "t";
+  table.history_name = std::move(history_name);
+  return table;
+}
+
 TEST(ChangeFeedStateTest, HistoryNamesTakeTheFirstFreeSuffix) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  const std::string claims = dir.path() + "/_change_feeds/history-names";
   FeedState state;
-  auto table_named = [](std::string history_name) {
-    TableState table;
-    table.history_name = std::move(history_name);
-    return table;
-  };
-  EXPECT_EQ(state.NewHistoryName("Orders"), "lb_orders_history");
-  state.tables.push_back(table_named("lb_orders_history"));
-  EXPECT_EQ(state.NewHistoryName("orders"), "lb_orders_history_1");
-  state.tables.push_back(table_named("lb_orders_history_1"));
-  EXPECT_EQ(state.NewHistoryName("ORDERS"), "lb_orders_history_2");
-  EXPECT_EQ(state.NewHistoryName("items"), "lb_items_history");
+  state.slot_name = "feed_a";
+  EXPECT_EQ(ClaimHistoryName(*fs, claims, state, "Orders").value(), "lb_orders_history");
+  state.tables.push_back(TableNamed("lb_orders_history"));
+  EXPECT_EQ(ClaimHistoryName(*fs, claims, state, "orders").value(), "lb_orders_history_1");
+  state.tables.push_back(TableNamed("lb_orders_history_1"));
+  EXPECT_EQ(ClaimHistoryName(*fs, claims, state, "ORDERS").value(), "lb_orders_history_2");
+  EXPECT_EQ(ClaimHistoryName(*fs, claims, state, "items").value(), "lb_items_history");
+  EXPECT_EQ(fs->ReadFile(claims + "/lb_items_history").value(), "feed_a");
+}
+
+// Two feeds of one target (schemas sales and marketing, each with a users table) never share a
+// history table: the second takes the next free suffix, whatever order they start in.
+TEST(ChangeFeedStateTest, HistoryNamesAreUniqueAcrossTheFeedsOfATarget) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  const std::string claims = dir.path() + "/_change_feeds/history-names";
+  FeedState sales, marketing;
+  sales.slot_name = "sales_feed";
+  marketing.slot_name = "marketing_feed";
+  EXPECT_EQ(ClaimHistoryName(*fs, claims, sales, "users").value(), "lb_users_history");
+  EXPECT_EQ(ClaimHistoryName(*fs, claims, marketing, "users").value(), "lb_users_history_1");
+  EXPECT_EQ(ClaimHistoryName(*fs, claims, marketing, "Users").value(), "lb_users_history_1")
+      << "a claim of the feed's own (kept out of its state by a crash) is taken again";
+  marketing.tables.push_back(TableNamed("lb_users_history_1"));
+  EXPECT_EQ(ClaimHistoryName(*fs, claims, marketing, "USERS").value(), "lb_users_history_2");
+  EXPECT_EQ(ClaimHistoryName(*fs, claims, sales, "orders").value(), "lb_orders_history");
+  EXPECT_EQ(ClaimHistoryName(*fs, claims, marketing, "orders").value(), "lb_orders_history_1");
+
+  // A state holding names of its own (written before names were claimed) claims them at start,
+  // and is refused when another feed holds one.
+  sales.tables.push_back(TableNamed("lb_users_history"));
+  sales.tables.push_back(TableNamed("lb_legacy_history"));
+  EXPECT_TRUE(ClaimHistoryNames(*fs, claims, sales).ok());
+  EXPECT_EQ(fs->ReadFile(claims + "/lb_legacy_history").value(), "sales_feed");
+  FeedState other;
+  other.slot_name = "other_feed";
+  other.tables.push_back(TableNamed("lb_legacy_history"));
+  Status taken = ClaimHistoryNames(*fs, claims, other);
+  EXPECT_EQ(taken.error_class(), errors::kCdfHistoryNameTaken);
+  EXPECT_NE(taken.message().find("sales_feed"), std::string::npos) << taken.ToString();
 }
 
 TEST(ChangeFeedStateTest, StatusListsEveryTableWithItsIdentityAndLag) {

@@ -170,8 +170,9 @@ Status PgChangeFeed::Impl::HandleChange(const PgOutputMessage& m, int64_t now_mi
                            fmt::format("a change of relation {} arrived before its Relation message", m.oid));
     }
     cdf::CatalogTable& source = relation->second;
-    TableState* table = RegisterTable(source.oid, std::move(source.schema), std::move(source.name),
-                                      std::move(source.columns), source.replica_identity);
+    SLUICE_ASSIGN_OR_RETURN(TableState * table, RegisterTable(source.oid, std::move(source.schema),
+                                                              std::move(source.name), std::move(source.columns),
+                                                              source.replica_identity));
     unregistered.erase(relation);
     HistoryTable* history = AddHistory(*table);
     // A table a crashed run registered already may hold some of the rows to come.

@@ -338,9 +338,6 @@ class Binder {
 };
 
 Result<BoundPtr> Binder::BindLogic(const Node& n, Op op) {
-  // and(...), or(...) and not(...) may also be written as calls, with any number of arguments.
-  const size_t arity = op == Op::kNot ? 1 : 2;
-  if (n.args.size() != arity) return WrongArgs(n, arity == 1 ? "1 argument" : "2 arguments");
   SLUICE_ASSIGN_OR_RETURN(std::vector<BoundPtr> args, BindArgs(n));
   for (BoundPtr& a : args) {
     if (a->type != nullptr && a->type->id() != TypeId::kBoolean) {
@@ -515,8 +512,69 @@ Result<BoundPtr> Binder::BindArithmetic(const Node& n, Op op) {
   return Finish(node);
 }
 
+namespace {
+
+// Every name a call may have, with the number of arguments it takes: checked once, before any
+// binding code reads an argument, since the parser makes a call of any name followed by '('
+// (keywords and the internal names of operators included).
+struct CallArity {
+  std::string_view name;
+  size_t min;
+  size_t max;
+};
+constexpr size_t kAny = SIZE_MAX;
+constexpr CallArity kCalls[] = {
+    // Operators, reachable as calls too.
+    {"and", 2, 2}, {"or", 2, 2}, {"not", 1, 1}, {"=", 2, 2}, {"<=>", 2, 2}, {"!=", 2, 2}, {"<", 2, 2}, {"<=", 2, 2},
+    {">", 2, 2}, {">=", 2, 2}, {"+", 2, 2}, {"-", 2, 2}, {"*", 2, 2}, {"/", 2, 2}, {"%", 2, 2}, {"div", 2, 2},
+    {"||", 2, kAny}, {"between", 3, 3}, {"in", 2, kAny}, {"isnull", 1, 1}, {"isnotnull", 1, 1}, {"istrue", 1, 1},
+    {"isfalse", 1, 1}, {"negative", 1, 1}, {"get_field", 2, 2}, {"subscript", 2, 2}, {"rlike", 2, 2},
+    {"like", 2, 3}, {"ilike", 2, 3},
+    // Functions.
+    {"coalesce", 1, kAny}, {"nullif", 2, 2}, {"ifnull", 2, 2}, {"nvl", 2, 2}, {"if", 3, 3}, {"iff", 3, 3},
+    {"greatest", 2, kAny}, {"least", 2, kAny}, {"lower", 1, 1}, {"upper", 1, 1}, {"lcase", 1, 1}, {"ucase", 1, 1},
+    {"length", 1, 1}, {"char_length", 1, 1}, {"trim", 1, 2}, {"ltrim", 1, 2}, {"rtrim", 1, 2}, {"substring", 2, 3},
+    {"substr", 2, 3}, {"concat", 0, kAny}, {"concat_ws", 1, kAny}, {"replace", 2, 3}, {"split", 2, 3},
+    {"regexp_extract", 2, 3}, {"startswith", 2, 2}, {"endswith", 2, 2}, {"contains", 2, 2}, {"abs", 1, 1},
+    {"round", 1, 2}, {"floor", 1, 1}, {"ceil", 1, 1}, {"ceiling", 1, 1}, {"sqrt", 1, 1}, {"pow", 2, 2},
+    {"power", 2, 2}, {"mod", 2, 2}, {"hash", 1, kAny}, {"md5", 1, 1}, {"sha2", 2, 2}, {"current_timestamp", 0, 0},
+    {"now", 0, 0}, {"current_date", 0, 0}, {"to_timestamp", 1, 2}, {"to_date", 1, 2}, {"date_trunc", 2, 2},
+    {"date_format", 2, 2}, {"year", 1, 1}, {"month", 1, 1}, {"day", 1, 1}, {"dayofmonth", 1, 1}, {"hour", 1, 1},
+    {"unix_timestamp", 0, 2}, {"from_unixtime", 1, 2}, {"get_json_object", 2, 2}, {"size", 1, 1},
+    {"element_at", 2, 2}, {"struct", 0, kAny}, {"named_struct", 2, kAny}, {"array", 0, kAny},
+    // Aggregates.
+    {"count", 1, kAny}, {"sum", 1, 1}, {"min", 1, 1}, {"max", 1, 1}, {"avg", 1, 1}, {"mean", 1, 1}, {"first", 1, 2},
+    {"last", 1, 2}};
+
+const CallArity* FindCall(std::string_view name) {
+  for (const CallArity& c : kCalls) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+bool IsConstantString(const BoundPtr& b) {
+  return b->op == Op::kConstant && b->type != nullptr && b->type->id() == TypeId::kString;
+}
+
+}  // namespace
+
 Result<BoundPtr> Binder::BindCall(const Node& n) {
   const std::string& f = n.name;
+  const CallArity* call = FindCall(f);
+  if (call == nullptr) {
+    std::string_view best;
+    size_t best_distance = SIZE_MAX;
+    for (const CallArity& candidate : kCalls) {
+      if (!std::isalpha(static_cast<unsigned char>(candidate.name[0]))) continue;
+      size_t d = EditDistance(f, candidate.name);
+      if (d < best_distance) best_distance = d, best = candidate.name;
+    }
+    std::string message = fmt::format("unknown function {} at {}:{}", f, n.line, n.column);
+    if (best_distance <= 3) message += fmt::format("; did you mean {}?", best);
+    return Status::Error(errors::kUnresolvedRoutine, message);
+  }
+  SLUICE_RETURN_IF_ERROR(CheckArgs(n, call->min, call->max));
   if (f == "and") return BindLogic(n, Op::kAnd);
   if (f == "or") return BindLogic(n, Op::kOr);
   if (f == "not") return BindLogic(n, Op::kNot);
@@ -529,7 +587,6 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
                                                         {"%", Op::kRemainder}, {"div", Op::kIntDivide}};
   if (auto it = kArithmetic.find(f); it != kArithmetic.end()) return BindArithmetic(n, it->second);
   if (f == "mod") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 2));
     return BindArithmetic(*MakeCall(n, "%", n.args), Op::kRemainder);
   }
   if (f == "between") {
@@ -537,50 +594,20 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
     return Bind(n.negated ? *MakeCall(n, "not", {both}) : *both);
   }
   if (f == "nullif") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 2));
     return Bind(*MakeCase(n, {MakeCall(n, "=", {n.args[0], n.args[1]}), MakeNullLiteral(n), n.args[0]}, true));
   }
   if (f == "if" || f == "iff") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 3, 3));
     return Bind(*MakeCase(n, {n.args[0], n.args[1], n.args[2]}, true));
   }
-  if (f == "ifnull" || f == "nvl") SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 2));
   if (f == "||") return BindFunction(*MakeCall(n, "concat", n.args));
   return BindFunction(n);
 }
 
-namespace {
-
-constexpr std::string_view kFunctionNames[] = {
-    "coalesce", "nullif", "ifnull", "nvl", "if", "greatest", "least", "lower", "upper", "lcase", "ucase", "length",
-    "char_length", "trim", "ltrim", "rtrim", "substring", "substr", "concat", "concat_ws", "replace", "split",
-    "regexp_extract", "startswith", "endswith", "contains", "abs", "round", "floor", "ceil", "ceiling", "sqrt", "pow",
-    "power", "mod", "hash", "md5", "sha2", "current_timestamp", "now", "current_date", "to_timestamp", "to_date",
-    "date_trunc", "date_format", "year", "month", "day", "dayofmonth", "hour", "unix_timestamp", "from_unixtime",
-    "get_json_object", "size", "element_at", "struct", "named_struct", "array", "count", "sum", "min", "max", "avg",
-    "mean", "first", "last", "isnull", "isnotnull", "rlike", "like", "ilike", "in", "istrue", "isfalse", "negative",
-    "get_field", "subscript"};
-
-bool IsConstantString(const BoundPtr& b) { return b->op == Op::kConstant && b->type->id() == TypeId::kString; }
-
-}  // namespace
 
 Result<BoundPtr> Binder::BindFunction(const Node& n) {
   const std::string& f = n.name;
-  if (std::find(std::begin(kFunctionNames), std::end(kFunctionNames), f) == std::end(kFunctionNames)) {
-    std::string_view best;
-    size_t best_distance = SIZE_MAX;
-    for (std::string_view candidate : kFunctionNames) {
-      size_t d = EditDistance(f, candidate);
-      if (d < best_distance) best_distance = d, best = candidate;
-    }
-    std::string message = fmt::format("unknown function {} at {}:{}", f, n.line, n.column);
-    if (best_distance <= 3) message += fmt::format("; did you mean {}?", best);
-    return Status::Error(errors::kUnresolvedRoutine, message);
-  }
   // Aggregates: typed as Spark types them, evaluated by the aggregation layer.
   if (f == "count" || f == "sum" || f == "min" || f == "max" || f == "avg" || f == "mean" || f == "first" || f == "last") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, f == "count" ? SIZE_MAX : (f == "first" || f == "last" ? 2 : 1)));
     std::vector<BoundPtr> args;
     TypePtr arg_type;
     if (n.args[0]->kind != NodeKind::kStar) {
@@ -644,7 +671,6 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
   };
   // A function of one string (implicitly cast) returning `type`.
   auto string_unary = [&](Op op, TypePtr type) -> Result<BoundPtr> {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 1));
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 1));
     return Finish(make(op, std::move(type), args[0]->nullable));
   };
@@ -656,11 +682,9 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
   };
 
   if (f == "isnull" || f == "isnotnull") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 1));
     return Finish(make(f == "isnull" ? Op::kIsNull : Op::kIsNotNull, DataType::Boolean(), false));
   }
   if (f == "istrue" || f == "isfalse") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 1));
     if (args[0]->type != nullptr && args[0]->type->id() != TypeId::kBoolean) {
       return Mismatch(n, fmt::format("IS {} needs a boolean operand, got {}", f == "istrue" ? "TRUE" : "FALSE", type_of(0)));
     }
@@ -683,7 +707,6 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
   }
   if (f == "like" || f == "ilike") {
     // Also reachable as calls, like(x, p[, escape]), with any arguments.
-    if (args.size() != 2 && args.size() != 3) return WrongArgs(n, "2 or 3 arguments");
     if (args.size() == 3 && (!IsConstantString(args[2]) || args[2]->constant->IsNull(0) ||
                              args[2]->constant->View(0).size() != 1)) {
       return BadParameter(n, "the escape of LIKE is a string literal of one character");
@@ -706,7 +729,6 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(node);
   }
   if (f == "rlike") {
-    if (args.size() != 2) return WrongArgs(n, "2 arguments");
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     auto node = make(Op::kRLike, DataType::Boolean(), AnyNullable(args));
     node->negated = n.negated;
@@ -718,7 +740,6 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(node);
   }
   if (f == "coalesce" || f == "ifnull" || f == "nvl") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, SIZE_MAX));
     SLUICE_ASSIGN_OR_RETURN(TypePtr common, common_type(true));
     bool nullable = std::all_of(args.begin(), args.end(), [](const BoundPtr& a) { return a->nullable; });
     // Arguments after the first one that can never be null are never reached.
@@ -732,7 +753,6 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(make(Op::kCoalesce, common, nullable));
   }
   if (f == "greatest" || f == "least") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, SIZE_MAX));
     SLUICE_ASSIGN_OR_RETURN(TypePtr common, common_type(false));
     if (common->is_nested()) return Mismatch(n, fmt::format("{} cannot order {}", f, common->ToString()));
     bool nullable = std::all_of(args.begin(), args.end(), [](const BoundPtr& a) { return a->nullable; });
@@ -741,17 +761,14 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
   if (f == "lower" || f == "lcase") return string_unary(Op::kLower, DataType::String());
   if (f == "upper" || f == "ucase") return string_unary(Op::kUpper, DataType::String());
   if (f == "length" || f == "char_length") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 1));
     if (args[0]->type == nullptr || args[0]->type->id() != TypeId::kBinary) SLUICE_RETURN_IF_ERROR(expect_strings(0, 1));
     return Finish(make(Op::kLength, DataType::Integer(), args[0]->nullable));
   }
   if (f == "trim" || f == "ltrim" || f == "rtrim") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 2));
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     return Finish(make(f == "trim" ? Op::kTrim : f == "ltrim" ? Op::kLTrim : Op::kRTrim, DataType::String(), AnyNullable(args)));
   }
   if (f == "substring" || f == "substr") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 3));
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 1));
     for (size_t i = 1; i < args.size(); ++i) SLUICE_RETURN_IF_ERROR(expect(i, DataType::Integer()));
     return Finish(make(Op::kSubstring, DataType::String(), AnyNullable(args)));
@@ -765,7 +782,6 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(make(Op::kConcat, type, AnyNullable(args)));
   }
   if (f == "concat_ws") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, SIZE_MAX));
     for (size_t i = 0; i < args.size(); ++i) {
       const TypePtr& t = args[i]->type;
       if (i > 0 && t != nullptr && t->id() == TypeId::kArray) {
@@ -779,12 +795,10 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(make(Op::kConcatWs, DataType::String(), args[0]->nullable));
   }
   if (f == "replace") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 3));
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 3));
     return Finish(make(Op::kReplace, DataType::String(), AnyNullable(args)));
   }
   if (f == "split") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 3));
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     if (args.size() == 3) SLUICE_RETURN_IF_ERROR(expect(2, DataType::Integer()));
     auto node = make(Op::kSplit, DataType::Array(DataType::String(), false), AnyNullable(args));
@@ -796,7 +810,6 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(node);
   }
   if (f == "regexp_extract") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 3));
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     if (args.size() == 2) {
       auto one = NewBound(Op::kConstant, DataType::Integer());
@@ -822,7 +835,6 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(node);
   }
   if (f == "startswith" || f == "endswith" || f == "contains") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 2));
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     return Finish(make(f == "startswith" ? Op::kStartsWith : f == "endswith" ? Op::kEndsWith : Op::kContains,
                        DataType::Boolean(), AnyNullable(args)));
@@ -835,12 +847,10 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Status::OK();
   };
   if (f == "abs") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 1));
     SLUICE_RETURN_IF_ERROR(numeric_arg(0));
     return Finish(make(Op::kAbs, args[0]->type, args[0]->nullable));
   }
   if (f == "round") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 2));
     SLUICE_RETURN_IF_ERROR(numeric_arg(0));
     int scale = 0;
     if (args.size() == 2) {
@@ -864,7 +874,6 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(make(Op::kRound, type, args[0]->nullable));
   }
   if (f == "floor" || f == "ceil" || f == "ceiling") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 1));
     SLUICE_RETURN_IF_ERROR(numeric_arg(0));
     TypePtr type = DataType::Long();
     if (args[0]->type->id() == TypeId::kDecimal) {
@@ -873,13 +882,11 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(make(f == "floor" ? Op::kFloor : Op::kCeil, type, args[0]->nullable));
   }
   if (f == "sqrt") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 1));
     SLUICE_RETURN_IF_ERROR(numeric_arg(0));
     SLUICE_RETURN_IF_ERROR(expect(0, DataType::Double()));
     return Finish(make(Op::kSqrt, DataType::Double(), args[0]->nullable));
   }
   if (f == "pow" || f == "power") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 2));
     for (size_t i = 0; i < 2; ++i) {
       SLUICE_RETURN_IF_ERROR(numeric_arg(i));
       SLUICE_RETURN_IF_ERROR(expect(i, DataType::Double()));
@@ -887,7 +894,6 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(make(Op::kPow, DataType::Double(), AnyNullable(args)));
   }
   if (f == "hash") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, SIZE_MAX));
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i]->type != nullptr && args[i]->type->id() == TypeId::kMap) {
         return Mismatch(n, "hash cannot take map values");
@@ -896,21 +902,17 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(make(Op::kHash, DataType::Integer(), false));
   }
   if (f == "md5" || f == "sha2") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, f == "md5" ? 1 : 2, f == "md5" ? 1 : 2));
     if (args[0]->type == nullptr || args[0]->type->id() != TypeId::kBinary) SLUICE_RETURN_IF_ERROR(expect(0, DataType::Binary()));
     if (f == "sha2") SLUICE_RETURN_IF_ERROR(expect(1, DataType::Integer()));
     return Finish(make(f == "md5" ? Op::kMd5 : Op::kSha2, DataType::String(), true));
   }
   if (f == "current_timestamp" || f == "now") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 0, 0));
     return Finish(make(Op::kCurrentTimestamp, DataType::Timestamp(), false));
   }
   if (f == "current_date") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 0, 0));
     return Finish(make(Op::kCurrentDate, DataType::Date(), false));
   }
   if (f == "to_timestamp" || f == "to_date") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 2));
     TypePtr target = f == "to_date" ? DataType::Date() : DataType::Timestamp();
     if (args.size() == 1) {
       SLUICE_RETURN_IF_ERROR(datetime_arg(0, target));
@@ -920,29 +922,24 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(make(f == "to_date" ? Op::kToDate : Op::kToTimestamp, target, true));
   }
   if (f == "date_trunc") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 2));
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 1));
     SLUICE_RETURN_IF_ERROR(datetime_arg(1, DataType::Timestamp()));
     return Finish(make(Op::kDateTrunc, DataType::Timestamp(), true));
   }
   if (f == "date_format") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 2));
     SLUICE_RETURN_IF_ERROR(datetime_arg(0, DataType::Timestamp()));
     SLUICE_RETURN_IF_ERROR(expect_strings(1, 2));
     return Finish(make(Op::kDateFormat, DataType::String(), true));
   }
   if (f == "year" || f == "month" || f == "day" || f == "dayofmonth") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 1));
     SLUICE_RETURN_IF_ERROR(datetime_arg(0, DataType::Date()));
     return Finish(make(f == "year" ? Op::kYear : f == "month" ? Op::kMonth : Op::kDay, DataType::Integer(), args[0]->nullable));
   }
   if (f == "hour") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 1));
     SLUICE_RETURN_IF_ERROR(datetime_arg(0, DataType::Timestamp()));
     return Finish(make(Op::kHour, DataType::Integer(), args[0]->nullable));
   }
   if (f == "unix_timestamp") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 0, 2));
     if (args.size() == 2) {
       SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     } else if (args.size() == 1) {
@@ -951,25 +948,21 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(make(Op::kUnixTimestamp, DataType::Long(), !args.empty()));
   }
   if (f == "from_unixtime") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 2));
     SLUICE_RETURN_IF_ERROR(expect(0, DataType::Long()));
     SLUICE_RETURN_IF_ERROR(expect_strings(1, 2));
     return Finish(make(Op::kFromUnixtime, DataType::String(), AnyNullable(args)));
   }
   if (f == "get_json_object") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 2));
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     return Finish(make(Op::kGetJsonObject, DataType::String(), true));
   }
   if (f == "size") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 1, 1));
     if (args[0]->type == nullptr || (args[0]->type->id() != TypeId::kArray && args[0]->type->id() != TypeId::kMap)) {
       return Mismatch(n, fmt::format("size needs an array or a map, got {}", type_of(0)));
     }
     return Finish(make(Op::kSize, DataType::Integer(), false));
   }
   if (f == "element_at" || f == "subscript") {
-    SLUICE_RETURN_IF_ERROR(CheckArgs(n, 2, 2));
     const TypePtr& t = args[0]->type;
     if (t != nullptr && t->id() == TypeId::kArray) {
       SLUICE_RETURN_IF_ERROR(expect(1, DataType::Integer()));
@@ -984,6 +977,9 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
   if (f == "get_field") {
     const TypePtr& t = args[0]->type;
     if (t == nullptr || t->id() != TypeId::kStruct) return Mismatch(n, fmt::format("field access needs a struct, got {}", type_of(0)));
+    if (!IsConstantString(args[1]) || args[1]->constant->IsNull(0)) {
+      return Mismatch(n, "the field name of get_field is a string literal");
+    }
     std::string_view name = args[1]->constant->View(0);
     int index = t->FieldIndexIgnoreCase(name);
     if (index < 0) return Mismatch(n, fmt::format("{} has no field named {}", t->ToString(), name));
@@ -995,7 +991,7 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     std::vector<Field> fields;
     std::vector<BoundPtr> values;
     if (f == "named_struct") {
-      if (args.size() % 2 != 0 || args.empty()) return WrongArgs(n, "an even number of arguments (name, value pairs)");
+      if (args.size() % 2 != 0) return WrongArgs(n, "an even number of arguments (name, value pairs)");
       for (size_t i = 0; i < args.size(); i += 2) {
         if (!IsConstantString(args[i]) || args[i]->constant->IsNull(0)) {
           return Mismatch(n, fmt::format("argument {} of named_struct must be a constant string (a field name)", i + 1));
@@ -1128,5 +1124,11 @@ Result<BoundExpression> BindPredicate(const Expression& expression, const TypePt
 const TypePtr& BoundExpression::result_type() const { return root_->node->type; }
 bool BoundExpression::nullable() const { return root_->node->nullable; }
 std::string BoundExpression::ToSql() const { return PrintBound(*root_->node); }
+
+std::vector<std::string_view> CallableNames() {
+  std::vector<std::string_view> names;
+  for (const CallArity& c : kCalls) names.push_back(c.name);
+  return names;
+}
 
 }  // namespace sluice::expr

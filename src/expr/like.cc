@@ -116,7 +116,47 @@ bool LikePattern::MatchGeneral(std::string_view text) const {
   }
 }
 
+namespace {
+
+// The largest repetition count a pattern may give ({n}, {n,}, {n,m}), as RE2 bounds it: libstdc++
+// overflows on counts past a long's range (found by parser_fuzz) and builds a state per repetition.
+constexpr int64_t kMaxRepetition = 1000;
+
+Status CheckRepetitionCounts(std::string_view pattern) {
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if (c == '\\') {
+      ++i;
+    } else if (in_class) {
+      in_class = c != ']';
+    } else if (c == '[') {
+      in_class = true;
+    } else if (c == '{') {
+      // {n}, {n,} or {n,m}: each count read up to the first digit past the bound.
+      size_t j = i + 1;
+      for (int part = 0; part < 2; ++part) {
+        int64_t count = 0;
+        for (; j < pattern.size() && pattern[j] >= '0' && pattern[j] <= '9' && count <= kMaxRepetition; ++j) {
+          count = count * 10 + (pattern[j] - '0');
+        }
+        if (count > kMaxRepetition) {
+          return Status::Error(errors::kInvalidParameterValue,
+                               fmt::format("the regular expression '{}' repeats more than {} times", pattern,
+                                           kMaxRepetition));
+        }
+        if (j >= pattern.size() || pattern[j] != ',') break;
+        ++j;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const RegexState>> CompileRegex(std::string_view pattern) {
+  SLUICE_RETURN_IF_ERROR(CheckRepetitionCounts(pattern));
   auto state = std::make_shared<RegexState>();
   // libstdc++'s regex scanner reads one character past the end of some malformed patterns (the
   // fuzzer found it with a group left open): a std::string ends in a NUL it may read, a view into

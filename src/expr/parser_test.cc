@@ -239,6 +239,23 @@ TEST(ParserTest, LongOperatorChainsAreAnErrorNotACrash) {
   }
 }
 
+// Operators written as calls with arguments their SQL form cannot hold print as calls, so that
+// every printed expression reads back as itself (the fuzzer found like(null, null, null) printed
+// with ESCAPE NULL, which does not parse).
+TEST(ParserTest, CallsOfOperatorNamesPrintBackToThemselves) {
+  for (const char* text : {"like(null, null, null)", "like(s, 'a', 1)", "ilike(s, 'a', s)", "get_field(s, 1)",
+                           "get_field(s, null)", "get_field(s, s)", "like(s, 'a', '!')", "in()", "between(1)",
+                           "isnull()", "negative(1, 2)", "subscript(s)", "in(*)", "between(*)",
+                           "negative(*)", "like(*)"}) {
+    SCOPED_TRACE(text);
+    auto parsed = Expression::Parse(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    auto reparsed = Expression::Parse(parsed->ToSql());
+    ASSERT_TRUE(reparsed.ok()) << parsed->ToSql() << ": " << reparsed.status().ToString();
+    EXPECT_EQ(reparsed->ToSql(), parsed->ToSql());
+  }
+}
+
 TEST(ParserTest, NamedExpressionsTakeAnAliasOrSparkDefaultName) {
   auto aliased = ParseNamedExpression("CASE WHEN a THEN -q ELSE q END AS delta");
   ASSERT_TRUE(aliased.ok()) << aliased.status().ToString();

@@ -85,6 +85,8 @@ std::string_view InfixOperator(const std::string& name) {
 
 std::string PrintCall(const Node& n) {
   const auto& a = n.args;
+  // `*` stands only as the one argument of a call: in(*) has no operator form.
+  if (a.size() == 1 && a[0]->kind == NodeKind::kStar) return fmt::format("{}(*)", n.name);
   std::string_view infix = InfixOperator(n.name);
   if (!infix.empty() && a.size() == 2) return fmt::format("({} {} {})", PrintSql(*a[0]), infix, PrintSql(*a[1]));
   std::string_view not_word = n.negated ? "NOT " : "";
@@ -99,7 +101,13 @@ std::string PrintCall(const Node& n) {
   if (n.name == "between" && a.size() == 3) {
     return fmt::format("({} {}BETWEEN {} AND {})", PrintSql(*a[0]), not_word, PrintSql(*a[1]), PrintSql(*a[2]));
   }
-  if ((n.name == "like" || n.name == "ilike") && (a.size() == 2 || a.size() == 3)) {
+  // Only a string literal prints as the ESCAPE of LIKE or as a field name after a dot: anything
+  // else written there in a call reads back only as that call.
+  auto is_string_literal = [](const Node& x) {
+    return x.kind == NodeKind::kLiteral && !x.literal.is_null && x.literal.type != nullptr &&
+           x.literal.type->id() == TypeId::kString;
+  };
+  if ((n.name == "like" || n.name == "ilike") && (a.size() == 2 || (a.size() == 3 && is_string_literal(*a[2])))) {
     std::string text = fmt::format("({} {}{} {}", PrintSql(*a[0]), not_word, n.name == "like" ? "LIKE" : "ILIKE", PrintSql(*a[1]));
     if (a.size() == 3) text += " ESCAPE " + PrintSql(*a[2]);
     return text + ")";
@@ -107,7 +115,7 @@ std::string PrintCall(const Node& n) {
   if (n.name == "rlike" && a.size() == 2) return fmt::format("({} {}RLIKE {})", PrintSql(*a[0]), not_word, PrintSql(*a[1]));
   // A literal base is parenthesized: `2 .e1` printed as `2.e1` would read back as a number.
   auto base = [&] { return a[0]->kind == NodeKind::kLiteral ? "(" + PrintSql(*a[0]) + ")" : PrintSql(*a[0]); };
-  if (n.name == "get_field" && a.size() == 2 && a[1]->kind == NodeKind::kLiteral) {
+  if (n.name == "get_field" && a.size() == 2 && is_string_literal(*a[1])) {
     return fmt::format("{}.{}", base(), QuoteIdentifier(a[1]->literal.text));
   }
   if (n.name == "subscript" && a.size() == 2) return fmt::format("{}[{}]", base(), PrintSql(*a[1]));

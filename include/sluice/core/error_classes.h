@@ -56,6 +56,7 @@ inline constexpr std::string_view kCdfInvalidOptions = "CDF_INVALID_OPTIONS";
 inline constexpr std::string_view kCdfNotReady = "CDF_NOT_READY";
 inline constexpr std::string_view kCdfStateCorrupt = "CDF_STATE_CORRUPT";
 inline constexpr std::string_view kCdfAlreadyRunning = "CDF_ALREADY_RUNNING";
+inline constexpr std::string_view kCdfHistoryNameTaken = "CDF_HISTORY_NAME_TAKEN";
 // Kafka
 inline constexpr std::string_view kKafkaDataLoss = "KAFKA_DATA_LOSS";
 inline constexpr std::string_view kKafkaRequestFailed = "KAFKA_REQUEST_FAILED";

@@ -110,4 +110,7 @@ Result<BoundExpression> Bind(const Expression& expression, const TypePtr& input_
 // Bind() for a filter or condition: additionally DATATYPE_MISMATCH unless the result is boolean.
 Result<BoundExpression> BindPredicate(const Expression& expression, const TypePtr& input_schema);
 
+// Every name Bind() accepts as a call (functions, aggregates, and operators written as calls).
+std::vector<std::string_view> CallableNames();
+
 }  // namespace sluice::expr
