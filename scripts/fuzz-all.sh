@@ -2,8 +2,8 @@
 # Usage: scripts/fuzz-all.sh SECONDS
 #
 # Builds every libFuzzer target (src/<layer>/*_fuzz.cc) with clang, ASan and UBSan, then runs
-# each for SECONDS seconds from its committed seeds (src/<layer>/fuzz_seeds/TARGET/), two at a
-# time. Exits non-zero when any target finds a crash; its output and the reproducer (in
+# each from its committed seeds (src/<layer>/fuzz_seeds/TARGET/) for 100000 inputs or SECONDS
+# seconds, whichever comes first, two at a time. Exits non-zero when any target finds a crash; its output and the reproducer (in
 # <build>/artifacts/TARGET/) name the input. scripts/fuzz.sh runs one target.
 set -euo pipefail
 if [[ $# -ne 1 ]]; then
@@ -23,13 +23,17 @@ run_one() {
   local target=$1 seconds=$2 root=$3 build=$4
   local source
   source=$(find "$root/src" -name "$target.cc" | head -n 1)
-  local corpus=$build/corpus/$target artifacts=$build/artifacts/$target/
+  # A corpus of this run's own: the run starts from the committed seeds alone, as on a new machine
+  # (scripts/fuzz.sh keeps its corpus between runs in <build>/corpus).
+  local corpus=$build/suite-corpus/$target artifacts=$build/artifacts/$target/
+  rm -rf "$corpus"
   mkdir -p "$corpus" "$artifacts"
-  # A fixed seed: the suite's short runs take the same path on every run, so a finding fails it
-  # reproducibly, not by chance; longer runs by hand (scripts/fuzz.sh) explore at random.
+  # A fixed seed and a fixed number of inputs: a target that runs them within SECONDS takes the
+  # same path on every machine, so a finding fails the suite reproducibly (and a run here before
+  # a push predicts it), not by chance; longer runs by hand (scripts/fuzz.sh) explore at random.
   # An input slower than 10 s is reported (libFuzzer's exit code 70) but does not fail the suite:
   # slowness is not a memory error, and the reproducer is kept in the artifacts.
-  local args=(-max_total_time="$seconds" -seed=1 -timeout=10 -timeout_exitcode=70 -print_final_stats=1
+  local args=(-runs=100000 -max_total_time="$seconds" -seed=1 -timeout=10 -timeout_exitcode=70 -print_final_stats=1
               -artifact_prefix="$artifacts" -rss_limit_mb=2048)
   [[ -f ${source%.cc}.dict ]] && args+=(-dict="${source%.cc}.dict")
   local dirs=("$corpus")

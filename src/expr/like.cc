@@ -118,35 +118,44 @@ bool LikePattern::MatchGeneral(std::string_view text) const {
 
 namespace {
 
-// The largest repetition count a pattern may give ({n}, {n,}, {n,m}), as RE2 bounds it: libstdc++
-// overflows on counts past a long's range (found by parser_fuzz) and builds a state per repetition.
+// The largest repetition count a pattern may give ({n}, {n,}, {n,m}), as RE2 bounds it, and the
+// largest back reference (\N): libstdc++ overflows on numbers past a long's range (found by
+// parser_fuzz) and builds a state per repetition.
 constexpr int64_t kMaxRepetition = 1000;
 
 Status CheckRepetitionCounts(std::string_view pattern) {
+  // A run of digits from `from`, read up to the first digit past the bound; `end` is past the run.
+  auto number_at = [&](size_t from, size_t* end) {
+    int64_t value = 0;
+    size_t j = from;
+    for (; j < pattern.size() && pattern[j] >= '0' && pattern[j] <= '9' && value <= kMaxRepetition; ++j) {
+      value = value * 10 + (pattern[j] - '0');
+    }
+    *end = j;
+    return value;
+  };
+  auto too_large = [&](std::string_view what) {
+    return Status::Error(errors::kInvalidParameterValue,
+                         fmt::format("the regular expression '{}' has a {} over {}", pattern, what, kMaxRepetition));
+  };
   bool in_class = false;
   for (size_t i = 0; i < pattern.size(); ++i) {
     char c = pattern[i];
     if (c == '\\') {
-      ++i;
+      // \N is a back reference, read as a number the same way.
+      size_t end;
+      if (number_at(i + 1, &end) > kMaxRepetition) return too_large("back reference");
+      i = std::max(i + 1, end - 1);
     } else if (in_class) {
       in_class = c != ']';
     } else if (c == '[') {
       in_class = true;
     } else if (c == '{') {
-      // {n}, {n,} or {n,m}: each count read up to the first digit past the bound.
-      size_t j = i + 1;
-      for (int part = 0; part < 2; ++part) {
-        int64_t count = 0;
-        for (; j < pattern.size() && pattern[j] >= '0' && pattern[j] <= '9' && count <= kMaxRepetition; ++j) {
-          count = count * 10 + (pattern[j] - '0');
-        }
-        if (count > kMaxRepetition) {
-          return Status::Error(errors::kInvalidParameterValue,
-                               fmt::format("the regular expression '{}' repeats more than {} times", pattern,
-                                           kMaxRepetition));
-        }
-        if (j >= pattern.size() || pattern[j] != ',') break;
-        ++j;
+      // {n}, {n,} or {n,m}.
+      size_t end;
+      if (number_at(i + 1, &end) > kMaxRepetition) return too_large("repetition count");
+      if (end < pattern.size() && pattern[end] == ',' && number_at(end + 1, &end) > kMaxRepetition) {
+        return too_large("repetition count");
       }
     }
   }

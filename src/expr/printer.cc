@@ -97,7 +97,7 @@ std::string PrintCall(const Node& n) {
   if ((n.name == "istrue" || n.name == "isfalse") && a.size() == 1) {
     return fmt::format("({} IS {}{})", PrintSql(*a[0]), not_word, n.name == "istrue" ? "TRUE" : "FALSE");
   }
-  if (n.name == "in" && !a.empty()) return fmt::format("({} {}IN ({}))", PrintSql(*a[0]), not_word, JoinArgs(a, 1));
+  if (n.name == "in" && a.size() >= 2) return fmt::format("({} {}IN ({}))", PrintSql(*a[0]), not_word, JoinArgs(a, 1));
   if (n.name == "between" && a.size() == 3) {
     return fmt::format("({} {}BETWEEN {} AND {})", PrintSql(*a[0]), not_word, PrintSql(*a[1]), PrintSql(*a[2]));
   }

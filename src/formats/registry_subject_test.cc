@@ -11,8 +11,10 @@ namespace {
 using testing::FakeRegistry;
 using testing::Response;
 
+// `format` (required) is avro unless the options give one.
 DecoderSpec Spec(std::map<std::string, std::string> options, std::string message_name = {}) {
   DecoderSpec spec;
+  options.emplace("format", "avro");
   spec.registry_options = std::move(options);
   spec.message_name = std::move(message_name);
   return spec;

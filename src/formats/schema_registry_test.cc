@@ -6,6 +6,7 @@
 
 #include "formats/fake_registry.h"
 #include "sluice/formats/schema_registry.h"
+#include "sluice/core/error_classes.h"
 
 namespace sluice::formats {
 namespace {
@@ -191,7 +192,8 @@ TEST(SchemaRegistryOptionsTest, ValidatesAndConvertsTheDocumentedOptions) {
   setenv("SLUICE_TEST_REGISTRY_SECRET", "s3cret", 1);
   Result<ValidatedOptions> options = ValidateOptions(
       "schema registry", SchemaRegistryOptionSpecs(),
-      {{"url", "https://registry:8081"}, {"api_key", "key"}, {"api_secret", "${env:SLUICE_TEST_REGISTRY_SECRET}"}, {"timeout", "3s"}});
+      {{"url", "https://registry:8081"}, {"api_key", "key"}, {"api_secret", "${env:SLUICE_TEST_REGISTRY_SECRET}"},
+       {"format", "avro"}, {"timeout", "3s"}});
   ASSERT_TRUE(options.ok()) << options.status().ToString();
   SchemaRegistryConfig config = SchemaRegistryConfigFromOptions(*options);
   EXPECT_EQ(config.url, "https://registry:8081");
@@ -199,8 +201,15 @@ TEST(SchemaRegistryOptionsTest, ValidatesAndConvertsTheDocumentedOptions) {
   EXPECT_EQ(config.timeout, std::chrono::milliseconds(3000));
   EXPECT_EQ(options->GetDuration("schema_refresh_interval"), std::chrono::hours(2));
   EXPECT_EQ(options->GetString("subject_name_strategy"), "TopicNameStrategy");
-  Result<ValidatedOptions> unknown = ValidateOptions("schema registry", SchemaRegistryOptionSpecs(), {{"url", "http://r"}, {"apikey", "k"}});
+  Result<ValidatedOptions> unknown =
+      ValidateOptions("schema registry", SchemaRegistryOptionSpecs(), {{"url", "http://r"}, {"format", "avro"}, {"apikey", "k"}});
   EXPECT_FALSE(unknown.ok());
+  // `format` is required: the subject's schema type is not guessed.
+  Result<ValidatedOptions> no_format =
+      ValidateOptions("schema registry", SchemaRegistryOptionSpecs(), {{"url", "http://r"}, {"subject", "orders"}});
+  ASSERT_FALSE(no_format.ok());
+  EXPECT_EQ(no_format.status().error_class(), errors::kInvalidOptions);
+  EXPECT_NE(no_format.status().message().find("format"), std::string::npos) << no_format.status().ToString();
 }
 
 }  // namespace

@@ -84,11 +84,6 @@ std::string Kind(const std::optional<formats::DecoderSpec>& schema) {
   return schema->from_registry() ? "a registry schema" : "an inline " + FormatName(schema->format) + " schema";
 }
 
-std::string RegistryFormat(const formats::DecoderSpec& schema) {
-  auto format = schema.registry_options.find("format");
-  return format == schema.registry_options.end() ? "avro" : format->second;
-}
-
 Status CheckPart(const std::optional<formats::DecoderSpec>& before, const std::optional<formats::DecoderSpec>& after,
                  const std::string& part) {
   const std::string path = "schema_config." + part;
@@ -97,8 +92,13 @@ Status CheckPart(const std::optional<formats::DecoderSpec>& before, const std::o
   }
   if (!before) return Status::OK();
   if (before->from_registry()) {
-    if (RegistryFormat(*before) != RegistryFormat(*after)) {
-      return Incompatible(path, "changes format from " + RegistryFormat(*before) + " to " + RegistryFormat(*after));
+    // Its schema is the subject's: it evolves by new versions in the registry, which the stream
+    // takes up as it runs.
+    if (before->registry_options != after->registry_options || before->message_name != after->message_name) {
+      return Status::Error(errors::kStreamUpdateNotAllowed,
+                           "the update changes " + path + ", whose schema a Schema Registry holds: it evolves by "
+                           "registering new versions of the subject there, which the running stream takes up; "
+                           "delete and create the stream to read another subject or registry");
     }
     return Status::OK();
   }

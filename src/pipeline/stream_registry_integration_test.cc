@@ -126,9 +126,12 @@ class StreamRegistryTest : public ::testing::Test {
     return run->Wait();
   }
 
-  // A schema_registry block for `registry` with the test's credentials and `extra` options.
+  // A schema_registry block for `registry` with the test's credentials and `extra` options; its
+  // format is avro unless `extra` gives one.
   std::string Block(const FakeRegistry& registry, const std::string& extra) const {
-    return "{url: \"" + registry.url() + "\", api_key: key, api_secret: \"${env:SLUICE_TEST_REGISTRY_SECRET}\"" + extra + "}";
+    std::string format = extra.find("format:") == std::string::npos ? ", format: avro" : "";
+    return "{url: \"" + registry.url() + "\", api_key: key, api_secret: \"${env:SLUICE_TEST_REGISTRY_SECRET}\"" +
+           format + extra + "}";
   }
 
   std::string Table() const { return dir_.path() + "/warehouse/main/raw/events"; }

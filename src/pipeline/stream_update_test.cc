@@ -126,6 +126,35 @@ TEST_F(StreamUpdateTest, OnlySchemasAndExclusionsMayChange) {
             errors::kStreamNotFound);
 }
 
+// A part whose schema a Schema Registry holds evolves there (new versions of its subject, taken
+// up while the stream runs): an update may not change where it comes from, however small.
+TEST_F(StreamUpdateTest, ARegistryPartRefusesEveryChangeOfItsSchemaConfig) {
+  auto registry = [](const std::string& extra) {
+    return "{schema_registry: {url: \"http://127.0.0.1:9\", format: avro" + extra + "}}";
+  };
+  const std::string before = Definition(registry(""));
+  for (const std::string& extra : {std::string(", version: 2"), std::string(", subject: other"),
+                                   std::string(", timeout: 3s"),
+                                   std::string(", subject_name_strategy: RecordNameStrategy, record_name: a.B")}) {
+    SCOPED_TRACE(extra);
+    ExpectRefused(before, Definition(registry(extra)), errors::kStreamUpdateNotAllowed, "Schema Registry");
+  }
+  ExpectRefused(before, Definition("{schema_registry: {url: \"http://127.0.0.1:9\", format: protobuf}}"),
+                errors::kStreamUpdateNotAllowed, "schema_config.value");
+  ExpectRefused(before, Definition(Avro(R"({"name":"id","type":"long"})")), errors::kStreamSchemaIncompatible,
+                "changes from a registry schema to an inline avro schema");
+  // The same definition again is an update still.
+  Status same = Update(before, before);
+  EXPECT_TRUE(same.ok()) << same.ToString();
+}
+
+// A registry locator names its subject's schema type: without `format` it is refused.
+TEST_F(StreamUpdateTest, ARegistryLocatorWithoutFormatIsRefused) {
+  Result<StreamSpec> created = catalog_.Create(Definition("{schema_registry: {url: \"http://127.0.0.1:9\"}}"));
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(created.status().message().find("format"), std::string::npos) << created.status().ToString();
+}
+
 TEST_F(StreamUpdateTest, AnExistingIngestionTableRefusesAWideningItCannotStore) {
   const std::string before = Definition(Avro(R"({"name":"id","type":"int"})"));
   ASSERT_TRUE(catalog_.Create(before).ok());
