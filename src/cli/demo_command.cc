@@ -189,7 +189,8 @@ flows:
 }
 
 // The foreachBatch callback of the demo: one line per batch of the ticks table.
-Status PrintTickSummary(const RecordBatch& batch, int64_t batch_id) {
+Status PrintTickSummary(const RecordBatch& batch, const engine::BatchContext& context) {
+  const int64_t batch_id = context.batch_id;
   int value_index = batch.schema()->FieldIndex("value");
   if (value_index < 0) return Status::Error(errors::kInvalidArgument, "demo_summary needs a `value` column");
   const Column& values = *batch.column(value_index);

@@ -1,8 +1,10 @@
 #include "sluice/delta/merge.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <simdjson.h>
 
 #include "sluice/core/compute.h"
@@ -11,6 +13,66 @@
 
 namespace sluice::delta {
 namespace {
+
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t begin = 0;
+  while (true) {
+    size_t dot = path.find('.', begin);
+    parts.push_back(path.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin));
+    if (dot == std::string::npos) return parts;
+    begin = dot + 1;
+  }
+}
+
+// The field indexes `path` names in `schema`: a top-level column, or a field of a struct column
+// (`value.transaction_id`), each part matched ignoring case. `names`, when given, receives the
+// parts as the schema spells them.
+Result<std::vector<int>> KeyIndexes(const TypePtr& schema, const std::string& path,
+                                    std::vector<std::string>* names = nullptr) {
+  std::vector<std::string> parts = SplitPath(path);
+  std::vector<int> indexes;
+  TypePtr type = schema;
+  for (size_t depth = 0; depth < parts.size(); ++depth) {
+    if (type->id() != TypeId::kStruct) {
+      return Status::Error(errors::kUnresolvedColumn, fmt::format("key column '{}': {} is not a struct", path,
+                                                                  fmt::join(parts.begin(), parts.begin() + depth, ".")));
+    }
+    int index = type->FieldIndexIgnoreCase(parts[depth]);
+    if (index < 0) return Status::Error(errors::kUnresolvedColumn, fmt::format("key column '{}' is not in the data", path));
+    if (names) names->push_back(type->field(index).name);
+    indexes.push_back(index);
+    type = type->field(index).type;
+  }
+  return indexes;
+}
+
+// The column `path` names in `batch` (as KeyIndexes).
+Result<const Column*> KeyColumn(const RecordBatch& batch, const std::string& path,
+                                std::vector<std::string>* names = nullptr) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<int> indexes, KeyIndexes(batch.schema(), path, names));
+  const Column* column = batch.column(indexes[0]).get();
+  for (size_t depth = 1; depth < indexes.size(); ++depth) column = column->children[indexes[depth]].get();
+  return column;
+}
+
+// A JSON pointer to `names` under `/minValues` or `/maxValues` (RFC 6901 escapes).
+std::string StatsPointer(std::string_view bound, const std::vector<std::string>& names) {
+  std::string pointer = "/" + std::string(bound);
+  for (const std::string& name : names) {
+    pointer += '/';
+    for (char c : name) {
+      if (c == '~') {
+        pointer += "~0";
+      } else if (c == '/') {
+        pointer += "~1";
+      } else {
+        pointer += c;
+      }
+    }
+  }
+  return pointer;
+}
 
 // The key of one row as text: its key columns' values, with a separator no formatted value
 // holds unescaped and a marker for null.
@@ -66,14 +128,14 @@ std::optional<KeyRange> BatchKeyRange(const Column& column) {
 
 // Whether a file may hold a key in `range`, judging by its statistics (true when they do not
 // say: missing stats, missing bounds, or a file with nulls only in the key).
-bool MayHoldKeys(const AddFile& file, const std::string& key, const KeyRange& range) {
+bool MayHoldKeys(const AddFile& file, const std::vector<std::string>& key, const KeyRange& range) {
   if (!file.stats) return true;
   simdjson::dom::parser parser;
   simdjson::dom::element stats;
   if (parser.parse(*file.stats).get(stats) != simdjson::SUCCESS) return true;
   simdjson::dom::element min, max;
-  if (stats.at_pointer("/minValues/" + key).get(min) != simdjson::SUCCESS ||
-      stats.at_pointer("/maxValues/" + key).get(max) != simdjson::SUCCESS) {
+  if (stats.at_pointer(StatsPointer("minValues", key)).get(min) != simdjson::SUCCESS ||
+      stats.at_pointer(StatsPointer("maxValues", key)).get(max) != simdjson::SUCCESS) {
     return true;
   }
   if (range.numeric) {
@@ -96,10 +158,12 @@ Result<WriteResult> InsertNewRows(std::shared_ptr<FileSystem> fs, const std::str
                                   const MergeOptions& options) {
   if (options.key_columns.empty()) return Status::Error(errors::kInvalidArgument, "an insert-only merge needs key columns");
   std::vector<const Column*> batch_keys;
-  for (const std::string& name : options.key_columns) {
-    int index = batch->schema()->FieldIndexIgnoreCase(name);
-    if (index < 0) return Status::Error(errors::kUnresolvedColumn, fmt::format("key column '{}' is not in the data", name));
-    batch_keys.push_back(batch->column(index).get());
+  std::vector<std::string> scanned;  // the top-level columns the keys are in, for the table scan
+  for (const std::string& path : options.key_columns) {
+    std::vector<std::string> names;
+    SLUICE_ASSIGN_OR_RETURN(const Column* column, KeyColumn(*batch, path, &names));
+    batch_keys.push_back(column);
+    if (std::find(scanned.begin(), scanned.end(), names[0]) == scanned.end()) scanned.push_back(names[0]);
   }
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> txn, Transaction::Start(fs, table_path));
   WriteOptions write{.partition_columns = options.partition_columns, .transactions = options.transactions,
@@ -113,22 +177,24 @@ Result<WriteResult> InsertNewRows(std::shared_ptr<FileSystem> fs, const std::str
     txn->ReadWholeTable();
     std::vector<AddFile> candidates;
     std::optional<KeyRange> range;
-    std::string key_name;
+    std::vector<std::string> key_names;  // the one key's path as the table spells it
     if (batch_keys.size() == 1) {
       range = BatchKeyRange(*batch_keys[0]);
-      int index = snapshot->schema()->FieldIndexIgnoreCase(options.key_columns[0]);
-      if (index >= 0) key_name = snapshot->schema()->field(index).name;
+      if (!KeyIndexes(snapshot->schema(), options.key_columns[0], &key_names).ok()) key_names.clear();
     }
     for (const AddFile& file : snapshot->files()) {
-      if (!range || key_name.empty() || MayHoldKeys(file, key_name, *range)) candidates.push_back(file);
+      if (!range || key_names.empty() || MayHoldKeys(file, key_names, *range)) candidates.push_back(file);
     }
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableScan> scan,
-                            TableScan::Open(snapshot, {.columns = options.key_columns, .files = std::move(candidates)}));
+                            TableScan::Open(snapshot, {.columns = scanned, .files = std::move(candidates)}));
     while (true) {
       SLUICE_ASSIGN_OR_RETURN(BatchPtr keys, scan->Next());
       if (keys == nullptr) break;
       std::vector<const Column*> columns;
-      for (const ColumnPtr& column : keys->columns()) columns.push_back(column.get());
+      for (const std::string& path : options.key_columns) {
+        SLUICE_ASSIGN_OR_RETURN(const Column* column, KeyColumn(*keys, path));
+        columns.push_back(column);
+      }
       for (int64_t row = 0; row < keys->num_rows(); ++row) existing.insert(RowKey(columns, row));
     }
   }

@@ -1,5 +1,6 @@
 // Insert-only merges and the streaming source, over real tables.
 #include <algorithm>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -68,6 +69,40 @@ TEST_F(MergeSourceTest, InsertOnlyMergeAddsOnlyNewKeys) {
   EXPECT_EQ(info.operation, "MERGE");
   EXPECT_EQ(InsertNewRows(fs_, table_, Ids({4}), {.key_columns = {"nope"}}).status().error_class(),
             errors::kUnresolvedColumn);
+}
+
+// Rows {value: {id, tag}} with a struct column, keyed by a dot path into it.
+BatchPtr Nested(const std::vector<std::optional<int64_t>>& ids, const std::string& tag) {
+  TypePtr value = ParseTypeString("struct<id:bigint,tag:string>").value();
+  TypePtr schema = DataType::Struct({{"value", value}}).value();
+  Int64Builder id_builder(DataType::Long());
+  BinaryBuilder tag_builder(DataType::String());
+  for (const std::optional<int64_t>& id : ids) {
+    id ? id_builder.Append(*id) : id_builder.AppendNull();
+    tag_builder.Append(tag);
+  }
+  auto column = std::make_shared<Column>();
+  column->type = value;
+  column->length = static_cast<int64_t>(ids.size());
+  column->children = {id_builder.Finish(), tag_builder.Finish()};
+  return RecordBatch::Make(schema, {column}, column->length).value();
+}
+
+TEST_F(MergeSourceTest, KeysMayBeFieldsOfStructColumns) {
+  // Three commits, so that the statistics of the nested key rule files out.
+  ASSERT_TRUE(InsertNewRows(fs_, table_, Nested({1, 2, 2}, "a"), {.key_columns = {"value.id"}}).ok());
+  ASSERT_TRUE(InsertNewRows(fs_, table_, Nested({100, 101}, "far"), {.key_columns = {"value.id"}}).ok());
+  auto third = InsertNewRows(fs_, table_, Nested({2, 3, std::nullopt, std::nullopt}, "b"), {.key_columns = {"VALUE.Id"}});
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  EXPECT_EQ(third->num_rows, 2) << "3 and one null are new; 2 is there, the second null is the first's twin";
+  auto again = InsertNewRows(fs_, table_, Nested({101, 3, 4}, "c"), {.key_columns = {"value.id", "value.tag"}});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->num_rows, 3) << "(id, tag) pairs: none of them is in the table";
+  for (const std::string bad : {"value.nope", "value.id.x", "nope.id", "value."}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(InsertNewRows(fs_, table_, Nested({5}, "d"), {.key_columns = {bad}}).status().error_class(),
+              errors::kUnresolvedColumn);
+  }
 }
 
 TEST_F(MergeSourceTest, TheSourceStreamsAppendsInBoundedRanges) {

@@ -20,7 +20,9 @@ constexpr OptionSpec kConsoleSinkOptions[] = {
 };
 
 constexpr OptionSpec kForeachBatchSinkOptions[] = {
-    {"function", OptionType::kString, std::nullopt, true, "name under which the callback was registered"},
+    {"function", OptionType::kString, std::nullopt, true,
+     "name under which the callback was registered, or plugin:/path/libx.so:name"},
+    {"arg.*", OptionType::kString, std::nullopt, false, "arguments for the callback, in its context without `arg.`"},
 };
 
 }  // namespace
@@ -47,7 +49,7 @@ Status RegisterBuiltinFormats(Registry* registry) {
        [](const ValidatedOptions& options, const Registry& registry) -> Result<std::unique_ptr<Sink>> {
          const std::string& name = options.GetString("function");
          SLUICE_ASSIGN_OR_RETURN(ForeachBatchFunction function, registry.FindForeachBatch(name));
-         return MakeForeachBatchSink(name, std::move(function));
+         return MakeForeachBatchSink(name, std::move(function), options.WithPrefix("arg."));
        }}));
   return RegisterFileFormats(registry);
 }

@@ -42,16 +42,23 @@ class ConsoleSink final : public Sink {
 
 class ForeachBatchSink final : public Sink {
  public:
-  ForeachBatchSink(std::string name, ForeachBatchFunction function)
-      : name_(std::move(name)), function_(std::move(function)) {}
+  ForeachBatchSink(std::string name, ForeachBatchFunction function, std::map<std::string, std::string> arguments)
+      : name_(std::move(name)), function_(std::move(function)) {
+    context_.arguments = std::move(arguments);
+  }
 
   std::string description() const override { return "ForeachBatchSink[" + name_ + "]"; }
   std::vector<OutputMode> supported_output_modes() const override {
     return {OutputMode::kAppend, OutputMode::kUpdate, OutputMode::kComplete};
   }
-  Status Open(const SinkContext&) override { return Status::OK(); }
+  Status Open(const SinkContext& context) override {
+    context_.query_id = context.query_id;
+    context_.flow_name = context.query_name;
+    return Status::OK();
+  }
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
-    Status status = function_(batch, batch_id);
+    context_.batch_id = batch_id;
+    Status status = function_(batch, context_);
     if (!status.ok()) return status.WithContext("foreachBatch function '" + name_ + "', batch " + std::to_string(batch_id));
     return status;
   }
@@ -59,6 +66,7 @@ class ForeachBatchSink final : public Sink {
  private:
   std::string name_;
   ForeachBatchFunction function_;
+  BatchContext context_;
 };
 
 }  // namespace
@@ -67,8 +75,9 @@ std::unique_ptr<Sink> MakeConsoleSink(std::ostream* out, int64_t max_rows) {
   return std::make_unique<ConsoleSink>(out, max_rows);
 }
 
-std::unique_ptr<Sink> MakeForeachBatchSink(std::string name, ForeachBatchFunction function) {
-  return std::make_unique<ForeachBatchSink>(std::move(name), std::move(function));
+std::unique_ptr<Sink> MakeForeachBatchSink(std::string name, ForeachBatchFunction function,
+                                           std::map<std::string, std::string> arguments) {
+  return std::make_unique<ForeachBatchSink>(std::move(name), std::move(function), std::move(arguments));
 }
 
 }  // namespace sluice::engine

@@ -1,4 +1,5 @@
 #include "sluice/delta/table_writer.h"
+#include "sluice/engine/batch_write.h"
 #include "sluice/delta/writer.h"
 #include "sluice/engine/delta_formats.h"
 
@@ -7,17 +8,22 @@ namespace {
 
 constexpr std::string_view kModes[] = {"append", "overwrite"};
 
-constexpr OptionSpec kOptions[] = {
+constexpr OptionSpec kOwnOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "directory of the Delta table"},
     {"mergeSchema", OptionType::kBool, "false", false, "add new columns of the batches to the table schema"},
     {"mode", OptionType::kEnum, std::nullopt, false, "batch write mode: append or overwrite", kModes},
 };
+constexpr auto kOptions = WithWriteTransactionOptions(kOwnOptions);
 
 class DeltaSink final : public Sink {
  public:
-  // `mode` is empty for a streaming append.
-  DeltaSink(std::string path, bool merge_schema, std::string mode)
-      : path_(std::move(path)), merge_schema_(merge_schema), mode_(std::move(mode)) {}
+  // `mode` is empty for a streaming append. With `transaction`, every write records it instead of
+  // the query's id and batch id (and is skipped when the table records it already).
+  DeltaSink(std::string path, bool merge_schema, std::string mode, std::optional<WriteTransaction> transaction)
+      : path_(std::move(path)),
+        merge_schema_(merge_schema),
+        mode_(std::move(mode)),
+        transaction_(std::move(transaction)) {}
 
   std::string description() const override { return "DeltaSink[" + path_ + "]"; }
   std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
@@ -85,7 +91,8 @@ class DeltaSink final : public Sink {
   delta::WriteOptions WriteOptionsFor(int64_t batch_id) const {
     delta::WriteOptions options;
     options.merge_schema = merge_schema_;
-    options.transactions = {delta::SetTransaction{query_id_, batch_id, std::nullopt}};
+    options.transactions = {transaction_ ? delta::SetTransaction{transaction_->app_id, transaction_->version, std::nullopt}
+                                         : delta::SetTransaction{query_id_, batch_id, std::nullopt}};
     if (mode_.empty()) {
       options.operation = std::string(delta::kOperationStreamingUpdate);
       options.operation_parameters = {
@@ -99,6 +106,7 @@ class DeltaSink final : public Sink {
   std::string path_;
   bool merge_schema_;
   std::string mode_;
+  std::optional<WriteTransaction> transaction_;
   bool overwritten_ = false;
   std::shared_ptr<FileSystem> file_system_;
   std::string query_id_;
@@ -109,8 +117,10 @@ class DeltaSink final : public Sink {
 const std::span<const OptionSpec> kDeltaSinkOptions = kOptions;
 
 Result<std::unique_ptr<Sink>> MakeDeltaSink(const ValidatedOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(std::optional<WriteTransaction> transaction, WriteTransactionOf(options));
   return std::unique_ptr<Sink>(new DeltaSink(options.GetString("path"), options.GetBool("mergeSchema"),
-                                             options.Has("mode") ? options.GetString("mode") : std::string()));
+                                             options.Has("mode") ? options.GetString("mode") : std::string(),
+                                             std::move(transaction)));
 }
 
 }  // namespace sluice::engine

@@ -2,12 +2,15 @@
 // writing one file per batch with the write modes.
 #include "sluice/engine/file_formats.h"
 
+#include <charconv>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "engine/file_codecs.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/path_names.h"
+#include "sluice/engine/batch_write.h"
 #include "sluice/parquet/reader.h"
 #include "sluice/engine/read_once_source.h"
 #include "sluice/parquet/writer.h"
@@ -23,7 +26,7 @@ constexpr std::string_view kCompressions[] = {"none", "uncompressed", "snappy", 
 constexpr OptionSpec kParquetSourceOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "a Parquet file or a directory of them"},
 };
-constexpr OptionSpec kParquetSinkOptions[] = {
+constexpr OptionSpec kParquetSinkOwnOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "the directory the files are written into"},
     {"mode", OptionType::kEnum, "errorifexists", false, "append, overwrite, errorifexists or ignore", kWriteModes},
     {"compression", OptionType::kEnum, "snappy", false, "none, snappy, gzip or zstd", kCompressions},
@@ -38,7 +41,7 @@ constexpr OptionSpec kCsvSourceOptions[] = {
     {"escape", OptionType::kString, "\\", false, "makes the next character inside quotes literal"},
     {"nullValue", OptionType::kString, "", false, "the text of a null field"},
 };
-constexpr OptionSpec kCsvSinkOptions[] = {
+constexpr OptionSpec kCsvSinkOwnOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "the directory the files are written into"},
     {"mode", OptionType::kEnum, "errorifexists", false, "append, overwrite, errorifexists or ignore", kWriteModes},
     {"header", OptionType::kBool, "false", false, "write the column names as the first line"},
@@ -52,10 +55,14 @@ constexpr OptionSpec kJsonSourceOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "a JSON lines file or a directory of them"},
     {"schema", OptionType::kString, std::nullopt, true, "the fields as DDL: `id long, name string`"},
 };
-constexpr OptionSpec kJsonSinkOptions[] = {
+constexpr OptionSpec kJsonSinkOwnOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "the directory the files are written into"},
     {"mode", OptionType::kEnum, "errorifexists", false, "append, overwrite, errorifexists or ignore", kWriteModes},
 };
+
+constexpr auto kParquetSinkOptions = WithWriteTransactionOptions(kParquetSinkOwnOptions);
+constexpr auto kCsvSinkOptions = WithWriteTransactionOptions(kCsvSinkOwnOptions);
+constexpr auto kJsonSinkOptions = WithWriteTransactionOptions(kJsonSinkOwnOptions);
 
 constexpr int64_t kRowsPerBatch = 64 * 1024;
 constexpr size_t kWriteBufferBytes = size_t{1} << 20;
@@ -212,24 +219,55 @@ WriteMode ParseWriteMode(const std::string& mode) {
 
 class FileSink final : public Sink {
  public:
-  FileSink(FileKind kind, std::string path, WriteMode mode, CsvOptions csv, parquet::CompressionCodec compression)
-      : kind_(kind), path_(std::move(path)), mode_(mode), csv_(std::move(csv)), compression_(compression) {}
+  // With `transaction`, files are named after it instead of the query's id and batch id, and a
+  // write is skipped when the directory records its version already.
+  FileSink(FileKind kind, std::string path, WriteMode mode, CsvOptions csv, parquet::CompressionCodec compression,
+           std::optional<WriteTransaction> transaction)
+      : kind_(kind),
+        path_(std::move(path)),
+        mode_(mode),
+        csv_(std::move(csv)),
+        compression_(compression),
+        transaction_(std::move(transaction)) {}
 
   std::string description() const override { return fmt::format("FileSink[{} {}]", KindName(kind_), path_); }
   std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
 
   Status Open(const SinkContext& context) override {
     file_system_ = context.file_system;
-    query_id_ = context.query_id;
+    query_id_ = transaction_ ? transaction_->app_id : context.query_id;
     return Status::OK();
   }
 
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
-    Status written = Write(batch_id, batch);
+    Status written = transaction_ ? WriteInTransaction(batch) : Write(batch_id, batch);
     return written.ok() ? written : written.WithContext(description());
   }
 
  private:
+  // <path>/_sluice_transactions/<app id> holds the last version written for the app id; readers
+  // of the directory skip names starting with `_`. It is written after the data file, so a crash
+  // between the two leaves the version unrecorded and the replay writes the same file again.
+  Status WriteInTransaction(const RecordBatch& batch) {
+    const std::string recorded_path = path_ + "/_sluice_transactions/" + transaction_->app_id;
+    Result<std::string> recorded = file_system_->ReadFile(recorded_path);
+    if (recorded.ok()) {
+      int64_t version = -1;
+      auto [end, ec] = std::from_chars(recorded->data(), recorded->data() + recorded->size(), version);
+      if (ec != std::errc() || end != recorded->data() + recorded->size()) {
+        return Status::Error(errors::kFileSinkTransactionCorrupt,
+                             fmt::format("{} does not hold a version number; remove it to write the batch again",
+                                         recorded_path));
+      }
+      if (version >= transaction_->version) return Status::OK();
+    } else if (recorded.status().error_class() != errors::kFileNotFound) {
+      return recorded.status();
+    }
+    SLUICE_RETURN_IF_ERROR(Write(transaction_->version, batch));
+    SLUICE_RETURN_IF_ERROR(file_system_->CreateDirectories(path_ + "/_sluice_transactions"));
+    return file_system_->AtomicWrite(recorded_path, std::to_string(transaction_->version));
+  }
+
   Status Write(int64_t batch_id, const RecordBatch& batch) {
     const bool first = !started_;
     started_ = true;
@@ -300,6 +338,7 @@ class FileSink final : public Sink {
   WriteMode mode_;
   CsvOptions csv_;
   parquet::CompressionCodec compression_;
+  std::optional<WriteTransaction> transaction_;
   std::shared_ptr<FileSystem> file_system_;
   std::string query_id_;
   bool started_ = false;
@@ -333,8 +372,16 @@ Result<std::unique_ptr<Sink>> MakeFileSink(FileKind kind, const ValidatedOptions
   }
   parquet::CompressionCodec compression = parquet::CompressionCodec::kUncompressed;
   if (kind == FileKind::kParquet) compression = ParseCompression(options.GetString("compression"));
+  SLUICE_ASSIGN_OR_RETURN(std::optional<WriteTransaction> transaction, WriteTransactionOf(options));
+  if (transaction) {
+    if (std::string problem = PathNameProblem(transaction->app_id); !problem.empty()) {
+      return Status::Error(errors::kInvalidOptions,
+                           fmt::format("txnAppId of a file sink names a file beside its data: {}", problem));
+    }
+  }
   return std::unique_ptr<Sink>(new FileSink(kind, AbsolutePath(options.GetString("path")),
-                                            ParseWriteMode(options.GetString("mode")), std::move(csv), compression));
+                                            ParseWriteMode(options.GetString("mode")), std::move(csv), compression,
+                                            std::move(transaction)));
 }
 
 Status RegisterKind(Registry* registry, FileKind kind, std::span<const OptionSpec> source_options,

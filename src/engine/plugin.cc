@@ -64,12 +64,17 @@ Result<const LoadedPlugin*> Load(const std::string& path) {
                          fmt::format("plugin {} ({}) failed to register its formats: {}", path, plugin.name,
                                      registered.ToString()));
   }
-  if (!plugin.formats->FindSourceFormat(plugin.name) && !plugin.formats->FindSinkFormat(plugin.name)) {
-    return Status::Error(errors::kPluginLoadFailed,
-                         fmt::format("plugin {} registered no source or sink named `{}`, its descriptor's name", path,
-                                     plugin.name));
-  }
   return &plugins.emplace(path, std::move(plugin)).first->second;
+}
+
+// The library path of `plugin:/abs/path/libx.so`.
+Result<std::string> LibraryPath(std::string_view format, std::string_view shape) {
+  std::string path(format.substr(kPluginFormatPrefix.size()));
+  if (path.empty() || path[0] != '/') {
+    return Status::Error(errors::kPluginLoadFailed,
+                         fmt::format("plugin `{}` must name the library by absolute path: {}", format, shape));
+  }
+  return path;
 }
 
 }  // namespace
@@ -78,14 +83,14 @@ bool IsPluginFormat(std::string_view format) { return format.starts_with(kPlugin
 
 Status LoadPlugin(Registry* registry, std::string_view format) {
   if (!IsPluginFormat(format)) return Status::OK();
-  std::string path(format.substr(kPluginFormatPrefix.size()));
-  if (path.empty() || path[0] != '/') {
-    return Status::Error(errors::kPluginLoadFailed,
-                         fmt::format("plugin format `{}` must name the library by absolute path: plugin:/path/libx.so",
-                                     format));
-  }
+  SLUICE_ASSIGN_OR_RETURN(std::string path, LibraryPath(format, "plugin:/path/libx.so"));
   std::lock_guard lock(LoadMutex());
   SLUICE_ASSIGN_OR_RETURN(const LoadedPlugin* plugin, Load(path));
+  if (!plugin->formats->FindSourceFormat(plugin->name) && !plugin->formats->FindSinkFormat(plugin->name)) {
+    return Status::Error(errors::kPluginLoadFailed,
+                         fmt::format("plugin {} registered no source or sink named `{}`, its descriptor's name", path,
+                                     plugin->name));
+  }
   if (const SourceFormat* source = plugin->formats->FindSourceFormat(plugin->name);
       source && !registry->FindSourceFormat(format)) {
     SourceFormat named = *source;
@@ -98,6 +103,21 @@ Status LoadPlugin(Registry* registry, std::string_view format) {
     SLUICE_RETURN_IF_ERROR(registry->RegisterSink(std::move(named)));
   }
   return Status::OK();
+}
+
+Result<ForeachBatchFunction> FindPluginForeachBatch(std::string_view reference) {
+  constexpr std::string_view kShape = "plugin:/path/libx.so:function";
+  size_t colon = reference.rfind(':');
+  if (!IsPluginFormat(reference) || colon < kPluginFormatPrefix.size() || colon + 1 == reference.size()) {
+    return Status::Error(errors::kPluginLoadFailed,
+                         fmt::format("foreachBatch function `{}` is not of the form {}", reference, kShape));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::string path, LibraryPath(reference.substr(0, colon), kShape));
+  std::lock_guard lock(LoadMutex());
+  SLUICE_ASSIGN_OR_RETURN(const LoadedPlugin* plugin, Load(path));
+  Result<ForeachBatchFunction> function = plugin->formats->FindForeachBatch(reference.substr(colon + 1));
+  if (!function.ok()) return function.status().WithContext("plugin " + path);
+  return function;
 }
 
 }  // namespace sluice::engine

@@ -5,6 +5,7 @@
 
 #include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/engine/plugin.h"
 
 namespace sluice::engine {
 namespace {
@@ -99,6 +100,7 @@ Result<std::unique_ptr<Sink>> Registry::MakeSink(std::string_view format,
 }
 
 Result<ForeachBatchFunction> Registry::FindForeachBatch(std::string_view name) const {
+  if (IsPluginFormat(name)) return FindPluginForeachBatch(name);
   std::lock_guard lock(mutex_);
   auto it = functions_.find(std::string(name));
   if (it == functions_.end()) {

@@ -50,7 +50,7 @@ TEST(RegistryTest, RegisteringANameTwiceFails) {
   Registry registry;
   ASSERT_TRUE(RegisterBuiltinFormats(&registry).ok());
   EXPECT_EQ(RegisterBuiltinFormats(&registry).error_class(), errors::kInvalidArgument);
-  auto noop = [](const RecordBatch&, int64_t) { return Status::OK(); };
+  auto noop = [](const RecordBatch&, const BatchContext&) { return Status::OK(); };
   ASSERT_TRUE(registry.RegisterForeachBatch("f", noop).ok());
   EXPECT_EQ(registry.RegisterForeachBatch("f", noop).error_class(), errors::kInvalidArgument);
 }
@@ -65,7 +65,8 @@ TEST(RegistryTest, ForeachBatchFunctionsAreFoundByName) {
   std::vector<int64_t> ids;
   ASSERT_TRUE(registry
                   .RegisterForeachBatch("summarize",
-                                        [&](const RecordBatch&, int64_t batch_id) {
+                                        [&](const RecordBatch&, const BatchContext& context) {
+                                          const int64_t batch_id = context.batch_id;
                                           ids.push_back(batch_id);
                                           return Status::OK();
                                         })
@@ -85,7 +86,8 @@ TEST(RegistryTest, ForeachBatchGetsTheSameBatchIdWhenABatchIsReplayed) {
   bool fail_once = true;
   ASSERT_TRUE(registry
                   .RegisterForeachBatch("flaky",
-                                        [&](const RecordBatch& batch, int64_t batch_id) -> Status {
+                                        [&](const RecordBatch& batch, const BatchContext& context) -> Status {
+                                          const int64_t batch_id = context.batch_id;
                                           calls.emplace_back(batch_id, batch.column(1)->Value<int64_t>(0));
                                           if (batch_id == 1 && fail_once) {
                                             fail_once = false;

@@ -124,7 +124,8 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<So
                                query->config_.clock};
   SLUICE_RETURN_IF_ERROR(query->source_->Open(source_context));
   SLUICE_RETURN_IF_ERROR(query->sink_->Open(
-      SinkContext{query_id, query->config_.output_mode, query->config_.file_system, &query->stop_requested_}));
+      SinkContext{query_id, query->config_.output_mode, query->config_.file_system, &query->stop_requested_,
+                  query->config_.name}));
   return query;
 }
 

@@ -34,7 +34,8 @@ struct SeenBatches {
   std::vector<std::vector<int64_t>> values;
 
   ForeachBatchFunction Recorder(std::function<Status(int64_t)> also = nullptr) {
-    return [this, also](const RecordBatch& batch, int64_t batch_id) -> Status {
+    return [this, also](const RecordBatch& batch, const BatchContext& context) -> Status {
+      const int64_t batch_id = context.batch_id;
       ids.push_back(batch_id);
       std::vector<int64_t> column;
       for (int64_t row = 0; row < batch.num_rows(); ++row) column.push_back(batch.column(1)->Value<int64_t>(row));
@@ -399,7 +400,8 @@ TEST_F(StreamingQueryTest, ASecondQueryOnTheSameCheckpointFailsFast) {
 TEST_F(StreamingQueryTest, OffsetsAreLoggedBeforeTheBatchRunsAndCommitsAfter) {
   clock_->AdvanceBy(seconds(1));
   bool checked = false;
-  auto check = [&](const RecordBatch&, int64_t batch_id) {
+  auto check = [&](const RecordBatch&, const BatchContext& context) {
+    const int64_t batch_id = context.batch_id;
     checked = true;
     EXPECT_TRUE(Exists("offsets/" + std::to_string(batch_id)));
     EXPECT_FALSE(Exists("commits/" + std::to_string(batch_id)));

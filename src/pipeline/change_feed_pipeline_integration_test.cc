@@ -53,7 +53,9 @@ class ChangeFeedPipelineTest : public ::testing::Test {
     ASSERT_TRUE(connectors::RegisterConnectorFormats(registry_.get()).ok());
     ASSERT_TRUE(registry_
                     ->RegisterForeachBatch("apply_inventory",
-                                           [this](const RecordBatch& batch, int64_t id) { return Apply(batch, id); })
+                                           [this](const RecordBatch& batch, const engine::BatchContext& context) {
+                                             return Apply(batch, context.batch_id);
+                                           })
                     .ok());
     const connectors::EmbeddedPostgres& server = db_->server();
     yaml_ = R"(

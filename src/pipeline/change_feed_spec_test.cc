@@ -45,7 +45,7 @@ engine::Registry& RegistryWithInventory() {
   static engine::Registry* registry = [] {
     auto* made = new engine::Registry();
     (void)engine::RegisterBuiltinFormats(made);
-    (void)made->RegisterForeachBatch("apply_inventory", [](const RecordBatch&, int64_t) { return Status::OK(); });
+    (void)made->RegisterForeachBatch("apply_inventory", [](const RecordBatch&, const engine::BatchContext&) { return Status::OK(); });
     return made;
   }();
   return *registry;

@@ -7,6 +7,7 @@
 
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 #include "sluice/delta/snapshot.h"
@@ -125,6 +126,44 @@ Status IngestionSink::MakePart(const std::optional<formats::DecoderSpec>& schema
   return Status::OK();
 }
 
+Status IngestionSink::CheckDeduplicationColumn(const std::string& column) const {
+  static constexpr std::string_view kColumns[] = {"key", "value", "stream_record_timestamp", "record_source",
+                                                  "kafka_topic", "kafka_partition", "kafka_offset"};
+  std::vector<std::string> parts = SplitPath(column);
+  parts[0] = AsciiLower(parts[0]);  // column names match ignoring case, as the merge matches them
+  if (std::find(std::begin(kColumns), std::end(kColumns), parts[0]) == std::end(kColumns)) {
+    return Status::Error(errors::kUnresolvedColumn,
+                         "deduplication column '" + column +
+                             "' is not a column of the ingestion table (key, value, stream_record_timestamp, "
+                             "record_source, kafka_topic, kafka_partition, kafka_offset) nor a path into the key or "
+                             "value (value.<field>)");
+  }
+  for (const std::string& excluded : spec_.excluded_columns) {
+    if (column == excluded || column.starts_with(excluded + ".")) {
+      return Status::Error(errors::kUnresolvedColumn, "deduplication column '" + column + "' is excluded by '" +
+                                                          excluded + "'; the merge cannot compare it");
+    }
+  }
+  if (parts.size() == 1) return Status::OK();
+  const Part* part = parts[0] == "key" ? &key_ : parts[0] == "value" ? &value_ : nullptr;
+  if (part == nullptr || (part->decoder == nullptr && !part->subject)) {
+    return Status::Error(errors::kUnresolvedColumn, "deduplication column '" + column +
+                                                        "' must be a path into a decoded key or value (key.<field> "
+                                                        "or value.<field>)");
+  }
+  if (part->subject) return Status::OK();  // a registry schema is known once the stream starts
+  TypePtr type = part->decoder->type();
+  for (size_t depth = 1; depth < parts.size(); ++depth) {
+    int index = type->id() == TypeId::kStruct ? type->FieldIndexIgnoreCase(parts[depth]) : -1;
+    if (index < 0) {
+      return Status::Error(errors::kUnresolvedColumn,
+                           "deduplication column '" + column + "' is not in the stream's decoded schema");
+    }
+    type = type->field(index).type;
+  }
+  return Status::OK();
+}
+
 Result<std::unique_ptr<IngestionSink>> IngestionSink::Make(IngestionSpec spec, std::shared_ptr<FileSystem> fs) {
   std::unique_ptr<IngestionSink> sink(new IngestionSink(std::move(spec), std::move(fs)));
   SLUICE_RETURN_IF_ERROR(sink->MakePart(sink->spec_.key_schema, &sink->key_));
@@ -133,15 +172,8 @@ Result<std::unique_ptr<IngestionSink>> IngestionSink::Make(IngestionSpec spec, s
     SLUICE_RETURN_IF_ERROR(expr::Expression::Parse(*sink->spec_.record_type_filter).status());
   }
   if (sink->spec_.backfill) {
-    static constexpr std::string_view kColumns[] = {"key", "value", "stream_record_timestamp", "record_source",
-                                                    "kafka_topic", "kafka_partition", "kafka_offset"};
     for (const std::string& column : sink->spec_.backfill->deduplication_columns) {
-      if (std::find(std::begin(kColumns), std::end(kColumns), column) == std::end(kColumns)) {
-        return Status::Error(errors::kUnresolvedColumn,
-                             "deduplication column '" + column +
-                                 "' is not a column of the ingestion table (key, value, stream_record_timestamp, "
-                                 "record_source, kafka_topic, kafka_partition, kafka_offset)");
-      }
+      SLUICE_RETURN_IF_ERROR(sink->CheckDeduplicationColumn(column));
     }
   }
   // Exclusions are checked against empty columns of the decoded types; a registry schema is not

@@ -274,9 +274,17 @@ Status PipelineRun::OpenFlow(Flow* flow) {
   Flow* raw = flow;
   config.on_progress = [this, raw](const engine::QueryProgress& progress) { OnProgress(raw, progress); };
 
-  Log("INFO", raw, "sink_definition", "sink '" + flow->figures.sink + "' of format " + sink_format_name,
-      "{\"sink_definition\":{\"name\":" + JsonString(flow->figures.sink) + ",\"format\":" +
-          JsonString(sink_format_name) + ",\"options\":" + sink_options_json + "}}");
+  // A sink that several flows write is defined once.
+  bool first_of_sink;
+  {
+    std::lock_guard lock(mutex_);
+    first_of_sink = defined_sinks_.insert(flow->figures.sink).second;
+  }
+  if (first_of_sink) {
+    Log("INFO", raw, "sink_definition", "sink '" + flow->figures.sink + "' of format " + sink_format_name,
+        "{\"sink_definition\":{\"name\":" + JsonString(flow->figures.sink) + ",\"format\":" +
+            JsonString(sink_format_name) + ",\"options\":" + sink_options_json + "}}");
+  }
   std::string expectations = "[";
   for (const Expectation& expectation : spec.expectations) {
     if (expectations.size() > 1) expectations += ',';

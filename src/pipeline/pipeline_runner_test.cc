@@ -222,7 +222,7 @@ flows:
 
 TEST_F(PipelineRunTest, TheEventLogRecordsDefinitionsAndProgressInSequence) {
   ASSERT_TRUE(engine::Registry::Default()
-                  .RegisterForeachBatch("count_rows_for_event_test", [](const RecordBatch&, int64_t) { return Status::OK(); })
+                  .RegisterForeachBatch("count_rows_for_event_test", [](const RecordBatch&, const engine::BatchContext&) { return Status::OK(); })
                   .ok());
   PipelineSpec spec = Spec(R"(
 sinks:
@@ -503,7 +503,8 @@ TEST_F(PipelineRunTest, AFullRefreshStartsForeachBatchIdsAgainAtZero) {
   seen.clear();
   ASSERT_TRUE(engine::Registry::Default()
                   .RegisterForeachBatch("record_ids_for_refresh_test",
-                                        [](const RecordBatch&, int64_t batch_id) {
+                                        [](const RecordBatch&, const engine::BatchContext& context) {
+                                          const int64_t batch_id = context.batch_id;
                                           seen.push_back(batch_id);
                                           return Status::OK();
                                         })

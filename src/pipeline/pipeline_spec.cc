@@ -343,7 +343,15 @@ std::string PipelineSpec::CheckpointOf(const StreamSpec& stream) const {
 }
 
 std::string PipelineSpec::CheckpointOf(const FlowSpec& flow) const {
-  return flow.checkpoint.empty() ? storage + "/checkpoints/" + flow.name : flow.checkpoint;
+  if (!flow.checkpoint.empty()) return flow.checkpoint;
+  // A sink's checkpointLocation (the postgresql sink's, as Spark's writeStream names it) is the
+  // query's checkpoint.
+  if (auto sink = sinks.find(flow.sink); sink != sinks.end()) {
+    if (auto location = sink->second.options.find("checkpointLocation"); location != sink->second.options.end()) {
+      return location->second;
+    }
+  }
+  return storage + "/checkpoints/" + flow.name;
 }
 
 Result<std::string> PipelineSpec::TablePath(std::string_view table) const {

@@ -239,15 +239,75 @@ TEST_F(StreamTest, ABackfillOverlappingIngestedRecordsIsMergedOnceWithoutDuplica
   EXPECT_EQ(BackfillEvents().size(), 1u);
 }
 
-TEST_F(StreamTest, DeduplicationColumnsMustBeIngestionTableColumns) {
-  PipelineSpec spec = Spec("", ", backfill_source: main.history.events, deduplication_columns: [value.amount]");
-  std::vector<Status> problems = ValidatePipeline(spec, connectors::AllFormatsRegistry());
-  ASSERT_EQ(problems.size(), 1u);
-  EXPECT_EQ(problems[0].error_class(), "UNRESOLVED_COLUMN") << problems[0].ToString();
-  problems = ValidatePipeline(Spec("", ", deduplication_columns: [key]"), connectors::AllFormatsRegistry());
+// Deduplication columns are ingestion table columns or dot paths into the decoded key or value
+// (`value.amount`, the record id backfill and live data share), checked against the schema; an
+// excluded column cannot be one.
+TEST_F(StreamTest, DeduplicationColumnsAreTableColumnsOrPathsIntoTheDecodedValue) {
+  const std::string backfill = ", backfill_source: main.history.events, deduplication_columns: ";
+  for (const std::string columns : {"[value.amount]", "[VALUE.Amount, key]", "[value.card.brand, kafka_offset]"}) {
+    SCOPED_TRACE(columns);
+    std::vector<Status> problems = ValidatePipeline(Spec("", backfill + columns), connectors::AllFormatsRegistry());
+    EXPECT_TRUE(problems.empty()) << problems[0].ToString();
+  }
+  struct Refused {
+    std::string columns, excluded, message;
+  };
+  for (const Refused& c : std::vector<Refused>{
+           {"[value.nope]", "", "not in the stream's decoded schema"},
+           {"[value.amount.cents]", "", "not in the stream's decoded schema"},
+           {"[key.id]", "", "decoded key or value"},
+           {"[kafka_offset.x]", "", "decoded key or value"},
+           {"[nope.amount]", "", "not a column of the ingestion table"},
+           {"[value.card.number]", "[value.card.number]", "excluded"},
+           {"[value.card.brand]", "[value.card]", "excluded"},
+       }) {
+    SCOPED_TRACE(c.columns);
+    std::string extra = c.excluded.empty() ? "" : "    excluded_columns: " + c.excluded + "\n";
+    std::vector<Status> problems =
+        ValidatePipeline(Spec(extra, backfill + c.columns), connectors::AllFormatsRegistry());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].error_class(), "UNRESOLVED_COLUMN") << problems[0].ToString();
+    EXPECT_NE(problems[0].message().find(c.message), std::string::npos) << problems[0].ToString();
+  }
+  std::vector<Status> problems = ValidatePipeline(Spec("", ", deduplication_columns: [key]"), connectors::AllFormatsRegistry());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].message().find("give ingestion_config.backfill_source too"), std::string::npos)
       << problems[0].ToString();
+}
+
+// The history holds ten ingested records again three hours earlier (their keys and timestamps
+// differ from the live ones as a re-export's would, their ids do not): deduplicated by the value's
+// amount, the backfill inserts none of them; by the default columns it would insert all ten.
+TEST_F(StreamTest, ABackfillDeduplicatedByAValueFieldSkipsRecordsTheStreamHas) {
+  ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, Messages(0, 30)).ok());
+  ASSERT_TRUE(Run(Spec("")).ok());
+  const std::string history = dir_.path() + "/warehouse/main/history/events";
+  auto ingested = delta::TableScan::Open(delta::Snapshot::Load(LocalFileSystem(), Table()).value(),
+                                         {.columns = {"key", "value", "stream_record_timestamp"}})
+                      .value();
+  // (The history reaches past the first ingested record, so the backfill is due: it holds the
+  // ingested records as they are too.)
+  std::vector<BatchPtr> batches;
+  while (BatchPtr batch = ingested->Next().value()) batches.push_back(batch);
+  ASSERT_FALSE(batches.empty());
+  BatchPtr first = batches[0];
+  ASSERT_GE(first->num_rows(), 10);
+  BatchPtr older = Take(first, std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  FixedWidthBuilder<int64_t> shifted(DataType::Timestamp());
+  BinaryBuilder keys(older->schema()->field(0).type);
+  for (int64_t row = 0; row < 10; ++row) {
+    shifted.Append(older->column(2)->Value<int64_t>(row) - 3 * 3600 * 1000000LL);
+    keys.Append("re-export-" + std::to_string(row));
+  }
+  batches.push_back(RecordBatch::Make(older->schema(), {keys.Finish(), older->column(1), shifted.Finish()}, 10).value());
+  ASSERT_TRUE(delta::WriteTable(LocalFileSystem(), history, batches).ok());
+
+  ASSERT_TRUE(Run(Spec("", ", backfill_source: main.history.events, backfill_overlap: 0s, "
+                           "deduplication_columns: [value.amount]"))
+                  .ok());
+  int64_t distinct = 0;
+  EXPECT_EQ(CountBySource(Table(), &distinct), (std::map<std::string, int64_t>{{"stream", 30}}));
+  EXPECT_EQ(BackfillEvents(), std::vector<std::string>{"{\"backfill\":{\"inserted_rows\":0}}"});
 }
 
 TEST_F(StreamTest, ValidationNamesBadSchemasFiltersAndExclusions) {

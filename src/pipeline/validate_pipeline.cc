@@ -110,6 +110,13 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
   for (const FlowSpec& flow : spec.flows) {
     const std::string context = "flow '" + flow.name + "'";
     if (!flow_names.insert(flow.name).second) problems.Add("two flows are named '" + flow.name + "'; rename one");
+    if (auto sink = spec.sinks.find(flow.sink); sink != spec.sinks.end() && !flow.checkpoint.empty()) {
+      auto location = sink->second.options.find("checkpointLocation");
+      if (location != sink->second.options.end() && location->second != flow.checkpoint) {
+        problems.Add(context + " names the checkpoint " + flow.checkpoint + " and its sink '" + flow.sink +
+                     "' the checkpointLocation " + location->second + "; a query has one checkpoint: give one of them");
+      }
+    }
     if (!checkpoints.insert(spec.CheckpointOf(flow)).second) {
       problems.Add(context + " shares its checkpoint " + spec.CheckpointOf(flow) +
                    " with another flow; every flow needs its own");

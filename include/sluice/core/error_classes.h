@@ -26,6 +26,7 @@ inline constexpr std::string_view kUnresolvedSecret = "UNRESOLVED_SECRET";
 // Files
 inline constexpr std::string_view kFileNotFound = "FILE_NOT_FOUND";
 inline constexpr std::string_view kFileAlreadyExists = "FILE_ALREADY_EXISTS";
+inline constexpr std::string_view kFileSinkTransactionCorrupt = "FILE_SINK_TRANSACTION_CORRUPT";
 inline constexpr std::string_view kIoError = "IO_ERROR";
 inline constexpr std::string_view kMalformedCsvRecord = "MALFORMED_CSV_RECORD";
 inline constexpr std::string_view kMalformedJsonRecord = "MALFORMED_JSON_RECORD";

@@ -19,8 +19,9 @@
 namespace sluice::delta {
 
 struct MergeOptions {
-  // The columns whose values identify a row (matched ignoring case). Rows with equal keys are
-  // the same row: only the first of them in the batch is inserted, and none whose key exists.
+  // The columns whose values identify a row (matched ignoring case): top-level columns or dot
+  // paths to fields of struct columns (`value.transaction_id`). Rows with equal keys are the same
+  // row: only the first of them in the batch is inserted, and none whose key exists.
   std::vector<std::string> key_columns;
   // Recorded with the commit, and making a replay a no-op, as for WriteTable.
   std::vector<SetTransaction> transactions = {};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -16,9 +17,11 @@ namespace sluice::engine {
 // which is what a person watching the console wants to see. All output modes; real_time too.
 std::unique_ptr<Sink> MakeConsoleSink(std::ostream* out, int64_t max_rows);
 
-// Calls `function` with each batch and its id (see ForeachBatchFunction in registry.h). The sink
-// is as idempotent as the function makes it: it passes the same id on replay. All output modes;
-// not real_time, whose rows come in pieces without batch boundaries.
-std::unique_ptr<Sink> MakeForeachBatchSink(std::string name, ForeachBatchFunction function);
+// Calls `function` with each batch and its context (see ForeachBatchFunction in registry.h):
+// the batch id, the query's id and name, and `arguments`. The sink is as idempotent as the
+// function makes it: it passes the same id on replay. All output modes; not real_time, whose rows
+// come in pieces without batch boundaries.
+std::unique_ptr<Sink> MakeForeachBatchSink(std::string name, ForeachBatchFunction function,
+                                           std::map<std::string, std::string> arguments = {});
 
 }  // namespace sluice::engine

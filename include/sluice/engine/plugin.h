@@ -36,7 +36,7 @@
 
 namespace sluice::engine {
 
-inline constexpr uint32_t kPluginAbiVersion = 1;
+inline constexpr uint32_t kPluginAbiVersion = 2;
 
 // The format prefix that names a plugin library: `plugin:/path/libx.so`.
 inline constexpr std::string_view kPluginFormatPrefix = "plugin:";
@@ -45,7 +45,8 @@ struct PluginDescriptor {
   uint32_t abi_version;  // kPluginAbiVersion of the headers the plugin was built against
   const char* name;      // the name its source and/or sink are registered under
 
-  // Registers the plugin's source and/or sink into `registry` (a fresh one, private to loading).
+  // Registers the plugin's source and/or sink, and any foreachBatch functions, into `registry`
+  // (a fresh one, private to loading).
   Status (*register_formats)(Registry* registry);
 };
 
@@ -55,7 +56,13 @@ bool IsPluginFormat(std::string_view format);
 // Makes the plugin format `format` (`plugin:/abs/path/libx.so`) known to `registry`: loads the
 // library once per process, and registers its source and sink under `format` unless the registry
 // already has them. OK without doing anything when `format` is not a plugin format.
+// PLUGIN_LOAD_FAILED when the plugin registered neither under its descriptor's name.
 Status LoadPlugin(Registry* registry, std::string_view format);
+
+// The foreachBatch function `plugin:/abs/path/libx.so:function` names: loads the library as
+// LoadPlugin does and returns what it registered as `function` (FOREACH_BATCH_FUNCTION_NOT_FOUND
+// when nothing; PLUGIN_LOAD_FAILED for a reference of another shape).
+Result<ForeachBatchFunction> FindPluginForeachBatch(std::string_view reference);
 
 }  // namespace sluice::engine
 

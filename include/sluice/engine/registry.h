@@ -41,12 +41,25 @@ struct SinkFormat {
   std::function<Result<std::unique_ptr<Sink>>(const ValidatedOptions& options, const Registry& registry)> make;
 };
 
-// A foreachBatch callback. It gets every batch with its id; after a crash the replayed batch comes
-// with the same id (the callback's own writes stay idempotent by using it, as the Delta writer's
-// txn options do). The batch is read-only and valid only during the call: its buffers are not to
-// be kept, which lets a future Python binding hand them out without copying. A failed Status stops
-// the query with that error.
-using ForeachBatchFunction = std::function<Status(const RecordBatch& batch, int64_t batch_id)>;
+// What a foreachBatch callback is told of the batch it gets.
+struct BatchContext {
+  // The batch's id: after a crash the replayed batch comes with the same id, so a callback whose
+  // writes record it (WriteBatch's `txnAppId`/`txnVersion`, batch_write.h) writes each batch once.
+  int64_t batch_id = 0;
+  // The query's id, stable across restarts of its checkpoint: the natural `txnAppId`.
+  std::string query_id;
+  // The query's name: the flow's name in a pipeline.
+  std::string flow_name;
+  // The sink's `arg.*` options, keyed without `arg.` (`arg.target: /w/t` gives {"target": "/w/t"}):
+  // what a function shared by several sinks is told apart by.
+  std::map<std::string, std::string> arguments;
+};
+
+// A foreachBatch callback. The batch is read-only and valid only during the call: its buffers are
+// not to be kept, which lets a Python binding hand them out without copying. A failed Status
+// stops the query with that error (the batch runs again when the query restarts). Calls for one
+// query never overlap; callbacks of several queries may run at once.
+using ForeachBatchFunction = std::function<Status(const RecordBatch& batch, const BatchContext& context)>;
 
 class Registry {
  public:
@@ -68,7 +81,9 @@ class Registry {
                                              const std::map<std::string, std::string>& options) const;
   Result<std::unique_ptr<Sink>> MakeSink(std::string_view format,
                                          const std::map<std::string, std::string>& options) const;
-  // FOREACH_BATCH_FUNCTION_NOT_FOUND when nothing is registered under `name`.
+  // The function registered under `name`, or for `plugin:/abs/path/libx.so:function` the one a
+  // plugin library registered under `function` (loaded as LoadPlugin loads it: the same ABI check
+  // and errors). FOREACH_BATCH_FUNCTION_NOT_FOUND when nothing is registered under the name.
   Result<ForeachBatchFunction> FindForeachBatch(std::string_view name) const;
 
   // Options of a format, for `sluice validate` and documentation; nullptr when unknown.

@@ -40,6 +40,8 @@ struct SinkContext {
   // that waits (to retry, for back-pressure) gives up its wait when it is set and fails the batch
   // with QUERY_STOPPED: the query then ends as stopped, and the batch runs again on restart.
   const std::atomic<bool>* stop_requested = nullptr;
+  // The query's name (a pipeline's flow name), for what the sink reports.
+  std::string query_name = {};
 };
 
 // One batch written piece by piece (Sink::BeginBatch): Add() each piece in order, then Commit()

@@ -114,6 +114,9 @@ class IngestionSink : public engine::Sink {
 
   IngestionSink(IngestionSpec spec, std::shared_ptr<FileSystem> fs) : spec_(std::move(spec)), fs_(std::move(fs)) {}
   Status MakePart(const std::optional<formats::DecoderSpec>& schema, Part* part);
+  // UNRESOLVED_COLUMN unless `column` is a column of the ingestion table or a path into a decoded
+  // key or value (checked against its schema unless a registry holds it), and not excluded.
+  Status CheckDeduplicationColumn(const std::string& column) const;
   Status RefreshSubject(Part* part, bool opening);
   Status RunBackfillIfDue(std::optional<int64_t> written_min_us);
   class PieceWriter;

@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -135,6 +136,7 @@ class PipelineRun {
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_requested_{false};
   mutable std::mutex mutex_;  // guards every Flow's figures and query, every Feed's figures
+  std::set<std::string> defined_sinks_;  // sinks whose sink_definition is logged; guarded by mutex_
   Status first_failure_;
 };
 

@@ -138,7 +138,8 @@ struct PipelineSpec {
   std::vector<StreamSpec> streams;
   std::vector<ChangeFeedSpec> change_feeds;
 
-  // The flow's checkpoint directory.
+  // The flow's checkpoint directory: its `checkpoint`, else its sink's `checkpointLocation` option
+  // (the query's checkpoint, as Spark's writeStream names it), else <storage>/checkpoints/<flow>.
   std::string CheckpointOf(const FlowSpec& flow) const;
   // <storage>/checkpoints/streams/<stream name>.
   std::string CheckpointOf(const StreamSpec& stream) const;
