@@ -298,7 +298,9 @@ TEST_F(SecretOptionsTest, ASecretGivenAsAnythingButOneReferenceIsRefused) {
     Result<ValidatedOptions> options = Validate({{"url", "u"}, {"password", value}});
     ASSERT_FALSE(options.ok());
     EXPECT_EQ(options.status().error_class(), errors::kConnectionLiteralSecret);
-    if (!value.empty()) EXPECT_EQ(options.status().message().find(value), std::string_view::npos);
+    if (!value.empty()) {
+      EXPECT_EQ(options.status().message().find(value), std::string_view::npos);
+    }
   }
 }
 

@@ -54,7 +54,9 @@ TEST(Utf8Test, RandomBytesAlwaysBecomeValidTextAndValidJson) {
     for (char& c : bytes) c = static_cast<char>(random() % 256);
     std::string made = MakeValidUtf8(bytes);
     ASSERT_TRUE(IsValidUtf8(made));
-    if (IsValidUtf8(bytes)) EXPECT_EQ(made, bytes);
+    if (IsValidUtf8(bytes)) {
+      EXPECT_EQ(made, bytes);
+    }
     std::string json = JsonString(bytes);
     ASSERT_TRUE(IsValidUtf8(json));
     ASSERT_TRUE(IsSingleLineJson(json)) << json;

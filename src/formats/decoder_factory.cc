@@ -21,6 +21,8 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const DecoderSpec& spec) {
     }
     case SchemaFormat::kProtobuf:
       return MakeProtobufDecoder(spec);
+    case SchemaFormat::kBinary:
+      return Status::Error(errors::kInvalidArgument, "binary keys and values are kept as they are: no decoder");
   }
   return Status::Error("INTERNAL_ERROR", "unknown schema format");
 }

@@ -196,6 +196,8 @@ Result<std::unique_ptr<Decoder>> MakeRegistryDecoder(std::shared_ptr<SchemaRegis
                               ProtobufDecoder::Make(reader->schema, message_name, imports, ProtobufFraming::kConfluent));
       return std::unique_ptr<Decoder>(std::move(decoder));
     }
+    case SchemaFormat::kBinary:
+      break;  // no registry schema type: RegistrySubjectOf refuses it
   }
   return Status::Error(errors::kInternalError, "unknown schema format");
 }

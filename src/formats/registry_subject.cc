@@ -17,6 +17,7 @@ std::string_view FormatName(SchemaFormat format) {
     case SchemaFormat::kJson: return "json";
     case SchemaFormat::kAvro: return "avro";
     case SchemaFormat::kProtobuf: return "protobuf";
+    case SchemaFormat::kBinary: return "binary";
   }
   return "?";
 }

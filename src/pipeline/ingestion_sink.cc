@@ -9,6 +9,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/utf8.h"
 #include "sluice/core/json_text.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/delta/table_writer.h"
@@ -50,6 +51,32 @@ Result<ColumnPtr> Exclude(const ColumnPtr& column, const std::vector<std::string
   }
   SLUICE_ASSIGN_OR_RETURN(result->type, DataType::Struct(std::move(fields)));
   return ColumnPtr(std::move(result));
+}
+
+// The bytes of a key or value without a schema as a string column: valid UTF-8 as it is, and
+// each invalid row with its invalid sequences replaced by U+FFFD and counted as malformed (the
+// one UTF-8 rule, core/utf8.h: a table never holds a string that is not UTF-8).
+Result<ColumnPtr> AsUtf8String(const Column& bytes, int64_t* malformed, std::vector<int64_t>* malformed_rows) {
+  std::vector<int64_t> invalid;
+  for (int64_t row = 0; row < bytes.length; ++row) {
+    if (bytes.IsValid(row) && !IsValidUtf8(bytes.View(row))) invalid.push_back(row);
+  }
+  if (invalid.empty()) {
+    auto strings = std::make_shared<Column>(bytes);
+    strings->type = DataType::String();
+    return ColumnPtr(std::move(strings));
+  }
+  *malformed += static_cast<int64_t>(invalid.size());
+  malformed_rows->insert(malformed_rows->end(), invalid.begin(), invalid.end());
+  BinaryBuilder strings(DataType::String());
+  for (int64_t row = 0; row < bytes.length; ++row) {
+    if (bytes.IsNull(row)) {
+      strings.AppendNull();
+    } else {
+      strings.Append(MakeValidUtf8(bytes.View(row)));
+    }
+  }
+  return strings.Finish();
 }
 
 // `column` with every nested field, array element and map value nullable: the ingestion table's
@@ -115,7 +142,8 @@ Result<IngestionSpec> IngestionSpecOf(const PipelineSpec& pipeline, const Stream
 }
 
 Status IngestionSink::MakePart(const std::optional<formats::DecoderSpec>& schema, Part* part) {
-  if (!schema) return Status::OK();
+  part->as_string = !schema;
+  if (!schema || (schema->format == formats::SchemaFormat::kBinary && !schema->from_registry())) return Status::OK();
   if (schema->from_registry()) {
     Result<formats::RegistrySubject> subject = formats::RegistrySubjectOf(*schema, spec_.topic, part->name == "key");
     if (!subject.ok()) return subject.status().WithContext("schema_config." + part->name);
@@ -235,7 +263,9 @@ Status IngestionSink::RunBackfillIfDue(std::optional<int64_t> written_min_us) {
 Result<ColumnPtr> IngestionSink::DecodePart(const ColumnPtr& encoded, Part* part, int64_t* malformed,
                                             std::vector<int64_t>* malformed_rows) {
   ColumnPtr decoded = encoded;
-  if (part->decoder != nullptr) {
+  if (part->as_string) {
+    SLUICE_ASSIGN_OR_RETURN(decoded, AsUtf8String(*encoded, malformed, malformed_rows));
+  } else if (part->decoder != nullptr) {
     formats::DecodeStats stats;
     SLUICE_ASSIGN_OR_RETURN(decoded, part->decoder->Decode(*encoded, &stats));
     *malformed += stats.malformed;

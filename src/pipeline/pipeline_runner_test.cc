@@ -291,6 +291,24 @@ flows:
   EXPECT_FALSE(Contains(all, "localhost")) << all;  // the host came from a reference
 }
 
+// The query of a flow into a postgresql sink with checkpointLocation keeps its checkpoint there
+// (the sink's server is away: the run fails after the checkpoint is made).
+TEST_F(PipelineRunTest, APostgresSinksCheckpointLocationHoldsTheQuerysCheckpoint) {
+  const std::string location = dir_.path() + "/pg-checkpoint";
+  PipelineSpec spec = Spec(R"(
+sinks:
+  pg: {format: postgresql, options: {host: 127.0.0.1, port: 1, dbtable: t, maxretries: 0, checkpointLocation: )" +
+                           location + R"(}}
+flows:
+  - {name: to_pg, source: )" + RateSource() + R"(, sink: pg, trigger: once}
+)");
+  RunOptions options;
+  options.registry = &connectors::AllFormatsRegistry();
+  EXPECT_FALSE(Run(spec, options).ok());
+  EXPECT_TRUE(std::filesystem::exists(location + "/metadata"));
+  EXPECT_FALSE(std::filesystem::exists(Storage() + "/checkpoints/to_pg"));
+}
+
 // One flow of the rate source into the Delta table main.shop.numbers.
 std::string NumbersIntoLake() {
   return R"(

@@ -158,7 +158,8 @@ void ParseTriggerKeys(Walker& walker, const YAML::Node& node, const std::string&
 std::optional<formats::DecoderSpec> ParseSchema(Walker& walker, const YAML::Node& node, const std::string& place) {
   if (!node.IsDefined() || node.IsNull()) return std::nullopt;
   if (!node.IsMap()) {
-    walker.Problem(place, "expected {format: json|avro|protobuf, schema: ..., message_name: ...} or {schema_registry: {url: ...}}");
+    walker.Problem(place, "expected {format: json|avro|protobuf, schema: ..., message_name: ...}, {format: binary} or "
+                          "{schema_registry: {url: ...}}");
     return std::nullopt;
   }
   walker.CheckKeys(node, place, {"format", "schema", "message_name", "schema_registry"});
@@ -179,8 +180,15 @@ std::optional<formats::DecoderSpec> ParseSchema(Walker& walker, const YAML::Node
     spec.format = formats::SchemaFormat::kAvro;
   } else if (format == "protobuf") {
     spec.format = formats::SchemaFormat::kProtobuf;
+  } else if (format == "binary") {
+    // The raw bytes, as they are: no schema to give.
+    spec.format = formats::SchemaFormat::kBinary;
+    if (node["schema"].IsDefined() || node["message_name"].IsDefined()) {
+      walker.Problem(place, "format: binary keeps the bytes as they are and takes no schema nor message_name");
+    }
+    return spec;
   } else if (!format.empty()) {
-    walker.Problem(Walker::Join(place, "format"), "'" + format + "' is not one of json, avro, protobuf");
+    walker.Problem(Walker::Join(place, "format"), "'" + format + "' is not one of json, avro, protobuf, binary");
   }
   spec.schema = walker.Scalar(node, place, "schema", true).value_or("");
   spec.message_name = walker.Scalar(node, place, "message_name", false).value_or("");

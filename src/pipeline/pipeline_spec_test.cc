@@ -179,6 +179,40 @@ flows:
   }
 }
 
+// A sink's checkpointLocation is the checkpoint of the flow writing it; two flows may not share
+// one that way either, and a flow's checkpoint: may not name another directory.
+TEST(ValidatePipelineTest, ASinksCheckpointLocationIsItsFlowsCheckpoint) {
+  const std::string sinks = R"(
+name: p
+storage: /s
+sinks:
+  pg: {format: postgresql, options: {dbtable: t, checkpointLocation: /c/pg}}
+  pg2: {format: postgresql, options: {dbtable: u}}
+)";
+  PipelineSpec spec = ParsePipelineSpec(sinks + R"(
+flows:
+  - {name: a, source: {format: rate}, sink: pg}
+  - {name: b, source: {format: rate}, sink: pg2}
+  - {name: c, source: {format: rate}, sink: pg2, checkpoint: /c/own}
+)").value();
+  EXPECT_EQ(spec.CheckpointOf(spec.flows[0]), "/c/pg");
+  EXPECT_EQ(spec.CheckpointOf(spec.flows[1]), "/s/checkpoints/b");
+  EXPECT_EQ(spec.CheckpointOf(spec.flows[2]), "/c/own");
+  EXPECT_EQ(Messages(ValidatePipeline(spec, connectors::AllFormatsRegistry())), "");
+
+  PipelineSpec shared = ParsePipelineSpec(sinks + R"(
+flows:
+  - {name: a, source: {format: rate}, sink: pg}
+  - {name: b, source: {format: rate}, sink: pg}
+  - {name: c, source: {format: rate}, sink: pg, checkpoint: /c/elsewhere}
+)").value();
+  std::string text = Messages(ValidatePipeline(shared, connectors::AllFormatsRegistry()));
+  EXPECT_NE(text.find("flow 'b' shares its checkpoint /c/pg"), std::string::npos) << text;
+  EXPECT_NE(text.find("flow 'c' names the checkpoint /c/elsewhere and its sink 'pg' the checkpointLocation /c/pg"),
+            std::string::npos)
+      << text;
+}
+
 // Everything a run would refuse before reading data, validate finds, all in one list: bounds of
 // options, values the formats' own checks refuse, a trigger or output mode the sink cannot run,
 // expressions bound to the source's schema, a relative storage.

@@ -71,6 +71,23 @@ TEST_F(StreamCatalogTest, AnInvalidDefinitionIsNotStoredAndEveryProblemIsListed)
   EXPECT_TRUE(catalog_.List()->empty());
 }
 
+// `format: binary` keeps a part's raw bytes and takes no schema; other formats need one.
+TEST_F(StreamCatalogTest, FormatBinaryTakesNoSchema) {
+  auto with_key = [](const std::string& key) {
+    return "name: main.raw.k\nsource: {format: kafka, options: {bootstrap_servers: \"127.0.0.1:9\", subscribe: e}}\n"
+           "schema_config:\n  key: " + key + "\ningestion_config: {table: main.raw.k}\n";
+  };
+  auto created = catalog_.Create(with_key("{format: binary}"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ASSERT_TRUE(created->key_schema.has_value());
+  EXPECT_EQ(created->key_schema->format, formats::SchemaFormat::kBinary);
+  for (const std::string refused : {"{format: binary, schema: x}", "{format: binary, message_name: m}",
+                                    "{format: bytes}", "{format: json}"}) {
+    SCOPED_TRACE(refused);
+    EXPECT_EQ(catalog_.Create(with_key(refused)).status().error_class(), errors::kInvalidPipeline);
+  }
+}
+
 TEST_F(StreamCatalogTest, ListsByNameInPages) {
   for (const char* name : {"main.raw.c", "main.raw.a", "main.raw.b"}) ASSERT_TRUE(catalog_.Create(Definition(name)).ok());
   auto first = catalog_.List(2);

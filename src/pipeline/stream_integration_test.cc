@@ -179,6 +179,45 @@ TEST_F(StreamTest, ResumesExactlyOnceFromTheTableEvenWithoutItsCheckpoint) {
   EXPECT_EQ(ReadTable(Table(), &value_type).size(), 60u);
 }
 
+// A key without a schema is a string column; each invalid byte becomes U+FFFD and the
+// record counts as malformed. `format: binary` keeps the raw bytes.
+TEST_F(StreamTest, AKeyWithoutASchemaIsAStringAndFormatBinaryKeepsTheBytes) {
+  std::vector<connectors::KafkaTestMessage> messages = Messages(0, 3);
+  messages[1].key = std::string("bad\xff\xfe", 5);
+  messages[2].key = std::string("caf\xc3\xa9");  // café, valid
+  ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, messages).ok());
+  ASSERT_TRUE(Run(Spec("")).ok());
+  std::map<int64_t, std::string> keys;  // by partition: one record each
+  testing::ForEachBatch(Table(), [&](const RecordBatch& batch) {
+    ColumnPtr key = batch.ColumnAt("key").value();
+    EXPECT_EQ(key->type->id(), TypeId::kString);
+    ColumnPtr partition = batch.ColumnAt("kafka_partition").value();
+    for (int64_t row = 0; row < batch.num_rows(); ++row) {
+      keys[partition->Value<int32_t>(row)] = std::string(key->View(row));
+    }
+  });
+  EXPECT_EQ(keys, (std::map<int64_t, std::string>{{0, "k0"}, {1, "bad\xef\xbf\xbd\xef\xbf\xbd"}, {2, "caf\xc3\xa9"}}));
+  bool warned = false;
+  for (const std::string& line : EventLog::ReadLines(EventLog::PathFor(dir_.path() + "/storage")).value()) {
+    warned |= line.find("\"malformed_keys\":1") != std::string::npos;
+  }
+  EXPECT_TRUE(warned) << "the record with invalid bytes is counted as malformed";
+
+  std::filesystem::remove_all(dir_.path() + "/warehouse");
+  std::filesystem::remove_all(dir_.path() + "/storage");
+  PipelineSpec binary = Spec("");
+  binary.streams[0].key_schema = formats::DecoderSpec{.format = formats::SchemaFormat::kBinary};
+  ASSERT_TRUE(Run(binary).ok());
+  keys.clear();
+  testing::ForEachBatch(Table(), [&](const RecordBatch& batch) {
+    ColumnPtr key = batch.ColumnAt("key").value();
+    EXPECT_EQ(key->type->id(), TypeId::kBinary);
+    ColumnPtr partition = batch.ColumnAt("kafka_partition").value();
+    for (int64_t row = 0; row < batch.num_rows(); ++row) keys[partition->Value<int32_t>(row)] = std::string(key->View(row));
+  });
+  EXPECT_EQ(keys, (std::map<int64_t, std::string>{{0, "k0"}, {1, std::string("bad\xff\xfe", 5)}, {2, "caf\xc3\xa9"}}));
+}
+
 // Rows of the table by record_source, and how many distinct (key, timestamp) pairs they hold.
 std::map<std::string, int64_t> CountBySource(const std::string& table, int64_t* distinct) {
   std::map<std::string, int64_t> counts;

@@ -57,9 +57,12 @@ class [[nodiscard]] Result {
 
   T& value() & { return Checked(); }
   const T& value() const& { return const_cast<Result*>(this)->Checked(); }
-  T&& value() && { return std::move(Checked()); }
+  // A temporary's value is moved out, not referred to: `for (auto& x : Make().value())` then
+  // iterates a value that lives as long as the loop, not one inside the destroyed Result.
+  T value() && { return std::move(Checked()); }
   T& operator*() & { return Checked(); }
   const T& operator*() const& { return const_cast<Result*>(this)->Checked(); }
+  T operator*() && { return std::move(Checked()); }
   T* operator->() { return &Checked(); }
   const T* operator->() const { return &const_cast<Result*>(this)->Checked(); }
 

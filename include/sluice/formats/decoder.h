@@ -64,6 +64,7 @@ enum class SchemaFormat {
   kJson,      // JSON documents described by an inline JSON Schema (draft 7 subset, docs/formats.md)
   kAvro,      // Avro binary encoding of a single datum, described by Avro schema JSON
   kProtobuf,  // Protobuf wire format of the message `message_name` in the .proto text `schema`
+  kBinary,    // the bytes as they are, without a schema: nothing decodes them (MakeDecoder refuses it)
 };
 
 // Everything a decoder needs, as the stream's `schema` options give it.
@@ -81,7 +82,7 @@ struct DecoderSpec {
   bool from_registry() const { return !registry_options.empty(); }
 };
 
-// Builds the decoder for `spec`. Schemas are checked here, before any data moves: a schema that
+// Builds the decoder for `spec` (INVALID_ARGUMENT for kBinary, which has none). Schemas are checked here, before any data moves: a schema that
 // cannot be parsed, or uses a construct sluice cannot map (docs/formats.md), fails with the
 // error class of its format (JSON_SCHEMA_INVALID, AVRO_SCHEMA_INVALID, or the Protobuf ones)
 // and a message naming the place in the schema.

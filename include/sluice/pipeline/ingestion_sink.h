@@ -98,7 +98,8 @@ class IngestionSink : public engine::Sink {
   // How the key or the value is decoded.
   struct Part {
     std::string name;  // "key" or "value"
-    std::unique_ptr<formats::Decoder> decoder;  // null: kept as binary
+    std::unique_ptr<formats::Decoder> decoder;  // null: kept as a string, or as binary (format: binary)
+    bool as_string = false;                     // no schema: the bytes as a UTF-8 string
     // Registry schemas only.
     std::optional<formats::RegistrySubject> subject;
     std::shared_ptr<formats::SchemaRegistryClient> client;
