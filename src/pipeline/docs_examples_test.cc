@@ -1,0 +1,99 @@
+// The YAML examples of the documentation are checked as sluice reads them: every ```yaml block of
+// README.md and docs/*.md parses as YAML, and every block that is a pipeline file (it has flows,
+// streams or change feeds at its top level) passes `sluice validate`. What an example cannot carry
+// is supplied here: a name and storage when it has none, each `${env:NAME}` it references, the
+// foreachBatch functions it names (registered as functions that do nothing), and the plugin
+// libraries under /opt/sluice/plugins/, which stand for the build's.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "sluice/connectors/register_formats.h"
+#include "sluice/pipeline/pipeline_spec.h"
+
+namespace sluice::pipeline {
+namespace {
+
+struct Example {
+  std::string file;
+  int line;  // of the block's first line
+  std::string text;
+};
+
+std::vector<Example> YamlExamples() {
+  std::vector<std::filesystem::path> files = {std::filesystem::path(SLUICE_SOURCE_DIR) / "README.md"};
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(SLUICE_SOURCE_DIR) / "docs")) {
+    if (entry.path().extension() == ".md") files.push_back(entry.path());
+  }
+  std::vector<Example> examples;
+  for (const std::filesystem::path& file : files) {
+    std::ifstream in(file);
+    std::string line;
+    int number = 0;
+    std::optional<Example> open;
+    while (std::getline(in, line)) {
+      ++number;
+      if (!open && line == "```yaml") {
+        open = Example{file.filename().string(), number + 1, ""};
+      } else if (open && line.starts_with("```")) {
+        examples.push_back(std::move(*open));
+        open.reset();
+      } else if (open) {
+        open->text += line + "\n";
+      }
+    }
+    EXPECT_FALSE(open.has_value()) << file << ": a yaml block is not closed";
+  }
+  return examples;
+}
+
+// The example as a pipeline file a test can validate: the references it needs supplied.
+std::string Completed(const Example& example, const YAML::Node& root, engine::Registry* registry) {
+  std::string text = example.text;
+  static const std::regex kEnv(R"(\$\{env:([A-Za-z_][A-Za-z0-9_]*)\})");
+  for (std::sregex_iterator it(text.begin(), text.end(), kEnv), end; it != end; ++it) {
+    ::setenv((*it)[1].str().c_str(), "from-the-docs-test", 0);
+  }
+  static const std::regex kFunction(R"(function: *([A-Za-z_][A-Za-z0-9_]*))");
+  for (std::sregex_iterator it(text.begin(), text.end(), kFunction), end; it != end; ++it) {
+    (void)registry->RegisterForeachBatch((*it)[1].str(),
+                                         [](const RecordBatch&, const engine::BatchContext&) { return Status::OK(); });
+  }
+  text = std::regex_replace(text, std::regex("/opt/sluice/plugins/"), std::string(SLUICE_BINARY_DIR) + "/");
+  std::string prefix;
+  if (!root["name"]) prefix += "name: docs_example\n";
+  if (!root["storage"]) prefix += "storage: /var/lib/sluice/docs_example\n";
+  return prefix + text;
+}
+
+TEST(DocsExamplesTest, EveryYamlExampleParsesAndEveryPipelineValidates) {
+  std::vector<Example> examples = YamlExamples();
+  ASSERT_GE(examples.size(), 7u) << "the docs hold YAML examples";
+  engine::Registry registry;
+  ASSERT_TRUE(engine::RegisterBuiltinFormats(&registry).ok());
+  ASSERT_TRUE(connectors::RegisterConnectorFormats(&registry).ok());
+  int validated = 0;
+  for (const Example& example : examples) {
+    SCOPED_TRACE(example.file + ":" + std::to_string(example.line));
+    YAML::Node root;
+    try {
+      root = YAML::Load(example.text);
+    } catch (const YAML::Exception& e) {
+      ADD_FAILURE() << "not YAML: " << e.what() << "\n" << example.text;
+      continue;
+    }
+    if (!root.IsMap() || !(root["flows"] || root["streams"] || root["change_feeds"])) continue;
+    ++validated;
+    Result<PipelineSpec> spec = ParsePipelineSpec(Completed(example, root, &registry));
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString() << "\n" << example.text;
+    std::vector<Status> problems = ValidatePipeline(*spec, registry);
+    for (const Status& problem : problems) ADD_FAILURE() << problem.ToString() << "\n" << example.text;
+  }
+  EXPECT_GE(validated, 4) << "the pipeline examples are validated, not skipped";
+}
+
+}  // namespace
+}  // namespace sluice::pipeline
