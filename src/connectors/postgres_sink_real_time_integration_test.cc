@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "sluice/connectors/pg_connection.h"
 #include "sluice/connectors/pg_real_time_writer.h"
 #include "sluice/connectors/postgres_sink.h"
 #include "sluice/connectors/register_formats.h"
@@ -375,6 +376,39 @@ TEST_F(PostgresSinkRealTimeTest, RowsComingToAWriterIdleForAnIntervalAreWrittenA
   ASSERT_TRUE(WaitForRows("events", 30, milliseconds(5000)));
   EXPECT_EQ(writer->flushes(), 3);
   ASSERT_TRUE(writer->EndEpoch(0).ok());
+  ExpectEveryValueOnce("events");
+}
+
+// Back-pressure: while the database does not take a task's chunk (another session holds a lock
+// on the table that lets readers in but no writer), the task buffers one more batchsize of rows
+// and then Add() waits, so that memory stays bounded; once the lock goes, every row is written once.
+TEST_F(PostgresSinkRealTimeTest, AFullBufferMakesAddWaitUntilTheDatabaseTakesRowsAgain) {
+  auto writer = RealTimeWriter(db_->connection_string(), 1, 10, milliseconds(60'000));
+  ASSERT_NE(writer, nullptr);
+  auto locker = PgConnection::Connect(db_->connection_string());
+  ASSERT_TRUE(locker.ok()) << locker.status().ToString();
+  ASSERT_TRUE((*locker)->Execute("BEGIN").ok());
+  ASSERT_TRUE((*locker)->Execute("LOCK TABLE events IN EXCLUSIVE MODE").ok());
+
+  std::atomic<int> added{0};
+  Status adding;
+  std::thread source([&] {
+    for (int64_t from = 0; from < 40 && adding.ok(); from += 10) {
+      adding = writer->Add(1, *Values(from, from + 10));
+      added.fetch_add(1);
+    }
+  });
+  // The first read becomes the chunk the task is writing (held by the lock), the second fills the
+  // buffer, and the third waits.
+  std::this_thread::sleep_for(milliseconds(800));
+  EXPECT_EQ(added.load(), 2) << "Add returns while the buffer has room, and waits once it is full";
+  EXPECT_EQ(Count("events"), 0);
+  ASSERT_TRUE((*locker)->Execute("COMMIT").ok());
+  source.join();
+  ASSERT_TRUE(adding.ok()) << adding.ToString();
+  EXPECT_EQ(added.load(), 4);
+  ASSERT_TRUE(writer->EndEpoch(1).ok());
+  EXPECT_EQ(Count("events"), 40);
   ExpectEveryValueOnce("events");
 }
 
