@@ -1,6 +1,7 @@
 #include "sluice/delta/merge.h"
 
 #include <algorithm>
+#include <utility>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
+#include "sluice/delta/table_writer.h"
 
 namespace sluice::delta {
 namespace {
@@ -154,15 +156,17 @@ bool MayHoldKeys(const AddFile& file, const std::vector<std::string>& key, const
 
 }  // namespace
 
-Result<WriteResult> InsertNewRows(std::shared_ptr<FileSystem> fs, const std::string& table_path, const BatchPtr& batch,
-                                  const MergeOptions& options) {
+namespace {
+
+// The merge of the batches `next` yields (all of `schema`). `prune_by`, when the key is one
+// column, is that column of the only batch: files whose statistics rule its keys out are not read.
+Result<WriteResult> Merge(std::shared_ptr<FileSystem> fs, const std::string& table_path, const TypePtr& schema,
+                          const BatchSource& next, const MergeOptions& options, const Column* prune_by) {
   if (options.key_columns.empty()) return Status::Error(errors::kInvalidArgument, "an insert-only merge needs key columns");
-  std::vector<const Column*> batch_keys;
   std::vector<std::string> scanned;  // the top-level columns the keys are in, for the table scan
   for (const std::string& path : options.key_columns) {
     std::vector<std::string> names;
-    SLUICE_ASSIGN_OR_RETURN(const Column* column, KeyColumn(*batch, path, &names));
-    batch_keys.push_back(column);
+    SLUICE_RETURN_IF_ERROR(KeyIndexes(schema, path, &names).status());
     if (std::find(scanned.begin(), scanned.end(), names[0]) == scanned.end()) scanned.push_back(names[0]);
   }
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> txn, Transaction::Start(fs, table_path));
@@ -171,15 +175,16 @@ Result<WriteResult> InsertNewRows(std::shared_ptr<FileSystem> fs, const std::str
   write.operation_parameters = {{"predicate", fmt::format("[\"insert when not matched on {}\"]",
                                                           fmt::join(options.key_columns, ", "))}};
 
+  // The keys already in the table: the one part of the merge held in memory whole.
   std::unordered_set<std::string> existing;
   if (const SnapshotPtr& snapshot = txn->read_snapshot()) {
-    // (A replay of recorded transactions is recognized by WriteInTransaction, which writes nothing.)
+    // (A replay of recorded transactions is recognized by the writer, which writes nothing.)
     txn->ReadWholeTable();
     std::vector<AddFile> candidates;
     std::optional<KeyRange> range;
     std::vector<std::string> key_names;  // the one key's path as the table spells it
-    if (batch_keys.size() == 1) {
-      range = BatchKeyRange(*batch_keys[0]);
+    if (prune_by != nullptr && options.key_columns.size() == 1) {
+      range = BatchKeyRange(*prune_by);
       if (!KeyIndexes(snapshot->schema(), options.key_columns[0], &key_names).ok()) key_names.clear();
     }
     for (const AddFile& file : snapshot->files()) {
@@ -199,11 +204,40 @@ Result<WriteResult> InsertNewRows(std::shared_ptr<FileSystem> fs, const std::str
     }
   }
 
-  std::vector<int64_t> new_rows;
-  for (int64_t row = 0; row < batch->num_rows(); ++row) {
-    if (existing.insert(RowKey(batch_keys, row)).second) new_rows.push_back(row);
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableWriter> writer, TableWriter::StartInTransaction(*txn, schema, write));
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, next());
+    if (batch == nullptr) break;
+    std::vector<const Column*> batch_keys;
+    for (const std::string& path : options.key_columns) {
+      SLUICE_ASSIGN_OR_RETURN(const Column* column, KeyColumn(*batch, path));
+      batch_keys.push_back(column);
+    }
+    std::vector<int64_t> new_rows;
+    for (int64_t row = 0; row < batch->num_rows(); ++row) {
+      if (existing.insert(RowKey(batch_keys, row)).second) new_rows.push_back(row);
+    }
+    if (!new_rows.empty()) SLUICE_RETURN_IF_ERROR(writer->Write(Take(batch, new_rows)));
   }
-  return WriteInTransaction(*txn, {Take(batch, new_rows)}, write);
+  return writer->Commit();
+}
+
+}  // namespace
+
+Result<WriteResult> InsertNewRows(std::shared_ptr<FileSystem> fs, const std::string& table_path, const BatchPtr& batch,
+                                  const MergeOptions& options) {
+  const Column* prune_by = nullptr;
+  if (options.key_columns.size() == 1) {
+    SLUICE_ASSIGN_OR_RETURN(prune_by, KeyColumn(*batch, options.key_columns[0]));
+  }
+  bool given = false;
+  auto once = [&]() -> Result<BatchPtr> { return std::exchange(given, true) ? nullptr : batch; };
+  return Merge(std::move(fs), table_path, batch->schema(), once, options, prune_by);
+}
+
+Result<WriteResult> InsertNewRowsFrom(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                                      const TypePtr& schema, const BatchSource& next, const MergeOptions& options) {
+  return Merge(std::move(fs), table_path, schema, next, options, nullptr);
 }
 
 }  // namespace sluice::delta

@@ -90,39 +90,26 @@ Result<int64_t> Backfill::Merge() {
     }
   }
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(history, {.columns = columns}));
-  std::vector<BatchPtr> batches;
-  while (true) {
+  // Each history batch as ingestion rows: the missing columns null, record_source 'backfill'.
+  std::vector<Field> fields = scan->schema()->fields();
+  for (const Field& field : missing) fields.push_back(Field{field.name, field.type, true});
+  fields.push_back(Field{"record_source", DataType::String(), true});
+  SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct(std::move(fields)));
+  auto next = [&]() -> Result<BatchPtr> {
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
-    if (batch == nullptr) break;
+    if (batch == nullptr) return BatchPtr();
     const int64_t n = batch->num_rows();
-    std::vector<Field> fields = batch->schema()->fields();
     std::vector<ColumnPtr> data = batch->columns();
-    for (const Field& field : missing) {
-      fields.push_back(Field{field.name, field.type, true});
-      data.push_back(MakeNullColumn(field.type, n));
-    }
+    for (const Field& field : missing) data.push_back(MakeNullColumn(field.type, n));
     BinaryBuilder source(DataType::String());
     for (int64_t row = 0; row < n; ++row) source.Append("backfill");
-    fields.push_back(Field{"record_source", DataType::String(), true});
     data.push_back(source.Finish());
-    SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct(std::move(fields)));
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr complete, RecordBatch::Make(schema, std::move(data), n));
-    batches.push_back(std::move(complete));
-  }
-  std::vector<delta::SetTransaction> ran = {delta::SetTransaction{BackfillAppId(spec_.stream_id), 0, std::nullopt}};
-  Result<delta::WriteResult> merged = Status::OK();
-  if (batches.empty()) {
-    // An empty history still records that the backfill ran.
-    SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct({Field{"record_source", DataType::String(), true}}));
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr empty, RecordBatch::Make(schema, {BinaryBuilder(DataType::String()).Finish()}, 0));
-    merged = delta::WriteTable(fs_, spec_.table_path, {empty}, {.transactions = ran, .operation = std::string(delta::kOperationMerge)});
-  } else {
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr all, Concatenate(batches));
-    delta::MergeOptions options;
-    options.key_columns = spec_.deduplication_columns.empty() ? DefaultDeduplicationColumns() : spec_.deduplication_columns;
-    options.transactions = ran;
-    merged = delta::InsertNewRows(fs_, spec_.table_path, all, options);
-  }
+    return RecordBatch::Make(schema, std::move(data), n);
+  };
+  delta::MergeOptions options;
+  options.key_columns = spec_.deduplication_columns.empty() ? DefaultDeduplicationColumns() : spec_.deduplication_columns;
+  options.transactions = {delta::SetTransaction{BackfillAppId(spec_.stream_id), 0, std::nullopt}};
+  Result<delta::WriteResult> merged = delta::InsertNewRowsFrom(fs_, spec_.table_path, schema, next, options);
   if (!merged.ok()) return merged.status().WithContext("backfill of stream " + spec_.stream_id);
   return merged->skipped ? int64_t{0} : merged->num_rows;
 }

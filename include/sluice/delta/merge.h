@@ -4,10 +4,11 @@
 //
 // The keys already in the table are read from the files whose statistics may hold keys of the
 // batch (for a one-column key of integer, date, timestamp or string type the files' min/max
-// values rule the others out). The commit conflicts with any concurrent change of the table's
+// values rule the others out; InsertNewRowsFrom, whose keys are not known ahead, reads them all). The commit conflicts with any concurrent change of the table's
 // data (it read the whole table), so two merges never both insert the same key.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,5 +34,14 @@ struct MergeOptions {
 // for a key column missing from the batch or the table; errors as WriteTable otherwise.
 Result<WriteResult> InsertNewRows(std::shared_ptr<FileSystem> fs, const std::string& table_path, const BatchPtr& batch,
                                   const MergeOptions& options);
+
+// Yields the next batch, or null after the last one.
+using BatchSource = std::function<Result<BatchPtr>()>;
+
+// As InsertNewRows, for rows that come in batches of `schema` from `next` (a table scan): one
+// commit, in which each batch's new rows are written as it comes, so that only the keys (those of
+// the table and those inserted) are held in memory, not the rows.
+Result<WriteResult> InsertNewRowsFrom(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                                      const TypePtr& schema, const BatchSource& next, const MergeOptions& options);
 
 }  // namespace sluice::delta

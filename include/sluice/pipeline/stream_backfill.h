@@ -11,7 +11,8 @@
 // merge commit carries the txn `<stream id>-backfill`, so a backfill runs once, even across a
 // crash in the middle of it.
 //
-// The whole backfill table is read into memory for the merge. Used from one thread.
+// The backfill table is read batch by batch as the merge writes it; only the keys (those of the
+// ingestion table and those merged) are held in memory whole. Used from one thread.
 #pragma once
 
 #include <chrono>
@@ -30,7 +31,8 @@ struct BackfillSpec {
   std::string stream_id;
   std::string table_path;     // the ingestion table
   std::string backfill_path;  // the backfill table
-  std::vector<std::string> deduplication_columns;  // top-level columns of the ingestion table
+  // Columns of the ingestion table or dot paths into its key or value (merge.h).
+  std::vector<std::string> deduplication_columns;
   std::chrono::microseconds overlap{std::chrono::hours(1)};
   std::chrono::microseconds max_wait{std::chrono::hours(48)};
 };
