@@ -141,6 +141,71 @@ TEST_F(MergeSourceTest, TheSourceStreamsAppendsInBoundedRanges) {
 // A stream waiting for the next version must not wait forever for a commit that is missing
 // while later ones exist: one missing commit is found at once, several once a checkpoint (every
 // 10 commits) lies past them.
+// The rows a source reads from `start` to the end of the log, or its error.
+Result<std::vector<std::string>> ReadToEnd(DeltaSource& source, SourceOffset start) {
+  std::vector<std::string> seen;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(SourceOffset end, source.LatestOffset(start));
+    if (end == start) return seen;
+    SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> batches, source.Read(start, end));
+    std::vector<std::string> rows = Rows(batches);
+    seen.insert(seen.end(), rows.begin(), rows.end());
+    start = end;
+  }
+}
+
+// A log of: append 1; truncate (removes only); append 2; overwrite with 3 (removes and adds);
+// append 4. ignoreDeletes passes over the truncation and fails at the overwrite;
+// skipChangeCommits passes over both, the overwrite's rows included.
+TEST_F(MergeSourceTest, IgnoreDeletesAndSkipChangeCommitsPassOverCommitsThatRemoveData) {
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({1})}).ok());
+  ASSERT_TRUE(TruncateTable(fs_, table_).ok());
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({2})}).ok());
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({3})}, {.mode = WriteMode::kOverwrite}).ok());
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({4})}).ok());
+
+  auto plain = DeltaSource::Open(fs_, table_, {.starting_version = 0});
+  EXPECT_EQ(ReadToEnd(**plain, (*plain)->initial_offset()).status().error_class(), errors::kDeltaSourceDataDeleted);
+
+  auto ignoring = DeltaSource::Open(fs_, table_, {.starting_version = 0, .ignore_deletes = true});
+  Result<std::vector<std::string>> ignored = ReadToEnd(**ignoring, (*ignoring)->initial_offset());
+  EXPECT_EQ(ignored.status().error_class(), errors::kDeltaSourceDataDeleted) << "the overwrite also adds";
+  EXPECT_EQ((*ignoring)->LatestOffset({0, 0}).value(), (SourceOffset{3, 0})) << "1, the truncation and 2 are read";
+
+  auto skipping = DeltaSource::Open(fs_, table_, {.starting_version = 0, .skip_change_commits = true});
+  Result<std::vector<std::string>> skipped = ReadToEnd(**skipping, (*skipping)->initial_offset());
+  ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
+  EXPECT_EQ(*skipped, (std::vector<std::string>{"1:x", "2:x", "4:x"}));
+}
+
+// A stream that starts at a commit rewriting the whole table (an overwrite, a change feed's
+// re-snapshot) reads that commit's adds: the table's new content; one that started before it fails
+// there. LastWholeRewrite finds that commit.
+TEST_F(MergeSourceTest, AStreamStartedAtAWholeRewriteReadsTheNewContent) {
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({1})}).ok());
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({2})}).ok());
+  EXPECT_EQ(LastWholeRewrite(fs_, table_).value(), std::nullopt) << "no commit removes data yet";
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({3, 30})}, {.mode = WriteMode::kOverwrite}).ok());
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({4})}).ok());
+  EXPECT_EQ(LastWholeRewrite(fs_, table_).value(), std::optional<int64_t>(2));
+
+  auto restarted = DeltaSource::Open(fs_, table_, {.starting_version = 2});
+  ASSERT_TRUE(restarted.ok());
+  (*restarted)->StartedAt(2);
+  Result<std::vector<std::string>> rows = ReadToEnd(**restarted, (*restarted)->initial_offset());
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(*rows, (std::vector<std::string>{"30:x", "3:x", "4:x"}));
+
+  auto from_start = DeltaSource::Open(fs_, table_, {.starting_version = 0});
+  (*from_start)->StartedAt(0);
+  EXPECT_EQ(ReadToEnd(**from_start, (*from_start)->initial_offset()).status().error_class(),
+            errors::kDeltaSourceDataDeleted);
+  // Started at 2 without saying so, the source treats the rewrite as any other.
+  auto unannounced = DeltaSource::Open(fs_, table_, {.starting_version = 2});
+  EXPECT_EQ(ReadToEnd(**unannounced, (*unannounced)->initial_offset()).status().error_class(),
+            errors::kDeltaSourceDataDeleted);
+}
+
 TEST_F(MergeSourceTest, TheSourceReportsAHoleInsteadOfWaitingAtIt) {
   for (int holes : {1, 3}) {
     SCOPED_TRACE(holes);

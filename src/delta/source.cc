@@ -1,6 +1,7 @@
 #include "sluice/delta/source.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -42,17 +43,73 @@ Result<std::optional<std::vector<AddFile>>> DeltaSource::VersionFiles(int64_t ve
     return actions.status();
   }
   std::vector<AddFile> files;
+  const RemoveFile* removed = nullptr;  // the first data-change removal
+  std::vector<std::string> removed_paths;
   for (Action& action : *actions) {
     if (auto* remove = std::get_if<RemoveFile>(&action); remove != nullptr && remove->data_change) {
-      return Status::Error(errors::kDeltaSourceDataDeleted,
-                           fmt::format("version {} of '{}' removed data ('{}'); the stream reads appends only", version,
-                                       table_path_, remove->path));
+      if (removed == nullptr) removed = remove;
+      removed_paths.push_back(remove->path);
     }
     if (auto* add = std::get_if<AddFile>(&action); add != nullptr && add->data_change) {
       files.push_back(std::move(*add));
     }
   }
+  if (removed != nullptr) {
+    if (options_.skip_change_commits || (options_.ignore_deletes && files.empty())) {
+      return std::optional<std::vector<AddFile>>(std::vector<AddFile>());
+    }
+    if (started_at_ == version) {
+      SLUICE_ASSIGN_OR_RETURN(bool whole, RewritesWholeTable(version, removed_paths));
+      if (whole) return std::optional<std::vector<AddFile>>(std::move(files));
+    }
+    return Status::Error(errors::kDeltaSourceDataDeleted,
+                         fmt::format("version {} of '{}' removed data ('{}'); the stream reads appends only "
+                                     "(skipChangeCommits passes such commits over{})",
+                                     version, table_path_, removed->path,
+                                     files.empty() ? ", ignoreDeletes those that only remove" : ""));
+  }
   return std::optional<std::vector<AddFile>>(std::move(files));
+}
+
+namespace {
+
+// Whether the commit of `version`, removing `removed`, removes every file of the table before it.
+Result<bool> RemovesEveryEarlierFile(const std::shared_ptr<FileSystem>& fs, const std::string& table_path,
+                                     int64_t version, const std::vector<std::string>& removed) {
+  if (version == 0) return true;
+  SLUICE_ASSIGN_OR_RETURN(SnapshotPtr before, Snapshot::Load(fs, table_path, {.version = version - 1}));
+  std::unordered_set<std::string_view> gone(removed.begin(), removed.end());
+  for (const AddFile& file : before->files()) {
+    if (!gone.count(file.path)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<bool> DeltaSource::RewritesWholeTable(int64_t version, const std::vector<std::string>& removed) {
+  return RemovesEveryEarlierFile(fs_, table_path_, version, removed);
+}
+
+Result<std::optional<int64_t>> LastWholeRewrite(const std::shared_ptr<FileSystem>& fs, const std::string& table_path) {
+  SLUICE_ASSIGN_OR_RETURN(SnapshotPtr latest, Snapshot::Load(fs, table_path));
+  for (int64_t version = latest->version(); version >= 0; --version) {
+    Result<std::vector<Action>> actions = ReadCommit(*fs, table_path, version);
+    if (!actions.ok()) {
+      if (actions.status().error_class() == errors::kFileNotFound) return std::optional<int64_t>();  // cleaned up
+      return actions.status();
+    }
+    std::vector<std::string> removed;
+    for (const Action& action : *actions) {
+      if (const auto* remove = std::get_if<RemoveFile>(&action); remove != nullptr && remove->data_change) {
+        removed.push_back(remove->path);
+      }
+    }
+    if (removed.empty()) continue;
+    SLUICE_ASSIGN_OR_RETURN(bool whole, RemovesEveryEarlierFile(fs, table_path, version, removed));
+    return whole ? std::optional<int64_t>(version) : std::optional<int64_t>();
+  }
+  return std::optional<int64_t>();
 }
 
 Status DeltaSource::CheckNotAHole(int64_t missing_version) {
@@ -76,7 +133,11 @@ Result<SourceOffset> DeltaSource::LatestOffset(const SourceOffset& start) {
   SourceOffset end = start;
   int64_t budget = options_.max_files_per_trigger;
   while (budget > 0) {
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::vector<AddFile>> files, VersionFiles(end.version));
+    Result<std::optional<std::vector<AddFile>>> read = VersionFiles(end.version);
+    // The range stops before a commit the stream cannot read, so that the versions before it are
+    // read; the next range starts at it and fails.
+    if (!read.ok() && read.status().error_class() == errors::kDeltaSourceDataDeleted && end != start) break;
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::vector<AddFile>> files, std::move(read));
     if (!files) {
       SLUICE_RETURN_IF_ERROR(CheckNotAHole(end.version));
       break;

@@ -31,6 +31,9 @@ constexpr OptionSpec kOptions[] = {
     {"startingVersion", OptionType::kString, "0", false, "first version to read: a number, or latest", {}, std::nullopt,
      std::nullopt, StartingVersionProblem},
     {"maxFilesPerTrigger", OptionType::kLong, "1000", false, "most data files in one batch", {}, 1},
+    {"ignoreDeletes", OptionType::kBool, "false", false, "pass over commits that only remove data"},
+    {"skipChangeCommits", OptionType::kBool, "false", false,
+     "pass over every commit that removes data (updates, merges, overwrites), its added files included"},
 };
 
 std::string Format(const delta::SourceOffset& offset) {
@@ -51,8 +54,7 @@ Result<delta::SourceOffset> Parse(const std::string& text) {
 
 class DeltaStreamSource final : public Source {
  public:
-  DeltaStreamSource(std::string path, std::optional<int64_t> starting_version, int64_t max_files)
-      : path_(std::move(path)), starting_version_(starting_version), max_files_(max_files) {}
+  DeltaStreamSource(std::string path, delta::SourceOptions options) : path_(std::move(path)), options_(options) {}
 
   std::string description() const override { return "DeltaSource[" + path_ + "]"; }
   TypePtr schema() const override { return schema_; }
@@ -62,10 +64,15 @@ class DeltaStreamSource final : public Source {
     state_path_ = context.state_directory + "/initial";
     SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(file_system_, path_));
     schema_ = snapshot->schema();
-    delta::SourceOptions options;
-    options.starting_version = starting_version_;
-    options.max_files_per_trigger = max_files_;
-    SLUICE_ASSIGN_OR_RETURN(source_, delta::DeltaSource::Open(file_system_, path_, options));
+    SLUICE_ASSIGN_OR_RETURN(source_, delta::DeltaSource::Open(file_system_, path_, options_));
+    // A query resumed from its checkpoint started where its first run recorded.
+    Result<std::string> recorded = file_system_->ReadFile(state_path_);
+    if (recorded.ok()) {
+      SLUICE_ASSIGN_OR_RETURN(delta::SourceOffset initial, Parse(*recorded));
+      source_->StartedAt(initial.version);
+    } else if (recorded.status().error_class() != errors::kFileNotFound) {
+      return recorded.status();
+    }
     return Status::OK();
   }
 
@@ -74,7 +81,8 @@ class DeltaStreamSource final : public Source {
     Status written = file_system_->PutIfAbsent(state_path_, Format(source_->initial_offset()));
     if (!written.ok() && written.error_class() != errors::kFileAlreadyExists) return written;
     SLUICE_ASSIGN_OR_RETURN(std::string initial, file_system_->ReadFile(state_path_));
-    SLUICE_RETURN_IF_ERROR(Parse(initial).status());
+    SLUICE_ASSIGN_OR_RETURN(delta::SourceOffset offset, Parse(initial));
+    source_->StartedAt(offset.version);
     return initial;
   }
 
@@ -108,8 +116,7 @@ class DeltaStreamSource final : public Source {
 
  private:
   std::string path_;
-  std::optional<int64_t> starting_version_;
-  int64_t max_files_;
+  delta::SourceOptions options_;
   std::shared_ptr<FileSystem> file_system_;
   std::string state_path_;
   TypePtr schema_;
@@ -122,9 +129,12 @@ const std::span<const OptionSpec> kDeltaSourceOptions = kOptions;
 
 Result<std::unique_ptr<Source>> MakeDeltaSource(const ValidatedOptions& options) {
   bool latest = false;  // the option table has checked the text
-  std::optional<int64_t> starting_version = ParseStartingVersion(options.GetString("startingVersion"), &latest);
-  int64_t max_files = options.GetInt64("maxFilesPerTrigger");  // at least 1, by the option table
-  return std::unique_ptr<Source>(new DeltaStreamSource(options.GetString("path"), starting_version, max_files));
+  delta::SourceOptions source;
+  source.starting_version = ParseStartingVersion(options.GetString("startingVersion"), &latest);
+  source.max_files_per_trigger = options.GetInt64("maxFilesPerTrigger");  // at least 1, by the option table
+  source.ignore_deletes = options.GetBool("ignoreDeletes");
+  source.skip_change_commits = options.GetBool("skipChangeCommits");
+  return std::unique_ptr<Source>(new DeltaStreamSource(options.GetString("path"), source));
 }
 
 }  // namespace sluice::engine

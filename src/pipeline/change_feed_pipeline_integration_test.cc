@@ -6,13 +6,18 @@
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <thread>
 
 #include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/snapshot.h"
+#include "sluice/connectors/pg_change_feed.h"
 #include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/pipeline_runner.h"
 #include "testing/temp_dir.h"
@@ -230,6 +235,74 @@ TEST_F(ChangeFeedPipelineTest, AFeedThatCannotStartFailsTheRunAndSaysWhy) {
   const std::string events = Events();
   EXPECT_NE(events.find("\"level\":\"ERROR\""), std::string::npos) << events;
   EXPECT_NE(events.find("no_such_role"), std::string::npos) << events;
+}
+
+// The product ids of the Delta table at `path`, sorted (a table not made yet: none).
+std::vector<int64_t> ProductIds(const std::string& path) {
+  std::vector<int64_t> ids;
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), path);
+  if (!snapshot.ok()) return ids;
+  auto scan = delta::TableScan::Open(*snapshot, {.columns = {"product_id"}}).value();
+  while (BatchPtr batch = scan->Next().value()) {
+    for (int64_t row = 0; row < batch->num_rows(); ++row) ids.push_back(batch->column(0)->Value<int64_t>(row));
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// A column added in PostgreSQL makes the feed copy `products` again into its history table (an
+// overwrite): the flow copying that history into a Delta table starts over by itself — a warning
+// event says why — and the copy holds each product once; with on_source_reset: fail the flow fails.
+TEST_F(ChangeFeedPipelineTest, AFlowReadingAReSnapshottedHistoryTableStartsOverOrFailsWhenAskedTo) {
+  for (const std::string on_reset : {"", "fail"}) {
+    SCOPED_TRACE("on_source_reset: " + on_reset);
+    const std::string copy = dir_.Join("warehouse/main/mart/products_" + (on_reset.empty() ? "reset" : on_reset));
+    std::string yaml = yaml_.substr(0, yaml_.find("sinks:")) + "sinks:\n  copy: {format: delta, options: {path: " +
+                       copy + "}}\nflows:\n  - name: products_copy\n    source: {format: delta, table: "
+                       "main.cdc.lb_products_history}\n    select: [product_id, stock]\n    sink: copy\n"
+                       "    trigger: {kind: processing_time, interval: 100 milliseconds}\n" +
+                       (on_reset.empty() ? "" : "    on_source_reset: " + on_reset + "\n");
+    const std::string storage = dir_.Join("storage-" + (on_reset.empty() ? std::string("reset") : on_reset));
+    yaml.replace(yaml.find(dir_.Join("storage")), dir_.Join("storage").size(), storage);
+    ASSERT_TRUE(db_->Execute("DROP TABLE IF EXISTS products; CREATE TABLE products (product_id bigint PRIMARY KEY, "
+                             "stock bigint NOT NULL); ALTER TABLE products REPLICA IDENTITY FULL; "
+                             "INSERT INTO products VALUES (1, 100), (2, 50), (3, 10)")
+                    .ok());
+    std::filesystem::remove_all(dir_.Join("warehouse/main/cdc"));
+    auto spec = ParsePipelineSpec(yaml);
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    RunOptions options;
+    options.registry = registry_.get();
+    auto run = PipelineRun::Start(*spec, options);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    auto wait_for = [&](const std::vector<int64_t>& ids) {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (ProductIds(copy) != ids && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      return ProductIds(copy);
+    };
+    ASSERT_EQ(wait_for({1, 2, 3}), (std::vector<int64_t>{1, 2, 3}));
+
+    ASSERT_TRUE(db_->Execute("ALTER TABLE products ADD COLUMN note text; INSERT INTO products VALUES (4, 5, 'new')").ok());
+    if (on_reset.empty()) {
+      EXPECT_EQ(wait_for({1, 2, 3, 4}), (std::vector<int64_t>{1, 2, 3, 4})) << "every product once, from the new copy";
+      (*run)->Stop();
+      Status ended = (*run)->Wait();
+      EXPECT_TRUE(ended.ok()) << ended.ToString();
+    } else {
+      Status ended = (*run)->Wait();
+      EXPECT_EQ(ended.error_class(), errors::kDeltaSourceDataDeleted) << ended.ToString();
+      EXPECT_EQ(ProductIds(copy), (std::vector<int64_t>{1, 2, 3}));
+    }
+    std::string events;
+    for (const std::string& line : EventLog::ReadLines(EventLog::PathFor(storage)).value()) {
+      events += line + "\n";
+    }
+    EXPECT_EQ(events.find("\"source_reset\"") != std::string::npos, on_reset.empty()) << events;
+    run->reset();
+    ASSERT_TRUE(connectors::DropChangeFeedSlot(spec->ChangeFeedConfigOf(spec->change_feeds[0]).value()).ok());
+  }
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 #include "sluice/pipeline/pipeline_runner.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "sluice/connectors/pg_change_feed.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
+#include "sluice/delta/source.h"
 #include "sluice/delta/writer.h"
 #include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/full_refresh.h"
@@ -20,6 +22,8 @@ struct PipelineRun::Flow {
   std::unique_ptr<engine::StreamingQuery> query;
   TransformingSink* sink = nullptr;  // owned by the query
   IngestionSink* ingestion = nullptr;  // the inner sink of a stream, owned by the query
+  // Source options set by the run, over the file's: where a flow that started over reads from.
+  std::map<std::string, std::string> source_overrides;
   FlowFigures figures;
 };
 
@@ -69,6 +73,13 @@ std::string SinkTablePath(const PipelineSpec& spec, const FlowSpec& flow) {
   auto sink = spec.sinks.find(flow.sink);
   if (sink == spec.sinks.end() || sink->second.format != "delta") return "";
   Result<std::map<std::string, std::string>> options = spec.ResolvedOptions(sink->second);
+  return options.ok() && options->count("path") ? options->at("path") : "";
+}
+
+// The Delta table the flow reads, or "" when its source is not a Delta table.
+std::string SourceTablePath(const PipelineSpec& spec, const FlowSpec& flow) {
+  if (flow.source.format != "delta") return "";
+  Result<std::map<std::string, std::string>> options = spec.ResolvedOptions(flow.source);
   return options.ok() && options->count("path") ? options->at("path") : "";
 }
 
@@ -234,6 +245,7 @@ Status PipelineRun::OpenFlow(Flow* flow) {
   const StreamSpec* stream = StreamOf(spec_, spec);
 
   SLUICE_ASSIGN_OR_RETURN(auto source_options, spec_.ResolvedOptions(spec.source));
+  for (const auto& [key, value] : flow->source_overrides) source_options[key] = value;
   std::string sink_format_name, sink_options_json = "{}";
   Result<std::unique_ptr<engine::Sink>> sink = Status::OK();
   if (stream != nullptr) {
@@ -357,6 +369,11 @@ void PipelineRun::RunFlow(Flow* flow) {
   }
   LogBackfill(flow);  // a merge that was due when the sink opened
   Status status = flow->query->Run();
+  while (!status.ok() && status.error_class() == errors::kDeltaSourceDataDeleted && ResetsOnSourceReset(*flow->spec) &&
+         !stop_requested_) {
+    if (Status reset = StartOver(flow, status); !reset.ok()) return FailFlow(flow, reset);
+    status = flow->query->Run();
+  }
   if (!status.ok()) return FailFlow(flow, status);
   std::string state;
   {
@@ -366,6 +383,58 @@ void PipelineRun::RunFlow(Flow* flow) {
   }
   Log("INFO", flow, "flow_progress", "flow '" + flow->spec->name + "' is " + state,
       "{\"flow_progress\":{\"status\":" + JsonString(state) + "}}");
+}
+
+bool PipelineRun::ResetsOnSourceReset(const FlowSpec& spec) const {
+  if (!spec.on_source_reset.empty()) return spec.on_source_reset == "reset";
+  const std::string table = SourceTablePath(spec_, spec);
+  if (table.empty()) return false;
+  // A change feed's history table: named so, beside the feed's state folder.
+  const std::string target = std::filesystem::path(table).lexically_normal().parent_path().string();
+  Result<bool> feeds = options_.file_system->Exists(target + "/_change_feeds");
+  return feeds.ok() && *feeds && IsChangeFeedHistoryTable(target, table);
+}
+
+Status PipelineRun::StartOver(Flow* flow, const Status& cause) {
+  const FlowSpec& spec = *flow->spec;
+  const std::string source = SourceTablePath(spec_, spec), table = SinkTablePath(spec_, spec);
+  if (!table.empty()) {
+    for (const FlowSpec& other : all_flows_) {
+      if (&other != &spec && SinkTablePath(spec_, other) == table) {
+        return cause.WithContext("flow '" + spec.name + "' cannot start over on its own: flow '" + other.name +
+                                 "' writes its table " + table + " too (run again with --full-refresh " + spec.name +
+                                 ")");
+      }
+    }
+  }
+  // It reads the table again from the commit that rewrote it, which holds its whole new content.
+  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> rewrite, delta::LastWholeRewrite(options_.file_system, source));
+  if (!rewrite) {
+    return cause.WithContext("flow '" + spec.name + "' cannot start over: the latest commit of " + source +
+                             " that removes data rewrote only part of it (run again with --full-refresh " +
+                             spec.name + ")");
+  }
+  flow->source_overrides["startingVersion"] = std::to_string(*rewrite);
+  Log("WARN", flow, "warning",
+      "flow '" + spec.name + "': its source " + source + " was rewritten (" + std::string(cause.message()) +
+          "); the flow starts over from version " + std::to_string(*rewrite) + ": its checkpoint is deleted" +
+          (table.empty() ? "" : " and " + table + " truncated"),
+      "{\"source_reset\":{\"source\":" + JsonString(source) + ",\"from_version\":" + std::to_string(*rewrite) +
+          ",\"cause\":" + JsonString(cause.message()) +
+          ",\"truncated\":" + (table.empty() ? "null" : JsonString(table)) + "}}");
+  {
+    std::lock_guard lock(mutex_);
+    flow->query.reset();  // releases the checkpoint's lock
+    flow->figures.state = "STARTING";
+  }
+  FullRefreshPlan plan;
+  plan.checkpoints.emplace(spec.name, spec_.CheckpointOf(spec));
+  if (!table.empty()) plan.truncated_tables.push_back(table);
+  auto log_step = [this, flow](const std::string& message, const std::string& details) {
+    Log("WARN", flow, "warning", message, details);
+  };
+  SLUICE_RETURN_IF_ERROR(RunFullRefresh(options_.file_system, spec_.storage, plan, log_step));
+  return OpenFlow(flow);
 }
 
 Status PipelineRun::StartFeed(const ChangeFeedSpec& spec) {

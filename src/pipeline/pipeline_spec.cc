@@ -261,7 +261,8 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
     return flow;
   }
   walker.CheckKeys(node, place,
-                   {"name", "source", "where", "select", "expectations", "sink", "trigger", "output_mode", "checkpoint"});
+                   {"name", "source", "where", "select", "expectations", "sink", "trigger", "output_mode", "checkpoint",
+                    "on_source_reset"});
   flow.name = walker.Name(node, place);
   if (node["source"].IsDefined()) {
     flow.source = walker.ParseEndpoint(node["source"], Walker::Join(place, "source"));
@@ -314,6 +315,12 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
   ParseTriggerKeys(walker, node, place, &flow.trigger, &flow.trigger_interval);
   flow.output_mode = walker.Scalar(node, place, "output_mode", false).value_or(flow.output_mode);
   flow.checkpoint = walker.Scalar(node, place, "checkpoint", false).value_or("");
+  if (std::optional<std::string> reset = walker.Scalar(node, place, "on_source_reset", false)) {
+    if (*reset != "reset" && *reset != "fail") {
+      walker.Problem(Walker::Join(place, "on_source_reset"), "'" + *reset + "' is not one of reset, fail");
+    }
+    flow.on_source_reset = *reset;
+  }
   return flow;
 }
 

@@ -6,7 +6,8 @@
 // streaming query can replay a batch after a crash and get the same rows.
 //
 // The source is append-only: a commit that removes data-change files (an overwrite, a delete,
-// a merge that rewrote files) fails with DELTA_SOURCE_DATA_DELETED; restart from a later
+// a merge that rewrote files) fails with DELTA_SOURCE_DATA_DELETED, unless the options say to
+// pass it over (Spark's ignoreDeletes and skipChangeCommits); or restart from a later
 // startingVersion to skip it. Commits without data change (compaction, metadata) are passed over.
 //
 // A DeltaSource is used by one thread at a time.
@@ -38,7 +39,19 @@ struct SourceOptions {
   std::optional<int64_t> starting_version = std::nullopt;
   // At most this many files per range planned by LatestOffset (at least 1).
   int64_t max_files_per_trigger = 1000;
+  // A commit that only removes data (a delete of whole files, a truncation) is passed over; one
+  // that removes and adds (a rewrite) still fails.
+  bool ignore_deletes = false;
+  // Every commit that removes data is passed over whole, the files it adds included (an update,
+  // a merge, an overwrite): the stream reads appends only and never sees rewritten rows again.
+  bool skip_change_commits = false;
 };
+
+// The version of the table's latest commit that removes data, when that commit removes every file
+// of the table before it (an overwrite, a change feed's re-snapshot): a stream started there reads
+// the table's whole new content. nullopt when no commit still in the log removes data, or when the
+// latest one rewrote only part of the table.
+Result<std::optional<int64_t>> LastWholeRewrite(const std::shared_ptr<FileSystem>& fs, const std::string& table_path);
 
 class DeltaSource {
  public:
@@ -50,9 +63,16 @@ class DeltaSource {
   // Where reading starts when a query has no checkpointed offset yet.
   const SourceOffset& initial_offset() const { return initial_; }
 
+  // The version the stream's reading started at (its first offset's, as its query recorded it).
+  // A commit there that removes every file of the table before it (an overwrite, a change feed's
+  // re-snapshot) is read as the adds it makes: the stream never read the files it removes.
+  void StartedAt(int64_t version) { started_at_ = version; }
+
   // The end of the next range from `start`: past at most max_files_per_trigger new files (whole
   // versions are not split needlessly: a range ends at a version boundary or at the file limit).
-  // Equal to `start` when nothing new was committed. DELTA_LOG_CORRUPT when the next version is
+  // Equal to `start` when nothing new was committed. A range ends before a commit that removes
+  // data (unless the options pass it over); DELTA_SOURCE_DATA_DELETED when the range would start
+  // at one. DELTA_LOG_CORRUPT when the next version is
   // missing but the one after it, or a checkpoint past it, exists (a hole in the log).
   Result<SourceOffset> LatestOffset(const SourceOffset& start);
 
@@ -67,6 +87,8 @@ class DeltaSource {
       : fs_(std::move(fs)), table_path_(std::move(table_path)), options_(options) {}
   // The data-change adds of one version, or std::nullopt when the version is not committed yet.
   Result<std::optional<std::vector<AddFile>>> VersionFiles(int64_t version);
+  // Whether the commit of `version`, removing `removed`, removes every file of the table before it.
+  Result<bool> RewritesWholeTable(int64_t version, const std::vector<std::string>& removed);
   // DELTA_LOG_CORRUPT when the commit after `missing_version`, or a checkpoint past it, exists:
   // the missing one is a hole, not a commit still to come.
   Status CheckNotAHole(int64_t missing_version);
@@ -75,6 +97,7 @@ class DeltaSource {
   std::string table_path_;
   SourceOptions options_;
   SourceOffset initial_;
+  std::optional<int64_t> started_at_;
 };
 
 }  // namespace sluice::delta

@@ -114,6 +114,12 @@ class PipelineRun {
   // The Delta history table of a running feed that `spec` reads and that does not exist yet.
   std::optional<std::string> AwaitedHistoryTable(const FlowSpec& spec) const;
   void RunFlow(Flow* flow);
+  // Whether the flow starts over when its Delta source is rewritten (FlowSpec::on_source_reset).
+  bool ResetsOnSourceReset(const FlowSpec& spec) const;
+  // After the flow's query failed with `cause` (its source rewritten): a warning event, a full
+  // refresh of the flow and of the Delta table it writes, and a new query. Refused when another
+  // flow writes that table too (it would lose rows it wrote).
+  Status StartOver(Flow* flow, const Status& cause);
   void FailFlow(Flow* flow, const Status& status);
   Status StartFeed(const ChangeFeedSpec& spec);
   void RunFeed(Feed* feed);

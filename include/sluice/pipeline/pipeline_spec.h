@@ -73,6 +73,11 @@ struct FlowSpec {
   std::string output_mode = "append";
   // Empty: <storage>/checkpoints/<flow name>.
   std::string checkpoint;
+  // What the flow does when its Delta source is rewritten (DELTA_SOURCE_DATA_DELETED: a change
+  // feed re-snapshotted the history table it reads, an overwrite): "reset" starts the flow over
+  // (a full refresh of it and of the table it writes), "fail" fails it. Empty: reset for a change
+  // feed's history table, fail for any other table.
+  std::string on_source_reset;
 };
 
 // A stream: Kafka topics ingested into a Delta ingestion table (ingestion_sink.h), run by
