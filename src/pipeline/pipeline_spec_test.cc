@@ -213,6 +213,27 @@ flows:
       << text;
 }
 
+TEST(ValidatePipelineTest, OnSourceResetIsResetOrFailAndForDeltaSources) {
+  PipelineSpec spec = ParsePipelineSpec(R"(
+name: p
+storage: /s
+sinks:
+  out: {format: memory, options: {queryName: q}}
+flows:
+  - {name: a, source: {format: delta, options: {path: /t}}, sink: out, on_source_reset: fail}
+  - {name: b, source: {format: rate}, sink: out, on_source_reset: reset}
+)").value();
+  EXPECT_EQ(spec.flows[0].on_source_reset, "fail");
+  std::string text = Messages(ValidatePipeline(spec, engine::Registry::Default()));
+  EXPECT_NE(text.find("flow 'b' sets on_source_reset, which applies to a Delta source only"), std::string::npos) << text;
+  EXPECT_EQ(text.find("flow 'a'"), std::string::npos) << text;
+  auto refused = ParsePipelineSpec("name: p\nstorage: /s\nsinks: {out: {format: memory, options: {queryName: q}}}\n"
+                                   "flows:\n  - {name: a, source: {format: delta}, sink: out, on_source_reset: later}\n");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().ToString().find("'later' is not one of reset, fail"), std::string::npos)
+      << refused.status().ToString();
+}
+
 // Everything a run would refuse before reading data, validate finds, all in one list: bounds of
 // options, values the formats' own checks refuse, a trigger or output mode the sink cannot run,
 // expressions bound to the source's schema, a relative storage.

@@ -110,6 +110,10 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
   for (const FlowSpec& flow : spec.flows) {
     const std::string context = "flow '" + flow.name + "'";
     if (!flow_names.insert(flow.name).second) problems.Add("two flows are named '" + flow.name + "'; rename one");
+    if (!flow.on_source_reset.empty() && flow.source.format != "delta") {
+      problems.Add(context + " sets on_source_reset, which applies to a Delta source only; it reads " +
+                   flow.source.format);
+    }
     if (auto sink = spec.sinks.find(flow.sink); sink != spec.sinks.end() && !flow.checkpoint.empty()) {
       auto location = sink->second.options.find("checkpointLocation");
       if (location != sink->second.options.end() && location->second != flow.checkpoint) {
