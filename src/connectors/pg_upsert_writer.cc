@@ -125,6 +125,10 @@ Status PgUpsertWriter::PrepareTable() {
     }
     if (!options_.upsert_key.empty()) ddl += ", PRIMARY KEY (" + JoinQuoted(options_.upsert_key) + ")";
     ddl += ")";
+    // Half of each page left free: an upsert that changes every existing row then writes each new
+    // version beside the old one (a HOT update: no index entry, old versions pruned in the page),
+    // about twice as fast as an update that moves rows to other pages.
+    if (!options_.upsert_key.empty()) ddl += " WITH (fillfactor = 50)";
     Status created = conn_->Execute(ddl);
     // Two writers creating the table at once: the loser sees a duplicate; the table is there.
     if (!created.ok() && conn_->last_sqlstate() != "23505" && conn_->last_sqlstate() != "42P07") return created;

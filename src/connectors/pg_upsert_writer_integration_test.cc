@@ -83,6 +83,14 @@ TEST_F(PgUpsertWriterTest, CreatesTheTableWithTheKeyAsPrimaryKeyAndUpserts) {
   EXPECT_EQ(Select("SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND "
                    "a.attnum = ANY(i.indkey) WHERE i.indrelid = 'orders'::regclass AND i.indisprimary"),
             (Rows{{"id"}}));
+  // A table made for upserts leaves half of each page free, so that updating every row is HOT.
+  EXPECT_EQ(Select("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'orders'::regclass"),
+            (Rows{{"fillfactor=50"}}));
+  // A table without a key (inserts only) keeps PostgreSQL's default.
+  auto appender = Open("events", {});
+  ASSERT_TRUE(appender.ok()) << appender.status().ToString();
+  EXPECT_EQ(Select("SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = 'events'::regclass"),
+            (Rows{{""}}));
 }
 
 // New keys go in by COPY straight into the table; a chunk meeting keys already there mid-way falls
