@@ -15,6 +15,7 @@
 #include "kafka_offsets.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/file_system.h"
 #include "sluice/core/logging.h"
 
 namespace sluice::connectors {
@@ -38,6 +39,9 @@ constexpr OptionSpec kOptions[] = {
     {"ssl_certificate_location", OptionType::kString, std::nullopt, false, "PEM file of the client certificate"},
     {"ssl_key_location", OptionType::kString, std::nullopt, false, "PEM file of the client key"},
     {"ssl_key_password", OptionType::kSecret, std::nullopt, false, "password of the client key"},
+    {"ssl_keystore_location", OptionType::kString, std::nullopt, false,
+     "PKCS#12 file of the client certificate and key (instead of the two PEM files)"},
+    {"ssl_keystore_password", OptionType::kSecret, std::nullopt, false, "password of the PKCS#12 keystore"},
     {"request_timeout", OptionType::kDuration, "30s", false, "longest wait for one answer of the cluster"},
     {"kafka.*", OptionType::kString, std::nullopt, false, "passed to librdkafka"},
 };
@@ -89,6 +93,24 @@ using ClientPtr = std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)>;
 using MessagePtr = std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)>;
 using PartitionListPtr =
     std::unique_ptr<rd_kafka_topic_partition_list_t, decltype(&rd_kafka_topic_partition_list_destroy)>;
+
+// INVALID_OPTIONS unless the keystore file can be read and is not a Java KeyStore (JKS, which
+// librdkafka cannot read: its files start with the bytes FE ED FE ED).
+Status CheckPkcs12Keystore(const std::string& path) {
+  Result<std::unique_ptr<RandomAccessFile>> file = LocalFileSystem()->OpenForRead(path);
+  if (!file.ok()) {
+    return InvalidOptions(fmt::format("`ssl_keystore_location` {} cannot be read: {}", path, file.status().message()));
+  }
+  std::string magic;
+  if ((*file)->Size() >= 4) SLUICE_RETURN_IF_ERROR((*file)->ReadAt(0, 4, &magic));
+  if (magic == std::string("\xFE\xED\xFE\xED", 4)) {
+    return InvalidOptions(fmt::format(
+        "`ssl_keystore_location` {} is a Java KeyStore (JKS); the Kafka client reads PKCS#12 keystores: convert it "
+        "with `keytool -importkeystore -srckeystore {} -destkeystore client.p12 -deststoretype PKCS12`",
+        path, path));
+  }
+  return Status::OK();
+}
 
 // A client configuration from the settings; INVALID_OPTIONS naming the option librdkafka refused.
 Result<ConfPtr> BuildConf(const std::vector<Setting>& settings) {
@@ -177,7 +199,7 @@ Result<KafkaSourceConfig> MakeConfig(const ValidatedOptions& options) {
       options.IsSensitive("bootstrap_servers"));
   const bool sasl = options.Has("sasl_mechanism");
   const bool ssl = options.Has("ssl_ca_location") || options.Has("ssl_certificate_location") ||
-                   options.Has("ssl_key_location");
+                   options.Has("ssl_key_location") || options.Has("ssl_keystore_location");
   if (sasl) {
     if (!options.Has("user") || !options.Has("password")) {
       return InvalidOptions("`sasl_mechanism` needs `user` and `password`");
@@ -200,6 +222,20 @@ Result<KafkaSourceConfig> MakeConfig(const ValidatedOptions& options) {
     if (options.Has(option)) add(property, options.GetString(option), option, options.IsSensitive(option));
   }
   if (options.Has("ssl_key_password")) add("ssl.key.password", options.GetSecret("ssl_key_password"), "ssl_key_password", true);
+  if (options.Has("ssl_keystore_location")) {
+    if (options.Has("ssl_certificate_location")) {
+      return InvalidOptions("give the client certificate either as a PKCS#12 `ssl_keystore_location` or as "
+                            "`ssl_certificate_location` and `ssl_key_location`, not both");
+    }
+    const std::string& keystore = options.GetString("ssl_keystore_location");
+    SLUICE_RETURN_IF_ERROR(CheckPkcs12Keystore(keystore));
+    add("ssl.keystore.location", keystore, "ssl_keystore_location", options.IsSensitive("ssl_keystore_location"));
+    if (options.Has("ssl_keystore_password")) {
+      add("ssl.keystore.password", options.GetSecret("ssl_keystore_password"), "ssl_keystore_password", true);
+    }
+  } else if (options.Has("ssl_keystore_password")) {
+    return InvalidOptions("`ssl_keystore_password` needs `ssl_keystore_location`");
+  }
   if (sasl || ssl) add("security.protocol", sasl ? (ssl ? "SASL_SSL" : "SASL_PLAINTEXT") : "SSL", "", false);
 
   // The client fetches only while a batch is read or a backlog remains (a caught-up source

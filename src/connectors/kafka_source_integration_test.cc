@@ -1,6 +1,8 @@
 #include "sluice/connectors/kafka_source.h"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <unistd.h>
 
 #include <atomic>
@@ -533,6 +535,42 @@ TEST(KafkaSourceTest, ClientSettingsAreAcceptedAndPassedThrough) {
                                                     {"kafka.fetch.max.bytes", "1048576"},
                                                     {"kafka.client.id", "sluice-test"}});
   EXPECT_TRUE(made.ok()) << made.status().ToString();
+}
+
+// Mutual TLS from a PKCS#12 keystore: passed to the client, its password a secret; a Java
+// KeyStore is refused with how to convert it, and so is a keystore given beside the PEM files.
+TEST(KafkaSourceTest, AKeystoreMustBePkcs12) {
+  sluice::testing::TempDir dir;
+  const std::string jks = dir.Join("client.jks"), p12 = dir.Join("client.p12");
+  std::ofstream(jks, std::ios::binary) << std::string("\xFE\xED\xFE\xED\x00\x00\x00\x02", 8);
+  std::ofstream(p12, std::ios::binary) << std::string("\x30\x82\x0a\x00", 4);  // a DER SEQUENCE, as PKCS#12 starts
+  ::setenv("SLUICE_TEST_KEYSTORE_SECRET", "changeit", 1);
+  auto made = AllFormatsRegistry().MakeSource("kafka", {{"bootstrap_servers", "127.0.0.1:1"},
+                                                    {"subscribe", "a"},
+                                                    {"ssl_keystore_location", p12},
+                                                    {"ssl_keystore_password", "${env:SLUICE_TEST_KEYSTORE_SECRET}"}});
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  std::string refused = InvalidOptionsMessage({{"subscribe", "a"}, {"ssl_keystore_location", jks}});
+  EXPECT_NE(refused.find("Java KeyStore"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("keytool -importkeystore -srckeystore " + jks), std::string::npos) << refused;
+  EXPECT_NE(InvalidOptionsMessage({{"subscribe", "a"}, {"ssl_keystore_location", dir.Join("missing.p12")}})
+                .find("cannot be read"),
+            std::string::npos);
+  EXPECT_NE(InvalidOptionsMessage({{"subscribe", "a"}, {"ssl_keystore_password", "${env:SLUICE_TEST_KEYSTORE_SECRET}"}})
+                .find("`ssl_keystore_password` needs `ssl_keystore_location`"),
+            std::string::npos);
+  EXPECT_NE(InvalidOptionsMessage({{"subscribe", "a"},
+                                   {"ssl_keystore_location", p12},
+                                   {"ssl_certificate_location", "/c.pem"},
+                                   {"ssl_key_location", "/k.pem"}})
+                .find("not both"),
+            std::string::npos);
+  auto literal = AllFormatsRegistry().MakeSource("kafka", {{"bootstrap_servers", "127.0.0.1:1"},
+                                                       {"subscribe", "a"},
+                                                       {"ssl_keystore_location", p12},
+                                                       {"ssl_keystore_password", "changeit"}});
+  EXPECT_EQ(literal.status().error_class(), errors::kConnectionLiteralSecret);
+  EXPECT_EQ(literal.status().message().find("changeit"), std::string_view::npos) << literal.status().ToString();
 }
 
 // Runs kafka -> memory with the available_now trigger on `checkpoint`; returns the table.
