@@ -208,4 +208,15 @@ bool DataType::Equals(const DataType& other) const {
   }
 }
 
+std::vector<std::string> SplitFieldPath(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t begin = 0;
+  while (true) {
+    size_t dot = path.find('.', begin);
+    parts.emplace_back(path.substr(begin, dot == std::string_view::npos ? std::string_view::npos : dot - begin));
+    if (dot == std::string_view::npos) return parts;
+    begin = dot + 1;
+  }
+}
+
 }  // namespace sluice

@@ -16,23 +16,12 @@
 namespace sluice::delta {
 namespace {
 
-std::vector<std::string> SplitPath(const std::string& path) {
-  std::vector<std::string> parts;
-  size_t begin = 0;
-  while (true) {
-    size_t dot = path.find('.', begin);
-    parts.push_back(path.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin));
-    if (dot == std::string::npos) return parts;
-    begin = dot + 1;
-  }
-}
-
 // The field indexes `path` names in `schema`: a top-level column, or a field of a struct column
 // (`value.transaction_id`), each part matched ignoring case. `names`, when given, receives the
 // parts as the schema spells them.
 Result<std::vector<int>> KeyIndexes(const TypePtr& schema, const std::string& path,
                                     std::vector<std::string>* names = nullptr) {
-  std::vector<std::string> parts = SplitPath(path);
+  std::vector<std::string> parts = SplitFieldPath(path);
   std::vector<int> indexes;
   TypePtr type = schema;
   for (size_t depth = 0; depth < parts.size(); ++depth) {

@@ -19,17 +19,6 @@
 namespace sluice::pipeline {
 namespace {
 
-std::vector<std::string> SplitPath(const std::string& path) {
-  std::vector<std::string> parts;
-  size_t begin = 0;
-  while (true) {
-    size_t dot = path.find('.', begin);
-    parts.push_back(path.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin));
-    if (dot == std::string::npos) return parts;
-    begin = dot + 1;
-  }
-}
-
 // `column` (a struct) without the field at `path` (relative to it), or UNRESOLVED_COLUMN.
 Result<ColumnPtr> Exclude(const ColumnPtr& column, const std::vector<std::string>& path, size_t depth,
                           const std::string& full_path) {
@@ -157,7 +146,7 @@ Status IngestionSink::MakePart(const std::optional<formats::DecoderSpec>& schema
 Status IngestionSink::CheckDeduplicationColumn(const std::string& column) const {
   static constexpr std::string_view kColumns[] = {"key", "value", "stream_record_timestamp", "record_source",
                                                   "kafka_topic", "kafka_partition", "kafka_offset"};
-  std::vector<std::string> parts = SplitPath(column);
+  std::vector<std::string> parts = SplitFieldPath(column);
   parts[0] = AsciiLower(parts[0]);  // column names match ignoring case, as the merge matches them
   if (std::find(std::begin(kColumns), std::end(kColumns), parts[0]) == std::end(kColumns)) {
     return Status::Error(errors::kUnresolvedColumn,
@@ -207,7 +196,7 @@ Result<std::unique_ptr<IngestionSink>> IngestionSink::Make(IngestionSpec spec, s
   // Exclusions are checked against empty columns of the decoded types; a registry schema is not
   // known before the stream starts.
   for (const std::string& path : sink->spec_.excluded_columns) {
-    std::vector<std::string> parts = SplitPath(path);
+    std::vector<std::string> parts = SplitFieldPath(path);
     const Part* part = parts[0] == "key" ? &sink->key_ : parts[0] == "value" ? &sink->value_ : nullptr;
     if (part != nullptr && part->subject) continue;
     if (parts.size() < 2 || part == nullptr || part->decoder == nullptr) {
@@ -272,7 +261,7 @@ Result<ColumnPtr> IngestionSink::DecodePart(const ColumnPtr& encoded, Part* part
     malformed_rows->insert(malformed_rows->end(), stats.malformed_rows.begin(), stats.malformed_rows.end());
   }
   for (const std::string& path : spec_.excluded_columns) {
-    std::vector<std::string> parts = SplitPath(path);
+    std::vector<std::string> parts = SplitFieldPath(path);
     if (parts[0] != part->name) continue;
     Result<ColumnPtr> excluded = Exclude(decoded, parts, 1, path);
     // A registry schema may lack an excluded field (an older or newer version).

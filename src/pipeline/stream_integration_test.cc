@@ -93,6 +93,30 @@ class StreamTest : public testing::KafkaTopicTest {
 
   std::string Table() const { return dir_.path() + "/warehouse/main/raw/events"; }
 
+  // main.history.events: every record the stream ingested as it is, and the first ten again
+  // three hours earlier (with keys of their own when `re_keyed`, as a re-export would have them).
+  void WriteHistory(bool re_keyed) {
+    auto ingested = delta::TableScan::Open(delta::Snapshot::Load(LocalFileSystem(), Table()).value(),
+                                           {.columns = {"key", "value", "stream_record_timestamp"}})
+                        .value();
+    std::vector<BatchPtr> batches;
+    while (BatchPtr batch = ingested->Next().value()) batches.push_back(batch);
+    ASSERT_FALSE(batches.empty());
+    ASSERT_GE(batches[0]->num_rows(), 10);
+    BatchPtr older = Take(batches[0], std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+    FixedWidthBuilder<int64_t> shifted(DataType::Timestamp());
+    BinaryBuilder keys(older->schema()->field(0).type);
+    for (int64_t row = 0; row < 10; ++row) {
+      shifted.Append(older->column(2)->Value<int64_t>(row) - 3 * 3600 * 1000000LL);
+      keys.Append("re-export-" + std::to_string(row));
+    }
+    batches.push_back(RecordBatch::Make(older->schema(),
+                                        {re_keyed ? keys.Finish() : older->column(0), older->column(1), shifted.Finish()},
+                                        10)
+                          .value());
+    ASSERT_TRUE(delta::WriteTable(LocalFileSystem(), dir_.path() + "/warehouse/main/history/events", batches).ok());
+  }
+
   // The details of every `backfill` event in the pipeline's event log.
   std::vector<std::string> BackfillEvents() const {
     std::vector<std::string> events;
@@ -241,22 +265,7 @@ TEST_F(StreamTest, ABackfillOverlappingIngestedRecordsIsMergedOnceWithoutDuplica
 
   // The history holds the 30 records the stream ingested (same key, value and timestamp) and 10
   // older ones, three hours earlier.
-  const std::string history = dir_.path() + "/warehouse/main/history/events";
-  auto ingested = delta::TableScan::Open(delta::Snapshot::Load(LocalFileSystem(), Table()).value(),
-                                         {.columns = {"key", "value", "stream_record_timestamp"}})
-                      .value();
-  std::vector<BatchPtr> batches;
-  while (BatchPtr batch = ingested->Next().value()) batches.push_back(batch);
-  ASSERT_FALSE(batches.empty());
-  BatchPtr first = batches[0];
-  ASSERT_GE(first->num_rows(), 10);
-  std::vector<int64_t> ten = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-  BatchPtr older = Take(first, ten);
-  FixedWidthBuilder<int64_t> shifted(DataType::Timestamp());
-  for (int64_t row = 0; row < 10; ++row) shifted.Append(older->column(2)->Value<int64_t>(row) - 3 * 3600 * 1000000LL);
-  older = RecordBatch::Make(older->schema(), {older->column(0), older->column(1), shifted.Finish()}, 10).value();
-  batches.push_back(older);
-  ASSERT_TRUE(delta::WriteTable(LocalFileSystem(), history, batches).ok());
+  WriteHistory(/*re_keyed=*/false);
 
   // Not due yet: the history does not reach an hour past the first ingested record, and two
   // days have not passed.
@@ -320,26 +329,7 @@ TEST_F(StreamTest, DeduplicationColumnsAreTableColumnsOrPathsIntoTheDecodedValue
 TEST_F(StreamTest, ABackfillDeduplicatedByAValueFieldSkipsRecordsTheStreamHas) {
   ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, Messages(0, 30)).ok());
   ASSERT_TRUE(Run(Spec("")).ok());
-  const std::string history = dir_.path() + "/warehouse/main/history/events";
-  auto ingested = delta::TableScan::Open(delta::Snapshot::Load(LocalFileSystem(), Table()).value(),
-                                         {.columns = {"key", "value", "stream_record_timestamp"}})
-                      .value();
-  // (The history reaches past the first ingested record, so the backfill is due: it holds the
-  // ingested records as they are too.)
-  std::vector<BatchPtr> batches;
-  while (BatchPtr batch = ingested->Next().value()) batches.push_back(batch);
-  ASSERT_FALSE(batches.empty());
-  BatchPtr first = batches[0];
-  ASSERT_GE(first->num_rows(), 10);
-  BatchPtr older = Take(first, std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
-  FixedWidthBuilder<int64_t> shifted(DataType::Timestamp());
-  BinaryBuilder keys(older->schema()->field(0).type);
-  for (int64_t row = 0; row < 10; ++row) {
-    shifted.Append(older->column(2)->Value<int64_t>(row) - 3 * 3600 * 1000000LL);
-    keys.Append("re-export-" + std::to_string(row));
-  }
-  batches.push_back(RecordBatch::Make(older->schema(), {keys.Finish(), older->column(1), shifted.Finish()}, 10).value());
-  ASSERT_TRUE(delta::WriteTable(LocalFileSystem(), history, batches).ok());
+  WriteHistory(/*re_keyed=*/true);
 
   ASSERT_TRUE(Run(Spec("", ", backfill_source: main.history.events, backfill_overlap: 0s, "
                            "deduplication_columns: [value.amount]"))

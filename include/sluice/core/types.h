@@ -127,4 +127,8 @@ Result<TypePtr> ParseTypeString(std::string_view text);
 
 std::string_view TypeIdName(TypeId id);
 
+// The parts of a dot path to a nested field (`value.card.number` -> value, card, number). Empty
+// parts are kept (`a..b` has three), for the caller to refuse.
+std::vector<std::string> SplitFieldPath(std::string_view path);
+
 }  // namespace sluice
