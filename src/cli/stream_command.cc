@@ -78,7 +78,7 @@ void List(const StreamArguments& arguments) {
             if (key != "api_secret") options += (options.empty() ? "" : ", ") + key + ": " + value;
           }
           std::printf("  %s schema: schema_registry {%s}\n", part, options.c_str());
-        } else if ((*schema)->format == formats::SchemaFormat::kBinary) {
+        } else if ((*schema)->raw_bytes()) {
           std::printf("  %s: binary\n", part);
         } else {
           std::printf("  %s schema: %s\n", part, (*schema)->schema.c_str());

@@ -49,6 +49,19 @@ TableState* FeedState::FindTable(uint32_t oid) {
   return nullptr;
 }
 
+namespace {
+
+// The slot of the feed that owns the history name `claim` names: `slot` when the name was free
+// (it is claimed for it now) or already its own.
+Result<std::string> ClaimOwner(FileSystem& fs, const std::string& claim, const std::string& slot) {
+  Status put = fs.PutIfAbsent(claim, slot);
+  if (put.ok()) return slot;
+  if (put.error_class() != errors::kFileAlreadyExists) return put;
+  return fs.ReadFile(claim);
+}
+
+}  // namespace
+
 Result<std::string> ClaimHistoryName(FileSystem& fs, const std::string& claims_directory, const FeedState& state,
                                      std::string_view source_name) {
   const std::string base = "lb_" + ToLower(source_name) + "_history";
@@ -62,12 +75,8 @@ Result<std::string> ClaimHistoryName(FileSystem& fs, const std::string& claims_d
   for (int n = 0;; ++n) {
     std::string candidate = n == 0 ? base : fmt::format("{}_{}", base, n);
     if (taken_here(candidate)) continue;
-    const std::string claim = claims_directory + "/" + candidate;
-    Status put = fs.PutIfAbsent(claim, state.slot_name);
-    if (put.ok()) return candidate;
-    if (put.error_class() != errors::kFileAlreadyExists) return put;
     // A claim of this feed's that a crash kept out of state.json is this feed's still.
-    SLUICE_ASSIGN_OR_RETURN(std::string owner, fs.ReadFile(claim));
+    SLUICE_ASSIGN_OR_RETURN(std::string owner, ClaimOwner(fs, claims_directory + "/" + candidate, state.slot_name));
     if (owner == state.slot_name) return candidate;
   }
 }
@@ -75,11 +84,8 @@ Result<std::string> ClaimHistoryName(FileSystem& fs, const std::string& claims_d
 Status ClaimHistoryNames(FileSystem& fs, const std::string& claims_directory, const FeedState& state) {
   SLUICE_RETURN_IF_ERROR(fs.CreateDirectories(claims_directory));
   for (const TableState& table : state.tables) {
-    const std::string claim = claims_directory + "/" + table.history_name;
-    Status put = fs.PutIfAbsent(claim, state.slot_name);
-    if (put.ok()) continue;
-    if (put.error_class() != errors::kFileAlreadyExists) return put;
-    SLUICE_ASSIGN_OR_RETURN(std::string owner, fs.ReadFile(claim));
+    SLUICE_ASSIGN_OR_RETURN(std::string owner,
+                            ClaimOwner(fs, claims_directory + "/" + table.history_name, state.slot_name));
     if (owner != state.slot_name) {
       return Status::Error(errors::kCdfHistoryNameTaken,
                            fmt::format("the history table {} of change feed {} (for {}.{}) is written by change feed "

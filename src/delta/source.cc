@@ -12,6 +12,33 @@
 
 namespace sluice::delta {
 
+namespace {
+
+// The paths of the data files a commit removes (its data-change `remove` actions), in log order.
+std::vector<std::string> RemovedDataFiles(const std::vector<Action>& actions) {
+  std::vector<std::string> removed;
+  for (const Action& action : actions) {
+    if (const auto* remove = std::get_if<RemoveFile>(&action); remove != nullptr && remove->data_change) {
+      removed.push_back(remove->path);
+    }
+  }
+  return removed;
+}
+
+// Whether the commit of `version`, removing `removed`, removes every file of the table before it.
+Result<bool> RemovesEveryEarlierFile(const std::shared_ptr<FileSystem>& fs, const std::string& table_path,
+                                     int64_t version, const std::vector<std::string>& removed) {
+  if (version == 0) return true;
+  SLUICE_ASSIGN_OR_RETURN(SnapshotPtr before, Snapshot::Load(fs, table_path, {.version = version - 1}));
+  std::unordered_set<std::string_view> gone(removed.begin(), removed.end());
+  for (const AddFile& file : before->files()) {
+    if (!gone.count(file.path)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<DeltaSource>> DeltaSource::Open(std::shared_ptr<FileSystem> fs, std::string table_path,
                                                        SourceOptions options) {
   options.max_files_per_trigger = std::max<int64_t>(1, options.max_files_per_trigger);
@@ -42,54 +69,30 @@ Result<std::optional<std::vector<AddFile>>> DeltaSource::VersionFiles(int64_t ve
     if (actions.status().error_class() == errors::kFileNotFound) return std::optional<std::vector<AddFile>>();
     return actions.status();
   }
+  const std::vector<std::string> removed = RemovedDataFiles(*actions);
   std::vector<AddFile> files;
-  const RemoveFile* removed = nullptr;  // the first data-change removal
-  std::vector<std::string> removed_paths;
   for (Action& action : *actions) {
-    if (auto* remove = std::get_if<RemoveFile>(&action); remove != nullptr && remove->data_change) {
-      if (removed == nullptr) removed = remove;
-      removed_paths.push_back(remove->path);
-    }
     if (auto* add = std::get_if<AddFile>(&action); add != nullptr && add->data_change) {
       files.push_back(std::move(*add));
     }
   }
-  if (removed != nullptr) {
+  if (!removed.empty()) {
     if (options_.skip_change_commits || (options_.ignore_deletes && files.empty())) {
       return std::optional<std::vector<AddFile>>(std::vector<AddFile>());
     }
     if (started_at_ == version) {
-      SLUICE_ASSIGN_OR_RETURN(bool whole, RewritesWholeTable(version, removed_paths));
+      SLUICE_ASSIGN_OR_RETURN(bool whole, RemovesEveryEarlierFile(fs_, table_path_, version, removed));
       if (whole) return std::optional<std::vector<AddFile>>(std::move(files));
     }
     return Status::Error(errors::kDeltaSourceDataDeleted,
                          fmt::format("version {} of '{}' removed data ('{}'); the stream reads appends only "
                                      "(skipChangeCommits passes such commits over{})",
-                                     version, table_path_, removed->path,
+                                     version, table_path_, removed.front(),
                                      files.empty() ? ", ignoreDeletes those that only remove" : ""));
   }
   return std::optional<std::vector<AddFile>>(std::move(files));
 }
 
-namespace {
-
-// Whether the commit of `version`, removing `removed`, removes every file of the table before it.
-Result<bool> RemovesEveryEarlierFile(const std::shared_ptr<FileSystem>& fs, const std::string& table_path,
-                                     int64_t version, const std::vector<std::string>& removed) {
-  if (version == 0) return true;
-  SLUICE_ASSIGN_OR_RETURN(SnapshotPtr before, Snapshot::Load(fs, table_path, {.version = version - 1}));
-  std::unordered_set<std::string_view> gone(removed.begin(), removed.end());
-  for (const AddFile& file : before->files()) {
-    if (!gone.count(file.path)) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-Result<bool> DeltaSource::RewritesWholeTable(int64_t version, const std::vector<std::string>& removed) {
-  return RemovesEveryEarlierFile(fs_, table_path_, version, removed);
-}
 
 Result<std::optional<int64_t>> LastWholeRewrite(const std::shared_ptr<FileSystem>& fs, const std::string& table_path) {
   SLUICE_ASSIGN_OR_RETURN(SnapshotPtr latest, Snapshot::Load(fs, table_path));
@@ -99,12 +102,7 @@ Result<std::optional<int64_t>> LastWholeRewrite(const std::shared_ptr<FileSystem
       if (actions.status().error_class() == errors::kFileNotFound) return std::optional<int64_t>();  // cleaned up
       return actions.status();
     }
-    std::vector<std::string> removed;
-    for (const Action& action : *actions) {
-      if (const auto* remove = std::get_if<RemoveFile>(&action); remove != nullptr && remove->data_change) {
-        removed.push_back(remove->path);
-      }
-    }
+    const std::vector<std::string> removed = RemovedDataFiles(*actions);
     if (removed.empty()) continue;
     SLUICE_ASSIGN_OR_RETURN(bool whole, RemovesEveryEarlierFile(fs, table_path, version, removed));
     return whole ? std::optional<int64_t>(version) : std::optional<int64_t>();

@@ -6,6 +6,7 @@
 #include "sluice/engine/checkpoint.h"
 
 namespace sluice::engine {
+
 Result<std::optional<WriteTransaction>> WriteTransactionOf(const ValidatedOptions& options) {
   const bool app_id = options.Has("txnAppId"), version = options.Has("txnVersion");
   if (app_id != version) {

@@ -1,6 +1,6 @@
 #include "sluice/delta/table_writer.h"
-#include "sluice/engine/batch_write.h"
 #include "sluice/delta/writer.h"
+#include "sluice/engine/batch_write.h"
 #include "sluice/engine/delta_formats.h"
 
 namespace sluice::engine {

@@ -132,7 +132,7 @@ Result<IngestionSpec> IngestionSpecOf(const PipelineSpec& pipeline, const Stream
 
 Status IngestionSink::MakePart(const std::optional<formats::DecoderSpec>& schema, Part* part) {
   part->as_string = !schema;
-  if (!schema || (schema->format == formats::SchemaFormat::kBinary && !schema->from_registry())) return Status::OK();
+  if (!schema || schema->raw_bytes()) return Status::OK();
   if (schema->from_registry()) {
     Result<formats::RegistrySubject> subject = formats::RegistrySubjectOf(*schema, spec_.topic, part->name == "key");
     if (!subject.ok()) return subject.status().WithContext("schema_config." + part->name);

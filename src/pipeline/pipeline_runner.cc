@@ -68,19 +68,17 @@ const StreamSpec* StreamOf(const PipelineSpec& spec, const FlowSpec& flow) {
   return nullptr;
 }
 
-std::string SinkTablePath(const PipelineSpec& spec, const FlowSpec& flow) {
-  if (const StreamSpec* stream = StreamOf(spec, flow)) return spec.TablePath(stream->table).value_or("");
-  auto sink = spec.sinks.find(flow.sink);
-  if (sink == spec.sinks.end() || sink->second.format != "delta") return "";
-  Result<std::map<std::string, std::string>> options = spec.ResolvedOptions(sink->second);
+// The table of a `delta` endpoint, or "" for another format.
+std::string DeltaPath(const PipelineSpec& spec, const Endpoint& endpoint) {
+  if (endpoint.format != "delta") return "";
+  Result<std::map<std::string, std::string>> options = spec.ResolvedOptions(endpoint);
   return options.ok() && options->count("path") ? options->at("path") : "";
 }
 
-// The Delta table the flow reads, or "" when its source is not a Delta table.
-std::string SourceTablePath(const PipelineSpec& spec, const FlowSpec& flow) {
-  if (flow.source.format != "delta") return "";
-  Result<std::map<std::string, std::string>> options = spec.ResolvedOptions(flow.source);
-  return options.ok() && options->count("path") ? options->at("path") : "";
+std::string SinkTablePath(const PipelineSpec& spec, const FlowSpec& flow) {
+  if (const StreamSpec* stream = StreamOf(spec, flow)) return spec.TablePath(stream->table).value_or("");
+  auto sink = spec.sinks.find(flow.sink);
+  return sink == spec.sinks.end() ? "" : DeltaPath(spec, sink->second);
 }
 
 }  // namespace
@@ -207,10 +205,8 @@ Status PipelineRun::Prepare(const std::vector<const FlowSpec*>& selected, const 
 }
 
 std::optional<std::string> PipelineRun::AwaitedHistoryTable(const FlowSpec& spec) const {
-  if (spec.source.format != "delta") return std::nullopt;
-  Result<std::map<std::string, std::string>> options = spec_.ResolvedOptions(spec.source);
-  if (!options.ok() || !options->count("path")) return std::nullopt;
-  const std::string& path = options->at("path");
+  const std::string path = DeltaPath(spec_, spec.source);
+  if (path.empty()) return std::nullopt;
   for (const auto& feed : feeds_) {
     if (!IsChangeFeedHistoryTable(feed->config.target_directory(), path)) continue;
     // The first commit, not the log directory, which exists a moment before it.
@@ -387,7 +383,7 @@ void PipelineRun::RunFlow(Flow* flow) {
 
 bool PipelineRun::ResetsOnSourceReset(const FlowSpec& spec) const {
   if (!spec.on_source_reset.empty()) return spec.on_source_reset == "reset";
-  const std::string table = SourceTablePath(spec_, spec);
+  const std::string table = DeltaPath(spec_, spec.source);
   if (table.empty()) return false;
   // A change feed's history table: named so, beside the feed's state folder.
   const std::string target = std::filesystem::path(table).lexically_normal().parent_path().string();
@@ -397,7 +393,7 @@ bool PipelineRun::ResetsOnSourceReset(const FlowSpec& spec) const {
 
 Status PipelineRun::StartOver(Flow* flow, const Status& cause) {
   const FlowSpec& spec = *flow->spec;
-  const std::string source = SourceTablePath(spec_, spec), table = SinkTablePath(spec_, spec);
+  const std::string source = DeltaPath(spec_, spec.source), table = SinkTablePath(spec_, spec);
   if (!table.empty()) {
     for (const FlowSpec& other : all_flows_) {
       if (&other != &spec && SinkTablePath(spec_, other) == table) {

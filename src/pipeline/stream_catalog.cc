@@ -82,7 +82,7 @@ Status StreamCatalog::CheckTableTakes(const StreamSpec& stream) const {
   SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(fs_, table));
   std::vector<Field> parts;
   for (const auto& [name, schema] : {std::pair{"key", &stream.key_schema}, std::pair{"value", &stream.value_schema}}) {
-    if (!*schema || (*schema)->from_registry() || (*schema)->format == formats::SchemaFormat::kBinary) continue;
+    if (!*schema || (*schema)->from_registry() || (*schema)->raw_bytes()) continue;
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<formats::Decoder> decoder, formats::MakeDecoder(**schema));
     parts.push_back(Field{name, decoder->type(), true});
   }

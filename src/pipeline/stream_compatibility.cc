@@ -82,7 +82,7 @@ Status CheckType(formats::SchemaFormat format, const TypePtr& before, const Type
 
 std::string Kind(const std::optional<formats::DecoderSpec>& schema) {
   if (!schema) return "no schema (a string)";
-  if (schema->format == formats::SchemaFormat::kBinary && !schema->from_registry()) return "binary";
+  if (schema->raw_bytes()) return "binary";
   return schema->from_registry() ? "a registry schema" : "an inline " + FormatName(schema->format) + " schema";
 }
 
@@ -92,7 +92,7 @@ Status CheckPart(const std::optional<formats::DecoderSpec>& before, const std::o
   if (Kind(before) != Kind(after)) {
     return Incompatible(path, "changes from " + Kind(before) + " to " + Kind(after));
   }
-  if (!before || (before->format == formats::SchemaFormat::kBinary && !before->from_registry())) return Status::OK();
+  if (!before || before->raw_bytes()) return Status::OK();
   if (before->from_registry()) {
     // Its schema is the subject's: it evolves by new versions in the registry, which the stream
     // takes up as it runs.

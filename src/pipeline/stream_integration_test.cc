@@ -230,7 +230,7 @@ TEST_F(StreamTest, AKeyWithoutASchemaIsAStringAndFormatBinaryKeepsTheBytes) {
   std::filesystem::remove_all(dir_.path() + "/warehouse");
   std::filesystem::remove_all(dir_.path() + "/storage");
   PipelineSpec binary = Spec("");
-  binary.streams[0].key_schema = formats::DecoderSpec{.format = formats::SchemaFormat::kBinary};
+  binary.streams[0].key_schema.emplace().format = formats::SchemaFormat::kBinary;
   ASSERT_TRUE(Run(binary).ok());
   keys.clear();
   testing::ForEachBatch(Table(), [&](const RecordBatch& batch) {

@@ -87,8 +87,6 @@ class DeltaSource {
       : fs_(std::move(fs)), table_path_(std::move(table_path)), options_(options) {}
   // The data-change adds of one version, or std::nullopt when the version is not committed yet.
   Result<std::optional<std::vector<AddFile>>> VersionFiles(int64_t version);
-  // Whether the commit of `version`, removing `removed`, removes every file of the table before it.
-  Result<bool> RewritesWholeTable(int64_t version, const std::vector<std::string>& removed);
   // DELTA_LOG_CORRUPT when the commit after `missing_version`, or a checkpoint past it, exists:
   // the missing one is a hole, not a commit still to come.
   Status CheckNotAHole(int64_t missing_version);

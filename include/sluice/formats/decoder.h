@@ -80,6 +80,8 @@ struct DecoderSpec {
   std::map<std::string, std::string> registry_options = {};
 
   bool from_registry() const { return !registry_options.empty(); }
+  // `format: binary`: the bytes kept as they are, nothing to decode.
+  bool raw_bytes() const { return format == SchemaFormat::kBinary && !from_registry(); }
 };
 
 // Builds the decoder for `spec` (INVALID_ARGUMENT for kBinary, which has none). Schemas are checked here, before any data moves: a schema that
