@@ -28,9 +28,10 @@ run_one() {
   local corpus=$build/suite-corpus/$target artifacts=$build/artifacts/$target/
   rm -rf "$corpus"
   mkdir -p "$corpus" "$artifacts"
-  # A fixed seed and a fixed number of inputs: a target that runs them within SECONDS takes the
-  # same path on every machine, so a finding fails the suite reproducibly (and a run here before
-  # a push predicts it), not by chance; longer runs by hand (scripts/fuzz.sh) explore at random.
+  # A fixed seed and a fixed number of inputs keep the suite's runs short and alike, though not
+  # identical: the order in which a clone's file system lists the seeds, and values such as
+  # now(), still steer libFuzzer, so a run here before a push does not rule out a finding in CI.
+  # Longer runs by hand (scripts/fuzz.sh) explore at random.
   # An input slower than 10 s is reported (libFuzzer's exit code 70) but does not fail the suite:
   # slowness is not a memory error, and the reproducer is kept in the artifacts.
   local args=(-runs=100000 -max_total_time="$seconds" -seed=1 -timeout=10 -timeout_exitcode=70 -print_final_stats=1

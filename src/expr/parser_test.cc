@@ -246,7 +246,8 @@ TEST(ParserTest, CallsOfOperatorNamesPrintBackToThemselves) {
   for (const char* text : {"like(null, null, null)", "like(s, 'a', 1)", "ilike(s, 'a', s)", "get_field(s, 1)",
                            "get_field(s, null)", "get_field(s, s)", "like(s, 'a', '!')", "in()", "between(1)",
                            "isnull()", "negative(1, 2)", "subscript(s)", "in(*)", "between(*)",
-                           "negative(*)", "like(*)", "in(0)", "in(s)"}) {
+                           "negative(*)", "like(*)", "in(0)", "in(s)", "like(s, s, 'abc')",
+                           "ilike(s, s, '')", "+like(s, s, 'ab')"}) {
     SCOPED_TRACE(text);
     auto parsed = Expression::Parse(text);
     ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();

@@ -101,13 +101,15 @@ std::string PrintCall(const Node& n) {
   if (n.name == "between" && a.size() == 3) {
     return fmt::format("({} {}BETWEEN {} AND {})", PrintSql(*a[0]), not_word, PrintSql(*a[1]), PrintSql(*a[2]));
   }
-  // Only a string literal prints as the ESCAPE of LIKE or as a field name after a dot: anything
-  // else written there in a call reads back only as that call.
+  // Only what the parser reads there prints as the ESCAPE of LIKE (a string literal of one byte)
+  // or as a field name after a dot (a string literal): anything else written there in a call reads
+  // back only as that call.
   auto is_string_literal = [](const Node& x) {
     return x.kind == NodeKind::kLiteral && !x.literal.is_null && x.literal.type != nullptr &&
            x.literal.type->id() == TypeId::kString;
   };
-  if ((n.name == "like" || n.name == "ilike") && (a.size() == 2 || (a.size() == 3 && is_string_literal(*a[2])))) {
+  auto is_escape = [&](const Node& x) { return is_string_literal(x) && x.literal.text.size() == 1; };
+  if ((n.name == "like" || n.name == "ilike") && (a.size() == 2 || (a.size() == 3 && is_escape(*a[2])))) {
     std::string text = fmt::format("({} {}{} {}", PrintSql(*a[0]), not_word, n.name == "like" ? "LIKE" : "ILIKE", PrintSql(*a[1]));
     if (a.size() == 3) text += " ESCAPE " + PrintSql(*a[2]);
     return text + ")";
