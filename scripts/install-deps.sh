@@ -16,6 +16,8 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev libavro-dev
   # services the tests and the demo start
   postgresql-15 postgresql-client-15
+  # PostGIS, whose types the PostgreSQL tests read as their text form
+  postgresql-15-postgis-3
   # DuckDB (the independent reader in interoperability tests) comes from npm, pyarrow from the
   # Python package index into a virtual environment
   nodejs npm python3 python3-venv

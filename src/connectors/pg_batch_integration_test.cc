@@ -8,9 +8,11 @@
 #include "sluice/connectors/pg_batch_reader.h"
 #include "sluice/connectors/pg_batch_writer.h"
 #include "sluice/connectors/pg_connection.h"
+#include "sluice/connectors/pg_types.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
 
 namespace sluice::connectors {
 namespace {
@@ -98,7 +100,7 @@ TEST_F(PgBatchTest, ReadsEveryMappedTypeExactly) {
   EXPECT_EQ((*reader)->schema()->ToString(),
             "struct<id:int,flag:boolean,small:smallint,big:bigint,r:float,d:double,price:decimal(10,2),free:string,"
             "huge:string,s:string,v:string,c:string,b:binary,day:date,ntz:timestamp_ntz,ts:timestamp,j:string,"
-            "jb:string,u:string,ints:string,texts:string,m:string>");
+            "jb:string,u:string,ints:array<int>,texts:array<string>,m:string>");
   auto batches = ReadPostgres(Query("SELECT * FROM every ORDER BY id"));
   ASSERT_TRUE(batches.ok()) << batches.status().ToString();
   EXPECT_EQ(Format(*batches),
@@ -106,9 +108,9 @@ TEST_F(PgBatchTest, ReadsEveryMappedTypeExactly) {
                        "12345678901234567890123456789012345678901234567890", "tab\there\nnew line \\ back", "héllo",
                        "ab ", "AP9cCQ==", "2026-01-31", "2026-01-31T10:00:00.123456", "2026-01-31T10:00:00.500000Z",
                        "{\"a\": [1, \"x\\ty\"]}", "{\"a\": 1, \"b\": 2}", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
-                       "{1,NULL,3}", "{\"x y\",\"q\\\"t\",NULL}", "happy"},
+                       "[1,null,3]", "[\"x y\",\"q\\\"t\",null]", "happy"},
                       {"2", "null", "null", "null", "NaN", "-Infinity", "null", "0.000001", "null", "", "null",
-                       "null", "", "null", "null", "null", "null", "null", "null", "{}", "null", "null"}}));
+                       "null", "", "null", "null", "null", "null", "null", "null", "[]", "null", "null"}}));
 }
 
 TEST_F(PgBatchTest, QueryRunsEntirelyInTheDatabase) {
@@ -378,6 +380,176 @@ TEST_F(PgBatchTest, WrittenValuesReadBackAsTheSameTypesAndValues) {
   ASSERT_EQ(back->size(), 1u);
   EXPECT_EQ((*back)[0]->schema()->ToString(), schema->ToString());
   EXPECT_EQ(Format(*back), Format({batch}));
+}
+
+// The built-in array types sluice knows by oid are the server's own (pg_type.typarray).
+TEST_F(PgBatchTest, TheBuiltInArrayOidsAreTheServers) {
+  auto rows = db_->Query("SELECT oid::int8, typarray::int8 FROM pg_type WHERE typarray <> 0 AND oid < 10000");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  int known = 0;
+  for (const auto& row : *rows) {
+    const auto element = static_cast<uint32_t>(std::stoll(row[0]));
+    const auto array = static_cast<uint32_t>(std::stoll(row[1]));
+    if (PgArrayOidOf(element) == 0) continue;
+    ++known;
+    EXPECT_EQ(PgArrayOidOf(element), array) << "element " << element;
+    EXPECT_EQ(PgArrayElementOid(array), element) << "array " << array;
+  }
+  EXPECT_EQ(known, 22);
+}
+
+TEST_F(PgBatchTest, ReadsArraysOfEveryMappedElementType) {
+  Run(R"(CREATE TABLE arrays (id int, flags boolean[], smalls smallint[], bigs bigint[], rs real[], ds float8[],
+         prices numeric(10,2)[], frees numeric[], texts text[], vs varchar(4)[], bs bytea[], days date[],
+         ntzs timestamp[], tss timestamptz[], us uuid[], jbs jsonb[], ivs interval[]))");
+  Run(R"(INSERT INTO arrays VALUES
+         (1, '{t,NULL,f}', '{-32768,32767}', '{-9223372036854775808}', '{1.5,NaN,-Infinity}', '{0.1}',
+          '{1.50,NULL,-0.01}', '{NaN,1e-20}', ARRAY['a,b', '{}', 'NULL', NULL, '', E'back\\slash "q"'],
+          '{ab}', ARRAY['\x00ff'::bytea, NULL], '{2026-01-31,-infinity}', '{"2026-01-31 10:00:00.5"}',
+          '{"2026-01-31 12:00:00+02"}', '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}', ARRAY['{"a": [1]}'::jsonb],
+          '{"1 day 02:00:00"}'),
+         (2, '{}', NULL, '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}'),
+         (3, '[0:1]={t,t}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL))");
+  auto reader = PgBatchReader::Open(Table("arrays"));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->schema()->ToString(),
+            "struct<id:int,flags:array<boolean>,smalls:array<smallint>,bigs:array<bigint>,rs:array<float>,"
+            "ds:array<double>,prices:array<decimal(10,2)>,frees:array<string>,texts:array<string>,vs:array<string>,"
+            "bs:array<binary>,days:array<date>,ntzs:array<timestamp_ntz>,tss:array<timestamp>,us:array<string>,"
+            "jbs:array<string>,ivs:array<string>>");
+  auto batches = ReadPostgres(Query("SELECT * FROM arrays ORDER BY id"));
+  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+  EXPECT_EQ(Format(*batches),
+            (TextRows{{"1", "[true,null,false]", "[-32768,32767]", "[-9223372036854775808]", "[1.5,NaN,-Infinity]",
+                       "[0.1]", "[1.50,null,-0.01]", "[\"NaN\",\"0.00000000000000000001\"]",
+                       R"(["a,b","{}","NULL",null,"","back\\slash \"q\""])", "[\"ab\"]", "[\"AP8=\",null]",
+                       "[\"2026-01-31\",null]", "[\"2026-01-31T10:00:00.500000\"]", "[\"2026-01-31T10:00:00Z\"]",
+                       "[\"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11\"]", R"(["{\"a\": [1]}"])", "[\"1 day 02:00:00\"]"},
+                      {"2", "[]", "null", "[]", "[]", "[]", "[]", "[]", "[]", "[]", "[]", "[]", "[]", "[]", "[]", "[]",
+                       "[]"},
+                      {"3", "[true,true]", "null", "null", "null", "null", "null", "null", "null", "null", "null",
+                       "null", "null", "null", "null", "null", "null"}}));
+}
+
+// A value of more than one dimension does not fit the column's array type: the read fails naming
+// the column, and a cast in the query reads it (as text, or one dimension at a time).
+TEST_F(PgBatchTest, AMultiDimensionalArrayFailsTheReadNamingItsColumn) {
+  Run("CREATE TABLE grid (id int, cells int[]); INSERT INTO grid VALUES (1, '{1,2}'), (2, '{{1,2},{3,4}}')");
+  auto batches = ReadPostgres(Table("grid"));
+  ASSERT_FALSE(batches.ok());
+  EXPECT_EQ(batches.status().error_class(), errors::kInvalidArgument);
+  EXPECT_NE(batches.status().message().find("column `cells`"), std::string_view::npos) << batches.status().ToString();
+  auto cast = ReadPostgres(Query("SELECT id, cells::text AS cells FROM grid ORDER BY id"));
+  ASSERT_TRUE(cast.ok()) << cast.status().ToString();
+  EXPECT_EQ(Format(*cast), (TextRows{{"1", "{1,2}"}, {"2", "{{1,2},{3,4}}"}}));
+}
+
+// Types from extensions, composite types and arrays of types without a fixed oid are read as
+// PostgreSQL prints them.
+TEST_F(PgBatchTest, ExtensionCompositeAndEnumArrayTypesAreTheirTextForm) {
+  Run("CREATE EXTENSION postgis; CREATE EXTENSION hstore; CREATE TYPE pair AS (a int, b text); "
+      "CREATE TYPE mood AS ENUM ('sad', 'happy')");
+  Run(R"(CREATE TABLE shapes (id int, g geometry, geo geography, h hstore, p pair, moods mood[], pairs pair[]);
+         INSERT INTO shapes VALUES (1, ST_GeomFromText('POINT(1 2)', 4326), 'SRID=4326;POINT(3 4)',
+           'a=>1, "b c"=>NULL', ROW(7, 'x y'), '{happy,sad}', ARRAY[ROW(1, 'z')::pair]))");
+  auto batches = ReadPostgres(Query("SELECT * FROM shapes"));
+  ASSERT_TRUE(batches.ok()) << batches.status().ToString();
+  ASSERT_EQ(batches->size(), 1u);
+  EXPECT_EQ((*batches)[0]->schema()->ToString(),
+            "struct<id:int,g:string,geo:string,h:string,p:string,moods:string,pairs:string>");
+  EXPECT_EQ(Format(*batches),
+            (TextRows{{"1", "0101000020E6100000000000000000F03F0000000000000040",
+                       "0101000020E610000000000000000008400000000000001040", R"("a"=>"1", "b c"=>NULL)",
+                       "(7,\"x y\")", "{happy,sad}", R"x({"(1,z)"})x"}}));
+}
+
+// Arrays of scalars become PostgreSQL arrays of the element's type, null elements and empty
+// arrays included; arrays of nested values stay jsonb.
+TEST_F(PgBatchTest, WritesArraysAsPostgresArraysAndReadsThemBack) {
+  TypePtr schema = *DataType::Struct({{"id", DataType::Integer()},
+                                      {"ints", DataType::Array(DataType::Integer())},
+                                      {"texts", DataType::Array(DataType::String())},
+                                      {"prices", DataType::Array(*DataType::Decimal(12, 3))},
+                                      {"times", DataType::Array(DataType::Timestamp())},
+                                      {"blobs", DataType::Array(DataType::Binary())},
+                                      {"bytes", DataType::Array(DataType::Byte())},
+                                      {"grid", DataType::Array(DataType::Array(DataType::Integer()))}});
+  auto builder = ColumnBuilder::Make(schema);
+  auto* row = static_cast<StructBuilder*>(builder.get());
+  auto list = [&](int field) { return static_cast<ListBuilder*>(row->field_builder(field)); };
+  // Row 1: values with a null element in each array.
+  static_cast<Int32Builder*>(row->field_builder(0))->Append(1);
+  static_cast<Int32Builder*>(list(1)->element_builder())->Append(INT32_MIN);
+  list(1)->element_builder()->AppendNull();
+  list(1)->Append();
+  static_cast<BinaryBuilder*>(list(2)->element_builder())->Append("a,b {\"c\"} \\ NULL");
+  list(2)->element_builder()->AppendNull();
+  static_cast<BinaryBuilder*>(list(2)->element_builder())->Append("");
+  list(2)->Append();
+  static_cast<DecimalBuilder*>(list(3)->element_builder())->Append(-123456789);
+  list(3)->Append();
+  static_cast<Int64Builder*>(list(4)->element_builder())->Append(1769853600123456);
+  list(4)->Append();
+  static_cast<BinaryBuilder*>(list(5)->element_builder())->Append(std::string_view("\0\xff", 2));
+  list(5)->Append();
+  static_cast<Int8Builder*>(list(6)->element_builder())->Append(-128);
+  list(6)->Append();
+  auto* inner = static_cast<ListBuilder*>(list(7)->element_builder());
+  static_cast<Int32Builder*>(inner->element_builder())->Append(5);
+  inner->Append();
+  list(7)->Append();
+  row->Append();
+  // Row 2: empty arrays; row 3: null arrays.
+  static_cast<Int32Builder*>(row->field_builder(0))->Append(2);
+  for (int f = 1; f <= 7; ++f) list(f)->Append();
+  row->Append();
+  static_cast<Int32Builder*>(row->field_builder(0))->Append(3);
+  for (int f = 1; f <= 7; ++f) list(f)->AppendNull();
+  row->Append();
+  ColumnPtr rows = builder->Finish();
+  BatchPtr batch = *RecordBatch::Make(schema, rows->children, 3);
+  ASSERT_TRUE(WritePostgres(Write("lists", PgWriteMode::kAppend), schema, {batch}).ok());
+  EXPECT_EQ(*db_->QueryValue("SELECT string_agg(format_type(atttypid, atttypmod), ', ' ORDER BY attnum) FROM "
+                             "pg_attribute WHERE attrelid = 'lists'::regclass AND attnum > 0"),
+            "integer, integer[], text[], numeric(12,3)[], timestamp with time zone[], bytea[], smallint[], jsonb");
+  EXPECT_EQ(*db_->QueryValue("SELECT texts[1] || '|' || (texts[2] IS NULL)::text || '|' || array_length(ints, 1) "
+                             "FROM lists WHERE id = 1"),
+            "a,b {\"c\"} \\ NULL|true|2");
+  auto back = ReadPostgres(Query("SELECT id, ints, texts, prices, times, blobs, bytes FROM lists ORDER BY id"));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(Format(*back), (TextRows{{"1", "[-2147483648,null]", R"(["a,b {\"c\"} \\ NULL",null,""])", "[-123456.789]",
+                                      "[\"2026-01-31T10:00:00.123456Z\"]", "[\"AP8=\"]", "[-128]"},
+                                     {"2", "[]", "[]", "[]", "[]", "[]", "[]"},
+                                     {"3", "null", "null", "null", "null", "null", "null"}}));
+  EXPECT_EQ(*db_->QueryValue("SELECT grid::text FROM lists WHERE id = 1"), "[[5]]");
+}
+
+// A table whose array columns are jsonb (created before arrays became PostgreSQL arrays,
+// or by hand) keeps receiving them as JSON, in append and overwrite alike.
+TEST_F(PgBatchTest, ArraysIntoAnExistingJsonbColumnStayJson) {
+  Run("CREATE TABLE tagged (id int, tags jsonb, nums jsonb)");
+  TypePtr schema = *DataType::Struct({{"id", DataType::Integer()},
+                                      {"tags", DataType::Array(DataType::String())},
+                                      {"nums", DataType::Array(DataType::Long())}});
+  auto builder = ColumnBuilder::Make(schema);
+  auto* row = static_cast<StructBuilder*>(builder.get());
+  static_cast<Int32Builder*>(row->field_builder(0))->Append(1);
+  auto* tags = static_cast<ListBuilder*>(row->field_builder(1));
+  static_cast<BinaryBuilder*>(tags->element_builder())->Append("x");
+  tags->element_builder()->AppendNull();
+  tags->Append();
+  auto* nums = static_cast<ListBuilder*>(row->field_builder(2));
+  static_cast<Int64Builder*>(nums->element_builder())->Append(7);
+  nums->Append();
+  row->Append();
+  ColumnPtr rows = builder->Finish();
+  BatchPtr batch = *RecordBatch::Make(schema, rows->children, 1);
+  for (PgWriteMode mode : {PgWriteMode::kAppend, PgWriteMode::kOverwrite}) {
+    Status written = WritePostgres(Write("tagged", mode), schema, {batch});
+    ASSERT_TRUE(written.ok()) << written.ToString();
+  }
+  EXPECT_EQ(*db_->QueryValue("SELECT count(*) || ' ' || max(tags::text) || ' ' || max(nums::text) FROM tagged"),
+            "1 [\"x\", null] [7]");
 }
 
 }  // namespace

@@ -110,6 +110,8 @@ struct PgBatchReader::State {
   TypePtr schema;
   std::vector<PgColumnMapping> mappings;
   std::vector<PgBinaryKind> binary_kinds;  // how each column's binary values are read
+  // Columns cast to text whose text is parsed (AppendPgText) rather than kept as it is: arrays.
+  std::vector<bool> parse_text;
   // The select list around a partition query that casts the columns without a binary decoding to
   // text; empty when every column has one and the partition query is copied as it is.
   std::string text_casts;
@@ -150,8 +152,9 @@ Status Describe(PgConnection* conn, const std::string& query, PgBatchReader::Sta
     std::optional<PgBinaryKind> kind = PgBinaryKindFor(oid, is_enum, state->mappings.back());
     select_list += (c ? ", " : "") + QuoteIdentifier(name) + (kind ? "" : "::text");
     any_cast |= !kind;
-    // A text cast is sent as its text: the bytes are the value.
+    // A text cast is sent as its text: the bytes are the value, or, for an array, its text form.
     state->binary_kinds.push_back(kind.value_or(PgBinaryKind::kBytes));
+    state->parse_text.push_back(!kind && state->mappings.back().text_kind != PgTextKind::kText);
     fields.push_back(Field{std::move(name), state->mappings.back().type, true});
   }
   if (any_cast) state->text_casts = std::move(select_list);
@@ -274,6 +277,7 @@ class CopyReader {
   struct Slot {
     int width = 0;  // PgBinaryWidth; 0 for a variable-width column
     bool raw_bytes = false;  // kBytes: the value is its bytes as sent
+    bool parse_text = false;  // the value is a text form read by AppendPgText
     std::vector<uint8_t> data;
     std::vector<int64_t> offsets;   // raw_bytes: rows + 1 offsets into data
     std::vector<uint8_t> validity;  // empty until the batch's first null
@@ -292,7 +296,8 @@ class CopyReader {
     for (size_t c = 0; c < slots_.size(); ++c) {
       Slot& slot = slots_[c];
       slot.width = PgBinaryWidth(state_.binary_kinds[c]);
-      slot.raw_bytes = state_.binary_kinds[c] == PgBinaryKind::kBytes;
+      slot.parse_text = state_.parse_text[c];
+      slot.raw_bytes = state_.binary_kinds[c] == PgBinaryKind::kBytes && !slot.parse_text;
       slot.validity.clear();
       slot.nulls = 0;
       if (slot.width > 0) {
@@ -383,6 +388,8 @@ class CopyReader {
           const auto* first = reinterpret_cast<const uint8_t*>(bytes.data());
           slot.data.insert(slot.data.end(), first, first + bytes.size());
           slot.offsets.push_back(static_cast<int64_t>(slot.data.size()));
+        } else if (slot.parse_text) {
+          appended = AppendPgText(state_.mappings[c], bytes, slot.builder.get());
         } else if (slot.width == 0) {
           appended = AppendPgBinary(state_.binary_kinds[c], scale, bytes, slot.builder.get());
         } else {

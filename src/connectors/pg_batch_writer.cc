@@ -21,11 +21,13 @@ constexpr std::string_view kStagingTable = "sluice_overwrite_staging";
 // buffer is reused without page faults, large enough that the hand-over per chunk is negligible.
 constexpr int64_t kChunkRows = 4096;
 
-std::string ColumnDefinitions(const DataType& schema) {
+// `arrays_as_jsonb` as PgCopyEncoder takes it: empty, or one flag per field.
+std::string ColumnDefinitions(const DataType& schema, const std::vector<bool>& arrays_as_jsonb = {}) {
   std::string out;
   for (int i = 0; i < schema.num_fields(); ++i) {
     const Field& field = schema.field(i);
-    out += (i ? ", " : "") + QuoteIdentifier(field.name) + " " + PgColumnType(*field.type);
+    const bool as_jsonb = static_cast<size_t>(i) < arrays_as_jsonb.size() && arrays_as_jsonb[i];
+    out += (i ? ", " : "") + QuoteIdentifier(field.name) + " " + PgColumnType(*field.type, as_jsonb);
   }
   return out;
 }
@@ -163,9 +165,12 @@ Result<std::unique_ptr<PgBatchWriter>> PgBatchWriter::Open(const PgBatchWriteOpt
   std::string create = "CREATE TABLE " + definition;
   std::string target = table.Quoted();
   switch (options.mode) {
-    case PgWriteMode::kAppend:
+    case PgWriteMode::kAppend: {
       SLUICE_RETURN_IF_ERROR(conn.Execute("CREATE TABLE IF NOT EXISTS " + definition));
+      SLUICE_ASSIGN_OR_RETURN(std::vector<bool> arrays_as_jsonb, PgArraysHeldAsJsonb(&conn, target, *schema));
+      impl.encoder = PgCopyEncoder(std::move(arrays_as_jsonb));
       break;
+    }
     case PgWriteMode::kErrorIfExists:
     case PgWriteMode::kIgnore: {
       Status created = conn.Execute(create);
@@ -186,8 +191,10 @@ Result<std::unique_ptr<PgBatchWriter>> PgBatchWriter::Open(const PgBatchWriteOpt
       SLUICE_ASSIGN_OR_RETURN(PgRows exists, conn.Query("SELECT to_regclass($1) IS NOT NULL", {target}));
       if (exists.size() == 1 && exists[0][0] == "t") {
         impl.staged = true;
+        SLUICE_ASSIGN_OR_RETURN(std::vector<bool> arrays_as_jsonb, PgArraysHeldAsJsonb(&conn, target, *schema));
         SLUICE_RETURN_IF_ERROR(conn.Execute("CREATE TEMPORARY TABLE " + std::string(kStagingTable) + " (" +
-                                            ColumnDefinitions(*schema) + ") ON COMMIT DROP"));
+                                            ColumnDefinitions(*schema, arrays_as_jsonb) + ") ON COMMIT DROP"));
+        impl.encoder = PgCopyEncoder(std::move(arrays_as_jsonb));
         target = std::string(kStagingTable);
       } else {
         SLUICE_RETURN_IF_ERROR(conn.Execute(create));

@@ -23,10 +23,22 @@ HistoryTable::HistoryTable(std::shared_ptr<FileSystem> fs, std::string path, std
     : fs_(std::move(fs)), path_(std::move(path)), app_id_(std::move(app_id)) {}
 
 void HistoryTable::SetColumns(const std::vector<SourceColumn>& columns) {
+  columns_ = columns;
+  BuildSchema();
+}
+
+void HistoryTable::BuildSchema() {
   std::vector<Field> fields;
   mappings_.clear();
-  for (const SourceColumn& column : columns) {
+  for (const SourceColumn& column : columns_) {
     PgColumnMapping mapping = MapPgType(column.type_oid, column.type_modifier);
+    // A history table written before arrays became Delta arrays keeps its string column.
+    if (mapping.text_kind == PgTextKind::kArray && table_schema_ != nullptr) {
+      const int index = table_schema_->FieldIndex(column.name);
+      if (index >= 0 && table_schema_->field(index).type->id() == TypeId::kString) {
+        mapping = {DataType::String(), PgTextKind::kText};
+      }
+    }
     fields.push_back(Field{column.name, mapping.type, true});
     mappings_.push_back(std::move(mapping));
   }
@@ -51,6 +63,8 @@ Status HistoryTable::LoadVersions() {
     if (snapshot.status().error_class() == errors::kDeltaTableNotFound) return Status::OK();
     return snapshot.status();
   }
+  table_schema_ = (*snapshot)->schema();
+  if (buffered_rows_ == 0) BuildSchema();
   lsn_version_ = static_cast<Lsn>((*snapshot)->TransactionVersion(app_id_).value_or(0));
   sort_by_version_ = (*snapshot)->TransactionVersion(SortByAppId(app_id_)).value_or(0);
   return Status::OK();

@@ -52,11 +52,13 @@ TEST_F(ChangeFeedTest, TypesMapAsDocumentedInSnapshotAndStream) {
       "CREATE TYPE mood AS ENUM ('sad', 'happy');"
       "CREATE TABLE typed (id int, b boolean, s smallint, l bigint, r real, d double precision, n numeric(10,2), "
       "nu numeric, big numeric(50,2), t text, v varchar(5), c char(3), j json, jb jsonb, m mood, dt date, "
-      "ts timestamp, tz timestamptz, by bytea, u uuid, arr int[]); ALTER TABLE typed REPLICA IDENTITY FULL");
+      "ts timestamp, tz timestamptz, by bytea, u uuid, arr int[], tags text[], prices numeric(10,2)[], "
+      "days date[]); ALTER TABLE typed REPLICA IDENTITY FULL");
   const std::string values =
       "true, -2, 9000000000, 1.5, 2.25, 12.5, 'NaN', 123456789012345678901234567890.5, 'x', 'ab', 'z', "
       "'{\"a\": 1}', '{\"b\": [1, 2]}', 'happy', '2024-02-29', '2024-01-02 03:04:05.5', "
-      "'2024-01-02 03:04:05+02', '\\x00ff', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{1,NULL,3}'";
+      "'2024-01-02 03:04:05+02', '\\x00ff', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{1,NULL,3}', "
+      "ARRAY['a b', 'q\"t', NULL, ''], '{1.5,NaN}', '{}'";
   Execute("INSERT INTO typed VALUES (1, " + values + ")");
   StartFeed();
   Execute("INSERT INTO typed VALUES (2, " + values + ")");
@@ -67,7 +69,8 @@ TEST_F(ChangeFeedTest, TypesMapAsDocumentedInSnapshotAndStream) {
   EXPECT_EQ(history.types,
             (std::vector<std::string>{"int", "boolean", "smallint", "bigint", "float", "double", "decimal(10,2)",
                                       "string", "string", "string", "string", "string", "string", "string", "string",
-                                      "date", "timestamp_ntz", "timestamp", "binary", "string", "string"}));
+                                      "date", "timestamp_ntz", "timestamp", "binary", "string", "array<int>", "array<string>",
+                                      "array<decimal(10,2)>", "array<date>"}));
   ASSERT_EQ(history.rows.size(), 3u);
   const std::vector<std::string> expected = {"true",
                                              "-2",
@@ -88,7 +91,10 @@ TEST_F(ChangeFeedTest, TypesMapAsDocumentedInSnapshotAndStream) {
                                              "2024-01-02T01:04:05Z",
                                              "AP8=",
                                              "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
-                                             "{1,NULL,3}"};
+                                             "[1,null,3]",
+                                             "[\"a b\",\"q\\\"t\",null,\"\"]",
+                                             "[1.50,null]",
+                                             "[]"};
   for (int row = 0; row < 2; ++row) {
     SCOPED_TRACE(row == 0 ? "snapshot" : "stream");
     std::vector<std::string> got(history.rows[row].values.begin() + 1, history.rows[row].values.end());
@@ -96,6 +102,36 @@ TEST_F(ChangeFeedTest, TypesMapAsDocumentedInSnapshotAndStream) {
   }
   EXPECT_EQ(history.rows[2].values[6], "null") << "numeric NaN in a decimal column is null";
   EXPECT_EQ(history.rows[2].values[17], "2024-06-01T19:30:00Z");
+}
+
+// Types of extensions (PostGIS, hstore), composite types and arrays of them are their text form
+// in the copy and in the stream; an array value of two dimensions is null (the column's type has
+// one), and the row is kept.
+TEST_F(ChangeFeedTest, ExtensionAndCompositeTypesAreTheirTextFormAndTwoDimensionsAreNull) {
+  Execute(
+      "CREATE EXTENSION postgis; CREATE EXTENSION hstore; CREATE TYPE pair AS (a int, b text);"
+      "CREATE TABLE shapes (id int, g geometry, h hstore, p pair, pairs pair[], cells int[]);"
+      "ALTER TABLE shapes REPLICA IDENTITY FULL");
+  const std::string values =
+      "ST_GeomFromText('POINT(1 2)', 4326), 'a=>1, \"b c\"=>NULL', ROW(7, 'x y'), ARRAY[ROW(1, 'z')::pair], ";
+  Execute("INSERT INTO shapes VALUES (1, " + values + "'{1,2}')");
+  StartFeed();
+  Execute("INSERT INTO shapes VALUES (2, " + values + "'{{1,2},{3,4}}')");
+  Execute("INSERT INTO shapes VALUES (3, " + values + "'{5}')");
+  CatchUp();
+  History history = Read("lb_shapes_history");
+  EXPECT_EQ(history.types, (std::vector<std::string>{"int", "string", "string", "string", "string", "array<int>"}));
+  ASSERT_EQ(history.rows.size(), 3u);
+  const std::vector<std::string> text_forms = {"0101000020E6100000000000000000F03F0000000000000040",
+                                               "\"a\"=>\"1\", \"b c\"=>NULL", "(7,\"x y\")", "{\"(1,z)\"}"};
+  for (int row = 0; row < 3; ++row) {
+    SCOPED_TRACE(row);
+    std::vector<std::string> got(history.rows[row].values.begin() + 1, history.rows[row].values.begin() + 5);
+    EXPECT_EQ(got, text_forms);
+  }
+  EXPECT_EQ(history.rows[0].values[5], "[1,2]");
+  EXPECT_EQ(history.rows[1].values[5], "null");
+  EXPECT_EQ(history.rows[2].values[5], "[5]");
 }
 
 TEST_F(ChangeFeedTest, UnchangedToastedValuesAreFilledFromTheOldRow) {

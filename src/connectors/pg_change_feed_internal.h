@@ -118,7 +118,9 @@ class HistoryTable {
   const TypePtr& schema() const { return schema_; }
   const std::string& path() const { return path_; }
 
-  // Loads the txn versions the Delta table holds (none when it does not exist).
+  // Loads the txn versions the Delta table holds (none when it does not exist), and its schema:
+  // an array column the table holds as a string (written before arrays became Delta arrays)
+  // stays a string.
   Status LoadVersions();
   Lsn lsn_version() const { return lsn_version_; }
   int64_t sort_by_version() const { return sort_by_version_; }
@@ -150,10 +152,14 @@ class HistoryTable {
 
  private:
   Result<BatchPtr> TakeBatch();
+  // The schema and builders of columns_ (the builders start empty).
+  void BuildSchema();
 
   std::shared_ptr<FileSystem> fs_;
   std::string path_;
   std::string app_id_;
+  std::vector<SourceColumn> columns_;
+  TypePtr table_schema_;  // the Delta table's, once loaded
   TypePtr schema_;
   std::vector<PgColumnMapping> mappings_;
   std::vector<std::unique_ptr<ColumnBuilder>> builders_;  // source columns, then the five metadata columns

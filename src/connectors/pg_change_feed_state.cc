@@ -64,7 +64,11 @@ Result<std::string> ClaimOwner(FileSystem& fs, const std::string& claim, const s
 
 Result<std::string> ClaimHistoryName(FileSystem& fs, const std::string& claims_directory, const FeedState& state,
                                      std::string_view source_name) {
-  const std::string base = "lb_" + ToLower(source_name) + "_history";
+  // A PostgreSQL name may hold any character; the history table's is a path name (PathNameProblem),
+  // each other byte an underscore (a name made alike by this is told apart by a suffix below).
+  std::string base = "lb_";
+  for (char c : ToLower(source_name)) base += (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ? c : '_';
+  base += "_history";
   auto taken_here = [&](const std::string& name) {
     for (const TableState& table : state.tables) {
       if (table.history_name == name) return true;
@@ -175,6 +179,12 @@ Result<std::optional<FeedState>> ReadState(FileSystem& fs, const std::string& pa
     table.oid = static_cast<uint32_t>(oid);
     table.source_schema = source_schema;
     table.source_name = source_name;
+    // Names written before they were path names may hold spaces and other bytes; none may leave the
+    // target folder.
+    if (history_name.empty() || history_name == "." || history_name == ".." ||
+        history_name.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos) {
+      return Corrupt(path, "a history table name would leave the target folder");
+    }
     table.history_name = history_name;
     table.replica_identity = identity[0];
     table.status = status;

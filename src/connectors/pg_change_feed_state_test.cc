@@ -2,9 +2,12 @@
 // and history table names never collide.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "pg_change_feed_internal.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/file_system.h"
+#include "sluice/core/path_names.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::connectors::cdf {
@@ -98,6 +101,43 @@ TEST(ChangeFeedStateTest, HistoryNamesTakeTheFirstFreeSuffix) {
   EXPECT_EQ(ClaimHistoryName(*fs, claims, state, "ORDERS").value(), "lb_orders_history_2");
   EXPECT_EQ(ClaimHistoryName(*fs, claims, state, "items").value(), "lb_items_history");
   EXPECT_EQ(fs->ReadFile(claims + "/lb_items_history").value(), "feed_a");
+}
+
+// A PostgreSQL table may be named anything, "../../victim" included: its history table's name is
+// a path name whatever it is called, and distinct from its neighbours'; a state file holding a
+// name that leaves the target folder is corrupt.
+TEST(ChangeFeedStateTest, HistoryNamesOfAnyTableNameStayInTheTargetFolder) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  const std::string claims = dir.path() + "/_change_feeds/history-names";
+  FeedState state;
+  state.slot_name = "feed_a";
+  std::set<std::string> names;
+  using std::string_view_literals::operator""sv;
+  for (std::string_view table : {"../../victim"sv, "a/b"sv, ".."sv, "."sv, "x y"sv, "Été"sv, "nul\0l"sv,
+                                 "back\\slash"sv, "a_b"sv, "a-b"sv, "a.b"sv}) {
+    auto name = ClaimHistoryName(*fs, claims, state, table);
+    ASSERT_TRUE(name.ok()) << name.status().ToString();
+    EXPECT_EQ(PathNameProblem(*name), "") << *name;
+    EXPECT_TRUE(names.insert(*name).second) << *name << " given twice";
+    state.tables.push_back(TableNamed(*name));
+  }
+  EXPECT_TRUE(names.count("lb_______victim_history")) << "dots and slashes become underscores";
+  EXPECT_TRUE(names.count("lb_a_b_history") && names.count("lb_a_b_history_1") && names.count("lb_a_b_history_2"));
+
+  for (std::string_view bad : {"../lb_x_history", "a/b", "..", ""}) {
+    FeedState written = SampleState();
+    written.tables[0].history_name = bad;
+    ASSERT_TRUE(WriteState(*fs, dir.Join("state.json"), written).ok());
+    auto read = ReadState(*fs, dir.Join("state.json"));
+    ASSERT_FALSE(read.ok()) << bad;
+    EXPECT_EQ(read.status().error_class(), "CDF_STATE_CORRUPT") << bad;
+  }
+  // An older name with a space still reads.
+  FeedState spaced = SampleState();
+  spaced.tables[0].history_name = "lb_my orders_history";
+  ASSERT_TRUE(WriteState(*fs, dir.Join("state.json"), spaced).ok());
+  EXPECT_TRUE(ReadState(*fs, dir.Join("state.json")).ok());
 }
 
 // Two feeds of one target (schemas sales and marketing, each with a users table) never share a

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sluice/connectors/pg_copy.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/logging.h"
 
@@ -95,6 +96,22 @@ Status CheckPgColumnNames(const DataType& schema) {
     }
   }
   return Status::OK();
+}
+
+Result<std::vector<bool>> PgArraysHeldAsJsonb(PgConnection* conn, const std::string& table, const DataType& schema) {
+  std::vector<bool> as_json(static_cast<size_t>(schema.num_fields()), false);
+  bool any_array = false;
+  for (const Field& field : schema.fields()) any_array |= IsPgNativeArray(*field.type);
+  if (!any_array) return as_json;
+  SLUICE_ASSIGN_OR_RETURN(PgRows json_columns,
+                          conn->Query("SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = $1::regclass "
+                                      "AND attnum > 0 AND NOT attisdropped AND atttypid = 'jsonb'::regtype",
+                                      {table}));
+  for (const auto& row : json_columns) {
+    const int index = schema.FieldIndex(*row[0]);
+    if (index >= 0 && IsPgNativeArray(*schema.field(index).type)) as_json[static_cast<size_t>(index)] = true;
+  }
+  return as_json;
 }
 
 std::string QuoteIdentifier(std::string_view name) {

@@ -87,9 +87,37 @@ void EncodeFixed(const Column& column, std::span<const int64_t> rows, std::strin
   }
 }
 
+// The oid of the PostgreSQL type a scalar sluice type is sent as (the element type of its array).
+uint32_t PgElementOid(TypeId id) {
+  switch (id) {
+    case TypeId::kBoolean: return 16;
+    case TypeId::kByte:
+    case TypeId::kShort: return 21;
+    case TypeId::kInteger: return 23;
+    case TypeId::kLong: return 20;
+    case TypeId::kFloat: return 700;
+    case TypeId::kDouble: return 701;
+    case TypeId::kDecimal: return 1700;
+    case TypeId::kString: return 25;
+    case TypeId::kBinary: return 17;
+    case TypeId::kDate: return 1082;
+    case TypeId::kTimestamp: return 1184;
+    case TypeId::kTimestampNtz: return 1114;
+    case TypeId::kStruct:
+    case TypeId::kArray:
+    case TypeId::kMap: return 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
-std::string PgColumnType(const DataType& type) {
+bool IsPgNativeArray(const DataType& type) {
+  return type.id() == TypeId::kArray && PgElementOid(type.element_type()->id()) != 0;
+}
+
+std::string PgColumnType(const DataType& type, bool array_as_jsonb) {
+  if (IsPgNativeArray(type) && !array_as_jsonb) return PgColumnType(*type.element_type()) + "[]";
   switch (type.id()) {
     case TypeId::kBoolean: return "boolean";
     case TypeId::kByte:
@@ -120,7 +148,8 @@ void PgCopyEncoder::AppendHeader(std::string* out) {
 
 void PgCopyEncoder::AppendTrailer(std::string* out) { PutBigEndian<int16_t>(-1, out); }
 
-void PgCopyEncoder::EncodeColumn(const Column& column, std::span<const int64_t> rows, EncodedColumn* out) {
+void PgCopyEncoder::EncodeColumn(const Column& column, std::span<const int64_t> rows, bool as_jsonb,
+                                 EncodedColumn* out) {
   out->bytes.clear();
   out->starts.clear();
   out->starts.reserve(rows.size() + 1);
@@ -172,8 +201,13 @@ void PgCopyEncoder::EncodeColumn(const Column& column, std::span<const int64_t> 
         }
       }
       break;
-    case TypeId::kStruct:
     case TypeId::kArray:
+      if (!as_jsonb && IsPgNativeArray(*column.type)) {
+        EncodeArray(column, rows, out);
+        return;
+      }
+      [[fallthrough]];
+    case TypeId::kStruct:
     case TypeId::kMap: {
       // jsonb's binary form: a version byte (1), then the JSON text (jsonb keeps numbers exact).
       for (int64_t row : rows) {
@@ -194,12 +228,54 @@ void PgCopyEncoder::EncodeColumn(const Column& column, std::span<const int64_t> 
   starts->push_back(static_cast<uint32_t>(bytes->size()));
 }
 
+// array_send's form: dimensions (1, or 0 for an empty array), whether any element is null, the
+// element type's oid, each dimension's length and lower bound (1), then the elements as COPY
+// fields. The elements of every row are encoded in one pass over the child column.
+void PgCopyEncoder::EncodeArray(const Column& column, std::span<const int64_t> rows, EncodedColumn* out) {
+  const Column& elements = *column.children[0];
+  std::vector<int64_t> element_rows;
+  for (int64_t row : rows) {
+    if (column.IsNull(row)) continue;
+    for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) element_rows.push_back(e);
+  }
+  EncodedColumn encoded;
+  EncodeColumn(elements, element_rows, false, &encoded);
+  const auto element_oid = static_cast<int32_t>(PgElementOid(elements.type->id()));
+  std::string* bytes = &out->bytes;
+  size_t next = 0;  // the first of the row's elements in `encoded`
+  for (int64_t row : rows) {
+    out->starts.push_back(static_cast<uint32_t>(bytes->size()));
+    if (column.IsNull(row)) {
+      PutBigEndian<int32_t>(-1, bytes);
+      continue;
+    }
+    const int64_t count = column.offsets[row + 1] - column.offsets[row];
+    bool has_null = false;
+    for (int64_t e = column.offsets[row]; e < column.offsets[row + 1]; ++e) has_null |= elements.IsNull(e);
+    const uint32_t first = encoded.starts[next];
+    const uint32_t last = encoded.starts[next + static_cast<size_t>(count)];
+    next += static_cast<size_t>(count);
+    PutBigEndian<int32_t>(static_cast<int32_t>(12 + (count > 0 ? 8 : 0) + (last - first)), bytes);
+    PutBigEndian<int32_t>(count > 0 ? 1 : 0, bytes);
+    PutBigEndian<int32_t>(has_null ? 1 : 0, bytes);
+    PutBigEndian<int32_t>(element_oid, bytes);
+    if (count > 0) {
+      PutBigEndian<int32_t>(static_cast<int32_t>(count), bytes);
+      PutBigEndian<int32_t>(1, bytes);
+    }
+    bytes->append(encoded.bytes, first, last - first);
+  }
+  out->starts.push_back(static_cast<uint32_t>(bytes->size()));
+}
+
 void PgCopyEncoder::AppendRows(const RecordBatch& batch, std::span<const int> columns, std::span<const int64_t> rows,
                                  std::string* out) {
   if (scratch_.size() < columns.size()) scratch_.resize(columns.size());
   size_t total = 0;
   for (size_t c = 0; c < columns.size(); ++c) {
-    EncodeColumn(*batch.column(columns[c]), rows, &scratch_[c]);
+    const auto column = static_cast<size_t>(columns[c]);
+    EncodeColumn(*batch.column(columns[c]), rows, column < arrays_as_jsonb_.size() && arrays_as_jsonb_[column],
+                 &scratch_[c]);
     total += scratch_[c].bytes.size();
   }
   out->reserve(out->size() + total + rows.size() * 2);

@@ -1,7 +1,8 @@
 // Feeds arbitrary text to the reader of PostgreSQL's text forms (the values of the change feed's
 // pgoutput messages and of text COPY), for every type mapping. The first byte picks the column's
-// type and its numeric typmod, the rest is the value. Any input may be refused, none may crash;
-// a refused value must leave the builder as it was.
+// type (the element type or its array), and its numeric typmod, the rest is the value. Any input
+// may be refused, none may crash; a refused value must leave the builder as it was, and an
+// accepted one a valid column.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -27,11 +28,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t pick = data[0];
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   uint32_t type_oid = kOids[pick % std::size(kOids)];
-  int32_t typmod = type_oid == oid::kNumeric ? kTypmods[(pick / std::size(kOids)) % std::size(kTypmods)] : -1;
+  const size_t variant = pick / std::size(kOids);  // 0..11
+  int32_t typmod = type_oid == oid::kNumeric ? kTypmods[variant % std::size(kTypmods)] : -1;
+  if (variant >= 6) type_oid = sluice::connectors::PgArrayOidOf(type_oid);
   sluice::connectors::PgColumnMapping mapping = sluice::connectors::MapPgType(type_oid, typmod);
   auto builder = sluice::ColumnBuilder::Make(mapping.type);
   sluice::Status appended = sluice::connectors::AppendPgText(mapping, text, builder.get());
   int64_t length = builder->length();
   if (appended.ok() != (length == 1)) std::abort();
+  if (!builder->Finish()->Validate().ok()) std::abort();
   return 0;
 }

@@ -3,7 +3,9 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "sluice/core/civil_date.h"
 #include "sluice/core/error_classes.h"
@@ -174,10 +176,121 @@ int HexValue(char c) {
   return -1;
 }
 
+// Built-in element types and their array types (pg_type's typarray), checked against a real server
+// by PgTypesIntegrationTest.
+struct ArrayOid {
+  uint32_t element, array;
+};
+constexpr ArrayOid kArrayOids[] = {
+    {pg_oid::kBool, 1000},      {pg_oid::kBytea, 1001},   {pg_oid::kChar, 1002},      {pg_oid::kName, 1003},
+    {pg_oid::kInt8, 1016},      {pg_oid::kInt2, 1005},    {pg_oid::kInt4, 1007},      {pg_oid::kText, 1009},
+    {pg_oid::kOid, 1028},       {pg_oid::kJson, 199},     {pg_oid::kFloat4, 1021},    {pg_oid::kFloat8, 1022},
+    {pg_oid::kBpchar, 1014},    {pg_oid::kVarchar, 1015}, {pg_oid::kDate, 1182},      {pg_oid::kTime, 1183},
+    {pg_oid::kTimestamp, 1115}, {pg_oid::kTimestamptz, 1185}, {pg_oid::kInterval, 1187}, {pg_oid::kNumeric, 1231},
+    {pg_oid::kUuid, 2951},      {pg_oid::kJsonb, 3807},
+};
+
+// One element of an array's text form, as array_out prints it: quoted (with backslash escapes)
+// when it holds a delimiter, brace, quote, backslash or space, or is empty or NULL; an unquoted
+// NULL is a null element.
+struct ArrayElement {
+  std::string text;
+  bool is_null = false;
+};
+
+// Splits "{a,"b c",NULL}" (optionally after a "[1:3]=" bounds decoration) into its elements.
+// False for a malformed text or one of more than one dimension.
+bool SplitArrayText(std::string_view text, std::vector<ArrayElement>* elements) {
+  size_t pos = 0;
+  if (pos < text.size() && text[pos] == '[') {
+    pos = text.find('=');
+    if (pos == std::string_view::npos || text.find('[', 1) < pos) return false;  // [a:b][c:d]: 2 dimensions
+    ++pos;
+  }
+  if (pos >= text.size() || text[pos] != '{' || text.back() != '}') return false;
+  ++pos;
+  const size_t end = text.size() - 1;
+  if (pos == end) return true;  // {}
+  while (true) {
+    ArrayElement element;
+    if (pos >= end) return false;
+    if (text[pos] == '{') return false;  // a nested array: more than one dimension
+    if (text[pos] == '"') {
+      for (++pos;; ++pos) {
+        if (pos >= end) return false;
+        if (text[pos] == '"') break;
+        if (text[pos] == '\\' && ++pos >= end) return false;
+        element.text += text[pos];
+      }
+      ++pos;
+    } else {
+      bool escaped = false;
+      for (; pos < end && text[pos] != ','; ++pos) {
+        if (text[pos] == '"' || text[pos] == '{' || text[pos] == '}') return false;
+        if (text[pos] == '\\') {
+          if (++pos >= end) return false;
+          escaped = true;
+        }
+        element.text += text[pos];
+      }
+      if (element.text.empty()) return false;
+      element.is_null = !escaped && element.text.size() == 4 && (element.text[0] | 0x20) == 'n' &&
+                        (element.text[1] | 0x20) == 'u' && (element.text[2] | 0x20) == 'l' &&
+                        (element.text[3] | 0x20) == 'l';
+    }
+    elements->push_back(std::move(element));
+    if (pos == end) return true;
+    if (text[pos] != ',') return false;
+    ++pos;
+  }
+}
+
+Status AppendPgArrayText(const PgColumnMapping& mapping, std::string_view text, ColumnBuilder* builder) {
+  std::vector<ArrayElement> elements;
+  if (!SplitArrayText(text, &elements)) return Unreadable("array");
+  const PgColumnMapping element_mapping{mapping.type->element_type(), mapping.element_text_kind};
+  // Every element is read into a scratch builder first, so that an unreadable one leaves the
+  // column's builder unchanged.
+  std::unique_ptr<ColumnBuilder> scratch = ColumnBuilder::Make(element_mapping.type);
+  for (const ArrayElement& element : elements) {
+    if (element.is_null) continue;
+    if (!AppendPgText(element_mapping, element.text, scratch.get()).ok()) return Unreadable("array");
+  }
+  auto* list = static_cast<ListBuilder*>(builder);
+  for (const ArrayElement& element : elements) {
+    if (element.is_null) {
+      list->element_builder()->AppendNull();
+    } else {
+      SLUICE_RETURN_IF_ERROR(AppendPgText(element_mapping, element.text, list->element_builder()));
+    }
+  }
+  list->Append();
+  return Status::OK();
+}
+
 }  // namespace
+
+uint32_t PgArrayElementOid(uint32_t array_oid) {
+  for (const ArrayOid& entry : kArrayOids) {
+    if (entry.array == array_oid) return entry.element;
+  }
+  return 0;
+}
+
+uint32_t PgArrayOidOf(uint32_t element_oid) {
+  for (const ArrayOid& entry : kArrayOids) {
+    if (entry.element == element_oid) return entry.array;
+  }
+  return 0;
+}
 
 PgColumnMapping MapPgType(uint32_t oid, int32_t typmod, bool is_enum) {
   if (is_enum) return {DataType::String(), PgTextKind::kText};
+  if (uint32_t element = PgArrayElementOid(oid); element != 0) {
+    // An array column's typmod is its elements' (numeric(10,2)[]).
+    PgColumnMapping element_mapping = MapPgType(element, typmod);
+    return {DataType::Array(element_mapping.type), PgTextKind::kArray, element_mapping.text_kind};
+  }
   switch (oid) {
     case pg_oid::kBool: return {DataType::Boolean(), PgTextKind::kBool};
     case pg_oid::kInt2: return {DataType::Short(), PgTextKind::kInt2};
@@ -293,6 +406,7 @@ Status AppendPgText(const PgColumnMapping& mapping, std::string_view text, Colum
     case PgTextKind::kText:
       static_cast<BinaryBuilder*>(builder)->Append(text);
       return Status::OK();
+    case PgTextKind::kArray: return AppendPgArrayText(mapping, text, builder);
   }
   return Unreadable("unknown");
 }

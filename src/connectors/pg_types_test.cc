@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
 
 namespace sluice::connectors {
 namespace {
@@ -56,6 +57,29 @@ TEST(MapPgType, FollowsTheDocumentedTable) {
   EXPECT_EQ(MapPgType(pg_oid::kJsonb, -1).type->ToString(), "string");
   EXPECT_EQ(MapPgType(pg_oid::kUuid, -1).type->ToString(), "string");
   EXPECT_EQ(MapPgType(99999, -1, /*is_enum=*/true).type->ToString(), "string");
+}
+
+TEST(MapPgType, BuiltInArraysAreArraysOfTheirElementsMapping) {
+  EXPECT_EQ(MapPgType(PgArrayOidOf(pg_oid::kInt4), -1).type->ToString(), "array<int>");
+  EXPECT_EQ(MapPgType(PgArrayOidOf(pg_oid::kText), -1).type->ToString(), "array<string>");
+  EXPECT_EQ(MapPgType(PgArrayOidOf(pg_oid::kNumeric), NumericTypmod(10, 2)).type->ToString(), "array<decimal(10,2)>");
+  EXPECT_EQ(MapPgType(PgArrayOidOf(pg_oid::kNumeric), -1).type->ToString(), "array<string>");
+  EXPECT_EQ(MapPgType(PgArrayOidOf(pg_oid::kTimestamptz), -1).type->ToString(), "array<timestamp>");
+  EXPECT_EQ(MapPgType(PgArrayOidOf(pg_oid::kUuid), -1).type->ToString(), "array<string>");
+  EXPECT_EQ(MapPgType(PgArrayOidOf(pg_oid::kBytea), -1).type->ToString(), "array<binary>");
+  // Every built-in array maps to an array, and back to its element.
+  for (uint32_t element : {pg_oid::kBool, pg_oid::kInt2, pg_oid::kInt8, pg_oid::kFloat4, pg_oid::kFloat8,
+                           pg_oid::kDate, pg_oid::kTimestamp, pg_oid::kVarchar, pg_oid::kJsonb, pg_oid::kInterval}) {
+    const uint32_t array = PgArrayOidOf(element);
+    ASSERT_NE(array, 0u) << element;
+    EXPECT_EQ(PgArrayElementOid(array), element);
+    PgColumnMapping mapping = MapPgType(array, -1);
+    EXPECT_EQ(mapping.text_kind, PgTextKind::kArray);
+    EXPECT_EQ(mapping.type->element_type()->ToString(), MapPgType(element, -1).type->ToString());
+  }
+  // An array of a type without a fixed oid (an enum's, an extension's) stays text.
+  EXPECT_EQ(PgArrayElementOid(99999), 0u);
+  EXPECT_EQ(MapPgType(99999, -1).type->ToString(), "string");
 }
 
 TEST(AppendPgText, ReadsScalars) {
@@ -118,6 +142,45 @@ TEST(AppendPgText, ReadsHexBytea) {
   ASSERT_EQ(c->length, 2);
   EXPECT_EQ(c->View(0), std::string_view("\x00\xff" "A", 3));
   EXPECT_EQ(c->View(1), "");
+}
+
+TEST(AppendPgText, ReadsOneDimensionalArraysWithNullAndQuotedElements) {
+  const uint32_t ints = PgArrayOidOf(pg_oid::kInt4);
+  EXPECT_EQ(Read(ints, -1, {"{1,2,3}", "{}", "{NULL,-7}", nullptr, "[0:1]={5,6}", "{null}"}),
+            (std::vector<std::string>{"[1,2,3]", "[]", "[null,-7]", "null", "[5,6]", "[null]"}));
+  EXPECT_EQ(Read(PgArrayOidOf(pg_oid::kText), -1,
+                 {R"({"a b","x\"y","back\\slash",NULL,"NULL","",plain,"{}",","})", R"({\N\U\L\L})"}),
+            (std::vector<std::string>{R"(["a b","x\"y","back\\slash",null,"NULL","","plain","{}",","])", R"(["NULL"])"}));
+  EXPECT_EQ(Read(PgArrayOidOf(pg_oid::kNumeric), NumericTypmod(10, 2), {"{1.50,NaN,-0.25}"}),
+            (std::vector<std::string>{"[1.50,null,-0.25]"}));
+  EXPECT_EQ(Read(PgArrayOidOf(pg_oid::kTimestamptz), -1, {R"({"2026-01-31 12:30:00+02:30",infinity})"}),
+            (std::vector<std::string>{R"(["2026-01-31T10:00:00Z",null])"}));
+  EXPECT_EQ(Read(PgArrayOidOf(pg_oid::kBool), -1, {"{t,f,NULL}"}), (std::vector<std::string>{"[true,false,null]"}));
+  EXPECT_EQ(Read(PgArrayOidOf(pg_oid::kBytea), -1, {R"({"\\x00ff",NULL})"}),
+            (std::vector<std::string>{R"(["AP8=",null])"}));
+}
+
+// Whatever is wrong with an array (its shape, its dimensions, one element), the value is refused
+// and the builder keeps the rows it had.
+TEST(AppendPgText, RefusesMalformedAndMultiDimensionalArraysLeavingTheBuilderAsItWas) {
+  PgColumnMapping mapping = MapPgType(PgArrayOidOf(pg_oid::kInt4), -1);
+  auto builder = ColumnBuilder::Make(mapping.type);
+  ASSERT_TRUE(AppendPgText(mapping, "{1}", builder.get()).ok());
+  for (std::string_view bad : {"{1,2", "1,2}", "{1,,2}", "{,}", "{1,}", R"({"1})", "{{1,2},{3,4}}", "{1,{2}}",
+                               "[1:2][1:1]={{1},{2}}", "[1:2]{1,2}", "{1,x}", "{1,2147483648}", "", "{", "}",
+                               R"({"1"2})", R"({1"})", "{1}}", R"({1\})"}) {
+    SCOPED_TRACE(bad);
+    Status s = AppendPgText(mapping, bad, builder.get());
+    EXPECT_FALSE(s.ok());
+    EXPECT_EQ(s.error_class(), errors::kInvalidArgument);
+    EXPECT_EQ(s.message().find("2147483648"), std::string_view::npos) << "the value is not named";
+  }
+  ASSERT_TRUE(AppendPgText(mapping, "{2,3}", builder.get()).ok());
+  ColumnPtr column = builder->Finish();
+  ASSERT_TRUE(column->Validate().ok()) << column->Validate().ToString();
+  ASSERT_EQ(column->length, 2);
+  EXPECT_EQ(FormatValue(*column, 0), "[1]");
+  EXPECT_EQ(FormatValue(*column, 1), "[2,3]");
 }
 
 TEST(AppendPgText, RejectsMalformedIntegersAndBooleans) {

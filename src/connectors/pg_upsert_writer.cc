@@ -137,6 +137,8 @@ Status PgUpsertWriter::PrepareTable() {
   }
   const std::string oid = *found[0][0];
   table_oid_ = oid;
+  SLUICE_ASSIGN_OR_RETURN(arrays_as_jsonb_, PgArraysHeldAsJsonb(conn_.get(), oid, *schema_));
+  encoder_ = PgCopyEncoder(arrays_as_jsonb_);
 
   SLUICE_ASSIGN_OR_RETURN(
       PgRows columns,
@@ -200,7 +202,7 @@ Status PgUpsertWriter::PrepareSession() {
   for (int i = 0; i < schema_->num_fields(); ++i) {
     const Field& f = schema_->field(i);
     names.push_back(f.name);
-    stage += (i ? ", " : "") + QuoteIdentifier(f.name) + " " + PgColumnType(*f.type);
+    stage += (i ? ", " : "") + QuoteIdentifier(f.name) + " " + PgColumnType(*f.type, arrays_as_jsonb_[i]);
   }
   stage += ") ON COMMIT DELETE ROWS";
   SLUICE_RETURN_IF_ERROR(conn_->Execute(stage));

@@ -185,6 +185,42 @@ TEST_F(PgUpsertWriterTest, RefusesAKeyOfANestedType) {
   EXPECT_EQ(Open("nested", {"id"}, schema).status().error_class(), "PG_UPSERT_KEY_MISMATCH");
 }
 
+// Arrays of scalars are upserted into PostgreSQL arrays in a table the writer creates, and as
+// jsonb into a table that holds them as jsonb; updates of an array replace it whole.
+TEST_F(PgUpsertWriterTest, UpsertsArraysIntoArrayColumnsOrIntoExistingJsonbColumns) {
+  TypePtr schema = *DataType::Struct({{"id", DataType::Long()}, {"tags", DataType::Array(DataType::String())}});
+  auto tagged = [&](int64_t id, std::vector<const char*> tags) {
+    Int64Builder ids(DataType::Long());
+    ListBuilder lists(schema->field(1).type);
+    ids.Append(id);
+    for (const char* tag : tags) {
+      if (tag == nullptr) {
+        lists.element_builder()->AppendNull();
+      } else {
+        static_cast<BinaryBuilder*>(lists.element_builder())->Append(tag);
+      }
+    }
+    lists.Append();
+    return *RecordBatch::Make(schema, {ids.Finish(), lists.Finish()}, 1);
+  };
+  ASSERT_TRUE(db_->Execute("CREATE TABLE old_tags (id bigint PRIMARY KEY, tags jsonb)").ok());
+  for (const char* table : {"new_tags", "old_tags"}) {
+    SCOPED_TRACE(table);
+    auto writer = Open(table, {"id"}, schema);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    for (int64_t batch_id = 0; batch_id < 3; ++batch_id) {
+      BatchPtr batch = batch_id == 0 ? tagged(1, {"a", nullptr}) : tagged(1, {"b,c", "{d}", ""});
+      auto written = (*writer)->WriteChunk(table, batch_id, 0, *batch, AllRows(*batch));
+      ASSERT_TRUE(written.ok()) << written.status().ToString();
+    }
+  }
+  EXPECT_EQ(Select("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'new_tags'::regclass "
+                   "AND attname = 'tags'"),
+            (Rows{{"text[]"}}));
+  EXPECT_EQ(Select("SELECT tags::text, array_length(tags, 1)::text FROM new_tags"), (Rows{{"{\"b,c\",\"{d}\",\"\"}", "3"}}));
+  EXPECT_EQ(Select("SELECT tags::text FROM old_tags"), (Rows{{"[\"b,c\", \"{d}\", \"\"]"}}));
+}
+
 TEST_F(PgUpsertWriterTest, RefusesStreamColumnsTheTableLacks) {
   ASSERT_TRUE(db_->Execute("CREATE TABLE orders (id bigint PRIMARY KEY, qty integer)").ok());
   Status s = Open("orders", {"id"}).status();

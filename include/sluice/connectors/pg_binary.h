@@ -6,7 +6,7 @@
 // timestamptz, bytea, uuid, jsonb, and the types whose send form is their text (text, varchar,
 // char(n), name, json, enums). Every other type (arrays, unbounded numeric, intervals, ...) has
 // no binary decoding here: the query casts it to text, which gives the same text form as a text
-// COPY would. Values come out as AppendPgText gives them for the same column: numeric NaN and
+// COPY would (an array's text form is then read into the array column by AppendPgText). Values come out as AppendPgText gives them for the same column: numeric NaN and
 // ±Infinity, and date and timestamp ±infinity, become null; timestamps are UTC microseconds.
 // All functions are thread-safe.
 #pragma once

@@ -130,4 +130,10 @@ class PgConnection {
   std::string last_sqlstate_;
 };
 
+// For each field of `schema`: whether the existing table `table` (an oid or a quoted name) holds
+// it in a jsonb column although sluice sends it as a PostgreSQL array (IsPgNativeArray in
+// pg_copy.h), as tables created before arrays became PostgreSQL arrays do. Writers send those
+// columns as jsonb (PgCopyEncoder's arrays_as_jsonb).
+Result<std::vector<bool>> PgArraysHeldAsJsonb(PgConnection* conn, const std::string& table, const DataType& schema);
+
 }  // namespace sluice::connectors

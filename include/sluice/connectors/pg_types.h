@@ -44,20 +44,30 @@ enum class PgTextKind : uint8_t {
   kTimestamp,    // without time zone
   kTimestamptz,  // with an offset
   kBytea,
-  kText,  // anything kept as its text form
+  kText,   // anything kept as its text form
+  kArray,  // a one-dimensional array whose elements are read as `element_text_kind`
 };
 
 struct PgColumnMapping {
   TypePtr type;
   PgTextKind text_kind;
+  PgTextKind element_text_kind = PgTextKind::kText;  // kArray only; never kArray
 };
+
+// The oid of the element type of a built-in array type (int4[] -> int4), or 0 when `oid` is not
+// one. Arrays of other types (enums, composites, extensions' types) have no fixed oid.
+uint32_t PgArrayElementOid(uint32_t array_oid);
+
+// The oid of the array type of a built-in element type (int4 -> int4[]), or 0.
+uint32_t PgArrayOidOf(uint32_t element_oid);
 
 // The sluice type of a PostgreSQL column. `typmod` is the attribute's type modifier (-1 when
 // none); enums map like text whatever their oid, so `is_enum` says whether the oid is an enum.
 PgColumnMapping MapPgType(uint32_t oid, int32_t typmod, bool is_enum = false);
 
 // Appends the value whose PostgreSQL text form is `text` to `builder`, whose type must be the
-// mapping's. A text the type cannot hold is INVALID_ARGUMENT naming the value's kind (not the
+// mapping's. A text the type cannot hold (for an array: a malformed one, one element that cannot
+// be read, or more than one dimension) is INVALID_ARGUMENT naming the value's kind (not the
 // value, which may be sensitive); the builder is then unchanged.
 Status AppendPgText(const PgColumnMapping& mapping, std::string_view text, ColumnBuilder* builder);
 

@@ -118,6 +118,7 @@ class PgUpsertWriter {
   std::string direct_write_;
   int staged_chunks_to_go_ = 0;
   // COPY data, reused from chunk to chunk.
+  std::vector<bool> arrays_as_jsonb_;  // per column, from the table (PgArraysHeldAsJsonb)
   PgCopyEncoder encoder_;
   std::string copy_buffer_;
   std::mt19937_64 jitter_{std::random_device{}()};
