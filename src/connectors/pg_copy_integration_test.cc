@@ -149,19 +149,27 @@ TEST(PgCopyEncoder, WritesNaNAndInfinityInsideNestedValuesAsStringsLikeSparkToJs
   TypePtr point = *DataType::Struct({{"x", DataType::Double()}, {"label", DataType::String()}});
   TypePtr schema = *DataType::Struct({{"id", DataType::Integer()},
                                       {"point", point},
-                                      {"samples", DataType::Array(DataType::Float())},
-                                      {"limits", DataType::Map(DataType::String(), DataType::Double())}});
+                                      {"samples", DataType::Array(DataType::Array(DataType::Float()))},
+                                      {"limits", DataType::Map(DataType::String(), DataType::Double())},
+                                      {"readings", DataType::Array(DataType::Double())}});
   Int32Builder ids(DataType::Integer());
   StructBuilder points(point);
   ListBuilder samples(schema->field(2).type);
   ListBuilder limits(schema->field(3).type);
+  ListBuilder readings(schema->field(4).type);
   auto add = [&](int id, double x, const char* label, std::vector<float> floats, const char* key, double limit) {
     ids.Append(id);
     static_cast<DoubleBuilder*>(points.field_builder(0))->Append(x);
     static_cast<BinaryBuilder*>(points.field_builder(1))->Append(label);
     points.Append();
-    for (float f : floats) static_cast<FloatBuilder*>(samples.element_builder())->Append(f);
+    auto* sample = static_cast<ListBuilder*>(samples.element_builder());
+    for (float f : floats) {
+      static_cast<FloatBuilder*>(sample->element_builder())->Append(f);
+      static_cast<DoubleBuilder*>(readings.element_builder())->Append(f);
+    }
+    sample->Append();
     samples.Append();
+    readings.Append();
     static_cast<BinaryBuilder*>(limits.key_builder())->Append(key);
     static_cast<DoubleBuilder*>(limits.value_builder())->Append(limit);
     limits.Append();
@@ -169,16 +177,19 @@ TEST(PgCopyEncoder, WritesNaNAndInfinityInsideNestedValuesAsStringsLikeSparkToJs
   // Labels and keys that look like the bare words stay as they were.
   add(1, NAN, "NaN", {INFINITY, -INFINITY, 1.5f}, "Infinity", -INFINITY);
   add(2, 2.5, "In \"NaN\" we trust", {-1.0f}, "-Infinity", 0.5);
-  auto batch = RecordBatch::Make(schema, {ids.Finish(), points.Finish(), samples.Finish(), limits.Finish()}, 2);
+  auto batch = RecordBatch::Make(
+      schema, {ids.Finish(), points.Finish(), samples.Finish(), limits.Finish(), readings.Finish()}, 2);
   ASSERT_TRUE(batch.ok());
   testing::Rows got = CopyAndReadBack(**db, *batch);
+  // An array of doubles is a double precision[], which holds them as they are.
   EXPECT_EQ(got, (testing::Rows{
-                     {"1", R"({"x": "NaN", "label": "NaN"})", R"(["Infinity", "-Infinity", 1.5])",
-                      R"({"Infinity": "-Infinity"})"},
-                     {"2", R"({"x": 2.5, "label": "In \"NaN\" we trust"})", "[-1.0]", R"({"-Infinity": 0.5})"},
+                     {"1", R"({"x": "NaN", "label": "NaN"})", R"([["Infinity", "-Infinity", 1.5]])",
+                      R"({"Infinity": "-Infinity"})", "{Infinity,-Infinity,1.5}"},
+                     {"2", R"({"x": 2.5, "label": "In \"NaN\" we trust"})", "[[-1.0]]", R"({"-Infinity": 0.5})",
+                      "{-1}"},
                  }));
   // The values read back as JSON strings, as Spark's from_json would accept them.
-  EXPECT_EQ(*(*db)->Query("SELECT jsonb_typeof(point->'x'), jsonb_typeof(samples->0) FROM t WHERE id = 1"),
+  EXPECT_EQ(*(*db)->Query("SELECT jsonb_typeof(point->'x'), jsonb_typeof(samples->0->0) FROM t WHERE id = 1"),
             (testing::Rows{{"string", "string"}}));
 }
 

@@ -128,6 +128,16 @@ Status CheckIsCheckpoint(FileSystem& file_system, const std::string& root) {
                               "it is left as it is");
 }
 
+Result<std::optional<std::string>> CheckpointQueryId(FileSystem& file_system, const std::string& root) {
+  Result<std::string> metadata = file_system.ReadFile(root + "/metadata");
+  if (!metadata.ok()) {
+    if (metadata.status().error_class() == errors::kFileNotFound) return std::optional<std::string>();
+    return metadata.status();
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::string id, ReadQueryId(*metadata));
+  return std::optional<std::string>(std::move(id));
+}
+
 Result<std::unique_ptr<Checkpoint>> Checkpoint::Open(std::shared_ptr<FileSystem> file_system, std::string root) {
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   SLUICE_RETURN_IF_ERROR(file_system->CreateDirectories(root));

@@ -6,6 +6,7 @@
 #include "sluice/core/json_text.h"
 #include "sluice/delta/writer.h"
 #include "sluice/engine/checkpoint.h"
+#include "sluice/pipeline/checkpoint_owner.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -93,6 +94,7 @@ Status FinishFullRefresh(const std::shared_ptr<FileSystem>& fs, std::string_view
                          const RefreshStepLog& log) {
   for (const auto& [flow, checkpoint] : plan.checkpoints) {
     SLUICE_RETURN_IF_ERROR(fs->DeleteRecursively(checkpoint));
+    SLUICE_RETURN_IF_ERROR(ForgetFlowQuery(*fs, storage, flow));
     log("full refresh: flow '" + flow + "' starts over from its source's beginning",
         "{\"full_refresh\":{\"flow\":" + JsonString(flow) + ",\"checkpoint\":" + JsonString(checkpoint) + "}}");
   }

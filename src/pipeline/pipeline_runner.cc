@@ -12,6 +12,7 @@
 #include "sluice/delta/source.h"
 #include "sluice/delta/writer.h"
 #include "sluice/pipeline/change_feed_status.h"
+#include "sluice/pipeline/checkpoint_owner.h"
 #include "sluice/pipeline/full_refresh.h"
 #include "sluice/pipeline/ingestion_sink.h"
 
@@ -188,6 +189,10 @@ Status PipelineRun::Prepare(const std::vector<const FlowSpec*>& selected, const 
     FullRefreshPlan plan;
     std::set<std::string> ingestion_tables;
     for (const FlowSpec* flow : reset) {
+      SLUICE_RETURN_IF_ERROR(CheckCheckpointOwner(*options_.file_system, spec_.storage, flow->name,
+                                                  spec_.CheckpointOf(*flow), spec_.DefaultCheckpointOf(*flow),
+                                                  /*to_delete=*/true)
+                                 .WithContext("full refresh of flow '" + flow->name + "'"));
       plan.checkpoints.emplace(flow->name, spec_.CheckpointOf(*flow));
       if (StreamOf(spec_, *flow) != nullptr) ingestion_tables.insert(SinkTablePath(spec_, *flow));
     }
@@ -311,10 +316,15 @@ Status PipelineRun::OpenFlow(Flow* flow) {
           JsonString(engine::OutputModeName(config.output_mode)) + ",\"checkpoint\":" +
           JsonString(config.checkpoint_location) + "}}");
 
+  SLUICE_RETURN_IF_ERROR(CheckCheckpointOwner(*options_.file_system, spec_.storage, spec.name,
+                                              config.checkpoint_location, spec_.DefaultCheckpointOf(spec),
+                                              /*to_delete=*/false)
+                             .WithContext(context));
   Result<std::unique_ptr<engine::StreamingQuery>> query =
       engine::StreamingQuery::Start(std::move(source).value(), std::move(transforming), std::move(config));
   if (!query.ok()) return query.status().WithContext(context);
   const std::string query_id = (*query)->id();
+  SLUICE_RETURN_IF_ERROR(RecordFlowQuery(*options_.file_system, spec_.storage, spec.name, query_id).WithContext(context));
   {
     std::lock_guard lock(mutex_);
     flow->query = std::move(query).value();
@@ -423,6 +433,10 @@ Status PipelineRun::StartOver(Flow* flow, const Status& cause) {
     flow->query.reset();  // releases the checkpoint's lock
     flow->figures.state = "STARTING";
   }
+  SLUICE_RETURN_IF_ERROR(CheckCheckpointOwner(*options_.file_system, spec_.storage, spec.name,
+                                              spec_.CheckpointOf(spec), spec_.DefaultCheckpointOf(spec),
+                                              /*to_delete=*/true)
+                             .WithContext("flow '" + spec.name + "' cannot start over"));
   FullRefreshPlan plan;
   plan.checkpoints.emplace(spec.name, spec_.CheckpointOf(spec));
   if (!table.empty()) plan.truncated_tables.push_back(table);

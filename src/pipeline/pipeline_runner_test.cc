@@ -18,7 +18,9 @@
 #include "sluice/core/fault_injection.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
+#include "sluice/engine/checkpoint.h"
 #include "sluice/engine/memory_sink.h"
+#include "sluice/pipeline/checkpoint_owner.h"
 #include "sluice/pipeline/full_refresh.h"
 #include "sluice/pipeline/metrics_server.h"
 #include "testing/temp_dir.h"
@@ -401,6 +403,54 @@ flows:
     EXPECT_EQ(status.error_class(), errors::kCheckpointCorrupt) << status.ToString();
     EXPECT_EQ(fs->ReadFile(precious + "/sub/thesis.txt").value_or(""), "years of work");
   }
+}
+
+// A flow never runs on, and a full refresh never deletes, a checkpoint another query made: here
+// another pipeline's, named by an explicit `checkpoint:`. The owner's own refresh still works.
+TEST_F(PipelineRunTest, AFullRefreshNeverDeletesAnotherQuerysCheckpoint) {
+  auto fs = LocalFileSystem();
+  PipelineSpec owner = Spec(R"(
+sinks:
+  out: {format: memory, options: {queryName: owner_out}}
+flows:
+  - {name: numbers, source: )" + RateSource() + R"(, sink: out, trigger: available_now}
+)");
+  ASSERT_TRUE(Run(owner).ok());
+  const std::string theirs = Storage() + "/checkpoints/numbers";
+  auto their_id = engine::CheckpointQueryId(*fs, theirs);
+  ASSERT_TRUE(their_id.ok() && their_id->has_value());
+
+  auto other = [&](const std::string& checkpoint) {
+    std::string yaml = "name: other\nstorage: " + dir_.path() + "/other\nwarehouse: " + dir_.path() +
+                       "/warehouse\nsinks:\n  out: {format: memory, options: {queryName: other_out}}\nflows:\n"
+                       "  - {name: copy, source: " + RateSource() + ", sink: out, trigger: available_now" +
+                       (checkpoint.empty() ? "" : ", checkpoint: " + checkpoint) + "}\n";
+    return ParsePipelineSpec(yaml).value();
+  };
+  // Never run, the other pipeline's flow cannot tell: its full refresh refuses a checkpoint that
+  // is not at the default place; so does a run of a flow that has a query of its own already.
+  RunOptions refresh;
+  refresh.full_refresh = {"copy"};
+  Status refused = Run(other(theirs), refresh);
+  EXPECT_EQ(refused.error_class(), errors::kCheckpointCorrupt) << refused.ToString();
+  EXPECT_NE(refused.message().find("no run of flow 'copy' has recorded"), std::string_view::npos) << refused.ToString();
+  ASSERT_TRUE(Run(other("")).ok());
+  for (bool full_refresh : {false, true}) {
+    Status wrong = Run(other(theirs), full_refresh ? refresh : RunOptions{});
+    EXPECT_EQ(wrong.error_class(), errors::kCheckpointCorrupt) << wrong.ToString();
+    EXPECT_NE(wrong.message().find("it is another query's"), std::string_view::npos) << wrong.ToString();
+  }
+  EXPECT_EQ(engine::CheckpointQueryId(*fs, theirs).value(), *their_id) << "the owner's checkpoint is untouched";
+  EXPECT_EQ(fs->ReadFile(FlowQueryRecordPath(Storage(), "numbers")).value_or(""), **their_id);
+
+  // The owner's own full refresh deletes it and records the new query.
+  RunOptions own;
+  own.full_refresh = {"numbers"};
+  ASSERT_TRUE(Run(owner, own).ok());
+  auto new_id = engine::CheckpointQueryId(*fs, theirs);
+  ASSERT_TRUE(new_id.ok() && new_id->has_value());
+  EXPECT_NE(**new_id, **their_id);
+  EXPECT_EQ(fs->ReadFile(FlowQueryRecordPath(Storage(), "numbers")).value_or(""), **new_id);
 }
 
 TEST_F(PipelineRunTest, FullRefreshOfOneFlowResetsEveryFlowWritingTheSameTable) {

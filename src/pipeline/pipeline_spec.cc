@@ -366,8 +366,10 @@ std::string PipelineSpec::CheckpointOf(const FlowSpec& flow) const {
       return location->second;
     }
   }
-  return storage + "/checkpoints/" + flow.name;
+  return DefaultCheckpointOf(flow);
 }
+
+std::string PipelineSpec::DefaultCheckpointOf(const FlowSpec& flow) const { return storage + "/checkpoints/" + flow.name; }
 
 Result<std::string> PipelineSpec::TablePath(std::string_view table) const {
   std::vector<std::string> parts;

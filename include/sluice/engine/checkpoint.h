@@ -62,6 +62,10 @@ Status ParseCommitLogEntry(std::string_view text);
 // never taken for a checkpoint, so a mistyped location is not wiped).
 Status CheckIsCheckpoint(FileSystem& file_system, const std::string& root);
 
+// The query id in `root`'s metadata, nullopt when there is no metadata file (a new checkpoint);
+// CHECKPOINT_CORRUPT when the file holds no query id.
+Result<std::optional<std::string>> CheckpointQueryId(FileSystem& file_system, const std::string& root);
+
 class Checkpoint {
  public:
   // Entries kept in each log; older ones are deleted as new batches commit (Spark's default).

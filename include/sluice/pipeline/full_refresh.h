@@ -8,7 +8,9 @@
 // state once the pipeline runs again.
 //
 // Only checkpoints are deleted (engine::CheckIsCheckpoint): a folder of other files named as a
-// checkpoint is refused before the plan is written. Stateless functions; one pipeline run at a
+// checkpoint is refused before the plan is written; callers check beforehand that each
+// checkpoint is its flow's own (CheckCheckpointOwner), and a deleted checkpoint's record goes
+// with it. Stateless functions; one pipeline run at a
 // time uses a storage folder.
 #pragma once
 

@@ -146,6 +146,8 @@ struct PipelineSpec {
   // The flow's checkpoint directory: its `checkpoint`, else its sink's `checkpointLocation` option
   // (the query's checkpoint, as Spark's writeStream names it), else <storage>/checkpoints/<flow>.
   std::string CheckpointOf(const FlowSpec& flow) const;
+  // The checkpoint a flow has when neither it nor its sink names one: <storage>/checkpoints/<flow>.
+  std::string DefaultCheckpointOf(const FlowSpec& flow) const;
   // <storage>/checkpoints/streams/<stream name>.
   std::string CheckpointOf(const StreamSpec& stream) const;
   // <warehouse>/catalog/schema/table; INVALID_PIPELINE unless `table` has three non-empty parts.
