@@ -9,6 +9,7 @@
 #include "sluice/connectors/pg_batch_writer.h"
 #include "sluice/connectors/pg_connection.h"
 #include "sluice/connectors/pg_types.h"
+#include "sluice/connectors/pg_upsert_writer.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
@@ -550,6 +551,25 @@ TEST_F(PgBatchTest, ArraysIntoAnExistingJsonbColumnStayJson) {
   }
   EXPECT_EQ(*db_->QueryValue("SELECT count(*) || ' ' || max(tags::text) || ' ' || max(nums::text) FROM tagged"),
             "1 [\"x\", null] [7]");
+}
+
+// A column name longer than the 63 bytes PostgreSQL keeps is refused by every writer, naming it,
+// before the table is created or touched.
+TEST_F(PgBatchTest, WritersRefuseAColumnNameLongerThanPostgresKeepsBeforeTouchingTheTable) {
+  const std::string long_name(64, 'x');
+  TypePtr schema = *DataType::Struct({{"id", DataType::Integer()}, {long_name, DataType::String()}});
+  for (PgWriteMode mode : {PgWriteMode::kAppend, PgWriteMode::kOverwrite, PgWriteMode::kErrorIfExists}) {
+    Status written = WritePostgres(Write("wide", mode), schema, {RecordBatch::Empty(schema)});
+    EXPECT_EQ(written.error_class(), errors::kInvalidSchema) << written.ToString();
+    EXPECT_NE(written.message().find(long_name), std::string_view::npos) << written.ToString();
+  }
+  PgUpsertWriterOptions options;
+  options.conninfo = db_->connection_string();
+  options.table = ParseTableName("wide").value();
+  options.upsert_key = {"id"};
+  auto upsert = PgUpsertWriter::Open(std::move(options), schema);
+  EXPECT_EQ(upsert.status().error_class(), errors::kInvalidSchema) << upsert.status().ToString();
+  EXPECT_EQ(*db_->QueryValue("SELECT to_regclass('wide') IS NULL"), "t") << "no table was created";
 }
 
 }  // namespace

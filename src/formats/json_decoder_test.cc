@@ -67,6 +67,19 @@ TEST(JsonDecoderTest, MalformedDocumentsBecomeNullRowsAndAreCounted) {
   EXPECT_EQ(d.stats.malformed_rows, (std::vector<int64_t>{1, 2, 4, 5}));
 }
 
+// Bytes that are not UTF-8, in a value, a key or a string kept as JSON text, make the record
+// malformed: no such byte reaches a string column.
+TEST(JsonDecoderTest, BytesThatAreNotUtf8MakeTheRecordMalformed) {
+  Decoded d = DecodeWith(kUserSchema, {"{\"id\": 1, \"name\": \"ok \xc3\xa9\"}", "{\"id\": 2, \"name\": \"\xff\xfe\"}",
+                                       "{\"id\": 3, \"na\x80me\": 1}", "{\"id\": 4, \"name\": \"\xed\xa0\x80\"}",
+                                       "{\"id\": 5, \"name\": \"\xc3\"}", "{\"id\": 6, \"name\": [\"\xc0\xaf\"]}"});
+  ASSERT_EQ(d.column->length, 6);
+  EXPECT_EQ(d.column->children[1]->View(0), "ok \xc3\xa9");
+  EXPECT_EQ(d.stats.malformed, 5);
+  EXPECT_EQ(d.stats.malformed_rows, (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  for (int64_t row = 1; row < 6; ++row) EXPECT_TRUE(d.column->IsNull(row)) << row;
+}
+
 TEST(JsonDecoderTest, NullInputRowsAreNullButNotMalformed) {
   Decoded d = DecodeWith(kUserSchema, {std::nullopt, R"({"id": 3})"});
   EXPECT_TRUE(d.column->IsNull(0));

@@ -540,6 +540,11 @@ flows:
   clock->AdvanceBy(std::chrono::seconds(1));
   EXPECT_TRUE((*first)->Wait().ok());
   EXPECT_EQ((*first)->flows().at(0).state, "STOPPED");
+  // The refused run's events and the running one's share the log and never a sequence number.
+  std::vector<LoggedEvent> events = Events(Storage());
+  std::set<int64_t> sequences;
+  for (const LoggedEvent& event : events) EXPECT_TRUE(sequences.insert(event.sequence).second) << event.sequence;
+  EXPECT_FALSE(OfType(events, "error").empty()) << "the refused run says why";
 }
 
 TEST_F(PipelineRunTest, MetricsCountEachFlow) {

@@ -275,6 +275,38 @@ flows:
   }
 }
 
+// Bounds below zero and at zero, a literal secret in a sink's or a source's options, and an
+// expression too deep to evaluate are found by validate, each named, the secret never shown.
+TEST(ValidatePipelineTest, FindsBoundsSecretsAndTooDeepExpressionsBeforeReadingData) {
+  std::string deep = "value";
+  for (int i = 0; i < 5000; ++i) deep += " OR value = 1";
+  PipelineSpec spec = ParsePipelineSpec(R"(
+name: careless
+storage: /s
+warehouse: /w
+sinks:
+  pg: {format: postgresql, options: {dbtable: t, batchsize: -5}}
+  pg_tasks: {format: postgresql, options: {dbtable: t, tasks_per_connection: 0}}
+  pg_leaky: {format: postgresql, options: {dbtable: t, password: hunter2}}
+  lake: {format: delta, table: main.s.t}
+flows:
+  - {name: negative, source: {format: rate, options: {rowsPerSecond: -3}}, sink: pg}
+  - {name: tasks, source: {format: rate}, sink: pg_tasks}
+  - {name: to_leaky, source: {format: rate}, sink: pg_leaky}
+  - {name: leaky, source: {format: kafka, options: {subscribe: t, bootstrap_servers: "h:9092", password: swordfish}}, sink: lake}
+  - {name: deep, source: {format: rate}, where: ")" + deep + R"(", sink: lake}
+)").value();
+  std::string text = Messages(ValidatePipeline(spec, connectors::AllFormatsRegistry()));
+  for (std::string_view expected :
+       {"option 'batchsize' must be at least 1", "option 'tasks_per_connection' must be at least 1",
+        "option 'rowsPerSecond' must be at least 1", "CONNECTION_LITERAL_SECRET: sink 'pg_leaky'",
+        "CONNECTION_LITERAL_SECRET: flow 'leaky' source", "PARSE_SYNTAX_ERROR: flow 'deep' where"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
+  }
+  EXPECT_EQ(text.find("hunter2"), std::string::npos) << text;
+  EXPECT_EQ(text.find("swordfish"), std::string::npos) << text;
+}
+
 // A problem of shape in one flow does not hide the other flows' problems: the parse keeps going
 // with what parsed cleanly, and validation checks that.
 TEST(ValidatePipelineTest, ShapeProblemsDoNotHideTheRest) {
