@@ -1,8 +1,10 @@
-// Replays a Delta log whose last commit is arbitrary bytes: a valid table creation at version 0,
-// the input at version 1 (the first byte set decides whether a third, valid commit follows, so
-// that a bad commit is also met in the middle of the log). Loading the snapshot, listing the
-// history and planning a stream over it may refuse the log (DELTA_LOG_CORRUPT and the like), never
-// crash, and a snapshot that loads must hold only files with non-negative sizes.
+// Replays a Delta log folder made from the input: a valid table creation at version 0, then the
+// input cut at each "\n--\n" into the commits 1, 2, ... A part "gap" leaves its version out (a
+// hole), a part starting "_last_checkpoint:" is written as the checkpoint pointer instead of a
+// commit, and when the first byte is odd a valid commit follows the last part, so that bad commits
+// are met in the middle of the log too. Loading the snapshot, listing the history and planning a
+// stream over it may refuse the log (DELTA_LOG_CORRUPT and the like), never crash, and a snapshot
+// that loads must hold only files with non-negative sizes.
 #include <unistd.h>
 
 #include <cstddef>
@@ -49,11 +51,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string& table = TablePath();
   (void)fs->DeleteRecursively(table);
   if (!fs->CreateDirectories(sluice::delta::LogDirectory(table)).ok()) std::abort();
-  std::string_view commit(reinterpret_cast<const char*>(data), size);
-  bool followed = size > 0 && (data[0] & 1);
   if (!fs->AtomicWrite(sluice::delta::CommitPath(table, 0), kCreate).ok()) std::abort();
-  if (!fs->AtomicWrite(sluice::delta::CommitPath(table, 1), commit).ok()) std::abort();
-  if (followed && !fs->AtomicWrite(sluice::delta::CommitPath(table, 2), kAppend).ok()) std::abort();
+  std::string_view rest(reinterpret_cast<const char*>(data), size);
+  int64_t version = 1;
+  constexpr std::string_view kSeparator = "\n--\n";
+  constexpr std::string_view kPointer = "_last_checkpoint:";
+  for (int part = 0; part < 16; ++part) {
+    const size_t cut = rest.find(kSeparator);
+    const std::string_view text = rest.substr(0, cut);
+    if (text.substr(0, kPointer.size()) == kPointer) {
+      if (!fs->AtomicWrite(sluice::delta::LogDirectory(table) + "/_last_checkpoint", text.substr(kPointer.size())).ok()) {
+        std::abort();
+      }
+    } else {
+      if (text != "gap" && !fs->AtomicWrite(sluice::delta::CommitPath(table, version), text).ok()) std::abort();
+      ++version;
+    }
+    if (cut == std::string_view::npos) break;
+    rest.remove_prefix(cut + kSeparator.size());
+  }
+  const bool followed = size > 0 && (data[0] & 1);
+  if (followed && !fs->AtomicWrite(sluice::delta::CommitPath(table, version), kAppend).ok()) std::abort();
 
   auto snapshot = sluice::delta::Snapshot::Load(fs, table);
   if (snapshot.ok()) {

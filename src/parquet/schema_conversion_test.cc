@@ -184,6 +184,38 @@ TEST(SchemaConversionTest, LegacyListShapesFollowTheBackwardCompatibilityRules) 
   EXPECT_EQ(c.children[0].repetition_level, 1);
 }
 
+// The other backward-compatibility rules of the LogicalTypes document: a repeated group of several
+// fields is the element; a repeated group of one field named `<list>_tuple` is the element; any
+// other repeated group of one field holds the element (the standard three-level list); a bare
+// repeated group is an array of required structs.
+TEST(SchemaConversionTest, RepeatedGroupsFollowTheRemainingListRules) {
+  std::vector<SchemaElement> e = {Group("root", 4, std::nullopt),
+                                  // optional group e (LIST) { repeated group e_tuple { required int32 x; } }
+                                  Group("e", 1, kOptional), Group("e_tuple", 1, kRepeated),
+                                  Leaf("x", Type::kInt32, kRequired),
+                                  // optional group f (LIST) { repeated group pair { required int32 a; optional binary b (UTF8); } }
+                                  Group("f", 1, kOptional), Group("pair", 2, kRepeated), Leaf("a", Type::kInt32, kRequired),
+                                  Leaf("b", Type::kByteArray, kOptional),
+                                  // optional group g (LIST) { repeated group list { optional int32 element; } }
+                                  Group("g", 1, kOptional), Group("list", 1, kRepeated),
+                                  Leaf("element", Type::kInt32, kOptional),
+                                  // repeated group h { optional int64 y; }
+                                  Group("h", 1, kRepeated), Leaf("y", Type::kInt64, kOptional)};
+  e[1].converted_type = ConvertedType::kList;
+  e[4].converted_type = ConvertedType::kList;
+  e[7].converted_type = ConvertedType::kUtf8;
+  e[8].converted_type = ConvertedType::kList;
+  Result<ParquetSchema> out = SchemaFromParquet(e);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->type->ToString(),
+            "struct<e:array<struct<x:int>>,f:array<struct<a:int,b:string>>,g:array<int>,h:array<struct<y:bigint>>>");
+  EXPECT_FALSE(out->type->field(0).type->contains_null()) << "a _tuple group's elements are required";
+  EXPECT_FALSE(out->type->field(1).type->contains_null()) << "a group of several fields' elements are required";
+  EXPECT_TRUE(out->type->field(2).type->contains_null()) << "the standard list keeps its element's repetition";
+  EXPECT_FALSE(out->type->field(3).type->contains_null());
+  EXPECT_FALSE(out->type->field(3).nullable);
+}
+
 TEST(SchemaConversionTest, LegacyAndUnsignedAnnotationsMapLikeSpark) {
   std::vector<SchemaElement> e = {Group("root", 7, std::nullopt), Leaf("u8", Type::kInt32, kOptional),
                                   Leaf("u32", Type::kInt32, kOptional), Leaf("u64", Type::kInt64, kOptional),

@@ -1,0 +1,292 @@
+// The sluice command as a user runs it: the built binary started in a folder of the test's, its
+// exit code and output checked. Covers what only the command line does (relative paths, listing
+// with a damaged catalog file, signals).
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "sluice/core/builder.h"
+#include "sluice/core/file_system.h"
+#include "sluice/delta/writer.h"
+#include "testing/temp_dir.h"
+
+extern char** environ;
+
+namespace sluice::cli {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A program (`args[0]`, a path) started in `cwd`, its output going to files there.
+class ChildProcess {
+ public:
+  ChildProcess(const std::string& cwd, std::vector<std::string> args) : out_(cwd + "/.out"), err_(cwd + "/.err") {
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    started_ = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) == 0;
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~ChildProcess() {
+    if (started_ && !exited_) {
+      kill(pid_, SIGKILL);
+      Wait();
+    }
+  }
+
+  bool started() const { return started_; }
+  void Signal(int signal) { kill(pid_, signal); }
+  // The exit code, or -1 when it did not exit within `timeout` (it is then killed).
+  int Wait(std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    int status = 0;
+    while (waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+        exited_ = true;
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    exited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  std::string out() const { return ReadAll(out_); }
+  std::string err() const { return ReadAll(err_); }
+
+ private:
+  std::string out_, err_;
+  pid_t pid_ = -1;
+  bool started_ = false;
+  bool exited_ = false;
+};
+
+struct Ran {
+  int exit_code;
+  std::string out, err;
+};
+
+std::string SluiceBinary() { return std::string(SLUICE_BINARY_DIR) + "/sluice"; }
+
+// The sluice binary run in `cwd` with `args`.
+Ran RunSluice(const std::string& cwd, std::vector<std::string> args) {
+  args.insert(args.begin(), SluiceBinary());
+  ChildProcess process(cwd, std::move(args));
+  EXPECT_TRUE(process.started());
+  int code = process.Wait();
+  return {code, process.out(), process.err()};
+}
+
+// `script` run by bash in `cwd`.
+Ran RunShell(const std::string& cwd, const std::string& script) {
+  ChildProcess process(cwd, {"/bin/bash", script});
+  EXPECT_TRUE(process.started());
+  int code = process.Wait();
+  return {code, process.out(), process.err()};
+}
+
+bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+class CliTest : public ::testing::Test {
+ protected:
+  testing::TempDir dir_;
+};
+
+// A Parquet file written by another engine (pyarrow), named relative to the working folder.
+TEST_F(CliTest, ParquetCommandsTakeRelativePaths) {
+  std::filesystem::create_directories(dir_.Join("sub"));
+  std::filesystem::copy_file(std::string(SLUICE_SOURCE_DIR) + "/src/parquet/fuzz_seeds/reader_fuzz/plain_v1",
+                             dir_.Join("sub/f.parquet"));
+  Ran cat = RunSluice(dir_.Join("sub"), {"parquet", "cat", "f.parquet"});
+  EXPECT_EQ(cat.exit_code, 0) << cat.err;
+  EXPECT_TRUE(Contains(cat.out, "ccc")) << cat.out;
+  Ran schema = RunSluice(dir_.path(), {"parquet", "schema", "sub/f.parquet"});
+  EXPECT_EQ(schema.exit_code, 0) << schema.err;
+  EXPECT_TRUE(Contains(schema.out, "id")) << schema.out;
+  Ran meta = RunSluice(dir_.Join("sub"), {"parquet", "meta", "./f.parquet"});
+  EXPECT_EQ(meta.exit_code, 0) << meta.err;
+  EXPECT_TRUE(Contains(meta.out, "3")) << meta.out;
+  Ran missing = RunSluice(dir_.path(), {"parquet", "cat", "nowhere.parquet"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_TRUE(Contains(missing.err, dir_.Join("nowhere.parquet"))) << "the error names the absolute path: " << missing.err;
+}
+
+// One damaged catalog file is named; the other connections are still listed.
+TEST_F(CliTest, ConnectionListNamesADamagedFileAndListsTheRest) {
+  for (const char* name : {"good", "broken"}) {
+    Ran created = RunSluice(dir_.path(), {"connection", "create", "--warehouse", dir_.Join("w"), name, "--type",
+                                          "postgresql", "-o", "host=localhost"});
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+  }
+  const std::string broken = dir_.Join("w/_sluice/catalog/connections/broken.json");
+  ASSERT_TRUE(std::filesystem::exists(broken));
+  std::ofstream(broken) << "{\"name\": ";
+  Ran listed = RunSluice(dir_.path(), {"connection", "list", "--warehouse", dir_.Join("w")});
+  EXPECT_TRUE(Contains(listed.out, "good")) << listed.out << listed.err;
+  EXPECT_TRUE(Contains(listed.err, "broken.json")) << listed.err;
+  EXPECT_NE(listed.exit_code, 0) << "a damaged file is a failure, though the rest is listed";
+}
+
+// A commit missing from the middle of a Delta log: the readers of the command line refuse the
+// table rather than show a version before the hole.
+TEST_F(CliTest, DeltaCommandsRefuseATableWithAHoleInItsLog) {
+  auto fs = LocalFileSystem();
+  const std::string table = dir_.Join("t");
+  TypePtr schema = *DataType::Struct({{"id", DataType::Long()}});
+  for (int64_t version = 0; version < 5; ++version) {
+    Int64Builder ids(DataType::Long());
+    ids.Append(version);
+    BatchPtr batch = *RecordBatch::Make(schema, {ids.Finish()}, 1);
+    ASSERT_TRUE(delta::WriteTable(fs, table, {batch}, {}).ok());
+  }
+  Ran whole = RunSluice(dir_.path(), {"delta", "history", "t"});
+  EXPECT_EQ(whole.exit_code, 0) << whole.err;
+  std::filesystem::remove(table + "/_delta_log/00000000000000000002.json");
+  for (const char* command : {"history", "show", "describe"}) {
+    SCOPED_TRACE(command);
+    Ran holed = RunSluice(dir_.path(), {"delta", command, "t"});
+    EXPECT_NE(holed.exit_code, 0) << holed.out;
+    EXPECT_TRUE(Contains(holed.err, "DELTA_LOG_CORRUPT")) << holed.err;
+  }
+}
+
+// SIGINT while the PostgreSQL sink waits between retries of a server that is not there: the run
+// stops at once, as stopped, not failed after the back-off.
+TEST_F(CliTest, SigintDuringAPostgresRetryBackOffStopsTheRunAtOnce) {
+  std::ofstream(dir_.Join("p.yaml")) << "name: retry\nstorage: " << dir_.Join("storage") << "\nwarehouse: "
+                                     << dir_.Join("w") << R"(
+sinks:
+  pg: {format: postgresql, options: {host: 127.0.0.1, port: 1, user: u, database: d, dbtable: t, maxretries: 100}}
+flows:
+  - {name: numbers, source: {format: rate, options: {rowsPerSecond: 10}}, sink: pg, trigger: {kind: processing_time, interval: 1 second}}
+)";
+  ChildProcess run(dir_.path(), {SluiceBinary(), "run", "p.yaml"});
+  ASSERT_TRUE(run.started());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  run.Signal(SIGINT);
+  const auto signalled = std::chrono::steady_clock::now();
+  EXPECT_EQ(run.Wait(std::chrono::seconds(20)), 0) << run.err();
+  EXPECT_LT(std::chrono::steady_clock::now() - signalled, std::chrono::seconds(5));
+  EXPECT_TRUE(Contains(run.out(), "flow numbers: STOPPED")) << run.out() << run.err();
+  const std::string events = ReadAll(dir_.Join("storage/system/events.jsonl"));
+  EXPECT_TRUE(Contains(events, "\"status\":\"STOPPED\"")) << events;
+  EXPECT_FALSE(Contains(events, "\"status\":\"FAILED\"")) << events;
+}
+
+}  // namespace
+}  // namespace sluice::cli
+
+namespace sluice::cli {
+namespace {
+
+// A shell example of the docs marked `<!-- runnable -->` on the line before its ```sh fence:
+// commands (continued with `\`), each followed by the lines of output it prints, as `# ` comments.
+struct ShellExample {
+  std::string file;
+  int line = 0;
+  std::vector<std::pair<std::string, std::vector<std::string>>> commands;  // command, expected output
+};
+
+std::vector<ShellExample> RunnableShellExamples() {
+  std::vector<ShellExample> examples;
+  std::vector<std::string> files = {std::string(SLUICE_SOURCE_DIR) + "/README.md"};
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(SLUICE_SOURCE_DIR) + "/docs")) {
+    if (entry.path().extension() == ".md") files.push_back(entry.path());
+  }
+  for (const std::string& file : files) {
+    std::ifstream in(file);
+    std::string line, previous;
+    int number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      if (line == "```sh" && previous == "<!-- runnable -->") {
+        ShellExample example{file, number, {}};
+        std::string pending;
+        while (std::getline(in, line) && line != "```") {
+          ++number;
+          if (line.rfind("# ", 0) == 0 && !example.commands.empty() && pending.empty()) {
+            example.commands.back().second.push_back(line.substr(2));
+            continue;
+          }
+          if (!line.empty() && line.back() == '\\') {
+            pending += line.substr(0, line.size() - 1) + " ";
+            continue;
+          }
+          example.commands.push_back({pending + line, {}});
+          pending.clear();
+        }
+        examples.push_back(std::move(example));
+      }
+      previous = line;
+    }
+  }
+  return examples;
+}
+
+// Output compared with runs of spaces as one and numbers as any number (timings, counts of rows
+// read at a moment), so that an example shows real output without being held to its figures.
+std::string Normalized(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c >= '0' && c <= '9') {
+      while (i + 1 < text.size() && ((text[i + 1] >= '0' && text[i + 1] <= '9') || text[i + 1] == '.')) ++i;
+      out += '#';
+    } else if (c == ' ' || c == '\t') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  return out;
+}
+
+// Every runnable shell example runs, in a fresh folder with its own warehouse, with `sluice` the
+// built binary and the paths under build/ those of this build; each command succeeds and prints
+// the output the example shows.
+TEST(DocsShellExamplesTest, EveryRunnableExampleRunsAndPrintsWhatItShows) {
+  std::vector<ShellExample> examples = RunnableShellExamples();
+  ASSERT_GE(examples.size(), 2u) << "the docs mark runnable examples";
+  for (const ShellExample& example : examples) {
+    SCOPED_TRACE(example.file + ":" + std::to_string(example.line));
+    testing::TempDir dir;
+    for (const auto& [command, expected] : example.commands) {
+      SCOPED_TRACE(command);
+      std::ofstream(dir.Join("example.sh"))
+          << "set -e\nsluice() { \"" << SLUICE_BINARY_DIR << "/sluice\" \"$@\"; }\nexport SLUICE_WAREHOUSE=" << dir.Join("w")
+          << "\nexport ORDERS_DB_PASSWORD=example-password\ncd " << dir.path() << "\nmkdir -p build\nln -sfn "
+          << SLUICE_BINARY_DIR << "/libsluice_sequence_plugin.so build/libsluice_sequence_plugin.so\n"
+          << command << "\n";
+      Ran ran = RunShell(dir.path(), dir.Join("example.sh"));
+      ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+      std::string wanted;
+      for (const std::string& line : expected) wanted += line + "\n";
+      EXPECT_EQ(Normalized(ran.out), Normalized(wanted));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sluice::cli
