@@ -1,17 +1,20 @@
-// The YAML examples of the documentation are checked as sluice reads them: every ```yaml block of
+// The YAML and SQL examples of the documentation are checked as sluice reads them: every ```yaml block of
 // README.md and docs/*.md parses as YAML, and every block that is a pipeline file (it has flows,
 // streams or change feeds at its top level) passes `sluice validate`. What an example cannot carry
 // is supplied here: a name and storage when it has none, each `${env:NAME}` it references, the
 // foreachBatch functions it names (registered as functions that do nothing), and the plugin
-// libraries under /opt/sluice/plugins/, which stand for the build's.
+// libraries under /opt/sluice/plugins/, which stand for the build's. Every line of a ```sql block
+// parses as a flow's condition or select item.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "sluice/connectors/register_formats.h"
+#include "sluice/expr/expression.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
 namespace sluice::pipeline {
@@ -23,7 +26,8 @@ struct Example {
   std::string text;
 };
 
-std::vector<Example> YamlExamples() {
+// The blocks fenced as ```<language> in README.md and docs/*.md.
+std::vector<Example> Examples(std::string_view language) {
   std::vector<std::filesystem::path> files = {std::filesystem::path(SLUICE_SOURCE_DIR) / "README.md"};
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(SLUICE_SOURCE_DIR) / "docs")) {
     if (entry.path().extension() == ".md") files.push_back(entry.path());
@@ -36,7 +40,7 @@ std::vector<Example> YamlExamples() {
     std::optional<Example> open;
     while (std::getline(in, line)) {
       ++number;
-      if (!open && line == "```yaml") {
+      if (!open && line == "```" + std::string(language)) {
         open = Example{file.filename().string(), number + 1, ""};
       } else if (open && line.starts_with("```")) {
         examples.push_back(std::move(*open));
@@ -45,7 +49,7 @@ std::vector<Example> YamlExamples() {
         open->text += line + "\n";
       }
     }
-    EXPECT_FALSE(open.has_value()) << file << ": a yaml block is not closed";
+    EXPECT_FALSE(open.has_value()) << file << ": a " << language << " block is not closed";
   }
   return examples;
 }
@@ -70,7 +74,7 @@ std::string Completed(const Example& example, const YAML::Node& root, engine::Re
 }
 
 TEST(DocsExamplesTest, EveryYamlExampleParsesAndEveryPipelineValidates) {
-  std::vector<Example> examples = YamlExamples();
+  std::vector<Example> examples = Examples("yaml");
   ASSERT_GE(examples.size(), 7u) << "the docs hold YAML examples";
   engine::Registry registry;
   ASSERT_TRUE(engine::RegisterBuiltinFormats(&registry).ok());
@@ -95,5 +99,22 @@ TEST(DocsExamplesTest, EveryYamlExampleParsesAndEveryPipelineValidates) {
   EXPECT_GE(validated, 4) << "the pipeline examples are validated, not skipped";
 }
 
+
+// Each line of a ```sql block is a condition or a select item (`expression AS name`) as flows take
+// them, and parses.
+TEST(DocsExamplesTest, EverySqlExampleIsAnExpressionSluiceParses) {
+  std::vector<Example> examples = Examples("sql");
+  ASSERT_FALSE(examples.empty());
+  for (const Example& example : examples) {
+    std::istringstream lines(example.text);
+    std::string line;
+    for (int offset = 0; std::getline(lines, line); ++offset) {
+      if (line.empty()) continue;
+      SCOPED_TRACE(example.file + ":" + std::to_string(example.line + offset) + ": " + line);
+      Result<expr::NamedExpression> parsed = expr::ParseNamedExpression(line);
+      EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+    }
+  }
+}
 }  // namespace
 }  // namespace sluice::pipeline
