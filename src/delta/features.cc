@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include "sluice/core/error_classes.h"
 
@@ -44,7 +45,10 @@ bool SchemaMetadataMentions(const std::string& schema_string, std::string_view k
 // What a writer feature governs, if it is in use in this table; OK when it is not in use or
 // sluice implements it.
 Status CheckWriterFeature(std::string_view feature, const Metadata& metadata) {
-  if (feature == "appendOnly" || feature == "timestampNtz" || feature == "domainMetadata") return Status::OK();
+  if (feature == "appendOnly" || feature == "timestampNtz" || feature == "domainMetadata" ||
+      feature == "typeWidening" || feature == "typeWidening-preview") {
+    return Status::OK();
+  }
   if (feature == "invariants") {
     if (SchemaMetadataMentions(metadata.schema_string, "delta.invariants")) {
       return Unsupported(feature, ": a column declares an invariant");
@@ -80,6 +84,50 @@ Status CheckWriterFeature(std::string_view feature, const Metadata& metadata) {
   return Unsupported(feature, "");
 }
 
+// Readers must widen the values of every type change the table records, and fail on one they
+// cannot: sluice widens byte < short < int < long and float < double.
+Status CheckTypeChanges(const Metadata& metadata) {
+  if (!SchemaMetadataMentions(metadata.schema_string, "delta.typeChanges")) return Status::OK();
+  static constexpr std::string_view kWidenings[] = {"byte>short", "byte>integer", "byte>long", "short>integer",
+                                                    "short>long", "integer>long", "float>double"};
+  simdjson::dom::parser parser;
+  simdjson::dom::element schema;
+  if (parser.parse(simdjson::padded_string(metadata.schema_string)).get(schema) != simdjson::SUCCESS) {
+    return Status::Error(errors::kDeltaLogCorrupt, "the table's schemaString is not JSON");
+  }
+  // Every object of the schema with a delta.typeChanges list, at any depth.
+  std::vector<simdjson::dom::element> pending = {schema};
+  while (!pending.empty()) {
+    simdjson::dom::element element = pending.back();
+    pending.pop_back();
+    simdjson::dom::array items;
+    if (element.get(items) == simdjson::SUCCESS) {
+      for (simdjson::dom::element item : items) pending.push_back(item);
+      continue;
+    }
+    simdjson::dom::object object;
+    if (element.get(object) != simdjson::SUCCESS) continue;
+    for (auto [key, value] : object) {
+      if (key != "delta.typeChanges") {
+        pending.push_back(value);
+        continue;
+      }
+      simdjson::dom::array changes;
+      if (value.get(changes) != simdjson::SUCCESS) return Unsupported("typeWidening", ": delta.typeChanges is not a list");
+      for (simdjson::dom::element change : changes) {
+        std::string_view from, to;
+        if (change["fromType"].get(from) || change["toType"].get(to) ||
+            std::find(std::begin(kWidenings), std::end(kWidenings), fmt::format("{}>{}", from, to)) ==
+                std::end(kWidenings)) {
+          return Unsupported("typeWidening", fmt::format(": a column was changed from {} to {}, which sluice does not "
+                                                         "read", from, to));
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata) {
@@ -97,6 +145,10 @@ Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata) {
     }
     for (const std::string& feature : *protocol.reader_features) {
       if (feature == "timestampNtz" || feature == "vacuumProtocolCheck") continue;
+      if (feature == "typeWidening" || feature == "typeWidening-preview") {
+        SLUICE_RETURN_IF_ERROR(CheckTypeChanges(metadata));
+        continue;
+      }
       if (feature == "columnMapping") {
         if (ColumnMappingActive(metadata)) return Unsupported(feature, " (column mapping is out of scope)");
         continue;

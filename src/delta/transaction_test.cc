@@ -199,6 +199,26 @@ TEST_F(TransactionTest, TablesNeedingUnimplementedReaderFeaturesAreRefusedByName
   EXPECT_NE(status.message().find("columnMapping"), std::string_view::npos);
 }
 
+// A table another writer widened loads when each recorded change is one sluice widens on reading,
+// and is refused naming the change otherwise.
+TEST_F(TransactionTest, TypeChangesAreReadWhenSluiceWidensThemAndRefusedOtherwise) {
+  Metadata metadata = TableMetadata();
+  metadata.partition_columns.clear();
+  const Protocol widening{3, 7, std::vector<std::string>{"typeWidening"}, std::vector<std::string>{"typeWidening"}};
+  metadata.schema_string =
+      R"({"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":)"
+      R"({"delta.typeChanges":[{"fromType":"short","toType":"integer"},{"fromType":"integer","toType":"long"}]}}]})";
+  WriteCommit(0, {widening, metadata});
+  EXPECT_TRUE(Snapshot::Load(fs_, table_).ok()) << Snapshot::Load(fs_, table_).status().ToString();
+  metadata.schema_string =
+      R"j({"type":"struct","fields":[{"name":"d","type":"decimal(12,2)","nullable":true,"metadata":)j"
+      R"j({"delta.typeChanges":[{"fromType":"decimal(10,2)","toType":"decimal(12,2)"}]}}]})j";
+  WriteCommit(1, {metadata});
+  Status status = Snapshot::Load(fs_, table_).status();
+  EXPECT_EQ(status.error_class(), errors::kDeltaProtocolUnsupported);
+  EXPECT_NE(status.message().find("from decimal(10,2) to decimal(12,2)"), std::string_view::npos) << status.ToString();
+}
+
 TEST_F(TransactionTest, WritingIsRefusedWhenAWriterFeatureIsInUse) {
   Metadata metadata = TableMetadata();
   metadata.configuration["delta.constraints.positive"] = "id > 0";

@@ -4,11 +4,14 @@
 #include <chrono>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <simdjson.h>
 
 #include "delta/data_files.h"
 #include "delta/json_writer.h"
 #include "delta/uuid.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/json_text.h"
 #include "sluice/delta/features.h"
 #include "sluice/delta/table_writer.h"
 
@@ -29,7 +32,88 @@ std::string Join(std::string_view path, std::string_view name) {
   return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
 }
 
-Result<TypePtr> MergeType(const TypePtr& table, const TypePtr& incoming, const std::string& path) {
+// The Delta name of a type a column may be widened from or to.
+std::string_view WideningName(TypeId id) {
+  switch (id) {
+    case TypeId::kByte: return "byte";
+    case TypeId::kShort: return "short";
+    case TypeId::kInteger: return "integer";
+    case TypeId::kLong: return "long";
+    case TypeId::kFloat: return "float";
+    case TypeId::kDouble: return "double";
+    default: return "";
+  }
+}
+
+// Whether values of `from` are kept exactly by `to`: byte < short < integer < long, float < double
+// (the widenings of Delta's typeWidening feature that need no rewrite of the values' text).
+bool Widens(TypeId from, TypeId to) {
+  auto rank = [](TypeId id) {
+    switch (id) {
+      case TypeId::kByte: return 1;
+      case TypeId::kShort: return 2;
+      case TypeId::kInteger: return 3;
+      case TypeId::kLong: return 4;
+      case TypeId::kFloat: return 11;
+      case TypeId::kDouble: return 12;
+      default: return 0;
+    }
+  };
+  const int a = rank(from), b = rank(to);
+  return a != 0 && b != 0 && a < b && (a > 10) == (b > 10);
+}
+
+// A change of a column's type, as delta.typeChanges records it; `field_path` is relative to the
+// struct field whose metadata holds it ("" for the field itself, "element", "key.value", ...).
+struct TypeChange {
+  std::string field_path;
+  std::string_view from, to;
+};
+
+// `metadata` (a field's metadata JSON object) with `changes` appended to its delta.typeChanges.
+std::string WithTypeChanges(const std::string& metadata, const std::vector<TypeChange>& changes) {
+  std::string entries;
+  for (const TypeChange& change : changes) {
+    if (!entries.empty()) entries += ",";
+    entries += "{\"fromType\":" + JsonString(change.from) + ",\"toType\":" + JsonString(change.to);
+    if (!change.field_path.empty()) entries += ",\"fieldPath\":" + JsonString(change.field_path);
+    entries += "}";
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::object object;
+  std::string out = "{";
+  bool appended = false;
+  if (parser.parse(simdjson::padded_string(metadata)).get(object) == simdjson::SUCCESS) {
+    for (auto [key, value] : object) {
+      if (out.size() > 1) out += ",";
+      out += JsonString(key) + ":";
+      std::string text = simdjson::minify(value);
+      if (key == "delta.typeChanges" && value.is_array()) {
+        text.pop_back();  // "]"
+        text += (text.size() > 1 ? "," : "") + entries + "]";
+        appended = true;
+      }
+      out += text;
+    }
+  }
+  if (!appended) out += std::string(out.size() > 1 ? "," : "") + "\"delta.typeChanges\":[" + entries + "]";
+  return out + "}";
+}
+
+// The merge of one type; with `widen`, a narrower table type is widened to the data's and the
+// change reported in `changes` (paths relative to the nearest struct field).
+Result<TypePtr> MergeType(const TypePtr& table, const TypePtr& incoming, const std::string& path, bool widen,
+                          std::vector<TypeChange>* changes) {
+  auto nested = [&](const TypePtr& t, const TypePtr& i, const std::string& child_path,
+                    std::string_view step) -> Result<TypePtr> {
+    std::vector<TypeChange> inner;
+    SLUICE_ASSIGN_OR_RETURN(TypePtr merged, MergeType(t, i, child_path, widen, &inner));
+    for (TypeChange& change : inner) {
+      change.field_path = change.field_path.empty() ? std::string(step) : std::string(step) + "." + change.field_path;
+      changes->push_back(std::move(change));
+    }
+    return merged;
+  };
   if (table->id() == TypeId::kStruct && incoming->id() == TypeId::kStruct) {
     std::vector<Field> fields = table->fields();
     for (const Field& field : incoming->fields()) {
@@ -39,24 +123,36 @@ Result<TypePtr> MergeType(const TypePtr& table, const TypePtr& incoming, const s
         fields.push_back(Field{field.name, field.type, true, field.metadata});
         continue;
       }
-      SLUICE_ASSIGN_OR_RETURN(fields[index].type, MergeType(fields[index].type, field.type, Join(path, field.name)));
+      std::vector<TypeChange> field_changes;
+      SLUICE_ASSIGN_OR_RETURN(fields[index].type, MergeType(fields[index].type, field.type, Join(path, field.name),
+                                                            widen, &field_changes));
+      if (!field_changes.empty()) fields[index].metadata = WithTypeChanges(fields[index].metadata, field_changes);
     }
     return DataType::Struct(std::move(fields));
   }
   if (table->id() == TypeId::kArray && incoming->id() == TypeId::kArray) {
-    SLUICE_ASSIGN_OR_RETURN(TypePtr element, MergeType(table->element_type(), incoming->element_type(), path + ".element"));
+    SLUICE_ASSIGN_OR_RETURN(TypePtr element,
+                            nested(table->element_type(), incoming->element_type(), path + ".element", "element"));
     return DataType::Array(std::move(element), table->contains_null());
   }
   if (table->id() == TypeId::kMap && incoming->id() == TypeId::kMap) {
-    SLUICE_ASSIGN_OR_RETURN(TypePtr key, MergeType(table->key_type(), incoming->key_type(), path + ".key"));
-    SLUICE_ASSIGN_OR_RETURN(TypePtr value, MergeType(table->value_type(), incoming->value_type(), path + ".value"));
+    SLUICE_ASSIGN_OR_RETURN(TypePtr key, nested(table->key_type(), incoming->key_type(), path + ".key", "key"));
+    SLUICE_ASSIGN_OR_RETURN(TypePtr value,
+                            nested(table->value_type(), incoming->value_type(), path + ".value", "value"));
     return DataType::Map(std::move(key), std::move(value), table->value_contains_null());
   }
-  if (!table->Equals(*incoming)) {
-    return Mismatch(path, fmt::format("the table has type {}, the data {}; types are never changed or widened",
-                                      table->ToString(), incoming->ToString()));
+  if (table->Equals(*incoming)) return table;
+  // Data narrower than the column is written widened (ConformColumn); a wider one widens the
+  // column when asked to.
+  if (Widens(incoming->id(), table->id())) return table;
+  if (widen && Widens(table->id(), incoming->id())) {
+    changes->push_back({"", WideningName(table->id()), WideningName(incoming->id())});
+    return incoming;
   }
-  return table;
+  return Mismatch(path, fmt::format("the table has type {}, the data {}{}", table->ToString(), incoming->ToString(),
+                                    Widens(table->id(), incoming->id())
+                                        ? "; widening a column needs delta.enableTypeWidening (or a writer that enables it)"
+                                        : "; this type change is not a widening"));
 }
 
 Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, const std::string& path);
@@ -84,8 +180,44 @@ Result<std::vector<ColumnPtr>> ConformFields(const std::vector<ColumnPtr>& child
   return result;
 }
 
+template <typename From, typename To>
+ColumnPtr Widened(const Column& column, const TypePtr& target) {
+  auto result = std::make_shared<Column>();
+  result->type = target;
+  result->length = column.length;
+  result->null_count = column.null_count;
+  result->validity = column.validity;
+  result->data.resize(static_cast<size_t>(column.length) * sizeof(To));
+  const From* in = column.values<From>();
+  To* out = reinterpret_cast<To*>(result->data.data());
+  for (int64_t row = 0; row < column.length; ++row) out[row] = static_cast<To>(in[row]);
+  return result;
+}
+
+// A column of a narrower integer or floating type as `target`'s wider one (Widens).
+template <typename From>
+ColumnPtr WidenedFrom(const Column& column, const TypePtr& target) {
+  switch (target->id()) {
+    case TypeId::kShort: return Widened<From, int16_t>(column, target);
+    case TypeId::kInteger: return Widened<From, int32_t>(column, target);
+    case TypeId::kLong: return Widened<From, int64_t>(column, target);
+    default: return Widened<From, double>(column, target);
+  }
+}
+
+ColumnPtr WidenedColumn(const Column& column, const TypePtr& target) {
+  switch (column.type->id()) {
+    case TypeId::kByte: return WidenedFrom<int8_t>(column, target);
+    case TypeId::kShort: return WidenedFrom<int16_t>(column, target);
+    case TypeId::kInteger: return WidenedFrom<int32_t>(column, target);
+    default: return WidenedFrom<float>(column, target);  // float -> double
+  }
+}
+
 Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, const std::string& path) {
   if (column->type->Equals(*target)) return column;
+  // Files written before a column was widened, and data narrower than its column.
+  if (Widens(column->type->id(), target->id())) return WidenedColumn(*column, target);
   TypeId id = target->id();
   if (id != column->type->id() || (id != TypeId::kStruct && id != TypeId::kArray && id != TypeId::kMap)) {
     return Mismatch(path, fmt::format("the table has type {}, the data {}", target->ToString(), column->type->ToString()));
@@ -124,29 +256,43 @@ std::string PartitionByParameter(const std::vector<std::string>& columns) {
   return out;
 }
 
-// The protocol a table needs after its schema gained a timestamp_ntz column, or nullopt when
-// the current one already allows it.
+// The protocol a table needs after its schema evolved to `schema`: the timestampNtz feature once
+// it has a timestamp_ntz column, the typeWidening feature once a column was widened (readers must
+// then widen older files' values). nullopt when the current protocol has what is needed.
 Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema) {
-  if (!ContainsTimestampNtz(schema)) return std::optional<Protocol>();
-  auto has = [](const std::optional<std::vector<std::string>>& list) {
-    return list && std::find(list->begin(), list->end(), "timestampNtz") != list->end();
+  std::vector<std::string> needed;
+  if (ContainsTimestampNtz(schema)) needed.push_back("timestampNtz");
+  if (schema.ToJson().find("\"delta.typeChanges\"") != std::string::npos) needed.push_back("typeWidening");
+  auto has = [](const std::optional<std::vector<std::string>>& list, const std::string& feature) {
+    return list && std::find(list->begin(), list->end(), feature) != list->end();
   };
-  if (current.min_reader_version == 3 && has(current.reader_features) && has(current.writer_features)) {
-    return std::optional<Protocol>();
+  const bool all_there = std::all_of(needed.begin(), needed.end(), [&](const std::string& feature) {
+    return has(current.reader_features, feature) && has(current.writer_features, feature);
+  });
+  if (needed.empty() || (current.min_reader_version == 3 && all_there)) return std::optional<Protocol>();
+  Protocol upgraded;
+  if (current.min_reader_version == 3 && current.min_writer_version == 7) {
+    upgraded = current;
+  } else if (current.min_reader_version == 1 && current.min_writer_version == 2) {
+    upgraded = Protocol{3, 7, std::vector<std::string>{}, std::vector<std::string>{"appendOnly", "invariants"}};
+  } else {
+    return Status::Error(errors::kDeltaProtocolUnsupported,
+                         fmt::format("the evolved schema needs the table features {}; upgrade the table's protocol "
+                                     "to reader 3 / writer 7 first",
+                                     fmt::join(needed, ", ")));
   }
-  if (current.min_reader_version == 1 && current.min_writer_version == 2) {
-    return std::optional<Protocol>(Protocol{3, 7, std::vector<std::string>{"timestampNtz"},
-                                            std::vector<std::string>{"appendOnly", "invariants", "timestampNtz"}});
+  for (const std::string& feature : needed) {
+    if (!has(upgraded.reader_features, feature)) upgraded.reader_features->push_back(feature);
+    if (!has(upgraded.writer_features, feature)) upgraded.writer_features->push_back(feature);
   }
-  return Status::Error(errors::kDeltaProtocolUnsupported,
-                       "adding a timestamp_ntz column needs the timestampNtz table feature; upgrade the table's "
-                       "protocol to reader 3 / writer 7 first");
+  return std::optional<Protocol>(std::move(upgraded));
 }
 
 }  // namespace
 
-Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incoming) {
-  return MergeType(table_schema, incoming, "");
+Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incoming, bool widen) {
+  std::vector<TypeChange> changes;  // only struct fields change types: the root is a struct
+  return MergeType(table_schema, incoming, "", widen, &changes);
 }
 
 Result<BatchPtr> ConformToSchema(const BatchPtr& batch, const TypePtr& table_schema) {
@@ -222,11 +368,18 @@ struct TableWriter::State {
       metadata = snapshot->metadata();
       table_schema = snapshot->schema();
       if (options.merge_schema) {
-        SLUICE_ASSIGN_OR_RETURN(TypePtr merged, MergeSchemas(table_schema, incoming));
+        auto enabled = metadata.configuration.find(std::string(kEnableTypeWidening));
+        const bool widen = options.widen_types ||
+                           (enabled != metadata.configuration.end() && enabled->second == "true");
+        SLUICE_ASSIGN_OR_RETURN(TypePtr merged, MergeSchemas(table_schema, incoming, widen));
         if (!merged->Equals(*table_schema)) {
           SLUICE_ASSIGN_OR_RETURN(std::optional<Protocol> protocol,
                                   ProtocolForEvolvedSchema(snapshot->protocol(), *merged));
           if (protocol) txn->SetProtocol(*protocol);
+          if (widen && merged->ToJson() != table_schema->ToJson() &&
+              merged->ToJson().find("\"delta.typeChanges\"") != std::string::npos) {
+            metadata.configuration[std::string(kEnableTypeWidening)] = "true";
+          }
           metadata.schema_string = merged->ToJson();
           txn->SetMetadata(metadata);
           table_schema = std::move(merged);

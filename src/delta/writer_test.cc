@@ -244,13 +244,93 @@ TEST_F(WriterTest, SchemaEvolutionAddsNullableColumnsAndRefusesTypeChanges) {
   EXPECT_EQ(snapshot->schema()->ToString(), "struct<id:bigint,name:string,day:string,extra:struct<n:int>>");
   EXPECT_EQ(Ids(), (std::vector<int64_t>{1, 2}));
 
-  TypePtr narrow = ParseTypeString("struct<id:int>").value();
-  Int32Builder small_ids(DataType::Integer());
-  small_ids.Append(3);
-  BatchPtr narrow_batch = RecordBatch::Make(narrow, {small_ids.Finish()}, 1).value();
-  Status refused = WriteTable(fs_, table_, {narrow_batch}, {.merge_schema = true}).status();
+  TypePtr text = ParseTypeString("struct<id:string>").value();
+  BinaryBuilder text_ids(DataType::String());
+  text_ids.Append("3");
+  BatchPtr text_batch = RecordBatch::Make(text, {text_ids.Finish()}, 1).value();
+  Status refused = WriteTable(fs_, table_, {text_batch}, {.merge_schema = true}).status();
   EXPECT_EQ(refused.error_class(), errors::kDeltaSchemaMismatch);
   EXPECT_NE(refused.message().find("'id'"), std::string_view::npos) << refused.ToString();
+}
+
+// A wider type in the data widens the column only when asked (or when the table allows it): the
+// change is recorded as Delta's typeWidening feature records it, and files written before read as
+// the wider type. Data narrower than its column is written widened.
+TEST_F(WriterTest, WideningAColumnIsRecordedAndOlderFilesReadWidened) {
+  TypePtr narrow = ParseTypeString("struct<n:int,tags:array<int>,label:string>").value();
+  TypePtr wide = ParseTypeString("struct<n:bigint,tags:array<bigint>,label:string>").value();
+  auto batch = [](const TypePtr& type, int64_t n, const char* label) {
+    auto builder = ColumnBuilder::Make(type);
+    auto* row = static_cast<StructBuilder*>(builder.get());
+    auto* tags = static_cast<ListBuilder*>(row->field_builder(1));
+    if (type->field(0).type->id() == TypeId::kLong) {
+      static_cast<Int64Builder*>(row->field_builder(0))->Append(n);
+      static_cast<Int64Builder*>(tags->element_builder())->Append(-n);
+    } else {
+      static_cast<Int32Builder*>(row->field_builder(0))->Append(static_cast<int32_t>(n));
+      static_cast<Int32Builder*>(tags->element_builder())->Append(static_cast<int32_t>(-n));
+    }
+    tags->Append();
+    static_cast<BinaryBuilder*>(row->field_builder(2))->Append(label);
+    row->Append();
+    return RecordBatch::Make(type, builder->Finish()->children, 1).value();
+  };
+  ASSERT_TRUE(WriteTable(fs_, table_, {batch(narrow, 1, "old")}).ok());
+  Status refused = WriteTable(fs_, table_, {batch(wide, 5'000'000'000, "x")}, {.merge_schema = true}).status();
+  EXPECT_EQ(refused.error_class(), errors::kDeltaSchemaMismatch);
+  EXPECT_NE(refused.message().find("delta.enableTypeWidening"), std::string_view::npos) << refused.ToString();
+  auto widened = WriteTable(fs_, table_, {batch(wide, 5'000'000'000, "new")}, {.merge_schema = true, .widen_types = true});
+  ASSERT_TRUE(widened.ok()) << widened.status().ToString();
+
+  SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
+  EXPECT_EQ(snapshot->schema()->ToString(), "struct<n:bigint,tags:array<bigint>,label:string>");
+  EXPECT_EQ(snapshot->schema()->field(0).metadata, R"({"delta.typeChanges":[{"fromType":"integer","toType":"long"}]})");
+  EXPECT_EQ(snapshot->schema()->field(1).metadata,
+            R"({"delta.typeChanges":[{"fromType":"integer","toType":"long","fieldPath":"element"}]})");
+  EXPECT_EQ(snapshot->schema()->field(2).metadata, "{}");
+  EXPECT_EQ(snapshot->protocol().min_reader_version, 3);
+  EXPECT_EQ(snapshot->protocol().min_writer_version, 7);
+  EXPECT_EQ(*snapshot->protocol().reader_features, (std::vector<std::string>{"typeWidening"}));
+  EXPECT_EQ(*snapshot->protocol().writer_features, (std::vector<std::string>{"appendOnly", "invariants", "typeWidening"}));
+  EXPECT_EQ(snapshot->metadata().configuration.at(std::string(kEnableTypeWidening)), "true");
+
+  // The table allows widening now; narrower data is written widened.
+  ASSERT_TRUE(WriteTable(fs_, table_, {batch(narrow, 7, "narrow")}).ok());
+  auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value(), {});
+  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+  std::vector<std::string> rows;
+  while (true) {
+    auto next = (*scan)->Next();
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    if (*next == nullptr) break;
+    for (int64_t row = 0; row < (*next)->num_rows(); ++row) {
+      rows.push_back(FormatValue(*(*next)->column(0), row) + " " + FormatValue(*(*next)->column(1), row) + " " +
+                     FormatValue(*(*next)->column(2), row));
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, (std::vector<std::string>{"1 [-1] old", "5000000000 [-5000000000] new", "7 [-7] narrow"}));
+  // A second widening appends to the record; a change that is no widening stays refused.
+  TypePtr text = ParseTypeString("struct<n:string>").value();
+  BinaryBuilder texts(DataType::String());
+  texts.Append("1");
+  Status not_widening = WriteTable(fs_, table_, {RecordBatch::Make(text, {texts.Finish()}, 1).value()},
+                                   {.merge_schema = true, .widen_types = true}).status();
+  EXPECT_EQ(not_widening.error_class(), errors::kDeltaSchemaMismatch);
+}
+
+TEST_F(WriterTest, TypeChangesAreAppendedToTheFieldsMetadata) {
+  TypePtr table = ParseTypeString("struct<n:smallint>").value();
+  Field field = table->field(0);
+  field.metadata = R"({"comment":"a count","delta.typeChanges":[{"fromType":"byte","toType":"short"}]})";
+  table = DataType::Struct({field}).value();
+  auto merged = MergeSchemas(table, ParseTypeString("struct<n:int>").value(), /*widen=*/true);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ((*merged)->field(0).metadata,
+            R"({"comment":"a count","delta.typeChanges":[{"fromType":"byte","toType":"short"},)"
+            R"({"fromType":"short","toType":"integer"}]})");
+  EXPECT_FALSE(MergeSchemas(table, ParseTypeString("struct<n:int>").value()).ok()) << "not without widen";
+  EXPECT_EQ((*MergeSchemas(table, ParseTypeString("struct<n:tinyint>").value()))->ToString(), "struct<n:smallint>");
 }
 
 TEST_F(WriterTest, NestedFieldsAreMergedIntoStructs) {

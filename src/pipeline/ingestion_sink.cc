@@ -364,7 +364,9 @@ class IngestionSink::PieceWriter final : public engine::BatchWriter {
       options.operation = std::string(delta::kOperationStreamingUpdate);
       options.operation_parameters = {{"outputMode", "Append"}, {"streamId", sink_->spec_.stream_id}};
       // Fields a newer schema adds become new nullable columns; rows written before read them null.
+      // A field it widens (int to long) widens its column (Delta's typeWidening).
       options.merge_schema = true;
+      options.widen_types = true;
       Result<std::unique_ptr<delta::TableWriter>> started =
           delta::TableWriter::Start(sink_->fs_, sink_->spec_.table_path, out->schema(), std::move(options));
       if (!started.ok()) return started.status().WithContext(sink_->description());

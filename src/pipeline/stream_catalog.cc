@@ -87,13 +87,13 @@ Status StreamCatalog::CheckTableTakes(const StreamSpec& stream) const {
     parts.push_back(Field{name, decoder->type(), true});
   }
   SLUICE_ASSIGN_OR_RETURN(TypePtr incoming, DataType::Struct(std::move(parts)));
-  Result<TypePtr> merged = delta::MergeSchemas(snapshot->schema(), incoming);
+  // The stream's next batch widens a column the new schema widens (the ingestion sink writes
+  // with widen_types).
+  Result<TypePtr> merged = delta::MergeSchemas(snapshot->schema(), incoming, /*widen=*/true);
   if (!merged.ok()) {
-    return Status::Error(errors::kStreamSchemaIncompatible,
-                         "the ingestion table " + stream.table + " cannot take the new schema: " +
-                             std::string(merged.status().message()) +
-                             " (a widened column keeps its old type in an existing table; create a new stream to "
-                             "ingest the wider type)");
+    return Status::Error(errors::kStreamSchemaIncompatible, "the ingestion table " + stream.table +
+                                                                " cannot take the new schema: " +
+                                                                std::string(merged.status().message()));
   }
   return Status::OK();
 }

@@ -31,8 +31,15 @@ struct WriteOptions {
   StringMap table_properties = {};
   std::optional<std::string> table_name = std::nullopt;
   // Add the batches' new columns to the table schema (nullable, also inside structs). Without it
-  // a column the table does not have is DELTA_SCHEMA_MISMATCH. Types are never changed.
+  // a column the table does not have is DELTA_SCHEMA_MISMATCH. Data narrower than its column
+  // (an int into a long column) is always written widened.
   bool merge_schema = false;
+  // With merge_schema: a column the data holds in a wider type (byte < short < int < long,
+  // float < double) is widened in the table, as Delta's typeWidening feature does it: the change
+  // is recorded in the field's delta.typeChanges metadata, the feature is added to the protocol
+  // (reader 3 / writer 7) and delta.enableTypeWidening set. A table whose delta.enableTypeWidening
+  // is true widens so without it. Readers widen older files' values as they read them.
+  bool widen_types = false;
   // Progress of applications recorded atomically with the data ({appId, version}). When every
   // appId already has a version >= the given one in the table, the write is skipped (the batch
   // was committed before): that is what makes replays of a streaming batch idempotent.
@@ -65,14 +72,20 @@ Result<WriteResult> WriteInTransaction(Transaction& transaction, const std::vect
 // Removes every row of the table in one commit (operation TRUNCATE). Returns the version.
 Result<int64_t> TruncateTable(std::shared_ptr<FileSystem> fs, const std::string& table_path);
 
+// The table property that allows writers to widen the table's column types.
+inline constexpr std::string_view kEnableTypeWidening = "delta.enableTypeWidening";
+
 // The table schema extended by the incoming schema's new fields (appended, nullable; nested
-// struct fields too, also inside arrays and maps). DELTA_SCHEMA_MISMATCH when a field exists in
-// both with different types (widening included: an int column stays int).
-Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incoming);
+// struct fields too, also inside arrays and maps). A field narrower in the data than in the table
+// keeps the table's type; one wider is widened when `widen` (Widens: byte < short < int < long,
+// float < double), the change appended to the field's delta.typeChanges metadata.
+// DELTA_SCHEMA_MISMATCH for any other difference of types.
+Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incoming, bool widen = false);
 
 // The batch's columns arranged as `table_schema` (matched by name ignoring case; missing
-// nullable columns, also nested struct fields, filled with nulls). DELTA_SCHEMA_MISMATCH when a
-// column is missing and not nullable, has another type, or is not in the table.
+// nullable columns, also nested struct fields, filled with nulls; a column of a narrower integer
+// or float type widened to the table's). DELTA_SCHEMA_MISMATCH when a column is missing and not
+// nullable, has another type, or is not in the table.
 Result<BatchPtr> ConformToSchema(const BatchPtr& batch, const TypePtr& table_schema);
 
 }  // namespace sluice::delta
