@@ -586,16 +586,24 @@ bool Read(const Op& op, Reader& in) {
   return true;
 }
 
+// Datums of one or several writer schemas (`writers`, newest first) into `reader`'s columns: a
+// batch is read with the first; a datum it cannot read to its last byte is read with each of the
+// others in turn, the first that reads it cleanly winning.
 class AvroDecoder final : public Decoder {
  public:
-  AvroDecoder(AvroSchemaPtr writer, AvroSchemaPtr reader)
-      : writer_(std::move(writer)), reader_(std::move(reader)), builder_(ColumnBuilder::Make(reader_->type)) {}
+  AvroDecoder(std::vector<AvroSchemaPtr> writers, AvroSchemaPtr reader)
+      : writers_(std::move(writers)), reader_(std::move(reader)), builder_(ColumnBuilder::Make(reader_->type)) {}
 
   Status Init() {
     auto* root = static_cast<StructBuilder*>(builder_.get());
     wrapped_ = reader_->nodes[reader_->root].kind != Kind::kRecord;
-    Compiler compiler(*writer_, *reader_);
-    return compiler.Compile(writer_->root, reader_->root, wrapped_ ? root->field_builder(0) : root, "", &root_);
+    roots_.resize(writers_.size());
+    for (size_t w = 0; w < writers_.size(); ++w) {
+      Compiler compiler(*writers_[w], *reader_);
+      SLUICE_RETURN_IF_ERROR(
+          compiler.Compile(writers_[w]->root, reader_->root, wrapped_ ? root->field_builder(0) : root, "", &roots_[w]));
+    }
+    return Status::OK();
   }
 
   const TypePtr& type() const override { return reader_->type; }
@@ -620,9 +628,9 @@ class AvroDecoder final : public Decoder {
  private:
   // Appends one datum; true when it read cleanly to its last byte.
   template <bool kAppend>
-  bool ReadDatum(std::string_view bytes) {
+  bool ReadDatum(const Op& root, std::string_view bytes) {
     Reader in{reinterpret_cast<const uint8_t*>(bytes.data()), reinterpret_cast<const uint8_t*>(bytes.data()) + bytes.size()};
-    if (!Read<kAppend>(root_, in)) return false;
+    if (!Read<kAppend>(root, in)) return false;
     if constexpr (kAppend) {
       if (wrapped_) static_cast<StructBuilder*>(builder_.get())->Append();
     }
@@ -633,7 +641,7 @@ class AvroDecoder final : public Decoder {
     for (int64_t row = 0; row < encoded.length; ++row) {
       if (encoded.IsNull(row)) {
         builder_->AppendNull();
-      } else if (!ReadDatum<true>(encoded.View(row))) {
+      } else if (!ReadDatum<true>(roots_[0], encoded.View(row))) {
         return false;
       }
     }
@@ -647,8 +655,9 @@ class AvroDecoder final : public Decoder {
         continue;
       }
       std::string_view bytes = encoded.View(row);
-      if (ReadDatum<false>(bytes)) {
-        ReadDatum<true>(bytes);
+      auto clean = std::find_if(roots_.begin(), roots_.end(), [&](const Op& root) { return ReadDatum<false>(root, bytes); });
+      if (clean != roots_.end()) {
+        ReadDatum<true>(*clean, bytes);
       } else {
         builder_->AppendNull();
         stats->RecordMalformed(row);
@@ -656,10 +665,10 @@ class AvroDecoder final : public Decoder {
     }
   }
 
-  AvroSchemaPtr writer_;
+  std::vector<AvroSchemaPtr> writers_;
   AvroSchemaPtr reader_;
   std::unique_ptr<ColumnBuilder> builder_;
-  Op root_;
+  std::vector<Op> roots_;  // one per writer
   bool wrapped_ = false;
 };
 
@@ -671,10 +680,15 @@ Result<std::unique_ptr<Decoder>> MakeAvroDecoder(AvroSchemaPtr schema) {
 }
 
 Result<std::unique_ptr<Decoder>> MakeAvroDecoder(AvroSchemaPtr writer, AvroSchemaPtr reader) {
-  if (writer == nullptr || reader == nullptr || reader->type == nullptr) {
+  return MakeAvroDecoder(std::vector<AvroSchemaPtr>{std::move(writer)}, std::move(reader));
+}
+
+Result<std::unique_ptr<Decoder>> MakeAvroDecoder(std::vector<AvroSchemaPtr> writers, AvroSchemaPtr reader) {
+  if (writers.empty() || reader == nullptr || reader->type == nullptr ||
+      std::find(writers.begin(), writers.end(), nullptr) != writers.end()) {
     return Status::Error(errors::kInvalidArgument, "an Avro decoder needs parsed schemas");
   }
-  auto decoder = std::make_unique<AvroDecoder>(std::move(writer), std::move(reader));
+  auto decoder = std::make_unique<AvroDecoder>(std::move(writers), std::move(reader));
   SLUICE_RETURN_IF_ERROR(decoder->Init());
   return std::unique_ptr<Decoder>(std::move(decoder));
 }

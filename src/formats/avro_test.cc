@@ -171,6 +171,39 @@ TEST(AvroDecoderTest, DecodesARecordIntoItsColumns) {
   EXPECT_EQ(d.stats.malformed, 0);
 }
 
+// Datums that name no writer schema, decoded with the current schema and the earlier ones newest
+// first: one written before a trailing field was dropped reads with the schema that had it, an
+// int written before the field became long reads as long; a datum no schema reads is malformed.
+TEST(AvroDecoderTest, EarlierWriterSchemasDecodeDatumsTheCurrentOneCannot) {
+  auto v1 = ParseAvroSchema(R"({"type":"record","name":"R","fields":[{"name":"id","type":"int"},)"
+                            R"({"name":"note","type":"string"}]})");
+  auto v2 = ParseAvroSchema(R"({"type":"record","name":"R","fields":[{"name":"id","type":"long"}]})");
+  ASSERT_TRUE(v1.ok() && v2.ok());
+  // zig-zag varints: 5 -> 0x0a, -3 -> 0x05, INT32_MIN -> ff ff ff ff 0f; "x" -> 0x02 'x'.
+  const std::vector<std::optional<std::string>> datums = {
+      std::string("\x0a", 1), std::string("\x05\x02x", 3), std::string("\xff\xff\xff\xff\x0f\x00", 6),
+      std::string("\x0a\x04x", 3), std::nullopt};
+  auto with_history = MakeAvroDecoder(std::vector<AvroSchemaPtr>{*v2, *v1}, *v2);
+  ASSERT_TRUE(with_history.ok()) << with_history.status().ToString();
+  DecodeStats stats;
+  auto column = (*with_history)->Decode(*testing::BinaryColumn(datums), &stats);
+  ASSERT_TRUE(column.ok()) << column.status().ToString();
+  ASSERT_EQ((*column)->length, 5);
+  EXPECT_EQ((*column)->type->ToString(), "struct<id:bigint>");
+  EXPECT_EQ((*column)->children[0]->Value<int64_t>(0), 5);
+  EXPECT_EQ((*column)->children[0]->Value<int64_t>(1), -3) << "read with the earlier schema";
+  EXPECT_EQ((*column)->children[0]->Value<int64_t>(2), INT32_MIN);
+  EXPECT_TRUE((*column)->IsNull(3)) << "a truncated string reads with neither schema";
+  EXPECT_TRUE((*column)->IsNull(4));
+  EXPECT_EQ(stats.malformed, 1);
+  EXPECT_EQ(stats.malformed_rows, (std::vector<int64_t>{3}));
+  // With the current schema alone, the older datums are malformed.
+  DecodeStats alone;
+  auto current = MakeAvroDecoder(*v2);
+  ASSERT_TRUE((*current)->Decode(*testing::BinaryColumn(datums), &alone).ok());
+  EXPECT_EQ(alone.malformed_rows, (std::vector<int64_t>{1, 2, 3}));
+}
+
 TEST(AvroDecoderTest, TheNullBranchOfAUnionIsNull) {
   std::string datum = Datum().Long(1).Long(0).Long(0).Long(0).Long(0).bytes();
   Decoded d = DecodeWith(kOrderSchema, {datum});

@@ -17,7 +17,12 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const DecoderSpec& spec) {
     }
     case SchemaFormat::kAvro: {
       SLUICE_ASSIGN_OR_RETURN(AvroSchemaPtr schema, ParseAvroSchema(spec.schema));
-      return MakeAvroDecoder(std::move(schema));
+      std::vector<AvroSchemaPtr> writers = {schema};
+      for (const std::string& earlier : spec.earlier_schemas) {
+        SLUICE_ASSIGN_OR_RETURN(AvroSchemaPtr writer, ParseAvroSchema(earlier));
+        writers.push_back(std::move(writer));
+      }
+      return MakeAvroDecoder(std::move(writers), std::move(schema));
     }
     case SchemaFormat::kProtobuf:
       return MakeProtobufDecoder(spec);

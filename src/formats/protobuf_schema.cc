@@ -470,3 +470,59 @@ Result<std::string> FindProtobufMessageName(std::string_view proto_text, std::sp
 }
 
 }  // namespace sluice::formats::protobuf
+
+namespace sluice::formats {
+namespace {
+
+// Kinds whose values are encoded alike on the wire, so that a value written as one reads as the
+// other: plain varints, zig-zag varints, 4-byte and 8-byte fixed values, length-delimited bytes.
+int EncodingFamily(protobuf::ValueKind kind) {
+  using protobuf::ValueKind;
+  switch (kind) {
+    case ValueKind::kInt32:
+    case ValueKind::kInt64:
+    case ValueKind::kUint32:
+    case ValueKind::kUint64:
+    case ValueKind::kBool:
+    case ValueKind::kEnum: return 0;
+    case ValueKind::kSint32:
+    case ValueKind::kSint64: return 1;
+    case ValueKind::kSfixed32:
+    case ValueKind::kFloat: return 2;
+    case ValueKind::kSfixed64:
+    case ValueKind::kDouble: return 3;
+    case ValueKind::kString:
+    case ValueKind::kBytes:
+    case ValueKind::kMessage: return 4;
+  }
+  return -1;
+}
+
+std::optional<std::string> EncodingChange(const protobuf::ProtobufMessage& before, const protobuf::ProtobufMessage& after,
+                                          const std::string& path) {
+  for (const protobuf::ProtobufField& old_field : before.fields) {
+    const int index = after.FindField(old_field.number);
+    if (index < 0) continue;
+    const protobuf::ProtobufField& new_field = after.fields[static_cast<size_t>(index)];
+    const std::string field_path = path.empty() ? new_field.name : path + "." + new_field.name;
+    if (EncodingFamily(old_field.kind) != EncodingFamily(new_field.kind)) {
+      return field_path + " (field " + std::to_string(new_field.number) + ") changes its wire encoding";
+    }
+    if (old_field.message != nullptr && new_field.message != nullptr) {
+      if (auto change = EncodingChange(*old_field.message, *new_field.message, field_path)) return change;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> ProtobufEncodingChange(const DecoderSpec& before, const DecoderSpec& after) {
+  SLUICE_ASSIGN_OR_RETURN(protobuf::CompiledProtobufSchema old_schema,
+                          protobuf::CompileProtobufSchema(before.schema, before.message_name, {}));
+  SLUICE_ASSIGN_OR_RETURN(protobuf::CompiledProtobufSchema new_schema,
+                          protobuf::CompileProtobufSchema(after.schema, after.message_name, {}));
+  return EncodingChange(*old_schema.root, *new_schema.root, "");
+}
+
+}  // namespace sluice::formats

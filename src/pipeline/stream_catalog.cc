@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/delta/writer.h"
@@ -27,6 +29,47 @@ std::string StreamCatalog::PathOf(std::string_view name) const {
 
 std::string StreamCatalog::DeletingPathOf(std::string_view name) const {
   return warehouse_ + "/_sluice/catalog/streams/" + std::string(name) + ".deleting";
+}
+
+std::string StreamCatalog::EarlierDefinitionsOf(std::string_view name) const {
+  return warehouse_ + "/_sluice/streams/" + std::string(name) + "/earlier_definitions";
+}
+
+namespace {
+
+// Adds the inline Avro schemas of `earlier` (its own, then those it kept) to `spec`'s, newest
+// first, leaving out the current one and repeats.
+void AddEarlierSchemas(const StreamSpec& earlier, StreamSpec* spec) {
+  for (auto [part, before] : {std::pair{&spec->key_schema, &earlier.key_schema},
+                              std::pair{&spec->value_schema, &earlier.value_schema}}) {
+    if (!*part || !*before) continue;
+    formats::DecoderSpec& now = **part;
+    auto inline_avro = [](const formats::DecoderSpec& s) {
+      return s.format == formats::SchemaFormat::kAvro && !s.from_registry();
+    };
+    if (!inline_avro(now) || !inline_avro(**before)) continue;
+    std::vector<std::string> schemas = {(*before)->schema};
+    schemas.insert(schemas.end(), (*before)->earlier_schemas.begin(), (*before)->earlier_schemas.end());
+    for (std::string& schema : schemas) {
+      if (schema != now.schema &&
+          std::find(now.earlier_schemas.begin(), now.earlier_schemas.end(), schema) == now.earlier_schemas.end()) {
+        now.earlier_schemas.push_back(std::move(schema));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status StreamCatalog::AttachEarlierSchemas(StreamSpec* spec) const {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> files, fs_->List(EarlierDefinitionsOf(spec->name)));
+  std::sort(files.begin(), files.end(), [](const FileInfo& a, const FileInfo& b) { return a.path > b.path; });
+  for (const FileInfo& file : files) {
+    SLUICE_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(file.path));
+    SLUICE_ASSIGN_OR_RETURN(StreamSpec earlier, ParseStreamSpec(text));
+    AddEarlierSchemas(earlier, spec);
+  }
+  return Status::OK();
 }
 
 PipelineSpec StreamCatalog::PipelineOf(const StreamSpec& stream) const {
@@ -69,8 +112,19 @@ Result<StreamSpec> StreamCatalog::Update(std::string_view definition) {
   SLUICE_ASSIGN_OR_RETURN(StreamSpec stream, ParseStreamSpec(definition));
   SLUICE_ASSIGN_OR_RETURN(StoredStream stored, Get(stream.name));
   SLUICE_RETURN_IF_ERROR(CheckStreamUpdate(stored.spec, stream));
+  // Records written under the stored definition (and those before it) keep decoding: validation
+  // compiles each earlier schema against the new one.
+  AddEarlierSchemas(stored.spec, &stream);
   SLUICE_RETURN_IF_ERROR(Validate(stream));
   SLUICE_RETURN_IF_ERROR(CheckTableTakes(stream));
+  // The replaced definition is kept first: a crash between the two leaves a copy of the current
+  // one among the earlier, which changes nothing.
+  if (stored.definition != definition) {
+    const std::string earlier = EarlierDefinitionsOf(stream.name);
+    SLUICE_RETURN_IF_ERROR(fs_->CreateDirectories(earlier));
+    SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> kept, fs_->List(earlier));
+    SLUICE_RETURN_IF_ERROR(fs_->PutIfAbsent(earlier + "/" + fmt::format("{:08}.yaml", kept.size()), stored.definition));
+  }
   SLUICE_RETURN_IF_ERROR(fs_->AtomicWrite(PathOf(stream.name), definition));
   return stream;
 }
@@ -107,6 +161,7 @@ Result<StoredStream> StreamCatalog::Get(std::string_view name) const {
   }
   SLUICE_RETURN_IF_ERROR(definition.status());
   SLUICE_ASSIGN_OR_RETURN(StreamSpec spec, ParseStreamSpec(*definition));
+  SLUICE_RETURN_IF_ERROR(AttachEarlierSchemas(&spec));
   return StoredStream{std::move(spec), *std::move(definition)};
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/formats/protobuf_decoder.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -107,7 +108,12 @@ Status CheckPart(const std::optional<formats::DecoderSpec>& before, const std::o
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<formats::Decoder> old_decoder, formats::MakeDecoder(*before));
   Result<std::unique_ptr<formats::Decoder>> new_decoder = formats::MakeDecoder(*after);
   if (!new_decoder.ok()) return new_decoder.status().WithContext(path);
-  return CheckTypeEvolution(before->format, old_decoder->type(), (*new_decoder)->type(), part);
+  SLUICE_RETURN_IF_ERROR(CheckTypeEvolution(before->format, old_decoder->type(), (*new_decoder)->type(), part));
+  if (before->format == formats::SchemaFormat::kProtobuf) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> change, formats::ProtobufEncodingChange(*before, *after));
+    if (change) return Incompatible(path, *change + ": values written before would not read as the new type");
+  }
+  return Status::OK();
 }
 
 Status NotAllowed(const std::string& key) {

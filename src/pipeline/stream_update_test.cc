@@ -176,5 +176,46 @@ TEST_F(StreamUpdateTest, AnExistingIngestionTableTakesAWideningAndRefusesOtherTy
   EXPECT_NE(status.message().find("note"), std::string::npos) << status.ToString();
 }
 
+// Each update keeps the definition it replaces; the stream's inline Avro value then decodes records
+// of every earlier schema (newest first). A new stream of the same name starts without them.
+TEST_F(StreamUpdateTest, UpdatesKeepEarlierInlineSchemasNewestFirstUntilTheStreamIsDeleted) {
+  const std::string v1 = R"({"name":"id","type":"int"},{"name":"note","type":"string"})";
+  const std::string v2 = R"({"name":"id","type":"long"},{"name":"note","type":"string"})";
+  const std::string v3 = R"({"name":"id","type":"long"})";
+  auto schema_of = [](const std::string& fields) {
+    return "{\"type\":\"record\",\"name\":\"Order\",\"fields\":[" + fields + "]}";
+  };
+  ASSERT_TRUE(Update(Definition(Avro(v1)), Definition(Avro(v2))).ok());
+  Result<StreamSpec> third = catalog_.Update(Definition(Avro(v3)));
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  EXPECT_EQ(third->value_schema->earlier_schemas, (std::vector<std::string>{schema_of(v2), schema_of(v1)}));
+  auto stored = catalog_.Get("main.raw.orders");
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->spec.value_schema->schema, schema_of(v3));
+  EXPECT_EQ(stored->spec.value_schema->earlier_schemas, (std::vector<std::string>{schema_of(v2), schema_of(v1)}));
+  // Updating to the same definition again keeps nothing new.
+  ASSERT_TRUE(catalog_.Update(Definition(Avro(v3))).ok());
+  EXPECT_EQ(catalog_.Get("main.raw.orders")->spec.value_schema->earlier_schemas.size(), 2u);
+
+  ASSERT_TRUE(catalog_.Delete("main.raw.orders").ok());
+  ASSERT_TRUE(catalog_.Create(Definition(Avro(v3))).ok());
+  EXPECT_TRUE(catalog_.Get("main.raw.orders")->spec.value_schema->earlier_schemas.empty());
+}
+
+// A Protobuf widening must keep the field's wire encoding: int32 -> int64 and sint32 -> sint64
+// read old values as they were written; int32 -> sint64 or sfixed32 -> sfixed64 would not.
+TEST_F(StreamUpdateTest, ProtobufWideningsMustKeepTheWireEncoding) {
+  EXPECT_TRUE(Update(Definition(Proto("int32 n = 1;")), Definition(Proto("int64 n = 1;"))).ok());
+  EXPECT_TRUE(Update(Definition(Proto("sint32 n = 1;")), Definition(Proto("sint64 n = 1;"))).ok());
+  EXPECT_TRUE(Update(Definition(Proto("uint32 n = 1;")), Definition(Proto("int64 n = 1;"))).ok());
+  ExpectRefused(Definition(Proto("int32 n = 1;")), Definition(Proto("sint64 n = 1;")),
+                errors::kStreamSchemaIncompatible, "n (field 1) changes its wire encoding");
+  ExpectRefused(Definition(Proto("sfixed32 n = 1;")), Definition(Proto("sfixed64 n = 1;")),
+                errors::kStreamSchemaIncompatible, "n (field 1) changes its wire encoding");
+  ExpectRefused(Definition(Proto("message Inner { int32 v = 1; } Inner inner = 1;")),
+                Definition(Proto("message Inner { sint64 v = 1; } Inner inner = 1;")),
+                errors::kStreamSchemaIncompatible, "inner.v (field 1) changes its wire encoding");
+}
+
 }  // namespace
 }  // namespace sluice::pipeline

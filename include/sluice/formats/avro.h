@@ -79,4 +79,11 @@ Result<std::unique_ptr<Decoder>> MakeAvroDecoder(AvroSchemaPtr schema);
 // or enum symbol the reader lacks makes only the datums that use it malformed.
 Result<std::unique_ptr<Decoder>> MakeAvroDecoder(AvroSchemaPtr writer, AvroSchemaPtr reader);
 
+// As above for datums that carry no mark of the schema that wrote them (inline schemas, whose
+// earlier versions a stream keeps): `writers` newest first, each resolved against `reader`. A
+// datum is read with the first writer; one it cannot read to its last byte (a datum written
+// before a trailing field was dropped) with each of the others in turn, the first that reads it
+// cleanly winning; none: malformed.
+Result<std::unique_ptr<Decoder>> MakeAvroDecoder(std::vector<AvroSchemaPtr> writers, AvroSchemaPtr reader);
+
 }  // namespace sluice::formats

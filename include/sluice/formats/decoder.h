@@ -78,6 +78,10 @@ struct DecoderSpec {
   // (SchemaRegistryOptionSpecs()), naming a registry subject whose schema is fetched when the
   // stream starts (registry_decoder.h). MakeDecoder() does not take such specs.
   std::map<std::string, std::string> registry_options = {};
+  // Avro only: the schemas this key or value had before (a stream's earlier definitions), newest
+  // first. A datum `schema` cannot read to its end is read with each of them and projected to
+  // `schema` (MakeAvroDecoder with several writers).
+  std::vector<std::string> earlier_schemas = {};
 
   bool from_registry() const { return !registry_options.empty(); }
   // `format: binary`: the bytes kept as they are, nothing to decode.

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -92,5 +93,11 @@ class ProtobufDecoder final : public Decoder {
 // Errors: PROTOBUF_SCHEMA_INVALID, PROTOBUF_MESSAGE_NOT_FOUND (the path leads to no message).
 Result<std::string> ProtobufMessageNameAt(std::string_view proto_text, std::span<const int32_t> message_indexes,
                                           const std::vector<ProtobufSourceFile>& imports = {});
+
+// For an update of an inline Protobuf schema: the first field (its dot path and number) that both
+// messages declare under one number but encode differently on the wire (int32 -> sint64, sfixed32
+// -> sfixed64, ...), so that values written before would not read as the new type; nullopt when
+// every shared field keeps its encoding. Errors as ProtobufDecoder::Make's.
+Result<std::optional<std::string>> ProtobufEncodingChange(const DecoderSpec& before, const DecoderSpec& after);
 
 }  // namespace sluice::formats

@@ -67,6 +67,11 @@ class StreamCatalog {
   std::string PathOf(std::string_view name) const;
   // Where a definition waits while its stream is being deleted.
   std::string DeletingPathOf(std::string_view name) const;
+  // <warehouse>/_sluice/streams/<name>/earlier_definitions: each definition an update replaced,
+  // numbered in order, so that records written under one still decode (DecoderSpec::earlier_schemas).
+  std::string EarlierDefinitionsOf(std::string_view name) const;
+  // `spec`'s inline Avro key and value given the schemas of its earlier definitions, newest first.
+  Status AttachEarlierSchemas(StreamSpec* spec) const;
   // INVALID_PIPELINE listing every problem `sluice validate` would find.
   Status Validate(const StreamSpec& stream) const;
   // STREAM_SCHEMA_INCOMPATIBLE when the existing ingestion table cannot take the stream's inline

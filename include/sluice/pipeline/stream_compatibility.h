@@ -6,7 +6,8 @@
 // ingestion table keeps its columns), else STREAM_SCHEMA_INCOMPATIBLE naming the field:
 //
 //   JSON       add nullable fields (at the end), remove fields, widen integer -> long
-//   Protobuf   add fields, remove fields, widen integer -> long, reorder fields
+//   Protobuf   add fields, remove fields, widen integer -> long keeping the field's wire
+//              encoding (int32 -> int64, sint32 -> sint64), reorder fields
 //   Avro       widen int -> long, remove trailing fields
 //
 // In every format a field keeps its place among the remaining ones (Protobuf excepted), its type
