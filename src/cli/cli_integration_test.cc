@@ -194,6 +194,50 @@ flows:
   EXPECT_FALSE(Contains(events, "\"status\":\"FAILED\"")) << events;
 }
 
+// `sluice serve` runs the catalog's streams until SIGINT; `sluice status --warehouse` shows each.
+TEST_F(CliTest, ServeRunsTheCatalogsStreamsAndStatusShowsThem) {
+  std::filesystem::create_directories(dir_.Join("kafka"));
+  ChildProcess kafka(dir_.Join("kafka"), {SluiceBinary(), "kafka-embedded", "--topic", "events:2"});
+  ASSERT_TRUE(kafka.started());
+  std::string bootstrap;
+  for (int i = 0; i < 200 && bootstrap.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::string out = kafka.out();
+    if (out.find('\n') != std::string::npos) bootstrap = out.substr(0, out.find('\n'));
+  }
+  ASSERT_FALSE(bootstrap.empty()) << kafka.err();
+  std::ofstream(dir_.Join("events.yaml"))
+      << "name: main.raw.events\nsource: {format: kafka, options: {bootstrap_servers: \"" << bootstrap
+      << "\", subscribe: events}}\nschema_config:\n  value: {format: json, schema: "
+         "'{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}'}\n"
+         "ingestion_config: {table: main.raw.events}\n";
+  Ran created = RunSluice(dir_.path(), {"stream", "create", "--warehouse", dir_.Join("w"), "events.yaml"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+
+  Ran never = RunSluice(dir_.path(), {"status", "--warehouse", dir_.Join("w")});
+  EXPECT_NE(never.exit_code, 0);
+  EXPECT_TRUE(Contains(never.err, "no `sluice serve` has run")) << never.err;
+
+  ChildProcess serve(dir_.path(), {SluiceBinary(), "serve", "--warehouse", dir_.Join("w")});
+  ASSERT_TRUE(serve.started());
+  std::string shown;
+  for (int i = 0; i < 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Ran status = RunSluice(dir_.path(), {"status", "--warehouse", dir_.Join("w")});
+    shown = status.out;
+    if (status.exit_code == 0 && Contains(shown, "RUNNING")) break;
+  }
+  EXPECT_TRUE(Contains(shown, "main.raw.events")) << shown;
+  EXPECT_TRUE(Contains(shown, "RUNNING")) << shown;
+  serve.Signal(SIGINT);
+  EXPECT_EQ(serve.Wait(std::chrono::seconds(30)), 0) << serve.err();
+  EXPECT_TRUE(Contains(serve.out(), "stopped")) << serve.out();
+  Ran after = RunSluice(dir_.path(), {"status", "--warehouse", dir_.Join("w")});
+  EXPECT_TRUE(Contains(after.out, "STOPPED")) << after.out;
+  kafka.Signal(SIGINT);
+  EXPECT_EQ(kafka.Wait(std::chrono::seconds(30)), 0);
+}
+
 }  // namespace
 }  // namespace sluice::cli
 

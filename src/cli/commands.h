@@ -61,6 +61,10 @@ void RegisterPipelineCommands(CLI::App& app);
 // of a warehouse's catalog (docs/streams.md).
 void RegisterStreamCommand(CLI::App& app);
 
+// `sluice serve [--warehouse DIR] [--metrics-port N]`: every stream of the catalog, run and
+// followed (pipeline::CatalogServer) until SIGINT/SIGTERM.
+void RegisterServeCommand(CLI::App& app);
+
 // Runs a pipeline's flows in the foreground as `sluice run` does: a progress line on a terminal,
 // SIGINT/SIGTERM stop after the batches in progress, optional metrics endpoint; throws
 // CLI::RuntimeError (exit 2: invalid pipeline, 1: a failure) after printing the error. When

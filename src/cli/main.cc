@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterCopyCommand(app);
   sluice::cli::RegisterPipelineCommands(app);
   sluice::cli::RegisterStreamCommand(app);
+  sluice::cli::RegisterServeCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

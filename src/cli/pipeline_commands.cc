@@ -12,11 +12,13 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/warehouse.h"
 #include "sluice/engine/plugin.h"
 #include "cli/termination_signals.h"
 #include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/pg_change_feed.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/pipeline/catalog_server.h"
 #include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/metrics_server.h"
@@ -185,6 +187,35 @@ void Validate(const std::string& file) {
 }
 
 // The last state and the last batch of each flow, from the event log.
+// The states `sluice serve` last wrote for the warehouse's streams.
+void ServeStatus(const std::string& warehouse) {
+  const std::string path = pipeline::CatalogServer::StatusPath(AbsolutePath(warehouse));
+  Result<std::string> text = LocalFileSystem()->ReadFile(path);
+  if (!text.ok()) {
+    Fail(text.status().error_class() == errors::kFileNotFound
+             ? Status::Error(errors::kFileNotFound, "no `sluice serve` has run on " + warehouse + " (" + path + ")")
+             : text.status(),
+         1);
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::array streams;
+  if (parser.parse(simdjson::padded_string(*text))["streams"].get(streams) != simdjson::SUCCESS) {
+    Fail(Status::Error(errors::kInvalidArgument, path + " is not a status file of `sluice serve`"), 1);
+  }
+  std::printf("%-40s %-11s %8s  %s\n", "stream", "state", "restarts", "last error");
+  for (simdjson::dom::element stream : streams) {
+    std::string_view name, state, error = "-";
+    int64_t restarts = 0;
+    (void)stream["name"].get(name);
+    (void)stream["state"].get(state);
+    (void)stream["restarts"].get(restarts);
+    (void)stream["last_error"].get(error);
+    std::printf("%-40.*s %-11.*s %8lld  %.*s\n", static_cast<int>(name.size()), name.data(),
+                static_cast<int>(state.size()), state.data(), static_cast<long long>(restarts),
+                static_cast<int>(error.size()), error.data());
+  }
+}
+
 void Status_(const std::string& file) {
   Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file);
   if (!spec.ok()) Fail(spec.status(), 1);
@@ -280,9 +311,18 @@ void RegisterPipelineCommands(CLI::App& app) {
   validate->callback([validate_file] { Validate(*validate_file); });
 
   auto status_file = std::make_shared<std::string>();
-  CLI::App* status = app.add_subcommand("status", "The last state and batch of each flow, and each change feed's tables");
-  status->add_option("file", *status_file, "Pipeline file (YAML)")->required();
-  status->callback([status_file] { Status_(*status_file); });
+  auto status_warehouse = std::make_shared<std::string>();
+  CLI::App* status = app.add_subcommand(
+      "status", "The last state and batch of each flow and each change feed's tables, or (--warehouse) the state of "
+                "each stream `sluice serve` runs");
+  CLI::Option* file = status->add_option("file", *status_file, "Pipeline file (YAML)");
+  CLI::Option* warehouse = status->add_option("--warehouse", *status_warehouse, "Warehouse served by `sluice serve`");
+  file->excludes(warehouse);
+  status->callback([status_file, status_warehouse] {
+    if (!status_warehouse->empty()) return ServeStatus(*status_warehouse);
+    if (status_file->empty()) Fail(Status::Error(errors::kInvalidArgument, "give a pipeline file or --warehouse"), 2);
+    Status_(*status_file);
+  });
 }
 
 }  // namespace sluice::cli
