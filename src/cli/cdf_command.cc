@@ -20,6 +20,7 @@
 #include "sluice/connectors/pg_change_feed.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/catalog.h"
+#include "sluice/pipeline/feed_catalog.h"
 
 namespace sluice::cli {
 namespace {
@@ -262,6 +263,43 @@ void Attach(CLI::App* command, std::shared_ptr<CdfOptions> options, Status (*run
   });
 }
 
+// The change feeds of the warehouse's catalog, which `sluice serve` runs.
+struct CatalogFeedArguments {
+  std::string warehouse;
+  std::string file;
+  std::string name;
+};
+
+pipeline::FeedCatalog FeedCatalogOf(const CatalogFeedArguments& arguments) {
+  return pipeline::FeedCatalog(LocalFileSystem(), AbsolutePath(arguments.warehouse), &CommandRegistry());
+}
+
+[[noreturn]] void FailWith(const Status& status) {
+  std::fprintf(stderr, "%s\n", status.ToString().c_str());
+  throw CLI::RuntimeError(1);
+}
+
+void CreateFeed(const CatalogFeedArguments& arguments) {
+  Result<std::string> definition = LocalFileSystem()->ReadFile(AbsolutePath(arguments.file));
+  if (!definition.ok()) FailWith(definition.status());
+  Result<pipeline::ChangeFeedSpec> created = FeedCatalogOf(arguments).Create(*definition);
+  if (!created.ok()) FailWith(created.status());
+  std::printf("created change feed %s (`sluice serve` runs it)\n", created->name.c_str());
+}
+
+void ListFeeds(const CatalogFeedArguments& arguments) {
+  Result<std::vector<pipeline::StoredChangeFeed>> feeds = FeedCatalogOf(arguments).List();
+  if (!feeds.ok()) FailWith(feeds.status());
+  for (const pipeline::StoredChangeFeed& feed : *feeds) std::printf("%s\n", feed.spec.name.c_str());
+}
+
+void DeleteFeed(const CatalogFeedArguments& arguments) {
+  Status deleted = FeedCatalogOf(arguments).Delete(arguments.name);
+  if (!deleted.ok()) FailWith(deleted);
+  std::printf("deleted change feed %s from the catalog (its slot and history tables are kept)\n",
+              arguments.name.c_str());
+}
+
 }  // namespace
 
 void RegisterCdfCommand(CLI::App& app) {
@@ -298,6 +336,20 @@ void RegisterCdfCommand(CLI::App& app) {
   AddCommon(status_command, status.get(), true);
   status_command->add_flag("--json", status->json, "Print status.json as the feed wrote it");
   Attach(status_command, status, RunStatus, "status");
+
+  auto feed = std::make_shared<CatalogFeedArguments>();
+  CLI::App* create_command =
+      cdf->add_subcommand("create", "Keep a change feed definition (YAML, as a change_feeds: entry) in the catalog");
+  AddWarehouseOption(create_command, &feed->warehouse);
+  create_command->add_option("file", feed->file, "Change feed definition (YAML)")->required();
+  create_command->callback([feed] { CreateFeed(*feed); });
+  CLI::App* list_command = cdf->add_subcommand("list", "The change feeds of the catalog");
+  AddWarehouseOption(list_command, &feed->warehouse);
+  list_command->callback([feed] { ListFeeds(*feed); });
+  CLI::App* delete_command = cdf->add_subcommand("delete", "Remove a change feed from the catalog");
+  AddWarehouseOption(delete_command, &feed->warehouse);
+  delete_command->add_option("name", feed->name, "Change feed name")->required();
+  delete_command->callback([feed] { DeleteFeed(*feed); });
 }
 
 }  // namespace sluice::cli

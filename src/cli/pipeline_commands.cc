@@ -198,19 +198,21 @@ void ServeStatus(const std::string& warehouse) {
          1);
   }
   simdjson::dom::parser parser;
-  simdjson::dom::array streams;
-  if (parser.parse(simdjson::padded_string(*text))["streams"].get(streams) != simdjson::SUCCESS) {
+  simdjson::dom::array served;
+  if (parser.parse(simdjson::padded_string(*text))["served"].get(served) != simdjson::SUCCESS) {
     Fail(Status::Error(errors::kInvalidArgument, path + " is not a status file of `sluice serve`"), 1);
   }
-  std::printf("%-40s %-11s %8s  %s\n", "stream", "state", "restarts", "last error");
-  for (simdjson::dom::element stream : streams) {
-    std::string_view name, state, error = "-";
+  std::printf("%-12s %-40s %-11s %8s  %s\n", "kind", "name", "state", "restarts", "last error");
+  for (simdjson::dom::element stream : served) {
+    std::string_view kind, name, state, error = "-";
     int64_t restarts = 0;
+    (void)stream["kind"].get(kind);
     (void)stream["name"].get(name);
     (void)stream["state"].get(state);
     (void)stream["restarts"].get(restarts);
     (void)stream["last_error"].get(error);
-    std::printf("%-40.*s %-11.*s %8lld  %.*s\n", static_cast<int>(name.size()), name.data(),
+    std::printf("%-12.*s %-40.*s %-11.*s %8lld  %.*s\n", static_cast<int>(kind.size()), kind.data(),
+                static_cast<int>(name.size()), name.data(),
                 static_cast<int>(state.size()), state.data(), static_cast<long long>(restarts),
                 static_cast<int>(error.size()), error.data());
   }

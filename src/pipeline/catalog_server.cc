@@ -12,6 +12,7 @@
 namespace sluice::pipeline {
 
 struct CatalogServer::Supervised {
+  std::string kind;  // "stream" or "change_feed"
   std::string name;
   std::string definition;  // the one running
   std::unique_ptr<PipelineRun> run;
@@ -28,7 +29,10 @@ std::string CatalogServer::StatusPath(const std::string& warehouse) {
 }
 
 CatalogServer::CatalogServer(std::string warehouse, CatalogServerOptions options)
-    : warehouse_(std::move(warehouse)), options_(options), catalog_(LocalFileSystem(), warehouse_, options_.registry) {}
+    : warehouse_(std::move(warehouse)),
+      options_(options),
+      catalog_(LocalFileSystem(), warehouse_, options_.registry),
+      feeds_(LocalFileSystem(), warehouse_, options_.registry) {}
 
 Result<std::unique_ptr<CatalogServer>> CatalogServer::Start(std::string warehouse, CatalogServerOptions options) {
   if (warehouse.empty() || warehouse[0] != '/') {
@@ -67,31 +71,52 @@ void CatalogServer::Stop() {
   WriteStatus();
 }
 
+Result<std::map<std::string, CatalogServer::Entry>> CatalogServer::ListEntries() const {
+  std::map<std::string, Entry> entries;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<StoredStream> streams, catalog_.List(std::numeric_limits<size_t>::max()));
+  for (StoredStream& stored : streams) {
+    entries["stream:" + stored.spec.name] = {"stream", stored.spec.name, std::move(stored.definition)};
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<StoredChangeFeed> feeds, feeds_.List());
+  for (StoredChangeFeed& stored : feeds) {
+    entries["change_feed:" + stored.spec.name] = {"change_feed", stored.spec.name, std::move(stored.definition)};
+  }
+  return entries;
+}
+
+Result<std::pair<std::string, PipelineSpec>> CatalogServer::Current(const Supervised& entry) const {
+  if (entry.kind == "stream") {
+    SLUICE_ASSIGN_OR_RETURN(StoredStream stored, catalog_.Get(entry.name));
+    return std::make_pair(std::move(stored.definition), catalog_.PipelineOf(stored.spec));
+  }
+  SLUICE_ASSIGN_OR_RETURN(StoredChangeFeed stored, feeds_.Get(entry.name));
+  return std::make_pair(std::move(stored.definition), feeds_.PipelineOf(stored.spec));
+}
+
 void CatalogServer::Poll() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
-    Result<std::vector<StoredStream>> listed = catalog_.List(std::numeric_limits<size_t>::max());
+    Result<std::map<std::string, Entry>> listed = ListEntries();
     lock.lock();
     if (listed.ok()) {
-      std::set<std::string> present;
-      for (const StoredStream& stored : *listed) {
-        present.insert(stored.spec.name);
-        auto found = streams_.find(stored.spec.name);
+      for (const auto& [key, entry] : *listed) {
+        auto found = streams_.find(key);
         if (found == streams_.end()) {
           auto stream = std::make_unique<Supervised>();
-          stream->name = stored.spec.name;
+          stream->kind = entry.kind;
+          stream->name = entry.name;
           Supervised* raw = stream.get();
-          streams_.emplace(stored.spec.name, std::move(stream));
+          streams_.emplace(key, std::move(stream));
           raw->thread = std::thread([this, raw] { Supervise(raw); });
-        } else if (found->second->definition != stored.definition && !found->second->definition.empty()) {
+        } else if (found->second->definition != entry.definition && !found->second->definition.empty()) {
           found->second->restart_now = true;
           if (found->second->run) found->second->run->Stop();
           changed_.notify_all();
         }
       }
       for (auto it = streams_.begin(); it != streams_.end();) {
-        if (present.count(it->first)) {
+        if (listed->count(it->first)) {
           ++it;
           continue;
         }
@@ -119,17 +144,17 @@ void CatalogServer::Supervise(Supervised* stream) {
     // An update from here on stops the run about to start, which then starts again.
     stream->restart_now = false;
     lock.unlock();
-    Result<StoredStream> stored = catalog_.Get(stream->name);
-    Result<std::unique_ptr<PipelineRun>> run = stored.status();
+    Result<std::pair<std::string, PipelineSpec>> current = Current(*stream);
+    Result<std::unique_ptr<PipelineRun>> run = current.status();
     PipelineSpec pipeline;
-    if (stored.ok()) {
-      pipeline = catalog_.PipelineOf(stored->spec);
+    if (current.ok()) {
+      pipeline = current->second;
       RunOptions run_options;
       run_options.registry = options_.registry;
       run = PipelineRun::Start(pipeline, run_options);
     }
     lock.lock();
-    if (stored.ok()) stream->definition = stored->definition;
+    if (current.ok()) stream->definition = current->first;
     Status ended;
     if (run.ok()) {
       stream->run = std::move(run).value();
@@ -157,14 +182,15 @@ void CatalogServer::Supervise(Supervised* stream) {
     stream->last_error = ended.ToString();
     ++stream->restarts;
     stream->state = "RESTARTING";
-    if (stored.ok()) {
+    if (current.ok()) {
       Result<std::unique_ptr<EventLog>> log = EventLog::Open(EventLog::PathFor(pipeline.storage));
       if (log.ok()) {
         Event event;
         event.level = "WARN";
         event.origin = {pipeline.name, stream->name, ""};
         event.event_type = "flow_progress";
-        event.message = "stream '" + stream->name + "' is RESTARTING in " + std::to_string(backoff.count()) + " ms";
+        event.message = stream->kind + " '" + stream->name + "' is RESTARTING in " + std::to_string(backoff.count()) +
+                        " ms";
         event.details = "{\"flow_progress\":{\"status\":\"RESTARTING\",\"restarts\":" +
                         std::to_string(stream->restarts) + ",\"backoff_ms\":" + std::to_string(backoff.count()) + "}}";
         (void)(*log)->Append(event);
@@ -178,12 +204,13 @@ void CatalogServer::Supervise(Supervised* stream) {
 
 std::string CatalogServer::StatusJson() const {
   std::lock_guard lock(mutex_);
-  std::string out = "{\"streams\":[";
+  std::string out = "{\"served\":[";
   bool first = true;
   for (const auto& [name, stream] : streams_) {
     if (!first) out += ",";
     first = false;
-    out += "{\"name\":" + JsonString(name) + ",\"state\":" + JsonString(stream->state) +
+    out += "{\"kind\":" + JsonString(stream->kind) + ",\"name\":" + JsonString(stream->name) +
+           ",\"state\":" + JsonString(stream->state) +
            ",\"restarts\":" + std::to_string(stream->restarts) + ",\"last_error\":" +
            (stream->last_error.empty() ? "null" : JsonString(stream->last_error)) + "}";
   }

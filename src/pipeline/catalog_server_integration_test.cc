@@ -11,6 +11,8 @@
 #include "pipeline/stream_testing.h"
 #include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/testing/kafka_fixture.h"
+#include "sluice/connectors/testing/postgres_fixture.h"
+#include "sluice/core/error_classes.h"
 #include "sluice/core/compute.h"
 #include "sluice/pipeline/event_log.h"
 #include "testing/temp_dir.h"
@@ -88,7 +90,7 @@ TEST_F(CatalogServerTest, RunsEveryStreamAndFollowsCreationUpdateFailureAndDelet
   ASSERT_TRUE(Eventually([&] { return Rows(table_a).size() == 30; })) << Rows(table_a).size();
   EXPECT_TRUE(Eventually([&] { return (*server)->ready(); }));
   EXPECT_TRUE(Eventually([&] {
-    return Contains(ServeStatus(), R"({"name":"main.raw.a","state":"RUNNING","restarts":0,"last_error":null})");
+    return Contains(ServeStatus(), R"({"kind":"stream","name":"main.raw.a","state":"RUNNING","restarts":0,"last_error":null})");
   })) << ServeStatus();
   EXPECT_TRUE(Contains((*server)->PrometheusText(), "sluice_flow_input_rows_total")) << (*server)->PrometheusText();
 
@@ -127,8 +129,59 @@ TEST_F(CatalogServerTest, RunsEveryStreamAndFollowsCreationUpdateFailureAndDelet
   EXPECT_FALSE(std::filesystem::exists(table_a));
 
   (*server)->Stop();
-  EXPECT_TRUE(Contains(ServeStatus(), R"({"streams":[{"name":"main.raw.b","state":"STOPPED")")) << ServeStatus();
+  EXPECT_TRUE(Contains(ServeStatus(), R"({"served":[{"kind":"stream","name":"main.raw.b","state":"STOPPED")")) << ServeStatus();
   EXPECT_FALSE(Contains(ServeStatus(), "RUNNING")) << ServeStatus();
+}
+
+// A change feed kept in the catalog (`sluice cdf create`) is run by the server against a real
+// PostgreSQL, and stopped when it is deleted from the catalog.
+TEST(CatalogServerFeedTest, RunsTheCatalogsChangeFeedsUntilTheyAreDeleted) {
+  auto db = connectors::testing::PostgresTestDatabase::Create();
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  ASSERT_TRUE((*db)->Execute("CREATE TABLE items (id bigint PRIMARY KEY, label text); "
+                             "ALTER TABLE items REPLICA IDENTITY FULL; INSERT INTO items VALUES (1, 'one')")
+                  .ok());
+  sluice::testing::TempDir dir;
+  const std::string warehouse = dir.Join("warehouse");
+  const connectors::EmbeddedPostgres& server = (*db)->server();
+  const std::string definition = "name: shop_changes\nhost: \"" + server.host() + "\"\nport: " +
+                                 std::to_string(server.port()) + "\nuser: " + server.superuser() + "\ndatabase: " +
+                                 (*db)->name() + "\nschema: public\ntarget: main.cdc\nslot_name: served_" +
+                                 (*db)->name() + "\nflush_interval: 100 milliseconds\n";
+  FeedCatalog feeds(LocalFileSystem(), warehouse, &connectors::AllFormatsRegistry());
+  ASSERT_TRUE(feeds.Create(definition).ok());
+  EXPECT_EQ(feeds.Create(definition).status().error_class(), errors::kCdfAlreadyExists);
+  EXPECT_EQ(feeds.Create("name: bad\nschema: public\nbogus: 1\n").status().error_class(), errors::kInvalidPipeline);
+
+  CatalogServerOptions options;
+  options.poll_interval = milliseconds(100);
+  options.registry = &connectors::AllFormatsRegistry();
+  auto served = CatalogServer::Start(warehouse, options);
+  ASSERT_TRUE(served.ok()) << served.status().ToString();
+  const std::string history = warehouse + "/main/cdc/lb_items_history";
+  auto rows = [&] {
+    size_t count = 0;
+    if (!std::filesystem::exists(history + "/_delta_log")) return count;
+    testing::ForEachBatch(history, [&](const RecordBatch& b) { count += static_cast<size_t>(b.num_rows()); });
+    return count;
+  };
+  for (int i = 0; i < 400 && rows() < 1; ++i) std::this_thread::sleep_for(milliseconds(25));
+  ASSERT_EQ(rows(), 1u) << "the initial copy";
+  ASSERT_TRUE((*db)->Execute("INSERT INTO items VALUES (2, 'two'); UPDATE items SET label = 'uno' WHERE id = 1").ok());
+  // The copy (1 row), the insert and the update's two images.
+  for (int i = 0; i < 400 && rows() < 4; ++i) std::this_thread::sleep_for(milliseconds(25));
+  EXPECT_EQ(rows(), 4u);
+  EXPECT_NE((*served)->StatusJson().find(R"({"kind":"change_feed","name":"shop_changes","state":"RUNNING")"),
+            std::string::npos)
+      << (*served)->StatusJson();
+
+  ASSERT_TRUE(feeds.Delete("shop_changes").ok());
+  EXPECT_EQ(feeds.Delete("shop_changes").error_class(), errors::kCdfNotFound);
+  for (int i = 0; i < 200 && (*served)->StatusJson().find("shop_changes") != std::string::npos; ++i) {
+    std::this_thread::sleep_for(milliseconds(25));
+  }
+  EXPECT_EQ((*served)->StatusJson(), R"({"served":[]})");
+  (*served)->Stop();
 }
 
 }  // namespace

@@ -463,6 +463,20 @@ Result<StreamSpec> ParseStreamSpec(std::string_view yaml) {
   return stream;
 }
 
+Result<ChangeFeedSpec> ParseChangeFeedSpec(std::string_view yaml) {
+  SLUICE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(yaml));
+  Walker walker;
+  ChangeFeedSpec feed;
+  try {
+    walker.CheckDuplicateKeys(root, "");
+    feed = ParseChangeFeed(walker, root, "");
+  } catch (const YAML::Exception& error) {
+    walker.Problem("line " + std::to_string(error.mark.line + 1), error.msg);
+  }
+  if (!walker.problems().empty()) return Problems(walker, "change feed definition");
+  return feed;
+}
+
 Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml) {
   Status shape;
   SLUICE_ASSIGN_OR_RETURN(PipelineSpec spec, ParsePipelineSpecKeepingGoing(yaml, &shape));

@@ -58,6 +58,8 @@ inline constexpr std::string_view kCdfNotReady = "CDF_NOT_READY";
 inline constexpr std::string_view kCdfStateCorrupt = "CDF_STATE_CORRUPT";
 inline constexpr std::string_view kCdfAlreadyRunning = "CDF_ALREADY_RUNNING";
 inline constexpr std::string_view kCdfHistoryNameTaken = "CDF_HISTORY_NAME_TAKEN";
+inline constexpr std::string_view kCdfAlreadyExists = "CDF_ALREADY_EXISTS";
+inline constexpr std::string_view kCdfNotFound = "CDF_NOT_FOUND";
 // Kafka
 inline constexpr std::string_view kKafkaDataLoss = "KAFKA_DATA_LOSS";
 inline constexpr std::string_view kKafkaRequestFailed = "KAFKA_REQUEST_FAILED";

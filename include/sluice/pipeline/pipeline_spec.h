@@ -163,6 +163,9 @@ struct PipelineSpec {
 // One stream definition on its own (the map of a `streams:` entry), as `sluice stream create`
 // takes it; INVALID_PIPELINE listing every problem of shape.
 Result<StreamSpec> ParseStreamSpec(std::string_view yaml);
+// One change feed definition (the YAML of one `change_feeds:` entry), as `sluice cdf create` takes
+// it. INVALID_PIPELINE listing every problem of shape.
+Result<ChangeFeedSpec> ParseChangeFeedSpec(std::string_view yaml);
 
 // Sets `checkpointLocation` to the flow's checkpoint when the sink format declares that option
 // (as Spark's sinks do) and the pipeline file does not give it: a flow's checkpoint is the
