@@ -32,19 +32,6 @@ std::string Join(std::string_view path, std::string_view name) {
   return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
 }
 
-// The Delta name of a type a column may be widened from or to.
-std::string_view WideningName(TypeId id) {
-  switch (id) {
-    case TypeId::kByte: return "byte";
-    case TypeId::kShort: return "short";
-    case TypeId::kInteger: return "integer";
-    case TypeId::kLong: return "long";
-    case TypeId::kFloat: return "float";
-    case TypeId::kDouble: return "double";
-    default: return "";
-  }
-}
-
 // Whether values of `from` are kept exactly by `to`: byte < short < integer < long, float < double
 // (the widenings of Delta's typeWidening feature that need no rewrite of the values' text).
 bool Widens(TypeId from, TypeId to) {
@@ -146,7 +133,7 @@ Result<TypePtr> MergeType(const TypePtr& table, const TypePtr& incoming, const s
   // column when asked to.
   if (Widens(incoming->id(), table->id())) return table;
   if (widen && Widens(table->id(), incoming->id())) {
-    changes->push_back({"", WideningName(table->id()), WideningName(incoming->id())});
+    changes->push_back({"", TypeIdName(table->id()), TypeIdName(incoming->id())});
     return incoming;
   }
   return Mismatch(path, fmt::format("the table has type {}, the data {}{}", table->ToString(), incoming->ToString(),

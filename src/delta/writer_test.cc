@@ -41,6 +41,26 @@ BatchPtr MakeBatch(const std::vector<Row>& rows) {
 class WriterTest : public ::testing::Test {
  protected:
   // Every id in the table's live files, sorted, read back with the Parquet reader.
+  // The table's rows scanned for `columns`, each as its values joined by commas, sorted.
+  std::vector<std::string> ScannedRows(const std::vector<std::string>& columns) {
+    std::vector<std::string> rows;
+    auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value(), {.columns = columns});
+    EXPECT_TRUE(scan.ok()) << scan.status().ToString();
+    if (!scan.ok()) return rows;
+    while (true) {
+      auto next = (*scan)->Next();
+      EXPECT_TRUE(next.ok()) << next.status().ToString();
+      if (!next.ok() || *next == nullptr) break;
+      for (int64_t row = 0; row < (*next)->num_rows(); ++row) {
+        std::string text;
+        for (int c = 0; c < (*next)->num_columns(); ++c) text += (c ? "," : "") + FormatValue(*(*next)->column(c), row);
+        rows.push_back(std::move(text));
+      }
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  }
+
   std::vector<int64_t> Ids() {
     SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
     std::vector<int64_t> ids;
@@ -296,20 +316,8 @@ TEST_F(WriterTest, WideningAColumnIsRecordedAndOlderFilesReadWidened) {
 
   // The table allows widening now; narrower data is written widened.
   ASSERT_TRUE(WriteTable(fs_, table_, {batch(narrow, 7, "narrow")}).ok());
-  auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value(), {});
-  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
-  std::vector<std::string> rows;
-  while (true) {
-    auto next = (*scan)->Next();
-    ASSERT_TRUE(next.ok()) << next.status().ToString();
-    if (*next == nullptr) break;
-    for (int64_t row = 0; row < (*next)->num_rows(); ++row) {
-      rows.push_back(FormatValue(*(*next)->column(0), row) + " " + FormatValue(*(*next)->column(1), row) + " " +
-                     FormatValue(*(*next)->column(2), row));
-    }
-  }
-  std::sort(rows.begin(), rows.end());
-  EXPECT_EQ(rows, (std::vector<std::string>{"1 [-1] old", "5000000000 [-5000000000] new", "7 [-7] narrow"}));
+  EXPECT_EQ(ScannedRows({"n", "tags", "label"}),
+            (std::vector<std::string>{"1,[-1],old", "5000000000,[-5000000000],new", "7,[-7],narrow"}));
   // A second widening appends to the record; a change that is no widening stays refused.
   TypePtr text = ParseTypeString("struct<n:string>").value();
   BinaryBuilder texts(DataType::String());
@@ -362,20 +370,8 @@ TEST_F(WriterTest, ScansRebuildPartitionColumnsAndFillEvolvedColumnsWithNulls) {
   BatchPtr batch = RecordBatch::Make(wider, {ids.Finish(), days.Finish(), scores.Finish()}, 1).value();
   ASSERT_TRUE(WriteTable(fs_, table_, {batch}, {.merge_schema = true}).ok());
 
-  auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value(), {.columns = {"ID", "day", "score"}});
-  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
-  std::vector<std::string> rows;
-  while (true) {
-    auto next = (*scan)->Next();
-    ASSERT_TRUE(next.ok()) << next.status().ToString();
-    if (*next == nullptr) break;
-    for (int64_t row = 0; row < (*next)->num_rows(); ++row) {
-      rows.push_back(FormatValue(*(*next)->column(0), row) + "," + FormatValue(*(*next)->column(1), row) + "," +
-                     FormatValue(*(*next)->column(2), row));
-    }
-  }
-  std::sort(rows.begin(), rows.end());
-  EXPECT_EQ(rows, (std::vector<std::string>{"1,2026-01-01,null", "2,null,null", "3,2026-01-02,0.5"}));
+  EXPECT_EQ(ScannedRows({"ID", "day", "score"}),
+            (std::vector<std::string>{"1,2026-01-01,null", "2,null,null", "3,2026-01-02,0.5"}));
   EXPECT_EQ(TableScan::Open(Snapshot::Load(fs_, table_).value(), {.columns = {"nope"}}).status().error_class(),
             errors::kUnresolvedColumn);
 }
