@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sluice/core/sensitive_values.h"
+
 namespace sluice {
 namespace {
 
@@ -44,6 +46,20 @@ TEST_F(LoggingTest, MessagesBelowTheLevelAreDropped) {
   EXPECT_EQ(lines_[0], std::make_pair(LogLevel::kWarn, std::string("shown 2")));
   EXPECT_EQ(lines_[1], std::make_pair(LogLevel::kError, std::string("shown 3")));
   EXPECT_FALSE(LogEnabled(LogLevel::kError));
+}
+
+// A value that came from a secret reference is masked in every log line, wherever it stands (a
+// library quoting a host or a password back in its own error text), at every level.
+TEST_F(LoggingTest, RememberedSensitiveValuesAreMaskedInEveryLine) {
+  RememberSensitiveValue("db.internal.example");
+  RememberSensitiveValue("hunter2-secret");
+  LogInfo("could not connect to db.internal.example:5432");
+  LogError("password authentication failed: \"hunter2-secret\" (hunter2-secret)");
+  LogWarn("{}", "nothing sensitive here");
+  ASSERT_EQ(lines_.size(), 3u);
+  EXPECT_EQ(lines_[0].second, "could not connect to *****:5432");
+  EXPECT_EQ(lines_[1].second, "password authentication failed: \"*****\" (*****)");
+  EXPECT_EQ(lines_[2].second, "nothing sensitive here");
 }
 
 TEST_F(LoggingTest, LevelsParseInAnyCase) {

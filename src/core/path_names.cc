@@ -1,5 +1,7 @@
 #include "sluice/core/path_names.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 namespace sluice {
@@ -17,6 +19,20 @@ std::string PathNameProblem(std::string_view name) {
     return fmt::format("contains `{}`", c);
   }
   return "";
+}
+
+bool StaysUnder(std::string_view root, std::string_view path) {
+  auto normal = [](std::string_view text) {
+    std::string out = std::filesystem::path(text).lexically_normal().string();
+    while (out.size() > 1 && out.back() == '/') out.pop_back();
+    return out;
+  };
+  const std::string base = normal(root), full = normal(path);
+  if (base.empty() || full.empty()) return false;
+  if (full == base) return true;
+  const std::string prefix = base == "/" ? base : base + "/";
+  return full.compare(0, prefix.size(), prefix) == 0 && full.find("/../") == std::string::npos &&
+         !full.ends_with("/..");
 }
 
 }  // namespace sluice

@@ -24,6 +24,20 @@ void Check(const std::vector<Case>& cases) {
   for (const Case& c : cases) EXPECT_EQ(Eval(c.sql), c.expected) << c.sql;
 }
 
+// Chains just under the parser's bound bind and evaluate (walks of the tree that recurse stay within
+// the stack), to the values a shorter chain gives.
+TEST(EvalTest, ChainsJustUnderTheDepthBoundBindAndEvaluate) {
+  auto chain = [](std::string_view first, std::string_view link, int count) {
+    std::string text(first);
+    for (int k = 0; k < count; ++k) text += link;
+    return text;
+  };
+  EXPECT_EQ(Eval(chain("l", " + 1", 190)), (std::vector<std::string>{"200", "null", "220", "230"}));
+  EXPECT_EQ(Eval(chain("i = 2", " OR i = 2", 190)), (std::vector<std::string>{"false", "true", "null", "false"}));
+  EXPECT_EQ(Eval(chain("s", " || 'x'", 190)).at(3), std::string(190, 'x'));
+  EXPECT_EQ(testing::TypeOf(chain("i", " * 1", 190)), "int");
+}
+
 TEST(EvalTest, ArithmeticWrapsAndDividesByZeroToNull) {
   Check({
       {"i + l", {"11", "null", "null", "36"}},

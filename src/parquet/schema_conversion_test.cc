@@ -216,6 +216,30 @@ TEST(SchemaConversionTest, RepeatedGroupsFollowTheRemainingListRules) {
   EXPECT_FALSE(out->type->field(3).nullable);
 }
 
+// Spark's legacy layout (spark.sql.parquet.writeLegacyFormat, and Hive/Impala-era writers): a list
+// as `repeated group bag { optional <type> array; }`, a map as `repeated group map (MAP_KEY_VALUE)`
+// with `key` and `value`.
+TEST(SchemaConversionTest, SparksLegacyListAndMapLayoutsRead) {
+  std::vector<SchemaElement> e = {Group("spark_schema", 2, std::nullopt),
+                                  // optional group scores (LIST) { repeated group bag { optional int32 array; } }
+                                  Group("scores", 1, kOptional), Group("bag", 1, kRepeated),
+                                  Leaf("array", Type::kInt32, kOptional),
+                                  // optional group tags (MAP) { repeated group map (MAP_KEY_VALUE) { required binary key (UTF8); optional binary value (UTF8); } }
+                                  Group("tags", 1, kOptional), Group("map", 2, kRepeated),
+                                  Leaf("key", Type::kByteArray, kRequired), Leaf("value", Type::kByteArray, kOptional)};
+  e[1].converted_type = ConvertedType::kList;
+  e[4].converted_type = ConvertedType::kMap;
+  e[5].converted_type = ConvertedType::kMapKeyValue;
+  e[6].converted_type = ConvertedType::kUtf8;
+  e[7].converted_type = ConvertedType::kUtf8;
+  Result<ParquetSchema> out = SchemaFromParquet(e);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->type->ToString(), "struct<scores:array<int>,tags:map<string,string>>");
+  EXPECT_TRUE(out->type->field(0).type->contains_null()) << "the bag's element keeps its optional repetition";
+  EXPECT_EQ(out->leaves[0].max_definition_level, 3);
+  EXPECT_EQ(out->leaves[0].max_repetition_level, 1);
+}
+
 TEST(SchemaConversionTest, LegacyAndUnsignedAnnotationsMapLikeSpark) {
   std::vector<SchemaElement> e = {Group("root", 7, std::nullopt), Leaf("u8", Type::kInt32, kOptional),
                                   Leaf("u32", Type::kInt32, kOptional), Leaf("u64", Type::kInt64, kOptional),

@@ -390,7 +390,12 @@ Result<std::string> PipelineSpec::TablePath(std::string_view table) const {
                                                          problem + "; use letters, digits, `_` and `-`");
     }
   }
-  return warehouse + "/" + parts[0] + "/" + parts[1] + "/" + parts[2];
+  std::string path = warehouse + "/" + parts[0] + "/" + parts[1] + "/" + parts[2];
+  // (An empty warehouse: only the name is being checked.)
+  if (!warehouse.empty() && !StaysUnder(warehouse, path)) {
+    return Status::Error(errors::kInvalidPipeline, "table '" + std::string(table) + "' leaves the warehouse");
+  }
+  return path;
 }
 
 Result<std::map<std::string, std::string>> PipelineSpec::ResolvedOptions(const Endpoint& endpoint) const {

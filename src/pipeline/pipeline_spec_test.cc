@@ -4,6 +4,7 @@
 
 #include "sluice/connectors/register_formats.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/pipeline/feed_catalog.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::pipeline {
@@ -112,6 +113,18 @@ TEST(PipelineSpecTest, NamesThatWouldLeaveTheirFolderAreRefused) {
     }
   }
   EXPECT_TRUE(ParsePipelineSpec(replaced("- name: generate", "- name: gen-erate_2")).ok());
+  // A change feed's name becomes its state folder, in a pipeline file and in the catalog alike.
+  for (std::string hostile : {"../../victim", "..", "a/b", "/etc", "-rf", "a b", ""}) {
+    SCOPED_TRACE(hostile);
+    const std::string feed = "name: \"" + hostile + "\"\nschema: public\n";
+    Result<PipelineSpec> parsed = ParsePipelineSpec("name: p\nstorage: /s\nchange_feeds:\n  - {name: \"" + hostile +
+                                                    "\", schema: public}\n");
+    EXPECT_EQ(parsed.status().error_class(), errors::kInvalidPipeline) << parsed.status().ToString();
+    testing::TempDir dir;
+    FeedCatalog feeds(LocalFileSystem(), dir.path(), &engine::Registry::Default());
+    EXPECT_EQ(feeds.Create(feed).status().error_class(), errors::kInvalidPipeline);
+    EXPECT_EQ(feeds.Get(hostile).status().error_class(), errors::kInvalidPipeline);
+  }
 }
 
 // YAML leaves a key given twice to the reader's choice; sluice takes neither and names both lines,

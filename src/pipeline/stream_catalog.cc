@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/core/path_names.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/delta/writer.h"
 #include "sluice/engine/checkpoint.h"
@@ -205,6 +206,9 @@ Status StreamCatalog::Delete(std::string_view name, std::chrono::milliseconds wa
   PipelineSpec pipeline = PipelineOf(spec);
   SLUICE_RETURN_IF_ERROR(WaitForRunToStop(pipeline.CheckpointOf(spec), wait_for_run));
   SLUICE_ASSIGN_OR_RETURN(std::string table, pipeline.TablePath(spec.table));
+  if (!StaysUnder(warehouse_, table) || !StaysUnder(warehouse_ + "/_sluice/streams", pipeline.storage)) {
+    return Status::Error(errors::kInvalidPipeline, "stream '" + spec.name + "' names paths outside the warehouse");
+  }
   SLUICE_RETURN_IF_ERROR(fs_->DeleteRecursively(table));
   SLUICE_RETURN_IF_ERROR(fs_->DeleteRecursively(pipeline.storage));
   return fs_->Delete(deleting);

@@ -13,4 +13,10 @@ namespace sluice {
 // The reason `name` is not a path name ("is empty", "contains `/`", ...), or "" when it is one.
 std::string PathNameProblem(std::string_view name);
 
+// Whether `path` is `root` or below it once both are normalized lexically ("." dropped, each ".."
+// taking away the segment before it, repeated slashes one; links are not followed). Every path
+// sluice derives from names and then writes or deletes is checked with it, so that a name that
+// passed PathNameProblem by a mistake still cannot reach outside its root.
+bool StaysUnder(std::string_view root, std::string_view path);
+
 }  // namespace sluice
