@@ -206,11 +206,12 @@ void ServeStatus(const std::string& warehouse) {
   for (simdjson::dom::element stream : served) {
     std::string_view kind, name, state, error = "-";
     int64_t restarts = 0;
-    (void)stream["kind"].get(kind);
-    (void)stream["name"].get(name);
-    (void)stream["state"].get(state);
-    (void)stream["restarts"].get(restarts);
-    (void)stream["last_error"].get(error);
+    // A field missing from the file prints as nothing (last_error: null prints as "-").
+    if (stream["kind"].get(kind) != simdjson::SUCCESS) kind = "";
+    if (stream["name"].get(name) != simdjson::SUCCESS) name = "";
+    if (stream["state"].get(state) != simdjson::SUCCESS) state = "";
+    if (stream["restarts"].get(restarts) != simdjson::SUCCESS) restarts = 0;
+    if (stream["last_error"].get(error) != simdjson::SUCCESS) error = "-";
     std::printf("%-12.*s %-40.*s %-11.*s %8lld  %.*s\n", static_cast<int>(kind.size()), kind.data(),
                 static_cast<int>(name.size()), name.data(),
                 static_cast<int>(state.size()), state.data(), static_cast<long long>(restarts),

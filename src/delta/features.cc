@@ -87,7 +87,7 @@ Status CheckWriterFeature(std::string_view feature, const Metadata& metadata) {
 // Readers must widen the values of every type change the table records, and fail on one they
 // cannot: sluice widens byte < short < int < long and float < double.
 Status CheckTypeChanges(const Metadata& metadata) {
-  if (!SchemaMetadataMentions(metadata.schema_string, "delta.typeChanges")) return Status::OK();
+  if (!RecordsTypeChanges(metadata.schema_string)) return Status::OK();
   static constexpr std::string_view kWidenings[] = {"byte>short", "byte>integer", "byte>long", "short>integer",
                                                     "short>long", "integer>long", "float>double"};
   simdjson::dom::parser parser;
@@ -185,6 +185,10 @@ Status CheckWriteSupport(const Protocol& protocol, const Metadata& metadata) {
     if (writer >= version) SLUICE_RETURN_IF_ERROR(CheckWriterFeature(feature, metadata));
   }
   return Status::OK();
+}
+
+bool RecordsTypeChanges(const std::string& schema_string) {
+  return SchemaMetadataMentions(schema_string, "delta.typeChanges");
 }
 
 bool ContainsTimestampNtz(const DataType& type) {

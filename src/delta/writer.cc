@@ -246,10 +246,12 @@ std::string PartitionByParameter(const std::vector<std::string>& columns) {
 // The protocol a table needs after its schema evolved to `schema`: the timestampNtz feature once
 // it has a timestamp_ntz column, the typeWidening feature once a column was widened (readers must
 // then widen older files' values). nullopt when the current protocol has what is needed.
-Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema) {
+// `schema_json` is the schema's JSON text.
+Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema,
+                                                         const std::string& schema_json) {
   std::vector<std::string> needed;
   if (ContainsTimestampNtz(schema)) needed.push_back("timestampNtz");
-  if (schema.ToJson().find("\"delta.typeChanges\"") != std::string::npos) needed.push_back("typeWidening");
+  if (RecordsTypeChanges(schema_json)) needed.push_back("typeWidening");
   auto has = [](const std::optional<std::vector<std::string>>& list, const std::string& feature) {
     return list && std::find(list->begin(), list->end(), feature) != list->end();
   };
@@ -360,14 +362,12 @@ struct TableWriter::State {
                            (enabled != metadata.configuration.end() && enabled->second == "true");
         SLUICE_ASSIGN_OR_RETURN(TypePtr merged, MergeSchemas(table_schema, incoming, widen));
         if (!merged->Equals(*table_schema)) {
+          std::string merged_json = merged->ToJson();
           SLUICE_ASSIGN_OR_RETURN(std::optional<Protocol> protocol,
-                                  ProtocolForEvolvedSchema(snapshot->protocol(), *merged));
+                                  ProtocolForEvolvedSchema(snapshot->protocol(), *merged, merged_json));
           if (protocol) txn->SetProtocol(*protocol);
-          if (widen && merged->ToJson() != table_schema->ToJson() &&
-              merged->ToJson().find("\"delta.typeChanges\"") != std::string::npos) {
-            metadata.configuration[std::string(kEnableTypeWidening)] = "true";
-          }
-          metadata.schema_string = merged->ToJson();
+          if (widen && RecordsTypeChanges(merged_json)) metadata.configuration[std::string(kEnableTypeWidening)] = "true";
+          metadata.schema_string = std::move(merged_json);
           txn->SetMetadata(metadata);
           table_schema = std::move(merged);
         }

@@ -1,7 +1,5 @@
 #include "sluice/pipeline/feed_catalog.h"
 
-#include <algorithm>
-
 #include "sluice/core/error_classes.h"
 #include "sluice/core/path_names.h"
 
@@ -34,14 +32,10 @@ PipelineSpec FeedCatalog::PipelineOf(const ChangeFeedSpec& feed) const {
 }
 
 Result<ChangeFeedSpec> FeedCatalog::Create(std::string_view definition) {
+  // The parse refuses a name that is not a path name.
   SLUICE_ASSIGN_OR_RETURN(ChangeFeedSpec feed, ParseChangeFeedSpec(definition));
-  SLUICE_RETURN_IF_ERROR(CheckFeedName(feed.name));
-  std::vector<Status> problems = ValidatePipeline(PipelineOf(feed), *registry_);
-  if (!problems.empty()) {
-    std::string message = std::to_string(problems.size()) + " problem(s) in change feed '" + feed.name + "':";
-    for (const Status& problem : problems) message += "\n  " + problem.ToString();
-    return Status::Error(errors::kInvalidPipeline, message);
-  }
+  SLUICE_RETURN_IF_ERROR(
+      ProblemsOf("change feed '" + feed.name + "'", ValidatePipeline(PipelineOf(feed), *registry_)));
   SLUICE_RETURN_IF_ERROR(fs_->CreateDirectories(warehouse_ + "/_sluice/catalog/change_feeds"));
   Status stored = fs_->PutIfAbsent(PathOf(feed.name), definition);
   if (stored.error_class() == errors::kFileAlreadyExists) {

@@ -468,6 +468,13 @@ Result<StreamSpec> ParseStreamSpec(std::string_view yaml) {
   return stream;
 }
 
+Status ProblemsOf(std::string_view what, const std::vector<Status>& problems) {
+  if (problems.empty()) return Status::OK();
+  std::string message = std::to_string(problems.size()) + " problem(s) in " + std::string(what) + ":";
+  for (const Status& problem : problems) message += "\n  " + problem.ToString();
+  return Status::Error(errors::kInvalidPipeline, message);
+}
+
 Result<ChangeFeedSpec> ParseChangeFeedSpec(std::string_view yaml) {
   SLUICE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(yaml));
   Walker walker;

@@ -83,11 +83,7 @@ PipelineSpec StreamCatalog::PipelineOf(const StreamSpec& stream) const {
 }
 
 Status StreamCatalog::Validate(const StreamSpec& stream) const {
-  std::vector<Status> problems = ValidatePipeline(PipelineOf(stream), *registry_);
-  if (problems.empty()) return Status::OK();
-  std::string message = std::to_string(problems.size()) + " problem(s) in stream '" + stream.name + "':";
-  for (const Status& problem : problems) message += "\n  " + problem.ToString();
-  return Status::Error(errors::kInvalidPipeline, message);
+  return ProblemsOf("stream '" + stream.name + "'", ValidatePipeline(PipelineOf(stream), *registry_));
 }
 
 Result<StreamSpec> StreamCatalog::Create(std::string_view definition) {

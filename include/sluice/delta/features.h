@@ -27,4 +27,8 @@ Protocol ProtocolForNewTable(const DataType& schema);
 // Whether the type or any type nested in it is timestamp_ntz.
 bool ContainsTimestampNtz(const DataType& type);
 
+// Whether a schema's JSON text records a column type change (delta.typeChanges in a field's
+// metadata, the typeWidening feature).
+bool RecordsTypeChanges(const std::string& schema_string);
+
 }  // namespace sluice::delta

@@ -190,4 +190,8 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
 // slots, and sinks writing into a change feed's history tables.
 std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Registry& registry);
 
+// OK when `problems` is empty, else INVALID_PIPELINE listing them under "N problem(s) in <what>:",
+// one per line (the catalogs' refusal of a definition `sluice validate` would refuse).
+Status ProblemsOf(std::string_view what, const std::vector<Status>& problems);
+
 }  // namespace sluice::pipeline
