@@ -21,6 +21,9 @@ packages=(
   # DuckDB (the independent reader in interoperability tests) comes from npm, pyarrow from the
   # Python package index into a virtual environment
   nodejs npm python3 python3-venv
+  # the real Kafka broker of the integration tests runs on Java (its jars come from the Maven
+  # registry); the tests make its certificates with openssl
+  openjdk-17-jre-headless maven openssl
 )
 
 missing=()
@@ -33,6 +36,13 @@ done
 if command -v node >/dev/null && command -v npm >/dev/null; then
   filtered=()
   for p in "${missing[@]}"; do [[ "$p" == nodejs || "$p" == npm ]] || filtered+=("$p"); done
+  missing=("${filtered[@]}")
+fi
+# So does a Java 17 or newer and a Maven from elsewhere (the machine's JDK).
+if command -v java >/dev/null && command -v mvn >/dev/null &&
+   java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'; then
+  filtered=()
+  for p in "${missing[@]}"; do [[ "$p" == openjdk-17-jre-headless || "$p" == maven ]] || filtered+=("$p"); done
   missing=("${filtered[@]}")
 fi
 

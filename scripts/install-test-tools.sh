@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the independent engines the interoperability tests compare sluice against: DuckDB, from
-# the npm registry as @duckdb/node-api, into tests/tools/node_modules at the versions pinned by
-# tests/tools/package-lock.json; and pyarrow, from the Python package index, into the virtual
-# environment tests/tools/venv at the versions pinned by tests/tools/requirements.txt. Quick and
-# silent when they are already installed.
+# Installs the independent peers the integration tests run beside sluice: DuckDB, from the npm
+# registry as @duckdb/node-api, into tests/tools/node_modules at the versions pinned by
+# tests/tools/package-lock.json; pyarrow, from the Python package index, into the virtual
+# environment tests/tools/venv at the versions pinned by tests/tools/requirements.txt; and an Apache
+# Kafka broker, from the Maven registry, into tests/tools/kafka/libs/<version> at the versions listed
+# in tests/tools/kafka/versions (Java and Maven come from scripts/install-deps.sh). Quick and silent
+# when they are already installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/tests/tools"
@@ -28,3 +30,14 @@ if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import pyarrow" 2>/
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$tools/requirements.txt"
 fi
+
+# Each broker version is installed when its Kafka jar is in its folder.
+kafka="$tools/kafka"
+for version in $(grep -v '^#' "$kafka/versions"); do
+  if [[ ! -f "$kafka/libs/$version/kafka_2.13-$version.jar" ]]; then
+    echo "== installing the Kafka $version broker in $kafka/libs/$version"
+    rm -rf "$kafka/libs/$version"
+    (cd "$kafka" && mvn -q -B -Dkafka.version="$version" dependency:copy-dependencies \
+      -DoutputDirectory="libs/$version" -DincludeScope=runtime)
+  fi
+done

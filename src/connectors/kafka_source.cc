@@ -3,16 +3,20 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
 #include "kafka_offsets.h"
+#include "oauth_token.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/file_system.h"
@@ -21,7 +25,7 @@
 namespace sluice::connectors {
 namespace {
 
-constexpr std::string_view kSaslMechanisms[] = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"};
+constexpr std::string_view kSaslMechanisms[] = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"};
 
 constexpr OptionSpec kOptions[] = {
     {"bootstrap_servers", OptionType::kString, std::nullopt, true, "host:port list of Kafka brokers"},
@@ -35,6 +39,12 @@ constexpr OptionSpec kOptions[] = {
     {"sasl_mechanism", OptionType::kEnum, std::nullopt, false, "SASL mechanism", kSaslMechanisms},
     {"user", OptionType::kString, std::nullopt, false, "SASL user name"},
     {"password", OptionType::kSecret, std::nullopt, false, "SASL password"},
+    {"sasl_oauthbearer_token_endpoint_url", OptionType::kString, std::nullopt, false,
+     "OAuth 2.0 token endpoint of the OIDC provider (OAUTHBEARER)"},
+    {"sasl_oauthbearer_client_id", OptionType::kString, std::nullopt, false, "OAuth client id (OAUTHBEARER)"},
+    {"sasl_oauthbearer_client_secret", OptionType::kSecret, std::nullopt, false, "OAuth client secret (OAUTHBEARER)"},
+    {"sasl_oauthbearer_scope", OptionType::kString, std::nullopt, false,
+     "scopes asked of the token endpoint, space-separated (OAUTHBEARER)"},
     {"ssl_ca_location", OptionType::kString, std::nullopt, false, "PEM file of CA certificates"},
     {"ssl_certificate_location", OptionType::kString, std::nullopt, false, "PEM file of the client certificate"},
     {"ssl_key_location", OptionType::kString, std::nullopt, false, "PEM file of the client key"},
@@ -86,6 +96,8 @@ struct KafkaSourceConfig {
   bool fail_on_data_loss = true;
   int timeout_ms = 30000;
   std::string description;
+  // Set for OAUTHBEARER: the source fetches the tokens (oauth_token.h).
+  std::optional<OAuthClientCredentials> oauth;
 };
 
 using ConfPtr = std::unique_ptr<rd_kafka_conf_t, decltype(&rd_kafka_conf_destroy)>;
@@ -200,14 +212,43 @@ Result<KafkaSourceConfig> MakeConfig(const ValidatedOptions& options) {
   const bool sasl = options.Has("sasl_mechanism");
   const bool ssl = options.Has("ssl_ca_location") || options.Has("ssl_certificate_location") ||
                    options.Has("ssl_key_location") || options.Has("ssl_keystore_location");
-  if (sasl) {
+  constexpr std::string_view kOAuthOptions[] = {"sasl_oauthbearer_token_endpoint_url", "sasl_oauthbearer_client_id",
+                                                "sasl_oauthbearer_client_secret", "sasl_oauthbearer_scope"};
+  const bool oauth = sasl && options.GetString("sasl_mechanism") == "OAUTHBEARER";
+  if (oauth) {
+    for (std::string_view needed : {"sasl_oauthbearer_token_endpoint_url", "sasl_oauthbearer_client_id",
+                                    "sasl_oauthbearer_client_secret"}) {
+      if (!options.Has(needed)) return InvalidOptions(fmt::format("`sasl_mechanism` OAUTHBEARER needs `{}`", needed));
+    }
+    if (options.Has("user") || options.Has("password")) {
+      return InvalidOptions("OAUTHBEARER authenticates with `sasl_oauthbearer_client_id` and "
+                            "`sasl_oauthbearer_client_secret`, not `user` and `password`");
+    }
+    const std::string& url = options.GetString("sasl_oauthbearer_token_endpoint_url");
+    if (!url.starts_with("https://") && !url.starts_with("http://")) {
+      return InvalidOptions("`sasl_oauthbearer_token_endpoint_url` must be an http:// or https:// URL");
+    }
+    config.oauth = OAuthClientCredentials{
+        .token_endpoint_url = url,
+        .client_id = options.GetString("sasl_oauthbearer_client_id"),
+        .client_secret = options.GetSecret("sasl_oauthbearer_client_secret"),
+        .scope = options.Has("sasl_oauthbearer_scope") ? options.GetString("sasl_oauthbearer_scope") : "",
+        .ca_location = options.Has("ssl_ca_location") ? options.GetString("ssl_ca_location") : "",
+    };
+    add("sasl.mechanism", "OAUTHBEARER", "sasl_mechanism", false);
+  } else {
+    for (std::string_view option : kOAuthOptions) {
+      if (options.Has(option)) return InvalidOptions(fmt::format("`{}` needs `sasl_mechanism` OAUTHBEARER", option));
+    }
+  }
+  if (sasl && !oauth) {
     if (!options.Has("user") || !options.Has("password")) {
       return InvalidOptions("`sasl_mechanism` needs `user` and `password`");
     }
     add("sasl.mechanism", options.GetString("sasl_mechanism"), "sasl_mechanism", false);
     add("sasl.username", options.GetString("user"), "user", options.IsSensitive("user"));
     add("sasl.password", options.GetSecret("password"), "password", true);
-  } else if (options.Has("user") || options.Has("password")) {
+  } else if (!sasl && (options.Has("user") || options.Has("password"))) {
     return InvalidOptions("`user` and `password` need `sasl_mechanism`");
   }
   if (options.Has("ssl_certificate_location") != options.Has("ssl_key_location")) {
@@ -468,6 +509,102 @@ struct Watermarks {
 };
 using WatermarkMap = std::map<TopicPartition, Watermarks>;
 
+// What the client reports on librdkafka's threads, for the source's thread to read: the last
+// failed authentication (SASL or TLS) that no later success has cleared, and, for OAUTHBEARER, the
+// token refresh, which librdkafka's background thread runs (rd_kafka_sasl_background_callbacks_enable)
+// so that tokens come even while the source waits in a blocking call.
+class ClientEvents {
+ public:
+  ClientEvents(std::optional<OAuthClientCredentials> oauth, int timeout_ms)
+      : oauth_(std::move(oauth)), timeout_ms_(timeout_ms) {}
+
+  // Installs the callbacks on `conf`; this object must outlive the client made from it.
+  void Install(rd_kafka_conf_t* conf) {
+    rd_kafka_conf_set_opaque(conf, this);
+    rd_kafka_conf_set_error_cb(conf, &ClientEvents::OnError);
+    if (oauth_) {
+      rd_kafka_conf_set_oauthbearer_token_refresh_cb(conf, &ClientEvents::OnTokenRefresh);
+      rd_kafka_conf_enable_sasl_queue(conf, 1);
+    }
+  }
+  Status Started(rd_kafka_t* client) {
+    if (!oauth_) return Status::OK();
+    rd_kafka_error_t* error = rd_kafka_sasl_background_callbacks_enable(client);
+    if (error == nullptr) return Status::OK();
+    std::string message = rd_kafka_error_string(error);
+    rd_kafka_error_destroy(error);
+    return RequestFailed("cannot start the OAUTHBEARER token refresh: " + message);
+  }
+
+  std::optional<std::string> AuthenticationFailure() {
+    std::lock_guard lock(mutex_);
+    return failure_;
+  }
+  void ClearAuthenticationFailure() {
+    std::lock_guard lock(mutex_);
+    failure_.reset();
+  }
+
+ private:
+  void Record(std::string failure) {
+    std::lock_guard lock(mutex_);
+    failure_ = std::move(failure);
+  }
+
+  static void OnError(rd_kafka_t*, int err, const char* reason, void* opaque) {
+    // A broker that refuses the client's certificate answers the handshake with a TLS alert,
+    // which the client sees as a failed receive (a transport error) rather than as a TLS one.
+    const bool refused_by_tls_alert =
+        err == RD_KAFKA_RESP_ERR__TRANSPORT && std::string_view(reason).find("SSL alert number") != std::string_view::npos;
+    if (err != RD_KAFKA_RESP_ERR__AUTHENTICATION && err != RD_KAFKA_RESP_ERR__SSL && !refused_by_tls_alert) return;
+    const std::string_view text = reason;
+    // A failed token refresh is reported by OnTokenRefresh, which knows whether the last token
+    // still holds.
+    if (text.find("OAUTHBEARER token") != std::string_view::npos) return;
+    std::string failure(text);
+    // librdkafka before 2.6.1 repeats the client nonce in its SCRAM proof, which Kafka 4.x brokers
+    // refuse as invalid credentials however right the password is (librdkafka issue 4895).
+    if (rd_kafka_version() < 0x020601ff && text.find("invalid credentials with SASL mechanism SCRAM") != std::string_view::npos) {
+      failure += fmt::format(
+          ". If the password is right and the brokers run Apache Kafka 4.x: this Kafka client library (librdkafka {}) "
+          "cannot authenticate with SCRAM to them; librdkafka 2.6.1 and later can. Use PLAIN over TLS, OAUTHBEARER or "
+          "mutual TLS with such brokers, or build sluice with a newer librdkafka",
+          rd_kafka_version_str());
+    }
+    static_cast<ClientEvents*>(opaque)->Record(std::move(failure));
+  }
+
+  static void OnTokenRefresh(rd_kafka_t* client, const char*, void* opaque) {
+    auto* self = static_cast<ClientEvents*>(opaque);
+    Result<OAuthToken> token = FetchOAuthToken(*self->oauth_, std::chrono::milliseconds(self->timeout_ms_));
+    std::string failure;
+    if (token.ok()) {
+      char errstr[512];
+      if (rd_kafka_oauthbearer_set_token(client, token->value.c_str(), token->expires_at_ms, token->principal.c_str(),
+                                         nullptr, 0, errstr, sizeof(errstr)) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        self->token_expires_at_ms_ = token->expires_at_ms;
+        return;
+      }
+      failure = errstr;
+    } else {
+      failure = token.status().message();
+    }
+    // librdkafka asks again in 10 s. A token that still holds keeps the connections working
+    // meanwhile, so only a failure without one is the source's.
+    rd_kafka_oauthbearer_set_token_failure(client, failure.c_str());
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    if (now_ms >= self->token_expires_at_ms_) self->Record("no OAUTHBEARER token: " + failure);
+  }
+
+  const std::optional<OAuthClientCredentials> oauth_;
+  const int timeout_ms_;
+  std::atomic<int64_t> token_expires_at_ms_{0};
+  std::mutex mutex_;
+  std::optional<std::string> failure_;
+};
+
 class KafkaSource final : public engine::Source {
  public:
   explicit KafkaSource(KafkaSourceConfig config)
@@ -486,11 +623,14 @@ class KafkaSource final : public engine::Source {
     // it never joins the group and never commits offsets to it.
     settings.push_back(Setting{"group.id", "sluice-" + context.query_id, "", false});
     SLUICE_ASSIGN_OR_RETURN(ConfPtr conf, BuildConf(settings));
+    events_ = std::make_unique<ClientEvents>(config_.oauth, config_.timeout_ms);
+    events_->Install(conf.get());
     char errstr[512];
     rd_kafka_t* client = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr, sizeof(errstr));
     if (client == nullptr) return RequestFailed(fmt::format("cannot create a Kafka client: {}", errstr));
     conf.release();  // rd_kafka_new took it
     client_.reset(client);
+    SLUICE_RETURN_IF_ERROR(events_->Started(client));
     file_system_ = context.file_system;
     initial_offset_path_ = context.state_directory + "/initial-offsets";
     return Status::OK();
@@ -628,10 +768,11 @@ class KafkaSource final : public engine::Source {
   Result<std::vector<TopicPartition>> DiscoverPartitions() {
     if (!config_.assigned.empty()) return config_.assigned;
     const rd_kafka_metadata_t* metadata = nullptr;
-    rd_kafka_resp_err_t err = rd_kafka_metadata(client_.get(), 1, nullptr, &metadata, config_.timeout_ms);
+    rd_kafka_resp_err_t err =
+        WithinTimeout([&](int wait_ms) { return rd_kafka_metadata(client_.get(), 1, nullptr, &metadata, wait_ms); });
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return RequestFailed(fmt::format("cannot read the topic list from {}: {}", BootstrapServers(),
-                                       rd_kafka_err2str(err)));
+      return RequestFailure(fmt::format("cannot read the topic list from {}: {}", BootstrapServers(),
+                                        rd_kafka_err2str(err)));
     }
     std::unique_ptr<const rd_kafka_metadata_t, decltype(&rd_kafka_metadata_destroy)> owned(metadata,
                                                                                           &rd_kafka_metadata_destroy);
@@ -656,12 +797,13 @@ class KafkaSource final : public engine::Source {
 
   Result<Watermarks> QueryWatermarks(const TopicPartition& partition) {
     Watermarks marks;
-    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(client_.get(), partition.topic.c_str(),
-                                                               partition.partition, &marks.low, &marks.high,
-                                                               config_.timeout_ms);
+    rd_kafka_resp_err_t err = WithinTimeout([&](int wait_ms) {
+      return rd_kafka_query_watermark_offsets(client_.get(), partition.topic.c_str(), partition.partition, &marks.low,
+                                              &marks.high, wait_ms);
+    });
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return RequestFailed(fmt::format("cannot read the offsets of {}[{}]: {}", partition.topic, partition.partition,
-                                       rd_kafka_err2str(err)));
+      return RequestFailure(fmt::format("cannot read the offsets of {}[{}]: {}", partition.topic, partition.partition,
+                                        rd_kafka_err2str(err)));
     }
     return marks;
   }
@@ -679,14 +821,15 @@ class KafkaSource final : public engine::Source {
       for (const TopicPartition& partition : partitions) {
         rd_kafka_topic_partition_list_add(list.get(), partition.topic.c_str(), partition.partition)->offset = special;
       }
-      rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(client_.get(), list.get(), config_.timeout_ms);
+      rd_kafka_resp_err_t err =
+          WithinTimeout([&](int wait_ms) { return rd_kafka_offsets_for_times(client_.get(), list.get(), wait_ms); });
       return std::pair{err, std::move(list)};
     };
     auto [high_err, highs] = query(RD_KAFKA_OFFSET_END);
     if (high_err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
       // Asking again, partition by partition, would only wait as long once more.
-      return RequestFailed(fmt::format("cannot read the offsets of {}[{}]: {}", partitions.front().topic,
-                                       partitions.front().partition, rd_kafka_err2str(high_err)));
+      return RequestFailure(fmt::format("cannot read the offsets of {}[{}]: {}", partitions.front().topic,
+                                        partitions.front().partition, rd_kafka_err2str(high_err)));
     }
     auto [low_err, lows] = high_err == RD_KAFKA_RESP_ERR_NO_ERROR
                                ? query(RD_KAFKA_OFFSET_BEGINNING)
@@ -849,8 +992,8 @@ class KafkaSource final : public engine::Source {
     std::vector<rd_kafka_message_t*> messages(kMessagesPerCall);
     while (!pending.empty()) {
       if (Clock::now() >= deadline) {
-        return RequestFailed(fmt::format("reading {} partitions from {} made no progress within {} ms",
-                                         pending.size(), BootstrapServers(), config_.timeout_ms));
+        return RequestFailure(fmt::format("reading {} partitions from {} made no progress within {} ms",
+                                          pending.size(), BootstrapServers(), config_.timeout_ms));
       }
       // The call waits until it has as many messages as asked for (or the timeout): asking for no
       // more than the range still holds returns as soon as the range is read, instead of idling a
@@ -858,7 +1001,13 @@ class KafkaSource final : public engine::Source {
       const int64_t taken = handed_rows + builder->rows();
       const size_t wanted = static_cast<size_t>(std::clamp<int64_t>(rows - taken, 1, static_cast<int64_t>(kMessagesPerCall)));
       ssize_t count = rd_kafka_consume_batch_queue(queue.get(), 10, messages.data(), wanted);
-      if (count < 0) return RequestFailed(fmt::format("reading from {} failed", BootstrapServers()));
+      if (count < 0) return RequestFailure(fmt::format("reading from {} failed", BootstrapServers()));
+      if (count == 0) {
+        rd_kafka_poll(client_.get(), 0);
+        if (events_->AuthenticationFailure()) return RequestFailure("");
+      } else {
+        events_->ClearAuthenticationFailure();
+      }
       Status failure = Status::OK();
       const size_t pending_before = pending.size();
       for (ssize_t i = 0; i < count; ++i) {
@@ -892,8 +1041,72 @@ class KafkaSource final : public engine::Source {
 
   std::string BootstrapServers() const { return config_.settings.front().value; }
 
+  // Runs `request` (given how long it may wait, in ms) until it answers with something else than
+  // a passing condition or `request_timeout` passes. Passing: a timeout, a connection that failed
+  // (the client reconnects), and a partition or leader the cluster does not know yet (a broker
+  // that just restarted loads its metadata). Waits double from 250 ms; a quick refusal is asked
+  // again after a pause that doubles from 100 ms. Between tries the client's events are served,
+  // and a failed authentication ends the wait early (the request would only time out).
+  template <typename Request>
+  rd_kafka_resp_err_t WithinTimeout(Request&& request) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+    int64_t wait_ms = 250;
+    int64_t pause_ms = 100;
+    auto left_ms = [&] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    };
+    while (true) {
+      rd_kafka_resp_err_t err = request(static_cast<int>(std::max<int64_t>(1, std::min(wait_ms, left_ms()))));
+      rd_kafka_poll(client_.get(), 0);
+      if (!Passing(err)) {
+        if (err == RD_KAFKA_RESP_ERR_NO_ERROR) events_->ClearAuthenticationFailure();
+        return err;
+      }
+      if (events_->AuthenticationFailure() || left_ms() <= 0) return err;
+      if (err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
+        wait_ms *= 2;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::max<int64_t>(1, std::min(pause_ms, left_ms()))));
+        pause_ms = std::min<int64_t>(pause_ms * 2, 2000);
+      }
+    }
+  }
+
+  static bool Passing(rd_kafka_resp_err_t err) {
+    switch (err) {
+      case RD_KAFKA_RESP_ERR__TIMED_OUT:
+      case RD_KAFKA_RESP_ERR__TRANSPORT:
+      case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+      case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+      case RD_KAFKA_RESP_ERR__WAIT_COORD:
+      case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+      case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+      case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+      case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+      case RD_KAFKA_RESP_ERR_BROKER_NOT_AVAILABLE:
+      case RD_KAFKA_RESP_ERR_OFFSET_NOT_AVAILABLE:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // KAFKA_AUTHENTICATION_FAILED with librdkafka's reason when the client failed to authenticate
+  // (the cause of most timeouts then), else KAFKA_REQUEST_FAILED with `message`.
+  Status RequestFailure(std::string message) {
+    rd_kafka_poll(client_.get(), 0);
+    if (std::optional<std::string> failure = events_->AuthenticationFailure()) {
+      return Status::Error(errors::kKafkaAuthenticationFailed,
+                           fmt::format("authentication with {} failed: {}", BootstrapServers(), *failure));
+    }
+    return RequestFailed(std::move(message));
+  }
+
   KafkaSourceConfig config_;
   TypePtr schema_;
+  // Declared before the client, which calls into it until destroyed.
+  std::unique_ptr<ClientEvents> events_;
   ClientPtr client_;
   std::shared_ptr<FileSystem> file_system_;
   std::string initial_offset_path_;

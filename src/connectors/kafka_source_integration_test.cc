@@ -512,6 +512,43 @@ TEST(KafkaSourceTest, InvalidOptionCombinationsFailNamingTheKeys) {
             std::string::npos);
   EXPECT_NE(InvalidOptionsMessage({{"subscribe", "a"}, {"subscribe_topics", "a"}}).find("subscribe_topics"),
             std::string::npos);
+
+  ::setenv("SLUICE_TEST_OAUTH_SECRET", "oauth-secret", 1);
+  const Options oauth = {{"subscribe", "a"},
+                         {"sasl_mechanism", "OAUTHBEARER"},
+                         {"sasl_oauthbearer_token_endpoint_url", "https://idp.example.com/token"},
+                         {"sasl_oauthbearer_client_id", "sluice"},
+                         {"sasl_oauthbearer_client_secret", "${env:SLUICE_TEST_OAUTH_SECRET}"}};
+  for (const char* needed : {"sasl_oauthbearer_token_endpoint_url", "sasl_oauthbearer_client_id",
+                             "sasl_oauthbearer_client_secret"}) {
+    Options missing = oauth;
+    missing.erase(needed);
+    EXPECT_NE(InvalidOptionsMessage(missing).find(fmt::format("OAUTHBEARER needs `{}`", needed)), std::string::npos);
+  }
+  Options with_user = oauth;
+  with_user["user"] = "me";
+  EXPECT_NE(InvalidOptionsMessage(with_user).find("not `user` and `password`"), std::string::npos);
+  Options ftp = oauth;
+  ftp["sasl_oauthbearer_token_endpoint_url"] = "ftp://idp.example.com/token";
+  EXPECT_NE(InvalidOptionsMessage(ftp).find("http:// or https://"), std::string::npos);
+  for (const char* option : {"sasl_oauthbearer_token_endpoint_url", "sasl_oauthbearer_client_id", "sasl_oauthbearer_scope"}) {
+    EXPECT_NE(InvalidOptionsMessage({{"subscribe", "a"}, {option, "x"}}).find(fmt::format("`{}` needs `sasl_mechanism` OAUTHBEARER", option)),
+              std::string::npos);
+  }
+  Options plain_with_oauth = oauth;
+  plain_with_oauth["sasl_mechanism"] = "PLAIN";
+  plain_with_oauth["user"] = "me";
+  plain_with_oauth["password"] = "${env:SLUICE_TEST_OAUTH_SECRET}";
+  EXPECT_NE(InvalidOptionsMessage(plain_with_oauth).find("needs `sasl_mechanism` OAUTHBEARER"), std::string::npos);
+  Options literal = oauth;
+  literal["bootstrap_servers"] = Servers();
+  literal["sasl_oauthbearer_client_secret"] = "oauth-secret";
+  auto refused = AllFormatsRegistry().MakeSource("kafka", literal);
+  EXPECT_EQ(refused.status().error_class(), errors::kConnectionLiteralSecret);
+  EXPECT_EQ(refused.status().message().find("oauth-secret"), std::string_view::npos) << refused.status().ToString();
+  Options accepted = oauth;
+  accepted["bootstrap_servers"] = Servers();
+  EXPECT_TRUE(AllFormatsRegistry().MakeSource("kafka", accepted).ok());
 }
 
 TEST(KafkaSourceTest, SecretsNeverAppearInMessages) {

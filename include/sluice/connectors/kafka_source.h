@@ -27,8 +27,14 @@
 // loss) assigns its partitions afresh. A batch that reads every partition to its end unassigns
 // them, so an idle query does not poll the brokers.
 //
-// Errors: INVALID_OPTIONS for bad configuration (before anything connects), KAFKA_REQUEST_FAILED
-// when the cluster cannot be reached or answers with an error, KAFKA_DATA_LOSS when offsets to
+// Authentication: SASL PLAIN and SCRAM with `user` and `password`, OAUTHBEARER with tokens the
+// source fetches from an OIDC token endpoint (client credentials grant) on librdkafka's background
+// thread and refreshes before they expire, TLS and mutual TLS from PEM files or a PKCS#12 keystore.
+//
+// Errors: INVALID_OPTIONS for bad configuration (before anything connects), KAFKA_AUTHENTICATION_FAILED
+// as soon as the client fails to authenticate (SASL, TLS, no OAUTHBEARER token), KAFKA_REQUEST_FAILED
+// when the cluster cannot be reached within `request_timeout` (reconnections, a restarting broker's
+// unknown partitions and leaders are waited through) or answers with an error, KAFKA_DATA_LOSS when offsets to
 // read have vanished (retention, a recreated topic) and `fail_on_data_loss` is true; when false,
 // the source warns in the log and skips ahead. Not thread-safe (the engine calls it from the
 // query's thread).

@@ -61,6 +61,7 @@ inline constexpr std::string_view kCdfHistoryNameTaken = "CDF_HISTORY_NAME_TAKEN
 inline constexpr std::string_view kCdfAlreadyExists = "CDF_ALREADY_EXISTS";
 inline constexpr std::string_view kCdfNotFound = "CDF_NOT_FOUND";
 // Kafka
+inline constexpr std::string_view kKafkaAuthenticationFailed = "KAFKA_AUTHENTICATION_FAILED";
 inline constexpr std::string_view kKafkaDataLoss = "KAFKA_DATA_LOSS";
 inline constexpr std::string_view kKafkaRequestFailed = "KAFKA_REQUEST_FAILED";
 // Formats (decoding Kafka keys and values)
