@@ -467,11 +467,21 @@ Result<BoundPtr> Binder::BindArithmetic(const Node& n, Op op) {
     result = DataType::Long();
   } else if ((da || db) && !floating) {
     // Decimal arithmetic keeps each operand's own decimal type; the kernel computes exactly and
-    // rounds into the result type (Spark's DecimalPrecision).
-    for (BoundPtr& x : args) {
-      if (x->type->id() != TypeId::kDecimal) {
-        SLUICE_ASSIGN_OR_RETURN(x, CastTo(x, DecimalForIntegral(*x->type)));
+    // rounds into the result type (Spark's DecimalPrecision). An integral literal becomes the
+    // narrowest decimal that holds its value, as Spark's literalPickMinimumPrecision does
+    // (`price * 3` is decimal(p+2, s), not decimal(p+11, s)).
+    for (size_t i = 0; i < args.size(); ++i) {
+      BoundPtr& x = args[i];
+      if (x->type->id() == TypeId::kDecimal) continue;
+      TypePtr decimal = DecimalForIntegral(*x->type);
+      if (n.args[i]->kind == NodeKind::kLiteral && !n.args[i]->literal.is_null) {
+        const int64_t value = n.args[i]->literal.integer;
+        uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+        int digits = 1;
+        while (magnitude >= 10) magnitude /= 10, ++digits;
+        SLUICE_ASSIGN_OR_RETURN(decimal, DataType::Decimal(digits, 0));
       }
+      SLUICE_ASSIGN_OR_RETURN(x, CastTo(x, decimal));
     }
     int p1 = args[0]->type->precision(), s1 = args[0]->type->scale();
     int p2 = args[1]->type->precision(), s2 = args[1]->type->scale();

@@ -33,9 +33,9 @@ TEST(BinderTest, ResultTypesFollowSpark) {
       {"i / 2", "double"}, {"i div 2", "bigint"}, {"i % 2", "int"}, {"l % i", "bigint"}, {"-i", "int"},
       {"s + 1", "double"}, {"d + dec", "double"},
       // decimal precision and scale (Spark's DecimalPrecision)
-      {"i + dec", "decimal(13,2)"}, {"dec - 1", "decimal(13,2)"}, {"dec * dec", "decimal(21,4)"},
-      {"dec * 1.5", "decimal(13,3)"}, {"dec / dec", "decimal(23,13)"}, {"dec / 3", "decimal(21,13)"},
-      {"dec % 1", "decimal(10,2)"}, {"dec div 2", "bigint"},
+      {"i + dec", "decimal(13,2)"}, {"dec - 1", "decimal(11,2)"}, {"dec * dec", "decimal(21,4)"},
+      {"dec * 1.5", "decimal(13,3)"}, {"dec / dec", "decimal(23,13)"}, {"dec / 3", "decimal(14,6)"},
+      {"dec % 1", "decimal(3,2)"}, {"dec div 2", "bigint"},
       {"CAST(i AS decimal(38,10)) * CAST(i AS decimal(38,10))", "decimal(38,6)"},
       {"CAST(i AS decimal(38,0)) + CAST(i AS decimal(38,0))", "decimal(38,0)"},
       // dates and intervals

@@ -526,6 +526,9 @@ class Parser {
     SLUICE_RETURN_IF_ERROR(CheckDepth());
     if (IsSymbol(Peek(), "-") || IsSymbol(Peek(), "+")) {
       Token op = Next();
+      // As in Spark's grammar (`number: MINUS? INTEGER_VALUE | ...`), a minus before a numeric
+      // literal belongs to the literal: -2147483648 is an int and -128Y a tinyint, in range.
+      if (op.text == "-" && Peek().kind == TokenKind::kNumber) return ParsePostfixOf(ParseNumber(Next(), true));
       SLUICE_ASSIGN_OR_RETURN(NodePtr operand, ParseUnary());
       if (op.text == "+") return operand;
       return Call("negative", {operand}, op);
@@ -533,8 +536,10 @@ class Parser {
     return ParsePostfix();
   }
 
-  Result<NodePtr> ParsePostfix() {
-    SLUICE_ASSIGN_OR_RETURN(NodePtr node, ParsePrimary());
+  Result<NodePtr> ParsePostfix() { return ParsePostfixOf(ParsePrimary()); }
+
+  Result<NodePtr> ParsePostfixOf(Result<NodePtr> primary) {
+    SLUICE_ASSIGN_OR_RETURN(NodePtr node, std::move(primary));
     while (true) {
       if (IsSymbol(Peek(), ".")) {
         Next();
@@ -581,7 +586,7 @@ class Parser {
     const Token& t = Peek();
     switch (t.kind) {
       case TokenKind::kEnd: return Unexpected("an expression");
-      case TokenKind::kNumber: return ParseNumber(Next());
+      case TokenKind::kNumber: return ParseNumber(Next(), false);
       case TokenKind::kString: {
         Token first = Next();
         std::string text = first.text;
@@ -642,7 +647,7 @@ class Parser {
     return Sealed(std::move(n));
   }
 
-  Result<NodePtr> ParseNumber(const Token& t) {
+  Result<NodePtr> ParseNumber(const Token& t, bool negative) {
     std::string text = t.text;
     std::string suffix;
     if (text.size() >= 2 && EqualsIgnoreCase(text.substr(text.size() - 2), "bd")) {
@@ -663,6 +668,7 @@ class Parser {
       double d = 0;
       auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
       if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(d)) return out_of_range("double");
+      if (negative) d = -d;
       if (suffix == "f") {
         v.type = DataType::Float();
         if (std::fabs(d) > 3.4028234663852886e38) return out_of_range("float");
@@ -673,7 +679,7 @@ class Parser {
       return Sealed(std::move(n));
     }
     if (has_point || has_exponent || suffix == "bd") {
-      return DecimalLiteral(n, text, t);
+      return DecimalLiteral(n, text, t, negative);
     }
     // Integral.
     // The largest decimal(38,0), 10^38 - 1; checked before each step, so the sum never overflows.
@@ -687,27 +693,29 @@ class Parser {
       if (value > (kMaxDecimal - (c - '0')) / 10) return out_of_range("decimal(38,0)");
       value = value * 10 + (c - '0');
     }
+    // A negative literal reaches one further: -128Y is a tinyint.
+    const int128_t extra = negative ? 1 : 0;
     if (suffix == "l") {
-      if (value > INT64_MAX) return out_of_range("bigint");
+      if (value > INT64_MAX + extra) return out_of_range("bigint");
       v.type = DataType::Long();
     } else if (suffix == "s") {
-      if (value > INT16_MAX) return out_of_range("smallint");
+      if (value > INT16_MAX + extra) return out_of_range("smallint");
       v.type = DataType::Short();
     } else if (suffix == "y") {
-      if (value > INT8_MAX) return out_of_range("tinyint");
+      if (value > INT8_MAX + extra) return out_of_range("tinyint");
       v.type = DataType::Byte();
-    } else if (value <= INT32_MAX) {
+    } else if (value <= INT32_MAX + extra) {
       v.type = DataType::Integer();
-    } else if (value <= INT64_MAX) {
+    } else if (value <= INT64_MAX + extra) {
       v.type = DataType::Long();
     } else {
-      return DecimalLiteral(n, text, t);
+      return DecimalLiteral(n, text, t, negative);
     }
-    v.integer = static_cast<int64_t>(value);
+    v.integer = static_cast<int64_t>(negative ? -value : value);
     return Sealed(std::move(n));
   }
 
-  Result<NodePtr> DecimalLiteral(std::shared_ptr<Node> n, const std::string& text, const Token& t) {
+  Result<NodePtr> DecimalLiteral(std::shared_ptr<Node> n, const std::string& text, const Token& t, bool negative) {
     std::string mantissa = text;
     int exponent = 0;
     size_t e = text.find_first_of("eE");
@@ -744,7 +752,7 @@ class Parser {
     int128_t value = 0;
     for (char c : significant) value = value * 10 + (c - '0');
     SLUICE_ASSIGN_OR_RETURN(n->literal.type, DataType::Decimal(precision, scale));
-    n->literal.decimal = value;
+    n->literal.decimal = negative ? -value : value;
     return Sealed(std::move(n));
   }
 

@@ -109,7 +109,7 @@ TEST(ParserTest, PrintsEveryLiteralForm) {
       {"INTERVAL '2' DAYS 30 MINUTES", "INTERVAL 174600000000 MICROSECONDS"},
       {"INTERVAL 1 YEAR 2 MONTHS", "INTERVAL 14 MONTHS"},
       {"X'0aFF'", "X'0AFF'"},
-      {"-5", "(- 5)"},
+      {"-5", "(-5)"},
   };
   for (const PrintCase& c : cases) EXPECT_EQ(Sql(c.input), c.printed) << c.input;
 }

@@ -1,0 +1,64 @@
+-- Arithmetic operators: result types, overflow (non-ANSI wraps), division, decimals.
+1 + 1
+1 + 2L
+1Y + 1Y
+127Y + 1Y
+32767S + 1S
+2147483647 + 1
+9223372036854775807L + 1L
+-2147483648 - 1
+5 - 7
+3 * 4
+2147483647 * 2
+1.5 + 1
+1.5D + 1
+1.5F + 1
+7 / 2
+7 / 0
+0 / 0
+-7 / 2
+7.0 / 2
+7 div 2
+-7 div 2
+7 div 0
+7 % 3
+-7 % 3
+7 % -3
+7 % 0
+7.5 % 2
+-0.0D
+0.0D * -1
+1e308 * 10
+cast(1 as double) / 0
+-cast(1 as double) / 0
+cast(0 as double) / 0
+-(5)
+-(-2147483648)
+- 2147483648
+1.10 + 2.205
+1.5 * 1.5
+cast(1.5 as decimal(10,2)) * 3
+cast(1 as decimal(38,0)) + 1
+cast(99999999999999999999999999999999999999 as decimal(38,0)) + 1
+cast(1 as decimal(10,2)) / 3
+cast(10 as decimal(5,1)) / cast(4 as decimal(3,2))
+123456789.123456789 * 987654321.987654321
+0.1 + 0.2
+0.1D + 0.2D
+abs(-5)
+abs(-2147483648)
+abs(-1.5)
+abs(-0.0D)
+negative(3)
+mod(7, 3)
+mod(-7, 3)
+mod(7.5, 2)
+pow(2, 10)
+power(2, -1)
+pow(-8, 1.0/3)
+sqrt(16)
+sqrt(-1)
+sqrt(2)
+1 + null
+null * 2
+null / 0

@@ -1,0 +1,292 @@
+// Differential conformance against a real Spark: every expression of src/expr/conformance/*.sql
+// is evaluated by sluice and by Spark (tests/tools/spark_oracle.py, pyspark from the package
+// index, local[1]), and the two outcomes must agree: the same result type and value, or both an
+// error. Expressions read no columns (`SELECT <expr>`), so Spark's answer is the whole truth.
+//
+// The files are test data: one expression per line, `--` starts a comment, the file name is the
+// function family the agreement figure is printed for. A difference sluice keeps on purpose is
+// listed in src/expr/conformance/known_differences.txt with its reason (and docs/sql-expressions.md
+// says so); the test fails for any other difference, and for a listed one that no longer differs.
+//
+// Non-ANSI semantics (spark.sql.ansi.enabled=false), which is sluice's.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "sluice/core/compute.h"
+#include "sluice/core/record_batch.h"
+#include "sluice/expr/expression.h"
+
+namespace sluice::expr {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kConformance = SLUICE_SOURCE_DIR "/src/expr/conformance";
+
+struct Case {
+  std::string family;
+  std::string expression;
+};
+
+std::vector<Case> LoadCases() {
+  std::vector<Case> cases;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(kConformance)) {
+    if (entry.path().extension() == ".sql") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) {
+      if (size_t comment = line.find("-- "); comment == 0 || line == "--") continue;
+      line.erase(0, line.find_first_not_of(" \t"));
+      line.erase(line.find_last_not_of(" \t\r") + 1);
+      if (line.empty() || line.starts_with("--")) continue;
+      cases.push_back({file.stem().string(), line});
+    }
+  }
+  return cases;
+}
+
+// expression -> reason
+std::map<std::string, std::string> KnownDifferences() {
+  std::map<std::string, std::string> known;
+  std::ifstream in(kConformance + "/known_differences.txt");
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line.starts_with("#")) continue;
+    size_t tab = line.find('\t');
+    known[line.substr(0, tab)] = tab == std::string::npos ? "" : line.substr(tab + 1);
+  }
+  return known;
+}
+
+std::string JsonString(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          out += fmt::format("\\u{:04x}", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string Double(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
+}
+
+// The canonical text of tests/tools/spark_oracle.py.
+std::string Render(const Column& column, int64_t row) {
+  if (column.IsNull(row)) return "null";
+  const DataType& type = *column.type;
+  switch (type.id()) {
+    case TypeId::kBoolean: return column.Value<uint8_t>(row) ? "true" : "false";
+    case TypeId::kByte: return std::to_string(column.Value<int8_t>(row));
+    case TypeId::kShort: return std::to_string(column.Value<int16_t>(row));
+    case TypeId::kInteger: return std::to_string(column.Value<int32_t>(row));
+    case TypeId::kLong: return std::to_string(column.Value<int64_t>(row));
+    case TypeId::kFloat: return Double(column.Value<float>(row));
+    case TypeId::kDouble: return Double(column.Value<double>(row));
+    case TypeId::kDecimal: return DecimalText(column.Value<int128_t>(row), type.scale());
+    case TypeId::kString: return JsonString(column.View(row));
+    case TypeId::kBinary: {
+      std::string hex = "x'";
+      for (unsigned char c : column.View(row)) hex += fmt::format("{:02x}", c);
+      return hex + "'";
+    }
+    case TypeId::kArray: {
+      std::string out = "[";
+      for (int64_t i = column.offsets[row]; i < column.offsets[row + 1]; ++i) {
+        if (i > column.offsets[row]) out += ", ";
+        out += Render(*column.children[0], i);
+      }
+      return out + "]";
+    }
+    case TypeId::kMap: {
+      std::string out = "{";
+      for (int64_t i = column.offsets[row]; i < column.offsets[row + 1]; ++i) {
+        if (i > column.offsets[row]) out += ", ";
+        out += Render(*column.children[0], i) + " -> " + Render(*column.children[1], i);
+      }
+      return out + "}";
+    }
+    case TypeId::kStruct: {
+      std::string out = "{";
+      for (size_t f = 0; f < column.children.size(); ++f) {
+        if (f > 0) out += ", ";
+        out += type.fields()[f].name + ": " + Render(*column.children[f], row);
+      }
+      return out + "}";
+    }
+    default: return "<unrendered " + type.ToString() + ">";
+  }
+}
+
+bool HasDatetime(const DataType& type) {
+  switch (type.id()) {
+    case TypeId::kDate:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz: return true;
+    default: break;
+  }
+  for (const Field& field : type.id() == TypeId::kStruct ? type.fields() : std::vector<Field>{}) {
+    if (HasDatetime(*field.type)) return true;
+  }
+  if (type.id() == TypeId::kArray) return HasDatetime(*type.element_type());
+  if (type.id() == TypeId::kMap) return HasDatetime(*type.key_type()) || HasDatetime(*type.value_type());
+  return false;
+}
+
+struct Outcome {
+  std::string type;   // empty when it failed
+  std::string value;  // the canonical text
+  std::string error;  // the error class, when it failed
+  bool failed() const { return !error.empty(); }
+};
+
+Result<ColumnPtr> EvaluateOnOneRow(const std::string& sql, TypePtr* type) {
+  static const TypePtr empty = *DataType::Struct({});
+  SLUICE_ASSIGN_OR_RETURN(Expression parsed, Expression::Parse(sql));
+  SLUICE_ASSIGN_OR_RETURN(BoundExpression bound, Bind(parsed, empty));
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr row, RecordBatch::Make(empty, {}, 1));
+  *type = bound.result_type();
+  return bound.Evaluate(*row);
+}
+
+Outcome Sluice(const std::string& expression) {
+  TypePtr type;
+  Result<ColumnPtr> value = EvaluateOnOneRow(expression, &type);
+  if (!value.ok()) return {"", "", std::string(value.status().error_class())};
+  Outcome outcome{type->ToString(), "", ""};
+  if (HasDatetime(*type)) {
+    if (type->id() != TypeId::kDate && type->id() != TypeId::kTimestamp && type->id() != TypeId::kTimestampNtz) {
+      return {outcome.type, "", "NESTED_DATETIME_NOT_COMPARED"};
+    }
+    TypePtr text_type;
+    Result<ColumnPtr> text = EvaluateOnOneRow("CAST((" + expression + ") AS STRING)", &text_type);
+    if (!text.ok()) return {outcome.type, "", std::string(text.status().error_class())};
+    outcome.value = Render(**text, 0);
+    return outcome;
+  }
+  outcome.value = Render(**value, 0);
+  return outcome;
+}
+
+// Runs the oracle on every expression at once (one Spark session).
+std::vector<Outcome> Spark(const std::vector<Case>& cases, bool ansi) {
+  const std::string dir = fs::temp_directory_path() / fmt::format("sluice-conformance-{}", getpid());
+  fs::create_directories(dir);
+  {
+    std::ofstream input(dir + "/expressions.json");
+    input << "[";
+    for (size_t i = 0; i < cases.size(); ++i) input << (i ? "," : "") << JsonString(cases[i].expression);
+    input << "]";
+  }
+  const std::string python = SLUICE_SOURCE_DIR "/tests/tools/venv/bin/python";
+  const std::string command =
+      fmt::format("'{}' '{}/tests/tools/spark_oracle.py' {} < '{}/expressions.json' > '{}/results.json' 2> '{}/spark.log'",
+                  python, SLUICE_SOURCE_DIR, ansi ? "true" : "false", dir, dir, dir);
+  const int status = std::system(command.c_str());
+  std::ifstream log_file(dir + "/spark.log");
+  std::stringstream log;
+  log << log_file.rdbuf();
+  EXPECT_EQ(status, 0) << "the Spark oracle failed (run scripts/install-test-tools.sh):\n" << log.str();
+  std::vector<Outcome> outcomes;
+  simdjson::dom::parser parser;
+  simdjson::dom::array results;
+  if (status != 0 || parser.load(dir + "/results.json").get(results) != simdjson::SUCCESS) {
+    ADD_FAILURE() << "no results from the Spark oracle";
+    return outcomes;
+  }
+  for (simdjson::dom::element result : results) {
+    Outcome outcome;
+    std::string_view text;
+    if (result["error"].get(text) == simdjson::SUCCESS) outcome.error = text;
+    if (result["type"].get(text) == simdjson::SUCCESS) outcome.type = text;
+    if (result["value"].get(text) == simdjson::SUCCESS) outcome.value = text;
+    outcomes.push_back(outcome);
+  }
+  fs::remove_all(dir);
+  return outcomes;
+}
+
+bool Agree(const Outcome& sluice, const Outcome& spark) {
+  if (sluice.failed() || spark.failed()) return sluice.failed() && spark.failed();
+  return sluice.type == spark.type && sluice.value == spark.value;
+}
+
+std::string Describe(const Outcome& outcome) {
+  return outcome.failed() ? "error " + outcome.error : outcome.type + " " + outcome.value;
+}
+
+TEST(SparkConformanceTest, EveryExpressionMeansWhatItMeansInSpark) {
+  const std::vector<Case> cases = LoadCases();
+  ASSERT_GT(cases.size(), 100u);
+  const std::map<std::string, std::string> known = KnownDifferences();
+  const std::vector<Outcome> spark = Spark(cases, /*ansi=*/false);
+  ASSERT_EQ(spark.size(), cases.size());
+
+  std::map<std::string, std::pair<int, int>> by_family;  // agreeing, all
+  std::set<std::string> still_different;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const Outcome ours = Sluice(c.expression);
+    const bool agree = Agree(ours, spark[i]);
+    auto& [agreeing, all] = by_family[c.family];
+    ++all;
+    if (agree) ++agreeing;
+    auto listed = known.find(c.expression);
+    if (listed != known.end()) {
+      still_different.insert(c.expression);
+      EXPECT_FALSE(agree) << c.family << ": `" << c.expression
+                          << "` now agrees with Spark: remove it from known_differences.txt";
+      continue;
+    }
+    EXPECT_TRUE(agree) << c.family << ": `" << c.expression << "`\n  sluice: " << Describe(ours)
+                       << "\n  Spark:  " << Describe(spark[i]);
+  }
+  for (const auto& [expression, reason] : known) {
+    EXPECT_TRUE(still_different.count(expression)) << "known_differences.txt lists `" << expression
+                                                    << "`, which no case file has";
+  }
+  int agreeing_total = 0, total = 0;
+  std::string table = "agreement with Spark (non-ANSI), by function family:\n";
+  for (const auto& [family, counts] : by_family) {
+    table += fmt::format("  {:<12} {:>4}/{:<4} {:6.2f}%\n", family, counts.first, counts.second,
+                         100.0 * counts.first / counts.second);
+    agreeing_total += counts.first;
+    total += counts.second;
+  }
+  table += fmt::format("  {:<12} {:>4}/{:<4} {:6.2f}%\n", "all", agreeing_total, total, 100.0 * agreeing_total / total);
+  std::printf("%s", table.c_str());
+}
+
+}  // namespace
+}  // namespace sluice::expr
