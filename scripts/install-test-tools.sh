@@ -2,7 +2,8 @@
 # Installs the independent peers the integration tests run beside sluice: DuckDB, from the npm
 # registry as @duckdb/node-api, into tests/tools/node_modules at the versions pinned by
 # tests/tools/package-lock.json; pyarrow, from the Python package index, into the virtual
-# environment tests/tools/venv at the versions pinned by tests/tools/requirements.txt; and an Apache
+# environment tests/tools/venv at the versions pinned by tests/tools/requirements.txt (pyarrow and
+# pyspark); and an Apache
 # Kafka broker, from the Maven registry, into tests/tools/kafka/libs/<version> at the versions listed
 # in tests/tools/kafka/versions (Java and Maven come from scripts/install-deps.sh). Quick and silent
 # when they are already installed.
@@ -21,14 +22,15 @@ if [[ ! -d "$tools/node_modules/@duckdb/node-api" ]] ||
   (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-# The pinned packages are installed when pip has nothing left to do for the requirements.
+# The pinned packages are installed when the requirements the venv was last installed from are
+# these (a copy is kept beside it) and pyarrow loads.
 venv="$tools/venv"
 if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import pyarrow" 2>/dev/null ||
-   [[ "$("$venv/bin/python" -c 'import pyarrow; print(pyarrow.__version__)')" != \
-      "$(sed -n 's/^pyarrow==//p' "$tools/requirements.txt")" ]]; then
-  echo "== installing pyarrow in $venv"
+   ! cmp -s "$tools/requirements.txt" "$venv/installed-requirements.txt"; then
+  echo "== installing pyarrow and pyspark in $venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$tools/requirements.txt"
+  cp "$tools/requirements.txt" "$venv/installed-requirements.txt"
 fi
 
 # Each broker version is installed when its Kafka jar is in its folder.

@@ -967,7 +967,11 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(make(Op::kGetJsonObject, DataType::String(), true));
   }
   if (f == "size") {
-    if (args[0]->type == nullptr || (args[0]->type->id() != TypeId::kArray && args[0]->type->id() != TypeId::kMap)) {
+    // An untyped NULL is a null array: size -1, as in Spark.
+    if (args[0]->type == nullptr) {
+      SLUICE_ASSIGN_OR_RETURN(args[0], CastTo(args[0], DataType::Array(DataType::String())));
+    }
+    if (args[0]->type->id() != TypeId::kArray && args[0]->type->id() != TypeId::kMap) {
       return Mismatch(n, fmt::format("size needs an array or a map, got {}", type_of(0)));
     }
     return Finish(make(Op::kSize, DataType::Integer(), false));

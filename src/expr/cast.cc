@@ -55,14 +55,16 @@ std::optional<int64_t> ParseLong(std::string_view text) {
 
 std::optional<double> ParseDouble(std::string_view text) {
   std::string_view s = TrimSpace(text);
-  if (!s.empty() && (s.back() == 'd' || s.back() == 'D' || s.back() == 'f' || s.back() == 'F')) s.remove_suffix(1);
   if (s.empty()) return std::nullopt;
+  // The special values first: "inf" ends in an f that is not a float suffix.
   std::string_view unsigned_part = (s[0] == '-' || s[0] == '+') ? s.substr(1) : s;
   bool negative = s[0] == '-';
   if (EqualsIgnoreCase(unsigned_part, "infinity") || EqualsIgnoreCase(unsigned_part, "inf")) {
     return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   }
   if (EqualsIgnoreCase(unsigned_part, "nan")) return std::numeric_limits<double>::quiet_NaN();
+  if (s.back() == 'd' || s.back() == 'D' || s.back() == 'f' || s.back() == 'F') s.remove_suffix(1);
+  if (s.empty()) return std::nullopt;
   if (s[0] == '+') s.remove_prefix(1);
   double value = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
@@ -258,6 +260,14 @@ ColumnPtr CastToString(const Column& from, const TypePtr& to) {
       writer.AppendNull();
       continue;
     }
+    if (to->id() == TypeId::kBinary && from.type->is_integral()) {
+      const int width = from.type->byte_width();
+      const uint64_t value = static_cast<uint64_t>(AsInteger(from, i));
+      char bytes[8];
+      for (int b = 0; b < width; ++b) bytes[b] = static_cast<char>(value >> (8 * (width - 1 - b)));
+      writer.Append(std::string_view(bytes, static_cast<size_t>(width)));
+      continue;
+    }
     switch (id) {
       case TypeId::kString: writer.Append(from.View(i)); break;
       case TypeId::kBinary: {
@@ -306,6 +316,8 @@ ColumnPtr CastNested(const Column& from, const TypePtr& to) {
 
 }  // namespace
 
+std::string JavaDoubleString(double value) { return JavaFloatingString(value); }
+
 bool CanCast(const DataType& from, const DataType& to) {
   if (from.Equals(to)) return true;
   TypeId f = from.id(), t = to.id();
@@ -323,7 +335,8 @@ bool CanCast(const DataType& from, const DataType& to) {
   }
   bool from_numeric = from.is_numeric() || f == TypeId::kBoolean;
   if (t == TypeId::kString) return true;
-  if (t == TypeId::kBinary) return f == TypeId::kString;
+  // Spark casts integral values to binary as their big-endian bytes.
+  if (t == TypeId::kBinary) return f == TypeId::kString || from.is_integral();
   if (f == TypeId::kString) return true;
   if (f == TypeId::kBinary) return false;
   if (to.is_numeric() || t == TypeId::kBoolean) {

@@ -31,8 +31,12 @@ std::optional<int64_t> ReadNumber(std::string_view s, size_t* pos, int min_digit
 
 // The date part of a date or timestamp; leaves `pos` after it.
 std::optional<int64_t> ReadDatePart(std::string_view s, size_t* pos) {
+  // Spark reads an optional sign before the year ("+2024-02-29", "-0044-03-15").
+  bool negative = false;
+  if (*pos < s.size() && (s[*pos] == '+' || s[*pos] == '-')) negative = s[(*pos)++] == '-';
   auto year = ReadNumber(s, pos, 4, 7);
   if (!year) return std::nullopt;
+  if (negative) *year = -*year;
   int64_t month = 1, day = 1;
   if (*pos < s.size() && s[*pos] == '-') {
     ++*pos;
@@ -53,6 +57,10 @@ std::optional<int64_t> ReadDatePart(std::string_view s, size_t* pos) {
 const char* const kMonthNames[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 const char* const kDayNames[] = {"Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"};  // day 0 = Thursday
+const char* const kFullMonthNames[] = {"January", "February", "March",     "April",   "May",      "June",
+                                       "July",    "August",   "September", "October", "November", "December"};
+const char* const kFullDayNames[] = {"Thursday", "Friday",  "Saturday", "Sunday",
+                                     "Monday",   "Tuesday", "Wednesday"};
 
 void AppendPadded(std::string* out, int64_t value, int width) {
   char buf[32];
@@ -145,7 +153,10 @@ std::optional<int64_t> ParseTimestamp(std::string_view text) {
 std::string FormatDate(int32_t days) {
   CivilDate c = CivilFromDays(days);
   std::string out;
-  AppendPadded(&out, c.year, 4);
+  // As Spark prints them: years beyond 9999 with a plus, years before 1 with a minus.
+  if (c.year > 9999) out += '+';
+  if (c.year < 0) out += '-';
+  AppendPadded(&out, c.year < 0 ? -static_cast<int64_t>(c.year) : c.year, 4);
   out += '-';
   AppendPadded(&out, c.month, 2);
   out += '-';
@@ -206,10 +217,17 @@ std::optional<std::string> FormatWithPattern(int64_t micros, std::string_view pa
         else AppendPadded(&out, c.year, width);
         break;
       case 'M':
-        if (n >= 3) out += kMonthNames[c.month - 1];
+        // Spark: MMM the short name, MMMM the full one; five or more letters are refused.
+        if (n >= 5) return std::nullopt;
+        if (n == 4) out += kFullMonthNames[c.month - 1];
+        else if (n == 3) out += kMonthNames[c.month - 1];
         else AppendPadded(&out, c.month, width);
         break;
       case 'd': AppendPadded(&out, c.day, width); break;
+      case 'D':
+        if (n > 3) return std::nullopt;
+        AppendPadded(&out, days - DaysFromCivil(c.year, 1, 1) + 1, width);
+        break;
       case 'H': AppendPadded(&out, hour, width); break;
       case 'h': AppendPadded(&out, hour % 12 == 0 ? 12 : hour % 12, width); break;
       case 'm': AppendPadded(&out, minute, width); break;
@@ -222,7 +240,10 @@ std::optional<std::string> FormatWithPattern(int64_t micros, std::string_view pa
         break;
       }
       case 'a': out += hour < 12 ? "AM" : "PM"; break;
-      case 'E': out += kDayNames[((days % 7) + 7) % 7]; break;
+      case 'E':
+        if (n >= 5) return std::nullopt;
+        out += (n == 4 ? kFullDayNames : kDayNames)[((days % 7) + 7) % 7];
+        break;
       default: return std::nullopt;
     }
     i += n;

@@ -276,7 +276,7 @@ TEST(EvalTest, NestedValues) {
                  R"({"event_type":"transaction","amount":9.99,"user":{"email":"d@x.io"}})"}},
       {"get_json_object(js, '$.a.b[1]')", {"20", "null", "null", "null"}},
       {"get_json_object(js, '$.s')", {"x", "null", "null", "null"}},
-      {"get_json_object(js, '$.a')", {R"({"b": [10, 20]})", "1", "null", "null"}},
+      {"get_json_object(js, '$.a')", {R"({"b":[10,20]})", "1", "null", "null"}},
       {"get_json_object(js, '$[''s'']')", {"x", "null", "null", "null"}},
       {"get_json_object(js, 'a')", {"null", "null", "null", "null"}},
       {"get_json_object('[1, {\"k\": true}]', '$[1].k')", {"true", "true", "true", "true"}},

@@ -126,4 +126,7 @@ auto DispatchFixed(TypeId id, F&& f) {
   }
 }
 
+// Java's Double.toString of `value` ("1.5", "100.0", "1.0E10", "NaN"), as Spark prints doubles.
+std::string JavaDoubleString(double value);
+
 }  // namespace sluice::expr

@@ -52,34 +52,115 @@ std::optional<std::vector<PathStep>> ParseJsonPath(std::string_view path) {
 
 // Extracts one path from one JSON text; false when the path is missing, the value is null or
 // the text is not JSON.
+// A JSON string as Jackson writes it: quotes, backslashes and control characters escaped.
+void AppendJsonString(std::string_view text, std::string* out) {
+  *out += '"';
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': *out += "\\\""; break;
+      case '\\': *out += "\\\\"; break;
+      case '\n': *out += "\\n"; break;
+      case '\t': *out += "\\t"; break;
+      case '\r': *out += "\\r"; break;
+      case '\b': *out += "\\b"; break;
+      case '\f': *out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof(escaped), "\\u%04X", c);
+          *out += escaped;
+        } else {
+          *out += static_cast<char>(c);
+        }
+    }
+  }
+  *out += '"';
+}
+
+// `value` written again as Spark's get_json_object writes a JSON value it returns (Jackson's
+// copyCurrentStructure): no whitespace, integers as written, other numbers as the double they
+// parse to in Java's Double.toString form ("1.50" is 1.5, "1e10" is 1.0E10). False when the text
+// is not valid JSON.
+bool AppendCompactJson(simdjson::ondemand::value value, std::string* out) {
+  simdjson::ondemand::json_type type;
+  if (value.type().get(type) != simdjson::SUCCESS) return false;
+  switch (type) {
+    case simdjson::ondemand::json_type::object: {
+      simdjson::ondemand::object object;
+      if (value.get_object().get(object) != simdjson::SUCCESS) return false;
+      *out += '{';
+      bool first = true;
+      for (auto field : object) {
+        std::string_view key;
+        simdjson::ondemand::value member;
+        if (field.unescaped_key().get(key) != simdjson::SUCCESS || field.value().get(member) != simdjson::SUCCESS) {
+          return false;
+        }
+        if (!first) *out += ',';
+        first = false;
+        AppendJsonString(key, out);
+        *out += ':';
+        if (!AppendCompactJson(member, out)) return false;
+      }
+      *out += '}';
+      return true;
+    }
+    case simdjson::ondemand::json_type::array: {
+      simdjson::ondemand::array array;
+      if (value.get_array().get(array) != simdjson::SUCCESS) return false;
+      *out += '[';
+      bool first = true;
+      for (auto element : array) {
+        simdjson::ondemand::value item;
+        if (element.get(item) != simdjson::SUCCESS) return false;
+        if (!first) *out += ',';
+        first = false;
+        if (!AppendCompactJson(item, out)) return false;
+      }
+      *out += ']';
+      return true;
+    }
+    case simdjson::ondemand::json_type::string: {
+      std::string_view text;
+      if (value.get_string().get(text) != simdjson::SUCCESS) return false;
+      AppendJsonString(text, out);
+      return true;
+    }
+    case simdjson::ondemand::json_type::number: {
+      simdjson::ondemand::number_type kind;
+      if (value.get_number_type().get(kind) != simdjson::SUCCESS) return false;
+      if (kind == simdjson::ondemand::number_type::floating_point_number) {
+        double number = 0;
+        if (value.get_double().get(number) != simdjson::SUCCESS) return false;
+        *out += JavaDoubleString(number);
+        return true;
+      }
+      std::string_view raw = value.raw_json_token();
+      while (!raw.empty() && std::isspace(static_cast<unsigned char>(raw.back()))) raw.remove_suffix(1);
+      out->append(raw);
+      return true;
+    }
+    case simdjson::ondemand::json_type::boolean: {
+      bool flag = false;
+      if (value.get_bool().get(flag) != simdjson::SUCCESS) return false;
+      *out += flag ? "true" : "false";
+      return true;
+    }
+    default: {
+      bool is_null = false;
+      if (value.is_null().get(is_null) != simdjson::SUCCESS || !is_null) return false;
+      *out += "null";
+      return true;
+    }
+  }
+}
+
 bool ExtractJson(simdjson::ondemand::parser& parser, std::string& buffer, std::string_view json,
                  const std::vector<PathStep>& steps, std::string* out) {
   buffer.assign(json);
   buffer.resize(json.size() + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::document doc;
   if (parser.iterate(buffer.data(), json.size(), buffer.size()).get(doc) != simdjson::SUCCESS) return false;
-  if (steps.empty()) {
-    std::string_view raw;
-    if (doc.raw_json_token().get(raw) != simdjson::SUCCESS) return false;
-    simdjson::ondemand::json_type type;
-    if (doc.type().get(type) != simdjson::SUCCESS || type == simdjson::ondemand::json_type::null) return false;
-    if (type == simdjson::ondemand::json_type::string) {
-      std::string_view s;
-      if (doc.get_string().get(s) != simdjson::SUCCESS) return false;
-      out->assign(s);
-      return true;
-    }
-    if (type == simdjson::ondemand::json_type::object || type == simdjson::ondemand::json_type::array) {
-      std::string_view all(json);
-      while (!all.empty() && std::isspace(static_cast<unsigned char>(all.back()))) all.remove_suffix(1);
-      while (!all.empty() && std::isspace(static_cast<unsigned char>(all.front()))) all.remove_prefix(1);
-      out->assign(all);
-      return true;
-    }
-    while (!raw.empty() && std::isspace(static_cast<unsigned char>(raw.back()))) raw.remove_suffix(1);
-    out->assign(raw);
-    return true;
-  }
   simdjson::ondemand::value current;
   if (doc.get_value().get(current) != simdjson::SUCCESS) return false;
   for (const PathStep& step : steps) {
@@ -112,19 +193,8 @@ bool ExtractJson(simdjson::ondemand::parser& parser, std::string& buffer, std::s
     out->assign(s);
     return true;
   }
-  std::string_view raw;
-  if (type == simdjson::ondemand::json_type::object) {
-    simdjson::ondemand::object object;
-    if (current.get_object().get(object) != simdjson::SUCCESS || object.raw_json().get(raw) != simdjson::SUCCESS) return false;
-  } else if (type == simdjson::ondemand::json_type::array) {
-    simdjson::ondemand::array array;
-    if (current.get_array().get(array) != simdjson::SUCCESS || array.raw_json().get(raw) != simdjson::SUCCESS) return false;
-  } else {
-    raw = current.raw_json_token();
-  }
-  while (!raw.empty() && std::isspace(static_cast<unsigned char>(raw.back()))) raw.remove_suffix(1);
-  out->assign(raw);
-  return true;
+  out->clear();
+  return AppendCompactJson(current, out);
 }
 
 Result<Datum> GetJsonObject(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
@@ -209,6 +279,11 @@ Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>
           continue;
         }
         int64_t p = position[i];
+        if (p == 0 && node.op == Op::kElementAt) {
+          return Status::Error(errors::kInvalidIndexOfZero,
+                               "The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has "
+                               "index 1)");
+        }
         int64_t n = end - begin;
         int64_t offset = node.op == Op::kSubscript ? p : (p > 0 ? p - 1 : (p < 0 ? n + p : -1));
         if (offset >= 0 && offset < n) indices[static_cast<size_t>(i)] = begin + offset;

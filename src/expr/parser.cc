@@ -182,6 +182,17 @@ class Lexer {
       if (c == '\\' && pos_ + 1 < src_.size()) {
         Advance();
         char e = src_[pos_];
+        // \ooo: three octal digits, the first 0 or 1, name the ASCII character of that code (Spark's
+        // unescapeSQLString); \110 is H.
+        auto octal = [&](size_t at, char high) {
+          return at < src_.size() && src_[at] >= '0' && src_[at] <= high;
+        };
+        if (octal(pos_, '1') && octal(pos_ + 1, '7') && octal(pos_ + 2, '7')) {
+          AppendUtf8(&text, static_cast<uint32_t>((e - '0') * 64 + (src_[pos_ + 1] - '0') * 8 + (src_[pos_ + 2] - '0')));
+          pos_ += 2;
+          Advance();
+          continue;
+        }
         switch (e) {
           case 'n': text += '\n'; break;
           case 't': text += '\t'; break;

@@ -20,6 +20,7 @@ inline constexpr std::string_view kParseSyntaxError = "PARSE_SYNTAX_ERROR";
 inline constexpr std::string_view kUnresolvedRoutine = "UNRESOLVED_ROUTINE";
 inline constexpr std::string_view kWrongNumArgs = "WRONG_NUM_ARGS";
 inline constexpr std::string_view kInvalidParameterValue = "INVALID_PARAMETER_VALUE";
+inline constexpr std::string_view kInvalidIndexOfZero = "INVALID_INDEX_OF_ZERO";
 // Options and configuration
 inline constexpr std::string_view kInvalidOptions = "INVALID_OPTIONS";
 inline constexpr std::string_view kUnresolvedSecret = "UNRESOLVED_SECRET";

@@ -62,3 +62,29 @@ sqrt(2)
 1 + null
 null * 2
 null / 0
+-- A minus before a literal belongs to it: boundary values are in range.
+-128Y
+-129Y
+-32768S
+-2147483648
+-2147483649
+-9223372036854775808L
+-9223372036854775808
+-9223372036854775809
+-1.5
+-0.0D
+-1e3
+- 5 * 2
+-(1)
+2 - -1
+-5 % 3
+-abs(-3)
+-128Y - 1Y
+-- Integral literals in decimal arithmetic take the narrowest decimal that holds them.
+cast(1.5 as decimal(4,2)) + 100
+cast(1.5 as decimal(4,2)) * 1000000000000
+cast(1.5 as decimal(4,2)) - -7
+cast(1.5 as decimal(4,2)) / 0
+cast(1.5 as decimal(4,2)) % 7
+cast(1.5 as decimal(4,2)) * cast(3 as int)
+cast(1.5 as decimal(4,2)) + 1L

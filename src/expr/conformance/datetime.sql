@@ -50,3 +50,9 @@ date'2024-02-29' + 1
 date'2024-02-29' - 1
 date'2024-03-01' - date'2024-02-29'
 timestamp'2024-02-29 00:00:00' < timestamp'2024-02-29 00:00:01'
+date_format(timestamp'2024-03-03 10:30:15', 'EEEE MMMM d')
+date_format(timestamp'2024-09-02 10:30:15', 'EEEE, MMMM')
+date_format(date'2024-12-31', 'DDD')
+date_format(date'2024-01-01', 'D')
+date_format(timestamp'2024-02-29 10:30:15', 'MMMMM')
+date_format(timestamp'2024-02-29 10:30:15', 'EEEEE')

@@ -22,3 +22,7 @@ array(array(1), array(2, 3))
 array(named_struct('k', 1))
 split('a,b', ',')[1]
 size(split('a,b,c', ','))
+element_at(array(1, 2, 3), -3)
+element_at(array(1, 2, 3), -4)
+element_at(cast(null as array<int>), 0)
+size(cast(null as array<int>))
