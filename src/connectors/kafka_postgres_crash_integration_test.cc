@@ -22,6 +22,7 @@
 #include "sluice/connectors/testing/postgres_fixture.h"
 #include "sluice/engine/streaming_query.h"
 #include "testing/child_process.h"
+#include "testing/kafka_broker.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::connectors {
@@ -236,6 +237,18 @@ TEST_F(KafkaPostgresCrashTest, KillNineThirtyTimesWritesEveryRecordExactlyOnceWi
 // though a read of several partitions interleaves them differently each time.
 TEST_F(KafkaPostgresCrashTest, KillNineThirtyTimesInRealTimeWritesEveryRecordExactlyOnceWithoutAKey) {
   pipeline_.real_time = true;
+  ExpectEveryRecordOnce(KillRepeatedlyWhileProducing(0));
+}
+
+// The same against a real Apache Kafka broker (testing/kafka_broker.h), which fetches, batches and
+// acknowledges as production brokers do.
+TEST_F(KafkaPostgresCrashTest, KillNineThirtyTimesAgainstARealBrokerWritesEveryRecordExactlyOnce) {
+  auto broker = sluice::testing::SharedKafkaBroker();
+  ASSERT_TRUE(broker.ok()) << broker.status().ToString();
+  auto topic = sluice::testing::CreateBrokerTopic(3);
+  ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+  pipeline_.bootstrap_servers = (*broker)->bootstrap_servers(sluice::testing::KafkaBroker::Listener::kPlaintext);
+  pipeline_.topic = *topic;
   ExpectEveryRecordOnce(KillRepeatedlyWhileProducing(0));
 }
 

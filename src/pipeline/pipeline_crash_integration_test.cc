@@ -18,6 +18,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -28,6 +29,7 @@
 #include "sluice/delta/snapshot.h"
 #include "sluice/pipeline/pipeline_runner.h"
 #include "testing/child_process.h"
+#include "testing/kafka_broker.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::pipeline {
@@ -160,13 +162,11 @@ flows:
   ASSERT_GT(copied.size(), 0u);
 }
 
-TEST(StreamCrashTest, IngestionTableHoldsTheTopicExactlyOnceAfterThirtyKills) {
+// Kills a stream of the 3-partition `topic` 30 times while records arrive, then checks that its
+// ingestion table holds every record exactly once.
+void IngestExactlyOnceThroughThirtyKills(const std::string& bootstrap, const std::optional<std::string>& topic) {
+  ASSERT_TRUE(topic.has_value());
   std::mt19937_64 random = SeededRandom();
-  auto kafka = connectors::testing::SharedKafka();
-  ASSERT_TRUE(kafka.ok()) << kafka.status().ToString();
-  const std::string bootstrap = (*kafka)->bootstrap_servers();
-  auto topic = connectors::testing::CreateTestTopic(3);
-  ASSERT_TRUE(topic.ok());
   testing::TempDir dir("sluice-stream-crash");
   const std::string pipeline = dir.Join("pipeline.yaml");
   {
@@ -231,6 +231,24 @@ TEST(StreamCrashTest, IngestionTableHoldsTheTopicExactlyOnceAfterThirtyKills) {
   ASSERT_EQ(static_cast<int64_t>(values.size()), produced.load()) << "records lost or duplicated";
   EXPECT_EQ(places.size(), values.size()) << "a Kafka offset ingested twice";
   for (int64_t i = 0; i < produced; ++i) ASSERT_EQ(values[static_cast<size_t>(i)], i) << "record " << i;
+}
+
+TEST(StreamCrashTest, IngestionTableHoldsTheTopicExactlyOnceAfterThirtyKills) {
+  auto kafka = connectors::testing::SharedKafka();
+  ASSERT_TRUE(kafka.ok()) << kafka.status().ToString();
+  auto topic = connectors::testing::CreateTestTopic(3);
+  ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+  IngestExactlyOnceThroughThirtyKills((*kafka)->bootstrap_servers(), *topic);
+}
+
+// The same against a real Apache Kafka broker (testing/kafka_broker.h).
+TEST(StreamCrashTest, AgainstARealBrokerTheIngestionTableHoldsTheTopicExactlyOnceAfterThirtyKills) {
+  auto broker = sluice::testing::SharedKafkaBroker();
+  ASSERT_TRUE(broker.ok()) << broker.status().ToString();
+  auto topic = sluice::testing::CreateBrokerTopic(3);
+  ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+  IngestExactlyOnceThroughThirtyKills((*broker)->bootstrap_servers(sluice::testing::KafkaBroker::Listener::kPlaintext),
+                                      *topic);
 }
 
 }  // namespace
