@@ -6,6 +6,7 @@
 
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/json_text.h"
 #include "expr/kernel_util.h"
 #include "expr/kernels.h"
 
@@ -52,31 +53,6 @@ std::optional<std::vector<PathStep>> ParseJsonPath(std::string_view path) {
 
 // Extracts one path from one JSON text; false when the path is missing, the value is null or
 // the text is not JSON.
-// A JSON string as Jackson writes it: quotes, backslashes and control characters escaped.
-void AppendJsonString(std::string_view text, std::string* out) {
-  *out += '"';
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': *out += "\\\""; break;
-      case '\\': *out += "\\\\"; break;
-      case '\n': *out += "\\n"; break;
-      case '\t': *out += "\\t"; break;
-      case '\r': *out += "\\r"; break;
-      case '\b': *out += "\\b"; break;
-      case '\f': *out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04X", c);
-          *out += escaped;
-        } else {
-          *out += static_cast<char>(c);
-        }
-    }
-  }
-  *out += '"';
-}
-
 // `value` written again as Spark's get_json_object writes a JSON value it returns (Jackson's
 // copyCurrentStructure): no whitespace, integers as written, other numbers as the double they
 // parse to in Java's Double.toString form ("1.50" is 1.5, "1e10" is 1.0E10). False when the text
@@ -98,7 +74,7 @@ bool AppendCompactJson(simdjson::ondemand::value value, std::string* out) {
         }
         if (!first) *out += ',';
         first = false;
-        AppendJsonString(key, out);
+        AppendJsonString(out, key);
         *out += ':';
         if (!AppendCompactJson(member, out)) return false;
       }
@@ -123,7 +99,7 @@ bool AppendCompactJson(simdjson::ondemand::value value, std::string* out) {
     case simdjson::ondemand::json_type::string: {
       std::string_view text;
       if (value.get_string().get(text) != simdjson::SUCCESS) return false;
-      AppendJsonString(text, out);
+      AppendJsonString(out, text);
       return true;
     }
     case simdjson::ondemand::json_type::number: {

@@ -25,6 +25,7 @@
 #include <simdjson.h>
 
 #include "sluice/core/compute.h"
+#include "sluice/core/json_text.h"
 #include "sluice/core/record_batch.h"
 #include "sluice/expr/expression.h"
 
@@ -70,28 +71,6 @@ std::map<std::string, std::string> KnownDifferences() {
     known[line.substr(0, tab)] = tab == std::string::npos ? "" : line.substr(tab + 1);
   }
   return known;
-}
-
-std::string JsonString(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
 }
 
 std::string Double(double value) {

@@ -1,6 +1,8 @@
 #include "sluice/pipeline/catalog.h"
+
 #include "sluice/core/ascii.h"
 #include "sluice/core/edit_distance.h"
+#include "sluice/core/json_text.h"
 
 #include <simdjson.h>
 
@@ -54,28 +56,7 @@ Status CheckName(std::string_view name) {
 
 std::string ToJson(const Connection& connection) {
   std::string out = "{\"name\":";
-  auto append_string = [&out](std::string_view value) {
-    out += '"';
-    for (char c : value) {
-      switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20) {
-            static constexpr char kHex[] = "0123456789abcdef";
-            out += "\\u00";
-            out += kHex[(c >> 4) & 0xf];
-            out += kHex[c & 0xf];
-          } else {
-            out += c;
-          }
-      }
-    }
-    out += '"';
-  };
+  auto append_string = [&out](std::string_view value) { AppendJsonString(&out, value); };
   append_string(connection.name);
   out += ",\"type\":";
   append_string(connection.type);
