@@ -15,6 +15,7 @@
 #include "sluice/pipeline/checkpoint_owner.h"
 #include "sluice/pipeline/full_refresh.h"
 #include "sluice/pipeline/ingestion_sink.h"
+#include "sluice/pipeline/stream_schema_history.h"
 
 namespace sluice::pipeline {
 
@@ -88,6 +89,9 @@ Result<std::unique_ptr<PipelineRun>> PipelineRun::Start(PipelineSpec spec, RunOp
   std::unique_ptr<PipelineRun> run(new PipelineRun());
   run->spec_ = std::move(spec);
   run->options_ = std::move(options);
+  // Records written under a stream's earlier Avro schemas keep decoding (validation compiles each
+  // against the current one).
+  SLUICE_RETURN_IF_ERROR(AttachRecordedSchemas(*run->options_.file_system, &run->spec_));
   const PipelineSpec& pipeline = run->spec_;
 
   std::vector<Status> problems = ValidatePipeline(pipeline, *run->options_.registry);
@@ -96,6 +100,7 @@ Result<std::unique_ptr<PipelineRun>> PipelineRun::Start(PipelineSpec spec, RunOp
     for (const Status& problem : problems) message += "\n  " + problem.ToString();
     return Status::Error(errors::kInvalidPipeline, message);
   }
+  SLUICE_RETURN_IF_ERROR(RecordStreamSchemas(*run->options_.file_system, pipeline));
   std::vector<FlowSpec>& all = run->all_flows_;
   all = pipeline.flows;
   for (const StreamSpec& stream : pipeline.streams) {

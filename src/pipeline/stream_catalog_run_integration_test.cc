@@ -147,19 +147,6 @@ TEST_F(StreamCatalogRunTest, AnUpdateWhileItRunsRestartsIngestionWithTheNewDefin
   EXPECT_EQ(rows, expected) << "rows before the update keep their shape (no note), later ones have it";
 }
 
-// zig-zag varint of `n`, as Avro writes int and long.
-std::string AvroLong(int64_t n) {
-  uint64_t z = (static_cast<uint64_t>(n) << 1) ^ static_cast<uint64_t>(n >> 63);
-  std::string out;
-  do {
-    uint8_t byte = z & 0x7f;
-    z >>= 7;
-    if (z != 0) byte |= 0x80;
-    out.push_back(static_cast<char>(byte));
-  } while (z != 0);
-  return out;
-}
-
 // An inline Avro stream updated to widen `amount` (int -> long) and drop its trailing `note`:
 // rows written before read widened, and records producers still write with the old schema decode
 // as well as new ones; none is malformed, lost or written twice.
@@ -175,8 +162,8 @@ TEST_F(StreamCatalogRunTest, AnAvroUpdateThatWidensAndDropsATrailingFieldKeepsEv
     std::vector<connectors::KafkaTestMessage> out;
     for (int i = begin; i < end; ++i) {
       connectors::KafkaTestMessage m;
-      std::string datum = AvroLong(i - 20);  // some negative
-      if (old_schema) datum += AvroLong(2) + "n" + std::to_string(i % 10);
+      std::string datum = testing::AvroLong(i - 20);  // some negative
+      if (old_schema) datum += testing::AvroLong(2) + "n" + std::to_string(i % 10);
       m.value = std::move(datum);
       m.partition = i % 3;
       out.push_back(std::move(m));

@@ -28,6 +28,19 @@ inline void ForEachBatch(const std::string& table, const std::function<void(cons
   }
 }
 
+// zig-zag varint of `n`, as Avro writes int and long.
+inline std::string AvroLong(int64_t n) {
+  uint64_t z = (static_cast<uint64_t>(n) << 1) ^ static_cast<uint64_t>(n >> 63);
+  std::string out;
+  do {
+    uint8_t byte = z & 0x7f;
+    z >>= 7;
+    if (z != 0) byte |= 0x80;
+    out.push_back(static_cast<char>(byte));
+  } while (z != 0);
+  return out;
+}
+
 class KafkaTopicTest : public ::testing::Test {
  protected:
   void SetUp() override {
