@@ -79,6 +79,7 @@ bool IntervalOf(const Node& n, int32_t* months, int64_t* micros) {
     *micros = n.literal.interval_micros;
     return true;
   }
+  if (n.kind == NodeKind::kCall && n.name == "positive" && n.args.size() == 1) return IntervalOf(*n.args[0], months, micros);
   if (n.kind == NodeKind::kCall && n.name == "negative" && n.args.size() == 1 && IntervalOf(*n.args[0], months, micros)) {
     *months = -*months;
     *micros = -*micros;
@@ -432,6 +433,16 @@ Result<BoundPtr> Binder::BindArithmetic(const Node& n, Op op) {
       return Finish(node);
     }
   }
+  // A date or timestamp plus an untyped NULL is a NULL timestamp, as Spark resolves it (the NULL
+  // read as an interval).
+  if (op == Op::kAdd) {
+    for (int i = 0; i < 2; ++i) {
+      const TypePtr& side = args[i]->type;
+      if (args[1 - i]->type == nullptr && side != nullptr && IsDatetime(*side)) {
+        return CastTo(args[1 - i], side->id() == TypeId::kTimestampNtz ? DataType::TimestampNtz() : DataType::Timestamp());
+      }
+    }
+  }
   // Strings in arithmetic are read as doubles; NULL takes the other side's type.
   for (BoundPtr& a : args) {
     if (a->type != nullptr && a->type->id() == TypeId::kString) {
@@ -538,7 +549,7 @@ constexpr CallArity kCalls[] = {
     {"and", 2, 2}, {"or", 2, 2}, {"not", 1, 1}, {"=", 2, 2}, {"<=>", 2, 2}, {"!=", 2, 2}, {"<", 2, 2}, {"<=", 2, 2},
     {">", 2, 2}, {">=", 2, 2}, {"+", 2, 2}, {"-", 2, 2}, {"*", 2, 2}, {"/", 2, 2}, {"%", 2, 2}, {"div", 2, 2},
     {"||", 2, kAny}, {"between", 3, 3}, {"in", 2, kAny}, {"isnull", 1, 1}, {"isnotnull", 1, 1}, {"istrue", 1, 1},
-    {"isfalse", 1, 1}, {"negative", 1, 1}, {"get_field", 2, 2}, {"subscript", 2, 2}, {"rlike", 2, 2},
+    {"isfalse", 1, 1}, {"negative", 1, 1}, {"positive", 1, 1}, {"get_field", 2, 2}, {"subscript", 2, 2}, {"rlike", 2, 2},
     {"like", 2, 3}, {"ilike", 2, 3},
     // Functions.
     {"coalesce", 1, kAny}, {"nullif", 2, 2}, {"ifnull", 2, 2}, {"nvl", 2, 2}, {"if", 3, 3}, {"iff", 3, 3},
@@ -703,6 +714,12 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     node->negated = n.negated;
     return Finish(node);
   }
+  if (f == "positive") {
+    // Numbers pass as they are; a string is read as a double, as for unary minus.
+    if (args[0]->type == nullptr || args[0]->type->id() == TypeId::kString) SLUICE_RETURN_IF_ERROR(expect(0, DataType::Double()));
+    if (!args[0]->type->is_numeric()) return Mismatch(n, fmt::format("unary + needs a numeric operand, got {}", type_of(0)));
+    return args[0];
+  }
   if (f == "negative") {
     if (args[0]->type == nullptr || args[0]->type->id() == TypeId::kString) SLUICE_RETURN_IF_ERROR(expect(0, DataType::Double()));
     if (!args[0]->type->is_numeric()) return Mismatch(n, fmt::format("unary - needs a numeric operand, got {}", type_of(0)));
@@ -845,7 +862,10 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     return Finish(node);
   }
   if (f == "startswith" || f == "endswith" || f == "contains") {
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
+    // Two binary values are compared as bytes, as Spark does; otherwise both are strings.
+    const bool binary = args[0]->type != nullptr && args[1]->type != nullptr &&
+                        args[0]->type->id() == TypeId::kBinary && args[1]->type->id() == TypeId::kBinary;
+    if (!binary) SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     return Finish(make(f == "startswith" ? Op::kStartsWith : f == "endswith" ? Op::kEndsWith : Op::kContains,
                        DataType::Boolean(), AnyNullable(args)));
   }

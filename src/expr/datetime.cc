@@ -240,11 +240,12 @@ std::optional<std::string> FormatWithPattern(int64_t micros, std::string_view pa
         break;
       }
       case 'a': out += hour < 12 ? "AM" : "PM"; break;
-      case 'E':
+      case 'E': {
         if (n >= 5) return std::nullopt;
         const int64_t weekday = ((days % 7) + 7) % 7;
         out += n == 4 ? kFullDayNames[weekday] : kDayNames[weekday];
         break;
+      }
       default: return std::nullopt;
     }
     i += n;

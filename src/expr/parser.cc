@@ -541,8 +541,8 @@ class Parser {
       // literal belongs to the literal: -2147483648 is an int and -128Y a tinyint, in range.
       if (op.text == "-" && Peek().kind == TokenKind::kNumber) return ParsePostfixOf(ParseNumber(Next(), true));
       SLUICE_ASSIGN_OR_RETURN(NodePtr operand, ParseUnary());
-      if (op.text == "+") return operand;
-      return Call("negative", {operand}, op);
+      // Unary plus is Spark's positive(): type-checked, not dropped.
+      return Call(op.text == "+" ? "positive" : "negative", {operand}, op);
     }
     return ParsePostfix();
   }

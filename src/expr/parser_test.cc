@@ -30,7 +30,7 @@ TEST(ParserTest, PrintsTheTreeWithSparkPrecedence) {
       {"NOT NOT a", "(NOT (NOT a))"},
       {"-a::int", "(- CAST(a AS int))"},
       {"- - a", "(- (- a))"},
-      {"+a", "a"},
+      {"+a", "(+ a)"},
       {"a || b = 'x'", "((a || b) = 'x')"},
       {"a + 1 < b * 2", "((a + 1) < (b * 2))"},
       {"x BETWEEN 1 AND 2 AND y", "((x BETWEEN 1 AND 2) AND y)"},
@@ -124,6 +124,7 @@ TEST(ParserTest, PrintedTextParsesBackToTheSameTree) {
       "ts + INTERVAL 1 DAY - INTERVAL 3 HOURS",
       "1.5D * 2.5F + 1e300 / 3BD",
       "`select`.`from` <=> x",
+      "negative(5) + -5 - -(5) * +5 - - -2147483648 + negative(-1.5)",
   };
   for (const char* input : inputs) {
     std::string once = Sql(input);

@@ -91,7 +91,13 @@ std::string PrintCall(const Node& n) {
   if (!infix.empty() && a.size() == 2) return fmt::format("({} {} {})", PrintSql(*a[0]), infix, PrintSql(*a[1]));
   std::string_view not_word = n.negated ? "NOT " : "";
   if (n.name == "not" && a.size() == 1) return fmt::format("(NOT {})", PrintSql(*a[0]));
-  if (n.name == "negative" && a.size() == 1) return fmt::format("(- {})", PrintSql(*a[0]));
+  if (n.name == "negative" && a.size() == 1) {
+    // A minus written before a number is part of the literal: the negated literal keeps its own
+    // parentheses to stay a negation.
+    if (a[0]->kind == NodeKind::kLiteral) return fmt::format("(- ({}))", PrintSql(*a[0]));
+    return fmt::format("(- {})", PrintSql(*a[0]));
+  }
+  if (n.name == "positive" && a.size() == 1) return fmt::format("(+ {})", PrintSql(*a[0]));
   if (n.name == "isnull" && a.size() == 1) return fmt::format("({} IS NULL)", PrintSql(*a[0]));
   if (n.name == "isnotnull" && a.size() == 1) return fmt::format("({} IS NOT NULL)", PrintSql(*a[0]));
   if ((n.name == "istrue" || n.name == "isfalse") && a.size() == 1) {

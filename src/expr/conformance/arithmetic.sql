@@ -88,3 +88,18 @@ cast(1.5 as decimal(4,2)) / 0
 cast(1.5 as decimal(4,2)) % 7
 cast(1.5 as decimal(4,2)) * cast(3 as int)
 cast(1.5 as decimal(4,2)) + 1L
+-- Unary plus is type-checked as Spark's: numbers and intervals only.
++5
++1.5
++date'2024-01-01'
++'1'
++array(1)
++true
++null
++(-5)
+positive(5)
+negative(5)
+negative(-5)
+- -5
++x'01'
++cast(1.5 as decimal(4,2))

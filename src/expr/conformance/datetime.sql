@@ -56,3 +56,11 @@ date_format(date'2024-12-31', 'DDD')
 date_format(date'2024-01-01', 'D')
 date_format(timestamp'2024-02-29 10:30:15', 'MMMMM')
 date_format(timestamp'2024-02-29 10:30:15', 'EEEEE')
+-- An untyped NULL takes the type date arithmetic needs.
+date'2024-01-01' + null
+date'2024-01-01' - null
+null + date'2024-01-01'
+timestamp'2024-01-01 00:00:00' + null
+timestamp'2024-01-01 00:00:00' - null
+timestamp'2024-01-01 00:00:00' + (+ interval 1 day)
+timestamp'2024-01-01 00:00:00' - interval 1 day

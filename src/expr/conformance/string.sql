@@ -70,3 +70,8 @@ null like 'a'
 '\400'
 '\18'
 '\u00e9'
+-- String predicates take binary arguments too.
+contains(x'616263', x'62')
+startswith(x'616263', x'61')
+endswith(x'616263', x'63')
+contains(x'616263', x'7a')
