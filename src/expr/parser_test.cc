@@ -126,6 +126,7 @@ TEST(ParserTest, PrintedTextParsesBackToTheSameTree) {
       "`select`.`from` <=> x",
       "negative(5) + -5 - -(5) * +5 - - -2147483648 + negative(-1.5)",
       "-0.0D + -1e300 + -1.50 + -9223372036854775808L + -128Y + -32768S + -2.5F + -10BD",
+      "'x\\u000055' || '\\0017' || '\\1777'",
   };
   for (const char* input : inputs) {
     std::string once = Sql(input);

@@ -41,7 +41,8 @@ std::string QuoteString(std::string_view text) {
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
-      case '\0': out += "\\0"; break;
+      // Three octal digits: `\0` followed by digits would read as another octal escape.
+      case '\0': out += "\\000"; break;
       default: out += c;
     }
   }
