@@ -103,12 +103,16 @@ Status Run(const std::vector<std::string>& args, const std::string& log_path) {
 }
 
 std::string ClusterId() {
-  // 16 random bytes in URL-safe base64 without padding, as `kafka-storage random-uuid` prints.
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  // 16 random bytes in URL-safe base64 without padding, as `kafka-storage random-uuid` prints;
+  // like Kafka's Uuid.randomUuid, never one that starts with "-", which the storage tool's
+  // argument parser would take for an option.
   std::random_device random;
   std::string id;
-  for (int i = 0; i < 21; ++i) id += kAlphabet[random() % 64];
-  id += kAlphabet[(random() % 4) * 16];  // the last character carries 2 bits
+  do {
+    std::string bytes(16, '\0');
+    for (char& byte : bytes) byte = static_cast<char>(random());
+    id = Base64Url(bytes);
+  } while (id.front() == '-');
   return id;
 }
 
