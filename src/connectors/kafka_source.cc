@@ -552,12 +552,12 @@ class ClientEvents {
   }
 
   static void OnError(rd_kafka_t*, int err, const char* reason, void* opaque) {
+    const std::string_view text = reason;
     // A broker that refuses the client's certificate answers the handshake with a TLS alert,
     // which the client sees as a failed receive (a transport error) rather than as a TLS one.
     const bool refused_by_tls_alert =
-        err == RD_KAFKA_RESP_ERR__TRANSPORT && std::string_view(reason).find("SSL alert number") != std::string_view::npos;
+        err == RD_KAFKA_RESP_ERR__TRANSPORT && text.find("SSL alert number") != std::string_view::npos;
     if (err != RD_KAFKA_RESP_ERR__AUTHENTICATION && err != RD_KAFKA_RESP_ERR__SSL && !refused_by_tls_alert) return;
-    const std::string_view text = reason;
     // A failed token refresh is reported by OnTokenRefresh, which knows whether the last token
     // still holds.
     if (text.find("OAUTHBEARER token") != std::string_view::npos) return;
@@ -826,8 +826,9 @@ class KafkaSource final : public engine::Source {
       return std::pair{err, std::move(list)};
     };
     auto [high_err, highs] = query(RD_KAFKA_OFFSET_END);
-    if (high_err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
-      // Asking again, partition by partition, would only wait as long once more.
+    if (Passing(high_err)) {
+      // The whole request_timeout passed without an answer: asking again, partition by
+      // partition, would only wait as long once more for each.
       return RequestFailure(fmt::format("cannot read the offsets of {}[{}]: {}", partitions.front().topic,
                                         partitions.front().partition, rd_kafka_err2str(high_err)));
     }

@@ -20,20 +20,7 @@ constexpr int64_t kNow = 1'800'000'000'000;  // ms
 
 // A JWT whose claims segment is `claims` (base64url of it); header and signature are not read.
 std::string Jwt(std::string_view claims) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string encoded;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (unsigned char c : claims) {
-    buffer = (buffer << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      encoded += kAlphabet[(buffer >> bits) & 63];
-    }
-  }
-  if (bits > 0) encoded += kAlphabet[(buffer << (6 - bits)) & 63];
-  return "eyJhbGciOiJSUzI1NiJ9." + encoded + ".c2ln";
+  return "eyJhbGciOiJSUzI1NiJ9." + sluice::testing::Base64Url(claims) + ".c2ln";
 }
 
 struct Case {

@@ -484,15 +484,9 @@ Result<BoundPtr> Binder::BindArithmetic(const Node& n, Op op) {
     for (size_t i = 0; i < args.size(); ++i) {
       BoundPtr& x = args[i];
       if (x->type->id() == TypeId::kDecimal) continue;
-      TypePtr decimal = DecimalForIntegral(*x->type);
-      if (n.args[i]->kind == NodeKind::kLiteral && !n.args[i]->literal.is_null) {
-        const int64_t value = n.args[i]->literal.integer;
-        uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
-        int digits = 1;
-        while (magnitude >= 10) magnitude /= 10, ++digits;
-        SLUICE_ASSIGN_OR_RETURN(decimal, DataType::Decimal(digits, 0));
-      }
-      SLUICE_ASSIGN_OR_RETURN(x, CastTo(x, decimal));
+      const bool literal = n.args[i]->kind == NodeKind::kLiteral && !n.args[i]->literal.is_null;
+      SLUICE_ASSIGN_OR_RETURN(x, CastTo(x, literal ? DecimalForIntegralLiteral(n.args[i]->literal.integer)
+                                                   : DecimalForIntegral(*x->type)));
     }
     int p1 = args[0]->type->precision(), s1 = args[0]->type->scale();
     int p2 = args[1]->type->precision(), s2 = args[1]->type->scale();
@@ -714,15 +708,13 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     node->negated = n.negated;
     return Finish(node);
   }
-  if (f == "positive") {
-    // Numbers pass as they are; a string is read as a double, as for unary minus.
+  if (f == "positive" || f == "negative") {
+    // A number; a string is read as a double. Unary plus leaves the number as it is.
     if (args[0]->type == nullptr || args[0]->type->id() == TypeId::kString) SLUICE_RETURN_IF_ERROR(expect(0, DataType::Double()));
-    if (!args[0]->type->is_numeric()) return Mismatch(n, fmt::format("unary + needs a numeric operand, got {}", type_of(0)));
-    return args[0];
-  }
-  if (f == "negative") {
-    if (args[0]->type == nullptr || args[0]->type->id() == TypeId::kString) SLUICE_RETURN_IF_ERROR(expect(0, DataType::Double()));
-    if (!args[0]->type->is_numeric()) return Mismatch(n, fmt::format("unary - needs a numeric operand, got {}", type_of(0)));
+    if (!args[0]->type->is_numeric()) {
+      return Mismatch(n, fmt::format("unary {} needs a numeric operand, got {}", f == "positive" ? "+" : "-", type_of(0)));
+    }
+    if (f == "positive") return args[0];
     return Finish(make(Op::kNegate, args[0]->type, args[0]->nullable));
   }
   if (f == "in") {

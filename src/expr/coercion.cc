@@ -47,6 +47,13 @@ TypePtr DecimalForIntegral(const DataType& type) {
   }
 }
 
+TypePtr DecimalForIntegralLiteral(int64_t value) {
+  uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  int digits = 1;
+  while (magnitude >= 10) magnitude /= 10, ++digits;
+  return BoundedDecimal(digits, 0);
+}
+
 TypePtr BoundedDecimal(int precision, int scale) {
   int s = std::min(scale, 38);
   int p = std::clamp(precision, 1, 38);

@@ -9,6 +9,9 @@ namespace sluice::expr {
 
 // The decimal type an integral type widens to: byte (3,0), short (5,0), int (10,0), long (20,0).
 TypePtr DecimalForIntegral(const DataType& type);
+// The narrowest decimal holding an integral literal's value: 7 is decimal(1,0), -120 decimal(3,0)
+// (Spark's DecimalType.fromLiteral).
+TypePtr DecimalForIntegralLiteral(int64_t value);
 // Spark's DecimalType.bounded and adjustPrecisionScale (allowPrecisionLoss = true).
 TypePtr BoundedDecimal(int precision, int scale);
 TypePtr AdjustedDecimal(int precision, int scale);

@@ -51,8 +51,6 @@ std::optional<std::vector<PathStep>> ParseJsonPath(std::string_view path) {
   return steps;
 }
 
-// Extracts one path from one JSON text; false when the path is missing, the value is null or
-// the text is not JSON.
 // `value` written again as Spark's get_json_object writes a JSON value it returns (Jackson's
 // copyCurrentStructure): no whitespace, integers as written, other numbers as the double they
 // parse to in Java's Double.toString form ("1.50" is 1.5, "1e10" is 1.0E10). False when the text
@@ -131,6 +129,8 @@ bool AppendCompactJson(simdjson::ondemand::value value, std::string* out) {
   }
 }
 
+// Extracts one path from one JSON text; false when the path is missing, the value is null or
+// the text is not JSON.
 bool ExtractJson(simdjson::ondemand::parser& parser, std::string& buffer, std::string_view json,
                  const std::vector<PathStep>& steps, std::string* out) {
   buffer.assign(json);

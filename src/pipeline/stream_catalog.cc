@@ -11,6 +11,7 @@
 #include "sluice/delta/writer.h"
 #include "sluice/engine/checkpoint.h"
 #include "sluice/pipeline/stream_compatibility.h"
+#include "sluice/pipeline/stream_schema_history.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -40,23 +41,13 @@ namespace {
 
 // Adds the inline Avro schemas of `earlier` (its own, then those it kept) to `spec`'s, newest
 // first, leaving out the current one and repeats.
-void AddEarlierSchemas(const StreamSpec& earlier, StreamSpec* spec) {
+void AddSchemasOf(const StreamSpec& earlier, StreamSpec* spec) {
   for (auto [part, before] : {std::pair{&spec->key_schema, &earlier.key_schema},
                               std::pair{&spec->value_schema, &earlier.value_schema}}) {
-    if (!*part || !*before) continue;
-    formats::DecoderSpec& now = **part;
-    auto inline_avro = [](const formats::DecoderSpec& s) {
-      return s.format == formats::SchemaFormat::kAvro && !s.from_registry();
-    };
-    if (!inline_avro(now) || !inline_avro(**before)) continue;
+    if (!IsInlineAvro(*part) || !IsInlineAvro(*before)) continue;
     std::vector<std::string> schemas = {(*before)->schema};
     schemas.insert(schemas.end(), (*before)->earlier_schemas.begin(), (*before)->earlier_schemas.end());
-    for (std::string& schema : schemas) {
-      if (schema != now.schema &&
-          std::find(now.earlier_schemas.begin(), now.earlier_schemas.end(), schema) == now.earlier_schemas.end()) {
-        now.earlier_schemas.push_back(std::move(schema));
-      }
-    }
+    AddEarlierSchemas(schemas, &**part);
   }
 }
 
@@ -68,7 +59,7 @@ Status StreamCatalog::AttachEarlierSchemas(StreamSpec* spec) const {
   for (const FileInfo& file : files) {
     SLUICE_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(file.path));
     SLUICE_ASSIGN_OR_RETURN(StreamSpec earlier, ParseStreamSpec(text));
-    AddEarlierSchemas(earlier, spec);
+    AddSchemasOf(earlier, spec);
   }
   return Status::OK();
 }
@@ -111,7 +102,7 @@ Result<StreamSpec> StreamCatalog::Update(std::string_view definition) {
   SLUICE_RETURN_IF_ERROR(CheckStreamUpdate(stored.spec, stream));
   // Records written under the stored definition (and those before it) keep decoding: validation
   // compiles each earlier schema against the new one.
-  AddEarlierSchemas(stored.spec, &stream);
+  AddSchemasOf(stored.spec, &stream);
   SLUICE_RETURN_IF_ERROR(Validate(stream));
   SLUICE_RETURN_IF_ERROR(CheckTableTakes(stream));
   // The replaced definition is kept first: a crash between the two leaves a copy of the current

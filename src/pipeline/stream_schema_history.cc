@@ -9,10 +9,6 @@
 namespace sluice::pipeline {
 namespace {
 
-bool InlineAvro(const std::optional<formats::DecoderSpec>& spec) {
-  return spec && spec->format == formats::SchemaFormat::kAvro && !spec->from_registry();
-}
-
 std::string FolderOf(const PipelineSpec& spec, const StreamSpec& stream, std::string_view part) {
   return fmt::format("{}/schemas/streams/{}/{}", spec.storage, stream.name, part);
 }
@@ -36,7 +32,7 @@ template <typename Visit>
 Status ForEachInlineAvroPart(const PipelineSpec& spec, Visit&& visit) {
   for (size_t i = 0; i < spec.streams.size(); ++i) {
     for (auto [part, schema] : {std::pair{"key", &spec.streams[i].key_schema}, std::pair{"value", &spec.streams[i].value_schema}}) {
-      if (InlineAvro(*schema)) SLUICE_RETURN_IF_ERROR(visit(i, part, FolderOf(spec, spec.streams[i], part)));
+      if (IsInlineAvro(*schema)) SLUICE_RETURN_IF_ERROR(visit(i, part, FolderOf(spec, spec.streams[i], part)));
     }
   }
   return Status::OK();
@@ -44,17 +40,25 @@ Status ForEachInlineAvroPart(const PipelineSpec& spec, Visit&& visit) {
 
 }  // namespace
 
+bool IsInlineAvro(const std::optional<formats::DecoderSpec>& spec) {
+  return spec && spec->format == formats::SchemaFormat::kAvro && !spec->from_registry();
+}
+
+void AddEarlierSchemas(const std::vector<std::string>& schemas, formats::DecoderSpec* now) {
+  for (const std::string& schema : schemas) {
+    if (schema != now->schema &&
+        std::find(now->earlier_schemas.begin(), now->earlier_schemas.end(), schema) == now->earlier_schemas.end()) {
+      now->earlier_schemas.push_back(schema);
+    }
+  }
+}
+
 Status AttachRecordedSchemas(FileSystem& fs, PipelineSpec* spec) {
   return ForEachInlineAvroPart(*spec, [&](size_t i, std::string_view part, const std::string& folder) -> Status {
     SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> recorded, Recorded(fs, folder));
+    std::reverse(recorded.begin(), recorded.end());  // newest first
     StreamSpec& stream = spec->streams[i];
-    formats::DecoderSpec& now = part == "key" ? *stream.key_schema : *stream.value_schema;
-    for (auto schema = recorded.rbegin(); schema != recorded.rend(); ++schema) {
-      if (*schema != now.schema &&
-          std::find(now.earlier_schemas.begin(), now.earlier_schemas.end(), *schema) == now.earlier_schemas.end()) {
-        now.earlier_schemas.push_back(*schema);
-      }
-    }
+    AddEarlierSchemas(recorded, part == "key" ? &*stream.key_schema : &*stream.value_schema);
     return Status::OK();
   });
 }

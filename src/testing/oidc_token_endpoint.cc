@@ -14,29 +14,12 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::testing {
 namespace {
 
-std::string Base64Url(std::string_view bytes) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out += kAlphabet[(n >> shift) & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    uint32_t n = uint8_t(bytes[i]) << 16;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-  } else if (i + 2 == bytes.size()) {
-    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8);
-    for (int shift : {18, 12, 6}) out += kAlphabet[(n >> shift) & 63];
-  }
-  return out;
-}
 
 // Standard base64 (HTTP Basic credentials); empty on malformed input.
 std::string Base64Decode(std::string_view text) {
@@ -115,6 +98,14 @@ std::string BigEndianBytes(EVP_PKEY* key, const char* parameter) {
 }
 
 }  // namespace
+
+std::string Base64Url(std::string_view bytes) {
+  std::string out;
+  AppendBase64(bytes, &out);
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  return out;
+}
 
 struct OidcTokenEndpoint::Key {
   EVP_PKEY* pkey = nullptr;

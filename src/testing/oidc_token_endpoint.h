@@ -18,12 +18,16 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "sluice/core/status.h"
 
 namespace sluice::testing {
+
+// Base64url without padding (RFC 4648 section 5), as JWT segments and JWK members are written.
+std::string Base64Url(std::string_view bytes);
 
 class OidcTokenEndpoint {
  public:
