@@ -30,14 +30,6 @@ void CollectPaths(const DataType& type, const std::string& prefix, int depth, st
   }
 }
 
-std::shared_ptr<BoundNode> NewBound(Op op, TypePtr type, std::vector<BoundPtr> args = {}) {
-  auto n = std::make_shared<BoundNode>();
-  n->op = op;
-  n->type = std::move(type);
-  n->args = std::move(args);
-  return n;
-}
-
 bool AnyNullable(const std::vector<BoundPtr>& args) {
   return std::any_of(args.begin(), args.end(), [](const BoundPtr& a) { return a->nullable; });
 }
@@ -90,11 +82,13 @@ bool IntervalOf(const Node& n, int32_t* months, int64_t* micros) {
 
 class Binder {
  public:
-  explicit Binder(const TypePtr& schema) : schema_(schema) {}
+  Binder(const TypePtr& schema, SqlOptions options)
+      : schema_(schema), ansi_(options.ansi), mode_(options.ansi ? EvalMode::kAnsi : EvalMode::kLegacy) {}
 
   std::vector<std::vector<int>> TakeSlotPaths() { return std::move(slot_paths_); }
 
   Result<BoundPtr> Bind(const Node& n) {
+    if (auto it = prebound_.find(&n); it != prebound_.end()) return it->second;
     switch (n.kind) {
       case NodeKind::kLiteral: return BindLiteral(n);
       case NodeKind::kColumn: return BindColumn(n);
@@ -125,15 +119,32 @@ class Binder {
   }
 
   // --- building blocks ---
-  // Folds a node whose arguments are all constant.
+  // A new node evaluated in the current mode.
+  std::shared_ptr<BoundNode> NewNode(Op op, TypePtr type, std::vector<BoundPtr> args = {}) {
+    auto node = std::make_shared<BoundNode>();
+    node->op = op;
+    node->type = std::move(type);
+    node->args = std::move(args);
+    node->mode = mode_;
+    return node;
+  }
+
+  // Folds a node whose arguments are all constant. A constant that fails to evaluate as a value can
+  // (1 / 0 in ANSI mode) is left unfolded, to fail only if a row reaches it, as in Spark; other
+  // failures (a bad constant pattern) are binding errors.
   Result<BoundPtr> Finish(std::shared_ptr<BoundNode> node) {
     bool foldable = node->op != Op::kCurrentTimestamp && node->op != Op::kCurrentDate && node->op != Op::kAggregate &&
                     node->op != Op::kUnixTimestamp && node->op != Op::kColumn && node->op != Op::kConstant;
     if (node->op == Op::kUnixTimestamp && !node->args.empty()) foldable = true;
     for (const BoundPtr& a : node->args) foldable = foldable && a->op == Op::kConstant;
     if (!foldable) return BoundPtr(node);
-    SLUICE_ASSIGN_OR_RETURN(ColumnPtr value, EvaluateConstant(*node));
-    auto constant = NewBound(Op::kConstant, node->type);
+    Result<ColumnPtr> folded = EvaluateConstant(*node);
+    if (!folded.ok()) {
+      if (MayFail(*node)) return BoundPtr(node);
+      return folded.status();
+    }
+    ColumnPtr value = *std::move(folded);
+    auto constant = NewNode(Op::kConstant, node->type);
     constant->nullable = value->IsNull(0);
     constant->constant = std::move(value);
     return BoundPtr(constant);
@@ -142,11 +153,11 @@ class Binder {
   Result<BoundPtr> CastTo(BoundPtr arg, const TypePtr& to) {
     if (arg->type != nullptr && arg->type->Equals(*to)) return arg;
     if (arg->type == nullptr) {
-      auto constant = NewBound(Op::kConstant, to);
+      auto constant = NewNode(Op::kConstant, to);
       constant->constant = MakeNullColumn(to, 1);
       return BoundPtr(constant);
     }
-    auto cast = NewBound(Op::kCast, to, {arg});
+    auto cast = NewNode(Op::kCast, to, {arg});
     cast->nullable = true;
     return Finish(cast);
   }
@@ -181,7 +192,7 @@ class Binder {
     if (n.literal.is_interval) {
       return Mismatch(n, "an INTERVAL can only be added to or subtracted from a timestamp or a date");
     }
-    auto constant = NewBound(Op::kConstant, n.literal.is_null ? nullptr : n.literal.type);
+    auto constant = NewNode(Op::kConstant, n.literal.is_null ? nullptr : n.literal.type);
     constant->nullable = n.literal.is_null;
     constant->constant = n.literal.is_null ? MakeNullColumn(DataType::Boolean(), 1) : LiteralColumn(n.literal, n.literal.type);
     return BoundPtr(constant);
@@ -213,7 +224,7 @@ class Binder {
         return Unresolved(n, fmt::format("{} is {}, not a struct", resolved, current->ToString()));
       }
     }
-    auto node = NewBound(Op::kColumn, nullptr);
+    auto node = NewNode(Op::kColumn, nullptr);
     // Walk again for the TypePtr (the loop above holds raw pointers).
     TypePtr type = schema_;
     for (int index : path) type = type->field(index).type;
@@ -268,7 +279,7 @@ class Binder {
     }
     SLUICE_ASSIGN_OR_RETURN(std::vector<BoundPtr> args, BindArgs(n));
     if (!n.case_has_else) {
-      auto null_else = NewBound(Op::kConstant, nullptr);
+      auto null_else = NewNode(Op::kConstant, nullptr);
       null_else->constant = MakeNullColumn(DataType::Boolean(), 1);
       args.push_back(null_else);
     }
@@ -279,7 +290,7 @@ class Binder {
     TypePtr result;
     bool ok = true;
     for (size_t i : values) {
-      result = WiderCommonType(result, args[i]->type, true, &ok);
+      result = WiderCommonType(result, args[i]->type, true, ansi_, &ok);
       if (!ok) return Mismatch(n, "the THEN and ELSE branches have incompatible types");
     }
     if (result == nullptr) result = DataType::Boolean();
@@ -300,7 +311,7 @@ class Binder {
         if (c.IsNull(0) || c.Value<uint8_t>(0) == 0) continue;
         if (kept.empty()) return args[i + 1];
         kept.push_back(args[i + 1]);
-        auto node = NewBound(Op::kCase, result, std::move(kept));
+        auto node = NewNode(Op::kCase, result, std::move(kept));
         node->nullable = AnyNullable(node->args);
         return BoundPtr(node);
       }
@@ -309,20 +320,21 @@ class Binder {
     }
     if (kept.empty()) return args.back();
     kept.push_back(args.back());
-    auto node = NewBound(Op::kCase, result, std::move(kept));
+    auto node = NewNode(Op::kCase, result, std::move(kept));
     node->nullable = true;
     return BoundPtr(node);
   }
 
   Result<BoundPtr> BindCast(const Node& n) {
     SLUICE_ASSIGN_OR_RETURN(BoundPtr arg, Bind(*n.args[0]));
-    if (arg->type != nullptr && !CanCast(*arg->type, *n.cast_type)) {
-      return Mismatch(n, fmt::format("cannot cast {} to {}", arg->type->ToString(), n.cast_type->ToString()));
+    if (arg->type != nullptr && !CanCast(*arg->type, *n.cast_type, ansi_)) {
+      return Mismatch(n, fmt::format("cannot cast {} to {}{}", arg->type->ToString(), n.cast_type->ToString(),
+                                     ansi_ && CanCast(*arg->type, *n.cast_type, false) ? " in ANSI mode (sql.ansi)" : ""));
     }
     if (arg->type != nullptr && arg->type->Equals(*n.cast_type)) return arg;
     if (arg->type == nullptr) return CastTo(arg, n.cast_type);
-    auto cast = NewBound(Op::kCast, n.cast_type, {arg});
-    cast->try_cast = n.try_cast;
+    auto cast = NewNode(Op::kCast, n.cast_type, {arg});
+    if (n.try_cast) cast->mode = EvalMode::kTry;
     return Finish(cast);
   }
 
@@ -333,10 +345,34 @@ class Binder {
   Result<BoundPtr> BindComparison(const Node& n, Op op);
   Result<BoundPtr> BindLogic(const Node& n, Op op);
   Result<BoundPtr> BindFunction(const Node& n);
+  Result<BoundPtr> BindTry(const Node& n, std::string_view function);
 
   TypePtr schema_;
+  const bool ansi_;
+  // The mode of the nodes being made: ANSI or non-ANSI, TRY while a try_ function is bound.
+  EvalMode mode_;
   std::vector<std::vector<int>> slot_paths_;
+  // Arguments of a try_ function, bound before it in the session's mode.
+  std::map<const Node*, BoundPtr> prebound_;
 };
+
+// try_add(a, b) is a + b, ... with its own coercions and op in TRY mode (null where ANSI would
+// fail); its arguments keep the session's mode (try_add(CAST('x' AS INT), 1) fails in ANSI).
+Result<BoundPtr> Binder::BindTry(const Node& n, std::string_view function) {
+  for (const NodePtr& a : n.args) {
+    int32_t months = 0;
+    int64_t micros = 0;
+    if (IntervalOf(*a, &months, &micros)) continue;  // read by the op itself, not bound
+    SLUICE_ASSIGN_OR_RETURN(BoundPtr bound, Bind(*a));
+    prebound_[a.get()] = std::move(bound);
+  }
+  const EvalMode outer = mode_;
+  mode_ = EvalMode::kTry;
+  Result<BoundPtr> result = Bind(*MakeCall(n, std::string(function), n.args));
+  mode_ = outer;
+  for (const NodePtr& a : n.args) prebound_.erase(a.get());
+  return result;
+}
 
 Result<BoundPtr> Binder::BindLogic(const Node& n, Op op) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<BoundPtr> args, BindArgs(n));
@@ -357,7 +393,7 @@ Result<BoundPtr> Binder::BindLogic(const Node& n, Op op) {
       return args[1 - i];
     }
   }
-  auto node = NewBound(op, DataType::Boolean(), std::move(args));
+  auto node = NewNode(op, DataType::Boolean(), std::move(args));
   node->nullable = AnyNullable(node->args);
   return Finish(node);
 }
@@ -365,7 +401,7 @@ Result<BoundPtr> Binder::BindLogic(const Node& n, Op op) {
 Result<BoundPtr> Binder::BindComparison(const Node& n, Op op) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<BoundPtr> args, BindArgs(n));
   bool ok = true;
-  TypePtr common = ComparisonType(args[0]->type, args[1]->type, &ok);
+  TypePtr common = ComparisonType(args[0]->type, args[1]->type, ansi_, &ok);
   if (!ok || (common != nullptr && common->is_nested())) {
     return Mismatch(n, fmt::format("operator {} cannot compare {} with {}", n.name, TypeName(args[0]->type),
                                    TypeName(args[1]->type)));
@@ -374,7 +410,7 @@ Result<BoundPtr> Binder::BindComparison(const Node& n, Op op) {
   for (BoundPtr& a : args) {
     SLUICE_ASSIGN_OR_RETURN(a, CastTo(a, common));
   }
-  auto node = NewBound(op, DataType::Boolean(), std::move(args));
+  auto node = NewNode(op, DataType::Boolean(), std::move(args));
   node->nullable = op != Op::kNullSafeEq && AnyNullable(node->args);
   return Finish(node);
 }
@@ -403,7 +439,7 @@ Result<BoundPtr> Binder::BindIntervalArithmetic(const Node& n, bool subtract, bo
   if (base->type->id() == TypeId::kDate) {
     SLUICE_ASSIGN_OR_RETURN(base, CastTo(base, DataType::Timestamp()));
   }
-  auto node = NewBound(Op::kTimestampAddInterval, base->type, {base});
+  auto node = NewNode(Op::kTimestampAddInterval, base->type, {base});
   node->interval_months = subtract ? -months : months;
   node->interval_micros = subtract ? -micros : micros;
   node->nullable = base->nullable;
@@ -425,10 +461,10 @@ Result<BoundPtr> Binder::BindArithmetic(const Node& n, Op op) {
     if (date_index >= 0 && args[1 - date_index]->type->is_integral()) {
       SLUICE_ASSIGN_OR_RETURN(BoundPtr days, CastTo(args[1 - date_index], DataType::Integer()));
       if (op == Op::kSubtract) {
-        auto negated = NewBound(Op::kNegate, DataType::Integer(), {days});
+        auto negated = NewNode(Op::kNegate, DataType::Integer(), {days});
         SLUICE_ASSIGN_OR_RETURN(days, Finish(negated));
       }
-      auto node = NewBound(Op::kDateAddDays, DataType::Date(), {args[date_index], days});
+      auto node = NewNode(Op::kDateAddDays, DataType::Date(), {args[date_index], days});
       node->nullable = AnyNullable(node->args);
       return Finish(node);
     }
@@ -443,11 +479,17 @@ Result<BoundPtr> Binder::BindArithmetic(const Node& n, Op op) {
       }
     }
   }
-  // Strings in arithmetic are read as doubles; NULL takes the other side's type.
-  for (BoundPtr& a : args) {
-    if (a->type != nullptr && a->type->id() == TypeId::kString) {
-      SLUICE_ASSIGN_OR_RETURN(a, CastTo(a, DataType::Double()));
-    }
+  // Strings in arithmetic are read as doubles; in ANSI mode as bigints beside an integral type,
+  // and two strings are no numbers. NULL takes the other side's type.
+  const auto is_string = [](const BoundPtr& a) { return a->type != nullptr && a->type->id() == TypeId::kString; };
+  if (ansi_ && is_string(args[0]) && is_string(args[1])) {
+    return Mismatch(n, fmt::format("operator {} needs numeric operands, got string and string", n.name));
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    if (!is_string(args[i])) continue;
+    const TypePtr& other = args[1 - i]->type;
+    const bool as_long = ansi_ && other != nullptr && other->is_integral();
+    SLUICE_ASSIGN_OR_RETURN(args[i], CastTo(args[i], as_long ? DataType::Long() : DataType::Double()));
   }
   for (int i = 0; i < 2; ++i) {
     if (args[i]->type == nullptr) {
@@ -516,12 +558,12 @@ Result<BoundPtr> Binder::BindArithmetic(const Node& n, Op op) {
     result = DataType::Double();
   } else {
     bool ok = true;
-    result = TightestCommonType(a, b, &ok);
+    result = TightestCommonType(a, b, ansi_, &ok);
     for (BoundPtr& x : args) {
       SLUICE_ASSIGN_OR_RETURN(x, CastTo(x, result));
     }
   }
-  auto node = NewBound(op, result, std::move(args));
+  auto node = NewNode(op, result, std::move(args));
   node->nullable = AnyNullable(node->args) || op == Op::kDivide || op == Op::kRemainder || op == Op::kIntDivide ||
                    result->id() == TypeId::kDecimal;
   return Finish(node);
@@ -556,7 +598,10 @@ constexpr CallArity kCalls[] = {
     {"now", 0, 0}, {"current_date", 0, 0}, {"to_timestamp", 1, 2}, {"to_date", 1, 2}, {"date_trunc", 2, 2},
     {"date_format", 2, 2}, {"year", 1, 1}, {"month", 1, 1}, {"day", 1, 1}, {"dayofmonth", 1, 1}, {"hour", 1, 1},
     {"unix_timestamp", 0, 2}, {"from_unixtime", 1, 2}, {"get_json_object", 2, 2}, {"size", 1, 1},
-    {"element_at", 2, 2}, {"struct", 0, kAny}, {"named_struct", 2, kAny}, {"array", 0, kAny},
+    {"element_at", 2, 2}, {"struct", 0, kAny}, {"named_struct", 2, kAny}, {"array", 0, kAny}, {"map", 0, kAny},
+    // The TRY forms: null where ANSI mode fails.
+    {"try_add", 2, 2}, {"try_subtract", 2, 2}, {"try_multiply", 2, 2}, {"try_divide", 2, 2}, {"try_mod", 2, 2},
+    {"try_element_at", 2, 2}, {"try_to_timestamp", 1, 2},
     // Aggregates.
     {"count", 1, kAny}, {"sum", 1, 1}, {"min", 1, 1}, {"max", 1, 1}, {"avg", 1, 1}, {"mean", 1, 1}, {"first", 1, 2},
     {"last", 1, 2}};
@@ -615,6 +660,11 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
     return Bind(*MakeCase(n, {n.args[0], n.args[1], n.args[2]}, true));
   }
   if (f == "||") return BindFunction(*MakeCall(n, "concat", n.args));
+  static const std::map<std::string, std::string> kTryFunctions = {
+      {"try_add", "+"},  {"try_subtract", "-"},           {"try_multiply", "*"},
+      {"try_divide", "/"}, {"try_mod", "%"},              {"try_element_at", "element_at"},
+      {"try_to_timestamp", "to_timestamp"}};
+  if (auto it = kTryFunctions.find(f); it != kTryFunctions.end()) return BindTry(n, it->second);
   return BindFunction(n);
 }
 
@@ -650,7 +700,7 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
         result = DataType::Double();
       }
     }
-    auto node = NewBound(Op::kAggregate, result, std::move(args));
+    auto node = NewNode(Op::kAggregate, result, std::move(args));
     node->name = f;
     node->nullable = f != "count";
     return BoundPtr(node);
@@ -658,7 +708,7 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<BoundPtr> args, BindArgs(n));
   auto type_of = [&](size_t i) { return TypeName(args[i]->type); };
   auto make = [&](Op op, TypePtr type, bool nullable = true) {
-    auto node = NewBound(op, std::move(type), args);
+    auto node = NewNode(op, std::move(type), args);
     node->nullable = nullable;
     node->name = f;
     return node;
@@ -675,7 +725,7 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     TypePtr common;
     bool ok = true;
     for (const BoundPtr& a : args) {
-      common = WiderCommonType(common, a->type, string_promotion, &ok);
+      common = WiderCommonType(common, a->type, string_promotion, ansi_, &ok);
       if (!ok) return Mismatch(n, fmt::format("the arguments of {} have incompatible types", f));
     }
     if (common == nullptr) common = DataType::Boolean();
@@ -831,7 +881,7 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
   if (f == "regexp_extract") {
     SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
     if (args.size() == 2) {
-      auto one = NewBound(Op::kConstant, DataType::Integer());
+      auto one = NewNode(Op::kConstant, DataType::Integer());
       LiteralValue v;
       v.integer = 1;
       one->constant = LiteralColumn(v, DataType::Integer());
@@ -882,7 +932,7 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
       SLUICE_RETURN_IF_ERROR(expect(1, DataType::Integer()));
       scale = args[1]->constant->Value<int32_t>(0);
     } else {
-      auto zero = NewBound(Op::kConstant, DataType::Integer());
+      auto zero = NewNode(Op::kConstant, DataType::Integer());
       zero->constant = LiteralColumn(LiteralValue{}, DataType::Integer());
       zero->nullable = false;
       args.push_back(zero);
@@ -986,7 +1036,7 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     if (args[0]->type->id() != TypeId::kArray && args[0]->type->id() != TypeId::kMap) {
       return Mismatch(n, fmt::format("size needs an array or a map, got {}", type_of(0)));
     }
-    return Finish(make(Op::kSize, DataType::Integer(), false));
+    return Finish(make(Op::kSize, DataType::Integer(), ansi_ && args[0]->nullable));
   }
   if (f == "element_at" || f == "subscript") {
     const TypePtr& t = args[0]->type;
@@ -1009,7 +1059,7 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     std::string_view name = args[1]->constant->View(0);
     int index = t->FieldIndexIgnoreCase(name);
     if (index < 0) return Mismatch(n, fmt::format("{} has no field named {}", t->ToString(), name));
-    auto node = NewBound(Op::kGetField, t->field(index).type, {args[0]});
+    auto node = NewNode(Op::kGetField, t->field(index).type, {args[0]});
     node->slot = index;
     return Finish(node);
   }
@@ -1041,7 +1091,7 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     }
     Result<TypePtr> type = DataType::Struct(std::move(fields));
     if (!type.ok()) return Mismatch(n, type.status().message());
-    auto node = NewBound(Op::kStruct, *type, std::move(values));
+    auto node = NewNode(Op::kStruct, *type, std::move(values));
     node->nullable = false;
     return Finish(node);
   }
@@ -1049,6 +1099,27 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
     SLUICE_ASSIGN_OR_RETURN(TypePtr element, common_type(true));
     if (args.empty()) element = DataType::String();
     return Finish(make(Op::kArray, DataType::Array(element, AnyNullable(args)), false));
+  }
+  if (f == "map") {
+    // map(k1, v1, k2, v2, ...): keys of their common type, values of theirs.
+    if (args.size() % 2 != 0) return WrongArgs(n, "an even number of arguments (key, value pairs)");
+    TypePtr key, value;
+    bool ok = true;
+    for (size_t i = 0; i < args.size() && ok; i += 2) {
+      key = WiderCommonType(key, args[i]->type, true, ansi_, &ok);
+      if (ok) value = WiderCommonType(value, args[i + 1]->type, true, ansi_, &ok);
+    }
+    if (!ok) return Mismatch(n, "the keys, or the values, of map have incompatible types");
+    if (key == nullptr) key = DataType::String();
+    if (value == nullptr) value = DataType::String();
+    if (key->id() == TypeId::kMap) return Mismatch(n, "a map key cannot be a map");
+    bool value_nullable = false;
+    for (size_t i = 0; i < args.size(); i += 2) {
+      SLUICE_ASSIGN_OR_RETURN(args[i], CastTo(args[i], key));
+      SLUICE_ASSIGN_OR_RETURN(args[i + 1], CastTo(args[i + 1], value));
+      value_nullable = value_nullable || args[i + 1]->nullable;
+    }
+    return Finish(make(Op::kMap, DataType::Map(key, value, value_nullable), false));
   }
   return Status::Error(errors::kUnresolvedRoutine, fmt::format("function {} at {}:{} is not supported here", f, n.line, n.column));
 }
@@ -1120,11 +1191,11 @@ Result<NamedExpression> ParseNamedExpression(std::string_view sql) {
   return NamedExpression{Expression(std::move(tree.node)), std::move(name)};
 }
 
-Result<BoundExpression> Bind(const Expression& expression, const TypePtr& input_schema) {
+Result<BoundExpression> Bind(const Expression& expression, const TypePtr& input_schema, SqlOptions options) {
   if (input_schema == nullptr || input_schema->id() != TypeId::kStruct) {
     return Status::Error(errors::kInvalidSchema, "an expression is bound to a struct schema");
   }
-  Binder binder(input_schema);
+  Binder binder(input_schema, options);
   SLUICE_ASSIGN_OR_RETURN(BoundPtr node, binder.Bind(expression.node()));
   if (node->type == nullptr) {
     auto typed = std::make_shared<BoundNode>(*node);
@@ -1138,8 +1209,8 @@ Result<BoundExpression> Bind(const Expression& expression, const TypePtr& input_
   return BoundExpression(std::move(root));
 }
 
-Result<BoundExpression> BindPredicate(const Expression& expression, const TypePtr& input_schema) {
-  SLUICE_ASSIGN_OR_RETURN(BoundExpression bound, Bind(expression, input_schema));
+Result<BoundExpression> BindPredicate(const Expression& expression, const TypePtr& input_schema, SqlOptions options) {
+  SLUICE_ASSIGN_OR_RETURN(BoundExpression bound, Bind(expression, input_schema, options));
   if (bound.result_type()->id() != TypeId::kBoolean) {
     return Status::Error(errors::kDatatypeMismatch,
                          fmt::format("a filter must be boolean, but {} is {}", expression.ToSql(), bound.result_type()->ToString()));

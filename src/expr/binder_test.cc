@@ -20,6 +20,7 @@ struct TypeCase {
 };
 
 TEST(BinderTest, ResultTypesFollowSpark) {
+  const testing::NonAnsiMode non_ansi;  // the answers of Spark's non-ANSI mode
   const TypeCase cases[] = {
       // literals
       {"10", "int"}, {"10L", "bigint"}, {"10S", "smallint"}, {"10Y", "tinyint"}, {"3000000000", "bigint"},
@@ -71,12 +72,13 @@ TEST(BinderTest, ResultTypesFollowSpark) {
 std::string BoundSql(const std::string& sql) {
   auto parsed = Expression::Parse(sql);
   if (!parsed.ok()) return parsed.status().ToString();
-  auto bound = Bind(*parsed, SampleBatch()->schema());
+  auto bound = Bind(*parsed, SampleBatch()->schema(), testing::CurrentOptions());
   if (!bound.ok()) return bound.status().ToString();
   return bound->ToSql();
 }
 
 TEST(BinderTest, ImplicitCastsAreInsertedAsSparkDoes) {
+  const testing::NonAnsiMode non_ansi;  // the answers of Spark's non-ANSI mode
   // A string compared with a number is cast to the number's type (to double for decimals).
   EXPECT_EQ(BoundSql("s = 1"), "(CAST(s AS int) = 1)");
   EXPECT_EQ(BoundSql("dec = '1.5'"), "(CAST(dec AS double) = 1.5D)");
@@ -94,6 +96,7 @@ TEST(BinderTest, ImplicitCastsAreInsertedAsSparkDoes) {
 }
 
 TEST(BinderTest, ConstantsAreFolded) {
+  const testing::NonAnsiMode non_ansi;  // the answers of Spark's non-ANSI mode
   EXPECT_EQ(BoundSql("1 + 2 * 3"), "7");
   EXPECT_EQ(BoundSql("i + (1 + 2)"), "(i + 3)");
   EXPECT_EQ(BoundSql("upper('a') = s"), "('A' = s)");

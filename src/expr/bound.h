@@ -20,7 +20,7 @@ namespace sluice::expr {
 enum class Op : uint8_t {
   kConstant,
   kColumn,
-  kCast,  // try_cast flag; non-ANSI CAST and TRY_CAST behave alike (bad values become null)
+  kCast,
   // arithmetic (operands already of the result's type, except kIntDivide: long or decimal)
   kAdd, kSubtract, kMultiply, kDivide, kRemainder, kIntDivide, kNegate,
   kTimestampAddInterval,  // args: timestamp, constant interval (months, micros)
@@ -46,8 +46,16 @@ enum class Op : uint8_t {
   kHour, kUnixTimestamp, kFromUnixtime,
   // JSON and nested values
   kGetJsonObject, kSize, kElementAt, kSubscript, kGetField, kStruct, kArray,
+  kMap,  // args: key, value, key, value, ...
   kAggregate,  // count, sum, ...: typed but not evaluable here
 };
+
+// How an op meets a value it cannot compute (Spark's EvalMode), fixed at bind time:
+//   kLegacy  Spark's non-ANSI semantics: the row becomes null (integer overflow wraps as Java's);
+//   kAnsi    the evaluation fails with Spark's error class naming the value (CAST_INVALID_INPUT,
+//            ARITHMETIC_OVERFLOW, DIVIDE_BY_ZERO, ...); casts and parsing are strict;
+//   kTry     strict as kAnsi, but the row becomes null instead of failing (try_cast, try_add ...).
+enum class EvalMode : uint8_t { kLegacy, kAnsi, kTry };
 
 struct BoundNode;
 using BoundPtr = std::shared_ptr<const BoundNode>;
@@ -67,7 +75,7 @@ struct BoundNode {
   char escape = '\\';           // kLike
   std::string name;             // kColumn: the resolved path as SQL; kAggregate/kCall: function name
   bool negated = false;
-  bool try_cast = false;
+  EvalMode mode = EvalMode::kLegacy;
   bool ilike = false;
   int32_t interval_months = 0;  // kTimestampAddInterval
   int64_t interval_micros = 0;
@@ -109,10 +117,30 @@ Result<ColumnPtr> EvaluateConstant(const BoundNode& node);
 // SQL of a bound tree (implicit casts shown).
 std::string PrintBound(const BoundNode& node);
 
-// Cast kernel shared by explicit and implicit casts: every value of `from` converted to `to`
-// (bad values become null, as Spark's non-ANSI CAST). The pair must have passed CanCast.
-ColumnPtr CastColumn(const Column& from, const TypePtr& to);
-bool CanCast(const DataType& from, const DataType& to);
+// Cast kernel shared by explicit and implicit casts: every value of `from` converted to `to`.
+// A value that cannot be converted is null (kLegacy, kTry) or fails the cast (kAnsi:
+// CAST_INVALID_INPUT for text, CAST_OVERFLOW for numbers, NUMERIC_VALUE_OUT_OF_RANGE for
+// decimals); kAnsi and kTry parse strictly and check ranges where kLegacy truncates and wraps.
+// The pair must have passed CanCast with the same `ansi`.
+Result<ColumnPtr> CastColumn(const Column& from, const TypePtr& to, EvalMode mode);
+// Whether CAST(from AS to) is allowed: ANSI refuses integral -> binary and date -> numeric or
+// boolean, which non-ANSI Spark allows.
+bool CanCast(const DataType& from, const DataType& to, bool ansi);
+// Whether a strict cast from `from` to `to` can fail on some value (false for casts to string and
+// widenings: integral to a wider integral, floating or decimal type, float to double, date and
+// timestamp to each other).
+bool CastCanFail(const DataType& from, const DataType& to);
+
+// Whether evaluating the node (or any node below it) can fail on some input: conditional ops
+// (CASE, coalesce, AND, OR) then evaluate such an argument only on the rows that reach it, as
+// Spark's row-at-a-time evaluation does.
+bool MayFail(const BoundNode& node);
+
+// The error of an ANSI-mode op that cannot compute a row: "<what> in <the op's SQL>; use
+// <try_function> to get NULL instead, or set sql.ansi: false", of class `error_class`. `what`
+// names the offending values.
+Status AnsiError(std::string_view error_class, const BoundNode& node, std::string_view what,
+                 std::string_view try_function);
 
 // Builds a one-row column holding a literal.
 ColumnPtr LiteralColumn(const LiteralValue& value, const TypePtr& type);

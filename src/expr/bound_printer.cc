@@ -77,7 +77,7 @@ std::string PrintBound(const BoundNode& node) {
   switch (node.op) {
     case Op::kConstant: return ConstantSql(node);
     case Op::kColumn: return node.name;
-    case Op::kCast: return fmt::format("{}({} AS {})", node.try_cast ? "TRY_CAST" : "CAST", PrintBound(*a[0]), node.type->ToString());
+    case Op::kCast: return fmt::format("{}({} AS {})", node.mode == EvalMode::kTry ? "TRY_CAST" : "CAST", PrintBound(*a[0]), node.type->ToString());
     case Op::kNegate: return fmt::format("(- {})", PrintBound(*a[0]));
     case Op::kNot: return fmt::format("(NOT {})", PrintBound(*a[0]));
     case Op::kIsNull: return fmt::format("({} IS NULL)", PrintBound(*a[0]));

@@ -1,12 +1,17 @@
-// CAST with Spark's non-ANSI semantics: a value that cannot be converted becomes null (strings
-// that are not numbers, dates that do not exist, decimals that overflow); narrowing integer
-// casts wrap as Java's; floating-point to integer casts saturate, NaN becoming 0.
+// CAST in Spark's three evaluation modes. Non-ANSI (kLegacy): a value that cannot be converted
+// becomes null (strings that are not numbers, dates that do not exist, decimals that overflow);
+// narrowing integer casts wrap as Java's; floating-point to integer casts saturate, NaN becoming
+// 0; strings with a fraction cast to integers truncated. ANSI and TRY (strict): every value
+// that does not convert exactly as far as the target holds it (a fraction dropped from a number
+// is fine, from a string is not) is a failure, which ANSI raises and TRY makes null.
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
+
+#include <fmt/format.h>
 
 #include "expr/bound.h"
 
@@ -16,6 +21,7 @@
 #include "expr/kernel_util.h"
 #include "sluice/core/ascii.h"
 #include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
 #include "sluice/core/utf8.h"
 
 namespace sluice::expr {
@@ -27,8 +33,9 @@ std::string_view TrimSpace(std::string_view s) {
   return s;
 }
 
-// Spark's UTF8String.toLong: optional sign, digits, optionally '.' and digits (truncated).
-std::optional<int64_t> ParseLong(std::string_view text) {
+// Spark's UTF8String.toLong: optional sign, digits, optionally '.' and digits (truncated); with
+// `strict` (ANSI) no fraction.
+std::optional<int64_t> ParseLong(std::string_view text, bool strict) {
   std::string_view s = TrimSpace(text);
   if (s.empty()) return std::nullopt;
   bool negative = s[0] == '-';
@@ -44,7 +51,7 @@ std::optional<int64_t> ParseLong(std::string_view text) {
     if (value > static_cast<uint64_t>(INT64_MAX) + (negative ? 1 : 0)) return std::nullopt;
   }
   if (i < s.size()) {
-    if (s[i] != '.') return std::nullopt;
+    if (s[i] != '.' || strict) return std::nullopt;
     for (++i; i < s.size(); ++i) {
       if (s[i] < '0' || s[i] > '9') return std::nullopt;
     }
@@ -178,24 +185,42 @@ int128_t AsInteger(const Column& c, int64_t i) {
 }
 
 template <typename T>
-ColumnPtr CastToIntegral(const Column& from, const TypePtr& to) {
+bool InRange(int128_t v) {
+  return v >= std::numeric_limits<T>::min() && v <= std::numeric_limits<T>::max();
+}
+
+// A double truncated toward zero fits T (NaN and infinities do not).
+template <typename T>
+bool TruncatedFits(double d) {
+  if (!std::isfinite(d)) return false;
+  const double t = std::trunc(d);
+  if constexpr (sizeof(T) == 8) return t >= -9.2233720368547758e18 && t < 9.2233720368547758e18;
+  return t >= static_cast<double>(std::numeric_limits<T>::min()) && t <= static_cast<double>(std::numeric_limits<T>::max());
+}
+
+template <typename T>
+ColumnPtr CastToIntegral(const Column& from, const TypePtr& to, bool strict) {
   TypeId id = from.type->id();
   if (id == TypeId::kString) {
     return FixedCast<T>(from, to, [&](int64_t i, T* out) {
-      auto v = ParseLong(from.View(i));
-      if (!v || *v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max()) return false;
+      auto v = ParseLong(from.View(i), strict);
+      if (!v || !InRange<T>(*v)) return false;
       *out = static_cast<T>(*v);
       return true;
     });
   }
   if (id == TypeId::kFloat || id == TypeId::kDouble) {
     return FixedCast<T>(from, to, [&](int64_t i, T* out) {
-      *out = DoubleToIntegral<T>(AsDouble(from, i));
+      const double d = AsDouble(from, i);
+      if (strict && !TruncatedFits<T>(d)) return false;
+      *out = DoubleToIntegral<T>(d);
       return true;
     });
   }
   return FixedCast<T>(from, to, [&](int64_t i, T* out) {
-    *out = static_cast<T>(static_cast<int64_t>(AsInteger(from, i)));
+    const int128_t v = AsInteger(from, i);
+    if (strict && !InRange<T>(v)) return false;
+    *out = static_cast<T>(static_cast<int64_t>(v));
     return true;
   });
 }
@@ -298,27 +323,86 @@ ColumnPtr CastToString(const Column& from, const TypePtr& to) {
   return writer.Finish();
 }
 
-ColumnPtr CastNested(const Column& from, const TypePtr& to) {
+ColumnPtr Convert(const Column& from, const TypePtr& to, bool strict);
+
+ColumnPtr CastNested(const Column& from, const TypePtr& to, bool strict) {
   auto out = std::make_shared<Column>(from);
   out->type = to;
   if (to->id() == TypeId::kStruct) {
     for (int f = 0; f < to->num_fields(); ++f) {
-      out->children[static_cast<size_t>(f)] = CastColumn(*from.children[static_cast<size_t>(f)], to->field(f).type);
+      out->children[static_cast<size_t>(f)] = Convert(*from.children[static_cast<size_t>(f)], to->field(f).type, strict);
     }
   } else if (to->id() == TypeId::kArray) {
-    out->children[0] = CastColumn(*from.children[0], to->element_type());
+    out->children[0] = Convert(*from.children[0], to->element_type(), strict);
   } else {
-    out->children[0] = CastColumn(*from.children[0], to->key_type());
-    out->children[1] = CastColumn(*from.children[1], to->value_type());
+    out->children[0] = Convert(*from.children[0], to->key_type(), strict);
+    out->children[1] = Convert(*from.children[1], to->value_type(), strict);
   }
   return out;
+}
+
+// A value the cast could not convert: the innermost input column and row that held a value
+// its output does not.
+struct LostValue {
+  const Column* from = nullptr;
+  const Column* to = nullptr;
+  int64_t row = -1;
+};
+
+// The first of `rows` (ascending) where `from` holds a value and `to` does not, looking inside
+// the nested values of valid rows only (a null struct's fields are not values).
+std::optional<LostValue> FirstLostValue(const Column& from, const Column& to, const std::vector<int64_t>& rows) {
+  std::vector<int64_t> valid;
+  for (int64_t row : rows) {
+    if (from.IsNull(row)) continue;
+    if (to.IsNull(row)) return LostValue{&from, &to, row};
+    valid.push_back(row);
+  }
+  if (!from.type->is_nested() || valid.empty()) return std::nullopt;
+  if (from.type->id() == TypeId::kStruct) {
+    for (size_t f = 0; f < from.children.size(); ++f) {
+      if (auto lost = FirstLostValue(*from.children[f], *to.children[f], valid)) return lost;
+    }
+    return std::nullopt;
+  }
+  std::vector<int64_t> elements;
+  for (int64_t row : valid) {
+    for (int64_t e = from.offsets[static_cast<size_t>(row)]; e < from.offsets[static_cast<size_t>(row) + 1]; ++e) {
+      elements.push_back(e);
+    }
+  }
+  for (size_t c = 0; c < from.children.size(); ++c) {
+    if (auto lost = FirstLostValue(*from.children[c], *to.children[c], elements)) return lost;
+  }
+  return std::nullopt;
+}
+
+Status CastFailure(const LostValue& lost) {
+  const DataType& from = *lost.from->type;
+  const DataType& to = *lost.to->type;
+  std::string value = FormatValue(*lost.from, lost.row);
+  if (from.id() == TypeId::kString) value = "'" + value + "'";
+  const bool out_of_range = to.id() == TypeId::kDecimal &&
+                            (from.id() != TypeId::kString || ParseDouble(lost.from->View(lost.row)).has_value());
+  if (out_of_range) {
+    return Status::Error(errors::kNumericValueOutOfRange,
+                         fmt::format("the value {} of type {} does not fit {}", value, from.ToString(), to.ToString()));
+  }
+  if (from.id() == TypeId::kString) {
+    return Status::Error(errors::kCastInvalidInput,
+                         fmt::format("the value {} of type string cannot be cast to {}: it is malformed", value,
+                                     to.ToString()));
+  }
+  return Status::Error(errors::kCastOverflow,
+                       fmt::format("the value {} of type {} cannot be cast to {}: it overflows", value,
+                                   from.ToString(), to.ToString()));
 }
 
 }  // namespace
 
 std::string JavaDoubleString(double value) { return JavaFloatingString(value); }
 
-bool CanCast(const DataType& from, const DataType& to) {
+bool CanCast(const DataType& from, const DataType& to, bool ansi) {
   if (from.Equals(to)) return true;
   TypeId f = from.id(), t = to.id();
   if (from.is_nested() || to.is_nested()) {
@@ -326,31 +410,64 @@ bool CanCast(const DataType& from, const DataType& to) {
     if (t == TypeId::kStruct) {
       if (from.num_fields() != to.num_fields()) return false;
       for (int i = 0; i < from.num_fields(); ++i) {
-        if (!CanCast(*from.field(i).type, *to.field(i).type)) return false;
+        if (!CanCast(*from.field(i).type, *to.field(i).type, ansi)) return false;
       }
       return true;
     }
-    if (t == TypeId::kArray) return CanCast(*from.element_type(), *to.element_type());
-    return CanCast(*from.key_type(), *to.key_type()) && CanCast(*from.value_type(), *to.value_type());
+    if (t == TypeId::kArray) return CanCast(*from.element_type(), *to.element_type(), ansi);
+    return CanCast(*from.key_type(), *to.key_type(), ansi) && CanCast(*from.value_type(), *to.value_type(), ansi);
   }
   bool from_numeric = from.is_numeric() || f == TypeId::kBoolean;
   if (t == TypeId::kString) return true;
-  // Spark casts integral values to binary as their big-endian bytes.
-  if (t == TypeId::kBinary) return f == TypeId::kString || from.is_integral();
+  // Non-ANSI Spark casts integral values to binary as their big-endian bytes.
+  if (t == TypeId::kBinary) return f == TypeId::kString || (!ansi && from.is_integral());
   if (f == TypeId::kString) return true;
   if (f == TypeId::kBinary) return false;
   if (to.is_numeric() || t == TypeId::kBoolean) {
-    return from_numeric || f == TypeId::kTimestamp || f == TypeId::kTimestampNtz;
+    // A date is no number in ANSI mode (non-ANSI casts it to NULL).
+    return from_numeric || f == TypeId::kTimestamp || f == TypeId::kTimestampNtz || (!ansi && f == TypeId::kDate);
   }
   if (t == TypeId::kDate) return IsDatetime(from);
   // timestamps
   return IsDatetime(from) || from.is_numeric();
 }
 
-ColumnPtr CastColumn(const Column& from, const TypePtr& to) {
+bool CastCanFail(const DataType& from, const DataType& to) {
+  if (from.Equals(to)) return false;
+  const TypeId f = from.id(), t = to.id();
+  if (t == TypeId::kString) return false;
+  if (from.is_nested()) return true;
+  if (IsDatetime(from) && IsDatetime(to)) return false;
+  if (f == TypeId::kBoolean) return false;
+  if (from.is_integral()) {
+    if (to.is_integral()) return to.byte_width() < from.byte_width();
+    if (t == TypeId::kFloat || t == TypeId::kDouble) return false;
+    if (t == TypeId::kDecimal) return to.precision() - to.scale() < DecimalForIntegral(from)->precision();
+  }
+  if (f == TypeId::kFloat && t == TypeId::kDouble) return false;
+  if (f == TypeId::kDecimal && (t == TypeId::kFloat || t == TypeId::kDouble)) return false;
+  return true;
+}
+
+Result<ColumnPtr> CastColumn(const Column& from, const TypePtr& to, EvalMode mode) {
+  ColumnPtr out = Convert(from, to, mode != EvalMode::kLegacy);
+  // A value lost on the way (a new null, at any depth) is what ANSI mode raises.
+  if (mode != EvalMode::kAnsi) return out;
+  if (!to->is_nested() && out->null_count == from.null_count) return out;
+  std::vector<int64_t> rows(static_cast<size_t>(from.length));
+  for (int64_t i = 0; i < from.length; ++i) rows[static_cast<size_t>(i)] = i;
+  if (auto lost = FirstLostValue(from, *out, rows)) return CastFailure(*lost);
+  return out;
+}
+
+namespace {
+
+ColumnPtr Convert(const Column& from, const TypePtr& to, bool strict) {
   TypeId f = from.type->id();
   if (from.type->Equals(*to)) return std::make_shared<Column>(from);
-  if (to->is_nested()) return CastNested(from, to);
+  if (to->is_nested()) return CastNested(from, to, strict);
+  // A date is no number (non-ANSI Spark casts it to NULL; ANSI refuses the cast).
+  if (f == TypeId::kDate && (to->is_numeric() || to->id() == TypeId::kBoolean)) return MakeNullColumn(to, from.length);
   switch (to->id()) {
     case TypeId::kString:
     case TypeId::kBinary: return CastToString(from, to);
@@ -368,10 +485,10 @@ ColumnPtr CastColumn(const Column& from, const TypePtr& to) {
         else *out = AsDouble(from, i) != 0;
         return true;
       });
-    case TypeId::kByte: return CastToIntegral<int8_t>(from, to);
-    case TypeId::kShort: return CastToIntegral<int16_t>(from, to);
-    case TypeId::kInteger: return CastToIntegral<int32_t>(from, to);
-    case TypeId::kLong: return CastToIntegral<int64_t>(from, to);
+    case TypeId::kByte: return CastToIntegral<int8_t>(from, to, strict);
+    case TypeId::kShort: return CastToIntegral<int16_t>(from, to, strict);
+    case TypeId::kInteger: return CastToIntegral<int32_t>(from, to, strict);
+    case TypeId::kLong: return CastToIntegral<int64_t>(from, to, strict);
     case TypeId::kFloat: return CastToFloating<float>(from, to);
     case TypeId::kDouble: return CastToFloating<double>(from, to);
     case TypeId::kDecimal: return CastToDecimal(from, to);
@@ -424,5 +541,7 @@ ColumnPtr CastColumn(const Column& from, const TypePtr& to) {
       });
   }
 }
+
+}  // namespace
 
 }  // namespace sluice::expr

@@ -74,12 +74,16 @@ TypePtr WiderDecimal(const DataType& a, const DataType& b) {
   return BoundedDecimal(range + scale, scale);
 }
 
-TypePtr TightestCommonType(const TypePtr& a, const TypePtr& b, bool* ok) {
+TypePtr TightestCommonType(const TypePtr& a, const TypePtr& b, bool ansi, bool* ok) {
   *ok = true;
   if (a == nullptr) return b;
   if (b == nullptr) return a;
   if (a->Equals(*b)) return a;
   int ra = NumericRank(a->id()), rb = NumericRank(b->id());
+  if (ansi && std::min(ra, rb) >= 0 && std::min(ra, rb) <= NumericRank(TypeId::kLong) &&
+      std::max(ra, rb) == NumericRank(TypeId::kFloat)) {
+    return DataType::Double();
+  }
   if (ra >= 0 && rb >= 0) return RankType(std::max(ra, rb));
   bool da = a->id() == TypeId::kDecimal, db = b->id() == TypeId::kDecimal;
   if (da && db) return WiderDecimal(*a, *b);
@@ -98,11 +102,19 @@ TypePtr TightestCommonType(const TypePtr& a, const TypePtr& b, bool* ok) {
   return nullptr;
 }
 
-TypePtr WiderCommonType(const TypePtr& a, const TypePtr& b, bool string_promotion, bool* ok) {
-  TypePtr t = TightestCommonType(a, b, ok);
+TypePtr WiderCommonType(const TypePtr& a, const TypePtr& b, bool string_promotion, bool ansi, bool* ok) {
+  TypePtr t = TightestCommonType(a, b, ansi, ok);
   if (*ok) return t;
   *ok = true;
-  if (string_promotion) {
+  if (string_promotion && ansi) {
+    for (const auto& [text, other] : {std::pair{a, b}, std::pair{b, a}}) {
+      if (text->id() != TypeId::kString || !IsAtomic(*other)) continue;
+      if (other->is_integral()) return DataType::Long();
+      if (other->is_numeric()) return DataType::Double();
+      return other;
+    }
+  }
+  if (string_promotion && !ansi) {
     auto promotable = [](const DataType& t) {
       return IsAtomic(t) && t.id() != TypeId::kBinary && t.id() != TypeId::kBoolean;
     };
@@ -110,14 +122,14 @@ TypePtr WiderCommonType(const TypePtr& a, const TypePtr& b, bool string_promotio
     if (b->id() == TypeId::kString && promotable(*a)) return b;
   }
   if (a->id() == TypeId::kArray && b->id() == TypeId::kArray) {
-    TypePtr element = WiderCommonType(a->element_type(), b->element_type(), string_promotion, ok);
+    TypePtr element = WiderCommonType(a->element_type(), b->element_type(), string_promotion, ansi, ok);
     if (*ok) return DataType::Array(element, a->contains_null() || b->contains_null());
   }
   *ok = false;
   return nullptr;
 }
 
-TypePtr ComparisonType(const TypePtr& a, const TypePtr& b, bool* ok) {
+TypePtr ComparisonType(const TypePtr& a, const TypePtr& b, bool ansi, bool* ok) {
   *ok = true;
   if (a != nullptr && b != nullptr && !a->Equals(*b)) {
     bool sa = a->id() == TypeId::kString, sb = b->id() == TypeId::kString;
@@ -128,7 +140,7 @@ TypePtr ComparisonType(const TypePtr& a, const TypePtr& b, bool* ok) {
       if (IsAtomic(*other)) return other;
     }
   }
-  return TightestCommonType(a, b, ok);
+  return TightestCommonType(a, b, ansi, ok);
 }
 
 bool CanImplicitCast(const TypePtr& from, const TypePtr& to) {

@@ -1,4 +1,5 @@
-// Spark's implicit type coercion (non-ANSI TypeCoercion and DecimalPrecision). Internal to expr.
+// Spark's implicit type coercion (TypeCoercion, or AnsiTypeCoercion with `ansi`, and
+// DecimalPrecision). Internal to expr.
 // A null TypePtr stands for Spark's NullType (the type of an untyped NULL literal): it widens
 // to any type. All functions are pure.
 #pragma once
@@ -19,13 +20,15 @@ TypePtr AdjustedDecimal(int precision, int scale);
 TypePtr WiderDecimal(const DataType& a, const DataType& b);
 
 // findTightestCommonType plus decimal widening; nullptr when there is none (and when both are
-// the null type: check `a == nullptr && b == nullptr` first).
-TypePtr TightestCommonType(const TypePtr& a, const TypePtr& b, bool* ok);
-// findWiderTypeForTwo: tightest common type, else (with string promotion) string when one side
-// is a string and the other an atomic type other than binary and boolean; arrays element-wise.
-TypePtr WiderCommonType(const TypePtr& a, const TypePtr& b, bool string_promotion, bool* ok);
+// the null type: check `a == nullptr && b == nullptr` first). ANSI widens a float with an
+// integral type to double (an int does not fit a float exactly).
+TypePtr TightestCommonType(const TypePtr& a, const TypePtr& b, bool ansi, bool* ok);
+// findWiderTypeForTwo: tightest common type, else, with string promotion, when one side is a
+// string and the other atomic: non-ANSI, string (unless the other is binary or boolean); ANSI,
+// the other type, bigint for integral types and double for fractional ones. Arrays element-wise.
+TypePtr WiderCommonType(const TypePtr& a, const TypePtr& b, bool string_promotion, bool ansi, bool* ok);
 // The type both sides of a comparison are cast to (findCommonTypeForBinaryComparison first).
-TypePtr ComparisonType(const TypePtr& a, const TypePtr& b, bool* ok);
+TypePtr ComparisonType(const TypePtr& a, const TypePtr& b, bool ansi, bool* ok);
 // Whether `from` may be cast implicitly to `to` (numeric <-> numeric, string -> numeric / date /
 // timestamp / boolean, atomic -> string, date <-> timestamp).
 bool CanImplicitCast(const TypePtr& from, const TypePtr& to);

@@ -21,7 +21,9 @@ int64_t NowMicros() {
 }
 
 Result<Datum> EvalCast(const BoundNode& node, const Datum& arg) {
-  return Datum{CastColumn(*arg.column, node.type), arg.scalar};
+  Result<ColumnPtr> cast = CastColumn(*arg.column, node.type, node.mode);
+  if (!cast.ok()) return AnsiError(cast.status().error_class(), node, cast.status().message(), "try_cast");
+  return Datum{*std::move(cast), arg.scalar};
 }
 
 Datum EvalTimestampAddInterval(const BoundNode& node, const Datum& arg, int64_t rows);
@@ -50,6 +52,50 @@ ColumnPtr LiteralColumn(const LiteralValue& v, const TypePtr& type) {
   return column;
 }
 
+Status AnsiError(std::string_view error_class, const BoundNode& node, std::string_view what,
+                 std::string_view try_function) {
+  return Status::Error(error_class, fmt::format("{} in {}; use {} to get NULL instead, or set sql.ansi: false", what,
+                                                PrintBound(node), try_function));
+}
+
+bool MayFail(const BoundNode& node) {
+  switch (node.op) {
+    case Op::kAggregate:
+    case Op::kElementAt:  // element_at(array, 0) fails in every mode
+    case Op::kMap:        // a null or repeated key fails in every mode
+      return true;
+    case Op::kCast:
+      if (node.mode == EvalMode::kAnsi && CastCanFail(*node.args[0]->type, *node.type)) return true;
+      break;
+    case Op::kAdd: case Op::kSubtract: case Op::kMultiply: case Op::kNegate: case Op::kAbs:
+      // Floating-point results never fail; integral and decimal ones can overflow.
+      if (node.mode == EvalMode::kAnsi && (node.type->is_integral() || node.type->id() == TypeId::kDecimal)) return true;
+      break;
+    case Op::kRound:
+      if (node.mode == EvalMode::kAnsi && node.type->is_integral()) return true;
+      break;
+    case Op::kFloor: case Op::kCeil: {
+      const TypeId from = node.args[0]->type->id();
+      if (node.mode == EvalMode::kAnsi && (from == TypeId::kFloat || from == TypeId::kDouble)) return true;
+      break;
+    }
+    case Op::kDivide: case Op::kRemainder: case Op::kIntDivide: case Op::kSubscript: case Op::kToTimestamp:
+    case Op::kToDate: case Op::kUnixTimestamp:
+      if (node.mode == EvalMode::kAnsi) return true;
+      break;
+    case Op::kLike: case Op::kRLike: case Op::kSplit: case Op::kRegexpExtract: case Op::kDateFormat:
+    case Op::kFromUnixtime:
+      // A pattern that is not a constant was not checked at bind time.
+      if (node.args.size() > 1 && node.args[1]->op != Op::kConstant) return true;
+      break;
+    default: break;
+  }
+  for (const BoundPtr& a : node.args) {
+    if (MayFail(*a)) return true;
+  }
+  return false;
+}
+
 ColumnPtr Materialize(const Datum& datum, int64_t num_rows) {
   if (datum.scalar) {
     std::vector<int64_t> zeros(static_cast<size_t>(num_rows), 0);
@@ -58,6 +104,119 @@ ColumnPtr Materialize(const Datum& datum, int64_t num_rows) {
   if (datum.offset == 0 && datum.column->length == num_rows) return datum.column;
   return Slice(datum.column, datum.offset, num_rows);
 }
+
+namespace {
+
+// Slots read by a subtree.
+void SlotsOf(const BoundNode& node, std::vector<bool>* used) {
+  if (node.op == Op::kColumn) (*used)[static_cast<size_t>(node.slot)] = true;
+  for (const BoundPtr& a : node.args) SlotsOf(*a, used);
+}
+
+// `node` evaluated on the given rows of the input only (ascending, in [0, input.num_rows)), as a
+// datum of input.num_rows rows that are null elsewhere: the rows a conditional op does not pass
+// to an argument never reach its kernels, so they cannot fail there.
+Result<Datum> EvaluateOnRows(const BoundNode& node, const EvalInput& input, const std::vector<int64_t>& rows) {
+  if (static_cast<int64_t>(rows.size()) == input.num_rows) return EvaluateNode(node, input);
+  if (rows.empty()) return Datum{MakeNullColumn(node.type, 1), true};
+  std::vector<bool> used(input.slots.size(), false);
+  SlotsOf(node, &used);
+  std::vector<int64_t> absolute(rows);
+  for (int64_t& row : absolute) row += input.row_offset;
+  std::vector<ColumnPtr> gathered(input.slots.size());
+  for (size_t s = 0; s < input.slots.size(); ++s) {
+    if (used[s]) gathered[s] = Take(input.slots[s], absolute);
+  }
+  const int64_t count = static_cast<int64_t>(rows.size());
+  SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(node, EvalInput{gathered, count, input.now_micros, 0}));
+  if (d.scalar) return d;
+  // Scatter back: every row not evaluated reads the null appended after the evaluated ones.
+  const ColumnPtr parts[] = {Materialize(d, count), MakeNullColumn(d.column->type, 1)};
+  SLUICE_ASSIGN_OR_RETURN(ColumnPtr with_null, Concatenate(parts));
+  std::vector<int64_t> indices(static_cast<size_t>(input.num_rows), count);
+  for (int64_t k = 0; k < count; ++k) indices[static_cast<size_t>(rows[static_cast<size_t>(k)])] = k;
+  return Datum{Take(with_null, indices), false};
+}
+
+// Of `rows`, those where the boolean datum is (not) `value`, as a CASE, AND or OR continues.
+std::vector<int64_t> RowsWhere(const Datum& d, const std::vector<int64_t>& rows, bool keep_true, bool keep_false,
+                               bool keep_null) {
+  std::vector<int64_t> out;
+  out.reserve(rows.size());
+  FixedReader<uint8_t> value = ReadFixed<uint8_t>(d);
+  ValidityReader valid = ReadValidity(d);
+  for (int64_t row : rows) {
+    bool keep = !valid(row) ? keep_null : (value[row] != 0 ? keep_true : keep_false);
+    if (keep) out.push_back(row);
+  }
+  return out;
+}
+
+// The arguments of a CASE, coalesce, IN, AND or OR, each evaluated only on the rows that reach it
+// (Spark evaluates them row by row and lazily). Only used when an argument after the first may
+// fail; otherwise every argument is evaluated on every row, which is cheaper.
+Result<std::vector<Datum>> EvaluateLazily(const BoundNode& node, const EvalInput& input) {
+  std::vector<int64_t> remaining(static_cast<size_t>(input.num_rows));
+  for (int64_t i = 0; i < input.num_rows; ++i) remaining[static_cast<size_t>(i)] = i;
+  std::vector<Datum> args(node.args.size());
+  switch (node.op) {
+    case Op::kAnd:
+    case Op::kOr: {
+      // FALSE AND x is FALSE and TRUE OR x is TRUE whatever x is.
+      SLUICE_ASSIGN_OR_RETURN(args[0], EvaluateNode(*node.args[0], input));
+      const bool is_and = node.op == Op::kAnd;
+      SLUICE_ASSIGN_OR_RETURN(args[1], EvaluateOnRows(*node.args[1], input,
+                                                      RowsWhere(args[0], remaining, is_and, !is_and, true)));
+      return args;
+    }
+    case Op::kIn: {
+      // Candidates are read in order until one equals the value (and never for a null value).
+      SLUICE_ASSIGN_OR_RETURN(args[0], EvaluateNode(*node.args[0], input));
+      const Datum& value = args[0];
+      std::erase_if(remaining, [&](int64_t row) { return !value.IsValid(row); });
+      for (size_t a = 1; a < node.args.size(); ++a) {
+        SLUICE_ASSIGN_OR_RETURN(args[a], EvaluateOnRows(*node.args[a], input, remaining));
+        const Datum& candidate = args[a];
+        std::erase_if(remaining, [&](int64_t row) {
+          return candidate.IsValid(row) && RowsEqual(*value.column, value.scalar ? 0 : row + value.offset,
+                                                     *candidate.column, candidate.scalar ? 0 : row + candidate.offset);
+        });
+      }
+      return args;
+    }
+    case Op::kCoalesce:
+      for (size_t a = 0; a < node.args.size(); ++a) {
+        SLUICE_ASSIGN_OR_RETURN(args[a], EvaluateOnRows(*node.args[a], input, remaining));
+        // The next argument is read only where every one before it was null.
+        ValidityReader valid = ReadValidity(args[a]);
+        std::erase_if(remaining, [&](int64_t row) { return valid(row); });
+      }
+      return args;
+    default: {  // kCase: (when, then)*, else
+      for (size_t a = 0; a + 1 < node.args.size(); a += 2) {
+        SLUICE_ASSIGN_OR_RETURN(args[a], EvaluateOnRows(*node.args[a], input, remaining));
+        SLUICE_ASSIGN_OR_RETURN(args[a + 1], EvaluateOnRows(*node.args[a + 1], input,
+                                                            RowsWhere(args[a], remaining, true, false, false)));
+        remaining = RowsWhere(args[a], remaining, false, true, true);
+      }
+      SLUICE_ASSIGN_OR_RETURN(args.back(), EvaluateOnRows(*node.args.back(), input, remaining));
+      return args;
+    }
+  }
+}
+
+bool EvaluatesLazily(const BoundNode& node) {
+  if (node.op != Op::kCase && node.op != Op::kCoalesce && node.op != Op::kAnd && node.op != Op::kOr &&
+      node.op != Op::kIn) {
+    return false;
+  }
+  for (size_t a = 1; a < node.args.size(); ++a) {
+    if (MayFail(*node.args[a])) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
   switch (node.op) {
@@ -69,10 +228,14 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
     default: break;
   }
   std::vector<Datum> args;
-  args.reserve(node.args.size());
-  for (const BoundPtr& a : node.args) {
-    SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(*a, input));
-    args.push_back(std::move(d));
+  if (EvaluatesLazily(node)) {
+    SLUICE_ASSIGN_OR_RETURN(args, EvaluateLazily(node, input));
+  } else {
+    args.reserve(node.args.size());
+    for (const BoundPtr& a : node.args) {
+      SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(*a, input));
+      args.push_back(std::move(d));
+    }
   }
   // Most kernels read their inputs through offset-aware readers; the few that index columns
   // directly get windows copied to offset 0.
@@ -116,7 +279,7 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kUnixTimestamp: case Op::kFromUnixtime:
         return EvalDatetimeFunction(node, args, args.empty() ? 1 : rows, input.now_micros);
       case Op::kGetJsonObject: case Op::kSize: case Op::kElementAt: case Op::kSubscript: case Op::kGetField:
-      case Op::kStruct: case Op::kArray:
+      case Op::kStruct: case Op::kArray: case Op::kMap:
         return EvalNestedFunction(node, args, rows);
       default:
         return Status::Error(errors::kInternalError, "unknown bound operator");
@@ -190,12 +353,6 @@ void Conjuncts(const BoundPtr& node, std::vector<const BoundNode*>* out) {
   }
 }
 
-// Slots read by a subtree.
-void SlotsOf(const BoundNode& node, std::vector<bool>* used) {
-  if (node.op == Op::kColumn) (*used)[static_cast<size_t>(node.slot)] = true;
-  for (const BoundPtr& a : node.args) SlotsOf(*a, used);
-}
-
 Status CheckSchema(const BoundRoot& root, const RecordBatch& batch) {
   if (batch.schema().get() != root.input_schema.get() && !batch.schema()->Equals(*root.input_schema)) {
     return Status::Error(errors::kInvalidArgument,
@@ -241,7 +398,10 @@ Status FilterChunk(const std::vector<const BoundNode*>& conjuncts, const std::ve
   for (size_t c = 1; c < conjuncts.size() && count > 0; ++c) {
     const BoundNode& conjunct = *conjuncts[c];
     int64_t n = 0;
-    if (static_cast<double>(count) < kGatherFraction * static_cast<double>(rows)) {
+    // A conjunct that may fail must not see the rows earlier ones dropped (Spark's AND stops at
+    // FALSE); one that cannot is evaluated on every row unless few survive.
+    const bool gather = count < rows && (MayFail(conjunct) || static_cast<double>(count) < kGatherFraction * static_cast<double>(rows));
+    if (gather) {
       // Short-circuit: evaluate on the surviving rows only, then map back to chunk rows.
       std::vector<bool> used(slots.size(), false);
       SlotsOf(conjunct, &used);
@@ -286,7 +446,9 @@ Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch) const {
   int64_t total = batch.num_rows();
   int64_t now = NowMicros();
   std::vector<ColumnPtr> chunks;
-  for (int64_t start = 0; start < total || (total == 0 && chunks.empty()); start += kChunkRows) {
+  // No rows: nothing is evaluated (so nothing fails), as in Spark.
+  if (total == 0) return MakeNullColumn(root_->node->type, 0);
+  for (int64_t start = 0; start < total; start += kChunkRows) {
     int64_t rows = std::min(kChunkRows, total - start);
     EvalInput input{slots, rows, now, start};
     SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(*root_->node, input));

@@ -39,6 +39,7 @@ TEST(EvalTest, ChainsJustUnderTheDepthBoundBindAndEvaluate) {
 }
 
 TEST(EvalTest, ArithmeticWrapsAndDividesByZeroToNull) {
+  const testing::NonAnsiMode non_ansi;  // the answers of Spark's non-ANSI mode
   Check({
       {"i + l", {"11", "null", "null", "36"}},
       {"i - 1", {"0", "1", "null", "-5"}},
@@ -62,6 +63,7 @@ TEST(EvalTest, ArithmeticWrapsAndDividesByZeroToNull) {
 }
 
 TEST(EvalTest, DecimalArithmeticIsExact) {
+  const testing::NonAnsiMode non_ansi;  // the answers of Spark's non-ANSI mode
   Check({
       {"dec + 1", {"2.50", "-1.25", "null", "101.00"}},
       {"dec - 0.005", {"1.495", "-2.255", "null", "99.995"}},
@@ -157,6 +159,7 @@ TEST(EvalTest, ThreeValuedLogicMatchesSpark) {
 }
 
 TEST(EvalTest, InBetweenAndPatterns) {
+  const testing::NonAnsiMode non_ansi;  // the answers of Spark's non-ANSI mode
   Check({
       {"i IN (1, 2)", {"true", "true", "null", "false"}},
       {"i IN (1, NULL)", {"true", "null", "null", "null"}},
@@ -210,6 +213,7 @@ TEST(EvalTest, ConditionalsPickPerRow) {
 }
 
 TEST(EvalTest, CastsFollowSparkNonAnsiRules) {
+  const testing::NonAnsiMode non_ansi;  // the answers of Spark's non-ANSI mode
   Check({
       {"CAST(s AS int)", {"null", "null", "null", "null"}},
       {"CAST(' 12 ' AS int)", {"12", "12", "12", "12"}},
@@ -253,6 +257,7 @@ TEST(EvalTest, CastsFollowSparkNonAnsiRules) {
 }
 
 TEST(EvalTest, NestedValues) {
+  const testing::NonAnsiMode non_ansi;  // the answers of Spark's non-ANSI mode
   Check({
       {"value.event_type", {"transaction", "refund", "null", "transaction"}},
       {"VALUE.Amount", {"12.5", "3.0", "null", "9.99"}},

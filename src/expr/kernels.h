@@ -11,7 +11,7 @@
 
 namespace sluice::expr {
 
-Datum EvalArithmetic(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+Result<Datum> EvalArithmetic(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Datum EvalComparison(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Datum EvalLogic(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Datum EvalIn(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);

@@ -1,8 +1,15 @@
-// + - * / % div, unary minus and date + days, with Spark's non-ANSI semantics: integer overflow
-// wraps as in Java, division or remainder by zero is null, decimal results that do not fit
-// their type are null.
+// + - * / % div, unary minus and date + days, in Spark's evaluation modes. Non-ANSI: integer
+// overflow wraps as in Java, division or remainder by zero is null, decimal results that do not
+// fit their type are null. ANSI raises each of these (ARITHMETIC_OVERFLOW, DIVIDE_BY_ZERO,
+// REMAINDER_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE); TRY makes each null, integer overflow included.
 #include <cmath>
+#include <limits>
 #include <type_traits>
+
+#include <fmt/format.h>
+
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
 
 #include "expr/decimal.h"
 #include "expr/kernel_util.h"
@@ -27,9 +34,17 @@ T WrapMul(T a, T b) {
   return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
 }
 
-// Runs `f(a, b, &out) -> bool valid` over every row of two inputs of type T into output type R.
+// A kernel's result and the first row whose inputs were all valid but whose value could not be
+// computed (-1 when none): what ANSI mode raises.
+struct Computed {
+  Datum datum;
+  int64_t failed_row = -1;
+};
+
+// Runs `f(a, b, &out) -> bool computed` over every row of two inputs of type T into output type
+// R; a row not computed is null.
 template <typename T, typename R, typename F>
-Datum BinaryLoop(const BoundNode& node, const Datum& a, const Datum& b, int64_t rows, F f) {
+Computed BinaryLoop(const BoundNode& node, const Datum& a, const Datum& b, int64_t rows, F f) {
   auto out = NewFixedColumn(node.type, rows);
   R* values = reinterpret_cast<R*>(out->data.data());
   std::vector<uint8_t> validity = CombinedValidity({a, b}, rows);
@@ -41,17 +56,22 @@ Datum BinaryLoop(const BoundNode& node, const Datum& a, const Datum& b, int64_t 
     ok[static_cast<size_t>(i)] = valid;
     extra_nulls |= !valid;
   }
+  int64_t failed_row = -1;
   if (extra_nulls) {
     if (validity.empty()) validity.assign(static_cast<size_t>(rows), 1);
-    for (int64_t i = 0; i < rows; ++i) validity[static_cast<size_t>(i)] &= ok[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < rows; ++i) {
+      uint8_t& v = validity[static_cast<size_t>(i)];
+      if (v != 0 && ok[static_cast<size_t>(i)] == 0 && failed_row < 0) failed_row = i;
+      v &= ok[static_cast<size_t>(i)];
+    }
   }
   SetValidity(out.get(), std::move(validity));
-  return Datum{out, false};
+  return {Datum{out, false}, failed_row};
 }
 
 // The same with no possible new nulls, written so that the compiler can vectorize it.
 template <typename T, typename F>
-Datum SimpleLoop(const BoundNode& node, const Datum& a, const Datum& b, int64_t rows, F f) {
+Computed SimpleLoop(const BoundNode& node, const Datum& a, const Datum& b, int64_t rows, F f) {
   auto out = NewFixedColumn(node.type, rows);
   T* values = reinterpret_cast<T*>(out->data.data());
   if (!a.scalar && b.scalar) {
@@ -67,22 +87,36 @@ Datum SimpleLoop(const BoundNode& node, const Datum& a, const Datum& b, int64_t 
     for (int64_t i = 0; i < rows; ++i) values[i] = f(ra[i], rb[i]);
   }
   SetValidity(out.get(), CombinedValidity({a, b}, rows));
-  return Datum{out, false};
+  return {Datum{out, false}};
 }
 
 template <typename T>
-Datum NumericOp(const BoundNode& node, const Datum& a, const Datum& b, int64_t rows) {
+Computed NumericOp(const BoundNode& node, const Datum& a, const Datum& b, int64_t rows) {
   constexpr bool kIntegral = std::is_integral_v<T>;
+  // Strict modes check integer overflow, which non-ANSI Spark lets wrap.
+  const bool checked = kIntegral && node.mode != EvalMode::kLegacy;
   switch (node.op) {
     case Op::kAdd:
-      if constexpr (kIntegral) return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return WrapAdd(x, y); });
-      else return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return x + y; });
+      if constexpr (kIntegral) {
+        if (checked) return BinaryLoop<T, T>(node, a, b, rows, [](T x, T y, T* out) { return !__builtin_add_overflow(x, y, out); });
+        return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return WrapAdd(x, y); });
+      } else {
+        return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return x + y; });
+      }
     case Op::kSubtract:
-      if constexpr (kIntegral) return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return WrapSub(x, y); });
-      else return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return x - y; });
+      if constexpr (kIntegral) {
+        if (checked) return BinaryLoop<T, T>(node, a, b, rows, [](T x, T y, T* out) { return !__builtin_sub_overflow(x, y, out); });
+        return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return WrapSub(x, y); });
+      } else {
+        return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return x - y; });
+      }
     case Op::kMultiply:
-      if constexpr (kIntegral) return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return WrapMul(x, y); });
-      else return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return x * y; });
+      if constexpr (kIntegral) {
+        if (checked) return BinaryLoop<T, T>(node, a, b, rows, [](T x, T y, T* out) { return !__builtin_mul_overflow(x, y, out); });
+        return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return WrapMul(x, y); });
+      } else {
+        return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return x * y; });
+      }
     case Op::kDivide:
       return BinaryLoop<T, T>(node, a, b, rows, [](T x, T y, T* out) {
         if (y == 0) return false;
@@ -90,9 +124,10 @@ Datum NumericOp(const BoundNode& node, const Datum& a, const Datum& b, int64_t r
         return true;
       });
     case Op::kIntDivide:
-      return BinaryLoop<T, int64_t>(node, a, b, rows, [](T x, T y, int64_t* out) {
+      return BinaryLoop<T, int64_t>(node, a, b, rows, [checked](T x, T y, int64_t* out) {
         if (y == 0) return false;
         if constexpr (kIntegral) {
+          if (checked && y == -1 && static_cast<int64_t>(x) == INT64_MIN) return false;
           *out = (y == -1) ? static_cast<int64_t>(WrapSub<int64_t>(0, static_cast<int64_t>(x))) : static_cast<int64_t>(x / y);
         } else {
           *out = static_cast<int64_t>(x / y);
@@ -112,7 +147,7 @@ Datum NumericOp(const BoundNode& node, const Datum& a, const Datum& b, int64_t r
   }
 }
 
-Datum DecimalOp(const BoundNode& node, const Datum& a, const Datum& b, int64_t rows) {
+Computed DecimalOp(const BoundNode& node, const Datum& a, const Datum& b, int64_t rows) {
   int s1 = a.column->type->scale(), s2 = b.column->type->scale();
   int p = node.type->precision(), s = node.type->scale();
   int aligned = std::max(s1, s2);
@@ -170,8 +205,10 @@ Datum DecimalOp(const BoundNode& node, const Datum& a, const Datum& b, int64_t r
   }
 }
 
-Datum Negate(const BoundNode& node, const Datum& a, int64_t rows) {
+Computed Negate(const BoundNode& node, const Datum& a, int64_t rows) {
   auto out = NewFixedColumn(node.type, rows);
+  std::vector<uint8_t> validity = CombinedValidity({a}, rows);
+  int64_t failed_row = -1;
   DispatchFixed(node.type->id(), [&](auto zero) {
     using T = decltype(zero);
     T* values = reinterpret_cast<T*>(out->data.data());
@@ -183,15 +220,24 @@ Datum Negate(const BoundNode& node, const Datum& a, int64_t rows) {
         values[i] = WrapSub<T>(T{0}, in[i]);
       }
     }
+    // Only the minimum of an integral type has no negation; strict modes refuse it.
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, int128_t>) {
+      if (node.mode != EvalMode::kLegacy) {
+        for (int64_t i = 0; i < rows; ++i) {
+          if (in[i] != std::numeric_limits<T>::min() || (!validity.empty() && validity[static_cast<size_t>(i)] == 0)) continue;
+          if (validity.empty()) validity.assign(static_cast<size_t>(rows), 1);
+          validity[static_cast<size_t>(i)] = 0;
+          if (failed_row < 0) failed_row = i;
+        }
+      }
+    }
     return 0;
   });
-  SetValidity(out.get(), CombinedValidity({a}, rows));
-  return Datum{out, false};
+  SetValidity(out.get(), std::move(validity));
+  return {Datum{out, false}, failed_row};
 }
 
-}  // namespace
-
-Datum EvalArithmetic(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+Computed Compute(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
   if (node.op == Op::kNegate) return Negate(node, args[0], rows);
   if (node.op == Op::kDateAddDays) {
     return SimpleLoop<int32_t>(node, args[0], args[1], rows, [](int32_t d, int32_t n) { return WrapAdd(d, n); });
@@ -206,6 +252,48 @@ Datum EvalArithmetic(const BoundNode& node, const std::vector<Datum>& args, int6
     case TypeId::kFloat: return NumericOp<float>(node, args[0], args[1], rows);
     default: return NumericOp<double>(node, args[0], args[1], rows);
   }
+}
+
+// Row `row` of a datum as a column row.
+int64_t RowOf(const Datum& d, int64_t row) { return d.scalar ? 0 : row + d.offset; }
+
+bool IsZero(const Datum& d, int64_t row) {
+  const Column& c = *d.column;
+  return DispatchFixed(c.type->id(), [&](auto zero) { return c.Value<decltype(zero)>(RowOf(d, row)) == decltype(zero){0}; });
+}
+
+// The ANSI error for the row an op could not compute.
+Status Failure(const BoundNode& node, const std::vector<Datum>& args, int64_t row) {
+  std::string values;
+  for (size_t i = 0; i < args.size(); ++i) {
+    values += (i > 0 ? " and " : "") + FormatValue(*args[i].column, RowOf(args[i], row));
+  }
+  const bool by_zero = args.size() == 2 && IsZero(args[1], row) &&
+                       (node.op == Op::kDivide || node.op == Op::kIntDivide || node.op == Op::kRemainder);
+  if (by_zero) {
+    const std::string what = "division by zero of " + FormatValue(*args[0].column, RowOf(args[0], row));
+    if (node.op == Op::kRemainder) return AnsiError(errors::kRemainderByZero, node, what, "try_mod");
+    return AnsiError(errors::kDivideByZero, node, what, "try_divide");
+  }
+  std::string_view try_function = node.op == Op::kAdd        ? "try_add"
+                                  : node.op == Op::kSubtract ? "try_subtract"
+                                  : node.op == Op::kMultiply ? "try_multiply"
+                                  : node.op == Op::kNegate   ? "try_subtract(0, x)"
+                                                             : "try_divide";
+  if (node.type->id() == TypeId::kDecimal) {
+    return AnsiError(errors::kNumericValueOutOfRange, node,
+                     fmt::format("a result out of the range of {} from {}", node.type->ToString(), values), try_function);
+  }
+  return AnsiError(errors::kArithmeticOverflow, node, fmt::format("{} overflow from {}", node.type->ToString(), values),
+                   try_function);
+}
+
+}  // namespace
+
+Result<Datum> EvalArithmetic(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  Computed computed = Compute(node, args, rows);
+  if (computed.failed_row >= 0 && node.mode == EvalMode::kAnsi) return Failure(node, args, computed.failed_row);
+  return std::move(computed.datum);
 }
 
 }  // namespace sluice::expr

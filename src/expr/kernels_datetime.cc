@@ -12,6 +12,16 @@ namespace {
 
 constexpr std::string_view kDefaultFormat = "yyyy-MM-dd HH:mm:ss";
 
+// ParseWithPattern; text the pattern does not match is CANNOT_PARSE_TIMESTAMP in ANSI mode.
+Result<std::optional<int64_t>> ParseOrFail(const BoundNode& node, std::string_view text, std::string_view pattern) {
+  std::optional<int64_t> micros = ParseWithPattern(text, pattern);
+  if (!micros && node.mode == EvalMode::kAnsi) {
+    return AnsiError(errors::kCannotParseTimestamp, node,
+                     fmt::format("the text '{}' does not match the pattern '{}'", text, pattern), "try_to_timestamp");
+  }
+  return micros;
+}
+
 std::string Upper(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -100,16 +110,15 @@ Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datu
     case Op::kToDate: {
       StringReader text = ReadString(args[0]), pattern = ReadString(args[1]);
       bool date = node.op == Op::kToDate;
-      auto parse = [&](int64_t i) { return ParseWithPattern(text[i], pattern[i]); };
       if (date) {
         return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
-          auto v = parse(i);
+          SLUICE_ASSIGN_OR_RETURN(auto v, ParseOrFail(node, text[i], pattern[i]));
           if (v) *out = static_cast<int32_t>(FloorDiv(*v, kMicrosPerDay));
           return v.has_value();
         });
       }
       return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
-        auto v = parse(i);
+        SLUICE_ASSIGN_OR_RETURN(auto v, ParseOrFail(node, text[i], pattern[i]));
         if (v) *out = *v;
         return v.has_value();
       });
@@ -139,7 +148,7 @@ Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datu
       }
       StringReader text = ReadString(args[0]), pattern = ReadString(args[1]);
       return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
-        auto v = ParseWithPattern(text[i], pattern[i]);
+        SLUICE_ASSIGN_OR_RETURN(auto v, ParseOrFail(node, text[i], pattern[i]));
         if (v) *out = FloorDiv(*v, kMicrosPerSecond);
         return v.has_value();
       });

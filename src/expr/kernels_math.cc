@@ -1,11 +1,15 @@
-// abs, round, floor, ceil, sqrt, pow. round is HALF_UP as Spark's; abs of the minimum integer
-// wraps to itself as in Java.
+// abs, round, floor, ceil, sqrt, pow. round is HALF_UP as Spark's. Non-ANSI, abs of the minimum
+// integer wraps to itself as in Java, and results beyond their integral type wrap (round) or
+// saturate (floor, ceil of a double); ANSI raises ARITHMETIC_OVERFLOW for each.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
+
+#include <fmt/format.h>
 
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -58,9 +62,92 @@ double RoundDouble(double v, int32_t scale) {
   return out;
 }
 
+// Whether rounding `v` to `scale` leaves T's range.
+template <typename T>
+bool RoundIntegralOverflows(T v, int32_t scale) {
+  if (scale >= 0 || -scale > 18) return false;
+  int64_t factor = 1;
+  for (int i = 0; i < -scale; ++i) factor *= 10;
+  int64_t x = static_cast<int64_t>(v);
+  int64_t q = x / factor, r = x % factor;
+  if (r * 2 >= factor) ++q;
+  if (r * 2 <= -factor) --q;
+  int64_t result;
+  if (__builtin_mul_overflow(q, factor, &result)) return true;
+  return result < std::numeric_limits<T>::min() || result > std::numeric_limits<T>::max();
+}
+
+// ANSI mode: ARITHMETIC_OVERFLOW for the first valid row of the input for which `overflows` holds.
+template <typename T, typename F>
+Status CheckOverflow(const BoundNode& node, const Datum& in, int64_t rows, F overflows) {
+  if (node.mode != EvalMode::kAnsi) return Status::OK();
+  FixedReader<T> r = ReadFixed<T>(in);
+  ValidityReader valid = ReadValidity(in);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (valid(i) && overflows(r[i])) {
+      return AnsiError(errors::kArithmeticOverflow, node,
+                       fmt::format("{} overflow from {}", node.type->ToString(),
+                                   FormatValue(*in.column, in.scalar ? 0 : i + in.offset)),
+                       "a wider type or try_cast");
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckMathOverflow(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  const Datum& a = args[0];
+  TypeId id = a.column->type->id();
+  if (id == TypeId::kDecimal) return Status::OK();
+  switch (node.op) {
+    case Op::kAbs:
+      return DispatchFixed(id, [&](auto zero) -> Status {
+        using T = decltype(zero);
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, int128_t>) {
+          return CheckOverflow<T>(node, a, rows, [](T x) { return x == std::numeric_limits<T>::min(); });
+        }
+        return Status::OK();
+      });
+    case Op::kFloor:
+    case Op::kCeil: {
+      const bool floor = node.op == Op::kFloor;
+      return DispatchFixed(id, [&](auto zero) -> Status {
+        using T = decltype(zero);
+        if constexpr (std::is_floating_point_v<T>) {
+          return CheckOverflow<T>(node, a, rows, [floor](T x) {
+            // NaN becomes 0 in both modes; only values beyond a bigint overflow.
+            double d = floor ? std::floor(static_cast<double>(x)) : std::ceil(static_cast<double>(x));
+            return !std::isnan(d) && !(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18);
+          });
+        }
+        return Status::OK();
+      });
+    }
+    case Op::kRound: {
+      const int32_t scale = args[1].column->Value<int32_t>(0);
+      return DispatchFixed(id, [&](auto zero) -> Status {
+        using T = decltype(zero);
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, int128_t>) {
+          return CheckOverflow<T>(node, a, rows, [scale](T x) { return RoundIntegralOverflows<T>(x, scale); });
+        }
+        return Status::OK();
+      });
+    }
+    default: return Status::OK();
+  }
+}
+
+Result<Datum> Compute(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+
 }  // namespace
 
 Result<Datum> EvalMathFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  SLUICE_RETURN_IF_ERROR(CheckMathOverflow(node, args, rows));
+  return Compute(node, args, rows);
+}
+
+namespace {
+
+Result<Datum> Compute(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
   const Datum& a = args[0];
   TypeId id = a.column->type->id();
   switch (node.op) {
@@ -159,5 +246,7 @@ Result<Datum> EvalMathFunction(const BoundNode& node, const std::vector<Datum>& 
     default: return Status::Error(errors::kInternalError, "not a math function");
   }
 }
+
+}  // namespace
 
 }  // namespace sluice::expr

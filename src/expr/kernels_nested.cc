@@ -2,6 +2,7 @@
 #include <charconv>
 #include <string>
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include "sluice/core/compute.h"
@@ -211,6 +212,47 @@ ColumnPtr GatherChild(const ColumnPtr& child, const TypePtr& type, std::vector<i
   return Take(all, indices);
 }
 
+// map(k1, v1, ...): every row a map of the same keys, in order. A null key is NULL_MAP_KEY and a
+// key given twice DUPLICATED_MAP_KEY, as Spark's default mapKeyDedupPolicy (EXCEPTION) has it.
+Result<Datum> MakeMap(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  const int64_t pairs = static_cast<int64_t>(args.size()) / 2;
+  std::vector<ColumnPtr> keys, values;
+  for (int64_t p = 0; p < pairs; ++p) {
+    keys.push_back(Materialize(args[static_cast<size_t>(2 * p)], rows));
+    values.push_back(Materialize(args[static_cast<size_t>(2 * p + 1)], rows));
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t p = 0; p < pairs; ++p) {
+      const Column& key = *keys[static_cast<size_t>(p)];
+      if (key.IsNull(i)) return Status::Error(errors::kNullMapKey, "a map key cannot be NULL in " + PrintBound(node));
+      for (int64_t q = 0; q < p; ++q) {
+        if (RowsEqual(*keys[static_cast<size_t>(q)], i, key, i)) {
+          return Status::Error(errors::kDuplicatedMapKey,
+                               fmt::format("the key {} is given twice in {}", FormatValue(key, i), PrintBound(node)));
+        }
+      }
+    }
+  }
+  auto out = std::make_shared<Column>();
+  out->type = node.type;
+  out->length = rows;
+  out->offsets.resize(static_cast<size_t>(rows) + 1);
+  for (int64_t i = 0; i <= rows; ++i) out->offsets[static_cast<size_t>(i)] = i * pairs;
+  for (std::vector<ColumnPtr>* part : {&keys, &values}) {
+    if (pairs == 0) {
+      out->children.push_back(MakeNullColumn(part == &keys ? node.type->key_type() : node.type->value_type(), 0));
+      continue;
+    }
+    SLUICE_ASSIGN_OR_RETURN(ColumnPtr all, Concatenate(*part));
+    std::vector<int64_t> indices(static_cast<size_t>(rows * pairs));
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t p = 0; p < pairs; ++p) indices[static_cast<size_t>(i * pairs + p)] = p * rows + i;
+    }
+    out->children.push_back(Take(all, indices));
+  }
+  return Datum{out, false};
+}
+
 }  // namespace
 
 Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
@@ -225,6 +267,8 @@ Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>
         int64_t r = i & mask;
         values[i] = c.IsNull(r) ? -1 : static_cast<int32_t>(c.offsets[static_cast<size_t>(r) + 1] - c.offsets[static_cast<size_t>(r)]);
       }
+      // The size of NULL is -1 in non-ANSI Spark (spark.sql.legacy.sizeOfNull), NULL in ANSI mode.
+      if (node.mode == EvalMode::kAnsi) SetValidity(out.get(), CombinedValidity(args, rows));
       return Datum{out, false};
     }
     case Op::kGetField: {
@@ -262,7 +306,14 @@ Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>
         }
         int64_t n = end - begin;
         int64_t offset = node.op == Op::kSubscript ? p : (p > 0 ? p - 1 : (p < 0 ? n + p : -1));
-        if (offset >= 0 && offset < n) indices[static_cast<size_t>(i)] = begin + offset;
+        if (offset >= 0 && offset < n) {
+          indices[static_cast<size_t>(i)] = begin + offset;
+        } else if (node.mode == EvalMode::kAnsi) {
+          const bool subscript = node.op == Op::kSubscript;
+          return AnsiError(subscript ? errors::kInvalidArrayIndex : errors::kInvalidArrayIndexInElementAt, node,
+                           fmt::format("the index {} is out of bounds: the array has {} elements", p, n),
+                           subscript ? "try_element_at (positions from 1)" : "try_element_at");
+        }
       }
       const ColumnPtr& source = is_map ? c.children[1] : c.children[0];
       return Datum{GatherChild(source, node.type, std::move(indices)), false};
@@ -295,6 +346,7 @@ Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>
       out->children.push_back(Take(all, indices));
       return Datum{out, false};
     }
+    case Op::kMap: return MakeMap(node, args, rows);
     default: return Status::Error(errors::kInternalError, "not a nested-value function");
   }
 }

@@ -5,10 +5,12 @@
 //
 // The files are test data: one expression per line, `--` starts a comment, the file name is the
 // function family the agreement figure is printed for. A difference sluice keeps on purpose is
-// listed in src/expr/conformance/known_differences.txt with its reason (and docs/sql-expressions.md
-// says so); the test fails for any other difference, and for a listed one that no longer differs.
+// listed in src/expr/conformance/known_differences.txt with its reason and the modes it holds in
+// (and docs/sql-expressions.md says so); the test fails for any other difference, and for a
+// listed one that no longer differs.
 //
-// Non-ANSI semantics (spark.sql.ansi.enabled=false), which is sluice's.
+// Every case runs in both of Spark's modes, ANSI (spark.sql.ansi.enabled, sluice's `sql.ansi`,
+// the default of both) and non-ANSI, against one Spark session.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,14 +63,27 @@ std::vector<Case> LoadCases() {
   return cases;
 }
 
-// expression -> reason
-std::map<std::string, std::string> KnownDifferences() {
+struct Mode {
+  std::string_view name;  // as the oracle and known_differences.txt name it
+  bool ansi;
+};
+constexpr Mode kLegacy{"legacy", false};
+constexpr Mode kAnsi{"ansi", true};
+
+// expression -> reason, for the differences listed for `mode` (or for both modes).
+std::map<std::string, std::string> KnownDifferences(const Mode& mode) {
   std::map<std::string, std::string> known;
   std::ifstream in(kConformance + "/known_differences.txt");
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line.starts_with("#")) continue;
-    size_t tab = line.find('\t');
-    known[line.substr(0, tab)] = tab == std::string::npos ? "" : line.substr(tab + 1);
+    const size_t first = line.find('\t');
+    const size_t second = first == std::string::npos ? first : line.find('\t', first + 1);
+    EXPECT_NE(second, std::string::npos) << "known_differences.txt: not MODE<tab>EXPRESSION<tab>REASON: " << line;
+    if (second == std::string::npos) continue;
+    const std::string modes = line.substr(0, first);
+    EXPECT_TRUE(modes == "both" || modes == "ansi" || modes == "legacy") << "known_differences.txt: mode " << modes;
+    if (modes != "both" && modes != mode.name) continue;
+    known[line.substr(first + 1, second - first - 1)] = line.substr(second + 1);
   }
   return known;
 }
@@ -150,18 +165,18 @@ struct Outcome {
   bool failed() const { return !error.empty(); }
 };
 
-Result<ColumnPtr> EvaluateOnOneRow(const std::string& sql, TypePtr* type) {
+Result<ColumnPtr> EvaluateOnOneRow(const std::string& sql, const Mode& mode, TypePtr* type) {
   static const TypePtr empty = *DataType::Struct({});
   SLUICE_ASSIGN_OR_RETURN(Expression parsed, Expression::Parse(sql));
-  SLUICE_ASSIGN_OR_RETURN(BoundExpression bound, Bind(parsed, empty));
+  SLUICE_ASSIGN_OR_RETURN(BoundExpression bound, Bind(parsed, empty, SqlOptions{.ansi = mode.ansi}));
   SLUICE_ASSIGN_OR_RETURN(BatchPtr row, RecordBatch::Make(empty, {}, 1));
   *type = bound.result_type();
   return bound.Evaluate(*row);
 }
 
-Outcome Sluice(const std::string& expression) {
+Outcome Sluice(const std::string& expression, const Mode& mode) {
   TypePtr type;
-  Result<ColumnPtr> value = EvaluateOnOneRow(expression, &type);
+  Result<ColumnPtr> value = EvaluateOnOneRow(expression, mode, &type);
   if (!value.ok()) return {"", "", std::string(value.status().error_class())};
   Outcome outcome{type->ToString(), "", ""};
   if (HasDatetime(*type)) {
@@ -169,7 +184,7 @@ Outcome Sluice(const std::string& expression) {
       return {outcome.type, "", "NESTED_DATETIME_NOT_COMPARED"};
     }
     TypePtr text_type;
-    Result<ColumnPtr> text = EvaluateOnOneRow("CAST((" + expression + ") AS STRING)", &text_type);
+    Result<ColumnPtr> text = EvaluateOnOneRow("CAST((" + expression + ") AS STRING)", mode, &text_type);
     if (!text.ok()) return {outcome.type, "", std::string(text.status().error_class())};
     outcome.value = Render(**text, 0);
     return outcome;
@@ -178,8 +193,8 @@ Outcome Sluice(const std::string& expression) {
   return outcome;
 }
 
-// Runs the oracle on every expression at once (one Spark session).
-std::vector<Outcome> Spark(const std::vector<Case>& cases, bool ansi) {
+// Runs the oracle on every expression at once, in both modes (one Spark session): mode -> outcomes.
+std::map<std::string, std::vector<Outcome>> Spark(const std::vector<Case>& cases) {
   const std::string dir = fs::temp_directory_path() / fmt::format("sluice-conformance-{}", getpid());
   fs::create_directories(dir);
   {
@@ -190,30 +205,46 @@ std::vector<Outcome> Spark(const std::vector<Case>& cases, bool ansi) {
   }
   const std::string python = SLUICE_SOURCE_DIR "/tests/tools/venv/bin/python";
   const std::string command =
-      fmt::format("'{}' '{}/tests/tools/spark_oracle.py' {} < '{}/expressions.json' > '{}/results.json' 2> '{}/spark.log'",
-                  python, SLUICE_SOURCE_DIR, ansi ? "true" : "false", dir, dir, dir);
+      fmt::format("'{}' '{}/tests/tools/spark_oracle.py' {} {} < '{}/expressions.json' > '{}/results.json' 2> '{}/spark.log'",
+                  python, SLUICE_SOURCE_DIR, kLegacy.name, kAnsi.name, dir, dir, dir);
   const int status = std::system(command.c_str());
   std::ifstream log_file(dir + "/spark.log");
   std::stringstream log;
   log << log_file.rdbuf();
   EXPECT_EQ(status, 0) << "the Spark oracle failed (run scripts/install-test-tools.sh):\n" << log.str();
-  std::vector<Outcome> outcomes;
+  std::map<std::string, std::vector<Outcome>> outcomes;
   simdjson::dom::parser parser;
-  simdjson::dom::array results;
-  if (status != 0 || parser.load(dir + "/results.json").get(results) != simdjson::SUCCESS) {
+  simdjson::dom::object modes;
+  if (status != 0 || parser.load(dir + "/results.json").get(modes) != simdjson::SUCCESS) {
     ADD_FAILURE() << "no results from the Spark oracle";
     return outcomes;
   }
-  for (simdjson::dom::element result : results) {
-    Outcome outcome;
-    std::string_view text;
-    if (result["error"].get(text) == simdjson::SUCCESS) outcome.error = text;
-    if (result["type"].get(text) == simdjson::SUCCESS) outcome.type = text;
-    if (result["value"].get(text) == simdjson::SUCCESS) outcome.value = text;
-    outcomes.push_back(outcome);
+  for (auto [mode, results] : modes) {
+    simdjson::dom::array list;
+    if (results.get(list) != simdjson::SUCCESS) continue;
+    for (simdjson::dom::element result : list) {
+      Outcome outcome;
+      std::string_view text;
+      if (result["error"].get(text) == simdjson::SUCCESS) outcome.error = text;
+      if (result["type"].get(text) == simdjson::SUCCESS) outcome.type = text;
+      if (result["value"].get(text) == simdjson::SUCCESS) outcome.value = text;
+      outcomes[std::string(mode)].push_back(outcome);
+    }
   }
   fs::remove_all(dir);
   return outcomes;
+}
+
+// The cases and Spark's outcomes, computed once for both tests.
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = LoadCases();
+  return cases;
+}
+const std::vector<Outcome>& SparkOutcomes(const Mode& mode) {
+  static const std::map<std::string, std::vector<Outcome>> outcomes = Spark(Cases());
+  static const std::vector<Outcome> none;
+  auto it = outcomes.find(std::string(mode.name));
+  return it == outcomes.end() ? none : it->second;
 }
 
 bool Agree(const Outcome& sluice, const Outcome& spark) {
@@ -225,18 +256,18 @@ std::string Describe(const Outcome& outcome) {
   return outcome.failed() ? "error " + outcome.error : outcome.type + " " + outcome.value;
 }
 
-TEST(SparkConformanceTest, EveryExpressionMeansWhatItMeansInSpark) {
-  const std::vector<Case> cases = LoadCases();
+void ExpectAgreement(const Mode& mode) {
+  const std::vector<Case>& cases = Cases();
   ASSERT_GT(cases.size(), 100u);
-  const std::map<std::string, std::string> known = KnownDifferences();
-  const std::vector<Outcome> spark = Spark(cases, /*ansi=*/false);
+  const std::map<std::string, std::string> known = KnownDifferences(mode);
+  const std::vector<Outcome>& spark = SparkOutcomes(mode);
   ASSERT_EQ(spark.size(), cases.size());
 
   std::map<std::string, std::pair<int, int>> by_family;  // agreeing, all
   std::set<std::string> still_different;
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    const Outcome ours = Sluice(c.expression);
+    const Outcome ours = Sluice(c.expression, mode);
     const bool agree = Agree(ours, spark[i]);
     auto& [agreeing, all] = by_family[c.family];
     ++all;
@@ -244,19 +275,19 @@ TEST(SparkConformanceTest, EveryExpressionMeansWhatItMeansInSpark) {
     auto listed = known.find(c.expression);
     if (listed != known.end()) {
       still_different.insert(c.expression);
-      EXPECT_FALSE(agree) << c.family << ": `" << c.expression
+      EXPECT_FALSE(agree) << mode.name << ", " << c.family << ": `" << c.expression
                           << "` now agrees with Spark: remove it from known_differences.txt";
       continue;
     }
-    EXPECT_TRUE(agree) << c.family << ": `" << c.expression << "`\n  sluice: " << Describe(ours)
+    EXPECT_TRUE(agree) << mode.name << ", " << c.family << ": `" << c.expression << "`\n  sluice: " << Describe(ours)
                        << "\n  Spark:  " << Describe(spark[i]);
   }
   for (const auto& [expression, reason] : known) {
     EXPECT_TRUE(still_different.count(expression)) << "known_differences.txt lists `" << expression
-                                                    << "`, which no case file has";
+                                                    << "` for " << mode.name << ", which no case file has";
   }
   int agreeing_total = 0, total = 0;
-  std::string table = "agreement with Spark (non-ANSI), by function family:\n";
+  std::string table = fmt::format("agreement with Spark ({}), by function family:\n", mode.ansi ? "ANSI" : "non-ANSI");
   for (const auto& [family, counts] : by_family) {
     table += fmt::format("  {:<12} {:>4}/{:<4} {:6.2f}%\n", family, counts.first, counts.second,
                          100.0 * counts.first / counts.second);
@@ -266,6 +297,10 @@ TEST(SparkConformanceTest, EveryExpressionMeansWhatItMeansInSpark) {
   table += fmt::format("  {:<12} {:>4}/{:<4} {:6.2f}%\n", "all", agreeing_total, total, 100.0 * agreeing_total / total);
   std::printf("%s", table.c_str());
 }
+
+TEST(SparkConformanceTest, EveryExpressionMeansWhatItMeansInSparksAnsiMode) { ExpectAgreement(kAnsi); }
+
+TEST(SparkConformanceTest, EveryExpressionMeansWhatItMeansInSparksNonAnsiMode) { ExpectAgreement(kLegacy); }
 
 }  // namespace
 }  // namespace sluice::expr

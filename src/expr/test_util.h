@@ -44,6 +44,17 @@ inline std::vector<std::string> Render(const Column& c) {
 //   `weird name` int  7, 8, 9, 10
 BatchPtr SampleBatch();
 
+// The options Eval, EvalError and TypeOf bind with: Spark 4's defaults (ANSI mode), or non-ANSI
+// within the lifetime of a NonAnsiMode, for the tests of that mode's answers.
+SqlOptions CurrentOptions();
+class NonAnsiMode {
+ public:
+  NonAnsiMode();
+  ~NonAnsiMode();
+  NonAnsiMode(const NonAnsiMode&) = delete;
+  NonAnsiMode& operator=(const NonAnsiMode&) = delete;
+};
+
 // Parses, binds to the sample batch and evaluates; failures are reported as test failures.
 std::vector<std::string> Eval(const std::string& sql, const BatchPtr& batch = SampleBatch());
 // The error of parse + bind + evaluate, or OK.

@@ -64,13 +64,21 @@ BatchPtr SampleBatch() {
   return batch;
 }
 
+namespace {
+thread_local bool non_ansi = false;
+}  // namespace
+
+SqlOptions CurrentOptions() { return SqlOptions{.ansi = !non_ansi}; }
+NonAnsiMode::NonAnsiMode() { non_ansi = true; }
+NonAnsiMode::~NonAnsiMode() { non_ansi = false; }
+
 std::vector<std::string> Eval(const std::string& sql, const BatchPtr& batch) {
   auto parsed = Expression::Parse(sql);
   if (!parsed.ok()) {
     ADD_FAILURE() << sql << ": " << parsed.status().ToString();
     return {};
   }
-  auto bound = Bind(*parsed, batch->schema());
+  auto bound = Bind(*parsed, batch->schema(), CurrentOptions());
   if (!bound.ok()) {
     ADD_FAILURE() << sql << ": " << bound.status().ToString();
     return {};
@@ -88,7 +96,7 @@ std::vector<std::string> Eval(const std::string& sql, const BatchPtr& batch) {
 
 Status EvalError(const std::string& sql, const BatchPtr& batch) {
   SLUICE_ASSIGN_OR_RETURN(Expression parsed, Expression::Parse(sql));
-  SLUICE_ASSIGN_OR_RETURN(BoundExpression bound, Bind(parsed, batch->schema()));
+  SLUICE_ASSIGN_OR_RETURN(BoundExpression bound, Bind(parsed, batch->schema(), CurrentOptions()));
   SLUICE_ASSIGN_OR_RETURN(ColumnPtr result, bound.Evaluate(*batch));
   return Status::OK();
 }
@@ -96,7 +104,7 @@ Status EvalError(const std::string& sql, const BatchPtr& batch) {
 std::string TypeOf(const std::string& sql, const BatchPtr& batch) {
   auto parsed = Expression::Parse(sql);
   if (!parsed.ok()) return parsed.status().ToString();
-  auto bound = Bind(*parsed, batch->schema());
+  auto bound = Bind(*parsed, batch->schema(), CurrentOptions());
   if (!bound.ok()) return bound.status().ToString();
   return bound->result_type()->ToString();
 }

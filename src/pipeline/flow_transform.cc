@@ -28,9 +28,10 @@ BatchPtr Borrow(const RecordBatch& batch) { return BatchPtr(BatchPtr(), &batch);
 
 }  // namespace
 
-Result<FlowTransform> FlowTransform::Make(const FlowSpec& flow) {
+Result<FlowTransform> FlowTransform::Make(const FlowSpec& flow, expr::SqlOptions sql) {
   FlowTransform transform;
   transform.flow_name_ = flow.name;
+  transform.sql_ = sql;
   if (flow.where) {
     SLUICE_ASSIGN_OR_RETURN(transform.where_, expr::Expression::Parse(*flow.where));
   }
@@ -53,7 +54,7 @@ Status FlowTransform::BindTo(const TypePtr& input_schema) {
   bound.input_schema = input_schema;
   const std::string context = "flow '" + flow_name_ + "'";
   if (where_) {
-    Result<expr::BoundExpression> where = expr::BindPredicate(*where_, input_schema);
+    Result<expr::BoundExpression> where = expr::BindPredicate(*where_, input_schema, sql_);
     if (!where.ok()) return where.status().WithContext(context + " where");
     bound.where = std::move(where).value();
   }
@@ -61,7 +62,7 @@ Status FlowTransform::BindTo(const TypePtr& input_schema) {
   if (!select_.empty()) {
     std::vector<Field> fields;
     for (const expr::NamedExpression& item : select_) {
-      Result<expr::BoundExpression> bound_item = expr::Bind(item.expression, input_schema);
+      Result<expr::BoundExpression> bound_item = expr::Bind(item.expression, input_schema, sql_);
       if (!bound_item.ok()) return bound_item.status().WithContext(context + " select '" + item.name + "'");
       fields.push_back(Field{item.name, bound_item->result_type(), bound_item->nullable()});
       bound.select.push_back(std::move(bound_item).value());
@@ -72,7 +73,7 @@ Status FlowTransform::BindTo(const TypePtr& input_schema) {
     dataset_schema = bound.select_schema;
   }
   for (size_t i = 0; i < conditions_.size(); ++i) {
-    Result<expr::BoundExpression> condition = expr::BindPredicate(conditions_[i], dataset_schema);
+    Result<expr::BoundExpression> condition = expr::BindPredicate(conditions_[i], dataset_schema, sql_);
     if (!condition.ok()) {
       return condition.status().WithContext(context + " expectation '" + expectations_[i].name + "'");
     }

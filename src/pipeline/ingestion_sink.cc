@@ -108,6 +108,7 @@ Result<IngestionSpec> IngestionSpecOf(const PipelineSpec& pipeline, const Stream
     if (subscribe->second.find(',') == std::string::npos) spec.topic = subscribe->second;
   }
   spec.record_type_filter = stream.record_type_filter;
+  spec.sql = pipeline.sql;
   spec.excluded_columns = stream.excluded_columns;
   if (stream.backfill_source) {
     BackfillSpec backfill;
@@ -338,7 +339,7 @@ Result<BatchPtr> IngestionSink::Prepare(const RecordBatch& batch, PartitionEnds*
     // Bound once per decoded shape, not per piece: the shape changes only with a registry schema.
     if (!filter_ || !filter_schema_->Equals(*schema)) {
       SLUICE_ASSIGN_OR_RETURN(expr::Expression filter, expr::Expression::Parse(*spec_.record_type_filter));
-      Result<expr::BoundExpression> bound = expr::BindPredicate(filter, schema);
+      Result<expr::BoundExpression> bound = expr::BindPredicate(filter, schema, spec_.sql);
       if (!bound.ok()) return bound.status().WithContext("stream " + spec_.stream_id + " record_type_filter");
       filter_ = std::move(bound).value();
       filter_schema_ = schema;

@@ -278,7 +278,7 @@ Status PipelineRun::OpenFlow(Flow* flow) {
   if (!sink.ok()) return sink.status().WithContext(context + " sink '" + flow->figures.sink + "'");
   Result<std::unique_ptr<engine::Source>> source = registry.MakeSource(spec.source.format, source_options);
   if (!source.ok()) return source.status().WithContext(context + " source");
-  SLUICE_ASSIGN_OR_RETURN(FlowTransform transform, FlowTransform::Make(spec));
+  SLUICE_ASSIGN_OR_RETURN(FlowTransform transform, FlowTransform::Make(spec, spec_.sql));
   auto transforming = std::make_unique<TransformingSink>(std::move(transform), std::move(sink).value());
   flow->sink = transforming.get();
 

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "sluice/connectors/register_formats.h"
@@ -220,6 +221,57 @@ flows:
   EXPECT_TRUE(Contains(events.back().details, "\"status\":\"FAILED\"")) << events.back().details;
   EXPECT_EQ(last_figures_.at(0).state, "FAILED");
   EXPECT_EQ(last_figures_.at(0).errors, 1);
+}
+
+// ANSI mode is the default: a value a flow's expression cannot compute stops the flow with Spark's
+// error class and the value, before anything of the batch is written; `sql: {ansi: false}`
+// gives NULL for the same rows, and the TRY form gives NULL in either mode.
+TEST_F(PipelineRunTest, AnAnsiErrorStopsTheFlowNamingTheValueAndNonAnsiModeGivesNull) {
+  const std::string flows = R"(
+flows:
+  - name: ratio
+    source: )" + RateSource() + R"(
+    select: [value, "100 div (value - 42) AS ratio"]
+    sink: out
+    trigger: available_now
+)";
+  PipelineSpec ansi = Spec("sinks:\n  out: {format: memory, options: {queryName: ansi_ratio}}\n" + flows);
+  EXPECT_TRUE(ansi.sql.ansi);
+  Status status = Run(ansi);
+  EXPECT_EQ(status.error_class(), errors::kDivideByZero) << status.ToString();
+  EXPECT_TRUE(Contains(status.ToString(), "division by zero of 100")) << status.ToString();
+  EXPECT_TRUE(Contains(status.ToString(), "ratio")) << status.ToString();
+  EXPECT_TRUE(engine::MemoryTable::Named("ansi_ratio")->batches().empty());
+  std::vector<LoggedEvent> errors_logged = OfType(Events(Storage()), "error");
+  ASSERT_EQ(errors_logged.size(), 1u);
+  EXPECT_TRUE(Contains(errors_logged[0].details, "\"class\":\"DIVIDE_BY_ZERO\"")) << errors_logged[0].details;
+
+  auto ratios = [](const std::string& table) {
+    std::vector<std::optional<int64_t>> values;
+    for (const BatchPtr& batch : engine::MemoryTable::Named(table)->batches()) {
+      for (int64_t row = 0; row < batch->num_rows(); ++row) {
+        const Column& ratio = *batch->column(1);
+        values.push_back(ratio.IsNull(row) ? std::nullopt : std::optional<int64_t>(ratio.Value<int64_t>(row)));
+      }
+    }
+    return values;
+  };
+  std::vector<std::optional<int64_t>> expected;
+  for (int64_t v = 0; v < 100; ++v) expected.push_back(v == 42 ? std::nullopt : std::optional<int64_t>(100 / (v - 42)));
+
+  PipelineSpec non_ansi = Spec("sql: {ansi: false}\nsinks:\n  out: {format: memory, options: {queryName: legacy_ratio}}\n" + flows);
+  non_ansi.storage += "-legacy";
+  EXPECT_FALSE(non_ansi.sql.ansi);
+  ASSERT_TRUE(Run(non_ansi).ok());
+  EXPECT_EQ(ratios("legacy_ratio"), expected);
+
+  std::string tolerant = flows;
+  tolerant.replace(tolerant.find("100 div (value - 42)"), std::string("100 div (value - 42)").size(),
+                   "CAST(try_divide(100, value - 42) AS bigint)");
+  PipelineSpec with_try = Spec("sinks:\n  out: {format: memory, options: {queryName: try_ratio}}\n" + tolerant);
+  with_try.storage += "-try";
+  ASSERT_TRUE(Run(with_try).ok());
+  EXPECT_EQ(ratios("try_ratio"), expected);
 }
 
 TEST_F(PipelineRunTest, TheEventLogRecordsDefinitionsAndProgressInSequence) {

@@ -504,11 +504,24 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
   Walker walker;
   PipelineSpec spec;
   try {
-    walker.CheckKeys(root, "", {"name", "storage", "warehouse", "connections", "sinks", "flows", "streams", "change_feeds"});
+    walker.CheckKeys(root, "",
+                     {"name", "storage", "warehouse", "sql", "connections", "sinks", "flows", "streams", "change_feeds"});
     walker.CheckDuplicateKeys(root, "");
     spec.name = walker.Name(root, "");
     spec.storage = walker.Scalar(root, "", "storage", true).value_or("");
     spec.warehouse = walker.Scalar(root, "", "warehouse", false).value_or(spec.storage + "/warehouse");
+    if (YAML::Node sql = root["sql"]; sql.IsDefined() && !sql.IsNull()) {
+      if (!sql.IsMap()) {
+        walker.Problem("sql", "expected a map of SQL settings (ansi)");
+      } else {
+        walker.CheckKeys(sql, "sql", {"ansi"});
+        std::optional<std::string> ansi = walker.Scalar(sql, "sql", "ansi", false);
+        if (ansi && *ansi != "true" && *ansi != "false") {
+          walker.Problem("sql.ansi", "expected true or false, got '" + *ansi + "'");
+        }
+        spec.sql.ansi = ansi.value_or("true") != "false";
+      }
+    }
     if (YAML::Node connections = root["connections"]; connections.IsDefined() && !connections.IsNull()) {
       if (!connections.IsMap()) walker.Problem("connections", "expected a map of connection names to connections");
       for (const auto& entry : connections.IsMap() ? connections : YAML::Node()) {
@@ -569,7 +582,7 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
   // What parsed cleanly, for the checks that need no data: a problem at the top level leaves
   // nothing to check; otherwise the entries with a problem are left out, and the flows writing to
   // a sink left out with them.
-  for (std::string_view top : {"name", "storage", "warehouse", "connections"}) {
+  for (std::string_view top : {"name", "storage", "warehouse", "sql", "connections"}) {
     if (walker.HasProblemIn(top)) return PipelineSpec{};
   }
   std::set<std::string> dropped_sinks;

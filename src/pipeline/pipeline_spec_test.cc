@@ -147,6 +147,34 @@ TEST(PipelineSpecTest, AKeyGivenTwiceIsRefusedWithBothLines) {
   EXPECT_NE(stream.status().message().find("given twice, on lines 1 and 2"), std::string::npos) << stream.status().ToString();
 }
 
+// `sql: {ansi: ...}` sets how the pipeline's expressions are typed: ANSI unless it says false;
+// anything else under `sql` is a problem of shape. validate binds in the pipeline's mode.
+TEST(PipelineSpecTest, TheSqlSettingsAreAnsiByDefaultAndCheckedForShape) {
+  const std::string head = "name: p\nstorage: /s\n";
+  const std::string flows = "flows:\n  - {name: f, source: {format: rate}, select: [\"value * 1.5F AS x\"], sink: out}\n"
+                            "sinks:\n  out: {format: console}\n";
+  EXPECT_TRUE(ParsePipelineSpec(head + flows)->sql.ansi);
+  EXPECT_TRUE(ParsePipelineSpec(head + "sql: {ansi: true}\n" + flows)->sql.ansi);
+  EXPECT_FALSE(ParsePipelineSpec(head + "sql: {ansi: false}\n" + flows)->sql.ansi);
+  for (const auto& [sql, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"sql: {ansi: maybe}", "sql.ansi: expected true or false, got 'maybe'"},
+           {"sql: {ansii: true}", "sql.ansii: unknown key; expected one of: ansi"},
+           {"sql: [ansi]", "sql: expected a map of SQL settings (ansi)"},
+           {"sql: {ansi: [true]}", "sql.ansi"}}) {
+    Result<PipelineSpec> spec = ParsePipelineSpec(head + sql + "\n" + flows);
+    ASSERT_FALSE(spec.ok()) << sql;
+    EXPECT_EQ(spec.status().error_class(), errors::kInvalidPipeline) << sql;
+    EXPECT_NE(spec.status().message().find(problem), std::string::npos) << sql << ": " << spec.status().ToString();
+  }
+  // The mode reaches validate's binding: ANSI refuses what non-ANSI casts to NULL.
+  const std::string cast = "flows:\n  - {name: f, source: {format: rate}, select: [\"CAST(CAST(timestamp AS date) AS int) AS d\"], sink: out}\n"
+                           "sinks:\n  out: {format: console}\n";
+  std::vector<Status> ansi = ValidatePipeline(*ParsePipelineSpec(head + cast), connectors::AllFormatsRegistry());
+  ASSERT_EQ(ansi.size(), 1u);
+  EXPECT_EQ(ansi[0].error_class(), errors::kDatatypeMismatch) << ansi[0].ToString();
+  EXPECT_TRUE(ValidatePipeline(*ParsePipelineSpec(head + "sql: {ansi: false}\n" + cast), connectors::AllFormatsRegistry()).empty());
+}
+
 TEST(PipelineSpecTest, RejectsTextThatIsNotYaml) {
   Result<PipelineSpec> spec = ParsePipelineSpec("name: [unclosed");
   ASSERT_FALSE(spec.ok());

@@ -142,7 +142,7 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
     // Parsed expressions are bound to the source's schema when the source knows it before
     // reading: unknown columns and functions, wrong argument counts and types are found here.
     if (problems.size() == before_parsing && source && source->source && source->source->schema()) {
-      Result<FlowTransform> transform = FlowTransform::Make(flow);
+      Result<FlowTransform> transform = FlowTransform::Make(flow, spec.sql);
       if (transform.ok()) {
         problems.Add(transform->Check(source->source->schema()));
       } else {

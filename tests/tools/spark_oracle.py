@@ -1,11 +1,12 @@
 """Evaluates Spark SQL expressions with a real Spark, for sluice's differential conformance tests
 (src/expr/spark_conformance_integration_test.cc).
 
-Usage: spark_oracle.py ANSI(true|false) < expressions.json > results.json
+Usage: spark_oracle.py MODE... < expressions.json > results.json, MODE being ansi or legacy
 
-The input is a JSON array of expression texts; the output a JSON array with, for each, either
-{"type": "<simpleString>", "value": "<canonical text>"} or {"error": "<Spark error class>"}.
-One local[1] session evaluates everything (`SELECT <expr> AS v`), with the session time zone UTC.
+The input is a JSON array of expression texts; the output a JSON object with, for each mode, an
+array with, for each expression, either {"type": "<simpleString>", "value": "<canonical text>"}
+or {"error": "<Spark error class>"}. One local[1] session evaluates everything
+(`SELECT <expr> AS v`), with the session time zone UTC and spark.sql.ansi.enabled set per mode.
 
 The canonical text is what the C++ side renders the same way:
   null                 null
@@ -89,16 +90,20 @@ def evaluate(spark, expression):
 
 
 def main():
-    ansi = sys.argv[1] == "true"
+    modes = sys.argv[1:]
+    if not modes or any(mode not in ("ansi", "legacy") for mode in modes):
+        sys.exit("usage: spark_oracle.py MODE... (ansi, legacy) < expressions.json")
     expressions = json.load(sys.stdin)
     spark = (SparkSession.builder.master("local[1]").appName("sluice-conformance")
              .config("spark.ui.enabled", "false")
              .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.ansi.enabled", "true" if ansi else "false")
              .config("spark.sql.shuffle.partitions", "1")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    results = [evaluate(spark, expression) for expression in expressions]
+    results = {}
+    for mode in modes:
+        spark.conf.set("spark.sql.ansi.enabled", "true" if mode == "ansi" else "false")
+        results[mode] = [evaluate(spark, expression) for expression in expressions]
     json.dump(results, sys.stdout)
     spark.stop()
 

@@ -21,6 +21,18 @@ inline constexpr std::string_view kUnresolvedRoutine = "UNRESOLVED_ROUTINE";
 inline constexpr std::string_view kWrongNumArgs = "WRONG_NUM_ARGS";
 inline constexpr std::string_view kInvalidParameterValue = "INVALID_PARAMETER_VALUE";
 inline constexpr std::string_view kInvalidIndexOfZero = "INVALID_INDEX_OF_ZERO";
+inline constexpr std::string_view kNullMapKey = "NULL_MAP_KEY";
+inline constexpr std::string_view kDuplicatedMapKey = "DUPLICATED_MAP_KEY";
+// SQL expressions in ANSI mode (sql.ansi), at evaluation
+inline constexpr std::string_view kCastInvalidInput = "CAST_INVALID_INPUT";
+inline constexpr std::string_view kCastOverflow = "CAST_OVERFLOW";
+inline constexpr std::string_view kNumericValueOutOfRange = "NUMERIC_VALUE_OUT_OF_RANGE";
+inline constexpr std::string_view kArithmeticOverflow = "ARITHMETIC_OVERFLOW";
+inline constexpr std::string_view kDivideByZero = "DIVIDE_BY_ZERO";
+inline constexpr std::string_view kRemainderByZero = "REMAINDER_BY_ZERO";
+inline constexpr std::string_view kInvalidArrayIndex = "INVALID_ARRAY_INDEX";
+inline constexpr std::string_view kInvalidArrayIndexInElementAt = "INVALID_ARRAY_INDEX_IN_ELEMENT_AT";
+inline constexpr std::string_view kCannotParseTimestamp = "CANNOT_PARSE_TIMESTAMP";
 // Options and configuration
 inline constexpr std::string_view kInvalidOptions = "INVALID_OPTIONS";
 inline constexpr std::string_view kUnresolvedSecret = "UNRESOLVED_SECRET";

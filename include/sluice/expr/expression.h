@@ -5,8 +5,8 @@
 //   SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> rows, bound.Filter(*batch));
 //   BatchPtr kept = Take(batch, rows);
 //
-// The language, coercion rules and null semantics are Spark SQL's with its non-ANSI defaults
-// (docs/sql-expressions.md). Errors:
+// The language, coercion rules and null semantics are Spark SQL's, in ANSI mode (Spark 4's
+// default) or not, as SqlOptions say (docs/sql-expressions.md). Errors of binding:
 //   PARSE_SYNTAX_ERROR   the text is not an expression; the message starts "at line:column:".
 //   UNRESOLVED_COLUMN    a column path names no field; the message lists the closest names.
 //   UNRESOLVED_ROUTINE   an unknown function; WRONG_NUM_ARGS a wrong number of arguments.
@@ -14,6 +14,11 @@
 //                        non-boolean filter.
 //   INVALID_PARAMETER_VALUE  a constant argument with a bad value (regex pattern, sha2 bits).
 //   NOT_IMPLEMENTED      evaluating an aggregate function (they only bind for now).
+// Errors of evaluation, in ANSI mode, for a row whose value cannot be computed (docs/errors.md):
+//   CAST_INVALID_INPUT, CAST_OVERFLOW, NUMERIC_VALUE_OUT_OF_RANGE, ARITHMETIC_OVERFLOW,
+//   DIVIDE_BY_ZERO, REMAINDER_BY_ZERO, INVALID_ARRAY_INDEX, INVALID_ARRAY_INDEX_IN_ELEMENT_AT,
+//   CANNOT_PARSE_TIMESTAMP; and in every mode INVALID_INDEX_OF_ZERO. Rows a CASE, IF, coalesce,
+//   AND or OR does not pass to an argument never fail in it.
 //
 // Expression and BoundExpression are immutable values, cheap to copy (they share their tree),
 // and safe to use from several threads at once.
@@ -105,10 +110,19 @@ class BoundExpression {
   std::shared_ptr<const BoundRoot> root_;
 };
 
+// How expressions are typed and evaluated: Spark SQL's session settings that sluice honours.
+struct SqlOptions {
+  // spark.sql.ansi.enabled (a pipeline's `sql: {ansi: ...}`): invalid casts, overflow, division by
+  // zero and out-of-range indexes fail the evaluation with Spark's error class instead of giving
+  // NULL, casts and implicit coercions follow ANSI's rules, and size(NULL) is NULL, not -1.
+  bool ansi = true;
+};
+
 // Resolves `expression` against `input_schema` (a struct type).
-Result<BoundExpression> Bind(const Expression& expression, const TypePtr& input_schema);
+Result<BoundExpression> Bind(const Expression& expression, const TypePtr& input_schema, SqlOptions options = {});
 // Bind() for a filter or condition: additionally DATATYPE_MISMATCH unless the result is boolean.
-Result<BoundExpression> BindPredicate(const Expression& expression, const TypePtr& input_schema);
+Result<BoundExpression> BindPredicate(const Expression& expression, const TypePtr& input_schema,
+                                      SqlOptions options = {});
 
 // Every name Bind() accepts as a call (functions, aggregates, and operators written as calls).
 std::vector<std::string_view> CallableNames();

@@ -35,8 +35,9 @@ struct ExpectationCounts {
 
 class FlowTransform {
  public:
-  // Parses the flow's where, select and expectation conditions (PARSE_SYNTAX_ERROR otherwise).
-  static Result<FlowTransform> Make(const FlowSpec& flow);
+  // Parses the flow's where, select and expectation conditions (PARSE_SYNTAX_ERROR otherwise),
+  // to be typed and evaluated as `sql` says (the pipeline's `sql:` settings).
+  static Result<FlowTransform> Make(const FlowSpec& flow, expr::SqlOptions sql);
 
   // Binds the flow's expressions to `input_schema`, as the first batch of that schema would: the
   // errors it would meet (UNRESOLVED_COLUMN, UNRESOLVED_ROUTINE, WRONG_NUM_ARGS, DATATYPE_MISMATCH,
@@ -60,6 +61,7 @@ class FlowTransform {
   Status BindTo(const TypePtr& input_schema);
 
   std::string flow_name_;
+  expr::SqlOptions sql_;
   std::optional<expr::Expression> where_;
   std::vector<expr::NamedExpression> select_;
   std::vector<Expectation> expectations_;

@@ -54,6 +54,7 @@ struct IngestionSpec {
   // registry schemas under TopicNameStrategy.
   std::string topic;
   std::optional<std::string> record_type_filter;
+  expr::SqlOptions sql;  // how record_type_filter is typed and evaluated (the pipeline's sql:)
   std::vector<std::string> excluded_columns;  // "value.card.number", "key.region"
   std::optional<BackfillSpec> backfill;
 };

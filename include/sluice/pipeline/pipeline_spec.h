@@ -32,6 +32,7 @@
 
 #include "sluice/core/status.h"
 #include "sluice/engine/registry.h"
+#include "sluice/expr/expression.h"
 #include "sluice/formats/decoder.h"
 #include "sluice/pipeline/catalog.h"
 
@@ -134,6 +135,9 @@ struct PipelineSpec {
   std::string name;
   std::string storage;
   std::string warehouse;
+  // `sql: {ansi: true|false}`: how every expression of the pipeline (where, select, expectations,
+  // record_type_filter) is typed and evaluated; ANSI by default, as in Spark 4.
+  expr::SqlOptions sql;
   // Connections of this file (`connections: {name: {type: postgresql, host: ..., ...}}`); an
   // endpoint's `connection: NAME` option names one of these, or else one of the warehouse's
   // catalog (catalog.h).

@@ -103,3 +103,46 @@ negative(-5)
 - -5
 +x'01'
 +cast(1.5 as decimal(4,2))
+-- Coercion that differs by mode: a float beside an integral type, strings beside numbers.
+1.5F + 1L
+1.5F * 2S
+1Y - 0.5F
+'1' + 1
+'1.5' + 1
+'1' + 1.5
+'1' * 2L
+'1' + '2'
+'a' + 1
+-'1'
+-- Division and remainder by zero of every numeric kind; overflow of each integral width.
+1 / 0.0
+1.0 / 0
+1 div 0.0
+5 % 0.0
+5.5D % 0
+-9223372036854775808L div -1
+-(-128Y)
+-(-32768S)
+-(-9223372036854775808L)
+-- The TRY forms: NULL where ANSI fails, in either mode.
+try_add(2147483647, 1)
+try_add(1, 2)
+try_add(1, 'a')
+try_add('1', 1)
+try_add(cast('x' as int), 1)
+try_add(date'2024-01-01', 1)
+try_add(timestamp'2024-01-01 00:00:00', interval 1 day)
+try_subtract(-2147483648, 1)
+try_subtract(5L, 7)
+try_multiply(2147483647, 2)
+try_multiply(3, 4.5)
+try_divide(1, 0)
+try_divide(1, 2)
+try_divide(1.5, 0)
+try_divide(7L, 2)
+try_divide(1, 0.0)
+try_divide(1.0D, 0)
+try_divide(cast('x' as int), 1)
+try_mod(7, 0)
+try_mod(7, 3)
+try_mod(-7.5, 2)

@@ -64,3 +64,12 @@ timestamp'2024-01-01 00:00:00' + null
 timestamp'2024-01-01 00:00:00' - null
 timestamp'2024-01-01 00:00:00' + (+ interval 1 day)
 timestamp'2024-01-01 00:00:00' - interval 1 day
+-- Text that does not parse: NULL, or an error in ANSI mode; the TRY form.
+to_timestamp('bad')
+to_timestamp('bad', 'yyyy-MM-dd')
+to_date('bad', 'yyyy-MM-dd')
+unix_timestamp('bad', 'yyyy-MM-dd')
+try_to_timestamp('bad')
+try_to_timestamp('2024-01-01', 'yyyy-MM-dd')
+try_to_timestamp('bad', 'yyyy-MM-dd')
+try_to_timestamp('2024-02-30 10:00', 'yyyy-MM-dd HH:mm')
