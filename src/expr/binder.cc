@@ -1,6 +1,7 @@
 // Binding: resolves columns, checks and coerces types as Spark does, rewrites the sugar
 // (BETWEEN, IF, NULLIF, simple CASE) into primitive ops and folds constants.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <regex>
 #include <utility>
@@ -97,7 +98,7 @@ class Binder {
       case NodeKind::kCast: return BindCast(n);
       case NodeKind::kStar:
         return Status::Error(errors::kParseSyntaxError,
-                             fmt::format("at {}:{}: '*' is allowed only as the argument of count", n.line, n.column));
+                             fmt::format("at {}:{}: '*' is allowed only in count(*)", n.line, n.column));
     }
     return Status::Error(errors::kInternalError, "unknown expression node");
   }
@@ -347,6 +348,8 @@ class Binder {
   Result<BoundPtr> BindFunction(const Node& n);
   Result<BoundPtr> BindTry(const Node& n, std::string_view function);
 
+  friend class Call;
+
   TypePtr schema_;
   const bool ansi_;
   // The mode of the nodes being made: ANSI or non-ANSI, TRY while a try_ function is bound.
@@ -564,12 +567,10 @@ Result<BoundPtr> Binder::BindArithmetic(const Node& n, Op op) {
     }
   }
   auto node = NewNode(op, result, std::move(args));
-  node->nullable = AnyNullable(node->args) || op == Op::kDivide || op == Op::kRemainder || op == Op::kIntDivide ||
+  node->nullable = AnyNullable(node->args) || op == Op::kDivide || op == Op::kRemainder || op == Op::kPmod || op == Op::kIntDivide ||
                    result->id() == TypeId::kDecimal;
   return Finish(node);
 }
-
-namespace {
 
 // Every name a call may have, with the number of arguments it takes: checked once, before any
 // binding code reads an argument, since the parser makes a call of any name followed by '('
@@ -581,60 +582,50 @@ struct CallArity {
 };
 constexpr size_t kAny = SIZE_MAX;
 constexpr CallArity kCalls[] = {
-    // Operators, reachable as calls too.
+    // Operators, reachable as calls too, and the calls BindCall rewrites into them.
     {"and", 2, 2}, {"or", 2, 2}, {"not", 1, 1}, {"=", 2, 2}, {"<=>", 2, 2}, {"!=", 2, 2}, {"<", 2, 2}, {"<=", 2, 2},
     {">", 2, 2}, {">=", 2, 2}, {"+", 2, 2}, {"-", 2, 2}, {"*", 2, 2}, {"/", 2, 2}, {"%", 2, 2}, {"div", 2, 2},
-    {"||", 2, kAny}, {"between", 3, 3}, {"in", 2, kAny}, {"isnull", 1, 1}, {"isnotnull", 1, 1}, {"istrue", 1, 1},
-    {"isfalse", 1, 1}, {"negative", 1, 1}, {"positive", 1, 1}, {"get_field", 2, 2}, {"subscript", 2, 2}, {"rlike", 2, 2},
-    {"like", 2, 3}, {"ilike", 2, 3},
-    // Functions.
-    {"coalesce", 1, kAny}, {"nullif", 2, 2}, {"ifnull", 2, 2}, {"nvl", 2, 2}, {"if", 3, 3}, {"iff", 3, 3},
-    {"greatest", 2, kAny}, {"least", 2, kAny}, {"lower", 1, 1}, {"upper", 1, 1}, {"lcase", 1, 1}, {"ucase", 1, 1},
-    {"length", 1, 1}, {"char_length", 1, 1}, {"trim", 1, 2}, {"ltrim", 1, 2}, {"rtrim", 1, 2}, {"substring", 2, 3},
-    {"substr", 2, 3}, {"concat", 0, kAny}, {"concat_ws", 1, kAny}, {"replace", 2, 3}, {"split", 2, 3},
-    {"regexp_extract", 2, 3}, {"startswith", 2, 2}, {"endswith", 2, 2}, {"contains", 2, 2}, {"abs", 1, 1},
-    {"round", 1, 2}, {"floor", 1, 1}, {"ceil", 1, 1}, {"ceiling", 1, 1}, {"sqrt", 1, 1}, {"pow", 2, 2},
-    {"power", 2, 2}, {"mod", 2, 2}, {"hash", 1, kAny}, {"md5", 1, 1}, {"sha2", 2, 2}, {"current_timestamp", 0, 0},
-    {"now", 0, 0}, {"current_date", 0, 0}, {"to_timestamp", 1, 2}, {"to_date", 1, 2}, {"date_trunc", 2, 2},
-    {"date_format", 2, 2}, {"year", 1, 1}, {"month", 1, 1}, {"day", 1, 1}, {"dayofmonth", 1, 1}, {"hour", 1, 1},
-    {"unix_timestamp", 0, 2}, {"from_unixtime", 1, 2}, {"get_json_object", 2, 2}, {"size", 1, 1},
-    {"element_at", 2, 2}, {"struct", 0, kAny}, {"named_struct", 2, kAny}, {"array", 0, kAny}, {"map", 0, kAny},
-    // The TRY forms: null where ANSI mode fails.
+    {"||", 2, kAny}, {"between", 3, 3}, {"nullif", 2, 2}, {"if", 3, 3}, {"iff", 3, 3}, {"mod", 2, 2}, {"pmod", 2, 2},
     {"try_add", 2, 2}, {"try_subtract", 2, 2}, {"try_multiply", 2, 2}, {"try_divide", 2, 2}, {"try_mod", 2, 2},
     {"try_element_at", 2, 2}, {"try_to_timestamp", 1, 2},
-    // Aggregates.
-    {"count", 1, kAny}, {"sum", 1, 1}, {"min", 1, 1}, {"max", 1, 1}, {"avg", 1, 1}, {"mean", 1, 1}, {"first", 1, 2},
-    {"last", 1, 2}};
+};
 
-const CallArity* FindCall(std::string_view name) {
+class Call;
+// One function: a name, the number of arguments it takes (checked before binding), and the
+// binder that checks and coerces its arguments and makes its node.
+struct FunctionDef {
+  std::string_view name;
+  size_t min;
+  size_t max;
+  Result<BoundPtr> (*bind)(Call& call);
+};
+const FunctionDef* FindFunction(std::string_view name);
+
+// The arguments a call of `name` takes; false when there is no such operator or function.
+bool FindCall(std::string_view name, CallArity* arity) {
   for (const CallArity& c : kCalls) {
-    if (c.name == name) return &c;
+    if (c.name == name) return *arity = c, true;
   }
-  return nullptr;
+  if (const FunctionDef* def = FindFunction(name)) return *arity = CallArity{def->name, def->min, def->max}, true;
+  return false;
 }
-
-bool IsConstantString(const BoundPtr& b) {
-  return b->op == Op::kConstant && b->type != nullptr && b->type->id() == TypeId::kString;
-}
-
-}  // namespace
 
 Result<BoundPtr> Binder::BindCall(const Node& n) {
   const std::string& f = n.name;
-  const CallArity* call = FindCall(f);
-  if (call == nullptr) {
+  CallArity call;
+  if (!FindCall(f, &call)) {
     std::string_view best;
     size_t best_distance = SIZE_MAX;
-    for (const CallArity& candidate : kCalls) {
-      if (!std::isalpha(static_cast<unsigned char>(candidate.name[0]))) continue;
-      size_t d = EditDistance(f, candidate.name);
-      if (d < best_distance) best_distance = d, best = candidate.name;
+    for (std::string_view candidate : CallableNames()) {
+      if (!std::isalpha(static_cast<unsigned char>(candidate[0]))) continue;
+      size_t d = EditDistance(f, candidate);
+      if (d < best_distance) best_distance = d, best = candidate;
     }
     std::string message = fmt::format("unknown function {} at {}:{}", f, n.line, n.column);
     if (best_distance <= 3) message += fmt::format("; did you mean {}?", best);
     return Status::Error(errors::kUnresolvedRoutine, message);
   }
-  SLUICE_RETURN_IF_ERROR(CheckArgs(n, call->min, call->max));
+  SLUICE_RETURN_IF_ERROR(CheckArgs(n, call.min, call.max));
   if (f == "and") return BindLogic(n, Op::kAnd);
   if (f == "or") return BindLogic(n, Op::kOr);
   if (f == "not") return BindLogic(n, Op::kNot);
@@ -649,6 +640,7 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
   if (f == "mod") {
     return BindArithmetic(*MakeCall(n, "%", n.args), Op::kRemainder);
   }
+  if (f == "pmod") return BindArithmetic(n, Op::kPmod);
   if (f == "between") {
     NodePtr both = MakeCall(n, "and", {MakeCall(n, ">=", {n.args[0], n.args[1]}), MakeCall(n, "<=", {n.args[0], n.args[2]})});
     return Bind(n.negated ? *MakeCall(n, "not", {both}) : *both);
@@ -659,7 +651,7 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
   if (f == "if" || f == "iff") {
     return Bind(*MakeCase(n, {n.args[0], n.args[1], n.args[2]}, true));
   }
-  if (f == "||") return BindFunction(*MakeCall(n, "concat", n.args));
+  if (f == "||") return Bind(*MakeCall(n, "concat", n.args));
   static const std::map<std::string, std::string> kTryFunctions = {
       {"try_add", "+"},  {"try_subtract", "-"},           {"try_multiply", "*"},
       {"try_divide", "/"}, {"try_mod", "%"},              {"try_element_at", "element_at"},
@@ -669,461 +661,850 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
 }
 
 
-Result<BoundPtr> Binder::BindFunction(const Node& n) {
-  const std::string& f = n.name;
-  // Aggregates: typed as Spark types them, evaluated by the aggregation layer.
-  if (f == "count" || f == "sum" || f == "min" || f == "max" || f == "avg" || f == "mean" || f == "first" || f == "last") {
-    std::vector<BoundPtr> args;
-    TypePtr arg_type;
-    if (n.args[0]->kind != NodeKind::kStar) {
-      SLUICE_ASSIGN_OR_RETURN(args, BindArgs(n));
-      arg_type = args[0]->type;
-    } else if (f != "count") {
-      return Status::Error(errors::kParseSyntaxError, fmt::format("at {}:{}: '*' is allowed only in count(*)", n.line, n.column));
-    }
-    TypePtr result;
-    if (f == "count") {
-      result = DataType::Long();
-    } else if (f == "min" || f == "max" || f == "first" || f == "last") {
-      result = arg_type != nullptr ? arg_type : DataType::Boolean();
-    } else {
-      if (arg_type != nullptr && arg_type->id() == TypeId::kString) arg_type = DataType::Double();
-      if (arg_type != nullptr && !arg_type->is_numeric()) {
-        return Mismatch(n, fmt::format("{} needs a numeric argument, got {}", f, arg_type->ToString()));
-      }
-      if (arg_type != nullptr && arg_type->id() == TypeId::kDecimal) {
-        int p = arg_type->precision(), s = arg_type->scale();
-        result = f == "sum" ? BoundedDecimal(p + 10, s) : BoundedDecimal(p + 4, s + 4);
-      } else if (f == "sum" && arg_type != nullptr && arg_type->is_integral()) {
-        result = DataType::Long();
-      } else {
-        result = DataType::Double();
-      }
-    }
-    auto node = NewNode(Op::kAggregate, result, std::move(args));
-    node->name = f;
-    node->nullable = f != "count";
-    return BoundPtr(node);
+bool IsConstantString(const BoundPtr& b) {
+  return b->op == Op::kConstant && b->type != nullptr && b->type->id() == TypeId::kString;
+}
+
+// One call of a function of the table below being bound: its node and bound arguments, and the
+// checks and coercions the functions share.
+class Call {
+ public:
+  Call(Binder& binder, const Node& node, std::vector<BoundPtr> args)
+      : node(node), args(std::move(args)), binder_(binder) {}
+
+  const Node& node;
+  std::vector<BoundPtr> args;
+
+  bool ansi() const { return binder_.ansi_; }
+  std::string TypeOf(size_t i) const { return TypeName(args[i]->type); }
+  Status Mismatch(std::string_view detail) const { return Binder::Mismatch(node, detail); }
+  Status WrongArgs(std::string_view expected) const { return Binder::WrongArgs(node, expected); }
+  Status BadParameter(std::string_view detail) const { return Binder::BadParameter(node, detail); }
+  std::shared_ptr<BoundNode> NewNode(Op op, TypePtr type, std::vector<BoundPtr> node_args = {}) {
+    return binder_.NewNode(op, std::move(type), std::move(node_args));
   }
-  SLUICE_ASSIGN_OR_RETURN(std::vector<BoundPtr> args, BindArgs(n));
-  auto type_of = [&](size_t i) { return TypeName(args[i]->type); };
-  auto make = [&](Op op, TypePtr type, bool nullable = true) {
-    auto node = NewNode(op, std::move(type), args);
-    node->nullable = nullable;
-    node->name = f;
-    return node;
-  };
-  auto expect = [&](size_t i, const TypePtr& type) -> Status {
-    SLUICE_ASSIGN_OR_RETURN(args[i], Expect(n, args[i], type, i));
+  Result<BoundPtr> Finish(std::shared_ptr<BoundNode> bound) { return binder_.Finish(std::move(bound)); }
+  Result<BoundPtr> CastTo(BoundPtr arg, const TypePtr& to) { return binder_.CastTo(std::move(arg), to); }
+
+  // A node of `op` over the arguments as they are now, named after the function.
+  std::shared_ptr<BoundNode> Make(Op op, TypePtr type, bool nullable = true) {
+    auto bound = NewNode(op, std::move(type), args);
+    bound->nullable = nullable;
+    bound->name = node.name;
+    return bound;
+  }
+  // Argument i implicitly cast to `type`, or DATATYPE_MISMATCH.
+  Status Expect(size_t i, const TypePtr& type) {
+    SLUICE_ASSIGN_OR_RETURN(args[i], binder_.Expect(node, args[i], type, i));
     return Status::OK();
-  };
-  auto expect_strings = [&](size_t from, size_t to) -> Status {
-    for (size_t i = from; i < std::min(to, args.size()); ++i) SLUICE_RETURN_IF_ERROR(expect(i, DataType::String()));
+  }
+  Status ExpectStrings(size_t from, size_t to) {
+    for (size_t i = from; i < std::min(to, args.size()); ++i) SLUICE_RETURN_IF_ERROR(Expect(i, DataType::String()));
     return Status::OK();
-  };
-  auto common_type = [&](bool string_promotion) -> Result<TypePtr> {
+  }
+  // Every argument cast to their wider common type (string promotion as Spark's for IN, CASE ...).
+  Result<TypePtr> CommonType(bool string_promotion) {
     TypePtr common;
     bool ok = true;
     for (const BoundPtr& a : args) {
-      common = WiderCommonType(common, a->type, string_promotion, ansi_, &ok);
-      if (!ok) return Mismatch(n, fmt::format("the arguments of {} have incompatible types", f));
+      common = WiderCommonType(common, a->type, string_promotion, ansi(), &ok);
+      if (!ok) return Mismatch(fmt::format("the arguments of {} have incompatible types", node.name));
     }
     if (common == nullptr) common = DataType::Boolean();
     for (BoundPtr& a : args) {
       SLUICE_ASSIGN_OR_RETURN(a, CastTo(a, common));
     }
     return common;
-  };
+  }
   // A function of one string (implicitly cast) returning `type`.
-  auto string_unary = [&](Op op, TypePtr type) -> Result<BoundPtr> {
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 1));
-    return Finish(make(op, std::move(type), args[0]->nullable));
-  };
-  auto datetime_arg = [&](size_t i, const TypePtr& want) -> Status {
+  Result<BoundPtr> StringUnary(Op op, TypePtr type) {
+    SLUICE_RETURN_IF_ERROR(ExpectStrings(0, 1));
+    return Finish(Make(op, std::move(type), args[0]->nullable));
+  }
+  // Argument i as `want` (a date or timestamp), from a date, timestamp or string.
+  Status DatetimeArg(size_t i, const TypePtr& want) {
     if (args[i]->type == nullptr || args[i]->type->id() == TypeId::kString || IsDatetime(*args[i]->type)) {
-      return expect(i, want);
+      return Expect(i, want);
     }
-    return Mismatch(n, fmt::format("argument {} of {} must be a date or timestamp, got {}", i + 1, f, type_of(i)));
-  };
-
-  if (f == "isnull" || f == "isnotnull") {
-    return Finish(make(f == "isnull" ? Op::kIsNull : Op::kIsNotNull, DataType::Boolean(), false));
+    return Mismatch(fmt::format("argument {} of {} must be a date or timestamp, got {}", i + 1, node.name, TypeOf(i)));
   }
-  if (f == "istrue" || f == "isfalse") {
-    if (args[0]->type != nullptr && args[0]->type->id() != TypeId::kBoolean) {
-      return Mismatch(n, fmt::format("IS {} needs a boolean operand, got {}", f == "istrue" ? "TRUE" : "FALSE", type_of(0)));
-    }
-    SLUICE_RETURN_IF_ERROR(expect(0, DataType::Boolean()));
-    auto node = make(f == "istrue" ? Op::kIsTrue : Op::kIsFalse, DataType::Boolean(), false);
-    node->negated = n.negated;
-    return Finish(node);
+  // A constant regex pattern (argument i) compiled once into node's state; INVALID_PARAMETER_VALUE
+  // when it does not compile. A pattern read from a column is compiled by the kernel.
+  Status CompileConstantRegex(size_t i, BoundNode* bound) {
+    if (!IsConstantString(args[i]) || !args[i]->constant->IsValid(0)) return Status::OK();
+    auto compiled = CompileRegex(args[i]->constant->View(0));
+    if (!compiled.ok()) return BadParameter(compiled.status().message());
+    bound->state = *compiled;
+    return Status::OK();
   }
-  if (f == "positive" || f == "negative") {
-    // A number; a string is read as a double. Unary plus leaves the number as it is.
-    if (args[0]->type == nullptr || args[0]->type->id() == TypeId::kString) SLUICE_RETURN_IF_ERROR(expect(0, DataType::Double()));
-    if (!args[0]->type->is_numeric()) {
-      return Mismatch(n, fmt::format("unary {} needs a numeric operand, got {}", f == "positive" ? "+" : "-", type_of(0)));
-    }
-    if (f == "positive") return args[0];
-    return Finish(make(Op::kNegate, args[0]->type, args[0]->nullable));
-  }
-  if (f == "in") {
-    SLUICE_ASSIGN_OR_RETURN(TypePtr common, common_type(true));
-    if (common->is_nested()) return Mismatch(n, "IN cannot compare nested values");
-    auto node = make(Op::kIn, DataType::Boolean(), AnyNullable(args));
-    node->negated = n.negated;
-    return Finish(node);
-  }
-  if (f == "like" || f == "ilike") {
-    // Also reachable as calls, like(x, p[, escape]), with any arguments.
-    if (args.size() == 3 && (!IsConstantString(args[2]) || args[2]->constant->IsNull(0) ||
-                             args[2]->constant->View(0).size() != 1)) {
-      return BadParameter(n, "the escape of LIKE is a string literal of one character");
-    }
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
-    char escape = '\\';
-    if (args.size() == 3) {
-      escape = args[2]->constant->View(0)[0];
-      args.pop_back();
-    }
-    auto node = make(Op::kLike, DataType::Boolean(), AnyNullable(args));
-    node->negated = n.negated;
-    node->ilike = f == "ilike";
-    node->escape = escape;
-    if (IsConstantString(args[1]) && args[1]->constant->IsValid(0)) {
-      auto compiled = LikePattern::Compile(args[1]->constant->View(0), escape, node->ilike);
-      if (!compiled.ok()) return BadParameter(n, compiled.status().message());
-      node->state = *compiled;
-    }
-    return Finish(node);
-  }
-  if (f == "rlike") {
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
-    auto node = make(Op::kRLike, DataType::Boolean(), AnyNullable(args));
-    node->negated = n.negated;
-    if (IsConstantString(args[1]) && args[1]->constant->IsValid(0)) {
-      auto compiled = CompileRegex(args[1]->constant->View(0));
-      if (!compiled.ok()) return BadParameter(n, compiled.status().message());
-      node->state = *compiled;
-    }
-    return Finish(node);
-  }
-  if (f == "coalesce" || f == "ifnull" || f == "nvl") {
-    SLUICE_ASSIGN_OR_RETURN(TypePtr common, common_type(true));
-    bool nullable = std::all_of(args.begin(), args.end(), [](const BoundPtr& a) { return a->nullable; });
-    // Arguments after the first one that can never be null are never reached.
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!args[i]->nullable) {
-        args.resize(i + 1);
-        break;
-      }
-    }
-    if (args.size() == 1) return args[0];
-    return Finish(make(Op::kCoalesce, common, nullable));
-  }
-  if (f == "greatest" || f == "least") {
-    SLUICE_ASSIGN_OR_RETURN(TypePtr common, common_type(false));
-    if (common->is_nested()) return Mismatch(n, fmt::format("{} cannot order {}", f, common->ToString()));
-    bool nullable = std::all_of(args.begin(), args.end(), [](const BoundPtr& a) { return a->nullable; });
-    return Finish(make(f == "greatest" ? Op::kGreatest : Op::kLeast, common, nullable));
-  }
-  if (f == "lower" || f == "lcase") return string_unary(Op::kLower, DataType::String());
-  if (f == "upper" || f == "ucase") return string_unary(Op::kUpper, DataType::String());
-  if (f == "length" || f == "char_length") {
-    if (args[0]->type == nullptr || args[0]->type->id() != TypeId::kBinary) SLUICE_RETURN_IF_ERROR(expect_strings(0, 1));
-    return Finish(make(Op::kLength, DataType::Integer(), args[0]->nullable));
-  }
-  if (f == "trim" || f == "ltrim" || f == "rtrim") {
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
-    return Finish(make(f == "trim" ? Op::kTrim : f == "ltrim" ? Op::kLTrim : Op::kRTrim, DataType::String(), AnyNullable(args)));
-  }
-  if (f == "substring" || f == "substr") {
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 1));
-    for (size_t i = 1; i < args.size(); ++i) SLUICE_RETURN_IF_ERROR(expect(i, DataType::Integer()));
-    return Finish(make(Op::kSubstring, DataType::String(), AnyNullable(args)));
-  }
-  if (f == "concat") {
-    bool all_binary = !args.empty() && std::all_of(args.begin(), args.end(), [](const BoundPtr& a) {
-      return a->type != nullptr && a->type->id() == TypeId::kBinary;
-    });
-    TypePtr type = all_binary ? DataType::Binary() : DataType::String();
-    if (!all_binary) SLUICE_RETURN_IF_ERROR(expect_strings(0, args.size()));
-    return Finish(make(Op::kConcat, type, AnyNullable(args)));
-  }
-  if (f == "concat_ws") {
-    for (size_t i = 0; i < args.size(); ++i) {
-      const TypePtr& t = args[i]->type;
-      if (i > 0 && t != nullptr && t->id() == TypeId::kArray) {
-        if (t->element_type()->id() != TypeId::kString) {
-          return Mismatch(n, fmt::format("argument {} of concat_ws must be a string or array<string>, got {}", i + 1, type_of(i)));
-        }
-        continue;
-      }
-      SLUICE_RETURN_IF_ERROR(expect(i, DataType::String()));
-    }
-    return Finish(make(Op::kConcatWs, DataType::String(), args[0]->nullable));
-  }
-  if (f == "replace") {
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 3));
-    return Finish(make(Op::kReplace, DataType::String(), AnyNullable(args)));
-  }
-  if (f == "split") {
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
-    if (args.size() == 3) SLUICE_RETURN_IF_ERROR(expect(2, DataType::Integer()));
-    auto node = make(Op::kSplit, DataType::Array(DataType::String(), false), AnyNullable(args));
-    if (IsConstantString(args[1]) && args[1]->constant->IsValid(0)) {
-      auto compiled = CompileRegex(args[1]->constant->View(0));
-      if (!compiled.ok()) return BadParameter(n, compiled.status().message());
-      node->state = *compiled;
-    }
-    return Finish(node);
-  }
-  if (f == "regexp_extract") {
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
-    if (args.size() == 2) {
-      auto one = NewNode(Op::kConstant, DataType::Integer());
-      LiteralValue v;
-      v.integer = 1;
-      one->constant = LiteralColumn(v, DataType::Integer());
-      one->nullable = false;
-      args.push_back(one);
-    }
-    SLUICE_RETURN_IF_ERROR(expect(2, DataType::Integer()));
-    auto node = make(Op::kRegexpExtract, DataType::String(), AnyNullable(args));
-    if (IsConstantString(args[1]) && args[1]->constant->IsValid(0)) {
-      auto compiled = CompileRegex(args[1]->constant->View(0));
-      if (!compiled.ok()) return BadParameter(n, compiled.status().message());
-      if (args[2]->op == Op::kConstant && args[2]->constant->IsValid(0)) {
-        int group = args[2]->constant->Value<int32_t>(0);
-        if (group < 0 || group > (*compiled)->groups) {
-          return BadParameter(n, fmt::format("the regex has {} groups but group {} was asked for", (*compiled)->groups, group));
-        }
-      }
-      node->state = *compiled;
-    }
-    return Finish(node);
-  }
-  if (f == "startswith" || f == "endswith" || f == "contains") {
-    // Two binary values are compared as bytes, as Spark does; otherwise both are strings.
-    const bool binary = args[0]->type != nullptr && args[1]->type != nullptr &&
-                        args[0]->type->id() == TypeId::kBinary && args[1]->type->id() == TypeId::kBinary;
-    if (!binary) SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
-    return Finish(make(f == "startswith" ? Op::kStartsWith : f == "endswith" ? Op::kEndsWith : Op::kContains,
-                       DataType::Boolean(), AnyNullable(args)));
-  }
-  auto numeric_arg = [&](size_t i) -> Status {
-    if (args[i]->type == nullptr || args[i]->type->id() == TypeId::kString) return expect(i, DataType::Double());
+  // Argument i a number; a string or NULL is read as a double.
+  Status NumericArg(size_t i) {
+    if (args[i]->type == nullptr || args[i]->type->id() == TypeId::kString) return Expect(i, DataType::Double());
     if (!args[i]->type->is_numeric()) {
-      return Mismatch(n, fmt::format("argument {} of {} must be numeric, got {}", i + 1, f, type_of(i)));
+      return Mismatch(fmt::format("argument {} of {} must be numeric, got {}", i + 1, node.name, TypeOf(i)));
     }
     return Status::OK();
-  };
-  if (f == "abs") {
-    SLUICE_RETURN_IF_ERROR(numeric_arg(0));
-    return Finish(make(Op::kAbs, args[0]->type, args[0]->nullable));
   }
-  if (f == "round") {
-    SLUICE_RETURN_IF_ERROR(numeric_arg(0));
-    int scale = 0;
-    if (args.size() == 2) {
-      if (args[1]->op != Op::kConstant || args[1]->type == nullptr || !args[1]->type->is_integral() || args[1]->constant->IsNull(0)) {
-        return Mismatch(n, "the scale of round must be a constant integer");
-      }
-      SLUICE_RETURN_IF_ERROR(expect(1, DataType::Integer()));
-      scale = args[1]->constant->Value<int32_t>(0);
+
+ private:
+  Binder& binder_;
+};
+
+// --- the functions, one binder each ---
+
+Result<BoundPtr> BindAggregate(Call& c) {
+  const std::string& f = c.node.name;
+  TypePtr arg_type = c.args.empty() ? nullptr : c.args[0]->type;  // count(*) has no bound argument
+  TypePtr result;
+  if (f == "count") {
+    result = DataType::Long();
+  } else if (f == "min" || f == "max" || f == "first" || f == "last") {
+    result = arg_type != nullptr ? arg_type : DataType::Boolean();
+  } else {
+    if (arg_type != nullptr && arg_type->id() == TypeId::kString) arg_type = DataType::Double();
+    if (arg_type != nullptr && !arg_type->is_numeric()) {
+      return c.Mismatch(fmt::format("{} needs a numeric argument, got {}", f, arg_type->ToString()));
+    }
+    if (arg_type != nullptr && arg_type->id() == TypeId::kDecimal) {
+      int p = arg_type->precision(), s = arg_type->scale();
+      result = f == "sum" ? BoundedDecimal(p + 10, s) : BoundedDecimal(p + 4, s + 4);
+    } else if (f == "sum" && arg_type != nullptr && arg_type->is_integral()) {
+      result = DataType::Long();
     } else {
-      auto zero = NewNode(Op::kConstant, DataType::Integer());
-      zero->constant = LiteralColumn(LiteralValue{}, DataType::Integer());
-      zero->nullable = false;
-      args.push_back(zero);
+      result = DataType::Double();
     }
-    TypePtr type = args[0]->type;
-    if (type->id() == TypeId::kDecimal) {
-      int p = type->precision(), s = type->scale();
-      int new_scale = std::clamp(scale, 0, s);
-      type = BoundedDecimal(p - s + 1 + new_scale, new_scale);
-    }
-    return Finish(make(Op::kRound, type, args[0]->nullable));
   }
-  if (f == "floor" || f == "ceil" || f == "ceiling") {
-    SLUICE_RETURN_IF_ERROR(numeric_arg(0));
-    TypePtr type = DataType::Long();
-    if (args[0]->type->id() == TypeId::kDecimal) {
-      type = BoundedDecimal(args[0]->type->precision() - args[0]->type->scale() + 1, 0);
-    }
-    return Finish(make(f == "floor" ? Op::kFloor : Op::kCeil, type, args[0]->nullable));
-  }
-  if (f == "sqrt") {
-    SLUICE_RETURN_IF_ERROR(numeric_arg(0));
-    SLUICE_RETURN_IF_ERROR(expect(0, DataType::Double()));
-    return Finish(make(Op::kSqrt, DataType::Double(), args[0]->nullable));
-  }
-  if (f == "pow" || f == "power") {
-    for (size_t i = 0; i < 2; ++i) {
-      SLUICE_RETURN_IF_ERROR(numeric_arg(i));
-      SLUICE_RETURN_IF_ERROR(expect(i, DataType::Double()));
-    }
-    return Finish(make(Op::kPow, DataType::Double(), AnyNullable(args)));
-  }
-  if (f == "hash") {
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (args[i]->type != nullptr && args[i]->type->id() == TypeId::kMap) {
-        return Mismatch(n, "hash cannot take map values");
-      }
-    }
-    return Finish(make(Op::kHash, DataType::Integer(), false));
-  }
-  if (f == "md5" || f == "sha2") {
-    if (args[0]->type == nullptr || args[0]->type->id() != TypeId::kBinary) SLUICE_RETURN_IF_ERROR(expect(0, DataType::Binary()));
-    if (f == "sha2") SLUICE_RETURN_IF_ERROR(expect(1, DataType::Integer()));
-    return Finish(make(f == "md5" ? Op::kMd5 : Op::kSha2, DataType::String(), true));
-  }
-  if (f == "current_timestamp" || f == "now") {
-    return Finish(make(Op::kCurrentTimestamp, DataType::Timestamp(), false));
-  }
-  if (f == "current_date") {
-    return Finish(make(Op::kCurrentDate, DataType::Date(), false));
-  }
-  if (f == "to_timestamp" || f == "to_date") {
-    TypePtr target = f == "to_date" ? DataType::Date() : DataType::Timestamp();
-    if (args.size() == 1) {
-      SLUICE_RETURN_IF_ERROR(datetime_arg(0, target));
-      return args[0];
-    }
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
-    return Finish(make(f == "to_date" ? Op::kToDate : Op::kToTimestamp, target, true));
-  }
-  if (f == "date_trunc") {
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 1));
-    SLUICE_RETURN_IF_ERROR(datetime_arg(1, DataType::Timestamp()));
-    return Finish(make(Op::kDateTrunc, DataType::Timestamp(), true));
-  }
-  if (f == "date_format") {
-    SLUICE_RETURN_IF_ERROR(datetime_arg(0, DataType::Timestamp()));
-    SLUICE_RETURN_IF_ERROR(expect_strings(1, 2));
-    return Finish(make(Op::kDateFormat, DataType::String(), true));
-  }
-  if (f == "year" || f == "month" || f == "day" || f == "dayofmonth") {
-    SLUICE_RETURN_IF_ERROR(datetime_arg(0, DataType::Date()));
-    return Finish(make(f == "year" ? Op::kYear : f == "month" ? Op::kMonth : Op::kDay, DataType::Integer(), args[0]->nullable));
-  }
-  if (f == "hour") {
-    SLUICE_RETURN_IF_ERROR(datetime_arg(0, DataType::Timestamp()));
-    return Finish(make(Op::kHour, DataType::Integer(), args[0]->nullable));
-  }
-  if (f == "unix_timestamp") {
-    if (args.size() == 2) {
-      SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
-    } else if (args.size() == 1) {
-      SLUICE_RETURN_IF_ERROR(datetime_arg(0, DataType::Timestamp()));
-    }
-    return Finish(make(Op::kUnixTimestamp, DataType::Long(), !args.empty()));
-  }
-  if (f == "from_unixtime") {
-    SLUICE_RETURN_IF_ERROR(expect(0, DataType::Long()));
-    SLUICE_RETURN_IF_ERROR(expect_strings(1, 2));
-    return Finish(make(Op::kFromUnixtime, DataType::String(), AnyNullable(args)));
-  }
-  if (f == "get_json_object") {
-    SLUICE_RETURN_IF_ERROR(expect_strings(0, 2));
-    return Finish(make(Op::kGetJsonObject, DataType::String(), true));
-  }
-  if (f == "size") {
-    // An untyped NULL is a null array: size -1, as in Spark.
-    if (args[0]->type == nullptr) {
-      SLUICE_ASSIGN_OR_RETURN(args[0], CastTo(args[0], DataType::Array(DataType::String())));
-    }
-    if (args[0]->type->id() != TypeId::kArray && args[0]->type->id() != TypeId::kMap) {
-      return Mismatch(n, fmt::format("size needs an array or a map, got {}", type_of(0)));
-    }
-    return Finish(make(Op::kSize, DataType::Integer(), ansi_ && args[0]->nullable));
-  }
-  if (f == "element_at" || f == "subscript") {
-    const TypePtr& t = args[0]->type;
-    if (t != nullptr && t->id() == TypeId::kArray) {
-      SLUICE_RETURN_IF_ERROR(expect(1, DataType::Integer()));
-      return Finish(make(f == "element_at" ? Op::kElementAt : Op::kSubscript, t->element_type(), true));
-    }
-    if (t != nullptr && t->id() == TypeId::kMap) {
-      SLUICE_RETURN_IF_ERROR(expect(1, t->key_type()));
-      return Finish(make(Op::kElementAt, t->value_type(), true));
-    }
-    return Mismatch(n, fmt::format("{} needs an array or a map, got {}", f == "subscript" ? "[]" : f, type_of(0)));
-  }
-  if (f == "get_field") {
-    const TypePtr& t = args[0]->type;
-    if (t == nullptr || t->id() != TypeId::kStruct) return Mismatch(n, fmt::format("field access needs a struct, got {}", type_of(0)));
-    if (!IsConstantString(args[1]) || args[1]->constant->IsNull(0)) {
-      return Mismatch(n, "the field name of get_field is a string literal");
-    }
-    std::string_view name = args[1]->constant->View(0);
-    int index = t->FieldIndexIgnoreCase(name);
-    if (index < 0) return Mismatch(n, fmt::format("{} has no field named {}", t->ToString(), name));
-    auto node = NewNode(Op::kGetField, t->field(index).type, {args[0]});
-    node->slot = index;
-    return Finish(node);
-  }
-  if (f == "struct" || f == "named_struct") {
-    std::vector<Field> fields;
-    std::vector<BoundPtr> values;
-    if (f == "named_struct") {
-      if (args.size() % 2 != 0) return WrongArgs(n, "an even number of arguments (name, value pairs)");
-      for (size_t i = 0; i < args.size(); i += 2) {
-        if (!IsConstantString(args[i]) || args[i]->constant->IsNull(0)) {
-          return Mismatch(n, fmt::format("argument {} of named_struct must be a constant string (a field name)", i + 1));
-        }
-        values.push_back(args[i + 1]);
-        fields.push_back(Field{std::string(args[i]->constant->View(0)), args[i + 1]->type, args[i + 1]->nullable});
-      }
-    } else {
-      for (size_t i = 0; i < args.size(); ++i) {
-        const Node& a = *n.args[i];
-        std::string name = a.kind == NodeKind::kColumn ? a.path.back() : fmt::format("col{}", i + 1);
-        values.push_back(args[i]);
-        fields.push_back(Field{name, args[i]->type, args[i]->nullable});
-      }
-    }
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (values[i]->type == nullptr) {
-        SLUICE_ASSIGN_OR_RETURN(values[i], CastTo(values[i], DataType::String()));
-        fields[i].type = DataType::String();
-      }
-    }
-    Result<TypePtr> type = DataType::Struct(std::move(fields));
-    if (!type.ok()) return Mismatch(n, type.status().message());
-    auto node = NewNode(Op::kStruct, *type, std::move(values));
-    node->nullable = false;
-    return Finish(node);
-  }
-  if (f == "array") {
-    SLUICE_ASSIGN_OR_RETURN(TypePtr element, common_type(true));
-    if (args.empty()) element = DataType::String();
-    return Finish(make(Op::kArray, DataType::Array(element, AnyNullable(args)), false));
-  }
-  if (f == "map") {
-    // map(k1, v1, k2, v2, ...): keys of their common type, values of theirs.
-    if (args.size() % 2 != 0) return WrongArgs(n, "an even number of arguments (key, value pairs)");
-    TypePtr key, value;
-    bool ok = true;
-    for (size_t i = 0; i < args.size() && ok; i += 2) {
-      key = WiderCommonType(key, args[i]->type, true, ansi_, &ok);
-      if (ok) value = WiderCommonType(value, args[i + 1]->type, true, ansi_, &ok);
-    }
-    if (!ok) return Mismatch(n, "the keys, or the values, of map have incompatible types");
-    if (key == nullptr) key = DataType::String();
-    if (value == nullptr) value = DataType::String();
-    if (key->id() == TypeId::kMap) return Mismatch(n, "a map key cannot be a map");
-    bool value_nullable = false;
-    for (size_t i = 0; i < args.size(); i += 2) {
-      SLUICE_ASSIGN_OR_RETURN(args[i], CastTo(args[i], key));
-      SLUICE_ASSIGN_OR_RETURN(args[i + 1], CastTo(args[i + 1], value));
-      value_nullable = value_nullable || args[i + 1]->nullable;
-    }
-    return Finish(make(Op::kMap, DataType::Map(key, value, value_nullable), false));
-  }
-  return Status::Error(errors::kUnresolvedRoutine, fmt::format("function {} at {}:{} is not supported here", f, n.line, n.column));
+  auto node = c.NewNode(Op::kAggregate, result, std::move(c.args));
+  node->name = f;
+  node->nullable = f != "count";
+  return BoundPtr(node);
 }
 
+Result<BoundPtr> BindIsNull(Call& c) {
+  const std::string& f = c.node.name;
+  return c.Finish(c.Make(f == "isnull" ? Op::kIsNull : Op::kIsNotNull, DataType::Boolean(), false));
+}
+
+Result<BoundPtr> BindIsTrueOrFalse(Call& c) {
+  const std::string& f = c.node.name;
+  if (c.args[0]->type != nullptr && c.args[0]->type->id() != TypeId::kBoolean) {
+    return c.Mismatch(fmt::format("IS {} needs a boolean operand, got {}", f == "istrue" ? "TRUE" : "FALSE", c.TypeOf(0)));
+  }
+  SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Boolean()));
+  auto node = c.Make(f == "istrue" ? Op::kIsTrue : Op::kIsFalse, DataType::Boolean(), false);
+  node->negated = c.node.negated;
+  return c.Finish(node);
+}
+
+Result<BoundPtr> BindUnarySign(Call& c) {
+  const std::string& f = c.node.name;
+  // A number; a string is read as a double. Unary plus leaves the number as it is.
+  if (c.args[0]->type == nullptr || c.args[0]->type->id() == TypeId::kString) SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Double()));
+  if (!c.args[0]->type->is_numeric()) {
+    return c.Mismatch(fmt::format("unary {} needs a numeric operand, got {}", f == "positive" ? "+" : "-", c.TypeOf(0)));
+  }
+  if (f == "positive") return c.args[0];
+  return c.Finish(c.Make(Op::kNegate, c.args[0]->type, c.args[0]->nullable));
+}
+
+Result<BoundPtr> BindIn(Call& c) {
+  SLUICE_ASSIGN_OR_RETURN(TypePtr common, c.CommonType(true));
+  if (common->is_nested()) return c.Mismatch("IN cannot compare nested values");
+  auto node = c.Make(Op::kIn, DataType::Boolean(), AnyNullable(c.args));
+  node->negated = c.node.negated;
+  return c.Finish(node);
+}
+
+Result<BoundPtr> BindLike(Call& c) {
+  const std::string& f = c.node.name;
+  // Also reachable as calls, like(x, p[, escape]), with any arguments.
+  if (c.args.size() == 3 && (!IsConstantString(c.args[2]) || c.args[2]->constant->IsNull(0) ||
+                           c.args[2]->constant->View(0).size() != 1)) {
+    return c.BadParameter("the escape of LIKE is a string literal of one character");
+  }
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  char escape = '\\';
+  if (c.args.size() == 3) {
+    escape = c.args[2]->constant->View(0)[0];
+    c.args.pop_back();
+  }
+  auto node = c.Make(Op::kLike, DataType::Boolean(), AnyNullable(c.args));
+  node->negated = c.node.negated;
+  node->ilike = f == "ilike";
+  node->escape = escape;
+  if (IsConstantString(c.args[1]) && c.args[1]->constant->IsValid(0)) {
+    auto compiled = LikePattern::Compile(c.args[1]->constant->View(0), escape, node->ilike);
+    if (!compiled.ok()) return c.BadParameter(compiled.status().message());
+    node->state = *compiled;
+  }
+  return c.Finish(node);
+}
+
+Result<BoundPtr> BindRLike(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  auto node = c.Make(Op::kRLike, DataType::Boolean(), AnyNullable(c.args));
+  node->negated = c.node.negated;
+  SLUICE_RETURN_IF_ERROR(c.CompileConstantRegex(1, node.get()));
+  return c.Finish(node);
+}
+
+Result<BoundPtr> BindCoalesce(Call& c) {
+  SLUICE_ASSIGN_OR_RETURN(TypePtr common, c.CommonType(true));
+  bool nullable = std::all_of(c.args.begin(), c.args.end(), [](const BoundPtr& a) { return a->nullable; });
+  // Arguments after the first one that can never be null are never reached.
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    if (!c.args[i]->nullable) {
+      c.args.resize(i + 1);
+      break;
+    }
+  }
+  if (c.args.size() == 1) return c.args[0];
+  return c.Finish(c.Make(Op::kCoalesce, common, nullable));
+}
+
+Result<BoundPtr> BindGreatestOrLeast(Call& c) {
+  const std::string& f = c.node.name;
+  SLUICE_ASSIGN_OR_RETURN(TypePtr common, c.CommonType(false));
+  if (common->is_nested()) return c.Mismatch(fmt::format("{} cannot order {}", f, common->ToString()));
+  bool nullable = std::all_of(c.args.begin(), c.args.end(), [](const BoundPtr& a) { return a->nullable; });
+  return c.Finish(c.Make(f == "greatest" ? Op::kGreatest : Op::kLeast, common, nullable));
+}
+
+Result<BoundPtr> BindLower(Call& c) {
+  return c.StringUnary(Op::kLower, DataType::String());
+}
+
+Result<BoundPtr> BindUpper(Call& c) {
+  return c.StringUnary(Op::kUpper, DataType::String());
+}
+
+Result<BoundPtr> BindLength(Call& c) {
+  if (c.args[0]->type == nullptr || c.args[0]->type->id() != TypeId::kBinary) SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  return c.Finish(c.Make(Op::kLength, DataType::Integer(), c.args[0]->nullable));
+}
+
+Result<BoundPtr> BindTrim(Call& c) {
+  const std::string& f = c.node.name;
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  const Op op = f == "ltrim" ? Op::kLTrim : f == "rtrim" ? Op::kRTrim : Op::kTrim;  // trim, btrim
+  return c.Finish(c.Make(op, DataType::String(), AnyNullable(c.args)));
+}
+
+Result<BoundPtr> BindSubstring(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  for (size_t i = 1; i < c.args.size(); ++i) SLUICE_RETURN_IF_ERROR(c.Expect(i, DataType::Integer()));
+  return c.Finish(c.Make(Op::kSubstring, DataType::String(), AnyNullable(c.args)));
+}
+
+Result<BoundPtr> BindConcat(Call& c) {
+  bool all_binary = !c.args.empty() && std::all_of(c.args.begin(), c.args.end(), [](const BoundPtr& a) {
+    return a->type != nullptr && a->type->id() == TypeId::kBinary;
+  });
+  TypePtr type = all_binary ? DataType::Binary() : DataType::String();
+  if (!all_binary) SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, c.args.size()));
+  return c.Finish(c.Make(Op::kConcat, type, AnyNullable(c.args)));
+}
+
+Result<BoundPtr> BindConcatWs(Call& c) {
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    const TypePtr& t = c.args[i]->type;
+    if (i > 0 && t != nullptr && t->id() == TypeId::kArray) {
+      if (t->element_type()->id() != TypeId::kString) {
+        return c.Mismatch(fmt::format("argument {} of concat_ws must be a string or array<string>, got {}", i + 1, c.TypeOf(i)));
+      }
+      continue;
+    }
+    SLUICE_RETURN_IF_ERROR(c.Expect(i, DataType::String()));
+  }
+  return c.Finish(c.Make(Op::kConcatWs, DataType::String(), c.args[0]->nullable));
+}
+
+Result<BoundPtr> BindReplace(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 3));
+  return c.Finish(c.Make(Op::kReplace, DataType::String(), AnyNullable(c.args)));
+}
+
+Result<BoundPtr> BindSplit(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  if (c.args.size() == 3) SLUICE_RETURN_IF_ERROR(c.Expect(2, DataType::Integer()));
+  auto node = c.Make(Op::kSplit, DataType::Array(DataType::String(), false), AnyNullable(c.args));
+  SLUICE_RETURN_IF_ERROR(c.CompileConstantRegex(1, node.get()));
+  return c.Finish(node);
+}
+
+Result<BoundPtr> BindRegexpExtract(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  if (c.args.size() == 2) {
+    auto one = c.NewNode(Op::kConstant, DataType::Integer());
+    LiteralValue v;
+    v.integer = 1;
+    one->constant = LiteralColumn(v, DataType::Integer());
+    one->nullable = false;
+    c.args.push_back(one);
+  }
+  SLUICE_RETURN_IF_ERROR(c.Expect(2, DataType::Integer()));
+  auto node = c.Make(Op::kRegexpExtract, DataType::String(), AnyNullable(c.args));
+  if (IsConstantString(c.args[1]) && c.args[1]->constant->IsValid(0)) {
+    auto compiled = CompileRegex(c.args[1]->constant->View(0));
+    if (!compiled.ok()) return c.BadParameter(compiled.status().message());
+    if (c.args[2]->op == Op::kConstant && c.args[2]->constant->IsValid(0)) {
+      int group = c.args[2]->constant->Value<int32_t>(0);
+      if (group < 0 || group > (*compiled)->groups) {
+        return c.BadParameter(fmt::format("the regex has {} groups but group {} was asked for", (*compiled)->groups, group));
+      }
+    }
+    node->state = *compiled;
+  }
+  return c.Finish(node);
+}
+
+Result<BoundPtr> BindStringPredicate(Call& c) {
+  const std::string& f = c.node.name;
+  // Two binary values are compared as bytes, as Spark does; otherwise both are strings.
+  const bool binary = c.args[0]->type != nullptr && c.args[1]->type != nullptr &&
+                      c.args[0]->type->id() == TypeId::kBinary && c.args[1]->type->id() == TypeId::kBinary;
+  if (!binary) SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  return c.Finish(c.Make(f == "startswith" ? Op::kStartsWith : f == "endswith" ? Op::kEndsWith : Op::kContains,
+                     DataType::Boolean(), AnyNullable(c.args)));
+}
+
+Result<BoundPtr> BindAbs(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.NumericArg(0));
+  return c.Finish(c.Make(Op::kAbs, c.args[0]->type, c.args[0]->nullable));
+}
+
+Result<BoundPtr> BindRound(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.NumericArg(0));
+  int scale = 0;
+  if (c.args.size() == 2) {
+    if (c.args[1]->op != Op::kConstant || c.args[1]->type == nullptr || !c.args[1]->type->is_integral() || c.args[1]->constant->IsNull(0)) {
+      return c.Mismatch("the scale of round must be a constant integer");
+    }
+    SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
+    scale = c.args[1]->constant->Value<int32_t>(0);
+  } else {
+    auto zero = c.NewNode(Op::kConstant, DataType::Integer());
+    zero->constant = LiteralColumn(LiteralValue{}, DataType::Integer());
+    zero->nullable = false;
+    c.args.push_back(zero);
+  }
+  TypePtr type = c.args[0]->type;
+  if (type->id() == TypeId::kDecimal) {
+    int p = type->precision(), s = type->scale();
+    int new_scale = std::clamp(scale, 0, s);
+    type = BoundedDecimal(p - s + 1 + new_scale, new_scale);
+  }
+  return c.Finish(c.Make(Op::kRound, type, c.args[0]->nullable));
+}
+
+Result<BoundPtr> BindFloorOrCeil(Call& c) {
+  const std::string& f = c.node.name;
+  SLUICE_RETURN_IF_ERROR(c.NumericArg(0));
+  TypePtr type = DataType::Long();
+  if (c.args[0]->type->id() == TypeId::kDecimal) {
+    type = BoundedDecimal(c.args[0]->type->precision() - c.args[0]->type->scale() + 1, 0);
+  }
+  return c.Finish(c.Make(f == "floor" ? Op::kFloor : Op::kCeil, type, c.args[0]->nullable));
+}
+
+Result<BoundPtr> BindSqrt(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.NumericArg(0));
+  SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Double()));
+  return c.Finish(c.Make(Op::kSqrt, DataType::Double(), c.args[0]->nullable));
+}
+
+Result<BoundPtr> BindPow(Call& c) {
+  for (size_t i = 0; i < 2; ++i) {
+    SLUICE_RETURN_IF_ERROR(c.NumericArg(i));
+    SLUICE_RETURN_IF_ERROR(c.Expect(i, DataType::Double()));
+  }
+  return c.Finish(c.Make(Op::kPow, DataType::Double(), AnyNullable(c.args)));
+}
+
+Result<BoundPtr> BindHash(Call& c) {
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    if (c.args[i]->type != nullptr && c.args[i]->type->id() == TypeId::kMap) {
+      return c.Mismatch("hash cannot take map values");
+    }
+  }
+  return c.Finish(c.Make(Op::kHash, DataType::Integer(), false));
+}
+
+Result<BoundPtr> BindMd5(Call& c) {
+  const std::string& f = c.node.name;
+  if (c.args[0]->type == nullptr || c.args[0]->type->id() != TypeId::kBinary) SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Binary()));
+  if (f == "sha2") SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
+  return c.Finish(c.Make(f == "md5" ? Op::kMd5 : Op::kSha2, DataType::String(), true));
+}
+
+Result<BoundPtr> BindCurrentTimestamp(Call& c) {
+  return c.Finish(c.Make(Op::kCurrentTimestamp, DataType::Timestamp(), false));
+}
+
+Result<BoundPtr> BindCurrentDate(Call& c) {
+  return c.Finish(c.Make(Op::kCurrentDate, DataType::Date(), false));
+}
+
+Result<BoundPtr> BindToTimestampOrDate(Call& c) {
+  const std::string& f = c.node.name;
+  TypePtr target = f == "to_date" ? DataType::Date() : DataType::Timestamp();
+  if (c.args.size() == 1) {
+    SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, target));
+    return c.args[0];
+  }
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  return c.Finish(c.Make(f == "to_date" ? Op::kToDate : Op::kToTimestamp, target, true));
+}
+
+Result<BoundPtr> BindDateTrunc(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  SLUICE_RETURN_IF_ERROR(c.DatetimeArg(1, DataType::Timestamp()));
+  return c.Finish(c.Make(Op::kDateTrunc, DataType::Timestamp(), true));
+}
+
+Result<BoundPtr> BindDateFormat(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, DataType::Timestamp()));
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(1, 2));
+  return c.Finish(c.Make(Op::kDateFormat, DataType::String(), true));
+}
+
+// year, month, day ... of a date; hour, minute, second of a timestamp.
+Result<BoundPtr> BindDatePart(Call& c) {
+  static const std::map<std::string, Op, std::less<>> kDateParts = {
+      {"year", Op::kYear},           {"month", Op::kMonth},           {"day", Op::kDay},
+      {"dayofmonth", Op::kDay},      {"quarter", Op::kQuarter},       {"dayofweek", Op::kDayOfWeek},
+      {"dayofyear", Op::kDayOfYear}, {"weekofyear", Op::kWeekOfYear}, {"hour", Op::kHour},
+      {"minute", Op::kMinute},       {"second", Op::kSecond}};
+  const Op op = kDateParts.at(c.node.name);
+  const bool of_time = op == Op::kHour || op == Op::kMinute || op == Op::kSecond;
+  SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, of_time ? DataType::Timestamp() : DataType::Date()));
+  return c.Finish(c.Make(op, DataType::Integer(), c.args[0]->nullable));
+}
+
+// date_add(d, n), date_sub(d, n): d plus or minus n days.
+Result<BoundPtr> BindDateAdd(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, DataType::Date()));
+  if (c.args[1]->type != nullptr && c.args[1]->type->id() != TypeId::kString && !c.args[1]->type->is_integral()) {
+    return c.Mismatch(fmt::format("the days of {} must be an integer, got {}", c.node.name, c.TypeOf(1)));
+  }
+  SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
+  BoundPtr days = c.args[1];
+  if (c.node.name == "date_sub") {
+    SLUICE_ASSIGN_OR_RETURN(days, c.Finish(c.NewNode(Op::kNegate, DataType::Integer(), {days})));
+  }
+  auto node = c.NewNode(Op::kDateAddDays, DataType::Date(), {c.args[0], days});
+  node->nullable = AnyNullable(node->args);
+  return c.Finish(node);
+}
+
+// datediff(end, start) in days; add_months(d, n); last_day(d); make_date(y, m, d).
+Result<BoundPtr> BindDateArithmetic(Call& c) {
+  const std::string& f = c.node.name;
+  if (f == "make_date") {
+    for (size_t i = 0; i < 3; ++i) SLUICE_RETURN_IF_ERROR(c.Expect(i, DataType::Integer()));
+    return c.Finish(c.Make(Op::kMakeDate, DataType::Date()));
+  }
+  SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, DataType::Date()));
+  if (f == "datediff") {
+    SLUICE_RETURN_IF_ERROR(c.DatetimeArg(1, DataType::Date()));
+    return c.Finish(c.Make(Op::kDateDiff, DataType::Integer(), AnyNullable(c.args)));
+  }
+  if (f == "add_months") {
+    SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
+    return c.Finish(c.Make(Op::kAddMonths, DataType::Date(), AnyNullable(c.args)));
+  }
+  return c.Finish(c.Make(Op::kLastDay, DataType::Date(), c.args[0]->nullable));
+}
+
+// regexp_replace(s, regex, replacement) and regexp_count(s, regex).
+Result<BoundPtr> BindRegexp(Call& c) {
+  const bool replace = c.node.name == "regexp_replace";
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, c.args.size()));
+  auto node = c.Make(replace ? Op::kRegexpReplace : Op::kRegexpCount, replace ? DataType::String() : DataType::Integer(),
+                     AnyNullable(c.args));
+  SLUICE_RETURN_IF_ERROR(c.CompileConstantRegex(1, node.get()));
+  return c.Finish(node);
+}
+
+// split_part(s, delimiter, n): the n-th part (from the end when negative), '' beyond the parts.
+Result<BoundPtr> BindSplitPart(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  SLUICE_RETURN_IF_ERROR(c.Expect(2, DataType::Integer()));
+  return c.Finish(c.Make(Op::kSplitPart, DataType::String(), AnyNullable(c.args)));
+}
+
+// instr(s, sub), locate(sub, s[, start]), position(sub, s[, start]): 1-based, 0 when absent.
+Result<BoundPtr> BindLocate(Call& c) {
+  if (c.node.name == "instr") std::swap(c.args[0], c.args[1]);
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  if (c.args.size() == 2) {
+    auto one = c.NewNode(Op::kConstant, DataType::Integer());
+    LiteralValue v;
+    v.integer = 1;
+    one->constant = LiteralColumn(v, DataType::Integer());
+    one->nullable = false;
+    c.args.push_back(one);
+  }
+  SLUICE_RETURN_IF_ERROR(c.Expect(2, DataType::Integer()));
+  return c.Finish(c.Make(Op::kLocate, DataType::Integer(), c.args[0]->nullable || c.args[1]->nullable));
+}
+
+// lpad(s, n[, pad]), rpad(s, n[, pad]): pad defaults to a space.
+Result<BoundPtr> BindPad(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
+  if (c.args.size() == 2) {
+    auto space = c.NewNode(Op::kConstant, DataType::String());
+    LiteralValue v;
+    v.text = " ";
+    space->constant = LiteralColumn(v, DataType::String());
+    space->nullable = false;
+    c.args.push_back(space);
+  }
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(2, 3));
+  return c.Finish(c.Make(c.node.name == "lpad" ? Op::kLPad : Op::kRPad, DataType::String(), AnyNullable(c.args)));
+}
+
+// repeat(s, n), left(s, n), right(s, n): a string and a count.
+Result<BoundPtr> BindStringAndCount(Call& c) {
+  const std::string& f = c.node.name;
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
+  const Op op = f == "repeat" ? Op::kRepeat : f == "left" ? Op::kLeft : Op::kRight;
+  return c.Finish(c.Make(op, DataType::String(), AnyNullable(c.args)));
+}
+
+// reverse(s), initcap(s); translate(s, from, to).
+Result<BoundPtr> BindStringRewrite(Call& c) {
+  const std::string& f = c.node.name;
+  if (f == "translate") {
+    SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 3));
+    return c.Finish(c.Make(Op::kTranslate, DataType::String(), AnyNullable(c.args)));
+  }
+  return c.StringUnary(f == "reverse" ? Op::kReverse : Op::kInitCap, DataType::String());
+}
+
+// hex(x) of a bigint (two's complement), string or binary; unhex(s); base64(bin); unbase64(s).
+Result<BoundPtr> BindEncoding(Call& c) {
+  const std::string& f = c.node.name;
+  const TypePtr& t = c.args[0]->type;
+  if (f == "hex") {
+    if (t != nullptr && t->is_numeric()) {
+      SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Long()));
+    } else if (t == nullptr || t->id() != TypeId::kBinary) {
+      SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+    }
+    return c.Finish(c.Make(Op::kHex, DataType::String(), c.args[0]->nullable));
+  }
+  if (f == "base64") {
+    if (t == nullptr || t->id() != TypeId::kBinary) SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Binary()));
+    return c.Finish(c.Make(Op::kBase64, DataType::String(), c.args[0]->nullable));
+  }
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  return c.Finish(c.Make(f == "unhex" ? Op::kUnhex : Op::kUnbase64, DataType::Binary()));
+}
+
+// exp, ln, log10, sin, sign ... of one number (as a double); log(base, x); pi(), e().
+Result<BoundPtr> BindMath(Call& c) {
+  const std::string& f = c.node.name;
+  if (f == "pi" || f == "e") {
+    auto constant = c.NewNode(Op::kConstant, DataType::Double());
+    LiteralValue v;
+    v.floating = f == "pi" ? M_PI : M_E;
+    constant->constant = LiteralColumn(v, DataType::Double());
+    constant->nullable = false;
+    return BoundPtr(constant);
+  }
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    SLUICE_RETURN_IF_ERROR(c.NumericArg(i));
+    SLUICE_RETURN_IF_ERROR(c.Expect(i, DataType::Double()));
+  }
+  if (f == "log" && c.args.size() == 1) {
+    auto node = c.Make(Op::kMathUnary, DataType::Double());
+    node->name = "ln";
+    return c.Finish(node);
+  }
+  if (f == "log") return c.Finish(c.Make(Op::kLog, DataType::Double()));
+  return c.Finish(c.Make(Op::kMathUnary, DataType::Double()));
+}
+
+Result<BoundPtr> BindUnixTimestamp(Call& c) {
+  if (c.args.size() == 2) {
+    SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  } else if (c.args.size() == 1) {
+    SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, DataType::Timestamp()));
+  }
+  return c.Finish(c.Make(Op::kUnixTimestamp, DataType::Long(), !c.args.empty()));
+}
+
+Result<BoundPtr> BindFromUnixtime(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Long()));
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(1, 2));
+  return c.Finish(c.Make(Op::kFromUnixtime, DataType::String(), AnyNullable(c.args)));
+}
+
+Result<BoundPtr> BindGetJsonObject(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  return c.Finish(c.Make(Op::kGetJsonObject, DataType::String(), true));
+}
+
+Result<BoundPtr> BindSize(Call& c) {
+  // An untyped NULL is a null array: size -1, as in Spark.
+  if (c.args[0]->type == nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(c.args[0], c.CastTo(c.args[0], DataType::Array(DataType::String())));
+  }
+  if (c.args[0]->type->id() != TypeId::kArray && c.args[0]->type->id() != TypeId::kMap) {
+    return c.Mismatch(fmt::format("size needs an array or a map, got {}", c.TypeOf(0)));
+  }
+  return c.Finish(c.Make(Op::kSize, DataType::Integer(), c.ansi() && c.args[0]->nullable));
+}
+
+Result<BoundPtr> BindElementAtOrSubscript(Call& c) {
+  const std::string& f = c.node.name;
+  const TypePtr& t = c.args[0]->type;
+  if (t != nullptr && t->id() == TypeId::kArray) {
+    SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
+    return c.Finish(c.Make(f == "element_at" ? Op::kElementAt : Op::kSubscript, t->element_type(), true));
+  }
+  if (t != nullptr && t->id() == TypeId::kMap) {
+    SLUICE_RETURN_IF_ERROR(c.Expect(1, t->key_type()));
+    return c.Finish(c.Make(Op::kElementAt, t->value_type(), true));
+  }
+  return c.Mismatch(fmt::format("{} needs an array or a map, got {}", f == "subscript" ? "[]" : f, c.TypeOf(0)));
+}
+
+Result<BoundPtr> BindGetField(Call& c) {
+  const TypePtr& t = c.args[0]->type;
+  if (t == nullptr || t->id() != TypeId::kStruct) return c.Mismatch(fmt::format("field access needs a struct, got {}", c.TypeOf(0)));
+  if (!IsConstantString(c.args[1]) || c.args[1]->constant->IsNull(0)) {
+    return c.Mismatch("the field name of get_field is a string literal");
+  }
+  std::string_view name = c.args[1]->constant->View(0);
+  int index = t->FieldIndexIgnoreCase(name);
+  if (index < 0) return c.Mismatch(fmt::format("{} has no field named {}", t->ToString(), name));
+  auto node = c.NewNode(Op::kGetField, t->field(index).type, {c.args[0]});
+  node->slot = index;
+  return c.Finish(node);
+}
+
+Result<BoundPtr> BindStructOrNamedStruct(Call& c) {
+  const std::string& f = c.node.name;
+  std::vector<Field> fields;
+  std::vector<BoundPtr> values;
+  if (f == "named_struct") {
+    if (c.args.size() % 2 != 0) return c.WrongArgs("an even number of arguments (name, value pairs)");
+    for (size_t i = 0; i < c.args.size(); i += 2) {
+      if (!IsConstantString(c.args[i]) || c.args[i]->constant->IsNull(0)) {
+        return c.Mismatch(fmt::format("argument {} of named_struct must be a constant string (a field name)", i + 1));
+      }
+      values.push_back(c.args[i + 1]);
+      fields.push_back(Field{std::string(c.args[i]->constant->View(0)), c.args[i + 1]->type, c.args[i + 1]->nullable});
+    }
+  } else {
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const Node& a = *c.node.args[i];
+      std::string name = a.kind == NodeKind::kColumn ? a.path.back() : fmt::format("col{}", i + 1);
+      values.push_back(c.args[i]);
+      fields.push_back(Field{name, c.args[i]->type, c.args[i]->nullable});
+    }
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i]->type == nullptr) {
+      SLUICE_ASSIGN_OR_RETURN(values[i], c.CastTo(values[i], DataType::String()));
+      fields[i].type = DataType::String();
+    }
+  }
+  Result<TypePtr> type = DataType::Struct(std::move(fields));
+  if (!type.ok()) return c.Mismatch(type.status().message());
+  auto node = c.NewNode(Op::kStruct, *type, std::move(values));
+  node->nullable = false;
+  return c.Finish(node);
+}
+
+Result<BoundPtr> BindArray(Call& c) {
+  SLUICE_ASSIGN_OR_RETURN(TypePtr element, c.CommonType(true));
+  if (c.args.empty()) element = DataType::String();
+  return c.Finish(c.Make(Op::kArray, DataType::Array(element, AnyNullable(c.args)), false));
+}
+
+Result<BoundPtr> BindMap(Call& c) {
+  // map(k1, v1, k2, v2, ...): keys of their common type, values of theirs.
+  if (c.args.size() % 2 != 0) return c.WrongArgs("an even number of arguments (key, value pairs)");
+  TypePtr key, value;
+  bool ok = true;
+  for (size_t i = 0; i < c.args.size() && ok; i += 2) {
+    key = WiderCommonType(key, c.args[i]->type, true, c.ansi(), &ok);
+    if (ok) value = WiderCommonType(value, c.args[i + 1]->type, true, c.ansi(), &ok);
+  }
+  if (!ok) return c.Mismatch("the keys, or the values, of map have incompatible types");
+  if (key == nullptr) key = DataType::String();
+  if (value == nullptr) value = DataType::String();
+  if (key->id() == TypeId::kMap) return c.Mismatch("a map key cannot be a map");
+  bool value_nullable = false;
+  for (size_t i = 0; i < c.args.size(); i += 2) {
+    SLUICE_ASSIGN_OR_RETURN(c.args[i], c.CastTo(c.args[i], key));
+    SLUICE_ASSIGN_OR_RETURN(c.args[i + 1], c.CastTo(c.args[i + 1], value));
+    value_nullable = value_nullable || c.args[i + 1]->nullable;
+  }
+  return c.Finish(c.Make(Op::kMap, DataType::Map(key, value, value_nullable), false));
+}
+
+// Every function: its names, the number of arguments it takes, and its binder.
+constexpr FunctionDef kFunctions[] = {
+    {"count", 1, kAny, BindAggregate},
+    {"sum", 1, 1, BindAggregate},
+    {"min", 1, 1, BindAggregate},
+    {"max", 1, 1, BindAggregate},
+    {"avg", 1, 1, BindAggregate},
+    {"mean", 1, 1, BindAggregate},
+    {"first", 1, 2, BindAggregate},
+    {"last", 1, 2, BindAggregate},
+    {"isnull", 1, 1, BindIsNull},
+    {"isnotnull", 1, 1, BindIsNull},
+    {"istrue", 1, 1, BindIsTrueOrFalse},
+    {"isfalse", 1, 1, BindIsTrueOrFalse},
+    {"positive", 1, 1, BindUnarySign},
+    {"negative", 1, 1, BindUnarySign},
+    {"in", 2, kAny, BindIn},
+    {"like", 2, 3, BindLike},
+    {"ilike", 2, 3, BindLike},
+    {"rlike", 2, 2, BindRLike},
+    {"coalesce", 1, kAny, BindCoalesce},
+    {"ifnull", 2, 2, BindCoalesce},
+    {"nvl", 2, 2, BindCoalesce},
+    {"greatest", 2, kAny, BindGreatestOrLeast},
+    {"least", 2, kAny, BindGreatestOrLeast},
+    {"lower", 1, 1, BindLower},
+    {"lcase", 1, 1, BindLower},
+    {"upper", 1, 1, BindUpper},
+    {"ucase", 1, 1, BindUpper},
+    {"length", 1, 1, BindLength},
+    {"char_length", 1, 1, BindLength},
+    {"trim", 1, 2, BindTrim},
+    {"ltrim", 1, 2, BindTrim},
+    {"rtrim", 1, 2, BindTrim},
+    {"substring", 2, 3, BindSubstring},
+    {"substr", 2, 3, BindSubstring},
+    {"concat", 0, kAny, BindConcat},
+    {"concat_ws", 1, kAny, BindConcatWs},
+    {"replace", 2, 3, BindReplace},
+    {"split", 2, 3, BindSplit},
+    {"regexp_extract", 2, 3, BindRegexpExtract},
+    {"startswith", 2, 2, BindStringPredicate},
+    {"endswith", 2, 2, BindStringPredicate},
+    {"contains", 2, 2, BindStringPredicate},
+    {"abs", 1, 1, BindAbs},
+    {"round", 1, 2, BindRound},
+    {"floor", 1, 1, BindFloorOrCeil},
+    {"ceil", 1, 1, BindFloorOrCeil},
+    {"ceiling", 1, 1, BindFloorOrCeil},
+    {"sqrt", 1, 1, BindSqrt},
+    {"pow", 2, 2, BindPow},
+    {"power", 2, 2, BindPow},
+    {"hash", 1, kAny, BindHash},
+    {"md5", 1, 1, BindMd5},
+    {"sha2", 2, 2, BindMd5},
+    {"current_timestamp", 0, 0, BindCurrentTimestamp},
+    {"now", 0, 0, BindCurrentTimestamp},
+    {"current_date", 0, 0, BindCurrentDate},
+    {"to_timestamp", 1, 2, BindToTimestampOrDate},
+    {"to_date", 1, 2, BindToTimestampOrDate},
+    {"date_trunc", 2, 2, BindDateTrunc},
+    {"date_format", 2, 2, BindDateFormat},
+    {"year", 1, 1, BindDatePart},
+    {"month", 1, 1, BindDatePart},
+    {"day", 1, 1, BindDatePart},
+    {"dayofmonth", 1, 1, BindDatePart},
+    {"hour", 1, 1, BindDatePart},
+    {"unix_timestamp", 0, 2, BindUnixTimestamp},
+    {"from_unixtime", 1, 2, BindFromUnixtime},
+    {"get_json_object", 2, 2, BindGetJsonObject},
+    {"size", 1, 1, BindSize},
+    {"element_at", 2, 2, BindElementAtOrSubscript},
+    {"subscript", 2, 2, BindElementAtOrSubscript},
+    {"get_field", 2, 2, BindGetField},
+    {"struct", 0, kAny, BindStructOrNamedStruct},
+    {"named_struct", 2, kAny, BindStructOrNamedStruct},
+    {"array", 0, kAny, BindArray},
+    {"map", 0, kAny, BindMap},
+    {"quarter", 1, 1, BindDatePart},
+    {"dayofweek", 1, 1, BindDatePart},
+    {"dayofyear", 1, 1, BindDatePart},
+    {"weekofyear", 1, 1, BindDatePart},
+    {"minute", 1, 1, BindDatePart},
+    {"second", 1, 1, BindDatePart},
+    {"date_add", 2, 2, BindDateAdd},
+    {"date_sub", 2, 2, BindDateAdd},
+    {"datediff", 2, 2, BindDateArithmetic},
+    {"add_months", 2, 2, BindDateArithmetic},
+    {"last_day", 1, 1, BindDateArithmetic},
+    {"make_date", 3, 3, BindDateArithmetic},
+    {"regexp_like", 2, 2, BindRLike},
+    {"regexp_replace", 3, 3, BindRegexp},
+    {"regexp_count", 2, 2, BindRegexp},
+    {"split_part", 3, 3, BindSplitPart},
+    {"instr", 2, 2, BindLocate},
+    {"locate", 2, 3, BindLocate},
+    {"position", 2, 3, BindLocate},
+    {"lpad", 2, 3, BindPad},
+    {"rpad", 2, 3, BindPad},
+    {"repeat", 2, 2, BindStringAndCount},
+    {"left", 2, 2, BindStringAndCount},
+    {"right", 2, 2, BindStringAndCount},
+    {"reverse", 1, 1, BindStringRewrite},
+    {"initcap", 1, 1, BindStringRewrite},
+    {"translate", 3, 3, BindStringRewrite},
+    {"btrim", 1, 2, BindTrim},
+    {"hex", 1, 1, BindEncoding},
+    {"unhex", 1, 1, BindEncoding},
+    {"base64", 1, 1, BindEncoding},
+    {"unbase64", 1, 1, BindEncoding},
+    {"pi", 0, 0, BindMath},
+    {"e", 0, 0, BindMath},
+    {"log", 1, 2, BindMath},
+    {"exp", 1, 1, BindMath},
+    {"expm1", 1, 1, BindMath},
+    {"ln", 1, 1, BindMath},
+    {"log10", 1, 1, BindMath},
+    {"log2", 1, 1, BindMath},
+    {"log1p", 1, 1, BindMath},
+    {"cbrt", 1, 1, BindMath},
+    {"sin", 1, 1, BindMath},
+    {"cos", 1, 1, BindMath},
+    {"tan", 1, 1, BindMath},
+    {"asin", 1, 1, BindMath},
+    {"acos", 1, 1, BindMath},
+    {"atan", 1, 1, BindMath},
+    {"sinh", 1, 1, BindMath},
+    {"cosh", 1, 1, BindMath},
+    {"tanh", 1, 1, BindMath},
+    {"degrees", 1, 1, BindMath},
+    {"radians", 1, 1, BindMath},
+    {"sign", 1, 1, BindMath},
+    {"signum", 1, 1, BindMath},
+};
+
+const FunctionDef* FindFunction(std::string_view name) {
+  for (const FunctionDef& def : kFunctions) {
+    if (def.name == name) return &def;
+  }
+  return nullptr;
+}
+
+Result<BoundPtr> Binder::BindFunction(const Node& n) {
+  const FunctionDef* def = FindFunction(n.name);
+  if (def == nullptr) {
+    return Status::Error(errors::kUnresolvedRoutine,
+                         fmt::format("function {} at {}:{} is not supported here", n.name, n.line, n.column));
+  }
+  // count(*) binds no argument; a '*' anywhere else is refused by Bind.
+  std::vector<BoundPtr> args;
+  if (n.name != "count" || n.args[0]->kind != NodeKind::kStar) {
+    SLUICE_ASSIGN_OR_RETURN(args, BindArgs(n));
+  }
+  Call call(*this, n, std::move(args));
+  return def->bind(call);
+}
 }  // namespace
 
 Result<Expression> Expression::Parse(std::string_view sql) {
@@ -1225,6 +1606,7 @@ std::string BoundExpression::ToSql() const { return PrintBound(*root_->node); }
 std::vector<std::string_view> CallableNames() {
   std::vector<std::string_view> names;
   for (const CallArity& c : kCalls) names.push_back(c.name);
+  for (const FunctionDef& def : kFunctions) names.push_back(def.name);
   return names;
 }
 

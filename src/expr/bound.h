@@ -23,6 +23,7 @@ enum class Op : uint8_t {
   kCast,
   // arithmetic (operands already of the result's type, except kIntDivide: long or decimal)
   kAdd, kSubtract, kMultiply, kDivide, kRemainder, kIntDivide, kNegate,
+  kPmod,  // the remainder made positive (pmod), typed as %
   kTimestampAddInterval,  // args: timestamp, constant interval (months, micros)
   kDateAddDays,           // args: date, integer days
   // comparison (operands of one common type)
@@ -36,14 +37,20 @@ enum class Op : uint8_t {
   kCoalesce, kGreatest, kLeast,
   // strings
   kLower, kUpper, kLength, kTrim, kLTrim, kRTrim, kSubstring, kConcat, kConcatWs, kReplace, kSplit,
-  kRegexpExtract, kStartsWith, kEndsWith, kContains,
+  kRegexpExtract, kStartsWith, kEndsWith, kContains, kRegexpReplace, kRegexpCount, kSplitPart,
+  kLocate,  // args: substring, string, start position (1-based)
+  kLPad, kRPad, kRepeat, kReverse, kInitCap, kLeft, kRight, kTranslate,
+  kHex, kUnhex, kBase64, kUnbase64,
   // math
   kAbs, kRound, kFloor, kCeil, kSqrt, kPow,
+  kMathUnary,  // a function of one double to a double, named by `name` (exp, ln, sin, ...)
+  kLog,        // args: base, x
   // hashing
   kHash, kMd5, kSha2,
   // date and time
   kCurrentTimestamp, kCurrentDate, kToTimestamp, kToDate, kDateTrunc, kDateFormat, kYear, kMonth, kDay,
-  kHour, kUnixTimestamp, kFromUnixtime,
+  kQuarter, kDayOfWeek, kDayOfYear, kWeekOfYear, kHour, kMinute, kSecond, kUnixTimestamp, kFromUnixtime,
+  kDateDiff, kAddMonths, kLastDay, kMakeDate,
   // JSON and nested values
   kGetJsonObject, kSize, kElementAt, kSubscript, kGetField, kStruct, kArray,
   kMap,  // args: key, value, key, value, ...

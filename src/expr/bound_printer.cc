@@ -96,6 +96,7 @@ std::string PrintBound(const BoundNode& node) {
       return fmt::format("({} + {})", PrintBound(*a[0]), PrintLiteral(v));
     }
     case Op::kDateAddDays: return fmt::format("date_add({})", Args(node));
+    case Op::kPmod: return fmt::format("pmod({})", Args(node));
     case Op::kCase: {
       std::string out = "CASE";
       for (size_t i = 0; i + 1 < a.size(); i += 2) {

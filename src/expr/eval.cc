@@ -79,12 +79,12 @@ bool MayFail(const BoundNode& node) {
       if (node.mode == EvalMode::kAnsi && (from == TypeId::kFloat || from == TypeId::kDouble)) return true;
       break;
     }
-    case Op::kDivide: case Op::kRemainder: case Op::kIntDivide: case Op::kSubscript: case Op::kToTimestamp:
-    case Op::kToDate: case Op::kUnixTimestamp:
+    case Op::kDivide: case Op::kRemainder: case Op::kIntDivide: case Op::kPmod: case Op::kSubscript:
+    case Op::kToTimestamp: case Op::kToDate: case Op::kUnixTimestamp: case Op::kMakeDate:
       if (node.mode == EvalMode::kAnsi) return true;
       break;
     case Op::kLike: case Op::kRLike: case Op::kSplit: case Op::kRegexpExtract: case Op::kDateFormat:
-    case Op::kFromUnixtime:
+    case Op::kFromUnixtime: case Op::kRegexpReplace: case Op::kRegexpCount:
       // A pattern that is not a constant was not checked at bind time.
       if (node.args.size() > 1 && node.args[1]->op != Op::kConstant) return true;
       break;
@@ -256,7 +256,7 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
     switch (node.op) {
       case Op::kCast: return EvalCast(node, args[0]);
       case Op::kAdd: case Op::kSubtract: case Op::kMultiply: case Op::kDivide: case Op::kRemainder:
-      case Op::kIntDivide: case Op::kNegate: case Op::kDateAddDays:
+      case Op::kIntDivide: case Op::kNegate: case Op::kDateAddDays: case Op::kPmod:
         return EvalArithmetic(node, args, rows);
       case Op::kTimestampAddInterval: return EvalTimestampAddInterval(node, args[0], rows);
       case Op::kEq: case Op::kNullSafeEq: case Op::kNe: case Op::kLt: case Op::kLe: case Op::kGt: case Op::kGe:
@@ -269,14 +269,19 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kLike: case Op::kRLike: case Op::kLower: case Op::kUpper: case Op::kLength: case Op::kTrim:
       case Op::kLTrim: case Op::kRTrim: case Op::kSubstring: case Op::kConcat: case Op::kConcatWs:
       case Op::kReplace: case Op::kSplit: case Op::kRegexpExtract: case Op::kStartsWith: case Op::kEndsWith:
-      case Op::kContains:
+      case Op::kContains: case Op::kRegexpReplace: case Op::kRegexpCount: case Op::kSplitPart: case Op::kLocate:
+      case Op::kLPad: case Op::kRPad: case Op::kRepeat: case Op::kReverse: case Op::kInitCap: case Op::kLeft:
+      case Op::kRight: case Op::kTranslate: case Op::kHex: case Op::kUnhex: case Op::kBase64: case Op::kUnbase64:
         return EvalStringFunction(node, args, rows);
       case Op::kAbs: case Op::kRound: case Op::kFloor: case Op::kCeil: case Op::kSqrt: case Op::kPow:
+      case Op::kMathUnary: case Op::kLog:
         return EvalMathFunction(node, args, rows);
       case Op::kHash: case Op::kMd5: case Op::kSha2: return EvalHashFunction(node, args, rows);
       case Op::kCurrentTimestamp: case Op::kCurrentDate: case Op::kToTimestamp: case Op::kToDate:
       case Op::kDateTrunc: case Op::kDateFormat: case Op::kYear: case Op::kMonth: case Op::kDay: case Op::kHour:
-      case Op::kUnixTimestamp: case Op::kFromUnixtime:
+      case Op::kQuarter: case Op::kDayOfWeek: case Op::kDayOfYear: case Op::kWeekOfYear: case Op::kMinute:
+      case Op::kSecond: case Op::kUnixTimestamp: case Op::kFromUnixtime: case Op::kDateDiff: case Op::kAddMonths:
+      case Op::kLastDay: case Op::kMakeDate:
         return EvalDatetimeFunction(node, args, args.empty() ? 1 : rows, input.now_micros);
       case Op::kGetJsonObject: case Op::kSize: case Op::kElementAt: case Op::kSubscript: case Op::kGetField:
       case Op::kStruct: case Op::kArray: case Op::kMap:

@@ -153,6 +153,37 @@ TEST(FunctionsTest, DatesAndTimes) {
   EXPECT_EQ(bad.error_class(), errors::kInvalidParameterValue) << bad.ToString();
 }
 
+// The functions of the Spark parity work over columns (their literal cases are in the
+// conformance suite, src/expr/conformance).
+TEST(FunctionsTest, DateStringAndMathFunctionsOverColumns) {
+  Check({
+      {"date_add(dt, i)", {"2026-02-01", "null", "null", "1969-12-27"}},
+      {"date_sub(dt, 1)", {"2026-01-30", "null", "2024-02-28", "1969-12-30"}},
+      {"datediff(dt, DATE '2024-01-01')", {"761", "null", "59", "-19724"}},
+      {"add_months(dt, 1)", {"2026-02-28", "null", "2024-03-29", "1970-01-31"}},
+      {"last_day(dt)", {"2026-01-31", "null", "2024-02-29", "1969-12-31"}},
+      {"dayofweek(dt)", {"7", "null", "5", "4"}},
+      {"weekofyear(dt)", {"5", "null", "9", "1"}},
+      {"quarter(dt)", {"1", "null", "1", "4"}},
+      {"minute(ts)", {"30", "null", "0", "59"}},
+      {"second(ts)", {"15", "null", "0", "59"}},
+      {"regexp_replace(s, '[aeiou]', '*')", {"*ppl*", "B*n*n*", "null", ""}},
+      {"regexp_count(s, 'a|p')", {"3", "3", "null", "0"}},
+      {"split_part(s, 'a', 2)", {"pple", "n", "null", ""}},
+      {"lpad(s, 7, '.')", {"..apple", ".Banana", "null", "......."}},
+      {"instr(s, 'an')", {"0", "2", "null", "0"}},
+      {"initcap(s || ' pie')", {"Apple Pie", "Banana Pie", "null", " Pie"}},
+      {"hex(i)", {"1", "2", "null", "FFFFFFFFFFFFFFFC"}},
+      {"pmod(i, 3)", {"1", "2", "null", "2"}},
+      {"sign(d)", {"1.0", "-1.0", "null", "NaN"}},
+      {"ln(i)", {"0.0", "0.6931471805599453", "null", "null"}},
+  });
+  // make_date of a day that does not exist: NULL, or DATETIME_FIELD_OUT_OF_BOUNDS in ANSI mode.
+  EXPECT_EQ(EvalError("make_date(2024, i, 1)").error_class(), errors::kDatetimeFieldOutOfBounds);
+  const testing::NonAnsiMode non_ansi;
+  Check({{"make_date(2024, i, 1)", {"2024-01-01", "2024-02-01", "null", "null"}}});
+}
+
 TEST(FunctionsTest, NonConstantPatternsCompilePerValue) {
   Check({
       {"'apple' RLIKE s", {"true", "false", "null", "true"}},

@@ -134,16 +134,20 @@ Computed NumericOp(const BoundNode& node, const Datum& a, const Datum& b, int64_
         }
         return true;
       });
-    default:  // remainder: the sign of the dividend, as Java
-      return BinaryLoop<T, T>(node, a, b, rows, [](T x, T y, T* out) {
+    default: {  // remainder: the sign of the dividend, as Java; pmod adds the divisor to a negative one
+      const bool positive = node.op == Op::kPmod;
+      return BinaryLoop<T, T>(node, a, b, rows, [positive](T x, T y, T* out) {
         if (y == 0) return false;
         if constexpr (kIntegral) {
           *out = y == -1 ? T{0} : static_cast<T>(x % y);
+          if (positive && *out < 0) *out = static_cast<T>((*out + y) % y);
         } else {
           *out = static_cast<T>(std::fmod(x, y));
+          if (positive && *out < 0) *out = static_cast<T>(std::fmod(*out + y, y));
         }
         return true;
       });
+    }
   }
 }
 
@@ -195,13 +199,17 @@ Computed DecimalOp(const BoundNode& node, const Datum& a, const Datum& b, int64_
         *out = static_cast<int64_t>(xs / ys);
         return true;
       });
-    default:
+    default: {  // remainder, pmod
+      const bool positive = node.op == Op::kPmod;
       return BinaryLoop<int128_t, int128_t>(node, a, b, rows, [=](int128_t x, int128_t y, int128_t* out) {
         if (y == 0) return false;
         int128_t xs, ys;
         if (__builtin_mul_overflow(x, f1, &xs) || __builtin_mul_overflow(y, f2, &ys)) return false;
-        return fit(Rescale(xs % ys, aligned, s), out);
+        int128_t r = xs % ys;
+        if (positive && r < 0) r = (r + ys) % ys;
+        return fit(Rescale(r, aligned, s), out);
       });
+    }
   }
 }
 
@@ -269,10 +277,11 @@ Status Failure(const BoundNode& node, const std::vector<Datum>& args, int64_t ro
     values += (i > 0 ? " and " : "") + FormatValue(*args[i].column, RowOf(args[i], row));
   }
   const bool by_zero = args.size() == 2 && IsZero(args[1], row) &&
-                       (node.op == Op::kDivide || node.op == Op::kIntDivide || node.op == Op::kRemainder);
+                       (node.op == Op::kDivide || node.op == Op::kIntDivide || node.op == Op::kRemainder ||
+                        node.op == Op::kPmod);
   if (by_zero) {
     const std::string what = "division by zero of " + FormatValue(*args[0].column, RowOf(args[0], row));
-    if (node.op == Op::kRemainder) return AnsiError(errors::kRemainderByZero, node, what, "try_mod");
+    if (node.op == Op::kRemainder || node.op == Op::kPmod) return AnsiError(errors::kRemainderByZero, node, what, "try_mod");
     return AnsiError(errors::kDivideByZero, node, what, "try_divide");
   }
   std::string_view try_function = node.op == Op::kAdd        ? "try_add"

@@ -68,6 +68,29 @@ Result<Datum> FixedKernel(const BoundNode& node, const std::vector<Datum>& args,
   return Datum{out, false};
 }
 
+// year, month, day, quarter, dayofweek (1 is Sunday), dayofyear, weekofyear (ISO 8601) of a date.
+int64_t DatePart(Op op, int64_t days) {
+  CivilDate c = CivilFromDays(days);
+  switch (op) {
+    case Op::kYear: return c.year;
+    case Op::kMonth: return c.month;
+    case Op::kDay: return c.day;
+    case Op::kQuarter: return (c.month - 1) / 3 + 1;
+    case Op::kDayOfWeek: {
+      const int64_t sunday_based = days + 4 - FloorDiv(days + 4, 7) * 7;  // 1970-01-01 was a Thursday (4)
+      return sunday_based + 1;
+    }
+    case Op::kDayOfYear: return days - DaysFromCivil(c.year, 1, 1) + 1;
+    default: {
+      // The ISO week is the week of its Thursday, counted from the first Thursday of that year.
+      const int64_t monday_based = days + 3 - FloorDiv(days + 3, 7) * 7;  // 0 is Monday
+      const int64_t thursday = days - monday_based + 3;
+      const CivilDate t = CivilFromDays(thursday);
+      return (thursday - DaysFromCivil(t.year, 1, 1)) / 7 + 1;
+    }
+  }
+}
+
 Status BadPattern(std::string_view pattern) {
   return Status::Error(errors::kInvalidParameterValue,
                        fmt::format("the datetime pattern '{}' uses a letter that is not supported (y M d H h m s S a E)", pattern));
@@ -89,21 +112,63 @@ Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datu
       });
     case Op::kYear:
     case Op::kMonth:
-    case Op::kDay: {
+    case Op::kDay:
+    case Op::kQuarter:
+    case Op::kDayOfWeek:
+    case Op::kDayOfYear:
+    case Op::kWeekOfYear: {
       FixedReader<int32_t> days = ReadFixed<int32_t>(args[0]);
       Op op = node.op;
       return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
-        CivilDate c = CivilFromDays(days[i]);
-        *out = static_cast<int32_t>(op == Op::kYear ? c.year : op == Op::kMonth ? c.month : c.day);
+        *out = static_cast<int32_t>(DatePart(op, days[i]));
         return true;
       });
     }
-    case Op::kHour: {
+    case Op::kHour:
+    case Op::kMinute:
+    case Op::kSecond: {
       FixedReader<int64_t> ts = ReadFixed<int64_t>(args[0]);
+      const int64_t unit = node.op == Op::kHour ? 3600 * kMicrosPerSecond : node.op == Op::kMinute ? 60 * kMicrosPerSecond : kMicrosPerSecond;
+      const int64_t range = node.op == Op::kHour ? 24 : 60;
       return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
-        int64_t micros = ts[i];
-        *out = static_cast<int32_t>((micros - FloorDiv(micros, kMicrosPerDay) * kMicrosPerDay) / (3600 * kMicrosPerSecond));
+        *out = static_cast<int32_t>(FloorDiv(ts[i], unit) - FloorDiv(FloorDiv(ts[i], unit), range) * range);
         return true;
+      });
+    }
+    case Op::kDateDiff: {
+      FixedReader<int32_t> end = ReadFixed<int32_t>(args[0]), start = ReadFixed<int32_t>(args[1]);
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        *out = static_cast<int32_t>(static_cast<int64_t>(end[i]) - start[i]);
+        return true;
+      });
+    }
+    case Op::kAddMonths: {
+      FixedReader<int32_t> days = ReadFixed<int32_t>(args[0]), months = ReadFixed<int32_t>(args[1]);
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        *out = static_cast<int32_t>(AddMonths(days[i], months[i]));
+        return true;
+      });
+    }
+    case Op::kLastDay: {
+      FixedReader<int32_t> days = ReadFixed<int32_t>(args[0]);
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        CivilDate c = CivilFromDays(days[i]);
+        *out = static_cast<int32_t>(DaysFromCivil(c.year, c.month, DaysInMonth(c.year, c.month)));
+        return true;
+      });
+    }
+    case Op::kMakeDate: {
+      FixedReader<int32_t> year = ReadFixed<int32_t>(args[0]), month = ReadFixed<int32_t>(args[1]),
+                           day = ReadFixed<int32_t>(args[2]);
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        const bool valid = year[i] >= 1 && year[i] <= 9999 && month[i] >= 1 && month[i] <= 12 && day[i] >= 1 &&
+                           day[i] <= DaysInMonth(year[i], month[i]);
+        if (!valid && node.mode == EvalMode::kAnsi) {
+          return AnsiError(errors::kDatetimeFieldOutOfBounds, node,
+                           fmt::format("the date {}-{}-{} does not exist", year[i], month[i], day[i]), "a CASE over the fields");
+        }
+        if (valid) *out = static_cast<int32_t>(DaysFromCivil(year[i], month[i], day[i]));
+        return valid;
       });
     }
     case Op::kToTimestamp:

@@ -138,7 +138,40 @@ Status CheckMathOverflow(const BoundNode& node, const std::vector<Datum>& args, 
 
 Result<Datum> Compute(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 
+// The functions of one double: each a name and how it maps a value (NaN for no real value, as
+// Java's Math; the logarithms give NULL for arguments at or below their domain, as Spark's).
+struct UnaryMath {
+  std::string_view name;
+  double (*apply)(double);
+  double null_at_or_below;  // NaN: NULL for no argument
+};
+double Signum(double x) { return std::isnan(x) ? x : x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
+// Java's Math.toDegrees and toRadians multiply by these constants.
+double Degrees(double x) { return x * 57.29577951308232; }
+double Radians(double x) { return x * 0.017453292519943295; }
+double Log(double x) { return std::log(x); }
+// glibc's cbrt can be an ulp off where Java's is exact (cbrt(27) is 3): one Newton step settles it.
+double Cbrt(double x) {
+  double r = std::cbrt(x);
+  if (std::isfinite(r) && r != 0) r -= (r * r * r - x) / (3 * r * r);
+  return r;
+}
+constexpr double kNoNull = std::numeric_limits<double>::quiet_NaN();
+const UnaryMath kUnaryMath[] = {
+    {"exp", [](double x) { return std::exp(x); }, kNoNull},     {"expm1", [](double x) { return std::expm1(x); }, kNoNull},
+    {"ln", Log, 0.0},                                           {"log10", [](double x) { return std::log10(x); }, 0.0},
+    {"log2", [](double x) { return std::log2(x); }, 0.0},         {"log1p", [](double x) { return std::log1p(x); }, -1.0},
+    {"cbrt", Cbrt, kNoNull},   {"sin", [](double x) { return std::sin(x); }, kNoNull},
+    {"cos", [](double x) { return std::cos(x); }, kNoNull},     {"tan", [](double x) { return std::tan(x); }, kNoNull},
+    {"asin", [](double x) { return std::asin(x); }, kNoNull},   {"acos", [](double x) { return std::acos(x); }, kNoNull},
+    {"atan", [](double x) { return std::atan(x); }, kNoNull},   {"sinh", [](double x) { return std::sinh(x); }, kNoNull},
+    {"cosh", [](double x) { return std::cosh(x); }, kNoNull},   {"tanh", [](double x) { return std::tanh(x); }, kNoNull},
+    {"degrees", Degrees, kNoNull},                              {"radians", Radians, kNoNull},
+    {"sign", Signum, kNoNull},                                  {"signum", Signum, kNoNull},
+};
+
 }  // namespace
+
 
 Result<Datum> EvalMathFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
   SLUICE_RETURN_IF_ERROR(CheckMathOverflow(node, args, rows));
@@ -152,6 +185,39 @@ Result<Datum> Compute(const BoundNode& node, const std::vector<Datum>& args, int
   TypeId id = a.column->type->id();
   switch (node.op) {
     case Op::kSqrt: return UnaryLoop<double, double>(node, a, rows, [](double x) { return std::sqrt(x); });
+    case Op::kMathUnary: {
+      const UnaryMath* f = nullptr;
+      for (const UnaryMath& candidate : kUnaryMath) {
+        if (candidate.name == node.name) f = &candidate;
+      }
+      if (f == nullptr) return Status::Error(errors::kInternalError, "no such math function: " + node.name);
+      auto out = NewFixedColumn(node.type, rows);
+      double* values = reinterpret_cast<double*>(out->data.data());
+      FixedReader<double> in = ReadFixed<double>(a);
+      std::vector<uint8_t> validity = CombinedValidity({a}, rows);
+      for (int64_t i = 0; i < rows; ++i) {
+        values[i] = f->apply(in[i]);
+        if (!(in[i] <= f->null_at_or_below)) continue;  // NaN stays NaN
+        if (validity.empty()) validity.assign(static_cast<size_t>(rows), 1);
+        validity[static_cast<size_t>(i)] = 0;
+      }
+      SetValidity(out.get(), std::move(validity));
+      return Datum{out, false};
+    }
+    case Op::kLog: {  // log(base, x): NULL for a base or x at or below 0, as Spark's
+      auto out = NewFixedColumn(node.type, rows);
+      double* values = reinterpret_cast<double*>(out->data.data());
+      FixedReader<double> base = ReadFixed<double>(a), x = ReadFixed<double>(args[1]);
+      std::vector<uint8_t> validity = CombinedValidity(args, rows);
+      for (int64_t i = 0; i < rows; ++i) {
+        values[i] = std::log(x[i]) / std::log(base[i]);
+        if (base[i] > 0 && x[i] > 0) continue;
+        if (validity.empty()) validity.assign(static_cast<size_t>(rows), 1);
+        validity[static_cast<size_t>(i)] = 0;
+      }
+      SetValidity(out.get(), std::move(validity));
+      return Datum{out, false};
+    }
     case Op::kPow: {
       auto out = NewFixedColumn(node.type, rows);
       double* values = reinterpret_cast<double*>(out->data.data());

@@ -7,6 +7,9 @@
 #include <climits>
 #include <regex>
 
+#include <fmt/format.h>
+
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "expr/kernel_util.h"
 #include "expr/kernels.h"
@@ -196,6 +199,141 @@ class RegexCache {
   bool fixed_ = compiled_ != nullptr;
   std::string last_;
 };
+
+// An int result computed by f(row) -> Result<int32_t> on rows where every argument is valid.
+template <typename F>
+Result<Datum> IntKernel(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, F f) {
+  auto out = NewFixedColumn(node.type, rows);
+  int32_t* values = reinterpret_cast<int32_t*>(out->data.data());
+  std::vector<uint8_t> validity = CombinedValidity(args, rows);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (!validity.empty() && validity[static_cast<size_t>(i)] == 0) continue;
+    SLUICE_ASSIGN_OR_RETURN(values[i], f(i));
+  }
+  SetValidity(out.get(), std::move(validity));
+  return Datum{out, false};
+}
+
+// Java's Matcher replacement text ($n a group, \x the character x) as std::regex's format ($n,
+// $& the whole match, $$ a dollar).
+std::string JavaReplacement(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\\' && i + 1 < text.size()) {
+      const char escaped = text[++i];
+      out += escaped == '$' ? "$$" : std::string(1, escaped);
+    } else if (c == '$' && i + 1 < text.size() && text[i + 1] == '0') {
+      out += "$&";
+      ++i;
+    } else if (c == '$' && (i + 1 >= text.size() || text[i + 1] < '1' || text[i + 1] > '9')) {
+      out += "$$";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The characters of `s` (code points, as byte ranges).
+std::vector<std::string_view> Chars(std::string_view s) {
+  std::vector<std::string_view> chars;
+  for (size_t i = 0; i < s.size();) {
+    size_t end = i + 1;
+    while (end < s.size() && IsContinuation(s[end])) ++end;
+    chars.push_back(s.substr(i, end - i));
+    i = end;
+  }
+  return chars;
+}
+
+// UTF8String.lpad / rpad: `s` padded with `pad` repeated to `length` characters, or cut to them.
+void Pad(std::string_view s, int64_t length, std::string_view pad, bool left, StringWriter* w) {
+  const int64_t chars = CountChars(s);
+  if (length <= 0) {
+    w->Append("");
+    return;
+  }
+  if (length <= chars || pad.empty()) {
+    w->Append(s.substr(0, CharOffset(s, length)));
+    return;
+  }
+  std::string padding;
+  const std::vector<std::string_view> pad_chars = Chars(pad);
+  for (int64_t k = 0; k < length - chars; ++k) padding += pad_chars[static_cast<size_t>(k) % pad_chars.size()];
+  if (left) {
+    w->AppendPart(padding);
+    w->AppendPart(s);
+  } else {
+    w->AppendPart(s);
+    w->AppendPart(padding);
+  }
+  w->FinishRow();
+}
+
+constexpr char kHexDigits[] = "0123456789ABCDEF";
+
+std::optional<std::string> Unhex(std::string_view text) {
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  size_t i = 0;
+  if (text.size() % 2 == 1) {  // an odd count reads as if led by a 0
+    const int low = digit(text[0]);
+    if (low < 0) return std::nullopt;
+    out.push_back(static_cast<char>(low));
+    i = 1;
+  }
+  for (; i < text.size(); i += 2) {
+    const int high = digit(text[i]), low = digit(text[i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out.push_back(static_cast<char>(high * 16 + low));
+  }
+  return out;
+}
+
+std::optional<std::string> Unbase64(std::string_view text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  size_t padding = 0;
+  for (char c : text) {
+    if (c == '\r' || c == '\n' || c == ' ' || c == '\t') continue;  // MIME readers skip line breaks
+    if (c == '=') {
+      ++padding;
+      continue;
+    }
+    const int v = value(c);
+    if (v < 0 || padding > 0) return std::nullopt;
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    if (++count == 4) {
+      out.push_back(static_cast<char>(bits >> 16));
+      out.push_back(static_cast<char>(bits >> 8));
+      out.push_back(static_cast<char>(bits));
+      bits = 0;
+      count = 0;
+    }
+  }
+  if (count == 1 || padding > 2) return std::nullopt;
+  if (count == 2) out.push_back(static_cast<char>(bits >> 4));
+  if (count == 3) {
+    out.push_back(static_cast<char>(bits >> 10));
+    out.push_back(static_cast<char>(bits >> 2));
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -423,6 +561,208 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
       });
       if (!error.ok()) return error;
       return d;
+    }
+    case Op::kRegexpReplace: {
+      StringReader s = str(0), pattern = str(1), replacement = str(2);
+      RegexCache cache(node);
+      std::string format, last_replacement;
+      bool have_format = false;
+      Status error;
+      Datum d = StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        auto re = cache.Get(pattern[i]);
+        if (!re.ok()) {
+          error = re.status();
+          w->Append("");
+          return;
+        }
+        if (!have_format || replacement[i] != last_replacement) {
+          last_replacement = std::string(replacement[i]);
+          format = JavaReplacement(last_replacement);
+          have_format = true;
+        }
+        std::string out;
+        std::string_view v = s[i];
+        std::regex_replace(std::back_inserter(out), v.begin(), v.end(), **re, format);
+        w->Append(out);
+      });
+      if (!error.ok()) return error;
+      return d;
+    }
+    case Op::kRegexpCount: {
+      StringReader s = str(0), pattern = str(1);
+      RegexCache cache(node);
+      return IntKernel(node, args, rows, [&](int64_t i) -> Result<int32_t> {
+        SLUICE_ASSIGN_OR_RETURN(const std::regex* re, cache.Get(pattern[i]));
+        std::string_view v = s[i];
+        using Iterator = std::regex_iterator<std::string_view::const_iterator>;
+        return static_cast<int32_t>(std::distance(Iterator(v.begin(), v.end(), *re), Iterator()));
+      });
+    }
+    case Op::kSplitPart: {
+      StringReader s = str(0), delimiter = str(1);
+      FixedReader<int32_t> part = ReadFixed<int32_t>(args[2]);
+      AllValid valid(args);
+      for (int64_t i = 0; i < rows; ++i) {
+        if (valid(i) && part[i] == 0) {
+          return Status::Error(errors::kInvalidIndexOfZero,
+                               "split_part's part number 0 is invalid: parts count from 1 (negative ones from the end)");
+        }
+      }
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        std::string_view v = s[i], d = delimiter[i];
+        std::vector<std::string_view> parts;
+        if (d.empty()) {
+          parts.push_back(v);
+        } else {
+          size_t pos = 0;
+          for (size_t hit; (hit = v.find(d, pos)) != std::string_view::npos; pos = hit + d.size()) {
+            parts.push_back(v.substr(pos, hit - pos));
+          }
+          parts.push_back(v.substr(pos));
+        }
+        const int64_t n = static_cast<int64_t>(parts.size());
+        const int64_t index = part[i] > 0 ? part[i] - 1 : n + part[i];
+        w->Append(index >= 0 && index < n ? parts[static_cast<size_t>(index)] : std::string_view());
+      });
+    }
+    case Op::kLocate: {
+      // locate(substring, string, start): 1-based, 0 when absent; a null start is 0, as Spark's.
+      StringReader sub = str(0), s = str(1);
+      FixedReader<int32_t> start = ReadFixed<int32_t>(args[2]);
+      ValidityReader start_valid = ReadValidity(args[2]);
+      auto out = NewFixedColumn(node.type, rows);
+      int32_t* values = reinterpret_cast<int32_t*>(out->data.data());
+      const std::vector<Datum> strings = {args[0], args[1]};
+      std::vector<uint8_t> validity = CombinedValidity(strings, rows);
+      for (int64_t i = 0; i < rows; ++i) {
+        if ((!validity.empty() && validity[static_cast<size_t>(i)] == 0) || !start_valid(i) || start[i] < 1) continue;
+        std::string_view v = s[i], needle = sub[i];
+        const size_t from = CharOffset(v, start[i] - 1);
+        if (needle.empty()) {
+          values[i] = 1;
+          continue;
+        }
+        const size_t hit = from > v.size() ? std::string_view::npos : v.find(needle, from);
+        values[i] = hit == std::string_view::npos ? 0 : static_cast<int32_t>(CountChars(v.substr(0, hit)) + 1);
+      }
+      SetValidity(out.get(), std::move(validity));
+      return Datum{out, false};
+    }
+    case Op::kLPad:
+    case Op::kRPad: {
+      StringReader s = str(0), pad = str(2);
+      FixedReader<int32_t> length = ReadFixed<int32_t>(args[1]);
+      const bool left = node.op == Op::kLPad;
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) { Pad(s[i], length[i], pad[i], left, w); });
+    }
+    case Op::kRepeat: {
+      StringReader s = str(0);
+      FixedReader<int32_t> times = ReadFixed<int32_t>(args[1]);
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        for (int32_t k = 0; k < times[i]; ++k) w->AppendPart(s[i]);
+        w->FinishRow();
+      });
+    }
+    case Op::kReverse: {
+      StringReader s = str(0);
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        const std::vector<std::string_view> chars = Chars(s[i]);
+        for (auto c = chars.rbegin(); c != chars.rend(); ++c) w->AppendPart(*c);
+        w->FinishRow();
+      });
+    }
+    case Op::kInitCap: {
+      // Every character lower-cased, then the first of each word (after a space) upper-cased.
+      StringReader s = str(0);
+      std::string lower, upper;
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        ChangeCase(s[i], false, &lower);
+        bool word_start = true;
+        for (std::string_view c : Chars(lower)) {
+          if (word_start) {
+            ChangeCase(c, true, &upper);
+            w->AppendPart(upper);
+          } else {
+            w->AppendPart(c);
+          }
+          word_start = c == " ";
+        }
+        w->FinishRow();
+      });
+    }
+    case Op::kLeft:
+    case Op::kRight: {
+      StringReader s = str(0);
+      FixedReader<int32_t> count = ReadFixed<int32_t>(args[1]);
+      const bool left = node.op == Op::kLeft;
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        std::string_view v = s[i];
+        const int64_t n = count[i];
+        if (n <= 0) {
+          w->Append("");
+        } else if (left) {
+          w->Append(v.substr(0, CharOffset(v, n)));
+        } else {
+          const int64_t chars = CountChars(v);
+          w->Append(v.substr(CharOffset(v, std::max<int64_t>(chars - n, 0))));
+        }
+      });
+    }
+    case Op::kTranslate: {
+      // Each character of `from` becomes the character of `to` at its place, or is deleted when `to`
+      // is shorter; the first occurrence in `from` counts.
+      StringReader s = str(0), from = str(1), to = str(2);
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        const std::vector<std::string_view> sources = Chars(from[i]), targets = Chars(to[i]);
+        for (std::string_view c : Chars(s[i])) {
+          auto hit = std::find(sources.begin(), sources.end(), c);
+          if (hit == sources.end()) {
+            w->AppendPart(c);
+          } else if (const size_t k = static_cast<size_t>(hit - sources.begin()); k < targets.size()) {
+            w->AppendPart(targets[k]);
+          }
+        }
+        w->FinishRow();
+      });
+    }
+    case Op::kHex: {
+      const bool integral = args[0].column->type->id() == TypeId::kLong;
+      if (integral) {
+        FixedReader<int64_t> value = ReadFixed<int64_t>(args[0]);
+        return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+          w->Append(fmt::format("{:X}", static_cast<uint64_t>(value[i])));
+        });
+      }
+      StringReader s = str(0);
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        for (unsigned char c : s[i]) {
+          const char digits[2] = {kHexDigits[c >> 4], kHexDigits[c & 15]};
+          w->AppendPart(std::string_view(digits, 2));
+        }
+        w->FinishRow();
+      });
+    }
+    case Op::kUnhex:
+    case Op::kUnbase64: {
+      StringReader s = str(0);
+      const bool hex = node.op == Op::kUnhex;
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        std::optional<std::string> bytes = hex ? Unhex(s[i]) : Unbase64(s[i]);
+        if (bytes) {
+          w->Append(*bytes);
+        } else {
+          w->AppendNull();
+        }
+      });
+    }
+    case Op::kBase64: {
+      StringReader s = str(0);
+      std::string text;
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        text.clear();
+        AppendBase64(s[i], &text);
+        w->Append(text);
+      });
     }
     default: return Status::Error(errors::kInternalError, "not a string function");
   }

@@ -33,6 +33,7 @@ inline constexpr std::string_view kRemainderByZero = "REMAINDER_BY_ZERO";
 inline constexpr std::string_view kInvalidArrayIndex = "INVALID_ARRAY_INDEX";
 inline constexpr std::string_view kInvalidArrayIndexInElementAt = "INVALID_ARRAY_INDEX_IN_ELEMENT_AT";
 inline constexpr std::string_view kCannotParseTimestamp = "CANNOT_PARSE_TIMESTAMP";
+inline constexpr std::string_view kDatetimeFieldOutOfBounds = "DATETIME_FIELD_OUT_OF_BOUNDS";
 // Options and configuration
 inline constexpr std::string_view kInvalidOptions = "INVALID_OPTIONS";
 inline constexpr std::string_view kUnresolvedSecret = "UNRESOLVED_SECRET";
