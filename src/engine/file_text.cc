@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sluice/core/ascii.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/iso_datetime.h"
 #include "sluice/core/utf8.h"
 
@@ -65,15 +66,6 @@ bool ParseFloating(std::string_view text, T* value) {
   return ec == std::errc() && end == text.data() + text.size() && !text.empty();
 }
 
-int Base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
 bool AppendBase64Decoded(BinaryBuilder* builder, std::string_view text) {
   if (text.size() % 4 != 0) return false;
   size_t padding = 0;
@@ -86,7 +78,7 @@ bool AppendBase64Decoded(BinaryBuilder* builder, std::string_view text) {
     uint32_t bits = 0;
     for (size_t k = 0; k < 4; ++k) {
       char c = text[i + k];
-      int v = Base64Value(c);
+      int v = Base64DigitValue(c);
       if (v < 0) {
         if (c != '=' || i + 4 != text.size() || k < 4 - padding) return false;
         v = 0;

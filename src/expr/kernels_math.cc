@@ -31,17 +31,23 @@ Datum UnaryLoop(const BoundNode& node, const Datum& in, int64_t rows, F f) {
   return Datum{out, false};
 }
 
-template <typename T>
-T RoundIntegral(T v, int32_t scale) {
-  if (scale >= 0) return v;
+// x rounded HALF_UP to a multiple of 10^-scale (scale < 0; any other scale leaves it), as an
+// int128 (which cannot overflow here).
+int128_t RoundedIntegral(int64_t x, int32_t scale) {
+  if (scale >= 0) return x;
   if (-scale > 18) return 0;
   int64_t factor = 1;
   for (int i = 0; i < -scale; ++i) factor *= 10;
-  int64_t x = static_cast<int64_t>(v);
   int64_t q = x / factor, r = x % factor;
   if (r * 2 >= factor) ++q;
   if (r * 2 <= -factor) --q;
-  return static_cast<T>(q * factor);
+  return static_cast<int128_t>(q) * factor;
+}
+
+// Non-ANSI: the rounded value wraps into T.
+template <typename T>
+T RoundIntegral(T v, int32_t scale) {
+  return static_cast<T>(static_cast<uint64_t>(RoundedIntegral(static_cast<int64_t>(v), scale)));
 }
 
 // HALF_UP on the shortest decimal text of the double, as Spark rounds through BigDecimal.
@@ -65,16 +71,8 @@ double RoundDouble(double v, int32_t scale) {
 // Whether rounding `v` to `scale` leaves T's range.
 template <typename T>
 bool RoundIntegralOverflows(T v, int32_t scale) {
-  if (scale >= 0 || -scale > 18) return false;
-  int64_t factor = 1;
-  for (int i = 0; i < -scale; ++i) factor *= 10;
-  int64_t x = static_cast<int64_t>(v);
-  int64_t q = x / factor, r = x % factor;
-  if (r * 2 >= factor) ++q;
-  if (r * 2 <= -factor) --q;
-  int64_t result;
-  if (__builtin_mul_overflow(q, factor, &result)) return true;
-  return result < std::numeric_limits<T>::min() || result > std::numeric_limits<T>::max();
+  const int128_t rounded = RoundedIntegral(static_cast<int64_t>(v), scale);
+  return rounded < std::numeric_limits<T>::min() || rounded > std::numeric_limits<T>::max();
 }
 
 // ANSI mode: ARITHMETIC_OVERFLOW for the first valid row of the input for which `overflows` holds.

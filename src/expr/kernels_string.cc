@@ -200,6 +200,25 @@ class RegexCache {
   std::string last_;
 };
 
+// A string result of a function of a string and a regex (argument 1): emit(row, regex, writer) ->
+// Status for rows where every argument is valid. A pattern that does not compile, or an error
+// emit returns, fails the evaluation.
+template <typename E>
+Result<Datum> RegexStringKernel(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, E emit) {
+  StringReader pattern = ReadString(args[1]);
+  RegexCache cache(node);
+  Status error;
+  Datum d = StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+    Result<const std::regex*> re = cache.Get(pattern[i]);
+    Status status = re.ok() ? emit(i, **re, w) : re.status();
+    if (status.ok()) return;
+    if (error.ok()) error = std::move(status);
+    w->Append("");
+  });
+  if (!error.ok()) return error;
+  return d;
+}
+
 // An int result computed by f(row) -> Result<int32_t> on rows where every argument is valid.
 template <typename F>
 Result<Datum> IntKernel(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, F f) {
@@ -297,14 +316,6 @@ std::optional<std::string> Unhex(std::string_view text) {
 }
 
 std::optional<std::string> Unbase64(std::string_view text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
   std::string out;
   uint32_t bits = 0;
   int count = 0;
@@ -315,7 +326,7 @@ std::optional<std::string> Unbase64(std::string_view text) {
       ++padding;
       continue;
     }
-    const int v = value(c);
+    const int v = Base64DigitValue(c);
     if (v < 0 || padding > 0) return std::nullopt;
     bits = (bits << 6) | static_cast<uint32_t>(v);
     if (++count == 4) {
@@ -531,50 +542,31 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
       return Datum{out, false};
     }
     case Op::kRegexpExtract: {
-      StringReader s = str(0), pattern = str(1);
+      StringReader s = str(0);
       FixedReader<int32_t> group = ReadFixed<int32_t>(args[2]);
-      RegexCache cache(node);
-      Status error;
-      Datum d = StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
-        auto re = cache.Get(pattern[i]);
-        if (!re.ok()) {
-          error = re.status();
-          w->Append("");
-          return;
-        }
+      return RegexStringKernel(node, args, rows, [&](int64_t i, const std::regex& re, StringWriter* w) {
         std::string_view v = s[i];
         std::match_results<std::string_view::const_iterator> m;
         int32_t g = group[i];
-        if (g < 0 || static_cast<size_t>(g) > (*re)->mark_count()) {
-          error = Status::Error(errors::kInvalidParameterValue,
-                                "regexp_extract asks for group " + std::to_string(g) + " of a regex with " +
-                                    std::to_string((*re)->mark_count()) + " groups");
-          w->Append("");
-          return;
+        if (g < 0 || static_cast<size_t>(g) > re.mark_count()) {
+          return Status::Error(errors::kInvalidParameterValue,
+                               "regexp_extract asks for group " + std::to_string(g) + " of a regex with " +
+                                   std::to_string(re.mark_count()) + " groups");
         }
-        if (std::regex_search(v.begin(), v.end(), m, **re) && m[static_cast<size_t>(g)].matched) {
+        if (std::regex_search(v.begin(), v.end(), m, re) && m[static_cast<size_t>(g)].matched) {
           const auto& sub = m[static_cast<size_t>(g)];
           w->Append(v.substr(static_cast<size_t>(sub.first - v.begin()), static_cast<size_t>(sub.length())));
         } else {
           w->Append("");
         }
+        return Status::OK();
       });
-      if (!error.ok()) return error;
-      return d;
     }
     case Op::kRegexpReplace: {
-      StringReader s = str(0), pattern = str(1), replacement = str(2);
-      RegexCache cache(node);
+      StringReader s = str(0), replacement = str(2);
       std::string format, last_replacement;
       bool have_format = false;
-      Status error;
-      Datum d = StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
-        auto re = cache.Get(pattern[i]);
-        if (!re.ok()) {
-          error = re.status();
-          w->Append("");
-          return;
-        }
+      return RegexStringKernel(node, args, rows, [&](int64_t i, const std::regex& re, StringWriter* w) {
         if (!have_format || replacement[i] != last_replacement) {
           last_replacement = std::string(replacement[i]);
           format = JavaReplacement(last_replacement);
@@ -582,11 +574,10 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
         }
         std::string out;
         std::string_view v = s[i];
-        std::regex_replace(std::back_inserter(out), v.begin(), v.end(), **re, format);
+        std::regex_replace(std::back_inserter(out), v.begin(), v.end(), re, format);
         w->Append(out);
+        return Status::OK();
       });
-      if (!error.ok()) return error;
-      return d;
     }
     case Op::kRegexpCount: {
       StringReader s = str(0), pattern = str(1);

@@ -55,6 +55,8 @@ void AppendDecimalText(int128_t unscaled, int scale, std::string* out);
 std::string DecimalText(int128_t unscaled, int scale);
 // Standard base64 with padding, as FormatValue writes binary.
 void AppendBase64(std::string_view bytes, std::string* out);
+// The value (0-63) of a standard base64 digit, or -1 for any other character (padding included).
+int Base64DigitValue(char c);
 
 // A console table of the first `max_rows` rows, like Spark's show().
 std::string PrettyPrint(const RecordBatch& batch, int64_t max_rows = 20);
