@@ -90,29 +90,58 @@ Computed SimpleLoop(const BoundNode& node, const Datum& a, const Datum& b, int64
   return {Datum{out, false}};
 }
 
+// ANSI integer + - *: `overflows(a, b, &out)` computes a row and says whether it overflowed. The
+// loop only gathers whether any row did; the first such row with valid inputs is looked for only
+// then, so rows without overflow cost about what the wrapping loop does.
+template <typename T, typename F>
+Computed OverflowCheckedLoop(const BoundNode& node, const Datum& a, const Datum& b, int64_t rows, F overflows) {
+  auto out = NewFixedColumn(node.type, rows);
+  T* values = reinterpret_cast<T*>(out->data.data());
+  FixedReader<T> ra = ReadFixed<T>(a), rb = ReadFixed<T>(b);
+  bool any = false;
+  for (int64_t i = 0; i < rows; ++i) any |= overflows(ra[i], rb[i], &values[i]);
+  std::vector<uint8_t> validity = CombinedValidity({a, b}, rows);
+  int64_t failed_row = -1;
+  for (int64_t i = 0; any && i < rows && failed_row < 0; ++i) {
+    T ignored;
+    if ((validity.empty() || validity[static_cast<size_t>(i)] != 0) && overflows(ra[i], rb[i], &ignored)) failed_row = i;
+  }
+  SetValidity(out.get(), std::move(validity));
+  return {Datum{out, false}, failed_row};
+}
+
 template <typename T>
 Computed NumericOp(const BoundNode& node, const Datum& a, const Datum& b, int64_t rows) {
   constexpr bool kIntegral = std::is_integral_v<T>;
-  // Strict modes check integer overflow, which non-ANSI Spark lets wrap.
+  // Strict modes check integer overflow, which non-ANSI Spark lets wrap: ANSI fails at the first
+  // overflowing row, TRY makes each one null.
   const bool checked = kIntegral && node.mode != EvalMode::kLegacy;
+  const bool fails = node.mode == EvalMode::kAnsi;
+  auto add = [](auto x, auto y, auto* out) { return __builtin_add_overflow(x, y, out); };
+  auto subtract = [](auto x, auto y, auto* out) { return __builtin_sub_overflow(x, y, out); };
+  auto multiply = [](auto x, auto y, auto* out) { return __builtin_mul_overflow(x, y, out); };
+  auto checked_loop = [&](auto overflows) {
+    if (fails) return OverflowCheckedLoop<T>(node, a, b, rows, overflows);
+    return BinaryLoop<T, T>(node, a, b, rows, [&](T x, T y, T* out) { return !overflows(x, y, out); });
+  };
   switch (node.op) {
     case Op::kAdd:
       if constexpr (kIntegral) {
-        if (checked) return BinaryLoop<T, T>(node, a, b, rows, [](T x, T y, T* out) { return !__builtin_add_overflow(x, y, out); });
+        if (checked) return checked_loop(add);
         return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return WrapAdd(x, y); });
       } else {
         return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return x + y; });
       }
     case Op::kSubtract:
       if constexpr (kIntegral) {
-        if (checked) return BinaryLoop<T, T>(node, a, b, rows, [](T x, T y, T* out) { return !__builtin_sub_overflow(x, y, out); });
+        if (checked) return checked_loop(subtract);
         return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return WrapSub(x, y); });
       } else {
         return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return x - y; });
       }
     case Op::kMultiply:
       if constexpr (kIntegral) {
-        if (checked) return BinaryLoop<T, T>(node, a, b, rows, [](T x, T y, T* out) { return !__builtin_mul_overflow(x, y, out); });
+        if (checked) return checked_loop(multiply);
         return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return WrapMul(x, y); });
       } else {
         return SimpleLoop<T>(node, a, b, rows, [](T x, T y) { return x * y; });
