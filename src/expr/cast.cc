@@ -190,12 +190,12 @@ bool InRange(int128_t v) {
 }
 
 // A double truncated toward zero fits T (NaN and infinities do not).
+// Compared without truncating (the bounds are exact doubles; NaN fails every comparison).
 template <typename T>
 bool TruncatedFits(double d) {
-  if (!std::isfinite(d)) return false;
-  const double t = std::trunc(d);
-  if constexpr (sizeof(T) == 8) return t >= -9.2233720368547758e18 && t < 9.2233720368547758e18;
-  return t >= static_cast<double>(std::numeric_limits<T>::min()) && t <= static_cast<double>(std::numeric_limits<T>::max());
+  if constexpr (sizeof(T) == 8) return d >= -9.2233720368547758e18 && d < 9.2233720368547758e18;
+  return d > static_cast<double>(std::numeric_limits<T>::min()) - 1.0 &&
+         d < static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
 }
 
 template <typename T>
@@ -210,12 +210,16 @@ ColumnPtr CastToIntegral(const Column& from, const TypePtr& to, bool strict) {
     });
   }
   if (id == TypeId::kFloat || id == TypeId::kDouble) {
-    return FixedCast<T>(from, to, [&](int64_t i, T* out) {
-      const double d = AsDouble(from, i);
-      if (strict && !TruncatedFits<T>(d)) return false;
-      *out = DoubleToIntegral<T>(d);
-      return true;
-    });
+    // Read as the column's own type: no per-row dispatch on it.
+    auto convert = [&](const auto* values) {
+      return FixedCast<T>(from, to, [&](int64_t i, T* out) {
+        const double d = values[i];
+        if (strict && !TruncatedFits<T>(d)) return false;
+        *out = DoubleToIntegral<T>(d);
+        return true;
+      });
+    };
+    return id == TypeId::kFloat ? convert(from.values<float>()) : convert(from.values<double>());
   }
   return FixedCast<T>(from, to, [&](int64_t i, T* out) {
     const int128_t v = AsInteger(from, i);

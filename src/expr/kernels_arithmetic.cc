@@ -99,7 +99,13 @@ Computed OverflowCheckedLoop(const BoundNode& node, const Datum& a, const Datum&
   T* values = reinterpret_cast<T*>(out->data.data());
   FixedReader<T> ra = ReadFixed<T>(a), rb = ReadFixed<T>(b);
   bool any = false;
-  for (int64_t i = 0; i < rows; ++i) any |= overflows(ra[i], rb[i], &values[i]);
+  if (!a.scalar && b.scalar) {  // column op constant, the common shape, in a loop the compiler unrolls
+    const T* x = ValuesOf<T>(a);
+    const T y = b.column->values<T>()[0];
+    for (int64_t i = 0; i < rows; ++i) any |= overflows(x[i], y, &values[i]);
+  } else {
+    for (int64_t i = 0; i < rows; ++i) any |= overflows(ra[i], rb[i], &values[i]);
+  }
   std::vector<uint8_t> validity = CombinedValidity({a, b}, rows);
   int64_t failed_row = -1;
   for (int64_t i = 0; any && i < rows && failed_row < 0; ++i) {
