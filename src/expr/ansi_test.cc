@@ -144,6 +144,21 @@ TEST(AnsiModeTest, AConstantThatFailsIsLeftToTheRowsThatReachIt) {
   EXPECT_EQ((*nothing)->type->ToString(), "double");
 }
 
+// A null row's value bytes may hold anything (here the extremes of int): ANSI checks never look
+// at them.
+TEST(AnsiModeTest, ARowThatIsNullNeverFailsWhateverItsBytesHold) {
+  auto column = std::make_shared<Column>(*testing::Fixed<int32_t>(DataType::Integer(), {INT32_MAX, 1, INT32_MIN}));
+  column->validity = {0, 1, 0};
+  column->null_count = 2;
+  BatchPtr batch = *RecordBatch::Make(*DataType::Struct({Field{"x", DataType::Integer(), true}}), {column}, 3);
+  for (const char* sql : {"x + 1", "x - 2", "x * 2", "-x", "abs(x)", "CAST(x AS smallint)", "round(x, -1)", "x div 1"}) {
+    Rows rows = Eval(sql, batch);
+    ASSERT_EQ(rows.size(), 3u) << sql;
+    EXPECT_EQ(rows[0], "null") << sql;
+    EXPECT_EQ(rows[2], "null") << sql;
+  }
+}
+
 TEST(AnsiModeTest, CoercionFollowsAnsiTypeCoercion) {
   struct TypeCase {
     const char* sql;
