@@ -1204,6 +1204,93 @@ Result<BoundPtr> BindEncoding(Call& c) {
   return c.Finish(c.Make(f == "unhex" ? Op::kUnhex : Op::kUnbase64, DataType::Binary()));
 }
 
+// map_keys(m), map_values(m).
+Result<BoundPtr> BindMapPart(Call& c) {
+  const TypePtr& t = c.args[0]->type;
+  if (t == nullptr || t->id() != TypeId::kMap) return c.Mismatch(fmt::format("{} needs a map, got {}", c.node.name, c.TypeOf(0)));
+  const bool keys = c.node.name == "map_keys";
+  TypePtr type = keys ? DataType::Array(t->key_type(), false) : DataType::Array(t->value_type(), t->value_contains_null());
+  return c.Finish(c.Make(keys ? Op::kMapKeys : Op::kMapValues, std::move(type), c.args[0]->nullable));
+}
+
+// The array functions. Elements are compared as Spark compares atomic values; arrays of structs,
+// arrays or maps are refused where elements are compared.
+Result<BoundPtr> BindArrayFunction(Call& c) {
+  const std::string& f = c.node.name;
+  const TypePtr& t = c.args[0]->type;
+  if (t == nullptr || t->id() != TypeId::kArray) return c.Mismatch(fmt::format("{} needs an array, got {}", f, c.TypeOf(0)));
+  const TypePtr& element = t->element_type();
+  auto atomic = [&]() -> Status {
+    if (!element->is_nested()) return Status::OK();
+    return c.Mismatch(fmt::format("{} compares elements, which {} cannot be", f, element->ToString()));
+  };
+  if (f == "array_size") {
+    auto node = c.Make(Op::kSize, DataType::Integer());
+    node->mode = EvalMode::kAnsi;  // Spark's array_size is size with NULL for a NULL array in either mode
+    return c.Finish(node);
+  }
+  if (f == "array_contains" || f == "array_position" || f == "array_append" || f == "array_prepend") {
+    // The elements and the value meet at their tightest common type, as Spark coerces them.
+    bool ok = true;
+    TypePtr common = TightestCommonType(element, c.args[1]->type, c.ansi(), &ok);
+    if (!ok || common == nullptr) {
+      return c.Mismatch(fmt::format("{} cannot take a {} into an array of {}", f, c.TypeOf(1), element->ToString()));
+    }
+    const bool adds = f == "array_append" || f == "array_prepend";
+    if (!adds && c.args[1]->type == nullptr) {
+      return c.Mismatch(fmt::format("{} cannot look for an untyped NULL; cast it to the element type", f));
+    }
+    SLUICE_ASSIGN_OR_RETURN(c.args[0], c.CastTo(c.args[0], DataType::Array(common, t->contains_null() || (adds && c.args[1]->nullable))));
+    SLUICE_ASSIGN_OR_RETURN(c.args[1], c.CastTo(c.args[1], common));
+    if (adds) {
+      return c.Finish(c.Make(f == "array_append" ? Op::kArrayAppend : Op::kArrayPrepend, c.args[0]->type, c.args[0]->nullable));
+    }
+    SLUICE_RETURN_IF_ERROR(atomic());
+    const bool contains = f == "array_contains";
+    return c.Finish(c.Make(contains ? Op::kArrayContains : Op::kArrayPosition, contains ? DataType::Boolean() : DataType::Long()));
+  }
+  if (f == "array_max" || f == "array_min") {
+    SLUICE_RETURN_IF_ERROR(atomic());
+    return c.Finish(c.Make(f == "array_max" ? Op::kArrayMax : Op::kArrayMin, element));
+  }
+  if (f == "slice") {
+    SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
+    SLUICE_RETURN_IF_ERROR(c.Expect(2, DataType::Integer()));
+    return c.Finish(c.Make(Op::kSlice, t));
+  }
+  if (f == "array_distinct") {
+    SLUICE_RETURN_IF_ERROR(atomic());
+    return c.Finish(c.Make(Op::kArrayDistinct, t, c.args[0]->nullable));
+  }
+  if (f == "array_compact") {
+    return c.Finish(c.Make(Op::kArrayCompact, DataType::Array(element, false), c.args[0]->nullable));
+  }
+  if (f == "sort_array") {
+    SLUICE_RETURN_IF_ERROR(atomic());
+    if (c.args.size() == 1) {
+      auto ascending = c.NewNode(Op::kConstant, DataType::Boolean());
+      LiteralValue v;
+      v.boolean = true;
+      ascending->constant = LiteralColumn(v, DataType::Boolean());
+      ascending->nullable = false;
+      c.args.push_back(ascending);
+    }
+    const BoundPtr& order = c.args[1];
+    if (order->op != Op::kConstant || order->type == nullptr || order->type->id() != TypeId::kBoolean ||
+        order->constant->IsNull(0)) {
+      return c.Mismatch("the order of sort_array is a constant boolean (true for ascending)");
+    }
+    return c.Finish(c.Make(Op::kSortArray, t, c.args[0]->nullable));
+  }
+  // array_join(array, delimiter[, null_replacement]): elements read as strings.
+  if (!CanImplicitCast(element, DataType::String())) {
+    return c.Mismatch(fmt::format("array_join needs an array of strings, got {}", t->ToString()));
+  }
+  SLUICE_ASSIGN_OR_RETURN(c.args[0], c.CastTo(c.args[0], DataType::Array(DataType::String(), t->contains_null())));
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(1, c.args.size()));
+  return c.Finish(c.Make(Op::kArrayJoin, DataType::String()));
+}
+
 // exp, ln, log10, sin, sign ... of one number (as a double); log(base, x); pi(), e().
 Result<BoundPtr> BindMath(Call& c) {
   const std::string& f = c.node.name;
@@ -1427,6 +1514,20 @@ constexpr FunctionDef kFunctions[] = {
     {"named_struct", 2, kAny, BindStructOrNamedStruct},
     {"array", 0, kAny, BindArray},
     {"map", 0, kAny, BindMap},
+    {"map_keys", 1, 1, BindMapPart},
+    {"map_values", 1, 1, BindMapPart},
+    {"array_size", 1, 1, BindArrayFunction},
+    {"array_contains", 2, 2, BindArrayFunction},
+    {"array_position", 2, 2, BindArrayFunction},
+    {"array_max", 1, 1, BindArrayFunction},
+    {"array_min", 1, 1, BindArrayFunction},
+    {"slice", 3, 3, BindArrayFunction},
+    {"array_distinct", 1, 1, BindArrayFunction},
+    {"array_compact", 1, 1, BindArrayFunction},
+    {"sort_array", 1, 2, BindArrayFunction},
+    {"array_join", 2, 3, BindArrayFunction},
+    {"array_append", 2, 2, BindArrayFunction},
+    {"array_prepend", 2, 2, BindArrayFunction},
     {"quarter", 1, 1, BindDatePart},
     {"dayofweek", 1, 1, BindDatePart},
     {"dayofyear", 1, 1, BindDatePart},

@@ -54,6 +54,9 @@ enum class Op : uint8_t {
   // JSON and nested values
   kGetJsonObject, kSize, kElementAt, kSubscript, kGetField, kStruct, kArray,
   kMap,  // args: key, value, key, value, ...
+  kMapKeys, kMapValues, kArrayContains, kArrayPosition, kArrayMax, kArrayMin, kSlice, kArrayDistinct,
+  kSortArray,  // args: array, ascending (a constant boolean)
+  kArrayJoin, kArrayAppend, kArrayPrepend, kArrayCompact,
   kAggregate,  // count, sum, ...: typed but not evaluable here
 };
 

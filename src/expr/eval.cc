@@ -63,6 +63,7 @@ bool MayFail(const BoundNode& node) {
     case Op::kAggregate:
     case Op::kElementAt:  // element_at(array, 0) fails in every mode
     case Op::kMap:        // a null or repeated key fails in every mode
+    case Op::kSlice:      // a start of 0 or a negative length fails in every mode
       return true;
     case Op::kCast:
       if (node.mode == EvalMode::kAnsi && CastCanFail(*node.args[0]->type, *node.type)) return true;
@@ -284,7 +285,10 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kLastDay: case Op::kMakeDate:
         return EvalDatetimeFunction(node, args, args.empty() ? 1 : rows, input.now_micros);
       case Op::kGetJsonObject: case Op::kSize: case Op::kElementAt: case Op::kSubscript: case Op::kGetField:
-      case Op::kStruct: case Op::kArray: case Op::kMap:
+      case Op::kStruct: case Op::kArray: case Op::kMap: case Op::kMapKeys: case Op::kMapValues:
+      case Op::kArrayContains: case Op::kArrayPosition: case Op::kArrayMax: case Op::kArrayMin: case Op::kSlice:
+      case Op::kArrayDistinct: case Op::kSortArray: case Op::kArrayJoin: case Op::kArrayAppend:
+      case Op::kArrayPrepend: case Op::kArrayCompact:
         return EvalNestedFunction(node, args, rows);
       default:
         return Status::Error(errors::kInternalError, "unknown bound operator");

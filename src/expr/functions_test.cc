@@ -184,6 +184,25 @@ TEST(FunctionsTest, DateStringAndMathFunctionsOverColumns) {
   Check({{"make_date(2024, i, 1)", {"2024-01-01", "2024-02-01", "null", "null"}}});
 }
 
+TEST(FunctionsTest, ArrayAndMapFunctionsOverColumns) {
+  Check({
+      {"array_contains(arr, 5)", {"false", "false", "null", "true"}},
+      {"array_contains(arr, 4)", {"false", "false", "null", "null"}},
+      {"array_position(arr, 2)", {"2", "0", "null", "0"}},
+      {"array_max(arr)", {"3", "null", "null", "5"}},
+      {"slice(arr, 2, 5)", {"[2,3]", "[]", "null", "[5]"}},
+      {"sort_array(arr, false)", {"[3,2,1]", "[]", "null", "[5,null]"}},
+      {"array_compact(arr)", {"[1,2,3]", "[]", "null", "[5]"}},
+      {"array_distinct(array_append(arr, i))", {"[1,2,3]", "[2]", "null", "[null,5,-4]"}},
+      {"array_prepend(arr, i)", {"[1,1,2,3]", "[2]", "null", "[-4,null,5]"}},
+      {"array_join(arr, '-', 'x')", {"1-2-3", "", "null", "x-5"}},
+      {"array_size(arr)", {"3", "0", "null", "2"}},
+      {"map_keys(m)", {"[\"a\",\"b\"]", "[]", "null", "[\"c\"]"}},
+      {"map_values(m)", {"[1,2]", "[]", "null", "[null]"}},
+  });
+  EXPECT_EQ(EvalError("slice(arr, i - 1, 1)").error_class(), errors::kInvalidParameterValue);
+}
+
 TEST(FunctionsTest, NonConstantPatternsCompilePerValue) {
   Check({
       {"'apple' RLIKE s", {"true", "false", "null", "true"}},

@@ -253,6 +253,222 @@ Result<Datum> MakeMap(const BoundNode& node, const std::vector<Datum>& args, int
   return Datum{out, false};
 }
 
+// Builds a list column row by row from rows of a source column (-1 for a null element).
+class ListBuilder {
+ public:
+  void Add(int64_t source_row) { indices_.push_back(source_row); }
+  void EndRow(bool valid) {
+    offsets_.push_back(static_cast<int64_t>(indices_.size()));
+    validity_.push_back(valid ? 1 : 0);
+  }
+  Datum Finish(const TypePtr& type, const ColumnPtr& source) {
+    auto out = std::make_shared<Column>();
+    out->type = type;
+    out->length = static_cast<int64_t>(offsets_.size()) - 1;
+    out->offsets = std::move(offsets_);
+    out->children.push_back(GatherChild(source, type->element_type(), std::move(indices_)));
+    SetValidity(out.get(), std::move(validity_));
+    return Datum{out, false};
+  }
+
+ private:
+  std::vector<int64_t> offsets_{0};
+  std::vector<int64_t> indices_;
+  std::vector<uint8_t> validity_;
+};
+
+// The array functions: each row's elements are child rows offsets[r] .. offsets[r + 1].
+Result<Datum> ArrayFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  const ColumnPtr array = Materialize(args[0], rows);
+  const ColumnPtr& elements = array->children[0];
+  const std::vector<int64_t>& offsets = array->offsets;
+  auto begin = [&](int64_t r) { return offsets[static_cast<size_t>(r)]; };
+  auto end = [&](int64_t r) { return offsets[static_cast<size_t>(r) + 1]; };
+  switch (node.op) {
+    case Op::kMapKeys:
+    case Op::kMapValues: {
+      auto out = std::make_shared<Column>(*array);  // the map's own offsets and validity
+      out->type = node.type;
+      out->children = {array->children[node.op == Op::kMapKeys ? 0 : 1]};
+      return Datum{out, false};
+    }
+    case Op::kArrayContains:
+    case Op::kArrayPosition: {
+      // contains: TRUE when found, else NULL if some element is NULL, else FALSE; position: 1-based,
+      // 0 when absent. NULL for a NULL array or value.
+      const ColumnPtr value = Materialize(args[1], rows);
+      const bool contains = node.op == Op::kArrayContains;
+      auto out = NewFixedColumn(node.type, rows);
+      std::vector<uint8_t> validity(static_cast<size_t>(rows), 1);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (array->IsNull(r) || value->IsNull(r)) {
+          validity[static_cast<size_t>(r)] = 0;
+          continue;
+        }
+        int64_t found = 0;
+        bool saw_null = false;
+        for (int64_t e = begin(r); e < end(r) && found == 0; ++e) {
+          if (elements->IsNull(e)) {
+            saw_null = true;
+          } else if (RowsEqual(*elements, e, *value, r)) {
+            found = e - begin(r) + 1;
+          }
+        }
+        if (contains) {
+          out->data[static_cast<size_t>(r)] = found > 0;
+          if (found == 0 && saw_null) validity[static_cast<size_t>(r)] = 0;
+        } else {
+          reinterpret_cast<int64_t*>(out->data.data())[r] = found;
+        }
+      }
+      SetValidity(out.get(), std::move(validity));
+      return Datum{out, false};
+    }
+    case Op::kArrayMax:
+    case Op::kArrayMin: {
+      const bool max = node.op == Op::kArrayMax;
+      std::vector<int64_t> picked(static_cast<size_t>(rows), -1);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (array->IsNull(r)) continue;
+        int64_t& best = picked[static_cast<size_t>(r)];
+        for (int64_t e = begin(r); e < end(r); ++e) {
+          if (elements->IsNull(e)) continue;
+          const int c = best < 0 ? 0 : CompareRows(*elements, e, *elements, best);
+          if (best < 0 || (max ? c > 0 : c < 0)) best = e;
+        }
+      }
+      return Datum{GatherChild(elements, node.type, std::move(picked)), false};
+    }
+    case Op::kSlice: {
+      FixedReader<int32_t> start = ReadFixed<int32_t>(args[1]), length = ReadFixed<int32_t>(args[2]);
+      ValidityReader start_valid = ReadValidity(args[1]), length_valid = ReadValidity(args[2]);
+      ListBuilder list;
+      for (int64_t r = 0; r < rows; ++r) {
+        if (array->IsNull(r) || !start_valid(r) || !length_valid(r)) {
+          list.EndRow(false);
+          continue;
+        }
+        if (start[r] == 0) {
+          return Status::Error(errors::kInvalidParameterValue,
+                               "slice's start 0 is invalid: positions start at 1 (negative ones from the end)");
+        }
+        if (length[r] < 0) {
+          return Status::Error(errors::kInvalidParameterValue,
+                               fmt::format("slice's length must be 0 or more, got {}", length[r]));
+        }
+        const int64_t n = end(r) - begin(r);
+        const int64_t first = start[r] > 0 ? start[r] - 1 : n + start[r];
+        for (int64_t k = std::max<int64_t>(first, 0); first >= 0 && k < std::min<int64_t>(n, first + length[r]); ++k) {
+          list.Add(begin(r) + k);
+        }
+        list.EndRow(true);
+      }
+      return list.Finish(node.type, elements);
+    }
+    case Op::kArrayDistinct:
+    case Op::kArrayCompact: {
+      const bool distinct = node.op == Op::kArrayDistinct;
+      ListBuilder list;
+      std::vector<int64_t> kept;
+      for (int64_t r = 0; r < rows; ++r) {
+        if (array->IsNull(r)) {
+          list.EndRow(false);
+          continue;
+        }
+        kept.clear();
+        bool null_kept = false;
+        for (int64_t e = begin(r); e < end(r); ++e) {
+          if (elements->IsNull(e)) {
+            if (distinct && !null_kept) list.Add(-1);
+            null_kept = true;
+            continue;
+          }
+          if (distinct && std::any_of(kept.begin(), kept.end(), [&](int64_t k) { return RowsEqual(*elements, k, *elements, e); })) {
+            continue;
+          }
+          kept.push_back(e);
+          list.Add(e);
+        }
+        list.EndRow(true);
+      }
+      return list.Finish(node.type, elements);
+    }
+    case Op::kSortArray: {
+      // Ascending puts NULLs first, descending last, as Spark's sort_array.
+      const bool ascending = args[1].column->Value<uint8_t>(0) != 0;
+      ListBuilder list;
+      std::vector<int64_t> sorted;
+      for (int64_t r = 0; r < rows; ++r) {
+        if (array->IsNull(r)) {
+          list.EndRow(false);
+          continue;
+        }
+        sorted.clear();
+        int64_t nulls = 0;
+        for (int64_t e = begin(r); e < end(r); ++e) {
+          if (elements->IsNull(e)) {
+            ++nulls;
+          } else {
+            sorted.push_back(e);
+          }
+        }
+        std::stable_sort(sorted.begin(), sorted.end(), [&](int64_t x, int64_t y) {
+          const int c = CompareRows(*elements, x, *elements, y);
+          return ascending ? c < 0 : c > 0;
+        });
+        if (ascending) for (int64_t k = 0; k < nulls; ++k) list.Add(-1);
+        for (int64_t e : sorted) list.Add(e);
+        if (!ascending) for (int64_t k = 0; k < nulls; ++k) list.Add(-1);
+        list.EndRow(true);
+      }
+      return list.Finish(node.type, elements);
+    }
+    case Op::kArrayJoin: {
+      // NULL elements are skipped, or written as the replacement when one is given.
+      StringReader delimiter = ReadString(args[1]);
+      ValidityReader delimiter_valid = ReadValidity(args[1]);
+      const bool has_replacement = args.size() > 2;
+      StringReader replacement = has_replacement ? ReadString(args[2]) : delimiter;
+      ValidityReader replacement_valid = has_replacement ? ReadValidity(args[2]) : delimiter_valid;
+      StringWriter writer(node.type, rows);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (array->IsNull(r) || !delimiter_valid(r) || !replacement_valid(r)) {
+          writer.AppendNull();
+          continue;
+        }
+        bool first = true;
+        for (int64_t e = begin(r); e < end(r); ++e) {
+          if (elements->IsNull(e) && !has_replacement) continue;
+          if (!first) writer.AppendPart(delimiter[r]);
+          writer.AppendPart(elements->IsNull(e) ? replacement[r] : elements->View(e));
+          first = false;
+        }
+        writer.FinishRow();
+      }
+      return Datum{writer.Finish(), false};
+    }
+    default: {  // array_append, array_prepend: the element is the row's value of the second argument
+      const ColumnPtr value = Materialize(args[1], rows);
+      const ColumnPtr parts[] = {elements, value};
+      SLUICE_ASSIGN_OR_RETURN(ColumnPtr source, Concatenate(parts));
+      const bool append = node.op == Op::kArrayAppend;
+      ListBuilder list;
+      for (int64_t r = 0; r < rows; ++r) {
+        if (array->IsNull(r)) {
+          list.EndRow(false);
+          continue;
+        }
+        const int64_t added = value->IsNull(r) ? -1 : elements->length + r;
+        if (!append) list.Add(added);
+        for (int64_t e = begin(r); e < end(r); ++e) list.Add(e);
+        if (append) list.Add(added);
+        list.EndRow(true);
+      }
+      return list.Finish(node.type, source);
+    }
+  }
+}
+
 }  // namespace
 
 Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
@@ -347,6 +563,10 @@ Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>
       return Datum{out, false};
     }
     case Op::kMap: return MakeMap(node, args, rows);
+    case Op::kMapKeys: case Op::kMapValues: case Op::kArrayContains: case Op::kArrayPosition: case Op::kArrayMax:
+    case Op::kArrayMin: case Op::kSlice: case Op::kArrayDistinct: case Op::kSortArray: case Op::kArrayJoin:
+    case Op::kArrayAppend: case Op::kArrayPrepend: case Op::kArrayCompact:
+      return ArrayFunction(node, args, rows);
     default: return Status::Error(errors::kInternalError, "not a nested-value function");
   }
 }
