@@ -131,12 +131,10 @@ Result<Datum> EvaluateOnRows(const BoundNode& node, const EvalInput& input, cons
   const int64_t count = static_cast<int64_t>(rows.size());
   SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(node, EvalInput{gathered, count, input.now_micros, 0}));
   if (d.scalar) return d;
-  // Scatter back: every row not evaluated reads the null appended after the evaluated ones.
-  const ColumnPtr parts[] = {Materialize(d, count), MakeNullColumn(d.column->type, 1)};
-  SLUICE_ASSIGN_OR_RETURN(ColumnPtr with_null, Concatenate(parts));
-  std::vector<int64_t> indices(static_cast<size_t>(input.num_rows), count);
+  // Scatter back: every row not evaluated is null.
+  std::vector<int64_t> indices(static_cast<size_t>(input.num_rows), -1);
   for (int64_t k = 0; k < count; ++k) indices[static_cast<size_t>(rows[static_cast<size_t>(k)])] = k;
-  return Datum{Take(with_null, indices), false};
+  return Datum{GatherChild(Materialize(d, count), d.column->type, std::move(indices)), false};
 }
 
 // Of `rows`, those where the boolean datum is (not) `value`, as a CASE, AND or OR continues.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sluice/core/compute.h"
+
 namespace sluice::expr {
 
 std::shared_ptr<Column> NewFixedColumn(const TypePtr& type, int64_t rows) {
@@ -10,6 +12,15 @@ std::shared_ptr<Column> NewFixedColumn(const TypePtr& type, int64_t rows) {
   column->length = rows;
   column->data.assign(static_cast<size_t>(rows * type->byte_width()), 0);
   return column;
+}
+
+ColumnPtr GatherChild(const ColumnPtr& source, const TypePtr& type, std::vector<int64_t> indices) {
+  std::vector<ColumnPtr> parts{source, MakeNullColumn(type, 1)};
+  ColumnPtr all = Concatenate(parts).value_or(nullptr);
+  for (int64_t& index : indices) {
+    if (index < 0) index = source->length;
+  }
+  return Take(all, indices);
 }
 
 std::vector<uint8_t> CombinedValidity(const std::vector<Datum>& inputs, int64_t rows) {

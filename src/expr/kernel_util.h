@@ -69,6 +69,9 @@ std::shared_ptr<Column> NewFixedColumn(const TypePtr& type, int64_t rows);
 // The AND of the inputs' validity as bytes, or an empty vector when every row is valid.
 std::vector<uint8_t> CombinedValidity(const std::vector<Datum>& inputs, int64_t rows);
 
+// Row i of the result is row indices[i] of `source` (of type `type`), or null where it is -1.
+ColumnPtr GatherChild(const ColumnPtr& source, const TypePtr& type, std::vector<int64_t> indices);
+
 // Installs `validity` on `column` (dropping it when nothing is null) and sets null_count.
 void SetValidity(Column* column, std::vector<uint8_t> validity);
 

@@ -202,16 +202,6 @@ Result<Datum> GetJsonObject(const BoundNode& node, const std::vector<Datum>& arg
   return Datum{writer.Finish(), false};
 }
 
-// Row i of the result is child row indices[i] (-1 for null).
-ColumnPtr GatherChild(const ColumnPtr& child, const TypePtr& type, std::vector<int64_t> indices) {
-  std::vector<ColumnPtr> parts{child, MakeNullColumn(type, 1)};
-  ColumnPtr all = Concatenate(parts).value_or(nullptr);
-  for (int64_t& index : indices) {
-    if (index < 0) index = child->length;
-  }
-  return Take(all, indices);
-}
-
 // map(k1, v1, ...): every row a map of the same keys, in order. A null key is NULL_MAP_KEY and a
 // key given twice DUPLICATED_MAP_KEY, as Spark's default mapKeyDedupPolicy (EXCEPTION) has it.
 Result<Datum> MakeMap(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
