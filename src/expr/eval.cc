@@ -64,6 +64,7 @@ bool MayFail(const BoundNode& node) {
     case Op::kElementAt:  // element_at(array, 0) fails in every mode
     case Op::kMap:        // a null or repeated key fails in every mode
     case Op::kSlice:      // a start of 0 or a negative length fails in every mode
+    case Op::kRepeat: case Op::kLPad: case Op::kRPad:  // a value beyond the size bound fails
       return true;
     case Op::kCast:
       if (node.mode == EvalMode::kAnsi && CastCanFail(*node.args[0]->type, *node.type)) return true;

@@ -203,6 +203,19 @@ TEST(FunctionsTest, ArrayAndMapFunctionsOverColumns) {
   EXPECT_EQ(EvalError("slice(arr, i - 1, 1)").error_class(), errors::kInvalidParameterValue);
 }
 
+// Functions that make values of the size they are asked for refuse sizes beyond 64 MiB before
+// allocating anything (a row that is NULL asks for nothing).
+TEST(FunctionsTest, MadeValuesHaveABoundedSize) {
+  for (const char* sql : {"repeat(s, 2000000000)", "repeat(repeat('ab', 40000), 1000)", "lpad(s, 2000000000, 'x')",
+                          "rpad(s, 20000000, 'x')"}) {
+    Status error = EvalError(sql);
+    EXPECT_EQ(error.error_class(), errors::kInvalidParameterValue) << sql;
+    EXPECT_NE(error.message().find("64 MiB"), std::string::npos) << sql << ": " << error.ToString();
+  }
+  EXPECT_EQ(Eval("length(repeat(s, 1000))"), (Rows{"5000", "6000", "null", "0"}));
+  EXPECT_EQ(Eval("CASE WHEN s IS NULL THEN repeat(s, 2000000000) END"), (Rows{"null", "null", "null", "null"}));
+}
+
 TEST(FunctionsTest, NonConstantPatternsCompilePerValue) {
   Check({
       {"'apple' RLIKE s", {"true", "false", "null", "true"}},

@@ -292,6 +292,26 @@ void Pad(std::string_view s, int64_t length, std::string_view pad, bool left, St
 
 constexpr char kHexDigits[] = "0123456789ABCDEF";
 
+// repeat, lpad and rpad make values of the size they are asked for: beyond this many bytes a value
+// is refused (INVALID_PARAMETER_VALUE) before anything is allocated.
+constexpr int64_t kMaxMadeValueBytes = int64_t{64} << 20;
+
+// INVALID_PARAMETER_VALUE for the first valid row whose made value would exceed the bound.
+template <typename Size>
+Status CheckMadeValueSizes(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, Size bytes) {
+  AllValid valid(args);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (!valid(i)) continue;
+    const int64_t size = bytes(i);
+    if (size > kMaxMadeValueBytes) {
+      return Status::Error(errors::kInvalidParameterValue,
+                           fmt::format("{} would make a value of {} bytes, more than the {} MiB one value may hold",
+                                       node.name, size, kMaxMadeValueBytes >> 20));
+    }
+  }
+  return Status::OK();
+}
+
 std::optional<std::string> Unhex(std::string_view text) {
   auto digit = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
@@ -643,12 +663,17 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
     case Op::kRPad: {
       StringReader s = str(0), pad = str(2);
       FixedReader<int32_t> length = ReadFixed<int32_t>(args[1]);
+      // A character is at most 4 bytes.
+      SLUICE_RETURN_IF_ERROR(CheckMadeValueSizes(node, args, rows, [&](int64_t i) { return int64_t{4} * length[i]; }));
       const bool left = node.op == Op::kLPad;
       return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) { Pad(s[i], length[i], pad[i], left, w); });
     }
     case Op::kRepeat: {
       StringReader s = str(0);
       FixedReader<int32_t> times = ReadFixed<int32_t>(args[1]);
+      SLUICE_RETURN_IF_ERROR(CheckMadeValueSizes(node, args, rows, [&](int64_t i) {
+        return static_cast<int64_t>(s[i].size()) * std::max(times[i], 0);
+      }));
       return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
         for (int32_t k = 0; k < times[i]; ++k) w->AppendPart(s[i]);
         w->FinishRow();
