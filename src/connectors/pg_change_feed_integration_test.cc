@@ -187,8 +187,7 @@ TEST_F(ChangeFeedTest, SnapshotWithConcurrentWritesHasNoGapAndNoDuplicate) {
 // and by locking the table in the last one, so that the copy waits for its commit (once the feed
 // starts streaming, the server may log running-transactions records of its own).
 TEST_F(ChangeFeedTest, ATransactionCommittedAtTheConsistentPointIsStreamed) {
-  Execute("CREATE TABLE accounts (id int PRIMARY KEY, balance int); ALTER TABLE accounts REPLICA IDENTITY FULL;"
-          "INSERT INTO accounts VALUES (1, 100), (2, 100)");
+  Execute("CREATE TABLE accounts (id int PRIMARY KEY, balance int); ALTER TABLE accounts REPLICA IDENTITY FULL");
   auto begin_with_xid = [](PgConnection& conn) -> std::string {
     if (!conn.Execute("BEGIN").ok()) return "";
     auto xid = conn.Query("SELECT txid_current()::text");
@@ -208,6 +207,7 @@ TEST_F(ChangeFeedTest, ATransactionCommittedAtTheConsistentPointIsStreamed) {
   // returns; empty when another server process (autovacuum, a checkpoint) logged a record in
   // between, the update then rolled back and the feed and its slot gone.
   auto commit_at_the_consistent_point = [&](std::string* consistent_point) {
+    Execute("TRUNCATE accounts; INSERT INTO accounts VALUES (1, 100), (2, 100)");
     auto first = PgConnection::Connect(db_->connection_string());
     auto second = PgConnection::Connect(db_->connection_string());
     auto boundary = PgConnection::Connect(db_->connection_string());
@@ -261,20 +261,32 @@ TEST_F(ChangeFeedTest, ATransactionCommittedAtTheConsistentPointIsStreamed) {
     std::filesystem::remove_all(dir_.Join("main"));
   };
 
-  std::string consistent_point;
-  for (int attempt = 0; attempt < 5 && consistent_point.empty() && !HasFatalFailure(); ++attempt) {
+  // Another server process can also log a record (the background writer's snapshot of running
+  // transactions, every 15 s) between the check and the COMMIT, which then lands past the point:
+  // the update is streamed but the edge was not met, and the attempt is made again.
+  bool met = false;
+  for (int attempt = 0; attempt < 5 && !met && !HasFatalFailure(); ++attempt) {
+    std::string consistent_point;
     commit_at_the_consistent_point(&consistent_point);
+    if (consistent_point.empty()) continue;
+    CatchUp();
+    History history = Read("lb_accounts_history");
+    EXPECT_EQ(history.Texts(), (std::vector<std::string>{"insert:1,100", "insert:2,100", "update_preimage:1,100",
+                                                         "update_postimage:1,101"}));
+    ASSERT_EQ(history.rows.size(), 4u);
+    auto lsn = ParseLsn(consistent_point);
+    ASSERT_TRUE(lsn.ok());
+    ASSERT_GE(static_cast<Lsn>(history.rows[2].lsn), *lsn) << "a change before the consistent point was streamed";
+    met = static_cast<Lsn>(history.rows[2].lsn) == *lsn;
+    if (!met) {
+      StopFeed();
+      Status dropped = DropChangeFeedSlot(Config());
+      ASSERT_TRUE(dropped.ok()) << dropped.ToString();
+      std::filesystem::remove_all(dir_.Join("main"));
+    }
   }
-  ASSERT_FALSE(consistent_point.empty()) << "other server processes wrote to the WAL in every attempt";
-  CatchUp();
-
-  History history = Read("lb_accounts_history");
-  EXPECT_EQ(history.Texts(), (std::vector<std::string>{"insert:1,100", "insert:2,100", "update_preimage:1,100",
-                                                       "update_postimage:1,101"}));
-  ASSERT_EQ(history.rows.size(), 4u);
-  auto lsn = ParseLsn(consistent_point);
-  ASSERT_TRUE(lsn.ok());
-  EXPECT_EQ(static_cast<Lsn>(history.rows[2].lsn), *lsn) << "committed at the consistent point";
+  EXPECT_TRUE(met) << "other server processes wrote to the WAL in every attempt: no update committed at the "
+                      "consistent point";
 }
 
 TEST_F(ChangeFeedTest, NewPartitionedRenamedAndCollidingTablesMapByRelation) {
