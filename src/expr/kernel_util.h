@@ -75,6 +75,24 @@ ColumnPtr GatherChild(const ColumnPtr& source, const TypePtr& type, std::vector<
 // Installs `validity` on `column` (dropping it when nothing is null) and sets null_count.
 void SetValidity(Column* column, std::vector<uint8_t> validity);
 
+// A fixed-width result computed by f(row, &value) -> valid, on rows where all inputs are valid.
+template <typename T, typename F>
+Result<Datum> FixedKernel(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, F f) {
+  auto out = NewFixedColumn(node.type, rows);
+  T* values = reinterpret_cast<T*>(out->data.data());
+  std::vector<uint8_t> validity = CombinedValidity(args, rows);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (!validity.empty() && validity[static_cast<size_t>(i)] == 0) continue;
+    SLUICE_ASSIGN_OR_RETURN(bool valid, f(i, &values[i]));
+    if (!valid) {
+      if (validity.empty()) validity.assign(static_cast<size_t>(rows), 1);
+      validity[static_cast<size_t>(i)] = 0;
+    }
+  }
+  SetValidity(out.get(), std::move(validity));
+  return Datum{out, false};
+}
+
 // Appends rows of string/binary output without a heap allocation per row.
 class StringWriter {
  public:

@@ -50,24 +50,6 @@ std::optional<int64_t> Truncate(std::string_view unit_text, int64_t micros) {
   return std::nullopt;
 }
 
-// A fixed-width result computed by f(row, &value) -> valid, on rows where all inputs are valid.
-template <typename T, typename F>
-Result<Datum> FixedKernel(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, F f) {
-  auto out = NewFixedColumn(node.type, rows);
-  T* values = reinterpret_cast<T*>(out->data.data());
-  std::vector<uint8_t> validity = CombinedValidity(args, rows);
-  for (int64_t i = 0; i < rows; ++i) {
-    if (!validity.empty() && validity[static_cast<size_t>(i)] == 0) continue;
-    SLUICE_ASSIGN_OR_RETURN(bool valid, f(i, &values[i]));
-    if (!valid) {
-      if (validity.empty()) validity.assign(static_cast<size_t>(rows), 1);
-      validity[static_cast<size_t>(i)] = 0;
-    }
-  }
-  SetValidity(out.get(), std::move(validity));
-  return Datum{out, false};
-}
-
 // year, month, day, quarter, dayofweek (1 is Sunday), dayofyear, weekofyear (ISO 8601) of a date.
 int64_t DatePart(Op op, int64_t days) {
   CivilDate c = CivilFromDays(days);

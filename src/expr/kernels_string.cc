@@ -219,20 +219,6 @@ Result<Datum> RegexStringKernel(const BoundNode& node, const std::vector<Datum>&
   return d;
 }
 
-// An int result computed by f(row) -> Result<int32_t> on rows where every argument is valid.
-template <typename F>
-Result<Datum> IntKernel(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, F f) {
-  auto out = NewFixedColumn(node.type, rows);
-  int32_t* values = reinterpret_cast<int32_t*>(out->data.data());
-  std::vector<uint8_t> validity = CombinedValidity(args, rows);
-  for (int64_t i = 0; i < rows; ++i) {
-    if (!validity.empty() && validity[static_cast<size_t>(i)] == 0) continue;
-    SLUICE_ASSIGN_OR_RETURN(values[i], f(i));
-  }
-  SetValidity(out.get(), std::move(validity));
-  return Datum{out, false};
-}
-
 // Java's Matcher replacement text ($n a group, \x the character x) as std::regex's format ($n,
 // $& the whole match, $$ a dollar).
 std::string JavaReplacement(std::string_view text) {
@@ -602,11 +588,12 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
     case Op::kRegexpCount: {
       StringReader s = str(0), pattern = str(1);
       RegexCache cache(node);
-      return IntKernel(node, args, rows, [&](int64_t i) -> Result<int32_t> {
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
         SLUICE_ASSIGN_OR_RETURN(const std::regex* re, cache.Get(pattern[i]));
         std::string_view v = s[i];
         using Iterator = std::regex_iterator<std::string_view::const_iterator>;
-        return static_cast<int32_t>(std::distance(Iterator(v.begin(), v.end(), *re), Iterator()));
+        *out = static_cast<int32_t>(std::distance(Iterator(v.begin(), v.end(), *re), Iterator()));
+        return true;
       });
     }
     case Op::kSplitPart: {
