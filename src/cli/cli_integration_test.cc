@@ -19,6 +19,7 @@
 #include "sluice/core/file_system.h"
 #include "sluice/delta/writer.h"
 #include "testing/temp_dir.h"
+#include "testing/paths.h"
 
 extern char** environ;
 
@@ -87,7 +88,7 @@ struct Ran {
   std::string out, err;
 };
 
-std::string SluiceBinary() { return std::string(SLUICE_BINARY_DIR) + "/sluice"; }
+std::string SluiceBinary() { return sluice::testing::BinaryDir() + "/sluice"; }
 
 // The sluice binary run in `cwd` with `args`.
 Ran RunSluice(const std::string& cwd, std::vector<std::string> args) {
@@ -116,7 +117,7 @@ class CliTest : public ::testing::Test {
 // A Parquet file written by another engine (pyarrow), named relative to the working folder.
 TEST_F(CliTest, ParquetCommandsTakeRelativePaths) {
   std::filesystem::create_directories(dir_.Join("sub"));
-  std::filesystem::copy_file(std::string(SLUICE_SOURCE_DIR) + "/src/parquet/fuzz_seeds/reader_fuzz/plain_v1",
+  std::filesystem::copy_file(sluice::testing::SourceDir() + "/src/parquet/fuzz_seeds/reader_fuzz/plain_v1",
                              dir_.Join("sub/f.parquet"));
   Ran cat = RunSluice(dir_.Join("sub"), {"parquet", "cat", "f.parquet"});
   EXPECT_EQ(cat.exit_code, 0) << cat.err;
@@ -254,8 +255,8 @@ struct ShellExample {
 
 std::vector<ShellExample> RunnableShellExamples() {
   std::vector<ShellExample> examples;
-  std::vector<std::string> files = {std::string(SLUICE_SOURCE_DIR) + "/README.md"};
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(SLUICE_SOURCE_DIR) + "/docs")) {
+  std::vector<std::string> files = {sluice::testing::SourceDir() + "/README.md"};
+  for (const auto& entry : std::filesystem::directory_iterator(sluice::testing::SourceDir() + "/docs")) {
     if (entry.path().extension() == ".md") files.push_back(entry.path());
   }
   for (const std::string& file : files) {
@@ -319,9 +320,9 @@ TEST(DocsShellExamplesTest, EveryRunnableExampleRunsAndPrintsWhatItShows) {
     for (const auto& [command, expected] : example.commands) {
       SCOPED_TRACE(command);
       std::ofstream(dir.Join("example.sh"))
-          << "set -e\nsluice() { \"" << SLUICE_BINARY_DIR << "/sluice\" \"$@\"; }\nexport SLUICE_WAREHOUSE=" << dir.Join("w")
+          << "set -e\nsluice() { \"" << sluice::testing::BinaryDir() << "/sluice\" \"$@\"; }\nexport SLUICE_WAREHOUSE=" << dir.Join("w")
           << "\nexport ORDERS_DB_PASSWORD=example-password\ncd " << dir.path() << "\nmkdir -p build\nln -sfn "
-          << SLUICE_BINARY_DIR << "/libsluice_sequence_plugin.so build/libsluice_sequence_plugin.so\n"
+          << sluice::testing::BinaryDir() << "/libsluice_sequence_plugin.so build/libsluice_sequence_plugin.so\n"
           << command << "\n";
       Ran ran = RunShell(dir.path(), dir.Join("example.sh"));
       ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;

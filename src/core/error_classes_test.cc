@@ -8,12 +8,13 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include "testing/paths.h"
 
 namespace sluice {
 namespace {
 
 std::string ReadSourceFile(const std::string& relative) {
-  std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/" + relative);
+  std::ifstream in(sluice::testing::SourceDir() + "/" + relative);
   EXPECT_TRUE(in.good()) << "cannot read " << relative;
   std::ostringstream content;
   content << in.rdbuf();

@@ -30,13 +30,14 @@
 #include "sluice/core/json_text.h"
 #include "sluice/core/record_batch.h"
 #include "sluice/expr/expression.h"
+#include "testing/paths.h"
 
 namespace sluice::expr {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kConformance = SLUICE_SOURCE_DIR "/src/expr/conformance";
+const std::string kConformance = sluice::testing::SourceDir() + "/src/expr/conformance";
 
 struct Case {
   std::string family;
@@ -203,10 +204,10 @@ std::map<std::string, std::vector<Outcome>> Spark(const std::vector<Case>& cases
     for (size_t i = 0; i < cases.size(); ++i) input << (i ? "," : "") << JsonString(cases[i].expression);
     input << "]";
   }
-  const std::string python = SLUICE_SOURCE_DIR "/tests/tools/venv/bin/python";
+  const std::string python = sluice::testing::SourceDir() + "/tests/tools/venv/bin/python";
   const std::string command =
       fmt::format("'{}' '{}/tests/tools/spark_oracle.py' {} {} < '{}/expressions.json' > '{}/results.json' 2> '{}/spark.log'",
-                  python, SLUICE_SOURCE_DIR, kLegacy.name, kAnsi.name, dir, dir, dir);
+                  python, sluice::testing::SourceDir(), kLegacy.name, kAnsi.name, dir, dir, dir);
   const int status = std::system(command.c_str());
   std::ifstream log_file(dir + "/spark.log");
   std::stringstream log;

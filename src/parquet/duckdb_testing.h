@@ -1,7 +1,7 @@
 // Test support for comparing sluice with DuckDB (installed from npm into tests/tools by
 // scripts/install-test-tools.sh): running DuckDB SQL through tests/tools/duckdb_query.mjs, and
 // printing sluice values in the same canonical JSON form that script prints (see its header),
-// so that rows compare as strings. For tests only; needs SLUICE_SOURCE_DIR.
+// so that rows compare as strings. For tests only; finds the tools through testing/paths.h.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -23,10 +23,11 @@
 #include "sluice/core/civil_date.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/record_batch.h"
+#include "testing/paths.h"
 
 namespace sluice::parquet::testing {
 
-inline std::string ToolsDir() { return std::string(SLUICE_SOURCE_DIR) + "/tests/tools"; }
+inline std::string ToolsDir() { return sluice::testing::SourceDir() + "/tests/tools"; }
 
 // Fails the calling test (not skips) when DuckDB is not installed.
 inline void RequireDuckDb() {

@@ -5,11 +5,12 @@
 #include "pipeline/copy_testing.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/plugin.h"
+#include "testing/paths.h"
 
 namespace sluice::pipeline {
 namespace {
 
-std::string PluginPath(const std::string& name) { return std::string(SLUICE_BINARY_DIR) + "/lib" + name + ".so"; }
+std::string PluginPath(const std::string& name) { return sluice::testing::BinaryDir() + "/lib" + name + ".so"; }
 
 class CopyPluginTest : public testing::CopyTest {
  protected:

@@ -16,6 +16,7 @@
 #include "sluice/connectors/register_formats.h"
 #include "sluice/expr/expression.h"
 #include "sluice/pipeline/pipeline_spec.h"
+#include "testing/paths.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -28,8 +29,8 @@ struct Example {
 
 // The blocks fenced as ```<language> in README.md and docs/*.md.
 std::vector<Example> Examples(std::string_view language) {
-  std::vector<std::filesystem::path> files = {std::filesystem::path(SLUICE_SOURCE_DIR) / "README.md"};
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(SLUICE_SOURCE_DIR) / "docs")) {
+  std::vector<std::filesystem::path> files = {std::filesystem::path(sluice::testing::SourceDir()) / "README.md"};
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(sluice::testing::SourceDir()) / "docs")) {
     if (entry.path().extension() == ".md") files.push_back(entry.path());
   }
   std::vector<Example> examples;
@@ -66,7 +67,7 @@ std::string Completed(const Example& example, const YAML::Node& root, engine::Re
     (void)registry->RegisterForeachBatch((*it)[1].str(),
                                          [](const RecordBatch&, const engine::BatchContext&) { return Status::OK(); });
   }
-  text = std::regex_replace(text, std::regex("/opt/sluice/plugins/"), std::string(SLUICE_BINARY_DIR) + "/");
+  text = std::regex_replace(text, std::regex("/opt/sluice/plugins/"), sluice::testing::BinaryDir() + "/");
   std::string prefix;
   if (!root["name"]) prefix += "name: docs_example\n";
   if (!root["storage"]) prefix += "storage: /var/lib/sluice/docs_example\n";

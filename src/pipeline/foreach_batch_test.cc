@@ -17,6 +17,7 @@
 #include "sluice/pipeline/pipeline_runner.h"
 #include "sluice/pipeline/pipeline_spec.h"
 #include "testing/temp_dir.h"
+#include "testing/paths.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -31,7 +32,7 @@ std::string RateSource(int rows_per_second = 10) {
 }
 
 std::string PluginFunction(const std::string& function) {
-  return "plugin:" + std::string(SLUICE_BINARY_DIR) + "/libsluice_two_tables_plugin.so:" + function;
+  return "plugin:" + sluice::testing::BinaryDir() + "/libsluice_two_tables_plugin.so:" + function;
 }
 
 std::vector<int64_t> Range(int64_t begin, int64_t end) {
@@ -135,11 +136,11 @@ TEST_F(ForeachBatchTest, PluginFunctionsAreFoundOrRefusedBeforeAnythingRuns) {
   for (const Case& c : std::vector<Case>{
            {PluginFunction("no_such_function"), errors::kForeachBatchFunctionNotFound, "no_such_function"},
            {PluginFunction(""), errors::kPluginLoadFailed, "plugin:/path/libx.so:function"},
-           {"plugin:" + std::string(SLUICE_BINARY_DIR) + "/libsluice_two_tables_plugin.so", errors::kPluginLoadFailed,
+           {"plugin:" + sluice::testing::BinaryDir() + "/libsluice_two_tables_plugin.so", errors::kPluginLoadFailed,
             "is not of the form plugin:/path/libx.so:function"},
            {"plugin:relative/libx.so:f", errors::kPluginLoadFailed, "absolute path"},
            {"plugin:" + dir_.Join("missing.so") + ":f", errors::kPluginLoadFailed, "missing.so"},
-           {"plugin:" + std::string(SLUICE_BINARY_DIR) + "/libsluice_wrong_abi_test_plugin.so:f",
+           {"plugin:" + sluice::testing::BinaryDir() + "/libsluice_wrong_abi_test_plugin.so:f",
             errors::kPluginAbiMismatch, "ABI"},
        }) {
     SCOPED_TRACE(c.function);

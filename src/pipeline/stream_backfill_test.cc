@@ -53,7 +53,7 @@ std::multiset<std::string> TableRows(const std::string& table) {
 
 class BackfillTest : public ::testing::Test {
  protected:
-  BackfillSpec Spec() const { return {"main.raw.events", table_, history_}; }
+  BackfillSpec Spec() const { return {"main.raw.events", table_, history_, {}}; }
 
   sluice::testing::TempDir dir_;
   std::string table_ = dir_.Join("table"), history_ = dir_.Join("history");

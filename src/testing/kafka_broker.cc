@@ -25,6 +25,7 @@
 
 #include "sluice/core/error_classes.h"
 #include "testing/temp_dir.h"
+#include "testing/paths.h"
 
 namespace sluice::testing {
 namespace {
@@ -159,7 +160,7 @@ Result<std::unique_ptr<KafkaBroker>> KafkaBroker::Start(const std::string& direc
   const char* java_home = std::getenv("JAVA_HOME");
   broker->java_ = java_home != nullptr && *java_home != '\0' ? std::string(java_home) + "/bin/java" : "java";
   const char* libs = std::getenv("SLUICE_KAFKA_LIBS");
-  broker->libs_ = fmt::format("{}/{}", libs != nullptr && *libs != '\0' ? libs : SLUICE_SOURCE_DIR "/tests/tools/kafka/libs",
+  broker->libs_ = fmt::format("{}/{}", libs != nullptr && *libs != '\0' ? libs : sluice::testing::SourceDir() + "/tests/tools/kafka/libs",
                               version);
   if (!fs::is_directory(broker->libs_)) {
     return Status::Error(errors::kEmbeddedServiceFailed,
