@@ -26,11 +26,16 @@ class DeltaSink final : public Sink {
         transaction_(std::move(transaction)) {}
 
   std::string description() const override { return "DeltaSink[" + path_ + "]"; }
-  std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
+  // `complete` (an aggregation's whole result every batch) replaces the table's rows in each
+  // batch's commit, as Spark's Delta sink does.
+  std::vector<OutputMode> supported_output_modes() const override {
+    return {OutputMode::kAppend, OutputMode::kComplete};
+  }
 
   Status Open(const SinkContext& context) override {
     file_system_ = context.file_system;
     query_id_ = context.query_id;
+    complete_ = context.output_mode == OutputMode::kComplete;
     return Status::OK();
   }
 
@@ -95,8 +100,10 @@ class DeltaSink final : public Sink {
                                          : delta::SetTransaction{query_id_, batch_id, std::nullopt}};
     if (mode_.empty()) {
       options.operation = std::string(delta::kOperationStreamingUpdate);
-      options.operation_parameters = {
-          {"outputMode", "Append"}, {"queryId", query_id_}, {"epochId", std::to_string(batch_id)}};
+      options.operation_parameters = {{"outputMode", complete_ ? "Complete" : "Append"},
+                                      {"queryId", query_id_},
+                                      {"epochId", std::to_string(batch_id)}};
+      if (complete_) options.mode = delta::WriteMode::kOverwrite;
     } else if (mode_ == "overwrite" && !overwritten_) {
       options.mode = delta::WriteMode::kOverwrite;
     }
@@ -108,6 +115,7 @@ class DeltaSink final : public Sink {
   std::string mode_;
   std::optional<WriteTransaction> transaction_;
   bool overwritten_ = false;
+  bool complete_ = false;
   std::shared_ptr<FileSystem> file_system_;
   std::string query_id_;
 };

@@ -82,14 +82,20 @@ Result<Trigger> ParseTrigger(std::string_view kind, std::string_view interval) {
                                                     "'; use processing_time, once, available_now or real_time");
 }
 
-Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode output_mode) {
+Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode output_mode, bool aggregation) {
   std::vector<OutputMode> modes = sink.supported_output_modes();
   if (std::find(modes.begin(), modes.end(), output_mode) == modes.end()) {
     return Status::Error(errors::kUnsupportedOutputMode,
                          sink.description() + " does not support the " + std::string(OutputModeName(output_mode)) +
                              " output mode; it supports: " + ModeList(modes));
   }
-  if (output_mode == OutputMode::kComplete) {
+  if (aggregation && output_mode == OutputMode::kAppend) {
+    return Status::Error(errors::kUnsupportedOutputMode,
+                         "the append output mode writes each row once and for all, and without a watermark no group "
+                         "of an aggregation is ever final; use update (the groups each batch changed) or complete "
+                         "(every group after each batch)");
+  }
+  if (output_mode == OutputMode::kComplete && !aggregation) {
     return Status::Error(errors::kUnsupportedOutputMode,
                          "the complete output mode rewrites the whole result of an aggregation every batch, and this "
                          "query has no aggregation; use append");
@@ -113,7 +119,7 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<So
   if (config.checkpoint_location.empty()) {
     return Status::Error(errors::kInvalidArgument, "a streaming query needs a checkpoint location");
   }
-  SLUICE_RETURN_IF_ERROR(CheckQueryShape(*sink, config.trigger, config.output_mode));
+  SLUICE_RETURN_IF_ERROR(CheckQueryShape(*sink, config.trigger, config.output_mode, config.aggregation));
 
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> checkpoint,
                           Checkpoint::Open(config.file_system, config.checkpoint_location));

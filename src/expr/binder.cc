@@ -1666,11 +1666,15 @@ std::optional<ColumnComparison> Expression::AsColumnComparison() const {
   return std::nullopt;
 }
 
-Result<NamedExpression> ParseNamedExpression(std::string_view sql) {
-  SLUICE_ASSIGN_OR_RETURN(NamedTree tree, ParseNamedTree(sql));
+NamedExpression ToNamedExpression(NamedTree tree) {
   std::string name = tree.alias;
   if (name.empty()) name = tree.node->kind == NodeKind::kColumn ? tree.node->path.back() : PrintSql(*tree.node);
   return NamedExpression{Expression(std::move(tree.node)), std::move(name)};
+}
+
+Result<NamedExpression> ParseNamedExpression(std::string_view sql) {
+  SLUICE_ASSIGN_OR_RETURN(NamedTree tree, ParseNamedTree(sql));
+  return ToNamedExpression(std::move(tree));
 }
 
 Result<BoundExpression> Bind(const Expression& expression, const TypePtr& input_schema, SqlOptions options) {

@@ -298,7 +298,78 @@ class Parser {
     return named;
   }
 
+  // SELECT items FROM [STREAM(]name[)] [WHERE c] [GROUP BY e, ...] [HAVING c]
+  Result<SelectTree> ParseSelect() {
+    SLUICE_RETURN_IF_ERROR(ExpectKeyword("select"));
+    SelectTree select;
+    if (IsSymbol(Peek(), "*") && IsKeyword(Peek(1), "from")) {
+      Next();
+    } else {
+      do {
+        SLUICE_ASSIGN_OR_RETURN(NodePtr node, ParseExpr());
+        NamedTree item{std::move(node), ""};
+        bool has_as = AcceptKeyword("as");
+        const Token& t = Peek();
+        if (t.kind == TokenKind::kQuotedWord ||
+            (t.kind == TokenKind::kWord && !IsReservedWord(t.text) && !IsClauseWord(t.text))) {
+          item.alias = Next().text;
+        } else if (has_as) {
+          return Unexpected("an alias name");
+        }
+        select.items.push_back(std::move(item));
+      } while (AcceptSymbol(","));
+    }
+    SLUICE_RETURN_IF_ERROR(ExpectKeyword("from"));
+    if (IsKeyword(Peek(), "stream") && IsSymbol(Peek(1), "(")) {
+      Next();
+      Next();
+      select.streaming = true;
+      SLUICE_ASSIGN_OR_RETURN(select.from, ParseTableName());
+      SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(select.from, ParseTableName());
+    }
+    if (AcceptKeyword("where")) {
+      SLUICE_ASSIGN_OR_RETURN(select.where, ParseExpr());
+    }
+    if (AcceptKeyword("group")) {
+      SLUICE_RETURN_IF_ERROR(ExpectKeyword("by"));
+      do {
+        SLUICE_ASSIGN_OR_RETURN(NodePtr key, ParseExpr());
+        select.group_by.push_back(std::move(key));
+      } while (AcceptSymbol(","));
+    }
+    if (AcceptKeyword("having")) {
+      SLUICE_ASSIGN_OR_RETURN(select.having, ParseExpr());
+    }
+    AcceptSymbol(";");
+    if (Peek().kind != TokenKind::kEnd) return Unexpected("WHERE, GROUP BY, HAVING or the end of the statement");
+    return select;
+  }
+
  private:
+  // Words that begin a clause of a SELECT statement: never an alias written without AS.
+  static bool IsClauseWord(std::string_view w) {
+    static constexpr std::string_view kClauses[] = {"where", "group", "having", "order", "limit", "union", "select"};
+    for (std::string_view c : kClauses) {
+      if (EqualsIgnoreCase(w, c)) return true;
+    }
+    return false;
+  }
+
+  // name(.name)*, each part a word or a back-quoted word; the parts as written, quotes removed.
+  Result<std::vector<std::string>> ParseTableName() {
+    std::vector<std::string> parts;
+    do {
+      const Token& t = Peek();
+      if (t.kind != TokenKind::kQuotedWord && (t.kind != TokenKind::kWord || IsReservedWord(t.text) || IsClauseWord(t.text))) {
+        return Unexpected("a table name");
+      }
+      parts.push_back(Next().text);
+    } while (AcceptSymbol("."));
+    return parts;
+  }
+
   // --- token helpers ---
   const Token& Peek(size_t ahead = 0) const { return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)]; }
   const Token& Next() {
@@ -999,6 +1070,12 @@ Result<NodePtr> ParseTree(std::string_view sql) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<Token> tokens, Lexer(sql).Run());
   Parser parser(sql, std::move(tokens));
   return parser.ParseWhole();
+}
+
+Result<SelectTree> ParseSelectTree(std::string_view sql) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<Token> tokens, Lexer(sql).Run());
+  Parser parser(sql, std::move(tokens));
+  return parser.ParseSelect();
 }
 
 Result<NamedTree> ParseNamedTree(std::string_view sql) {

@@ -9,8 +9,10 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/core/status.h"
+#include "sluice/expr/expression.h"
 #include "expr/ast.h"
 
 namespace sluice::expr {
@@ -23,5 +25,20 @@ struct NamedTree {
 };
 // `expr`, `expr AS name` or `expr name`.
 Result<NamedTree> ParseNamedTree(std::string_view sql);
+
+struct SelectTree {
+  std::vector<NamedTree> items;  // empty for `SELECT *`
+  std::vector<std::string> from;  // the table name's parts, as written
+  bool streaming = false;         // FROM STREAM(name)
+  NodePtr where;                  // null when absent
+  std::vector<NodePtr> group_by;
+  NodePtr having;                 // null when absent
+};
+// The select item: its alias, or the name Spark gives the column (the last path element of a
+// column reference, else the expression's SQL text).
+NamedExpression ToNamedExpression(NamedTree tree);
+
+// One SELECT statement (a flow's `sql`), an optional `;` at the end.
+Result<SelectTree> ParseSelectTree(std::string_view sql);
 
 }  // namespace sluice::expr

@@ -32,6 +32,15 @@ Result<FlowTransform> FlowTransform::Make(const FlowSpec& flow, expr::SqlOptions
   FlowTransform transform;
   transform.flow_name_ = flow.name;
   transform.sql_ = sql;
+  if (flow.sql) {
+    SLUICE_ASSIGN_OR_RETURN(expr::SelectStatement statement, expr::ParseSelect(*flow.sql));
+    transform.where_ = statement.where;
+    if (statement.is_aggregation()) {
+      transform.statement_ = std::move(statement);
+    } else {
+      transform.select_ = std::move(statement.items);
+    }
+  }
   if (flow.where) {
     SLUICE_ASSIGN_OR_RETURN(transform.where_, expr::Expression::Parse(*flow.where));
   }
@@ -47,7 +56,9 @@ Result<FlowTransform> FlowTransform::Make(const FlowSpec& flow, expr::SqlOptions
   return transform;
 }
 
-bool FlowTransform::is_identity() const { return !where_ && select_.empty() && expectations_.empty(); }
+bool FlowTransform::is_identity() const {
+  return !where_ && select_.empty() && expectations_.empty() && !statement_;
+}
 
 Status FlowTransform::BindTo(const TypePtr& input_schema) {
   Bound bound;
@@ -59,6 +70,14 @@ Status FlowTransform::BindTo(const TypePtr& input_schema) {
     bound.where = std::move(where).value();
   }
   TypePtr dataset_schema = input_schema;
+  if (statement_) {
+    Result<expr::BoundAggregation> plan = expr::BindAggregation(*statement_, input_schema, sql_);
+    if (!plan.ok()) return plan.status().WithContext(context + " sql");
+    dataset_schema = bound.output_schema = plan->output_schema;
+    Result<std::unique_ptr<engine::HashAggregation>> groups = engine::HashAggregation::Make(std::move(plan).value(), sql_);
+    if (!groups.ok()) return groups.status().WithContext(context + " sql");
+    groups_ = std::move(groups).value();
+  }
   if (!select_.empty()) {
     std::vector<Field> fields;
     for (const expr::NamedExpression& item : select_) {
@@ -93,6 +112,10 @@ Result<BatchPtr> FlowTransform::Apply(const BatchPtr& input, std::vector<Expecta
     SLUICE_RETURN_IF_ERROR(bound_->where->Filter(*batch, &selection_));
     if (static_cast<int64_t>(selection_.size()) != batch->num_rows()) batch = Take(batch, selection_);
   }
+  if (groups_) {
+    SLUICE_RETURN_IF_ERROR(groups_->Add(*batch));
+    return RecordBatch::Empty(bound_->output_schema);
+  }
   if (!bound_->select.empty()) {
     std::vector<ColumnPtr> columns;
     columns.reserve(bound_->select.size());
@@ -102,6 +125,17 @@ Result<BatchPtr> FlowTransform::Apply(const BatchPtr& input, std::vector<Expecta
     }
     SLUICE_ASSIGN_OR_RETURN(batch, RecordBatch::Make(bound_->select_schema, std::move(columns), batch->num_rows()));
   }
+  return ApplyExpectations(std::move(batch), counts);
+}
+
+Result<BatchPtr> FlowTransform::FinishAggregation(engine::OutputMode mode, std::vector<ExpectationCounts>* counts) {
+  counts->clear();
+  if (!groups_) return Status::Error(errors::kInternalError, "flow '" + flow_name_ + "' has no bound aggregation");
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr rows, groups_->Output(mode));
+  return ApplyExpectations(std::move(rows), counts);
+}
+
+Result<BatchPtr> FlowTransform::ApplyExpectations(BatchPtr batch, std::vector<ExpectationCounts>* counts) {
   if (expectations_.empty()) return batch;
 
   const int64_t n = batch->num_rows();
@@ -137,8 +171,40 @@ Result<BatchPtr> FlowTransform::Apply(const BatchPtr& input, std::vector<Expecta
   return Take(batch, kept);
 }
 
-TransformingSink::TransformingSink(FlowTransform transform, std::unique_ptr<engine::Sink> inner)
-    : transform_(std::move(transform)), inner_(std::move(inner)) {}
+TransformingSink::TransformingSink(FlowTransform transform, std::unique_ptr<engine::Sink> inner,
+                                   std::optional<AggregationState> state)
+    : transform_(std::move(transform)), inner_(std::move(inner)), state_(std::move(state)) {}
+
+Status TransformingSink::LoadGroups(int64_t version) {
+  engine::HashAggregation* groups = transform_.groups();
+  if (groups == loaded_groups_ && version == loaded_version_) return Status::OK();
+  if (!state_) return Status::Error(errors::kInternalError, "an aggregating flow needs a state directory");
+  loaded_groups_ = nullptr;
+  if (!store_ || !store_->schema()->Equals(*groups->state_schema())) {
+    store_.emplace(state_->file_system, state_->directory, groups->state_schema());
+  }
+  groups->Reset();
+  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> parts, store_->Load(version));
+  for (const BatchPtr& part : parts) SLUICE_RETURN_IF_ERROR(groups->Load(*part));
+  groups->ClearChanges();
+  loaded_groups_ = groups;
+  loaded_version_ = version;
+  return Status::OK();
+}
+
+Status TransformingSink::FinishAggregation(int64_t batch_id, engine::BatchWriter* inner) {
+  engine::HashAggregation* groups = transform_.groups();
+  std::vector<ExpectationCounts> counts;
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr rows, transform_.FinishAggregation(state_->output_mode, &counts));
+  counts_ = std::move(counts);
+  output_rows_ = rows->num_rows();
+  if (rows->num_rows() > 0) SLUICE_RETURN_IF_ERROR(inner->Add(std::move(rows)));
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr changed, groups->ChangedState());
+  SLUICE_RETURN_IF_ERROR(store_->Write(batch_id, *changed, [groups] { return groups->State(); }));
+  groups->ClearChanges();
+  loaded_version_ = batch_id;
+  return Status::OK();
+}
 
 Result<BatchPtr> TransformingSink::Transform(const BatchPtr& batch, bool accumulate) {
   int index = batch->schema()->FieldIndex("timestamp");
@@ -167,35 +233,55 @@ Result<BatchPtr> TransformingSink::Transform(const BatchPtr& batch, bool accumul
 }
 
 Status TransformingSink::AddBatch(int64_t batch_id, const RecordBatch& batch) {
+  if (transform_.is_aggregation()) {
+    // Through the batch writer, which keeps the groups' state.
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<engine::BatchWriter> writer, BeginBatch(batch_id, batch.schema()));
+    SLUICE_RETURN_IF_ERROR(writer->Add(std::make_shared<const RecordBatch>(batch)));
+    return writer->Commit();
+  }
   SLUICE_ASSIGN_OR_RETURN(BatchPtr out, Transform(Borrow(batch), false));
   return inner_->AddBatch(batch_id, *out);
 }
 
 class TransformingSink::PieceWriter final : public engine::BatchWriter {
  public:
-  PieceWriter(TransformingSink* sink, std::unique_ptr<engine::BatchWriter> inner)
-      : sink_(sink), inner_(std::move(inner)) {}
+  PieceWriter(TransformingSink* sink, int64_t batch_id, std::unique_ptr<engine::BatchWriter> inner)
+      : sink_(sink), batch_id_(batch_id), inner_(std::move(inner)) {}
+  // A batch that does not commit leaves the groups somewhere between two versions: the next
+  // batch loads them again.
+  ~PieceWriter() override {
+    if (!committed_) sink_->loaded_groups_ = nullptr;
+  }
   Status Add(BatchPtr piece) override {
     // The piece itself, not a borrowed view: a transform that changes nothing hands it on.
     SLUICE_ASSIGN_OR_RETURN(BatchPtr out, sink_->Transform(piece, true));
+    if (sink_->transform_.is_aggregation()) return Status::OK();
     return inner_->Add(std::move(out));
   }
-  Status Commit() override { return inner_->Commit(); }
+  Status Commit() override {
+    if (sink_->transform_.is_aggregation()) SLUICE_RETURN_IF_ERROR(sink_->FinishAggregation(batch_id_, inner_.get()));
+    SLUICE_RETURN_IF_ERROR(inner_->Commit());
+    committed_ = true;
+    return Status::OK();
+  }
 
  private:
   TransformingSink* sink_;
+  int64_t batch_id_;
   std::unique_ptr<engine::BatchWriter> inner_;
+  bool committed_ = false;
 };
 
 Result<std::unique_ptr<engine::BatchWriter>> TransformingSink::BeginBatch(int64_t batch_id, TypePtr schema) {
   // The inner writer takes the transformed schema: what the transform makes of no rows.
   std::vector<ExpectationCounts> unused;
   SLUICE_ASSIGN_OR_RETURN(BatchPtr none, transform_.Apply(RecordBatch::Empty(schema), &unused));
+  if (transform_.is_aggregation()) SLUICE_RETURN_IF_ERROR(LoadGroups(batch_id - 1));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<engine::BatchWriter> inner, inner_->BeginBatch(batch_id, none->schema()));
   // The pieces' counts add up to the batch's.
   counts_.clear();
   output_rows_ = 0;
-  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this, std::move(inner)));
+  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this, batch_id, std::move(inner)));
 }
 
 Status TransformingSink::AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) {

@@ -271,6 +271,7 @@ Status PipelineRun::OpenFlow(Flow* flow) {
     SLUICE_ASSIGN_OR_RETURN(auto sink_options, spec_.ResolvedOptions(sink_endpoint));
     const engine::SinkFormat* sink_format = registry.FindSinkFormat(sink_endpoint.format);
     AddCheckpointLocation(sink_format->options, spec_.CheckpointOf(spec), &sink_options);
+    AddUpsertKey(sink_format->options, spec, &sink_options);
     sink_format_name = sink_format->name;
     sink_options_json = RedactedOptionsJson(sink_options, sink_format->options);
     sink = registry.MakeSink(sink_endpoint.format, sink_options);
@@ -279,14 +280,20 @@ Status PipelineRun::OpenFlow(Flow* flow) {
   Result<std::unique_ptr<engine::Source>> source = registry.MakeSource(spec.source.format, source_options);
   if (!source.ok()) return source.status().WithContext(context + " source");
   SLUICE_ASSIGN_OR_RETURN(FlowTransform transform, FlowTransform::Make(spec, spec_.sql));
-  auto transforming = std::make_unique<TransformingSink>(std::move(transform), std::move(sink).value());
-  flow->sink = transforming.get();
-
   engine::QueryConfig config;
   config.name = spec.name;
   config.checkpoint_location = spec_.CheckpointOf(spec);
   SLUICE_ASSIGN_OR_RETURN(config.trigger, engine::ParseTrigger(spec.trigger, spec.trigger_interval));
   SLUICE_ASSIGN_OR_RETURN(config.output_mode, engine::ParseOutputMode(spec.output_mode));
+  config.aggregation = transform.is_aggregation();
+  std::optional<AggregationState> state;
+  if (transform.is_aggregation()) {
+    state = AggregationState{options_.file_system, config.checkpoint_location + "/state/0", config.output_mode};
+  }
+  auto transforming =
+      std::make_unique<TransformingSink>(std::move(transform), std::move(sink).value(), std::move(state));
+  flow->sink = transforming.get();
+
   config.file_system = options_.file_system;
   config.clock = options_.clock;
   Flow* raw = flow;

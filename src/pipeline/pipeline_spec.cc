@@ -1,6 +1,8 @@
 // Parsing a pipeline file into a PipelineSpec, reporting every problem of shape with its place.
 #include "sluice/pipeline/pipeline_spec.h"
 
+#include "sluice/expr/select.h"
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -9,8 +11,10 @@
 #include <set>
 
 #include "sluice/connectors/pg_change_feed.h"
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/path_names.h"
+#include "sluice/expr/select.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -261,10 +265,28 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
     return flow;
   }
   walker.CheckKeys(node, place,
-                   {"name", "source", "where", "select", "expectations", "sink", "trigger", "output_mode", "checkpoint",
-                    "on_source_reset"});
+                   {"name", "sql", "source", "where", "select", "expectations", "sink", "trigger", "output_mode",
+                    "checkpoint", "on_source_reset"});
   flow.name = walker.Name(node, place);
-  if (node["source"].IsDefined()) {
+  flow.sql = walker.Scalar(node, place, "sql", false);
+  if (flow.sql) {
+    for (const char* replaced : {"source", "where", "select"}) {
+      if (node[replaced].IsDefined()) {
+        walker.Problem(Walker::Join(place, replaced), "a flow given as sql has its source, where and select there");
+      }
+    }
+    Result<expr::SelectStatement> select = expr::ParseSelect(*flow.sql);
+    if (!select.ok()) {
+      walker.Problem(Walker::Join(place, "sql"),
+                     std::string(select.status().error_class()) + ": " + std::string(select.status().message()));
+    } else if (!select->streaming) {
+      walker.Problem(Walker::Join(place, "sql"),
+                     "a flow reads its source incrementally: write FROM STREAM(" + select->from_name() + ")");
+    } else {
+      flow.source.format = "delta";
+      flow.source.table = select->from_name();
+    }
+  } else if (node["source"].IsDefined()) {
     flow.source = walker.ParseEndpoint(node["source"], Walker::Join(place, "source"));
   } else {
     walker.Problem(Walker::Join(place, "source"), "missing");
@@ -432,6 +454,24 @@ void AddCheckpointLocation(std::span<const OptionSpec> sink_options, const std::
       (*options)["checkpointLocation"] = checkpoint;
     }
   }
+}
+
+void AddUpsertKey(std::span<const OptionSpec> sink_options, const FlowSpec& flow,
+                  std::map<std::string, std::string>* options) {
+  if (!flow.sql || !EqualsIgnoreCase(flow.output_mode, "update")) return;
+  for (const auto& [name, value] : *options) {
+    if (EqualsIgnoreCase(name, "upsertkey")) return;
+  }
+  bool declared = false;
+  for (const OptionSpec& option : sink_options) declared = declared || option.name == "upsertkey";
+  if (!declared) return;
+  Result<expr::SelectStatement> select = expr::ParseSelect(*flow.sql);
+  if (!select.ok() || !select->is_aggregation()) return;
+  std::optional<std::vector<std::string>> keys = select->GroupKeyColumns();
+  if (!keys) return;
+  std::string joined;
+  for (const std::string& key : *keys) joined += (joined.empty() ? "" : ",") + key;
+  (*options)["upsertkey"] = joined;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/streaming_query.h"
 #include "sluice/expr/expression.h"
+#include "sluice/expr/select.h"
 #include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/flow_transform.h"
 #include "sluice/pipeline/ingestion_sink.h"
@@ -127,6 +128,7 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
     }
     auto source = CheckEndpoint(spec, flow.source, false, registry, context + " source", &problems);
     size_t before_parsing = problems.size();
+    if (flow.sql) problems.Add(expr::ParseSelect(*flow.sql).status(), context + " sql");
     if (flow.where) problems.Add(expr::Expression::Parse(*flow.where).status(), context + " where");
     for (const std::string& item : flow.select) {
       problems.Add(expr::ParseNamedExpression(item).status(), context + " select '" + item + "'");
@@ -160,7 +162,12 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
     Result<engine::OutputMode> output_mode = engine::ParseOutputMode(flow.output_mode);
     problems.Add(output_mode.status(), context + " output_mode");
     if (auto sink = made_sinks.find(flow.sink); sink != made_sinks.end() && trigger.ok() && output_mode.ok()) {
-      problems.Add(engine::CheckQueryShape(*sink->second, *trigger, *output_mode), context);
+      bool aggregation = false;
+      if (flow.sql) {
+        Result<expr::SelectStatement> select = expr::ParseSelect(*flow.sql);
+        aggregation = select.ok() && select->is_aggregation();
+      }
+      problems.Add(engine::CheckQueryShape(*sink->second, *trigger, *output_mode, aggregation), context);
     }
     if (source && flow.source.format == "delta" && delta_sink_paths.count(flow.sink)) {
       reads_to_writes.emplace(source->options["path"], delta_sink_paths[flow.sink]);

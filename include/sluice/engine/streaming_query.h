@@ -76,14 +76,17 @@ struct QueryConfig {
   OutputMode output_mode = OutputMode::kAppend;
   std::shared_ptr<FileSystem> file_system = LocalFileSystem();
   std::shared_ptr<Clock> clock = SystemClock();
+  // Whether the query aggregates (its sink groups rows, as a pipeline's aggregating flow does):
+  // the output modes it may run in are update and complete, not append.
+  bool aggregation = false;
   // Called on the query's thread after every batch (and every real_time epoch).
   std::function<void(const QueryProgress&)> on_progress;
 };
 
-// Whether `sink` can run a query of `output_mode` under `trigger`: UNSUPPORTED_OUTPUT_MODE,
-// UNSUPPORTED_TRIGGER or INVALID_ARGUMENT otherwise. StreamingQuery::Start checks it first;
-// `sluice validate` checks it without starting anything.
-Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode output_mode);
+// Whether `sink` can run a query of `output_mode` under `trigger`, aggregating or not:
+// UNSUPPORTED_OUTPUT_MODE, UNSUPPORTED_TRIGGER or INVALID_ARGUMENT otherwise. StreamingQuery::Start
+// checks it first; `sluice validate` checks it without starting anything.
+Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode output_mode, bool aggregation = false);
 
 class StreamingQuery {
  public:

@@ -58,6 +58,7 @@ class Expression {
   std::optional<ColumnComparison> AsColumnComparison() const;
 
   const Node& node() const { return *root_; }
+  const std::shared_ptr<const Node>& node_ptr() const { return root_; }
   explicit Expression(std::shared_ptr<const Node> root) : root_(std::move(root)) {}
 
  private:

@@ -1,5 +1,8 @@
 // What a flow does to each batch between its source and its sink: `where`, then `select`, then
-// the expectations, which judge the rows the flow would write.
+// the expectations, which judge the rows the flow would write. A flow given as `sql` with GROUP BY
+// or aggregate functions aggregates instead of selecting: its rows go into groups kept across
+// batches (engine/hash_aggregation.h), and at the end of each batch the changed groups (update)
+// or all of them (complete) are the rows the expectations judge and the sink gets.
 //
 // An expectation passes a row when its condition is TRUE; FALSE and NULL fail it. `expect` counts
 // failing rows and keeps them, `expect_or_drop` drops them, `expect_or_fail` stops the flow with
@@ -18,8 +21,11 @@
 
 #include "sluice/core/record_batch.h"
 #include "sluice/core/status.h"
+#include "sluice/engine/hash_aggregation.h"
 #include "sluice/engine/sink.h"
+#include "sluice/engine/state_store.h"
 #include "sluice/expr/expression.h"
+#include "sluice/expr/select.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
 namespace sluice::pipeline {
@@ -35,9 +41,23 @@ struct ExpectationCounts {
 
 class FlowTransform {
  public:
-  // Parses the flow's where, select and expectation conditions (PARSE_SYNTAX_ERROR otherwise),
-  // to be typed and evaluated as `sql` says (the pipeline's `sql:` settings).
+  // Parses the flow's sql, or its where and select, and its expectation conditions
+  // (PARSE_SYNTAX_ERROR otherwise), to be typed and evaluated as `sql` says (the pipeline's
+  // `sql:` settings).
   static Result<FlowTransform> Make(const FlowSpec& flow, expr::SqlOptions sql);
+
+  // Whether the flow aggregates (its sql has GROUP BY or aggregate functions).
+  bool is_aggregation() const { return statement_.has_value(); }
+  // The output columns naming a group, when the select items hold every grouping key as it is.
+  std::optional<std::vector<std::string>> group_key_columns() const {
+    return statement_ ? statement_->GroupKeyColumns() : std::nullopt;
+  }
+  // The groups, once bound (the first Apply or Check); null for a flow that does not aggregate.
+  // Binding to another schema makes new, empty groups.
+  engine::HashAggregation* groups() { return groups_.get(); }
+  // An aggregating flow's rows at the end of a batch: the groups' result as `mode` says, judged
+  // by the expectations (their counts in `counts`).
+  Result<BatchPtr> FinishAggregation(engine::OutputMode mode, std::vector<ExpectationCounts>* counts);
 
   // Binds the flow's expressions to `input_schema`, as the first batch of that schema would: the
   // errors it would meet (UNRESOLVED_COLUMN, UNRESOLVED_ROUTINE, WRONG_NUM_ARGS, DATATYPE_MISMATCH,
@@ -47,7 +67,8 @@ class FlowTransform {
   // Whether the transform changes anything (no where, select or expectations: batches pass through).
   bool is_identity() const;
   // The batch the sink gets, and the expectations' counts for it in `counts` (one entry per
-  // expectation, in declaration order, replacing what was there).
+  // expectation, in declaration order, replacing what was there). An aggregating flow adds the
+  // rows to its groups and gives no rows (of the output schema) until FinishAggregation.
   Result<BatchPtr> Apply(const BatchPtr& batch, std::vector<ExpectationCounts>* counts);
 
  private:
@@ -57,8 +78,10 @@ class FlowTransform {
     std::vector<expr::BoundExpression> select;
     TypePtr select_schema;
     std::vector<expr::BoundExpression> conditions;  // one per expectation
+    TypePtr output_schema;                           // of an aggregation
   };
   Status BindTo(const TypePtr& input_schema);
+  Result<BatchPtr> ApplyExpectations(BatchPtr batch, std::vector<ExpectationCounts>* counts);
 
   std::string flow_name_;
   expr::SqlOptions sql_;
@@ -66,20 +89,35 @@ class FlowTransform {
   std::vector<expr::NamedExpression> select_;
   std::vector<Expectation> expectations_;
   std::vector<expr::Expression> conditions_;
+  std::optional<expr::SelectStatement> statement_;  // an aggregating flow's sql
   std::optional<Bound> bound_;
+  std::unique_ptr<engine::HashAggregation> groups_;
   // The rows a filter or condition selected, kept across batches so that filtering touches no
   // fresh memory once it has grown.
   std::vector<int64_t> selection_;
 };
 
+// Where an aggregating flow keeps its groups between batches, and what it hands on.
+struct AggregationState {
+  std::shared_ptr<FileSystem> file_system;
+  std::string directory;  // <checkpoint>/state/0
+  engine::OutputMode output_mode = engine::OutputMode::kUpdate;
+};
+
 // A sink that applies a FlowTransform before handing batches to `inner`, with the same batch ids,
 // so the inner sink's idempotence carries over. last_counts() are the counts of the last batch
 // (or, under real_time, the sums since the last EndEpoch).
+//
+// An aggregating transform keeps its groups in a StateStore at `state.directory`: batch N starts
+// from state version N-1 (loaded again whenever the groups in memory are not exactly that, as
+// after a restart or a failed batch) and writes version N before the inner sink commits, so a
+// batch run again after a crash gives the same rows as its first run.
 class TransformingSink : public engine::Sink {
   class PieceWriter;
 
  public:
-  TransformingSink(FlowTransform transform, std::unique_ptr<engine::Sink> inner);
+  TransformingSink(FlowTransform transform, std::unique_ptr<engine::Sink> inner,
+                   std::optional<AggregationState> state = std::nullopt);
 
   std::string description() const override { return inner_->description(); }
   std::vector<engine::OutputMode> supported_output_modes() const override { return inner_->supported_output_modes(); }
@@ -87,7 +125,7 @@ class TransformingSink : public engine::Sink {
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override;
   // Transforms each piece as it comes and hands it to the inner sink's batch writer.
   Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override;
-  bool supports_real_time() const override { return inner_->supports_real_time(); }
+  bool supports_real_time() const override { return !transform_.is_aggregation() && inner_->supports_real_time(); }
   Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) override;
   Status EndEpoch(int64_t epoch_id) override;
 
@@ -101,9 +139,18 @@ class TransformingSink : public engine::Sink {
 
  private:
   Result<BatchPtr> Transform(const BatchPtr& batch, bool accumulate);
+  // Makes the groups hold state version `version` (-1: none).
+  Status LoadGroups(int64_t version);
+  // The aggregation's rows of batch `batch_id` handed to `inner`, then its state written.
+  Status FinishAggregation(int64_t batch_id, engine::BatchWriter* inner);
 
   FlowTransform transform_;
   std::unique_ptr<engine::Sink> inner_;
+  std::optional<AggregationState> state_;
+  std::optional<engine::StateStore> store_;
+  // The groups in memory and the state version they hold; a failed batch forgets both.
+  const engine::HashAggregation* loaded_groups_ = nullptr;
+  int64_t loaded_version_ = -2;
   std::vector<ExpectationCounts> counts_;
   int64_t output_rows_ = 0;
   bool epoch_open_ = false;

@@ -64,6 +64,10 @@ struct Expectation {
 
 struct FlowSpec {
   std::string name;
+  // A flow may be one SELECT statement instead of source, where and select (docs/sql.md):
+  // `SELECT ... FROM STREAM(catalog.schema.table) [WHERE] [GROUP BY] [HAVING]`. Its source is then
+  // that Delta table read incrementally (`source` holds it, as if written out).
+  std::optional<std::string> sql;
   Endpoint source;
   std::optional<std::string> where;
   std::vector<std::string> select;  // empty: every column
@@ -176,6 +180,13 @@ Result<ChangeFeedSpec> ParseChangeFeedSpec(std::string_view yaml);
 // pipeline's business, not something to repeat in every sink.
 void AddCheckpointLocation(std::span<const OptionSpec> sink_options, const std::string& checkpoint,
                            std::map<std::string, std::string>* options);
+
+// Sets `upsertkey` to the grouping keys of an aggregating flow in update mode when the sink
+// format declares that option (the PostgreSQL sink) and the pipeline file does not give it: each
+// group is then one row of the target table, upserted as it changes (and the key is the table's
+// primary key when the sink creates it).
+void AddUpsertKey(std::span<const OptionSpec> sink_options, const FlowSpec& flow,
+                  std::map<std::string, std::string>* options);
 
 // INVALID_PIPELINE listing every problem of shape (not YAML, a missing or misspelled key, a value
 // of the wrong kind), each with its place in the file ("flows[1].source.format").

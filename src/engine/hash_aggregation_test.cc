@@ -1,0 +1,299 @@
+#include "sluice/engine/hash_aggregation.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <limits>
+
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/engine/state_store.h"
+#include "testing/columns.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::engine {
+namespace {
+
+using testing::Fixed;
+using testing::Strings;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// k string, x int, d decimal(10,2), f double: rows with nulls in every column.
+TypePtr InputSchema() {
+  return DataType::Struct({{"k", DataType::String()},
+                           {"x", DataType::Integer()},
+                           {"d", DataType::Decimal(10, 2).value()},
+                           {"f", DataType::Double()}})
+      .value();
+}
+
+BatchPtr Input(const std::vector<std::optional<std::string>>& k, const std::vector<std::optional<int32_t>>& x,
+               const std::vector<std::optional<int128_t>>& d, const std::vector<std::optional<double>>& f) {
+  return RecordBatch::Make(InputSchema(),
+                           {Strings(k), Fixed<int32_t>(DataType::Integer(), x),
+                            Fixed<int128_t>(DataType::Decimal(10, 2).value(), d), Fixed<double>(DataType::Double(), f)},
+                           static_cast<int64_t>(k.size()))
+      .value();
+}
+
+BatchPtr SampleRows() {
+  return Input({"a", "b", "a", std::nullopt, "b", "a", std::nullopt},
+               {1, 2, std::nullopt, 4, 5, 6, std::nullopt},
+               {int128_t{150}, int128_t{-25}, std::nullopt, int128_t{1}, int128_t{99999999}, int128_t{3}, std::nullopt},
+               {1.5, kNaN, -0.0, 0.0, std::nullopt, kNaN, 2.0});
+}
+
+// Each row as "v1|v2|...", sorted.
+std::vector<std::string> Rows(const RecordBatch& batch) {
+  std::vector<std::string> rows;
+  for (int64_t r = 0; r < batch.num_rows(); ++r) {
+    std::string row;
+    for (int c = 0; c < batch.num_columns(); ++c) row += (c ? "|" : "") + FormatValue(*batch.column(c), r);
+    rows.push_back(row);
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+Result<std::unique_ptr<HashAggregation>> Aggregation(const std::string& sql, bool ansi = true) {
+  SLUICE_ASSIGN_OR_RETURN(expr::SelectStatement select, expr::ParseSelect(sql));
+  SLUICE_ASSIGN_OR_RETURN(expr::BoundAggregation plan, expr::BindAggregation(select, InputSchema(), {.ansi = ansi}));
+  return HashAggregation::Make(std::move(plan), {.ansi = ansi});
+}
+
+struct AggregateCase {
+  std::string sql;
+  std::vector<std::string> rows;  // the complete output over SampleRows(), sorted
+};
+
+TEST(HashAggregationTest, EachAggregateOverEachGroupMatchesSpark) {
+  const AggregateCase cases[] = {
+      {"SELECT k, count(*), count(x), count(x, d), sum(x), min(x), max(x) FROM t GROUP BY k",
+       {"a|3|2|2|7|1|6", "b|2|2|2|7|2|5", "null|2|1|1|4|4|4"}},
+      {"SELECT k, avg(x) AS mean_x, mean(f) FROM t GROUP BY k", {"a|3.5|NaN", "b|3.5|NaN", "null|4.0|1.0"}},
+      // decimal(10,2): sum is decimal(20,2), avg decimal(14,6) rounded half up
+      {"SELECT k, sum(d), avg(d) FROM t GROUP BY k", {"a|1.53|0.765000", "b|999999.74|499999.870000", "null|0.01|0.010000"}},
+      // NaN groups with NaN, -0.0 with 0.0, NULL is a group; NaN is the greatest double
+      {"SELECT f, count(*) AS n FROM t GROUP BY f", {"0.0|2", "1.5|1", "2.0|1", "NaN|2", "null|1"}},
+      {"SELECT k, min(f), max(f) FROM t GROUP BY k", {"a|-0.0|NaN", "b|NaN|NaN", "null|0.0|2.0"}},
+      {"SELECT k, first(x), last(x), first(x, true), last(x, true) FROM t GROUP BY k",
+       {"a|1|6|1|6", "b|2|5|2|5", "null|4|null|4|4"}},
+      {"SELECT k, first(d), last(f) FROM t GROUP BY k", {"a|1.50|NaN", "b|-0.25|null", "null|0.01|2.0"}},
+      {"SELECT count(*), count(k), sum(x), max(k) FROM t", {"7|5|18|b"}},
+      {"SELECT k, count(*) FROM t GROUP BY k HAVING count(*) > 2 OR k IS NULL", {"a|3", "null|2"}},
+      {"SELECT upper(k) AS key, sum(x) * 2 + 1 AS y, max(x) - min(x) AS spread FROM t GROUP BY k",
+       {"A|15|5", "B|15|3", "null|9|0"}},
+      {"SELECT x % 2 AS parity, count(*) FROM t WHERE x IS NOT NULL GROUP BY x % 2", {"0|3", "1|2"}},
+      {"SELECT k, sum(CASE WHEN x > 1 THEN -x ELSE x END) AS s FROM t GROUP BY k", {"a|-5", "b|-7", "null|-4"}},
+      {"SELECT k, count(*) AS n FROM t GROUP BY k, x > 1", {"a|1", "a|1", "a|1", "b|2", "null|1", "null|1"}},
+  };
+  for (const AggregateCase& c : cases) {
+    SCOPED_TRACE(c.sql);
+    auto aggregation = Aggregation(c.sql);
+    ASSERT_TRUE(aggregation.ok()) << aggregation.status().ToString();
+    // WHERE is the flow's business; here only the sample's non-null x rows pass for the one case.
+    BatchPtr rows = SampleRows();
+    if (c.sql.find("WHERE") != std::string::npos) rows = Take(rows, std::vector<int64_t>{0, 1, 3, 4, 5});
+    ASSERT_TRUE((*aggregation)->Add(*Slice(rows, 0, 3)).ok());
+    ASSERT_TRUE((*aggregation)->Add(*Slice(rows, 3, rows->num_rows() - 3)).ok());
+    auto out = (*aggregation)->Output(OutputMode::kComplete);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(Rows(**out), c.rows);
+  }
+}
+
+TEST(HashAggregationTest, AGlobalAggregateHasItsRowBeforeAnyInput) {
+  auto aggregation = Aggregation("SELECT count(*) AS n, sum(x) AS s, min(k) FROM t");
+  ASSERT_TRUE(aggregation.ok());
+  auto out = (*aggregation)->Output(OutputMode::kComplete);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(Rows(**out), std::vector<std::string>{"0|null|null"});
+  auto changed = (*aggregation)->Output(OutputMode::kUpdate);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_EQ((*changed)->num_rows(), 0);
+}
+
+TEST(HashAggregationTest, UpdateModeGivesTheGroupsChangedSinceTheLastBatch) {
+  auto aggregation = Aggregation("SELECT k, count(*) AS n, sum(x) AS s FROM t GROUP BY k");
+  ASSERT_TRUE(aggregation.ok());
+  HashAggregation& groups = **aggregation;
+  ASSERT_TRUE(groups.Add(*Input({"a", "b"}, {1, 2}, {int128_t{0}, int128_t{0}}, {0.0, 0.0})).ok());
+  EXPECT_EQ(Rows(*groups.Output(OutputMode::kUpdate).value()), (std::vector<std::string>{"a|1|1", "b|1|2"}));
+  groups.ClearChanges();
+  ASSERT_TRUE(groups.Add(*Input({"b", "c", "b"}, {10, 20, std::nullopt}, {int128_t{0}, int128_t{0}, std::nullopt},
+                                {0.0, 0.0, 0.0}))
+                  .ok());
+  EXPECT_EQ(groups.num_changed(), 2);
+  EXPECT_EQ(Rows(*groups.Output(OutputMode::kUpdate).value()), (std::vector<std::string>{"b|3|12", "c|1|20"}));
+  EXPECT_EQ(Rows(*groups.Output(OutputMode::kComplete).value()),
+            (std::vector<std::string>{"a|1|1", "b|3|12", "c|1|20"}));
+  EXPECT_EQ(groups.Output(OutputMode::kAppend).status().error_class(), errors::kInvalidArgument);
+}
+
+TEST(HashAggregationTest, StateRowsRestoreEveryAggregateExactly) {
+  const std::string sql =
+      "SELECT k, f, count(*), sum(x), avg(d), sum(d), min(k), max(f), first(x), last(x, true), avg(x) FROM t "
+      "GROUP BY k, f";
+  auto first = Aggregation(sql);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE((*first)->Add(*SampleRows()).ok());
+  BatchPtr state = (*first)->State().value();
+  EXPECT_EQ(state->num_rows(), (*first)->num_groups());
+
+  auto second = Aggregation(sql);
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE((*second)->Load(*state).ok());
+  EXPECT_EQ(Rows(*(*second)->Output(OutputMode::kComplete).value()),
+            Rows(*(*first)->Output(OutputMode::kComplete).value()));
+  // Both go on alike.
+  for (HashAggregation* groups : {first->get(), second->get()}) ASSERT_TRUE(groups->Add(*SampleRows()).ok());
+  EXPECT_EQ(Rows(*(*second)->Output(OutputMode::kComplete).value()),
+            Rows(*(*first)->Output(OutputMode::kComplete).value()));
+
+  auto other = Aggregation("SELECT k, count(*) FROM t GROUP BY k");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ((*other)->Load(*state).error_class(), errors::kCannotLoadStateStore);
+}
+
+TEST(HashAggregationTest, OverflowFailsInAnsiModeAndIsNullOrWrapsOtherwise) {
+  auto big = [] {
+    return Input({"a", "a"}, {std::numeric_limits<int32_t>::max(), 1}, {int128_t{9'999'999'999}, int128_t{1}},
+                 {0.0, 0.0});
+  };
+  // sum(x * 2^32) overflows bigint after a few rows; decimal(10,2) sums fit decimal(20,2) always,
+  // so the decimal overflow is provoked through a decimal(38,0) argument.
+  for (bool ansi : {true, false}) {
+    SCOPED_TRACE(ansi);
+    auto longs = Aggregation("SELECT sum(CAST(x AS BIGINT) * 4294967296 * 2) AS s FROM t", ansi);
+    ASSERT_TRUE(longs.ok()) << longs.status().ToString();
+    Status added = (*longs)->Add(*big());
+    if (ansi) {
+      EXPECT_EQ(added.error_class(), errors::kArithmeticOverflow);
+    } else {
+      ASSERT_TRUE(added.ok());
+      int64_t wrapped =
+          static_cast<int64_t>(uint64_t{2147483647} * 4294967296 * 2 + uint64_t{1} * 4294967296 * 2);
+      EXPECT_EQ(Rows(*(*longs)->Output(OutputMode::kComplete).value()),
+                std::vector<std::string>{std::to_string(wrapped)});
+    }
+    auto decimals = Aggregation("SELECT sum(CAST('9999999999999999999999999999999999999' AS DECIMAL(38,0)) * 9) AS s FROM t",
+                                ansi);
+    ASSERT_TRUE(decimals.ok()) << decimals.status().ToString();
+    ASSERT_TRUE((*decimals)->Add(*big()).ok());
+    auto out = (*decimals)->Output(OutputMode::kComplete);
+    if (ansi) {
+      EXPECT_EQ(out.status().error_class(), errors::kNumericValueOutOfRange);
+    } else {
+      ASSERT_TRUE(out.ok());
+      EXPECT_EQ(Rows(**out), std::vector<std::string>{"null"});
+    }
+  }
+}
+
+TEST(HashAggregationTest, BindingRefusesWhatSparkRefuses) {
+  const std::pair<std::string, std::string_view> cases[] = {
+      {"SELECT k, x FROM t GROUP BY k", errors::kMissingAggregation},
+      {"SELECT k, count(*) FROM t GROUP BY k HAVING x > 1", errors::kMissingAggregation},
+      {"SELECT k, sum(max(x)) FROM t GROUP BY k", errors::kNestedAggregateFunction},
+      {"SELECT k, count(*) FROM t WHERE sum(x) > 1 GROUP BY k", errors::kInvalidWhereCondition},
+      {"SELECT count(*) FROM t GROUP BY sum(x)", errors::kUnsupportedGroupingExpression},
+      {"SELECT k, sum(k) FROM t GROUP BY k", ""},  // a string sums as double
+      {"SELECT k, sum(true) FROM t GROUP BY k", errors::kDatatypeMismatch},
+      {"SELECT k, first(x, 'yes') FROM t GROUP BY k", errors::kDatatypeMismatch},
+      {"SELECT k, count(DISTINCT x) FROM t GROUP BY k", errors::kNotImplemented},
+      {"SELECT k, nope(x) FROM t GROUP BY k", errors::kUnresolvedRoutine},
+      {"SELECT k, count(*) FROM t GROUP BY missing", errors::kUnresolvedColumn},
+      {"SELECT k AS a, count(*) AS a FROM t GROUP BY k", errors::kInvalidSchema},
+  };
+  for (const auto& [sql, code] : cases) {
+    SCOPED_TRACE(sql);
+    Result<std::unique_ptr<HashAggregation>> aggregation = Aggregation(sql);
+    EXPECT_EQ(aggregation.status().error_class(), code) << aggregation.status().ToString();
+  }
+}
+
+// --- the state store ---
+
+class StateStoreTest : public ::testing::Test {
+ protected:
+  StateStoreTest() : store_(LocalFileSystem(), dir_.Join("state/0"), Schema()) {}
+  static TypePtr Schema() { return DataType::Struct({{"k", DataType::Long()}, {"v", DataType::Long()}}).value(); }
+  static BatchPtr Rows(const std::vector<int64_t>& keys, int64_t value) {
+    std::vector<std::optional<int64_t>> k(keys.begin(), keys.end()), v(keys.size(), value);
+    return RecordBatch::Make(Schema(), {Fixed<int64_t>(DataType::Long(), k), Fixed<int64_t>(DataType::Long(), v)},
+                             static_cast<int64_t>(keys.size()))
+        .value();
+  }
+  // The state as of `version` folded by key: "k=v" sorted.
+  std::vector<std::string> Folded(int64_t version) {
+    auto parts = store_.Load(version);
+    EXPECT_TRUE(parts.ok()) << parts.status().ToString();
+    std::map<int64_t, int64_t> state;
+    for (const BatchPtr& part : *parts) {
+      for (int64_t r = 0; r < part->num_rows(); ++r) {
+        state[part->column(0)->Value<int64_t>(r)] = part->column(1)->Value<int64_t>(r);
+      }
+    }
+    std::vector<std::string> out;
+    for (auto [k, v] : state) out.push_back(std::to_string(k) + "=" + std::to_string(v));
+    return out;
+  }
+  // Version v changes key v % 3 to v.
+  Status WriteVersion(int64_t v) {
+    return store_.Write(v, *Rows({v % 3}, v), [&]() -> Result<BatchPtr> {
+      std::vector<int64_t> keys;
+      std::map<int64_t, int64_t> latest;
+      for (int64_t u = 0; u <= v; ++u) latest[u % 3] = u;
+      std::vector<std::optional<int64_t>> k, val;
+      for (auto [key, value] : latest) {
+        k.push_back(key);
+        val.push_back(value);
+      }
+      return RecordBatch::Make(Schema(), {Fixed<int64_t>(DataType::Long(), k), Fixed<int64_t>(DataType::Long(), val)},
+                               static_cast<int64_t>(k.size()));
+    });
+  }
+
+  testing::TempDir dir_;
+  StateStore store_;
+};
+
+TEST_F(StateStoreTest, EveryVersionLoadsAsItWasWrittenAndOldOnesArePurged) {
+  EXPECT_TRUE(store_.Load(-1).value().empty());
+  for (int64_t v = 0; v < 125; ++v) ASSERT_TRUE(WriteVersion(v).ok());
+  EXPECT_EQ(Folded(124), (std::vector<std::string>{"0=123", "1=124", "2=122"}));
+  EXPECT_EQ(Folded(25), (std::vector<std::string>{"0=24", "1=25", "2=23"}));
+  // 124 loads from the snapshot of 120 and four deltas.
+  EXPECT_EQ(store_.Load(124).value().size(), 5u);
+  // Versions 25.. stay loadable (the last 100); the files before the snapshot of 20 are gone.
+  EXPECT_FALSE(std::filesystem::exists(dir_.Join("state/0/19.delta.parquet")));
+  EXPECT_TRUE(std::filesystem::exists(dir_.Join("state/0/20.snapshot.parquet")));
+  // Writing a version again replaces it: a batch run again after a crash.
+  ASSERT_TRUE(WriteVersion(124).ok());
+  EXPECT_EQ(Folded(124), (std::vector<std::string>{"0=123", "1=124", "2=122"}));
+}
+
+TEST_F(StateStoreTest, AMissingOrDamagedFileIsCannotLoadStateStoreNamingIt) {
+  for (int64_t v = 0; v < 5; ++v) ASSERT_TRUE(WriteVersion(v).ok());
+  std::filesystem::remove(dir_.Join("state/0/2.delta.parquet"));
+  Result<std::vector<BatchPtr>> missing = store_.Load(4);
+  EXPECT_EQ(missing.status().error_class(), errors::kCannotLoadStateStore);
+  EXPECT_NE(missing.status().message().find("2.delta.parquet"), std::string::npos);
+  EXPECT_TRUE(store_.Load(1).ok());
+
+  std::filesystem::resize_file(dir_.Join("state/0/1.delta.parquet"), 20);
+  Result<std::vector<BatchPtr>> truncated = store_.Load(1);
+  EXPECT_EQ(truncated.status().error_class(), errors::kCannotLoadStateStore);
+  EXPECT_NE(truncated.status().message().find("1.delta.parquet"), std::string::npos);
+
+  StateStore other(LocalFileSystem(), dir_.Join("state/0"),
+                   DataType::Struct({{"k", DataType::String()}, {"v", DataType::Long()}}).value());
+  EXPECT_EQ(other.Load(0).status().error_class(), errors::kCannotLoadStateStore);
+}
+
+}  // namespace
+}  // namespace sluice::engine

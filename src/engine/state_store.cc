@@ -1,0 +1,139 @@
+#include "sluice/engine/state_store.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include "sluice/core/error_classes.h"
+#include "sluice/parquet/reader.h"
+#include "sluice/parquet/writer.h"
+
+namespace sluice::engine {
+namespace {
+
+constexpr std::string_view kDeltaSuffix = ".delta.parquet";
+constexpr std::string_view kSnapshotSuffix = ".snapshot.parquet";
+
+struct VersionFiles {
+  bool delta = false;
+  bool snapshot = false;
+};
+
+// The versions present in `directory`, by kind; other files are ignored.
+Result<std::map<int64_t, VersionFiles>> ListVersions(FileSystem& file_system, const std::string& directory) {
+  std::map<int64_t, VersionFiles> versions;
+  SLUICE_ASSIGN_OR_RETURN(bool exists, file_system.Exists(directory));
+  if (!exists) return versions;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> files, file_system.List(directory));
+  for (const FileInfo& file : files) {
+    std::string_view name = file.path;
+    name = name.substr(name.find_last_of('/') + 1);
+    bool snapshot = name.ends_with(kSnapshotSuffix);
+    if (!snapshot && !name.ends_with(kDeltaSuffix)) continue;
+    std::string_view digits = name.substr(0, name.size() - (snapshot ? kSnapshotSuffix : kDeltaSuffix).size());
+    int64_t version = -1;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
+    if (ec != std::errc() || end != digits.data() + digits.size() || version < 0) continue;
+    (snapshot ? versions[version].snapshot : versions[version].delta) = true;
+  }
+  return versions;
+}
+
+}  // namespace
+
+StateStore::StateStore(std::shared_ptr<FileSystem> file_system, std::string directory, TypePtr schema)
+    : file_system_(std::move(file_system)), directory_(std::move(directory)), schema_(std::move(schema)) {}
+
+std::string StateStore::PathOf(int64_t version, bool snapshot) const {
+  return fmt::format("{}/{}{}", directory_, version, snapshot ? kSnapshotSuffix : kDeltaSuffix);
+}
+
+Status StateStore::WriteFile(const std::string& path, const RecordBatch& rows) const {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, file_system_->OpenForWrite(path));
+  parquet::WriterOptions options;
+  options.compression = parquet::CompressionCodec::kZstd;
+  options.zstd_level = 1;
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetWriter> writer,
+                          parquet::ParquetWriter::Open(std::move(file), schema_, options));
+  SLUICE_RETURN_IF_ERROR(writer->Write(rows));
+  return writer->Close().status();
+}
+
+Result<BatchPtr> StateStore::ReadFile(const std::string& path) const {
+  auto fail = [&](const Status& why) {
+    return Status::Error(errors::kCannotLoadStateStore, fmt::format("state file {}: {}", path, why.message()));
+  };
+  Result<std::unique_ptr<parquet::ParquetReader>> reader = parquet::ParquetReader::Open(*file_system_, path);
+  if (!reader.ok()) return fail(reader.status());
+  if (!(*reader)->schema()->Equals(*schema_)) {
+    return fail(Status::Error(errors::kInvalidSchema,
+                              fmt::format("holds {}, but this query's state is {}", (*reader)->schema()->ToString(),
+                                          schema_->ToString())));
+  }
+  Result<BatchPtr> rows = (*reader)->ReadAll();
+  if (!rows.ok()) return fail(rows.status());
+  return rows;
+}
+
+Result<std::vector<BatchPtr>> StateStore::Load(int64_t version) const {
+  std::vector<BatchPtr> parts;
+  if (version < 0) return parts;
+  SLUICE_ASSIGN_OR_RETURN(auto versions, ListVersions(*file_system_, directory_));
+  int64_t start = 0;
+  bool from_snapshot = false;
+  for (auto it = versions.upper_bound(version); it != versions.begin();) {
+    --it;
+    if (it->second.snapshot) {
+      start = it->first;
+      from_snapshot = true;
+      break;
+    }
+  }
+  if (from_snapshot) {
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr snapshot, ReadFile(PathOf(start, true)));
+    parts.push_back(std::move(snapshot));
+    ++start;
+  }
+  for (int64_t v = start; v <= version; ++v) {
+    auto it = versions.find(v);
+    if (it == versions.end() || !it->second.delta) {
+      return Status::Error(errors::kCannotLoadStateStore,
+                           fmt::format("state version {} needs {}, which is missing", version, PathOf(v, false)));
+    }
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr delta, ReadFile(PathOf(v, false)));
+    parts.push_back(std::move(delta));
+  }
+  return parts;
+}
+
+Status StateStore::Write(int64_t version, const RecordBatch& changed, const std::function<Result<BatchPtr>()>& all) {
+  SLUICE_RETURN_IF_ERROR(file_system_->CreateDirectories(directory_));
+  SLUICE_RETURN_IF_ERROR(WriteFile(PathOf(version, false), changed));
+  if (version > 0 && version % kSnapshotInterval == 0) {
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr whole, all());
+    SLUICE_RETURN_IF_ERROR(WriteFile(PathOf(version, true), *whole));
+  }
+  return Purge(version);
+}
+
+Status StateStore::Purge(int64_t version) {
+  // Every version from `oldest` on stays loadable: keep the newest snapshot at or below it and
+  // everything after.
+  const int64_t oldest = version - kVersionsToKeep + 1;
+  if (oldest <= 0) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(auto versions, ListVersions(*file_system_, directory_));
+  int64_t keep_from = -1;
+  for (const auto& [v, files] : versions) {
+    if (v <= oldest && files.snapshot) keep_from = v;
+  }
+  for (const auto& [v, files] : versions) {
+    if (v >= keep_from) break;
+    if (files.delta) SLUICE_RETURN_IF_ERROR(file_system_->Delete(PathOf(v, false)));
+    if (files.snapshot) SLUICE_RETURN_IF_ERROR(file_system_->Delete(PathOf(v, true)));
+  }
+  return Status::OK();
+}
+
+}  // namespace sluice::engine

@@ -1,0 +1,239 @@
+// Flows given as SQL: selections and streaming aggregations with their state in the checkpoint.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/core/file_system.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/snapshot.h"
+#include "sluice/engine/memory_sink.h"
+#include "sluice/pipeline/pipeline_runner.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::pipeline {
+namespace {
+
+constexpr int64_t kStartMillis = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
+// Ten seconds after the start at 10 rows per second: available_now reads the values 0..99.
+constexpr int64_t kNowMicros = (kStartMillis + 10'000) * 1000;
+
+// Rows as "v1|v2|...", sorted.
+std::vector<std::string> Rows(const std::vector<BatchPtr>& batches) {
+  std::vector<std::string> rows;
+  for (const BatchPtr& batch : batches) {
+    for (int64_t r = 0; r < batch->num_rows(); ++r) {
+      std::string row;
+      for (int c = 0; c < batch->num_columns(); ++c) row += (c ? "|" : "") + FormatValue(*batch->column(c), r);
+      rows.push_back(row);
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+std::vector<std::string> DeltaRows(const std::string& table) {
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table);
+  EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  if (!snapshot.ok()) return {};
+  auto scan = delta::TableScan::Open(*snapshot, {});
+  EXPECT_TRUE(scan.ok()) << scan.status().ToString();
+  std::vector<BatchPtr> batches;
+  while (scan.ok()) {
+    Result<BatchPtr> batch = (*scan)->Next();
+    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+    if (!batch.ok() || *batch == nullptr) break;
+    batches.push_back(*batch);
+  }
+  return Rows(batches);
+}
+
+// The expected groups of value % 5 over the values [0, n): "k|count|sum|max".
+std::vector<std::string> Groups(int64_t n) {
+  std::vector<std::string> rows;
+  for (int64_t k = 0; k < 5; ++k) {
+    int64_t count = 0, sum = 0, top = 0;
+    for (int64_t v = k; v < n; v += 5) {
+      ++count;
+      sum += v;
+      top = v;
+    }
+    rows.push_back(fmt::format("{}|{}|{}|{}", k, count, sum, top));
+  }
+  return rows;
+}
+
+class SqlFlowTest : public ::testing::Test {
+ protected:
+  Result<PipelineSpec> Spec(const std::string& name, const std::string& body) {
+    return ParsePipelineSpec("name: " + name + "\nstorage: " + dir_.Join("storage-" + name) +
+                             "\nwarehouse: " + dir_.Join("warehouse") + "\n" + body);
+  }
+  Status Run(const std::string& name, const std::string& body) {
+    SLUICE_ASSIGN_OR_RETURN(PipelineSpec spec, Spec(name, body));
+    RunOptions options;
+    options.clock = clock_;
+    SLUICE_ASSIGN_OR_RETURN(auto run, PipelineRun::Start(spec, std::move(options)));
+    return run->Wait();
+  }
+  // The rate source's values so far into main.shop.numbers.
+  Status Feed() {
+    return Run("feed", "sinks:\n  lake: {format: delta, table: main.shop.numbers}\nflows:\n"
+                       "  - {name: numbers, sink: lake, trigger: available_now, source: {format: rate, options: "
+                       "{rowsPerSecond: 10, startTimestamp: " +
+                           std::to_string(kStartMillis) + "}}}\n");
+  }
+  std::string Table(const std::string& name) const { return dir_.Join("warehouse/main/shop/" + name); }
+
+  testing::TempDir dir_;
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kNowMicros);
+};
+
+constexpr const char* kGroupsSql =
+    "SELECT value % 5 AS k, count(*) AS n, sum(value) AS total, max(value) AS top "
+    "FROM STREAM(main.shop.numbers) GROUP BY value % 5";
+
+std::string AggregatingPipeline(const std::string& memory_name) {
+  return fmt::format(R"(
+sinks:
+  lake: {{format: delta, table: main.shop.by_k}}
+  changes: {{format: memory, options: {{queryName: {}}}}}
+flows:
+  - name: complete_groups
+    sql: {}
+    sink: lake
+    output_mode: complete
+    trigger: available_now
+  - name: changed_groups
+    sql: {}
+    sink: changes
+    output_mode: update
+    trigger: available_now
+)",
+                     memory_name, kGroupsSql, kGroupsSql);
+}
+
+TEST_F(SqlFlowTest, AnAggregationKeepsItsGroupsAcrossBatchesAndRuns) {
+  ASSERT_TRUE(Feed().ok());
+  Status first = Run("groups", AggregatingPipeline("sql_changed_groups"));
+  ASSERT_TRUE(first.ok()) << first.ToString();
+  EXPECT_EQ(DeltaRows(Table("by_k")), Groups(100));
+  auto changes = engine::MemoryTable::Named("sql_changed_groups");
+  EXPECT_EQ(Rows(changes->batches()), Groups(100));
+
+  // Fifty more values: the groups go on from their state, and the complete table is replaced.
+  clock_->AdvanceBy(std::chrono::seconds(5));
+  ASSERT_TRUE(Feed().ok());
+  ASSERT_TRUE(Run("groups", AggregatingPipeline("sql_changed_groups")).ok());
+  EXPECT_EQ(DeltaRows(Table("by_k")), Groups(150));
+  std::vector<BatchPtr> batches = changes->batches();
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(Rows({batches[1]}), Groups(150));
+
+  // The state is in the checkpoint, one version per batch, and readable as Parquet.
+  const std::string state = dir_.Join("storage-groups/checkpoints/complete_groups/state/0");
+  EXPECT_TRUE(std::filesystem::exists(state + "/0.delta.parquet"));
+  EXPECT_TRUE(std::filesystem::exists(state + "/1.delta.parquet"));
+}
+
+// A batch run again after its state was written but before its commit was logged starts from
+// the state its first run started from: the result is the same, not counted twice.
+TEST_F(SqlFlowTest, ABatchRunAgainStartsFromTheStateBeforeIt) {
+  ASSERT_TRUE(Feed().ok());
+  ASSERT_TRUE(Run("groups", AggregatingPipeline("sql_replayed")).ok());
+  clock_->AdvanceBy(std::chrono::seconds(5));
+  ASSERT_TRUE(Feed().ok());
+  ASSERT_TRUE(Run("groups", AggregatingPipeline("sql_replayed")).ok());
+  const std::string checkpoint = dir_.Join("storage-groups/checkpoints/complete_groups");
+  ASSERT_TRUE(std::filesystem::exists(checkpoint + "/commits/1"));
+  std::filesystem::remove(checkpoint + "/commits/1");
+  ASSERT_TRUE(Run("groups", AggregatingPipeline("sql_replayed")).ok());
+  EXPECT_EQ(DeltaRows(Table("by_k")), Groups(150));
+  EXPECT_TRUE(std::filesystem::exists(checkpoint + "/commits/1"));
+
+  // A state version the next batch needs is gone: the flow stops and says which.
+  clock_->AdvanceBy(std::chrono::seconds(5));
+  ASSERT_TRUE(Feed().ok());
+  std::filesystem::remove(checkpoint + "/state/0/1.delta.parquet");
+  Status lost = Run("groups", AggregatingPipeline("sql_replayed"));
+  EXPECT_EQ(lost.error_class(), errors::kCannotLoadStateStore) << lost.ToString();
+  EXPECT_NE(lost.message().find("1.delta.parquet"), std::string_view::npos) << lost.ToString();
+  EXPECT_EQ(DeltaRows(Table("by_k")), Groups(150));
+}
+
+TEST_F(SqlFlowTest, ASelectionWithoutAggregatesIsAnAppendFlow) {
+  ASSERT_TRUE(Feed().ok());
+  Status run = Run("evens", R"(
+sinks:
+  evens: {format: memory, options: {queryName: sql_evens}}
+flows:
+  - name: evens
+    sql: SELECT value * 10 AS tens FROM STREAM(main.shop.numbers) WHERE value % 2 = 0 AND value < 10
+    sink: evens
+    trigger: available_now
+)");
+  ASSERT_TRUE(run.ok()) << run.ToString();
+  EXPECT_EQ(Rows(engine::MemoryTable::Named("sql_evens")->batches()),
+            (std::vector<std::string>{"0", "20", "40", "60", "80"}));
+}
+
+TEST_F(SqlFlowTest, WrongFlowsFailWithTheirClass) {
+  ASSERT_TRUE(Feed().ok());
+  auto flow = [](const std::string& sql, const std::string& mode, const std::string& sink) {
+    return fmt::format(R"(
+sinks:
+  lake: {{format: delta, table: main.shop.out}}
+  mem: {{format: memory, options: {{queryName: sql_wrong}}}}
+flows:
+  - name: f
+    sql: "{}"
+    sink: {}
+    output_mode: {}
+    trigger: available_now
+)",
+                       sql, sink, mode);
+  };
+  const std::string grouped = "SELECT value % 2 AS k, count(*) AS n FROM STREAM(main.shop.numbers) GROUP BY value % 2";
+  const struct {
+    std::string body;
+    std::string_view error_class;
+    std::string_view says;
+  } cases[] = {
+      {flow(grouped, "append", "lake"), errors::kUnsupportedOutputMode, "no group of an aggregation is ever final"},
+      {flow(grouped, "update", "lake"), errors::kUnsupportedOutputMode, "does not support the update output mode"},
+      {flow("SELECT value FROM STREAM(main.shop.numbers)", "complete", "lake"), errors::kUnsupportedOutputMode,
+       "has no aggregation"},
+      {flow("SELECT value, count(*) FROM STREAM(main.shop.numbers) GROUP BY value % 2", "update", "mem"),
+       errors::kMissingAggregation, "value"},
+      {flow("SELECT count(*) FROM main.shop.numbers", "update", "mem"), errors::kInvalidPipeline,
+       "FROM STREAM(main.shop.numbers)"},
+      {flow("SELECT count(*) FROM STREAM(main.shop.numbers) GROUP", "update", "mem"), errors::kParseSyntaxError,
+       "flows[0].sql"},
+      {flow("SELECT * FROM STREAM(main.shop.numbers) GROUP BY value", "update", "mem"), errors::kParseSyntaxError,
+       "SELECT * cannot be grouped"},
+      {flow("SELECT count(*) AS n FROM STREAM(main.shop.nothing)", "update", "mem"), errors::kDeltaTableNotFound,
+       "nothing"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.body);
+    // The run checks the pipeline first: problems of shape or binding under INVALID_PIPELINE,
+    // each with its own class.
+    Status status = Run("wrong", c.body);
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(status.ToString().find(c.error_class), std::string::npos) << status.ToString();
+    EXPECT_NE(status.ToString().find(c.says), std::string::npos) << status.ToString();
+  }
+  Result<PipelineSpec> both = Spec("both", R"yaml(
+sinks: {mem: {format: memory, options: {queryName: sql_both}}}
+flows:
+  - {name: f, sql: "SELECT value FROM STREAM(main.shop.numbers)", source: {format: rate}, sink: mem}
+)yaml");
+  EXPECT_EQ(both.status().error_class(), errors::kInvalidPipeline);
+  EXPECT_NE(both.status().message().find("flows[0].source"), std::string_view::npos) << both.status().ToString();
+}
+
+}  // namespace
+}  // namespace sluice::pipeline
