@@ -85,6 +85,8 @@ TEST(HashAggregationTest, EachAggregateOverEachGroupMatchesSpark) {
       {"SELECT k, first(d), last(f) FROM t GROUP BY k", {"a|1.50|NaN", "b|-0.25|null", "null|0.01|2.0"}},
       {"SELECT count(*), count(k), sum(x), max(k) FROM t", {"7|5|18|b"}},
       {"SELECT k, count(*) FROM t GROUP BY k HAVING count(*) > 2 OR k IS NULL", {"a|3", "null|2"}},
+      // HAVING reads the items' aliases, and a key's own name stays the column
+      {"SELECT k, sum(x) AS total FROM t GROUP BY k HAVING total > 4 AND k <> 'b'", {"a|7"}},
       {"SELECT upper(k) AS key, sum(x) * 2 + 1 AS y, max(x) - min(x) AS spread FROM t GROUP BY k",
        {"A|15|5", "B|15|3", "null|9|0"}},
       {"SELECT x % 2 AS parity, count(*) FROM t WHERE x IS NOT NULL GROUP BY x % 2", {"0|3", "1|2"}},

@@ -100,6 +100,23 @@ class GroupRewriter {
   std::vector<NodePtr> aggregates_;
 };
 
+// HAVING with the select items' aliases replaced by their expressions (`HAVING total > 10` for
+// `sum(x) AS total`), as Spark resolves HAVING against the aggregate's output first.
+NodePtr SubstituteAliases(const NodePtr& n, const std::vector<NamedExpression>& items) {
+  if (n->kind == NodeKind::kColumn && n->path.size() == 1) {
+    for (const NamedExpression& item : items) {
+      const Node& expression = item.expression.node();
+      bool plain_column = expression.kind == NodeKind::kColumn && EqualsIgnoreCase(expression.path.back(), item.name);
+      if (EqualsIgnoreCase(item.name, n->path[0]) && !plain_column) return item.expression.node_ptr();
+    }
+    return n;
+  }
+  if (n->args.empty()) return n;
+  auto copy = std::make_shared<Node>(*n);
+  for (NodePtr& arg : copy->args) arg = SubstituteAliases(arg, items);
+  return copy;
+}
+
 Result<AggregateCall> BindAggregateCall(const NodePtr& call, const TypePtr& input_schema, SqlOptions options) {
   AggregateCall aggregate;
   aggregate.function = call->name == "mean" ? "avg" : call->name;
@@ -229,8 +246,10 @@ Result<BoundAggregation> BindAggregation(const SelectStatement& select, const Ty
     Result<BoundExpression> as_written = Bind(item.expression, input_schema, options);
     if (!as_written.ok()) return as_written.status().WithContext("SELECT " + item.name);
   }
-  if (select.having) {
-    Result<BoundExpression> as_written = Bind(*select.having, input_schema, options);
+  std::optional<Expression> having_written;
+  if (select.having) having_written = Expression(SubstituteAliases(select.having->node_ptr(), select.items));
+  if (having_written) {
+    Result<BoundExpression> as_written = Bind(*having_written, input_schema, options);
     if (!as_written.ok()) return as_written.status().WithContext("HAVING");
   }
 
@@ -241,8 +260,8 @@ Result<BoundAggregation> BindAggregation(const SelectStatement& select, const Ty
     outputs.push_back(std::move(output));
   }
   NodePtr having;
-  if (select.having) {
-    SLUICE_ASSIGN_OR_RETURN(having, rewriter.Rewrite(select.having->node_ptr(), "HAVING"));
+  if (having_written) {
+    SLUICE_ASSIGN_OR_RETURN(having, rewriter.Rewrite(having_written->node_ptr(), "HAVING"));
   }
 
   for (const NodePtr& call : rewriter.aggregates()) {
