@@ -226,6 +226,91 @@ TEST_F(ChangeFeedPipelineTest, InventoryLevelsFollowOrdersThroughEditsCancellati
   }
 }
 
+// The inventory example as SQL: the orders' history aggregated per product, upserted into
+// PostgreSQL (update mode, keyed by the group) and kept whole in a Delta table (complete mode),
+// through inserts, edits, cancellations and a restart; both equal PostgreSQL's own GROUP BY.
+TEST_F(ChangeFeedPipelineTest, AnAggregationInSqlKeepsPostgresAndDeltaEqualToTheSourcesGroupBy) {
+  constexpr std::string_view kSql =
+      "SELECT product_id, sum(CASE WHEN _pg_change_type IN ('insert', 'update_postimage') THEN quantity "
+      "WHEN _pg_change_type IN ('delete', 'update_preimage') THEN -quantity ELSE 0 END) AS ordered, "
+      "max(_pg_lsn) AS last_lsn FROM STREAM(main.cdc.lb_orders_history) GROUP BY product_id";
+  yaml_ = yaml_.substr(0, yaml_.find("sinks:")) + R"(sinks:
+  ordered_db: {format: postgresql, options: {connection: shop_db, dbtable: ops.ordered}}
+  ordered_lake: {format: delta, table: main.ops.ordered}
+flows:
+  - name: ordered_in_postgres
+    sql: ")" + std::string(kSql) + R"("
+    sink: ordered_db
+    output_mode: update
+    trigger: {kind: processing_time, interval: 100 milliseconds}
+  - name: ordered_in_delta
+    sql: ")" + std::string(kSql) + R"("
+    sink: ordered_lake
+    output_mode: complete
+    trigger: {kind: processing_time, interval: 100 milliseconds}
+)";
+  constexpr std::string_view kExpected = "SELECT product_id, sum(quantity) FROM orders GROUP BY 1 ORDER BY 1";
+  constexpr std::string_view kOrdered = "SELECT product_id, ordered FROM ops.ordered WHERE ordered <> 0 ORDER BY 1";
+  auto catch_up = [&](const std::string& round) {
+    Rows expected, ordered;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      expected = db_->Query(kExpected).value();
+      Result<Rows> got = db_->Query(kOrdered);
+      if (got.ok() && *got == expected) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << round << ": ops.ordered did not catch up";
+  };
+
+  auto run = StartPipeline();
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE(db_->Execute("INSERT INTO orders VALUES (1, 1, 5), (2, 1, 3), (3, 2, 7), (4, 3, 2)").ok());
+  catch_up("inserts");
+  ASSERT_TRUE(db_->Execute("UPDATE orders SET quantity = 9 WHERE order_id = 1").ok());
+  ASSERT_TRUE(db_->Execute("UPDATE orders SET product_id = 3 WHERE order_id = 2").ok());
+  catch_up("edits");
+  (*run)->Stop();
+  ASSERT_TRUE((*run)->Wait().ok());
+  run->reset();
+
+  ASSERT_TRUE(db_->Execute("DELETE FROM orders WHERE order_id = 3").ok());
+  ASSERT_TRUE(db_->Execute("INSERT INTO orders VALUES (6, 2, 4), (7, 3, 1)").ok());
+  run = StartPipeline();
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE(db_->Execute("BEGIN; DELETE FROM orders WHERE product_id = 1; INSERT INTO orders VALUES (8, 1, 20); "
+                           "UPDATE orders SET quantity = quantity * 2 WHERE order_id IN (6, 7); COMMIT")
+                  .ok());
+  catch_up("cancellations after a restart");
+  // The group key is the table's primary key: one row per product.
+  EXPECT_EQ(db_->Query("SELECT count(*) = count(DISTINCT product_id) FROM ops.ordered").value(),
+            (Rows{{"t"}}));
+  EXPECT_EQ(db_->Query("SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND "
+                       "a.attnum = ANY(i.indkey) WHERE i.indrelid = 'ops.ordered'::regclass AND i.indisprimary")
+                .value(),
+            (Rows{{"product_id"}}));
+  (*run)->Stop();
+  ASSERT_TRUE((*run)->Wait().ok());
+
+  // The Delta table holds every group after the last batch: the same as PostgreSQL's table.
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), dir_.Join("warehouse/main/ops/ordered"));
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  auto scan = delta::TableScan::Open(*snapshot, {.columns = {"product_id", "ordered"}});
+  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+  Rows lake;
+  while (true) {
+    Result<BatchPtr> batch = (*scan)->Next();
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    if (*batch == nullptr) break;
+    for (int64_t row = 0; row < (*batch)->num_rows(); ++row) {
+      lake.push_back({std::to_string((*batch)->column(0)->Value<int64_t>(row)),
+                      std::to_string((*batch)->column(1)->Value<int64_t>(row))});
+    }
+  }
+  std::sort(lake.begin(), lake.end());
+  EXPECT_EQ(lake, db_->Query("SELECT product_id, ordered FROM ops.ordered ORDER BY 1").value());
+}
+
 TEST_F(ChangeFeedPipelineTest, AFeedThatCannotStartFailsTheRunAndSaysWhy) {
   const std::string user = "user: " + db_->server().superuser();
   yaml_.replace(yaml_.find(user), user.size(), "user: no_such_role");
