@@ -22,7 +22,18 @@ std::string QueryProgress::ToJson() const {
                      ",\"walCommit\":" + std::to_string(duration_ms.wal_commit) +
                      ",\"addBatch\":" + std::to_string(duration_ms.add_batch) +
                      ",\"commitOffsets\":" + std::to_string(duration_ms.commit_offsets) +
-                     ",\"triggerExecution\":" + std::to_string(duration_ms.trigger_execution) + "},\"sources\":[";
+                     ",\"triggerExecution\":" + std::to_string(duration_ms.trigger_execution) + "},\"stateOperators\":[";
+  for (size_t i = 0; i < state_operators.size(); ++i) {
+    const StateOperatorProgress& op = state_operators[i];
+    if (i > 0) json += ',';
+    json += "{\"operatorName\":" + JsonString(op.operator_name) +
+            ",\"numRowsTotal\":" + std::to_string(op.num_rows_total) +
+            ",\"numRowsUpdated\":" + std::to_string(op.num_rows_updated) +
+            ",\"numRowsRemoved\":0,\"commitTimeMs\":" + std::to_string(op.commit_time_ms) +
+            ",\"memoryUsedBytes\":" + std::to_string(op.memory_used_bytes) +
+            ",\"numRowsDroppedByWatermark\":0,\"numShufflePartitions\":1,\"numStateStoreInstances\":1}";
+  }
+  json += "],\"sources\":[";
   for (size_t i = 0; i < sources.size(); ++i) {
     const SourceProgress& source = sources[i];
     if (i > 0) json += ',';

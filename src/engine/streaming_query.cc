@@ -422,6 +422,7 @@ QueryProgress StreamingQuery::MakeProgress(int64_t batch_id, const std::string& 
   progress.sources.push_back(SourceProgress{source_->description(), start, end, end, rows,
                                             progress.input_rows_per_second, progress.processed_rows_per_second});
   progress.sink = SinkProgress{sink_->description(), rows};
+  progress.state_operators = sink_->state_operators();
   return progress;
 }
 

@@ -1,6 +1,7 @@
 #include "sluice/pipeline/flow_transform.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -199,11 +200,21 @@ Status TransformingSink::FinishAggregation(int64_t batch_id, engine::BatchWriter
   counts_ = std::move(counts);
   output_rows_ = rows->num_rows();
   if (rows->num_rows() > 0) SLUICE_RETURN_IF_ERROR(inner->Add(std::move(rows)));
+  const auto started = std::chrono::steady_clock::now();
   SLUICE_ASSIGN_OR_RETURN(BatchPtr changed, groups->ChangedState());
   SLUICE_RETURN_IF_ERROR(store_->Write(batch_id, *changed, [groups] { return groups->State(); }));
+  last_state_ = engine::StateOperatorProgress{
+      "stateStoreSave", groups->num_groups(), groups->num_changed(),
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count(),
+      groups->memory_bytes()};
   groups->ClearChanges();
   loaded_version_ = batch_id;
   return Status::OK();
+}
+
+std::vector<engine::StateOperatorProgress> TransformingSink::state_operators() const {
+  if (!transform_.is_aggregation()) return {};
+  return {last_state_};
 }
 
 Result<BatchPtr> TransformingSink::Transform(const BatchPtr& batch, bool accumulate) {

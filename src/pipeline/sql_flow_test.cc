@@ -11,6 +11,7 @@
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/engine/memory_sink.h"
+#include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/pipeline_runner.h"
 #include "testing/temp_dir.h"
 
@@ -87,6 +88,17 @@ class SqlFlowTest : public ::testing::Test {
                            std::to_string(kStartMillis) + "}}}\n");
   }
   std::string Table(const std::string& name) const { return dir_.Join("warehouse/main/shop/" + name); }
+  // The last batch progress event of `flow` in pipeline `name`'s event log.
+  std::string LastProgress(const std::string& name, const std::string& flow) const {
+    std::string last;
+    for (const std::string& line : EventLog::ReadLines(EventLog::PathFor(dir_.Join("storage-" + name))).value()) {
+      if (line.find("\"stateOperators\"") != std::string::npos &&
+          line.find("\"flow\":\"" + flow + "\"") != std::string::npos) {
+        last = line;
+      }
+    }
+    return last;
+  }
 
   testing::TempDir dir_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kNowMicros);
@@ -132,6 +144,13 @@ TEST_F(SqlFlowTest, AnAggregationKeepsItsGroupsAcrossBatchesAndRuns) {
   std::vector<BatchPtr> batches = changes->batches();
   ASSERT_EQ(batches.size(), 2u);
   EXPECT_EQ(Rows({batches[1]}), Groups(150));
+
+  // The progress reports the groups held and changed, as Spark's stateOperators.
+  const std::string last_progress = LastProgress("groups", "complete_groups");
+  EXPECT_NE(last_progress.find("\"stateOperators\":[{\"operatorName\":\"stateStoreSave\",\"numRowsTotal\":5,"
+                                "\"numRowsUpdated\":5,"),
+            std::string::npos)
+      << last_progress;
 
   // The state is in the checkpoint, one version per batch, and readable as Parquet.
   const std::string state = dir_.Join("storage-groups/checkpoints/complete_groups/state/0");

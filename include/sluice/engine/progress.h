@@ -24,6 +24,15 @@ struct SinkProgress {
   int64_t num_output_rows = 0;
 };
 
+// One stateful operator's figures for a batch, as Spark's `stateOperators[]` reports them.
+struct StateOperatorProgress {
+  std::string operator_name;    // "stateStoreSave" for an aggregation
+  int64_t num_rows_total = 0;   // groups held after the batch
+  int64_t num_rows_updated = 0;  // groups the batch changed
+  int64_t commit_time_ms = 0;   // writing the batch's state version
+  int64_t memory_used_bytes = 0;
+};
+
 struct QueryProgress {
   std::string id;      // the query id, stable across restarts
   std::string run_id;  // new on every start
@@ -49,10 +58,11 @@ struct QueryProgress {
   } duration_ms;
   std::vector<SourceProgress> sources;
   SinkProgress sink;
+  std::vector<StateOperatorProgress> state_operators;
 
   // Spark's JSON: {"id":...,"runId":...,"name":...,"timestamp":"2026-01-31T10:00:00.000Z",
   // "batchId":..,"numInputRows":..,"inputRowsPerSecond":..,"processedRowsPerSecond":..,
-  // "durationMs":{...},"sources":[...],"sink":{...}} on one line.
+  // "durationMs":{...},"stateOperators":[...],"sources":[...],"sink":{...}} on one line.
   std::string ToJson() const;
 };
 

@@ -128,6 +128,8 @@ class TransformingSink : public engine::Sink {
   bool supports_real_time() const override { return !transform_.is_aggregation() && inner_->supports_real_time(); }
   Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) override;
   Status EndEpoch(int64_t epoch_id) override;
+  // An aggregating flow's groups: held, changed by the last batch, its state write, memory.
+  std::vector<engine::StateOperatorProgress> state_operators() const override;
 
   const std::vector<ExpectationCounts>& last_counts() const { return counts_; }
   // Rows handed to the inner sink in the last batch (or real_time epoch so far).
@@ -151,6 +153,7 @@ class TransformingSink : public engine::Sink {
   // The groups in memory and the state version they hold; a failed batch forgets both.
   const engine::HashAggregation* loaded_groups_ = nullptr;
   int64_t loaded_version_ = -2;
+  engine::StateOperatorProgress last_state_;
   std::vector<ExpectationCounts> counts_;
   int64_t output_rows_ = 0;
   bool epoch_open_ = false;
