@@ -1,0 +1,168 @@
+// Streaming aggregation throughput and state overhead, one thread.
+//
+//   aggregation_bench FILE [--repeat N]      aggregate a Parquet file with columns k (bigint),
+//                                            x (bigint), d (double)
+//   aggregation_bench --state GROUPS         per-batch state overhead for GROUPS groups, 1% changed
+//
+// The first form reads FILE batch by batch into
+//   SELECT k, count(*), sum(x), min(x), max(d), avg(d) ... GROUP BY k
+// and times reading plus aggregating plus the complete result (the best of --repeat runs, default
+// 3); it also times reading alone, so the aggregation's own share shows. Its last line is
+// machine-readable: `aggregation rows=N groups=G seconds=S read_seconds=R bytes_per_group=B`.
+//
+// The second form fills GROUPS groups, then runs 20 batches that each change 1% of them (one row
+// per changed group), writing each batch's state version to a temporary StateStore as a flow does
+// (a delta per batch, a snapshot every tenth): milliseconds per batch for the delta batches and
+// for the snapshot batches, and the bytes of a delta and a snapshot file.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sluice/core/builder.h"
+#include "sluice/core/file_system.h"
+#include "sluice/engine/hash_aggregation.h"
+#include "sluice/engine/state_store.h"
+#include "sluice/expr/select.h"
+#include "sluice/parquet/reader.h"
+
+namespace {
+
+using sluice::BatchPtr;
+using sluice::DataType;
+using sluice::engine::HashAggregation;
+using sluice::engine::OutputMode;
+
+constexpr const char* kSql = "SELECT k, count(*) AS n, sum(x) AS s, min(x) AS lo, max(d) AS hi, avg(d) AS a "
+                             "FROM STREAM(t) GROUP BY k";
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+std::unique_ptr<HashAggregation> MakeGroups(const sluice::TypePtr& schema) {
+  auto select = sluice::expr::ParseSelect(kSql);
+  auto plan = sluice::expr::BindAggregation(*select, schema);
+  if (!plan.ok()) {
+    std::fprintf(stderr, "%s\n", plan.status().ToString().c_str());
+    std::exit(1);
+  }
+  return std::move(HashAggregation::Make(*plan, {}).value());
+}
+
+void Check(const sluice::Status& status) {
+  if (!status.ok()) {
+    std::fprintf(stderr, "%s\n", status.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+int Throughput(const std::string& path, int repeat) {
+  double best = 1e300, best_read = 1e300;
+  int64_t rows = 0, groups = 0, bytes = 0;
+  for (int run = 0; run < repeat; ++run) {
+    for (bool aggregate : {false, true}) {
+      const auto start = std::chrono::steady_clock::now();
+      auto reader = sluice::parquet::ParquetReader::Open(*sluice::LocalFileSystem(), path);
+      Check(reader.status());
+      auto batches = (*reader)->NewBatchReader({});
+      Check(batches.status());
+      std::unique_ptr<HashAggregation> state = aggregate ? MakeGroups((*reader)->schema()) : nullptr;
+      rows = 0;
+      while (true) {
+        auto batch = (*batches)->Next();
+        Check(batch.status());
+        if (!*batch) break;
+        rows += (*batch)->num_rows();
+        if (state) Check(state->Add(**batch));
+      }
+      if (state) {
+        auto result = state->Output(OutputMode::kComplete);
+        Check(result.status());
+        groups = (*result)->num_rows();
+        bytes = state->memory_bytes();
+        best = std::min(best, Seconds(start));
+      } else {
+        best_read = std::min(best_read, Seconds(start));
+      }
+    }
+  }
+  std::printf("aggregated %lld rows into %lld groups: %.3f s (reading alone %.3f s), %.0f rows/s; %lld bytes/group\n",
+              static_cast<long long>(rows), static_cast<long long>(groups), best, best_read,
+              static_cast<double>(rows) / best, static_cast<long long>(groups ? bytes / groups : 0));
+  std::printf("aggregation rows=%lld groups=%lld seconds=%.3f read_seconds=%.3f bytes_per_group=%lld\n",
+              static_cast<long long>(rows), static_cast<long long>(groups), best, best_read,
+              static_cast<long long>(groups ? bytes / groups : 0));
+  return 0;
+}
+
+BatchPtr Rows(const sluice::TypePtr& schema, const std::vector<int64_t>& keys, int64_t salt) {
+  sluice::Int64Builder k(DataType::Long()), x(DataType::Long());
+  sluice::DoubleBuilder d(DataType::Double());
+  for (int64_t key : keys) {
+    k.Append(key);
+    x.Append(key % 1000 + salt);
+    d.Append(static_cast<double>(key) * 0.37);
+  }
+  return sluice::RecordBatch::Make(schema, {k.Finish(), x.Finish(), d.Finish()}, static_cast<int64_t>(keys.size()))
+      .value();
+}
+
+int StateOverhead(int64_t groups) {
+  const sluice::TypePtr schema =
+      DataType::Struct({{"k", DataType::Long()}, {"x", DataType::Long()}, {"d", DataType::Double()}}).value();
+  std::unique_ptr<HashAggregation> state = MakeGroups(schema);
+  std::vector<int64_t> all(static_cast<size_t>(groups));
+  for (int64_t g = 0; g < groups; ++g) all[static_cast<size_t>(g)] = g;
+  Check(state->Add(*Rows(schema, all, 0)));
+  state->ClearChanges();
+
+  const std::string dir = std::filesystem::temp_directory_path() / ("sluice-aggregation-bench-" + std::to_string(getpid()));
+  sluice::engine::StateStore store(sluice::LocalFileSystem(), dir, state->state_schema());
+  std::mt19937_64 random(7);
+  double delta_ms = 0, snapshot_ms = 0;
+  int deltas = 0, snapshots = 0;
+  // Versions 1..20: 2 snapshots (10, 20), 18 deltas alone.
+  for (int64_t version = 1; version <= 20; ++version) {
+    std::vector<int64_t> changed(static_cast<size_t>(groups / 100));
+    for (int64_t& key : changed) key = static_cast<int64_t>(random() % static_cast<uint64_t>(groups));
+    BatchPtr rows = Rows(schema, changed, version);
+    const auto start = std::chrono::steady_clock::now();
+    Check(state->Add(*rows));
+    auto out = state->Output(OutputMode::kUpdate);
+    Check(out.status());
+    auto delta = state->ChangedState();
+    Check(delta.status());
+    Check(store.Write(version, **delta, [&] { return state->State(); }));
+    state->ClearChanges();
+    const double ms = Seconds(start) * 1000;
+    (version % sluice::engine::StateStore::kSnapshotInterval == 0 ? snapshot_ms : delta_ms) += ms;
+    ++(version % sluice::engine::StateStore::kSnapshotInterval == 0 ? snapshots : deltas);
+  }
+  const auto size = [&](const char* name) { return static_cast<long long>(std::filesystem::file_size(dir + "/" + name)); };
+  std::printf("%lld groups, 1%% changed per batch: %.1f ms per batch with a delta, %.1f ms with a snapshot; "
+              "delta %lld bytes, snapshot %lld bytes; %lld bytes/group in memory\n",
+              static_cast<long long>(groups), delta_ms / deltas, snapshot_ms / snapshots, size("19.delta.parquet"),
+              size("20.snapshot.parquet"), static_cast<long long>(state->memory_bytes() / groups));
+  std::printf("aggregation_state groups=%lld delta_batch_ms=%.1f snapshot_batch_ms=%.1f\n",
+              static_cast<long long>(groups), delta_ms / deltas, snapshot_ms / snapshots);
+  std::filesystem::remove_all(dir);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 3 && std::string(argv[1]) == "--state") return StateOverhead(std::atoll(argv[2]));
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: aggregation_bench FILE [--repeat N] | aggregation_bench --state GROUPS\n");
+    return 2;
+  }
+  int repeat = 3;
+  if (argc >= 4 && std::string(argv[2]) == "--repeat") repeat = std::atoi(argv[3]);
+  return Throughput(argv[1], repeat);
+}
