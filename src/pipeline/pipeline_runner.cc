@@ -210,18 +210,36 @@ Status PipelineRun::Prepare(const std::vector<const FlowSpec*>& selected, const 
   }
   // The feeds first: their initial copies make the history tables the flows may read.
   for (const ChangeFeedSpec* feed : feeds) SLUICE_RETURN_IF_ERROR(StartFeed(*feed));
+  selected_ = selected;
   for (const FlowSpec* flow : selected) SLUICE_RETURN_IF_ERROR(StartFlow(*flow));
   return Status::OK();
 }
 
-std::optional<std::string> PipelineRun::AwaitedHistoryTable(const FlowSpec& spec) const {
+std::optional<std::pair<std::string, std::string>> PipelineRun::AwaitedTable(const FlowSpec& spec) const {
   const std::string path = DeltaPath(spec_, spec.source);
   if (path.empty()) return std::nullopt;
+  // The first commit, not the log directory, which exists a moment before it.
+  Result<bool> first_commit = options_.file_system->Exists(path + "/_delta_log/00000000000000000000.json");
+  if (!first_commit.ok()) return std::nullopt;
+  const bool exists = *first_commit;
   for (const auto& feed : feeds_) {
-    if (!IsChangeFeedHistoryTable(feed->config.target_directory(), path)) continue;
-    // The first commit, not the log directory, which exists a moment before it.
-    Result<bool> exists = options_.file_system->Exists(path + "/_delta_log/00000000000000000000.json");
-    if (exists.ok() && !*exists) return path;
+    if (!exists && IsChangeFeedHistoryTable(feed->config.target_directory(), path)) {
+      return std::pair{path, std::string("which its change feed makes with the first row")};
+    }
+  }
+  auto terminates = [](const FlowSpec& flow) { return flow.trigger == "once" || flow.trigger == "available_now"; };
+  std::lock_guard lock(mutex_);
+  for (const FlowSpec* writer : selected_) {
+    if (writer == &spec || SinkTablePath(spec_, *writer) != path) continue;
+    auto running = std::find_if(flows_.begin(), flows_.end(), [&](const auto& f) { return f->spec == writer; });
+    const std::string state = running == flows_.end() ? "STARTING" : (*running)->figures.state;
+    if (state == "COMPLETED" || state == "FAILED" || state == "STOPPED") continue;
+    if (!exists) return std::pair{path, "which flow '" + writer->name + "' of this run writes"};
+    // A run of flows that end (available_now, once) goes in the order of their tables, as a
+    // triggered update of a declarative pipeline does: a reader starts once its writers are done.
+    if (terminates(spec) && terminates(*writer)) {
+      return std::pair{path, "until flow '" + writer->name + "' of this run, which writes it, is done"};
+    }
   }
   return std::nullopt;
 }
@@ -232,11 +250,11 @@ Status PipelineRun::StartFlow(const FlowSpec& spec) {
   flow->figures.name = spec.name;
   flow->figures.sink = spec.sink;
   flow->figures.state = "STARTING";
-  if (std::optional<std::string> awaited = AwaitedHistoryTable(spec)) {
+  if (auto awaited = AwaitedTable(spec)) {
     flow->figures.state = "WAITING";
     Log("INFO", flow.get(), "flow_progress",
-        "flow '" + spec.name + "' is WAITING for " + *awaited + ", which its change feed makes with the first row",
-        "{\"flow_progress\":{\"status\":\"WAITING\",\"table\":" + JsonString(*awaited) + "}}");
+        "flow '" + spec.name + "' is WAITING for " + awaited->first + ", " + awaited->second,
+        "{\"flow_progress\":{\"status\":\"WAITING\",\"table\":" + JsonString(awaited->first) + "}}");
   } else {
     SLUICE_RETURN_IF_ERROR(OpenFlow(flow.get()));
   }
@@ -373,7 +391,7 @@ void PipelineRun::RunFlow(Flow* flow) {
   }
   if (!open) {
     const auto poll = std::chrono::milliseconds(100);
-    while (!stop_requested_ && AwaitedHistoryTable(*flow->spec)) std::this_thread::sleep_for(poll);
+    while (!stop_requested_ && AwaitedTable(*flow->spec)) std::this_thread::sleep_for(poll);
     if (stop_requested_) {
       {
         std::lock_guard lock(mutex_);

@@ -258,6 +258,89 @@ StreamSpec ParseStream(Walker& walker, const YAML::Node& node, const std::string
   return stream;
 }
 
+// A flow's or materialized view's `expectations:` list.
+std::vector<Expectation> ParseExpectations(Walker& walker, const YAML::Node& node, const std::string& place) {
+  std::vector<Expectation> expectations;
+  if (YAML::Node list = node["expectations"]; list.IsDefined() && !list.IsNull()) {
+    if (!list.IsSequence()) walker.Problem(Walker::Join(place, "expectations"), "expected a list");
+    for (size_t i = 0; list.IsSequence() && i < list.size(); ++i) {
+      std::string at = Walker::Join(place, "expectations[" + std::to_string(i) + "]");
+      const YAML::Node& item = list[i];
+      if (!item.IsMap()) {
+        walker.Problem(at, "expected {name: ..., expect|expect_or_drop|expect_or_fail: <condition>}");
+        continue;
+      }
+      walker.CheckKeys(item, at, {"name", "expect", "expect_or_drop", "expect_or_fail"});
+      Expectation expectation;
+      expectation.name = walker.Scalar(item, at, "name", true).value_or("");
+      int kinds = 0;
+      for (auto [key, action] : {std::pair{"expect", ExpectationAction::kWarn},
+                                 std::pair{"expect_or_drop", ExpectationAction::kDrop},
+                                 std::pair{"expect_or_fail", ExpectationAction::kFail}}) {
+        if (std::optional<std::string> condition = walker.Scalar(item, at, key, false)) {
+          expectation.condition = *condition;
+          expectation.action = action;
+          ++kinds;
+        }
+      }
+      if (kinds != 1) walker.Problem(at, "needs exactly one of expect, expect_or_drop, expect_or_fail");
+      expectations.push_back(std::move(expectation));
+    }
+  }
+  return expectations;
+}
+
+// A `materialized_views:` entry: a SQL flow into the Delta table it names, kept whole (complete
+// mode) when it aggregates, appended to otherwise. Its FROM table is read incrementally, with or
+// without STREAM(...).
+FlowSpec ParseMaterializedView(Walker& walker, const YAML::Node& node, const std::string& place) {
+  FlowSpec view;
+  view.materialized_view = true;
+  if (!node.IsMap()) {
+    walker.Problem(place, "expected a map describing a materialized view (name, sql, expectations)");
+    return view;
+  }
+  walker.CheckKeys(node, place, {"name", "sql", "expectations", "trigger"});
+  view.name = walker.Scalar(node, place, "name", true).value_or("");
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t dot = view.name.find('.', start);
+    parts.push_back(view.name.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (parts.size() != 3) {
+    walker.Problem(Walker::Join(place, "name"), "'" + view.name + "' is not catalog.schema.table");
+  }
+  for (const std::string& part : parts) {
+    if (auto problem = Walker::NameProblem(part); problem) walker.Problem(Walker::Join(place, "name"), *problem);
+  }
+  view.sql = walker.Scalar(node, place, "sql", true);
+  if (view.sql) {
+    Result<expr::SelectStatement> select = expr::ParseSelect(*view.sql);
+    if (!select.ok()) {
+      walker.Problem(Walker::Join(place, "sql"),
+                     std::string(select.status().error_class()) + ": " + std::string(select.status().message()));
+    } else {
+      view.source.format = "delta";
+      view.source.table = select->from_name();
+      view.output_mode = select->is_aggregation() ? "complete" : "append";
+    }
+  }
+  view.expectations = ParseExpectations(walker, node, place);
+  view.sink = view.name;
+  ParseTriggerKeys(walker, node, place, &view.trigger, &view.trigger_interval);
+  return view;
+}
+
+// The materialized views become flows of the pipeline, each writing a Delta sink of its name.
+void AddMaterializedViews(std::vector<FlowSpec> views, PipelineSpec* spec) {
+  for (FlowSpec& view : views) {
+    spec->sinks[view.sink] = Endpoint{"delta", {}, view.name};
+    spec->flows.push_back(std::move(view));
+  }
+}
+
 FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& place) {
   FlowSpec flow;
   if (!node.IsMap()) {
@@ -307,32 +390,7 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
       walker.Problem(Walker::Join(place, "select"), "expected a list of expressions");
     }
   }
-  if (YAML::Node expectations = node["expectations"]; expectations.IsDefined() && !expectations.IsNull()) {
-    if (!expectations.IsSequence()) walker.Problem(Walker::Join(place, "expectations"), "expected a list");
-    for (size_t i = 0; expectations.IsSequence() && i < expectations.size(); ++i) {
-      std::string at = Walker::Join(place, "expectations[" + std::to_string(i) + "]");
-      const YAML::Node& item = expectations[i];
-      if (!item.IsMap()) {
-        walker.Problem(at, "expected {name: ..., expect|expect_or_drop|expect_or_fail: <condition>}");
-        continue;
-      }
-      walker.CheckKeys(item, at, {"name", "expect", "expect_or_drop", "expect_or_fail"});
-      Expectation expectation;
-      expectation.name = walker.Scalar(item, at, "name", true).value_or("");
-      int kinds = 0;
-      for (auto [key, action] : {std::pair{"expect", ExpectationAction::kWarn},
-                                 std::pair{"expect_or_drop", ExpectationAction::kDrop},
-                                 std::pair{"expect_or_fail", ExpectationAction::kFail}}) {
-        if (std::optional<std::string> condition = walker.Scalar(item, at, key, false)) {
-          expectation.condition = *condition;
-          expectation.action = action;
-          ++kinds;
-        }
-      }
-      if (kinds != 1) walker.Problem(at, "needs exactly one of expect, expect_or_drop, expect_or_fail");
-      flow.expectations.push_back(std::move(expectation));
-    }
-  }
+  flow.expectations = ParseExpectations(walker, node, place);
   flow.sink = walker.Scalar(node, place, "sink", true).value_or("");
   ParseTriggerKeys(walker, node, place, &flow.trigger, &flow.trigger_interval);
   flow.output_mode = walker.Scalar(node, place, "output_mode", false).value_or(flow.output_mode);
@@ -543,9 +601,11 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
 
   Walker walker;
   PipelineSpec spec;
+  std::vector<FlowSpec> views;
   try {
     walker.CheckKeys(root, "",
-                     {"name", "storage", "warehouse", "sql", "connections", "sinks", "flows", "streams", "change_feeds"});
+                     {"name", "storage", "warehouse", "sql", "connections", "sinks", "flows", "materialized_views",
+                      "streams", "change_feeds"});
     walker.CheckDuplicateKeys(root, "");
     spec.name = walker.Name(root, "");
     spec.storage = walker.Scalar(root, "", "storage", true).value_or("");
@@ -600,10 +660,16 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
         spec.change_feeds.push_back(ParseChangeFeed(walker, feeds[i], "change_feeds[" + std::to_string(i) + "]"));
       }
     }
+    if (YAML::Node list = root["materialized_views"]; list.IsDefined() && !list.IsNull()) {
+      if (!list.IsSequence()) walker.Problem("materialized_views", "expected a list of materialized views");
+      for (size_t i = 0; list.IsSequence() && i < list.size(); ++i) {
+        views.push_back(ParseMaterializedView(walker, list[i], "materialized_views[" + std::to_string(i) + "]"));
+      }
+    }
     YAML::Node flows = root["flows"];
     if (!flows.IsDefined() || flows.IsNull()) {
-      if (spec.streams.empty() && spec.change_feeds.empty()) {
-        walker.Problem("flows", "missing: a pipeline needs at least one flow, stream or change feed");
+      if (spec.streams.empty() && spec.change_feeds.empty() && views.empty()) {
+        walker.Problem("flows", "missing: a pipeline needs at least one flow, materialized view, stream or change feed");
       }
     } else if (!flows.IsSequence()) {
       walker.Problem("flows", "expected a list of flows");
@@ -617,7 +683,10 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
     *shape = Problems(walker, "pipeline file");
     return PipelineSpec{};
   }
-  if (walker.problems().empty()) return spec;
+  if (walker.problems().empty()) {
+    AddMaterializedViews(std::move(views), &spec);
+    return spec;
+  }
   *shape = Problems(walker, "pipeline file");
   // What parsed cleanly, for the checks that need no data: a problem at the top level leaves
   // nothing to check; otherwise the entries with a problem are left out, and the flows writing to
@@ -645,6 +714,8 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
   drop(spec.flows, "flows", [&](const FlowSpec& flow) { return dropped_sinks.count(flow.sink) > 0; });
   drop(spec.streams, "streams", [](const StreamSpec&) { return false; });
   drop(spec.change_feeds, "change_feeds", [](const ChangeFeedSpec&) { return false; });
+  drop(views, "materialized_views", [](const FlowSpec&) { return false; });
+  AddMaterializedViews(std::move(views), &spec);
   return spec;
 }
 

@@ -199,6 +199,53 @@ flows:
             (std::vector<std::string>{"0", "20", "40", "60", "80"}));
 }
 
+// Materialized views over a table a flow of the same run writes, and over each other: they wait
+// for the tables they read, keep a selection appended and an aggregation whole, with expectations.
+TEST_F(SqlFlowTest, MaterializedViewsFollowTheTablesTheyReadInOneRun) {
+  const std::string body = R"(
+sinks:
+  lake: {format: delta, table: main.shop.numbers}
+flows:
+  - name: numbers
+    sink: lake
+    trigger: available_now
+    source: {format: rate, options: {rowsPerSecond: 10, startTimestamp: )" + std::to_string(kStartMillis) + R"(}}
+materialized_views:
+  - name: main.shop.by_m
+    sql: SELECT m, count(*) AS n, sum(value) AS s FROM main.shop.evens GROUP BY m
+    expectations:
+      - {name: enough, expect_or_drop: n > 16}
+    trigger: available_now
+  - name: main.shop.evens
+    sql: SELECT value, value % 3 AS m FROM STREAM(main.shop.numbers) WHERE value % 2 = 0
+    trigger: available_now
+)";
+  Status run = Run("views", body);
+  ASSERT_TRUE(run.ok()) << run.ToString();
+  std::vector<std::string> evens;
+  for (int64_t v = 0; v < 100; v += 2) evens.push_back(std::to_string(v) + "|" + std::to_string(v % 3));
+  std::sort(evens.begin(), evens.end());
+  EXPECT_EQ(DeltaRows(Table("evens")), evens);
+  EXPECT_EQ(DeltaRows(Table("by_m")), (std::vector<std::string>{"0|17|816", "2|17|850"}));
+
+  // The next run goes on from the views' checkpoints.
+  clock_->AdvanceBy(std::chrono::seconds(5));
+  ASSERT_TRUE(Run("views", body).ok());
+  EXPECT_EQ(DeltaRows(Table("evens")).size(), 75u);
+  EXPECT_EQ(DeltaRows(Table("by_m")), (std::vector<std::string>{"0|25|1800", "1|25|1900", "2|25|1850"}));
+
+  for (const auto& [view, says] : std::vector<std::pair<std::string, std::string>>{
+           {"{name: shop.by_m, sql: SELECT count(*) FROM main.shop.evens}", "is not catalog.schema.table"},
+           {"{name: main.shop.x, sql: SELECT count(*) FROM main.shop.evens, sink: lake}", "sink"},
+           {"{name: main.shop.x, sql: SELECT nothing FROM}", "PARSE_SYNTAX_ERROR"},
+           {"{name: main.shop.x}", "sql"},
+       }) {
+    Result<PipelineSpec> spec = Spec("bad", "materialized_views:\n  - " + view + "\n");
+    EXPECT_EQ(spec.status().error_class(), errors::kInvalidPipeline) << view;
+    EXPECT_NE(spec.status().message().find(says), std::string_view::npos) << spec.status().ToString();
+  }
+}
+
 TEST_F(SqlFlowTest, WrongFlowsFailWithTheirClass) {
   ASSERT_TRUE(Feed().ok());
   auto flow = [](const std::string& sql, const std::string& mode, const std::string& sink) {

@@ -111,8 +111,10 @@ class PipelineRun {
   Status StartFlow(const FlowSpec& spec);
   // Makes the flow's source, sink and query; the flow is then RUNNING.
   Status OpenFlow(Flow* flow);
-  // The Delta history table of a running feed that `spec` reads and that does not exist yet.
-  std::optional<std::string> AwaitedHistoryTable(const FlowSpec& spec) const;
+  // The Delta table `spec` waits for, and why: a running feed's history table or the table of
+  // another flow of this run while it does not exist yet, or, when both flows end by themselves
+  // (available_now, once), the table of a writer that has not ended.
+  std::optional<std::pair<std::string, std::string>> AwaitedTable(const FlowSpec& spec) const;
   void RunFlow(Flow* flow);
   // Whether the flow starts over when its Delta source is rewritten (FlowSpec::on_source_reset).
   bool ResetsOnSourceReset(const FlowSpec& spec) const;
@@ -138,6 +140,7 @@ class PipelineRun {
   std::string event_log_path_;
   std::unique_ptr<EventLog> events_;
   std::vector<std::unique_ptr<Flow>> flows_;
+  std::vector<const FlowSpec*> selected_;  // the flows this run runs
   std::vector<std::unique_ptr<Feed>> feeds_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_requested_{false};

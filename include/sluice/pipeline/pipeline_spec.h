@@ -68,6 +68,9 @@ struct FlowSpec {
   // `SELECT ... FROM STREAM(catalog.schema.table) [WHERE] [GROUP BY] [HAVING]`. Its source is then
   // that Delta table read incrementally (`source` holds it, as if written out).
   std::optional<std::string> sql;
+  // A `materialized_views:` entry (docs/sql.md): named catalog.schema.table, writing the Delta
+  // table of that name through a sink of that name, complete when it aggregates.
+  bool materialized_view = false;
   Endpoint source;
   std::optional<std::string> where;
   std::vector<std::string> select;  // empty: every column
