@@ -90,7 +90,9 @@ TEST(DocsExamplesTest, EveryYamlExampleParsesAndEveryPipelineValidates) {
       ADD_FAILURE() << "not YAML: " << e.what() << "\n" << example.text;
       continue;
     }
-    if (!root.IsMap() || !(root["flows"] || root["streams"] || root["change_feeds"])) continue;
+    if (!root.IsMap() || !(root["flows"] || root["materialized_views"] || root["streams"] || root["change_feeds"])) {
+      continue;
+    }
     ++validated;
     Result<PipelineSpec> spec = ParsePipelineSpec(Completed(example, root, &registry));
     ASSERT_TRUE(spec.ok()) << spec.status().ToString() << "\n" << example.text;
