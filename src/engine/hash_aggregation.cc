@@ -7,6 +7,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "sluice/core/builder.h"
@@ -472,6 +473,186 @@ class ValueAccumulator final : public Accumulator {
   std::vector<uint8_t> valid_;
 };
 
+// collect_list, collect_set and count(DISTINCT x): each group's values (nulls skipped), distinct
+// ones only for the last two, at most kMaxCollected of them. T as for ValueAccumulator.
+constexpr size_t kMaxCollected = 100'000;
+
+template <typename T>
+class CollectAccumulator final : public Accumulator {
+ public:
+  CollectAccumulator(const expr::AggregateCall& call, bool distinct, bool count_only)
+      : call_(call), type_(call.arguments[0].result_type()), distinct_(distinct), count_only_(count_only) {}
+
+  void Grow(size_t groups) override { values_.resize(groups); }
+  Status Update(std::span<const ColumnPtr> args, std::span<const int32_t> groups) override {
+    const Column& column = *args[0];
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const int64_t row = static_cast<int64_t>(i);
+      if (column.IsNull(row)) continue;
+      SLUICE_RETURN_IF_ERROR(Insert(groups[i], column, row));
+    }
+    return Status::OK();
+  }
+  std::vector<Field> StateFields(const std::string& prefix) const override {
+    return {Field{prefix + "values", DataType::Array(type_, false), false}};
+  }
+  void AppendState(std::span<const int64_t> groups, std::vector<ColumnPtr>* columns) const override {
+    columns->push_back(Lists(groups));
+  }
+  void LoadState(std::span<const ColumnPtr> columns, int64_t row, int32_t group) override {
+    const Column& lists = *columns[0];
+    const Column& elements = *lists.children[0];
+    values_[static_cast<size_t>(group)].clear();
+    for (int64_t e = lists.offsets[row]; e < lists.offsets[row + 1]; ++e) (void)Insert(group, elements, e);
+  }
+  Result<ColumnPtr> Finish(std::span<const int64_t> groups) const override {
+    if (!count_only_) return Lists(groups);
+    Int64Builder counts(DataType::Long());
+    for (int64_t g : groups) counts.Append(static_cast<int64_t>(values_[static_cast<size_t>(g)].size()));
+    return counts.Finish();
+  }
+  int64_t bytes() const override {
+    int64_t bytes = static_cast<int64_t>(values_.capacity() * sizeof(std::vector<T>));
+    for (const auto& list : values_) bytes += static_cast<int64_t>(list.capacity() * sizeof(T));
+    for (const std::string& key : seen_) bytes += static_cast<int64_t>(key.size() + 48);
+    return bytes;
+  }
+
+ private:
+  Status Insert(int32_t group, const Column& column, int64_t row) {
+    std::vector<T>& list = values_[static_cast<size_t>(group)];
+    if (distinct_) {
+      std::string key(reinterpret_cast<const char*>(&group), sizeof(group));
+      AppendKey(column, row, &key);
+      if (!seen_.insert(std::move(key)).second) return Status::OK();
+    }
+    if (list.size() >= kMaxCollected) {
+      return Status::Error(errors::kCollectionSizeLimitExceeded,
+                           fmt::format("{}: a group collected more than {} values; aggregate a narrower key, or "
+                                       "count instead of collecting",
+                                       call_.sql, kMaxCollected));
+    }
+    if constexpr (std::is_same_v<T, std::string>) {
+      list.emplace_back(column.View(row));
+    } else {
+      list.push_back(column.Value<T>(row));
+    }
+    return Status::OK();
+  }
+  ColumnPtr Lists(std::span<const int64_t> groups) const {
+    ListBuilder builder(DataType::Array(type_, false));
+    ColumnBuilder* elements = builder.element_builder();
+    for (int64_t g : groups) {
+      for (const T& value : values_[static_cast<size_t>(g)]) {
+        if constexpr (std::is_same_v<T, std::string>) {
+          static_cast<BinaryBuilder*>(elements)->Append(value);
+        } else {
+          static_cast<FixedWidthBuilder<T>*>(elements)->Append(value);
+        }
+      }
+      builder.Append();
+    }
+    return builder.Finish();
+  }
+
+  const expr::AggregateCall& call_;
+  TypePtr type_;
+  bool distinct_;
+  bool count_only_;
+  std::vector<std::vector<T>> values_;
+  std::unordered_set<std::string> seen_;  // group id bytes + the value's key bytes
+};
+
+// approx_count_distinct: a HyperLogLog sketch per group (2^p one-byte registers, p from the
+// relative standard deviation as Spark derives it: 9 for the default 0.05), with linear counting
+// for small cardinalities. Any type: values are hashed by their grouping bytes.
+class SketchAccumulator final : public Accumulator {
+ public:
+  explicit SketchAccumulator(const expr::AggregateCall& call)
+      : precision_(static_cast<int>(std::ceil(2.0 * std::log2(1.106 / call.relative_sd)))) {
+    precision_ = std::clamp(precision_, 4, 18);
+  }
+  void Grow(size_t groups) override { registers_.resize(groups); }
+  Status Update(std::span<const ColumnPtr> args, std::span<const int32_t> groups) override {
+    const Column& column = *args[0];
+    std::string key;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const int64_t row = static_cast<int64_t>(i);
+      if (column.IsNull(row)) continue;
+      key.clear();
+      AppendKey(column, row, &key);
+      Observe(Mix(std::hash<std::string_view>{}(key)), groups[i]);
+    }
+    return Status::OK();
+  }
+  std::vector<Field> StateFields(const std::string& prefix) const override {
+    return {Field{prefix + "registers", DataType::Binary(), true}};
+  }
+  void AppendState(std::span<const int64_t> groups, std::vector<ColumnPtr>* columns) const override {
+    BinaryBuilder builder(DataType::Binary());
+    for (int64_t g : groups) {
+      const std::string& registers = registers_[static_cast<size_t>(g)];
+      if (registers.empty()) {
+        builder.AppendNull();
+      } else {
+        builder.Append(registers);
+      }
+    }
+    columns->push_back(builder.Finish());
+  }
+  void LoadState(std::span<const ColumnPtr> columns, int64_t row, int32_t group) override {
+    std::string& registers = registers_[static_cast<size_t>(group)];
+    registers = columns[0]->IsNull(row) ? std::string() : std::string(columns[0]->View(row));
+    if (!registers.empty() && registers.size() != (size_t{1} << precision_)) registers.clear();
+  }
+  Result<ColumnPtr> Finish(std::span<const int64_t> groups) const override {
+    Int64Builder estimates(DataType::Long());
+    for (int64_t g : groups) estimates.Append(Estimate(registers_[static_cast<size_t>(g)]));
+    return estimates.Finish();
+  }
+  int64_t bytes() const override {
+    int64_t bytes = static_cast<int64_t>(registers_.capacity() * sizeof(std::string));
+    for (const std::string& r : registers_) bytes += static_cast<int64_t>(r.capacity());
+    return bytes;
+  }
+
+ private:
+  // A finalizer of 64-bit hashes (splitmix64's), so that every bit of the index and the run of
+  // zeros depends on every bit of the value.
+  static uint64_t Mix(uint64_t h) {
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+  }
+  void Observe(uint64_t hash, int32_t group) {
+    std::string& registers = registers_[static_cast<size_t>(group)];
+    if (registers.empty()) registers.assign(size_t{1} << precision_, '\0');
+    const size_t index = static_cast<size_t>(hash >> (64 - precision_));
+    const uint64_t rest = (hash << precision_) | (uint64_t{1} << (precision_ - 1));
+    const char rank = static_cast<char>(__builtin_clzll(rest) + 1);
+    if (registers[index] < rank) registers[index] = rank;
+  }
+  int64_t Estimate(const std::string& registers) const {
+    if (registers.empty()) return 0;
+    const double m = static_cast<double>(registers.size());
+    double sum = 0;
+    int zeros = 0;
+    for (char r : registers) {
+      sum += std::ldexp(1.0, -r);
+      zeros += r == 0;
+    }
+    const double alpha = 0.7213 / (1 + 1.079 / m);
+    double estimate = alpha * m * m / sum;
+    if (estimate <= 2.5 * m && zeros > 0) estimate = m * std::log(m / zeros);
+    return static_cast<int64_t>(std::llround(estimate));
+  }
+
+  int precision_;
+  std::vector<std::string> registers_;  // empty until the group's first value
+};
+
 template <template <typename> class Acc, typename... Args>
 Result<std::unique_ptr<Accumulator>> ForValueType(const DataType& type, const expr::AggregateCall& call,
                                                   Args... args) {
@@ -506,6 +687,10 @@ Result<std::unique_ptr<Accumulator>> MakeAccumulator(const expr::AggregateCall& 
     if (type.id() == TypeId::kDecimal) return std::unique_ptr<Accumulator>(new SumAccumulator<int128_t>(call, ansi));
     if (type.id() == TypeId::kLong) return std::unique_ptr<Accumulator>(new SumAccumulator<int64_t>(call, ansi));
     return std::unique_ptr<Accumulator>(new SumAccumulator<double>(call, ansi));
+  }
+  if (f == "approx_count_distinct") return std::unique_ptr<Accumulator>(new SketchAccumulator(call));
+  if (f == "collect_list" || f == "collect_set" || f == "count_distinct") {
+    return ForValueType<CollectAccumulator>(type, call, f != "collect_list", f == "count_distinct");
   }
   Choice choice = f == "min" ? Choice::kMin : f == "max" ? Choice::kMax : f == "first" ? Choice::kFirst : Choice::kLast;
   return ForValueType<ValueAccumulator>(type, call, choice);

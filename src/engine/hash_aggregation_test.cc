@@ -92,6 +92,12 @@ TEST(HashAggregationTest, EachAggregateOverEachGroupMatchesSpark) {
       {"SELECT x % 2 AS parity, count(*) FROM t WHERE x IS NOT NULL GROUP BY x % 2", {"0|3", "1|2"}},
       {"SELECT k, sum(CASE WHEN x > 1 THEN -x ELSE x END) AS s FROM t GROUP BY k", {"a|-5", "b|-7", "null|-4"}},
       {"SELECT k, count(*) AS n FROM t GROUP BY k, x > 1", {"a|1", "a|1", "a|1", "b|2", "null|1", "null|1"}},
+      // collections skip nulls; DISTINCT keeps the first of equal values (NaN equals NaN)
+      {"SELECT x IS NULL AS missing, count(DISTINCT k), collect_set(k), collect_list(k), array_agg(x) FROM t "
+       "GROUP BY x IS NULL",
+       {R"(false|2|["a","b"]|["a","b","b","a"]|[1,2,4,5,6])", R"(true|1|["a"]|["a"]|[])"}},
+      {"SELECT count(DISTINCT f), collect_set(f), min(DISTINCT x), approx_count_distinct(k) FROM t",
+       {R"(4|[1.5,NaN,-0.0,2.0]|1|2)"}},
   };
   for (const AggregateCase& c : cases) {
     SCOPED_TRACE(c.sql);
@@ -138,8 +144,8 @@ TEST(HashAggregationTest, UpdateModeGivesTheGroupsChangedSinceTheLastBatch) {
 
 TEST(HashAggregationTest, StateRowsRestoreEveryAggregateExactly) {
   const std::string sql =
-      "SELECT k, f, count(*), sum(x), avg(d), sum(d), min(k), max(f), first(x), last(x, true), avg(x) FROM t "
-      "GROUP BY k, f";
+      "SELECT k, f, count(*), sum(x), avg(d), sum(d), min(k), max(f), first(x), last(x, true), avg(x), "
+      "collect_list(d), collect_set(k), count(DISTINCT x), approx_count_distinct(x) FROM t GROUP BY k, f";
   auto first = Aggregation(sql);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   ASSERT_TRUE((*first)->Add(*SampleRows()).ok());
@@ -159,6 +165,40 @@ TEST(HashAggregationTest, StateRowsRestoreEveryAggregateExactly) {
   auto other = Aggregation("SELECT k, count(*) FROM t GROUP BY k");
   ASSERT_TRUE(other.ok());
   EXPECT_EQ((*other)->Load(*state).error_class(), errors::kCannotLoadStateStore);
+}
+
+TEST(HashAggregationTest, ApproxCountDistinctIsWithinItsErrorAndExactWhenSmall) {
+  for (int64_t distinct : {0, 1, 10, 200, 20'000, 300'000}) {
+    SCOPED_TRACE(distinct);
+    auto aggregation = Aggregation("SELECT approx_count_distinct(x) AS a, approx_count_distinct(x, 0.01) AS b FROM t");
+    ASSERT_TRUE(aggregation.ok()) << aggregation.status().ToString();
+    // Every value three times, in three pieces.
+    for (int round = 0; round < 3; ++round) {
+      std::vector<std::optional<std::string>> k;
+      std::vector<std::optional<int32_t>> x;
+      std::vector<std::optional<int128_t>> d;
+      std::vector<std::optional<double>> f;
+      for (int64_t v = 0; v < distinct; ++v) {
+        k.push_back("k");
+        x.push_back(static_cast<int32_t>(v * 7919));
+        d.push_back(std::nullopt);
+        f.push_back(std::nullopt);
+      }
+      ASSERT_TRUE((*aggregation)->Add(*Input(k, x, d, f)).ok());
+    }
+    BatchPtr out = (*aggregation)->Output(OutputMode::kComplete).value();
+    const double a = static_cast<double>(out->column(0)->Value<int64_t>(0));
+    const double b = static_cast<double>(out->column(1)->Value<int64_t>(0));
+    const double n = static_cast<double>(distinct);
+    if (distinct <= 10) {
+      EXPECT_EQ(a, n);
+      EXPECT_EQ(b, n);
+    } else {
+      // Three standard deviations: 5% and 1%.
+      EXPECT_NEAR(a, n, 0.15 * n);
+      EXPECT_NEAR(b, n, 0.03 * n);
+    }
+  }
 }
 
 TEST(HashAggregationTest, OverflowFailsInAnsiModeAndIsNullOrWrapsOtherwise) {
@@ -206,7 +246,8 @@ TEST(HashAggregationTest, BindingRefusesWhatSparkRefuses) {
       {"SELECT k, sum(k) FROM t GROUP BY k", ""},  // a string sums as double
       {"SELECT k, sum(true) FROM t GROUP BY k", errors::kDatatypeMismatch},
       {"SELECT k, first(x, 'yes') FROM t GROUP BY k", errors::kDatatypeMismatch},
-      {"SELECT k, count(DISTINCT x) FROM t GROUP BY k", errors::kNotImplemented},
+      {"SELECT k, sum(DISTINCT x) FROM t GROUP BY k", errors::kNotImplemented},
+      {"SELECT k, approx_count_distinct(x, 0.5) FROM t GROUP BY k", errors::kInvalidParameterValue},
       {"SELECT k, nope(x) FROM t GROUP BY k", errors::kUnresolvedRoutine},
       {"SELECT k, count(*) FROM t GROUP BY missing", errors::kUnresolvedColumn},
       {"SELECT k AS a, count(*) AS a FROM t GROUP BY k", errors::kInvalidSchema},

@@ -756,8 +756,10 @@ Result<BoundPtr> BindAggregate(Call& c) {
   const std::string& f = c.node.name;
   TypePtr arg_type = c.args.empty() ? nullptr : c.args[0]->type;  // count(*) has no bound argument
   TypePtr result;
-  if (f == "count") {
+  if (f == "count" || f == "approx_count_distinct") {
     result = DataType::Long();
+  } else if (f == "collect_list" || f == "collect_set" || f == "array_agg") {
+    result = DataType::Array(arg_type != nullptr ? arg_type : DataType::String(), false);
   } else if (f == "min" || f == "max" || f == "first" || f == "last") {
     result = arg_type != nullptr ? arg_type : DataType::Boolean();
   } else {
@@ -776,7 +778,7 @@ Result<BoundPtr> BindAggregate(Call& c) {
   }
   auto node = c.NewNode(Op::kAggregate, result, std::move(c.args));
   node->name = f;
-  node->nullable = f != "count";
+  node->nullable = f != "count" && f != "approx_count_distinct" && f.rfind("collect_", 0) != 0 && f != "array_agg";
   return BoundPtr(node);
 }
 
@@ -1446,6 +1448,10 @@ constexpr FunctionDef kFunctions[] = {
     {"mean", 1, 1, BindAggregate},
     {"first", 1, 2, BindAggregate},
     {"last", 1, 2, BindAggregate},
+    {"collect_list", 1, 1, BindAggregate},
+    {"array_agg", 1, 1, BindAggregate},
+    {"collect_set", 1, 1, BindAggregate},
+    {"approx_count_distinct", 1, 2, BindAggregate},
     {"isnull", 1, 1, BindIsNull},
     {"isnotnull", 1, 1, BindIsNull},
     {"istrue", 1, 1, BindIsTrueOrFalse},

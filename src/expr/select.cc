@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 #include "expr/ast.h"
@@ -10,7 +12,9 @@
 namespace sluice::expr {
 namespace {
 
-constexpr std::string_view kAggregateFunctions[] = {"count", "sum", "avg", "mean", "min", "max", "first", "last"};
+constexpr std::string_view kAggregateFunctions[] = {"count",        "sum",       "avg",         "mean",
+                                                    "min",          "max",       "first",       "last",
+                                                    "collect_list", "array_agg", "collect_set", "approx_count_distinct"};
 
 bool ContainsAggregate(const Node& n) {
   if (n.kind == NodeKind::kCall && IsAggregateFunction(n.name)) return true;
@@ -119,13 +123,18 @@ NodePtr SubstituteAliases(const NodePtr& n, const std::vector<NamedExpression>& 
 
 Result<AggregateCall> BindAggregateCall(const NodePtr& call, const TypePtr& input_schema, SqlOptions options) {
   AggregateCall aggregate;
-  aggregate.function = call->name == "mean" ? "avg" : call->name;
+  aggregate.function = call->name == "mean" ? "avg" : call->name == "array_agg" ? "collect_list" : call->name;
   aggregate.sql = PrintSql(*call);
   if (call->distinct) {
-    return Status::Error(errors::kNotImplemented,
-                         fmt::format("{}: DISTINCT inside an aggregate function is not supported in a streaming "
-                                     "aggregation yet",
-                                     aggregate.sql));
+    // count(DISTINCT x) counts the distinct values; DISTINCT changes nothing for min, max and
+    // collect_set, and the others take it as Spark does only through count.
+    if (aggregate.function == "count" && call->args.size() == 1) {
+      aggregate.function = "count_distinct";
+    } else if (aggregate.function != "min" && aggregate.function != "max" && aggregate.function != "collect_set") {
+      return Status::Error(errors::kNotImplemented,
+                           fmt::format("{}: DISTINCT is supported in count(DISTINCT x), min, max and collect_set",
+                                       aggregate.sql));
+    }
   }
   // The whole call binds as a typed aggregate: its argument checks and its result type.
   SLUICE_ASSIGN_OR_RETURN(BoundExpression whole, Bind(Expression(call), input_schema, options));
@@ -134,6 +143,25 @@ Result<AggregateCall> BindAggregateCall(const NodePtr& call, const TypePtr& inpu
   std::vector<NodePtr> arguments;
   for (const NodePtr& arg : call->args) {
     if (arg->kind != NodeKind::kStar) arguments.push_back(arg);
+  }
+  if (aggregate.function == "approx_count_distinct" && arguments.size() == 2) {
+    // The relative standard deviation sets the sketch's size: a literal in (0, 0.39], as Spark.
+    const Node& rsd = *arguments[1];
+    const bool literal = rsd.kind == NodeKind::kLiteral && !rsd.literal.is_null && rsd.literal.type != nullptr;
+    double value = !literal                                        ? -1
+                   : rsd.literal.type->id() == TypeId::kDecimal    ? static_cast<double>(rsd.literal.decimal) /
+                                                                     std::pow(10.0, rsd.literal.type->scale())
+                   : rsd.literal.type->is_integral()               ? static_cast<double>(rsd.literal.integer)
+                   : rsd.literal.type->id() == TypeId::kDouble ||
+                           rsd.literal.type->id() == TypeId::kFloat ? rsd.literal.floating
+                                                                    : -1;
+    if (!(value > 0 && value <= 0.39)) {
+      return Status::Error(errors::kInvalidParameterValue,
+                           fmt::format("{}: the relative standard deviation must be a number in (0, 0.39]",
+                                       aggregate.sql));
+    }
+    aggregate.relative_sd = value;
+    arguments.pop_back();
   }
   if (aggregate.function == "first" || aggregate.function == "last") {
     if (arguments.size() == 2) {

@@ -19,6 +19,7 @@ inline constexpr std::string_view kMissingAggregation = "MISSING_AGGREGATION";
 inline constexpr std::string_view kNestedAggregateFunction = "NESTED_AGGREGATE_FUNCTION";
 inline constexpr std::string_view kInvalidWhereCondition = "INVALID_WHERE_CONDITION";
 inline constexpr std::string_view kUnsupportedGroupingExpression = "UNSUPPORTED_GROUPING_EXPRESSION";
+inline constexpr std::string_view kCollectionSizeLimitExceeded = "COLLECTION_SIZE_LIMIT_EXCEEDED";
 // SQL expressions
 inline constexpr std::string_view kParseSyntaxError = "PARSE_SYNTAX_ERROR";
 inline constexpr std::string_view kUnresolvedRoutine = "UNRESOLVED_ROUTINE";

@@ -48,12 +48,15 @@ struct SelectStatement {
 // `SELECT *` with GROUP BY or HAVING is refused there too.
 Result<SelectStatement> ParseSelect(std::string_view sql);
 
-// Whether `name` is an aggregate function (count, sum, avg, mean, min, max, first, last).
+// Whether `name` is an aggregate function (count, sum, avg, mean, min, max, first, last,
+// collect_list, array_agg, collect_set, approx_count_distinct).
 bool IsAggregateFunction(std::string_view name);
 
 // One aggregate function of an aggregation.
 struct AggregateCall {
-  std::string function;  // canonical lower-case name; "mean" is "avg"
+  // Canonical lower-case name: "mean" is "avg", "array_agg" is "collect_list", and
+  // count(DISTINCT x) is "count_distinct".
+  std::string function;
   // Rows are counted or accumulated when every argument is non-null (count); first/last with
   // ignore_nulls skip null values, without it take the first/last row's value, null or not.
   bool ignore_nulls = false;
@@ -63,6 +66,7 @@ struct AggregateCall {
   std::vector<BoundExpression> arguments;
   TypePtr result_type;
   std::string sql;  // as written, for messages and column names ("sum(quantity)")
+  double relative_sd = 0.05;  // approx_count_distinct's second argument (Spark's default)
 };
 
 struct BoundAggregation {
