@@ -10,6 +10,7 @@
 
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/engine/deduplication.h"
 #include "sluice/engine/state_store.h"
 #include "testing/columns.h"
 #include "testing/temp_dir.h"
@@ -336,6 +337,45 @@ TEST_F(StateStoreTest, AMissingOrDamagedFileIsCannotLoadStateStoreNamingIt) {
   StateStore other(LocalFileSystem(), dir_.Join("state/0"),
                    DataType::Struct({{"k", DataType::String()}, {"v", DataType::Long()}}).value());
   EXPECT_EQ(other.Load(0).status().error_class(), errors::kCannotLoadStateStore);
+}
+
+}  // namespace
+}  // namespace sluice::engine
+
+namespace sluice::engine {
+namespace {
+
+TEST(DeduplicationTest, KeepsTheFirstRowOfEachKeyAcrossPiecesAndState) {
+  auto dedup = Deduplication::Make({"k", "f"}, InputSchema(), {});
+  ASSERT_TRUE(dedup.ok()) << dedup.status().ToString();
+  // SampleRows: (a,1.5) (b,NaN) (a,-0.0) (null,0.0) (b,null) (a,NaN) (null,2.0), then again with
+  // NaN and -0.0 written otherwise: every key of the second piece was seen.
+  auto kept = (*dedup)->Filter(SampleRows());
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ((*kept)->num_rows(), 7);
+  auto again = (*dedup)->Filter(Input({"b", "a", std::nullopt, "c"}, {1, 2, 3, 4}, {int128_t{0}, int128_t{0}, int128_t{0},
+                                      int128_t{0}},
+                                      {-kNaN, 0.0, -0.0, 1.0}));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(Rows(**again), (std::vector<std::string>{"c|4|0.00|1.0"}));
+  EXPECT_EQ((*dedup)->num_rows(), 8);
+  EXPECT_EQ((*dedup)->num_changed(), 8);
+
+  // The state restores the keys; the next piece's duplicates stay out.
+  (*dedup)->ClearChanges();
+  BatchPtr state = (*dedup)->State().value();
+  EXPECT_EQ((*dedup)->ChangedState().value()->num_rows(), 0);
+  auto restored = Deduplication::Make({"k", "f"}, InputSchema(), {});
+  ASSERT_TRUE((*restored)->Load(*state).ok());
+  auto third = (*restored)->Filter(Input({"c", "c"}, {0, 0}, {int128_t{0}, int128_t{0}}, {1.0, 5.0}));
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(Rows(**third), (std::vector<std::string>{"c|0|0.00|5.0"}));
+  EXPECT_EQ(Rows(*(*restored)->ChangedState().value()), (std::vector<std::string>{"c|5.0"}));
+
+  EXPECT_EQ(Deduplication::Make({"nope"}, InputSchema(), {}).status().error_class(), errors::kUnresolvedColumn);
+  EXPECT_EQ(Deduplication::Make({}, InputSchema(), {}).status().error_class(), errors::kInvalidArgument);
+  auto other = Deduplication::Make({"k"}, InputSchema(), {});
+  EXPECT_EQ((*other)->Load(*state).error_class(), errors::kCannotLoadStateStore);
 }
 
 }  // namespace

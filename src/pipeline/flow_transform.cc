@@ -49,6 +49,7 @@ Result<FlowTransform> FlowTransform::Make(const FlowSpec& flow, expr::SqlOptions
     SLUICE_ASSIGN_OR_RETURN(expr::NamedExpression named, expr::ParseNamedExpression(item));
     transform.select_.push_back(std::move(named));
   }
+  transform.dedup_columns_ = flow.dedup;
   for (const Expectation& expectation : flow.expectations) {
     SLUICE_ASSIGN_OR_RETURN(expr::Expression condition, expr::Expression::Parse(expectation.condition));
     transform.conditions_.push_back(std::move(condition));
@@ -58,7 +59,7 @@ Result<FlowTransform> FlowTransform::Make(const FlowSpec& flow, expr::SqlOptions
 }
 
 bool FlowTransform::is_identity() const {
-  return !where_ && select_.empty() && expectations_.empty() && !statement_;
+  return !where_ && select_.empty() && expectations_.empty() && !is_stateful();
 }
 
 Status FlowTransform::BindTo(const TypePtr& input_schema) {
@@ -91,6 +92,12 @@ Status FlowTransform::BindTo(const TypePtr& input_schema) {
     if (!select_schema.ok()) return select_schema.status().WithContext(context + " select");
     bound.select_schema = std::move(select_schema).value();
     dataset_schema = bound.select_schema;
+  }
+  if (!dedup_columns_.empty()) {
+    Result<std::unique_ptr<engine::Deduplication>> dedup =
+        engine::Deduplication::Make(dedup_columns_, dataset_schema, sql_);
+    if (!dedup.ok()) return dedup.status().WithContext(context + " dedup");
+    dedup_ = std::move(dedup).value();
   }
   for (size_t i = 0; i < conditions_.size(); ++i) {
     Result<expr::BoundExpression> condition = expr::BindPredicate(conditions_[i], dataset_schema, sql_);
@@ -125,6 +132,9 @@ Result<BatchPtr> FlowTransform::Apply(const BatchPtr& input, std::vector<Expecta
       columns.push_back(std::move(column));
     }
     SLUICE_ASSIGN_OR_RETURN(batch, RecordBatch::Make(bound_->select_schema, std::move(columns), batch->num_rows()));
+  }
+  if (dedup_) {
+    SLUICE_ASSIGN_OR_RETURN(batch, dedup_->Filter(batch));
   }
   return ApplyExpectations(std::move(batch), counts);
 }
@@ -176,44 +186,46 @@ TransformingSink::TransformingSink(FlowTransform transform, std::unique_ptr<engi
                                    std::optional<AggregationState> state)
     : transform_(std::move(transform)), inner_(std::move(inner)), state_(std::move(state)) {}
 
-Status TransformingSink::LoadGroups(int64_t version) {
-  engine::HashAggregation* groups = transform_.groups();
-  if (groups == loaded_groups_ && version == loaded_version_) return Status::OK();
-  if (!state_) return Status::Error(errors::kInternalError, "an aggregating flow needs a state directory");
-  loaded_groups_ = nullptr;
-  if (!store_ || !store_->schema()->Equals(*groups->state_schema())) {
-    store_.emplace(state_->file_system, state_->directory, groups->state_schema());
+Status TransformingSink::LoadState(int64_t version) {
+  engine::StatefulOperator* op = transform_.state_operator();
+  if (op == loaded_operator_ && version == loaded_version_) return Status::OK();
+  if (!state_) return Status::Error(errors::kInternalError, "a flow with state needs a state directory");
+  loaded_operator_ = nullptr;
+  if (!store_ || !store_->schema()->Equals(*op->state_schema())) {
+    store_.emplace(state_->file_system, state_->directory, op->state_schema());
   }
-  groups->Reset();
+  op->Reset();
   SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> parts, store_->Load(version));
-  for (const BatchPtr& part : parts) SLUICE_RETURN_IF_ERROR(groups->Load(*part));
-  groups->ClearChanges();
-  loaded_groups_ = groups;
+  for (const BatchPtr& part : parts) SLUICE_RETURN_IF_ERROR(op->Load(*part));
+  op->ClearChanges();
+  loaded_operator_ = op;
   loaded_version_ = version;
   return Status::OK();
 }
 
-Status TransformingSink::FinishAggregation(int64_t batch_id, engine::BatchWriter* inner) {
-  engine::HashAggregation* groups = transform_.groups();
-  std::vector<ExpectationCounts> counts;
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr rows, transform_.FinishAggregation(state_->output_mode, &counts));
-  counts_ = std::move(counts);
-  output_rows_ = rows->num_rows();
-  if (rows->num_rows() > 0) SLUICE_RETURN_IF_ERROR(inner->Add(std::move(rows)));
+Status TransformingSink::FinishStatefulBatch(int64_t batch_id, engine::BatchWriter* inner) {
+  engine::StatefulOperator* op = transform_.state_operator();
+  if (transform_.is_aggregation()) {
+    std::vector<ExpectationCounts> counts;
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr rows, transform_.FinishAggregation(state_->output_mode, &counts));
+    counts_ = std::move(counts);
+    output_rows_ = rows->num_rows();
+    if (rows->num_rows() > 0) SLUICE_RETURN_IF_ERROR(inner->Add(std::move(rows)));
+  }
   const auto started = std::chrono::steady_clock::now();
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr changed, groups->ChangedState());
-  SLUICE_RETURN_IF_ERROR(store_->Write(batch_id, *changed, [groups] { return groups->State(); }));
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr changed, op->ChangedState());
+  SLUICE_RETURN_IF_ERROR(store_->Write(batch_id, *changed, [op] { return op->State(); }));
   last_state_ = engine::StateOperatorProgress{
-      "stateStoreSave", groups->num_groups(), groups->num_changed(),
+      std::string(op->name()), op->num_rows(), op->num_changed(),
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count(),
-      groups->memory_bytes()};
-  groups->ClearChanges();
+      op->memory_bytes()};
+  op->ClearChanges();
   loaded_version_ = batch_id;
   return Status::OK();
 }
 
 std::vector<engine::StateOperatorProgress> TransformingSink::state_operators() const {
-  if (!transform_.is_aggregation()) return {};
+  if (!transform_.is_stateful()) return {};
   return {last_state_};
 }
 
@@ -244,8 +256,8 @@ Result<BatchPtr> TransformingSink::Transform(const BatchPtr& batch, bool accumul
 }
 
 Status TransformingSink::AddBatch(int64_t batch_id, const RecordBatch& batch) {
-  if (transform_.is_aggregation()) {
-    // Through the batch writer, which keeps the groups' state.
+  if (transform_.is_stateful()) {
+    // Through the batch writer, which keeps the operator's state.
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<engine::BatchWriter> writer, BeginBatch(batch_id, batch.schema()));
     SLUICE_RETURN_IF_ERROR(writer->Add(std::make_shared<const RecordBatch>(batch)));
     return writer->Commit();
@@ -261,7 +273,7 @@ class TransformingSink::PieceWriter final : public engine::BatchWriter {
   // A batch that does not commit leaves the groups somewhere between two versions: the next
   // batch loads them again.
   ~PieceWriter() override {
-    if (!committed_) sink_->loaded_groups_ = nullptr;
+    if (!committed_) sink_->loaded_operator_ = nullptr;
   }
   Status Add(BatchPtr piece) override {
     // The piece itself, not a borrowed view: a transform that changes nothing hands it on.
@@ -270,7 +282,7 @@ class TransformingSink::PieceWriter final : public engine::BatchWriter {
     return inner_->Add(std::move(out));
   }
   Status Commit() override {
-    if (sink_->transform_.is_aggregation()) SLUICE_RETURN_IF_ERROR(sink_->FinishAggregation(batch_id_, inner_.get()));
+    if (sink_->transform_.is_stateful()) SLUICE_RETURN_IF_ERROR(sink_->FinishStatefulBatch(batch_id_, inner_.get()));
     SLUICE_RETURN_IF_ERROR(inner_->Commit());
     committed_ = true;
     return Status::OK();
@@ -287,7 +299,7 @@ Result<std::unique_ptr<engine::BatchWriter>> TransformingSink::BeginBatch(int64_
   // The inner writer takes the transformed schema: what the transform makes of no rows.
   std::vector<ExpectationCounts> unused;
   SLUICE_ASSIGN_OR_RETURN(BatchPtr none, transform_.Apply(RecordBatch::Empty(schema), &unused));
-  if (transform_.is_aggregation()) SLUICE_RETURN_IF_ERROR(LoadGroups(batch_id - 1));
+  if (transform_.is_stateful()) SLUICE_RETURN_IF_ERROR(LoadState(batch_id - 1));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<engine::BatchWriter> inner, inner_->BeginBatch(batch_id, none->schema()));
   // The pieces' counts add up to the batch's.
   counts_.clear();

@@ -305,7 +305,7 @@ Status PipelineRun::OpenFlow(Flow* flow) {
   SLUICE_ASSIGN_OR_RETURN(config.output_mode, engine::ParseOutputMode(spec.output_mode));
   config.aggregation = transform.is_aggregation();
   std::optional<AggregationState> state;
-  if (transform.is_aggregation()) {
+  if (transform.is_stateful()) {
     state = AggregationState{options_.file_system, config.checkpoint_location + "/state/0", config.output_mode};
   }
   auto transforming =

@@ -348,8 +348,8 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
     return flow;
   }
   walker.CheckKeys(node, place,
-                   {"name", "sql", "source", "where", "select", "expectations", "sink", "trigger", "output_mode",
-                    "checkpoint", "on_source_reset"});
+                   {"name", "sql", "source", "where", "select", "dedup", "expectations", "sink", "trigger",
+                    "output_mode", "checkpoint", "on_source_reset"});
   flow.name = walker.Name(node, place);
   flow.sql = walker.Scalar(node, place, "sql", false);
   if (flow.sql) {
@@ -388,6 +388,24 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
       }
     } else {
       walker.Problem(Walker::Join(place, "select"), "expected a list of expressions");
+    }
+  }
+  if (YAML::Node dedup = node["dedup"]; dedup.IsDefined() && !dedup.IsNull()) {
+    if (dedup.IsScalar()) {
+      flow.dedup.push_back(dedup.Scalar());
+    } else if (dedup.IsSequence() && dedup.size() > 0) {
+      for (size_t i = 0; i < dedup.size(); ++i) {
+        if (dedup[i].IsScalar()) {
+          flow.dedup.push_back(dedup[i].Scalar());
+        } else {
+          walker.Problem(Walker::Join(place, "dedup[" + std::to_string(i) + "]"), "expected a column");
+        }
+      }
+    } else {
+      walker.Problem(Walker::Join(place, "dedup"), "expected a list of columns");
+    }
+    if (flow.sql && expr::ParseSelect(*flow.sql).ok() && expr::ParseSelect(*flow.sql)->is_aggregation()) {
+      walker.Problem(Walker::Join(place, "dedup"), "an aggregation has one row per group already");
     }
   }
   flow.expectations = ParseExpectations(walker, node, place);

@@ -11,6 +11,7 @@
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/engine/memory_sink.h"
+#include "sluice/parquet/reader.h"
 #include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/pipeline_runner.h"
 #include "testing/temp_dir.h"
@@ -244,6 +245,67 @@ materialized_views:
     EXPECT_EQ(spec.status().error_class(), errors::kInvalidPipeline) << view;
     EXPECT_NE(spec.status().message().find(says), std::string_view::npos) << spec.status().ToString();
   }
+}
+
+// dedup: the first row of each key reaches the sink, across batches, runs and a replayed batch.
+TEST_F(SqlFlowTest, DedupKeepsTheFirstRowOfEachKeyAcrossRunsAndReplays) {
+  const std::string body = R"(
+sinks:
+  lake: {format: delta, table: main.shop.firsts}
+flows:
+  - name: firsts
+    source: {format: rate, options: {rowsPerSecond: 10, startTimestamp: )" +
+                           std::to_string(kStartMillis) + R"(}}
+    select: [value % 13 AS k, value]
+    dedup: [k]
+    expectations:
+      - {name: not_twelve, expect_or_drop: k <> 12}
+    sink: lake
+    trigger: available_now
+)";
+  ASSERT_TRUE(Run("dedup", body).ok());
+  std::vector<std::string> firsts;
+  for (int64_t v = 0; v < 12; ++v) firsts.push_back(fmt::format("{}|{}", v, v));
+  std::sort(firsts.begin(), firsts.end());
+  EXPECT_EQ(DeltaRows(Table("firsts")), firsts);
+  EXPECT_NE(LastProgress("dedup", "firsts").find("\"operatorName\":\"dedupe\",\"numRowsTotal\":13,"), std::string::npos)
+      << LastProgress("dedup", "firsts");
+
+  // The batch run again after its state was written starts from the keys before it: its state
+  // version holds all 13 keys again (had it started from its own version, none would be new).
+  const std::string checkpoint = dir_.Join("storage-dedup/checkpoints/firsts");
+  auto state_rows = [&](int version) {
+    auto reader = parquet::ParquetReader::Open(*LocalFileSystem(),
+                                               checkpoint + "/state/0/" + std::to_string(version) + ".delta.parquet");
+    return reader.ok() ? (*reader)->num_rows() : -1;
+  };
+  EXPECT_EQ(state_rows(0), 13);
+  ASSERT_FALSE(std::filesystem::exists(checkpoint + "/commits/1")) << "the test expects one batch";
+  std::filesystem::remove(checkpoint + "/commits/0");
+  Status replayed = Run("dedup", body);
+  ASSERT_TRUE(replayed.ok()) << replayed.ToString();
+  EXPECT_TRUE(std::filesystem::exists(checkpoint + "/commits/0"));
+  EXPECT_EQ(state_rows(0), 13);
+  EXPECT_EQ(DeltaRows(Table("firsts")), firsts);
+  // Later batches find every key seen.
+  clock_->AdvanceBy(std::chrono::seconds(5));
+  ASSERT_TRUE(Run("dedup", body).ok());
+  EXPECT_EQ(state_rows(1), 0);
+  EXPECT_EQ(DeltaRows(Table("firsts")), firsts);
+
+  Result<PipelineSpec> grouped = Spec("x", R"yaml(
+sinks: {mem: {format: memory, options: {queryName: sql_dedup}}}
+flows:
+  - {name: f, sql: "SELECT count(*) FROM STREAM(main.shop.firsts)", dedup: [k], sink: mem}
+)yaml");
+  EXPECT_EQ(grouped.status().error_class(), errors::kInvalidPipeline);
+  EXPECT_NE(grouped.status().message().find("one row per group already"), std::string_view::npos);
+  Status unknown = Run("y", R"(
+sinks: {mem: {format: memory, options: {queryName: sql_dedup}}}
+flows:
+  - {name: f, source: {format: rate}, dedup: [nope], sink: mem, trigger: available_now}
+)");
+  EXPECT_NE(unknown.ToString().find("UNRESOLVED_COLUMN"), std::string::npos) << unknown.ToString();
 }
 
 TEST_F(SqlFlowTest, WrongFlowsFailWithTheirClass) {

@@ -24,19 +24,22 @@
 #include "sluice/core/record_batch.h"
 #include "sluice/core/status.h"
 #include "sluice/engine/sink.h"
+#include "sluice/engine/stateful_operator.h"
 #include "sluice/expr/select.h"
 
 namespace sluice::engine {
 
-class HashAggregation {
+class HashAggregation final : public StatefulOperator {
  public:
   // DATATYPE_MISMATCH for min, max, first or last over a struct, array or map.
   static Result<std::unique_ptr<HashAggregation>> Make(expr::BoundAggregation plan, expr::SqlOptions options);
-  ~HashAggregation();
+  ~HashAggregation() override;
+
+  std::string_view name() const override { return "stateStoreSave"; }
 
   const expr::BoundAggregation& plan() const;
   // The schema of State() and ChangedState(): the keys, then each aggregate's state columns.
-  const TypePtr& state_schema() const;
+  const TypePtr& state_schema() const override;
 
   // Adds rows (of the schema the plan was bound to) to their groups. An evaluation error
   // (ANSI) may leave some of the rows added: Reset() and load the state again after one.
@@ -46,18 +49,19 @@ class HashAggregation {
   Result<BatchPtr> Output(OutputMode mode);
 
   // Every group's state, and the changed groups' state.
-  Result<BatchPtr> State();
-  Result<BatchPtr> ChangedState();
+  Result<BatchPtr> State() override;
+  Result<BatchPtr> ChangedState() override;
   // Adds state rows (of state_schema()): a key already present takes the row's state.
-  Status Load(const RecordBatch& state);
-  void ClearChanges();
-  // No groups at all.
-  void Reset();
+  Status Load(const RecordBatch& state) override;
+  void ClearChanges() override;
+  // No groups at all (a global aggregate's one group, empty).
+  void Reset() override;
 
+  int64_t num_rows() const override { return num_groups(); }
   int64_t num_groups() const;
-  int64_t num_changed() const;
+  int64_t num_changed() const override;
   // What the groups hold in memory, roughly.
-  int64_t memory_bytes() const;
+  int64_t memory_bytes() const override;
 
  private:
   class Impl;

@@ -21,6 +21,7 @@
 
 #include "sluice/core/record_batch.h"
 #include "sluice/core/status.h"
+#include "sluice/engine/deduplication.h"
 #include "sluice/engine/hash_aggregation.h"
 #include "sluice/engine/sink.h"
 #include "sluice/engine/state_store.h"
@@ -52,9 +53,13 @@ class FlowTransform {
   std::optional<std::vector<std::string>> group_key_columns() const {
     return statement_ ? statement_->GroupKeyColumns() : std::nullopt;
   }
-  // The groups, once bound (the first Apply or Check); null for a flow that does not aggregate.
-  // Binding to another schema makes new, empty groups.
-  engine::HashAggregation* groups() { return groups_.get(); }
+  // Whether the flow keeps state between batches: it aggregates or deduplicates (`dedup`).
+  bool is_stateful() const { return is_aggregation() || !dedup_columns_.empty(); }
+  // The operator keeping that state (the groups or the seen keys), once bound (the first Apply or
+  // Check); null for a flow without state. Binding to another schema makes a new, empty one.
+  engine::StatefulOperator* state_operator() {
+    return groups_ ? static_cast<engine::StatefulOperator*>(groups_.get()) : dedup_.get();
+  }
   // An aggregating flow's rows at the end of a batch: the groups' result as `mode` says, judged
   // by the expectations (their counts in `counts`).
   Result<BatchPtr> FinishAggregation(engine::OutputMode mode, std::vector<ExpectationCounts>* counts);
@@ -92,12 +97,14 @@ class FlowTransform {
   std::optional<expr::SelectStatement> statement_;  // an aggregating flow's sql
   std::optional<Bound> bound_;
   std::unique_ptr<engine::HashAggregation> groups_;
+  std::vector<std::string> dedup_columns_;
+  std::unique_ptr<engine::Deduplication> dedup_;
   // The rows a filter or condition selected, kept across batches so that filtering touches no
   // fresh memory once it has grown.
   std::vector<int64_t> selection_;
 };
 
-// Where an aggregating flow keeps its groups between batches, and what it hands on.
+// Where a flow with state keeps it between batches, and what an aggregation hands on.
 struct AggregationState {
   std::shared_ptr<FileSystem> file_system;
   std::string directory;  // <checkpoint>/state/0
@@ -108,9 +115,9 @@ struct AggregationState {
 // so the inner sink's idempotence carries over. last_counts() are the counts of the last batch
 // (or, under real_time, the sums since the last EndEpoch).
 //
-// An aggregating transform keeps its groups in a StateStore at `state.directory`: batch N starts
-// from state version N-1 (loaded again whenever the groups in memory are not exactly that, as
-// after a restart or a failed batch) and writes version N before the inner sink commits, so a
+// A transform with state (an aggregation, a deduplication) keeps it in a StateStore at
+// `state.directory`: batch N starts from state version N-1 (loaded again whenever the operator in
+// memory does not hold exactly that, as after a restart or a failed batch) and writes version N before the inner sink commits, so a
 // batch run again after a crash gives the same rows as its first run.
 class TransformingSink : public engine::Sink {
   class PieceWriter;
@@ -125,10 +132,10 @@ class TransformingSink : public engine::Sink {
   Status AddBatch(int64_t batch_id, const RecordBatch& batch) override;
   // Transforms each piece as it comes and hands it to the inner sink's batch writer.
   Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override;
-  bool supports_real_time() const override { return !transform_.is_aggregation() && inner_->supports_real_time(); }
+  bool supports_real_time() const override { return !transform_.is_stateful() && inner_->supports_real_time(); }
   Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) override;
   Status EndEpoch(int64_t epoch_id) override;
-  // An aggregating flow's groups: held, changed by the last batch, its state write, memory.
+  // A stateful flow's operator: rows held, changed by the last batch, its state write, memory.
   std::vector<engine::StateOperatorProgress> state_operators() const override;
 
   const std::vector<ExpectationCounts>& last_counts() const { return counts_; }
@@ -141,17 +148,18 @@ class TransformingSink : public engine::Sink {
 
  private:
   Result<BatchPtr> Transform(const BatchPtr& batch, bool accumulate);
-  // Makes the groups hold state version `version` (-1: none).
-  Status LoadGroups(int64_t version);
-  // The aggregation's rows of batch `batch_id` handed to `inner`, then its state written.
-  Status FinishAggregation(int64_t batch_id, engine::BatchWriter* inner);
+  // Makes the state operator hold state version `version` (-1: none).
+  Status LoadState(int64_t version);
+  // An aggregation's rows of batch `batch_id` handed to `inner`; then the operator's state
+  // written as version `batch_id`.
+  Status FinishStatefulBatch(int64_t batch_id, engine::BatchWriter* inner);
 
   FlowTransform transform_;
   std::unique_ptr<engine::Sink> inner_;
   std::optional<AggregationState> state_;
   std::optional<engine::StateStore> store_;
-  // The groups in memory and the state version they hold; a failed batch forgets both.
-  const engine::HashAggregation* loaded_groups_ = nullptr;
+  // The operator in memory and the state version it holds; a failed batch forgets both.
+  const engine::StatefulOperator* loaded_operator_ = nullptr;
   int64_t loaded_version_ = -2;
   engine::StateOperatorProgress last_state_;
   std::vector<ExpectationCounts> counts_;

@@ -74,6 +74,9 @@ struct FlowSpec {
   Endpoint source;
   std::optional<std::string> where;
   std::vector<std::string> select;  // empty: every column
+  // `dedup: [columns]`: Spark's dropDuplicates over the rows `select` gives, before the
+  // expectations: a row whose key an earlier row had is dropped (the keys kept in the checkpoint).
+  std::vector<std::string> dedup;
   std::vector<Expectation> expectations;
   std::string sink;  // the name of an entry of PipelineSpec::sinks
   std::string trigger = "processing_time";
