@@ -30,6 +30,7 @@
 #include "sluice/core/json_text.h"
 #include "sluice/core/record_batch.h"
 #include "sluice/expr/expression.h"
+#include "expr/conformance_render.h"
 #include "testing/paths.h"
 
 namespace sluice::expr {
@@ -87,61 +88,6 @@ std::map<std::string, std::string> KnownDifferences(const Mode& mode) {
     known[line.substr(first + 1, second - first - 1)] = line.substr(second + 1);
   }
   return known;
-}
-
-std::string Double(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
-
-// The canonical text of tests/tools/spark_oracle.py.
-std::string Render(const Column& column, int64_t row) {
-  if (column.IsNull(row)) return "null";
-  const DataType& type = *column.type;
-  switch (type.id()) {
-    case TypeId::kBoolean: return column.Value<uint8_t>(row) ? "true" : "false";
-    case TypeId::kByte: return std::to_string(column.Value<int8_t>(row));
-    case TypeId::kShort: return std::to_string(column.Value<int16_t>(row));
-    case TypeId::kInteger: return std::to_string(column.Value<int32_t>(row));
-    case TypeId::kLong: return std::to_string(column.Value<int64_t>(row));
-    case TypeId::kFloat: return Double(column.Value<float>(row));
-    case TypeId::kDouble: return Double(column.Value<double>(row));
-    case TypeId::kDecimal: return DecimalText(column.Value<int128_t>(row), type.scale());
-    case TypeId::kString: return JsonString(column.View(row));
-    case TypeId::kBinary: {
-      std::string hex = "x'";
-      for (unsigned char c : column.View(row)) hex += fmt::format("{:02x}", c);
-      return hex + "'";
-    }
-    case TypeId::kArray: {
-      std::string out = "[";
-      for (int64_t i = column.offsets[row]; i < column.offsets[row + 1]; ++i) {
-        if (i > column.offsets[row]) out += ", ";
-        out += Render(*column.children[0], i);
-      }
-      return out + "]";
-    }
-    case TypeId::kMap: {
-      std::string out = "{";
-      for (int64_t i = column.offsets[row]; i < column.offsets[row + 1]; ++i) {
-        if (i > column.offsets[row]) out += ", ";
-        out += Render(*column.children[0], i) + " -> " + Render(*column.children[1], i);
-      }
-      return out + "}";
-    }
-    case TypeId::kStruct: {
-      std::string out = "{";
-      for (size_t f = 0; f < column.children.size(); ++f) {
-        if (f > 0) out += ", ";
-        out += type.fields()[f].name + ": " + Render(*column.children[f], row);
-      }
-      return out + "}";
-    }
-    default: return "<unrendered " + type.ToString() + ">";
-  }
 }
 
 bool HasDatetime(const DataType& type) {
