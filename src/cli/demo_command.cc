@@ -182,6 +182,14 @@ flows:
     source: {{format: delta, table: main.shop.orders}}
     sink: orders_db
     trigger: available_now
+materialized_views:
+  # Sales per item, kept current from the orders table by SQL, its groups in the checkpoint: a
+  # Delta table any reader can query.
+  - name: main.shop.sales_by_item
+    sql: >
+      SELECT item, count(*) AS orders, sum(quantity) AS units, sum(amount) AS revenue
+      FROM main.shop.orders GROUP BY item
+    trigger: available_now
 )",
                      fmt::arg("dir", dir), fmt::arg("bootstrap", bootstrap), fmt::arg("topic", kTopic),
                      fmt::arg("pg_host", pg.host()), fmt::arg("pg_port", pg.port()), fmt::arg("pg_user", pg.superuser()),
@@ -343,13 +351,15 @@ Status Run(const DemoOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(pipeline::PipelineSpec spec, LoadPipelineFile(pipeline_file));
   std::vector<Status> problems = pipeline::ValidatePipeline(spec, CommandRegistry());
   if (!problems.empty()) return problems.front();
-  std::printf("[4/6] pipeline    %s: %zu flows and a change feed, validated; running `orders`, `ticks` and\n"
+  std::printf("[4/6] pipeline    %s: %zu flows (one keeps a materialized view) and a change feed, validated; running `orders`, `ticks` and\n"
               "                  the change feed `shop_changes` for 5 seconds while the PostgreSQL table shop.stock is edited\n",
               pipeline_file.c_str(), spec.flows.size());
   SLUICE_RETURN_IF_ERROR(RunFlows(spec, {"orders", "ticks", "shop_changes"}, std::chrono::seconds(5),
                                   [&postgres] { return EditStock(postgres); }));
-  std::printf("[5/6] pipeline    running `tick_summary` and `orders_to_postgres` over what landed\n");
-  SLUICE_RETURN_IF_ERROR(RunFlows(spec, {"tick_summary", "orders_to_postgres"}, std::chrono::seconds(30)));
+  std::printf("[5/6] pipeline    running `tick_summary`, `orders_to_postgres` and the materialized view\n"
+              "                  `main.shop.sales_by_item` over what landed\n");
+  SLUICE_RETURN_IF_ERROR(
+      RunFlows(spec, {"tick_summary", "orders_to_postgres", "main.shop.sales_by_item"}, std::chrono::seconds(30)));
 
   const std::string orders_table = dir + "/warehouse/main/shop/orders";
   const std::string ticks_table = dir + "/warehouse/main/demo/ticks";
@@ -367,6 +377,17 @@ Status Run(const DemoOptions& options) {
   std::printf("  %-10s %6s %10s\n", "customer", "orders", "amount");
   for (const auto& row : by_customer) std::printf("  %-10s %6s %10s\n", row[0].c_str(), row[1].c_str(), row[2].c_str());
   std::printf("  %-10s %6s %10s\n\n", "total", totals[0][0].c_str(), totals[0][1].c_str());
+
+  const std::string sales_table = dir + "/warehouse/main/shop/sales_by_item";
+  SLUICE_ASSIGN_OR_RETURN(auto sales, DeltaRows(sales_table, "orders"));
+  std::printf("  Delta main.shop.sales_by_item, the materialized view (SELECT item, count(*), sum(quantity),\n"
+              "  sum(amount) ... GROUP BY item):\n");
+  std::printf("  %-14s %6s %6s %10s\n", "item", "orders", "units", "revenue");
+  for (auto it = sales.rbegin(); it != sales.rend(); ++it) {
+    std::printf("  %-14s %6s %6s %10s\n", (*it)["item"].c_str(), (*it)["orders"].c_str(), (*it)["units"].c_str(),
+                (*it)["revenue"].c_str());
+  }
+  std::printf("\n");
 
   const std::string history_table = dir + "/warehouse/main/cdc/lb_stock_history";
   SLUICE_ASSIGN_OR_RETURN(auto history, DeltaRows(history_table, "_sort_by"));
@@ -387,6 +408,8 @@ Status Run(const DemoOptions& options) {
   std::printf("  # one Delta commit per batch of the ticks flow\n  sluice delta history %s\n", ticks_table.c_str());
   std::printf("  # every change of shop.stock, in the order it happened\n  sluice delta show %s\n",
               history_table.c_str());
+  std::printf("  # the materialized view, one commit per batch, each holding every group\n  sluice delta history %s\n",
+              sales_table.c_str());
   std::printf("  # each flow's last state and batch, from the event log %s/system/events.jsonl\n  sluice status %s\n",
               spec.storage.c_str(), pipeline_file.c_str());
   std::printf("  # the ticks flow again, from where it stopped, until Ctrl-C\n  sluice run %s --flow ticks\n",
