@@ -24,7 +24,7 @@
 #include "sluice/core/json_text.h"
 #include "sluice/engine/hash_aggregation.h"
 #include "sluice/expr/select.h"
-#include "expr/conformance_render.h"
+#include "expr/spark_oracle_testing.h"
 #include "testing/paths.h"
 
 namespace sluice::engine {
@@ -129,37 +129,25 @@ Outcome Sluice(const std::string& query, const Mode& mode) {
 
 // Spark's outcomes of every query in both modes: mode -> outcomes.
 std::map<std::string, std::vector<Outcome>> Spark(const std::vector<std::string>& queries) {
-  const std::string dir = fs::temp_directory_path() / fmt::format("sluice-aggregate-conformance-{}", getpid());
-  fs::create_directories(dir);
-  {
-    std::ofstream input(dir + "/cases.json");
-    input << "{\"columns\":[";
-    for (size_t c = 0; c < kColumns.size(); ++c) {
-      input << (c ? "," : "") << "[" << JsonString(kColumns[c].first) << "," << JsonString(kColumns[c].second) << "]";
-    }
-    input << "],\"rows\":[";
-    for (size_t r = 0; r < kRows.size(); ++r) {
-      input << (r ? "," : "") << "[";
-      for (size_t c = 0; c < kRows[r].size(); ++c) input << (c ? "," : "") << JsonString(kRows[r][c]);
-      input << "]";
-    }
-    input << "],\"queries\":[";
-    for (size_t q = 0; q < queries.size(); ++q) input << (q ? "," : "") << JsonString(queries[q]);
-    input << "]}";
+  std::string input = "{\"columns\":[";
+  for (size_t c = 0; c < kColumns.size(); ++c) {
+    input += (c ? "," : "") + fmt::format("[{},{}]", JsonString(kColumns[c].first), JsonString(kColumns[c].second));
   }
-  const std::string tools = testing::SourceDir() + "/tests/tools";
-  const std::string command = fmt::format(
-      "cd '{}' && venv/bin/python spark_aggregate_oracle.py {} {} < '{}/cases.json' > '{}/results.json' 2> '{}/spark.log'",
-      tools, kLegacy.name, kAnsi.name, dir, dir, dir);
-  const int status = std::system(command.c_str());
-  std::ifstream log_file(dir + "/spark.log");
-  std::stringstream log;
-  log << log_file.rdbuf();
-  EXPECT_EQ(status, 0) << "the Spark oracle failed (run scripts/install-test-tools.sh):\n" << log.str();
+  input += "],\"rows\":[";
+  for (size_t r = 0; r < kRows.size(); ++r) {
+    input += r ? ",[" : "[";
+    for (size_t c = 0; c < kRows[r].size(); ++c) input += (c ? "," : "") + JsonString(kRows[r][c]);
+    input += "]";
+  }
+  input += "],\"queries\":[";
+  for (size_t q = 0; q < queries.size(); ++q) input += (q ? "," : "") + JsonString(queries[q]);
+  input += "]}";
+  const std::optional<std::string> output =
+      expr::RunSparkOracle("spark_aggregate_oracle.py", input, fmt::format("{} {}", kLegacy.name, kAnsi.name));
   std::map<std::string, std::vector<Outcome>> outcomes;
   simdjson::dom::parser parser;
   simdjson::dom::object modes;
-  if (status != 0 || parser.load(dir + "/results.json").get(modes) != simdjson::SUCCESS) {
+  if (!output || parser.parse(*output).get(modes) != simdjson::SUCCESS) {
     ADD_FAILURE() << "no results from the Spark oracle";
     return outcomes;
   }
@@ -182,7 +170,6 @@ std::map<std::string, std::vector<Outcome>> Spark(const std::vector<std::string>
       outcomes[std::string(mode)].push_back(std::move(outcome));
     }
   }
-  fs::remove_all(dir);
   return outcomes;
 }
 

@@ -30,7 +30,7 @@
 #include "sluice/core/json_text.h"
 #include "sluice/core/record_batch.h"
 #include "sluice/expr/expression.h"
-#include "expr/conformance_render.h"
+#include "expr/spark_oracle_testing.h"
 #include "testing/paths.h"
 
 namespace sluice::expr {
@@ -142,27 +142,15 @@ Outcome Sluice(const std::string& expression, const Mode& mode) {
 
 // Runs the oracle on every expression at once, in both modes (one Spark session): mode -> outcomes.
 std::map<std::string, std::vector<Outcome>> Spark(const std::vector<Case>& cases) {
-  const std::string dir = fs::temp_directory_path() / fmt::format("sluice-conformance-{}", getpid());
-  fs::create_directories(dir);
-  {
-    std::ofstream input(dir + "/expressions.json");
-    input << "[";
-    for (size_t i = 0; i < cases.size(); ++i) input << (i ? "," : "") << JsonString(cases[i].expression);
-    input << "]";
-  }
-  const std::string python = sluice::testing::SourceDir() + "/tests/tools/venv/bin/python";
-  const std::string command =
-      fmt::format("'{}' '{}/tests/tools/spark_oracle.py' {} {} < '{}/expressions.json' > '{}/results.json' 2> '{}/spark.log'",
-                  python, sluice::testing::SourceDir(), kLegacy.name, kAnsi.name, dir, dir, dir);
-  const int status = std::system(command.c_str());
-  std::ifstream log_file(dir + "/spark.log");
-  std::stringstream log;
-  log << log_file.rdbuf();
-  EXPECT_EQ(status, 0) << "the Spark oracle failed (run scripts/install-test-tools.sh):\n" << log.str();
+  std::string input = "[";
+  for (size_t i = 0; i < cases.size(); ++i) input += (i ? "," : "") + JsonString(cases[i].expression);
+  input += "]";
+  const std::optional<std::string> output =
+      RunSparkOracle("spark_oracle.py", input, fmt::format("{} {}", kLegacy.name, kAnsi.name));
   std::map<std::string, std::vector<Outcome>> outcomes;
   simdjson::dom::parser parser;
   simdjson::dom::object modes;
-  if (status != 0 || parser.load(dir + "/results.json").get(modes) != simdjson::SUCCESS) {
+  if (!output || parser.parse(*output).get(modes) != simdjson::SUCCESS) {
     ADD_FAILURE() << "no results from the Spark oracle";
     return outcomes;
   }
@@ -178,7 +166,6 @@ std::map<std::string, std::vector<Outcome>> Spark(const std::vector<Case>& cases
       outcomes[std::string(mode)].push_back(outcome);
     }
   }
-  fs::remove_all(dir);
   return outcomes;
 }
 

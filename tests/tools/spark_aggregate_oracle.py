@@ -14,10 +14,9 @@ collect_list() in the table's order.
 import json
 import sys
 
-from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from spark_oracle import error_class, render
+from spark_oracle import error_class, modes_and_session, render, set_mode
 
 
 def run(spark, query):
@@ -40,23 +39,15 @@ def run(spark, query):
 
 
 def main():
-    modes = sys.argv[1:]
-    if not modes or any(mode not in ("ansi", "legacy") for mode in modes):
-        sys.exit("usage: spark_aggregate_oracle.py MODE... (ansi, legacy) < cases.json")
+    modes, spark = modes_and_session("usage: spark_aggregate_oracle.py MODE... (ansi, legacy) < cases.json")
     cases = json.load(sys.stdin)
-    spark = (SparkSession.builder.master("local[1]").appName("sluice-aggregate-conformance")
-             .config("spark.ui.enabled", "false")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.shuffle.partitions", "1")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
     names = [name for name, _ in cases["columns"]]
     values = ", ".join(
         "(" + ", ".join(f"CAST({cell} AS {column_type})" for cell, (_, column_type) in zip(row, cases["columns"])) + ")"
         for row in cases["rows"])
     results = {}
     for mode in modes:
-        spark.conf.set("spark.sql.ansi.enabled", "true" if mode == "ansi" else "false")
+        set_mode(spark, mode)
         spark.sql(f"SELECT * FROM VALUES {values} AS t({', '.join(names)})").createOrReplaceTempView("t")
         results[mode] = [run(spark, query) for query in cases["queries"]]
     json.dump(results, sys.stdout)

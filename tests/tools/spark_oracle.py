@@ -89,20 +89,30 @@ def evaluate(spark, expression):
         return {"error": error_class(exception)}
 
 
-def main():
+def modes_and_session(usage):
+    """The modes the command line names, and the one local[1] session every oracle runs in."""
     modes = sys.argv[1:]
     if not modes or any(mode not in ("ansi", "legacy") for mode in modes):
-        sys.exit("usage: spark_oracle.py MODE... (ansi, legacy) < expressions.json")
-    expressions = json.load(sys.stdin)
+        sys.exit(usage)
     spark = (SparkSession.builder.master("local[1]").appName("sluice-conformance")
              .config("spark.ui.enabled", "false")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.shuffle.partitions", "1")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    return modes, spark
+
+
+def set_mode(spark, mode):
+    spark.conf.set("spark.sql.ansi.enabled", "true" if mode == "ansi" else "false")
+
+
+def main():
+    modes, spark = modes_and_session("usage: spark_oracle.py MODE... (ansi, legacy) < expressions.json")
+    expressions = json.load(sys.stdin)
     results = {}
     for mode in modes:
-        spark.conf.set("spark.sql.ansi.enabled", "true" if mode == "ansi" else "false")
+        set_mode(spark, mode)
         results[mode] = [evaluate(spark, expression) for expression in expressions]
     json.dump(results, sys.stdout)
     spark.stop()

@@ -13,7 +13,8 @@
 //   DATATYPE_MISMATCH    operand types that the operator or function cannot take, or a
 //                        non-boolean filter.
 //   INVALID_PARAMETER_VALUE  a constant argument with a bad value (regex pattern, sha2 bits).
-//   NOT_IMPLEMENTED      evaluating an aggregate function (they only bind for now).
+//   NOT_IMPLEMENTED      evaluating an aggregate function row by row: aggregates are computed by
+//                        an aggregation (select.h, engine/hash_aggregation.h), not here.
 // Errors of evaluation, in ANSI mode, for a row whose value cannot be computed (docs/errors.md):
 //   CAST_INVALID_INPUT, CAST_OVERFLOW, NUMERIC_VALUE_OUT_OF_RANGE, ARITHMETIC_OVERFLOW,
 //   DIVIDE_BY_ZERO, REMAINDER_BY_ZERO, INVALID_ARRAY_INDEX, INVALID_ARRAY_INDEX_IN_ELEMENT_AT,

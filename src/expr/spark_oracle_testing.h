@@ -1,18 +1,51 @@
 // For the differential tests against Spark (src/expr/spark_conformance_integration_test.cc,
-// src/engine/aggregation_conformance_integration_test.cc): a value as the Spark oracles print it.
+// src/engine/aggregation_conformance_integration_test.cc): running an oracle script of
+// tests/tools (pyspark in the tools' virtualenv), and a value as the oracles print it.
 #pragma once
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <string_view>
 
 #include "sluice/core/column.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/json_text.h"
+#include "testing/paths.h"
 
 namespace sluice::expr {
+
+// Runs tests/tools/`script` with the arguments `modes` ("legacy ansi"), `input` (JSON text) on its
+// standard input; its JSON output, or nullopt after a test failure that shows the oracle's log.
+inline std::optional<std::string> RunSparkOracle(const std::string& script, const std::string& input,
+                                                 std::string_view modes) {
+  namespace fs = std::filesystem;
+  const std::string dir = fs::temp_directory_path() / fmt::format("sluice-{}-{}", script, getpid());
+  fs::create_directories(dir);
+  std::ofstream(dir + "/input.json") << input;
+  const std::string command =
+      fmt::format("cd '{}/tests/tools' && venv/bin/python '{}' {} < '{}/input.json' > '{}/output.json' 2> '{}/log'",
+                  sluice::testing::SourceDir(), script, modes, dir, dir, dir);
+  const int status = std::system(command.c_str());
+  std::stringstream log, output;
+  log << std::ifstream(dir + "/log").rdbuf();
+  output << std::ifstream(dir + "/output.json").rdbuf();
+  fs::remove_all(dir);
+  if (status != 0) {
+    ADD_FAILURE() << "the Spark oracle " << script << " failed (run scripts/install-test-tools.sh):\n" << log.str();
+    return std::nullopt;
+  }
+  return output.str();
+}
 
 inline std::string RenderDouble(double value) {
   if (std::isnan(value)) return "nan";
