@@ -126,8 +126,10 @@ class SumAccumulator final : public Accumulator {
         // result type, and stays overflowed (NULL, or an error in ANSI mode), as in Spark.
         static const int128_t kLimit = PowerOfTen(38);
         if (overflowed_[g]) continue;
-        sums_[g] += value;
-        if (sums_[g] >= kLimit || sums_[g] <= -kLimit) overflowed_[g] = 1;
+        // Two values of 38 digits can pass int128's range (about 1.7e38) before the check.
+        if (__builtin_add_overflow(sums_[g], value, &sums_[g]) || sums_[g] >= kLimit || sums_[g] <= -kLimit) {
+          overflowed_[g] = 1;
+        }
       }
     }
     return Status::OK();
