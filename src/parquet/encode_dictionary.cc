@@ -72,11 +72,13 @@ bool Dictionary::Equals(uint32_t index, std::string_view value) const {
   switch (value_width_) {
     case 4: return std::memcmp(bytes_.data() + size_t{index} * 4, value.data(), 4) == 0;
     case 8: return std::memcmp(bytes_.data() + size_t{index} * 8, value.data(), 8) == 0;
-    default: {
+    case 0: {  // byte arrays: by their offsets
       const uint32_t begin = offsets_[index];
       const size_t size = offsets_[index + 1] - begin;
       return size == value.size() && SameBytes(bytes_.data() + begin, value.data(), size);
     }
+    default:  // other fixed widths (FIXED_LEN_BYTE_ARRAY decimals): no offsets are kept
+      return SameBytes(bytes_.data() + size_t{index} * value_width_, value.data(), value_width_);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sluice/core/builder.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/parquet/metadata.h"
 #include "sluice/parquet/reader.h"
@@ -471,6 +472,41 @@ TEST(ParquetWriterTest, AnEmptyFileHasASchemaAndNoRowGroups) {
   EXPECT_TRUE(meta.row_groups.empty());
   EXPECT_EQ(meta.schema.size(), 5u);
   EXPECT_EQ(stats.columns.size(), 2u);
+}
+
+}  // namespace
+}  // namespace sluice::parquet
+
+namespace sluice::parquet {
+namespace {
+
+// Repeated values of every fixed width in a dictionary (4, 8, and the 16 bytes of a decimal of
+// more than 18 digits, FIXED_LEN_BYTE_ARRAY) read back as written.
+TEST(ParquetWriterTest, RepeatedValuesOfEveryFixedWidthRoundTripThroughTheDictionary) {
+  TypePtr schema = Parse("struct<i:int,l:bigint,d:decimal(38,2),w:decimal(20,0)>");
+  std::vector<std::optional<int32_t>> ints;
+  std::vector<std::optional<int64_t>> longs;
+  std::vector<std::optional<int128_t>> wide, wider;
+  for (int row = 0; row < 1000; ++row) {
+    ints.push_back(row % 7);
+    longs.push_back(row % 11 - 5);
+    wide.push_back(row % 13 == 0 ? std::nullopt : std::optional<int128_t>((row % 5 - 2) * int128_t{1000000000000000000}));
+    wider.push_back(int128_t{row % 3});
+  }
+  BatchPtr batch = MakeBatch(schema, {Fixed<int32_t>(DataType::Integer(), ints), Fixed<int64_t>(DataType::Long(), longs),
+                                      Fixed<int128_t>(Parse("decimal(38,2)"), wide),
+                                      Fixed<int128_t>(Parse("decimal(20,0)"), wider)});
+  std::string bytes = WriteFile(schema, {batch});
+  auto reader = ParquetReader::Open(std::make_unique<sluice::testing::StringRandomAccessFile>(bytes));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto back = (*reader)->ReadAll();
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ((*back)->num_rows(), 1000);
+  for (int64_t row = 0; row < 1000; ++row) {
+    for (int c = 0; c < 4; ++c) {
+      ASSERT_EQ(FormatValue(*(*back)->column(c), row), FormatValue(*batch->column(c), row)) << row << " " << c;
+    }
+  }
 }
 
 }  // namespace
