@@ -66,6 +66,11 @@ Result<std::unique_ptr<HashAggregation>> Aggregation(const std::string& sql, boo
   return HashAggregation::Make(std::move(plan), {.ansi = ansi});
 }
 
+// Every aggregate function, each with state columns of its own kind, over two keys.
+constexpr const char* kEveryAggregate =
+    "SELECT k, f, count(*), sum(x), avg(d), sum(d), min(k), max(f), first(x), last(x, true), avg(x), "
+    "collect_list(d), collect_set(k), count(DISTINCT x), approx_count_distinct(x) FROM t GROUP BY k, f";
+
 struct AggregateCase {
   std::string sql;
   std::vector<std::string> rows;  // the complete output over SampleRows(), sorted
@@ -144,16 +149,13 @@ TEST(HashAggregationTest, UpdateModeGivesTheGroupsChangedSinceTheLastBatch) {
 }
 
 TEST(HashAggregationTest, StateRowsRestoreEveryAggregateExactly) {
-  const std::string sql =
-      "SELECT k, f, count(*), sum(x), avg(d), sum(d), min(k), max(f), first(x), last(x, true), avg(x), "
-      "collect_list(d), collect_set(k), count(DISTINCT x), approx_count_distinct(x) FROM t GROUP BY k, f";
-  auto first = Aggregation(sql);
+  auto first = Aggregation(kEveryAggregate);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   ASSERT_TRUE((*first)->Add(*SampleRows()).ok());
   BatchPtr state = (*first)->State().value();
   EXPECT_EQ(state->num_rows(), (*first)->num_groups());
 
-  auto second = Aggregation(sql);
+  auto second = Aggregation(kEveryAggregate);
   ASSERT_TRUE(second.ok());
   ASSERT_TRUE((*second)->Load(*state).ok());
   EXPECT_EQ(Rows(*(*second)->Output(OutputMode::kComplete).value()),
@@ -326,10 +328,7 @@ TEST_F(StateStoreTest, EveryVersionLoadsAsItWasWrittenAndOldOnesArePurged) {
 // Every kind of state column (decimals, booleans, strings, arrays, sketches, nulls) goes through
 // the store's Parquet files and comes back exactly.
 TEST_F(StateStoreTest, EveryAggregatesStateSurvivesTheFiles) {
-  const std::string sql =
-      "SELECT k, f, count(*), sum(x), avg(d), sum(d), min(k), max(f), first(x), last(x, true), avg(x), "
-      "collect_list(d), collect_set(k), count(DISTINCT x), approx_count_distinct(x) FROM t GROUP BY k, f";
-  auto first = Aggregation(sql);
+  auto first = Aggregation(kEveryAggregate);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   ASSERT_TRUE((*first)->Add(*SampleRows()).ok());
   StateStore store(LocalFileSystem(), dir_.Join("state/agg"), (*first)->state_schema());
@@ -338,7 +337,7 @@ TEST_F(StateStoreTest, EveryAggregatesStateSurvivesTheFiles) {
   ASSERT_TRUE((*first)->Add(*Slice(SampleRows(), 2, 3)).ok());
   ASSERT_TRUE(store.Write(1, *(*first)->ChangedState().value(), [&] { return (*first)->State(); }).ok());
 
-  auto second = Aggregation(sql);
+  auto second = Aggregation(kEveryAggregate);
   ASSERT_TRUE(second.ok());
   auto parts = store.Load(1);
   ASSERT_TRUE(parts.ok()) << parts.status().ToString();
