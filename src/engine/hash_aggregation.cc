@@ -366,8 +366,10 @@ class CollectAccumulator final : public Accumulator {
   void LoadState(std::span<const ColumnPtr> columns, int64_t row, int32_t group) override {
     const Column& lists = *columns[0];
     const Column& elements = *lists.children[0];
+    // The row replaces the group's values (a later version holds all of an earlier one's); its
+    // values are distinct already, and join the seen ones without being checked against them.
     values_[static_cast<size_t>(group)].clear();
-    for (int64_t e = lists.offsets[row]; e < lists.offsets[row + 1]; ++e) (void)Insert(group, elements, e);
+    for (int64_t e = lists.offsets[row]; e < lists.offsets[row + 1]; ++e) (void)Insert(group, elements, e, true);
   }
   Result<ColumnPtr> Finish(std::span<const int64_t> groups) const override {
     if (!count_only_) return Lists(groups);
@@ -383,12 +385,13 @@ class CollectAccumulator final : public Accumulator {
   }
 
  private:
-  Status Insert(int32_t group, const Column& column, int64_t row) {
+  // Adds the value unless the group has it (distinct) or `loading`, which adds it anyway.
+  Status Insert(int32_t group, const Column& column, int64_t row, bool loading = false) {
     std::vector<T>& list = values_[static_cast<size_t>(group)];
     if (distinct_) {
       std::string key(reinterpret_cast<const char*>(&group), sizeof(group));
       AppendKey(column, row, &key);
-      if (!seen_.insert(std::move(key)).second) return Status::OK();
+      if (!seen_.insert(std::move(key)).second && !loading) return Status::OK();
     }
     if (list.size() >= kMaxCollected) {
       return Status::Error(errors::kCollectionSizeLimitExceeded,
