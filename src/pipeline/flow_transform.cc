@@ -183,7 +183,7 @@ Result<BatchPtr> FlowTransform::ApplyExpectations(BatchPtr batch, std::vector<Ex
 }
 
 TransformingSink::TransformingSink(FlowTransform transform, std::unique_ptr<engine::Sink> inner,
-                                   std::optional<AggregationState> state)
+                                   std::optional<FlowState> state)
     : transform_(std::move(transform)), inner_(std::move(inner)), state_(std::move(state)) {}
 
 Status TransformingSink::LoadState(int64_t version) {

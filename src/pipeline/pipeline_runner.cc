@@ -304,9 +304,9 @@ Status PipelineRun::OpenFlow(Flow* flow) {
   SLUICE_ASSIGN_OR_RETURN(config.trigger, engine::ParseTrigger(spec.trigger, spec.trigger_interval));
   SLUICE_ASSIGN_OR_RETURN(config.output_mode, engine::ParseOutputMode(spec.output_mode));
   config.aggregation = transform.is_aggregation();
-  std::optional<AggregationState> state;
+  std::optional<FlowState> state;
   if (transform.is_stateful()) {
-    state = AggregationState{options_.file_system, config.checkpoint_location + "/state/0", config.output_mode};
+    state = FlowState{options_.file_system, config.checkpoint_location + "/state/0", config.output_mode};
   }
   auto transforming =
       std::make_unique<TransformingSink>(std::move(transform), std::move(sink).value(), std::move(state));

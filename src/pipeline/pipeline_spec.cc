@@ -404,8 +404,11 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
     } else {
       walker.Problem(Walker::Join(place, "dedup"), "expected a list of columns");
     }
-    if (flow.sql && expr::ParseSelect(*flow.sql).ok() && expr::ParseSelect(*flow.sql)->is_aggregation()) {
-      walker.Problem(Walker::Join(place, "dedup"), "an aggregation has one row per group already");
+    if (flow.sql) {
+      Result<expr::SelectStatement> select = expr::ParseSelect(*flow.sql);
+      if (select.ok() && select->is_aggregation()) {
+        walker.Problem(Walker::Join(place, "dedup"), "an aggregation has one row per group already");
+      }
     }
   }
   flow.expectations = ParseExpectations(walker, node, place);

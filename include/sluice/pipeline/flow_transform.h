@@ -105,7 +105,7 @@ class FlowTransform {
 };
 
 // Where a flow with state keeps it between batches, and what an aggregation hands on.
-struct AggregationState {
+struct FlowState {
   std::shared_ptr<FileSystem> file_system;
   std::string directory;  // <checkpoint>/state/0
   engine::OutputMode output_mode = engine::OutputMode::kUpdate;
@@ -124,7 +124,7 @@ class TransformingSink : public engine::Sink {
 
  public:
   TransformingSink(FlowTransform transform, std::unique_ptr<engine::Sink> inner,
-                   std::optional<AggregationState> state = std::nullopt);
+                   std::optional<FlowState> state = std::nullopt);
 
   std::string description() const override { return inner_->description(); }
   std::vector<engine::OutputMode> supported_output_modes() const override { return inner_->supported_output_modes(); }
@@ -156,7 +156,7 @@ class TransformingSink : public engine::Sink {
 
   FlowTransform transform_;
   std::unique_ptr<engine::Sink> inner_;
-  std::optional<AggregationState> state_;
+  std::optional<FlowState> state_;
   std::optional<engine::StateStore> store_;
   // The operator in memory and the state version it holds; a failed batch forgets both.
   const engine::StatefulOperator* loaded_operator_ = nullptr;
