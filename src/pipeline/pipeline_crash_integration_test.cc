@@ -41,13 +41,18 @@ namespace {
 
 constexpr int kKills = 30;
 
-Status RunPipelineFile(const std::string& path, const std::string& trigger, std::vector<std::string> flows = {}) {
+// The pipeline file at `path` with every TRIGGER in it replaced by `trigger`.
+Result<PipelineSpec> PipelineFile(const std::string& path, const std::string& trigger) {
   std::ifstream in(path);
   std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (size_t at = yaml.find("TRIGGER"); at != std::string::npos; at = yaml.find("TRIGGER", at)) {
     yaml.replace(at, 7, trigger);
   }
-  SLUICE_ASSIGN_OR_RETURN(PipelineSpec spec, ParsePipelineSpec(yaml));
+  return ParsePipelineSpec(yaml);
+}
+
+Status RunPipelineFile(const std::string& path, const std::string& trigger, std::vector<std::string> flows = {}) {
+  SLUICE_ASSIGN_OR_RETURN(PipelineSpec spec, PipelineFile(path, trigger));
   RunOptions options;
   options.registry = &connectors::AllFormatsRegistry();
   options.flows = std::move(flows);
@@ -314,12 +319,7 @@ materialized_views:
 
   // A clean run until both targets hold PostgreSQL's own answer (groups whose orders are all gone
   // stay, at 0).
-  std::ifstream in(pipeline);
-  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (size_t at = yaml.find("TRIGGER"); at != std::string::npos; at = yaml.find("TRIGGER", at)) {
-    yaml.replace(at, 7, "{kind: processing_time, interval: 100 milliseconds}");
-  }
-  auto spec = ParsePipelineSpec(yaml);
+  auto spec = PipelineFile(pipeline, "{kind: processing_time, interval: 100 milliseconds}");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   RunOptions options;
   options.registry = &connectors::AllFormatsRegistry();
