@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -527,6 +528,11 @@ Status EmbeddedPostgres::Kill9() {
   kill(-pid_, SIGKILL);
   while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
   }
+  // The backends are not this process's children: they exit on their own a moment after the
+  // postmaster, and until then hold the shared memory a new start refuses to share ("pre-existing
+  // shared memory block is still in use"). Wait for the group to be gone (zombies left to a
+  // parent that never reaps them are waited for at most a few seconds).
+  for (int i = 0; i < 500 && kill(-pid_, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   pid_ = 0;
   port_ = 0;
   return Status::OK();
