@@ -246,4 +246,16 @@ Result<std::vector<AddFile>> DataFileWriter::Finish() {
   return adds;
 }
 
+RemoveFile RemovalOf(const AddFile& file, int64_t now_ms) {
+  RemoveFile remove;
+  remove.path = file.path;
+  remove.deletion_timestamp = now_ms;
+  remove.data_change = true;
+  remove.extended_file_metadata = true;
+  remove.partition_values = file.partition_values;
+  remove.size = file.size;
+  remove.deletion_vector = file.deletion_vector;
+  return remove;
+}
+
 }  // namespace sluice::delta

@@ -40,6 +40,10 @@ std::optional<std::string> SerializePartitionValue(const Column& column, int64_t
 // binary, boolean and NaN-only columns get no bounds.
 std::string StatsJson(const parquet::FileStats& stats, int max_indexed_columns = 32);
 
+// The remove action that deletes a live file, with the file's metadata kept for readers of the
+// change history.
+RemoveFile RemovalOf(const AddFile& file, int64_t now_ms);
+
 // Writes rows of `table_schema` as data files of a table, batch by batch: one file per
 // partition, Hive-style partitioned by the partition columns (which are not stored in the files).
 // Nothing is committed: a crash, an error or a writer destroyed before Finish leaves orphan files

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <simdjson.h>
 
 #include "sluice/core/error_classes.h"
@@ -206,6 +207,36 @@ bool ContainsTimestampNtz(const DataType& type) {
 Protocol ProtocolForNewTable(const DataType& schema) {
   if (!ContainsTimestampNtz(schema)) return Protocol{};
   return Protocol{3, 7, std::vector<std::string>{"timestampNtz"}, std::vector<std::string>{"timestampNtz"}};
+}
+
+Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema,
+                                                         const std::string& schema_json) {
+  std::vector<std::string> needed;
+  if (ContainsTimestampNtz(schema)) needed.push_back("timestampNtz");
+  if (RecordsTypeChanges(schema_json)) needed.push_back("typeWidening");
+  auto has = [](const std::optional<std::vector<std::string>>& list, const std::string& feature) {
+    return list && std::find(list->begin(), list->end(), feature) != list->end();
+  };
+  const bool all_there = std::all_of(needed.begin(), needed.end(), [&](const std::string& feature) {
+    return has(current.reader_features, feature) && has(current.writer_features, feature);
+  });
+  if (needed.empty() || (current.min_reader_version == 3 && all_there)) return std::optional<Protocol>();
+  Protocol upgraded;
+  if (current.min_reader_version == 3 && current.min_writer_version == 7) {
+    upgraded = current;
+  } else if (current.min_reader_version == 1 && current.min_writer_version == 2) {
+    upgraded = Protocol{3, 7, std::vector<std::string>{}, std::vector<std::string>{"appendOnly", "invariants"}};
+  } else {
+    return Status::Error(errors::kDeltaProtocolUnsupported,
+                         fmt::format("the evolved schema needs the table features {}; upgrade the table's protocol "
+                                     "to reader 3 / writer 7 first",
+                                     fmt::join(needed, ", ")));
+  }
+  for (const std::string& feature : needed) {
+    if (!has(upgraded.reader_features, feature)) upgraded.reader_features->push_back(feature);
+    if (!has(upgraded.writer_features, feature)) upgraded.writer_features->push_back(feature);
+  }
+  return std::optional<Protocol>(std::move(upgraded));
 }
 
 }  // namespace sluice::delta

@@ -77,6 +77,11 @@ std::optional<int64_t> Transaction::TransactionVersion(std::string_view app_id) 
   return snapshot_ ? snapshot_->TransactionVersion(app_id) : std::nullopt;
 }
 
+void Transaction::ReadFiles(const std::vector<AddFile>& files) {
+  read_files_declared_ = true;
+  for (const AddFile& file : files) read_files_.insert(file.path);
+}
+
 void Transaction::SetTransactionVersion(std::string app_id, int64_t version) {
   txns_.push_back(SetTransaction{std::move(app_id), version, NowMs()});
 }
@@ -134,8 +139,8 @@ std::vector<Action> Transaction::BuildActions(std::string_view operation, String
   info.operation_parameters = std::move(parameters);
   info.operation_metrics = std::move(metrics);
   if (snapshot_) info.read_version = snapshot_->version();
-  info.isolation_level = "Serializable";
-  info.is_blind_append = removes_.empty() && !read_whole_table_ && !metadata_;
+  info.isolation_level = read_files_declared_ && !read_whole_table_ ? "WriteSerializable" : "Serializable";
+  info.is_blind_append = removes_.empty() && !read_whole_table_ && !read_files_declared_ && !metadata_;
   info.engine_info = EngineInfo();
   info.txn_id = txn_id_;
   actions.emplace_back(std::move(info));
@@ -155,6 +160,10 @@ Status Transaction::CheckConflicts(int64_t version, const std::vector<Action>& w
   }
   std::unordered_set<std::string> our_removes;
   for (const RemoveFile& remove : removes_) our_removes.insert(LogicalFileKey(remove.path, remove.deletion_vector));
+  bool winner_blind_append = false;
+  for (const Action& action : winner) {
+    if (const auto* info = std::get_if<CommitInfo>(&action)) winner_blind_append = info->is_blind_append.value_or(false);
+  }
   for (const Action& action : winner) {
     if (std::holds_alternative<Protocol>(action)) {
       return Conflict("ProtocolChanged", version, "changed the table's protocol");
@@ -170,14 +179,14 @@ Status Transaction::CheckConflicts(int64_t version, const std::vector<Action>& w
                         fmt::format("recorded progress for application '{}'", txn->app_id));
       }
     } else if (const auto* add = std::get_if<AddFile>(&action)) {
-      if (read_whole_table_ && add->data_change) {
+      if (add->data_change && (read_whole_table_ || (read_files_declared_ && !winner_blind_append))) {
         return Conflict("ConcurrentAppend", version, fmt::format("added '{}' to data this one read", add->path));
       }
     } else if (const auto* remove = std::get_if<RemoveFile>(&action)) {
       if (our_removes.contains(LogicalFileKey(remove->path, remove->deletion_vector))) {
         return Conflict("ConcurrentDeleteDelete", version, fmt::format("also removed '{}'", remove->path));
       }
-      if (read_whole_table_) {
+      if (read_whole_table_ || read_files_.contains(remove->path)) {
         return Conflict("ConcurrentDeleteRead", version, fmt::format("removed '{}', which this one read", remove->path));
       }
     } else if (const auto* domain = std::get_if<DomainMetadata>(&action)) {

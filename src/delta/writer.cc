@@ -223,19 +223,6 @@ Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, 
   return ColumnPtr(std::move(result));
 }
 
-// The remove action that deletes a live file, with the file's metadata kept for readers of the
-// change history.
-RemoveFile RemovalOf(const AddFile& file, int64_t now_ms) {
-  RemoveFile remove;
-  remove.path = file.path;
-  remove.deletion_timestamp = now_ms;
-  remove.data_change = true;
-  remove.extended_file_metadata = true;
-  remove.partition_values = file.partition_values;
-  remove.size = file.size;
-  remove.deletion_vector = file.deletion_vector;
-  return remove;
-}
 
 std::string PartitionByParameter(const std::vector<std::string>& columns) {
   std::string out;
@@ -243,39 +230,6 @@ std::string PartitionByParameter(const std::vector<std::string>& columns) {
   return out;
 }
 
-// The protocol a table needs after its schema evolved to `schema`: the timestampNtz feature once
-// it has a timestamp_ntz column, the typeWidening feature once a column was widened (readers must
-// then widen older files' values). nullopt when the current protocol has what is needed.
-// `schema_json` is the schema's JSON text.
-Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema,
-                                                         const std::string& schema_json) {
-  std::vector<std::string> needed;
-  if (ContainsTimestampNtz(schema)) needed.push_back("timestampNtz");
-  if (RecordsTypeChanges(schema_json)) needed.push_back("typeWidening");
-  auto has = [](const std::optional<std::vector<std::string>>& list, const std::string& feature) {
-    return list && std::find(list->begin(), list->end(), feature) != list->end();
-  };
-  const bool all_there = std::all_of(needed.begin(), needed.end(), [&](const std::string& feature) {
-    return has(current.reader_features, feature) && has(current.writer_features, feature);
-  });
-  if (needed.empty() || (current.min_reader_version == 3 && all_there)) return std::optional<Protocol>();
-  Protocol upgraded;
-  if (current.min_reader_version == 3 && current.min_writer_version == 7) {
-    upgraded = current;
-  } else if (current.min_reader_version == 1 && current.min_writer_version == 2) {
-    upgraded = Protocol{3, 7, std::vector<std::string>{}, std::vector<std::string>{"appendOnly", "invariants"}};
-  } else {
-    return Status::Error(errors::kDeltaProtocolUnsupported,
-                         fmt::format("the evolved schema needs the table features {}; upgrade the table's protocol "
-                                     "to reader 3 / writer 7 first",
-                                     fmt::join(needed, ", ")));
-  }
-  for (const std::string& feature : needed) {
-    if (!has(upgraded.reader_features, feature)) upgraded.reader_features->push_back(feature);
-    if (!has(upgraded.writer_features, feature)) upgraded.writer_features->push_back(feature);
-  }
-  return std::optional<Protocol>(std::move(upgraded));
-}
 
 }  // namespace
 

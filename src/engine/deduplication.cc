@@ -4,7 +4,7 @@
 
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
-#include "engine/group_keys.h"
+#include "core/group_keys.h"
 
 namespace sluice::engine {
 

@@ -13,7 +13,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
-#include "engine/group_keys.h"
+#include "core/group_keys.h"
 
 namespace sluice::engine {
 namespace {

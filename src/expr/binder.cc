@@ -1672,6 +1672,35 @@ std::optional<ColumnComparison> Expression::AsColumnComparison() const {
   return std::nullopt;
 }
 
+std::optional<std::pair<Expression, Expression>> Expression::AsEquality() const {
+  const Node& n = *root_;
+  if (n.kind != NodeKind::kCall || n.name != "=" || n.args.size() != 2) return std::nullopt;
+  return std::make_pair(Expression(n.args[0]), Expression(n.args[1]));
+}
+
+namespace {
+NodePtr WithoutQualifierNode(const NodePtr& n, std::string_view qualifier) {
+  if (n->kind == NodeKind::kColumn) {
+    if (n->path.size() < 2 || !EqualsIgnoreCase(n->path[0], qualifier)) return n;
+    auto copy = std::make_shared<Node>(*n);
+    copy->path.erase(copy->path.begin());
+    return copy;
+  }
+  std::shared_ptr<Node> copy;
+  for (size_t i = 0; i < n->args.size(); ++i) {
+    NodePtr arg = WithoutQualifierNode(n->args[i], qualifier);
+    if (arg == n->args[i]) continue;
+    if (!copy) copy = std::make_shared<Node>(*n);
+    copy->args[i] = std::move(arg);
+  }
+  return copy ? NodePtr(copy) : n;
+}
+}  // namespace
+
+Expression Expression::WithoutQualifier(std::string_view qualifier) const {
+  return Expression(WithoutQualifierNode(root_, qualifier));
+}
+
 NamedExpression ToNamedExpression(NamedTree tree) {
   std::string name = tree.alias;
   if (name.empty()) name = tree.node->kind == NodeKind::kColumn ? tree.node->path.back() : PrintSql(*tree.node);

@@ -13,6 +13,7 @@
 #include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 #include "expr/datetime.h"
+#include "sluice/expr/dml.h"
 
 namespace sluice::expr {
 namespace {
@@ -347,7 +348,190 @@ class Parser {
     return select;
   }
 
+  // MERGE ... | UPDATE ... | DELETE FROM ... (dml.h)
+  Result<DmlStatement> ParseDmlStatement() {
+    DmlStatement statement;
+    if (AcceptKeyword("merge")) {
+      SLUICE_ASSIGN_OR_RETURN(statement, ParseMergeRest());
+    } else if (AcceptKeyword("update")) {
+      UpdateStatement update;
+      SLUICE_ASSIGN_OR_RETURN(update.target, ParseTableName());
+      SLUICE_ASSIGN_OR_RETURN(update.target_alias, ParseTableAlias());
+      SLUICE_RETURN_IF_ERROR(ExpectKeyword("set"));
+      SLUICE_ASSIGN_OR_RETURN(update.assignments, ParseAssignments());
+      if (AcceptKeyword("where")) {
+        SLUICE_ASSIGN_OR_RETURN(NodePtr where, ParseExpr());
+        update.where = Expression(std::move(where));
+      }
+      statement = std::move(update);
+    } else if (AcceptKeyword("delete")) {
+      SLUICE_RETURN_IF_ERROR(ExpectKeyword("from"));
+      DeleteStatement del;
+      SLUICE_ASSIGN_OR_RETURN(del.target, ParseTableName());
+      SLUICE_ASSIGN_OR_RETURN(del.target_alias, ParseTableAlias());
+      if (AcceptKeyword("where")) {
+        SLUICE_ASSIGN_OR_RETURN(NodePtr where, ParseExpr());
+        del.where = Expression(std::move(where));
+      }
+      statement = std::move(del);
+    } else {
+      return Unexpected("MERGE, UPDATE or DELETE");
+    }
+    AcceptSymbol(";");
+    if (Peek().kind != TokenKind::kEnd) return Unexpected("the end of the statement");
+    return statement;
+  }
+
+  // The action of a clause alone (ParseMergeAction).
+  Result<MergeClause> ParseActionOnly(MergeMatch match) {
+    MergeClause clause{.match = match};
+    SLUICE_RETURN_IF_ERROR(ParseMergeAction(&clause));
+    if (Peek().kind != TokenKind::kEnd) return Unexpected("the end of the action");
+    return clause;
+  }
+
  private:
+  // [WITH SCHEMA EVOLUTION] INTO target [alias] USING source [alias] ON cond clause...
+  Result<MergeStatement> ParseMergeRest() {
+    MergeStatement merge;
+    if (AcceptKeyword("with")) {
+      SLUICE_RETURN_IF_ERROR(ExpectKeyword("schema"));
+      SLUICE_RETURN_IF_ERROR(ExpectKeyword("evolution"));
+      merge.with_schema_evolution = true;
+    }
+    SLUICE_RETURN_IF_ERROR(ExpectKeyword("into"));
+    SLUICE_ASSIGN_OR_RETURN(merge.target, ParseTableName());
+    SLUICE_ASSIGN_OR_RETURN(merge.target_alias, ParseTableAlias());
+    SLUICE_RETURN_IF_ERROR(ExpectKeyword("using"));
+    SLUICE_ASSIGN_OR_RETURN(merge.source, ParseTableName());
+    SLUICE_ASSIGN_OR_RETURN(merge.source_alias, ParseTableAlias());
+    SLUICE_RETURN_IF_ERROR(ExpectKeyword("on"));
+    SLUICE_ASSIGN_OR_RETURN(NodePtr on, ParseExpr());
+    merge.on = Expression(std::move(on));
+    while (IsKeyword(Peek(), "when")) {
+      Next();
+      MergeClause clause;
+      if (AcceptKeyword("not")) {
+        SLUICE_RETURN_IF_ERROR(ExpectKeyword("matched"));
+        clause.match = MergeMatch::kNotMatched;
+        if (AcceptKeyword("by")) {
+          if (AcceptKeyword("source")) {
+            clause.match = MergeMatch::kNotMatchedBySource;
+          } else if (!AcceptKeyword("target")) {
+            return Unexpected("TARGET or SOURCE");
+          }
+        }
+      } else {
+        SLUICE_RETURN_IF_ERROR(ExpectKeyword("matched"));
+      }
+      if (AcceptKeyword("and")) {
+        SLUICE_ASSIGN_OR_RETURN(NodePtr condition, ParseExpr());
+        clause.condition = Expression(std::move(condition));
+      }
+      SLUICE_RETURN_IF_ERROR(ExpectKeyword("then"));
+      SLUICE_RETURN_IF_ERROR(ParseMergeAction(&clause));
+      merge.clauses.push_back(std::move(clause));
+    }
+    if (merge.clauses.empty()) return Unexpected("WHEN");
+    SLUICE_RETURN_IF_ERROR(CheckMergeClauses(merge.clauses));
+    return merge;
+  }
+
+  // DELETE | UPDATE SET * | UPDATE SET assignments | INSERT * | INSERT (cols) VALUES (exprs),
+  // those the clause's kind allows.
+  Status ParseMergeAction(MergeClause* clause) {
+    const bool matched_kind = clause->match != MergeMatch::kNotMatched;
+    if (matched_kind && AcceptKeyword("delete")) {
+      clause->action = MergeActionKind::kDelete;
+      return Status::OK();
+    }
+    if (matched_kind && AcceptKeyword("update")) {
+      SLUICE_RETURN_IF_ERROR(ExpectKeyword("set"));
+      if (clause->match == MergeMatch::kMatched && AcceptSymbol("*")) {
+        clause->action = MergeActionKind::kUpdateAll;
+        return Status::OK();
+      }
+      clause->action = MergeActionKind::kUpdate;
+      SLUICE_ASSIGN_OR_RETURN(clause->assignments, ParseAssignments());
+      return Status::OK();
+    }
+    if (!matched_kind && AcceptKeyword("insert")) {
+      if (AcceptSymbol("*")) {
+        clause->action = MergeActionKind::kInsertAll;
+        return Status::OK();
+      }
+      clause->action = MergeActionKind::kInsert;
+      SLUICE_RETURN_IF_ERROR(ExpectSymbol("("));
+      std::vector<std::vector<std::string>> columns;
+      do {
+        SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> column, ParseColumnPath());
+        columns.push_back(std::move(column));
+      } while (AcceptSymbol(","));
+      SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
+      SLUICE_RETURN_IF_ERROR(ExpectKeyword("values"));
+      SLUICE_RETURN_IF_ERROR(ExpectSymbol("("));
+      std::vector<NodePtr> values;
+      do {
+        SLUICE_ASSIGN_OR_RETURN(NodePtr value, ParseExpr());
+        values.push_back(std::move(value));
+      } while (AcceptSymbol(","));
+      if (values.size() != columns.size()) {
+        return Unexpected(fmt::format("')' after {} values, one per column", columns.size()));
+      }
+      SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
+      for (size_t i = 0; i < columns.size(); ++i) {
+        clause->assignments.push_back(Assignment{std::move(columns[i]), Expression(std::move(values[i]))});
+      }
+      return Status::OK();
+    }
+    switch (clause->match) {
+      case MergeMatch::kMatched: return Unexpected("UPDATE or DELETE");
+      case MergeMatch::kNotMatched: return Unexpected("INSERT");
+      case MergeMatch::kNotMatchedBySource: return Unexpected("UPDATE SET column = value or DELETE");
+    }
+    return Status::OK();
+  }
+
+  // col = expr, ...
+  Result<std::vector<Assignment>> ParseAssignments() {
+    std::vector<Assignment> assignments;
+    do {
+      SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> column, ParseColumnPath());
+      if (!AcceptSymbol("=") && !AcceptSymbol("==")) return Unexpected("'='");
+      SLUICE_ASSIGN_OR_RETURN(NodePtr value, ParseExpr());
+      assignments.push_back(Assignment{std::move(column), Expression(std::move(value))});
+    } while (AcceptSymbol(","));
+    return assignments;
+  }
+
+  // name(.name)*: a column, maybe qualified by a table alias or naming a struct field.
+  Result<std::vector<std::string>> ParseColumnPath() {
+    std::vector<std::string> parts;
+    do {
+      const Token& t = Peek();
+      if (t.kind != TokenKind::kQuotedWord && (t.kind != TokenKind::kWord || IsReservedWord(t.text))) {
+        return Unexpected("a column name");
+      }
+      parts.push_back(Next().text);
+    } while (AcceptSymbol("."));
+    return parts;
+  }
+
+  // [AS] alias after a statement's table name; the name's last part when there is none.
+  Result<std::string> ParseTableAlias() {
+    static constexpr std::string_view kFollowing[] = {"using", "on", "set", "where", "when"};
+    bool has_as = AcceptKeyword("as");
+    const Token& t = Peek();
+    bool word = t.kind == TokenKind::kQuotedWord || (t.kind == TokenKind::kWord && !IsReservedWord(t.text));
+    for (std::string_view w : kFollowing) {
+      if (t.kind == TokenKind::kWord && EqualsIgnoreCase(t.text, w)) word = false;
+    }
+    if (word) return std::string(Next().text);
+    if (has_as) return Unexpected("an alias name");
+    // Without an alias, columns are qualified by the table name's last part, as in Spark.
+    return tokens_[pos_ - 1].text;
+  }
+
   // Words that begin a clause of a SELECT statement: never an alias written without AS.
   static bool IsClauseWord(std::string_view w) {
     static constexpr std::string_view kClauses[] = {"where", "group", "having", "order", "limit", "union", "select"};
@@ -1076,6 +1260,45 @@ Result<SelectTree> ParseSelectTree(std::string_view sql) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<Token> tokens, Lexer(sql).Run());
   Parser parser(sql, std::move(tokens));
   return parser.ParseSelect();
+}
+
+Result<DmlStatement> ParseDml(std::string_view sql) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<Token> tokens, Lexer(sql).Run());
+  Parser parser(sql, std::move(tokens));
+  return parser.ParseDmlStatement();
+}
+
+Result<MergeClause> ParseMergeAction(MergeMatch match, std::string_view action) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<Token> tokens, Lexer(action).Run());
+  Parser parser(action, std::move(tokens));
+  return parser.ParseActionOnly(match);
+}
+
+Status CheckMergeClauses(const std::vector<MergeClause>& clauses) {
+  if (clauses.empty()) {
+    return Status::Error(errors::kParseSyntaxError, "a MERGE needs at least one WHEN clause");
+  }
+  for (size_t i = 0; i < clauses.size(); ++i) {
+    if (clauses[i].condition) continue;
+    for (size_t j = i + 1; j < clauses.size(); ++j) {
+      if (clauses[j].match != clauses[i].match) continue;
+      switch (clauses[i].match) {
+        case MergeMatch::kMatched:
+          return Status::Error(errors::kNonLastMatchedClauseOmitCondition,
+                               "when there are more than one WHEN MATCHED clauses in a MERGE, only the last one "
+                               "can omit the condition");
+        case MergeMatch::kNotMatched:
+          return Status::Error(errors::kNonLastNotMatchedByTargetClauseOmitCondition,
+                               "when there are more than one WHEN NOT MATCHED [BY TARGET] clauses in a MERGE, "
+                               "only the last one can omit the condition");
+        case MergeMatch::kNotMatchedBySource:
+          return Status::Error(errors::kNonLastNotMatchedBySourceClauseOmitCondition,
+                               "when there are more than one WHEN NOT MATCHED BY SOURCE clauses in a MERGE, "
+                               "only the last one can omit the condition");
+      }
+    }
+  }
+  return Status::OK();
 }
 
 Result<NamedTree> ParseNamedTree(std::string_view sql) {

@@ -3,6 +3,9 @@
 // new tables. docs/delta.md lists the same in prose. Pure functions, thread-safe.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "sluice/core/status.h"
 #include "sluice/core/types.h"
 #include "sluice/delta/actions.h"
@@ -30,5 +33,13 @@ bool ContainsTimestampNtz(const DataType& type);
 // Whether a schema's JSON text records a column type change (delta.typeChanges in a field's
 // metadata, the typeWidening feature).
 bool RecordsTypeChanges(const std::string& schema_string);
+
+// The protocol a table needs after its schema evolved to `schema` (whose JSON text is
+// `schema_json`): the timestampNtz feature once it has a timestamp_ntz column, the typeWidening
+// feature once a column was widened (readers must then widen older files' values). nullopt when
+// the current protocol has what is needed; DELTA_PROTOCOL_UNSUPPORTED when a legacy protocol
+// other than reader 1 / writer 2 would need features.
+Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema,
+                                                         const std::string& schema_json);
 
 }  // namespace sluice::delta

@@ -8,8 +8,12 @@
 // kind:
 //   ProtocolChanged, MetadataChanged   the winner changed the protocol or the metadata;
 //   ConcurrentTransaction              the winner recorded a txn for an appId this one read or sets;
-//   ConcurrentAppend                   the winner added files and this one read the whole table;
-//   ConcurrentDeleteRead               the winner removed files and this one read the whole table;
+//   ConcurrentAppend                   the winner added files and this one read the whole table, or
+//                                      the winner, not a blind append, added files and this one
+//                                      read rows of the table (WriteSerializable, as UPDATE, DELETE
+//                                      and MERGE read);
+//   ConcurrentDeleteRead               the winner removed files and this one read the whole table,
+//                                      or removed a file this one read;
 //   ConcurrentDeleteDelete             the winner removed a file this one removes too;
 //   ConcurrentDomainMetadata           both change the same metadata domain.
 // Blind appends (adds only, nothing read) never conflict with other appends.
@@ -40,6 +44,8 @@ inline constexpr std::string_view kOperationWrite = "WRITE";
 inline constexpr std::string_view kOperationStreamingUpdate = "STREAMING UPDATE";
 inline constexpr std::string_view kOperationMerge = "MERGE";
 inline constexpr std::string_view kOperationTruncate = "TRUNCATE";
+inline constexpr std::string_view kOperationUpdate = "UPDATE";
+inline constexpr std::string_view kOperationDelete = "DELETE";
 
 struct CommitOptions {
   // How many versions a commit may move forward past lost races before giving up with
@@ -67,6 +73,11 @@ class Transaction {
   // Declares that what this transaction writes depends on the table's whole content (overwrite,
   // merge, truncate): any concurrent add or remove of data then conflicts.
   void ReadWholeTable() { read_whole_table_ = true; }
+  // Declares that what this transaction writes depends on the rows of `files` (the files a
+  // predicate could not rule out), under Delta's WriteSerializable isolation: a concurrent
+  // removal of one of them conflicts, and so does a concurrent commit adding data unless it is a
+  // blind append (rows appended meanwhile are as if appended after this commit).
+  void ReadFiles(const std::vector<AddFile>& files);
 
   // Sets the table's metadata (creating the table, or changing its schema or properties).
   void SetMetadata(Metadata metadata) { metadata_ = std::move(metadata); }
@@ -107,6 +118,8 @@ class Transaction {
   SnapshotPtr snapshot_;
   std::string txn_id_;
   bool read_whole_table_ = false;
+  bool read_files_declared_ = false;
+  std::set<std::string, std::less<>> read_files_;
   std::set<std::string, std::less<>> read_app_ids_;
   std::optional<Metadata> metadata_;
   std::optional<Protocol> protocol_;

@@ -18,9 +18,12 @@
 #include "sluice/engine/stateful_operator.h"
 #include "sluice/expr/expression.h"
 
+namespace sluice {
+class GroupKeys;
+}  // namespace sluice
+
 namespace sluice::engine {
 
-class GroupKeys;
 
 class Deduplication final : public StatefulOperator {
  public:

@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sluice/core/column.h"
@@ -57,6 +58,11 @@ class Expression {
   std::vector<Expression> Conjuncts() const;
   // The expression as a comparison of one column with a constant, when it is one.
   std::optional<ColumnComparison> AsColumnComparison() const;
+  // The two operands of `a = b` (or `a == b`), when the expression is one.
+  std::optional<std::pair<Expression, Expression>> AsEquality() const;
+  // The expression with every column path that starts with `qualifier.` (a table alias, matched
+  // ignoring case) shortened by it: `t.amount > 0` without `t` is `amount > 0`.
+  Expression WithoutQualifier(std::string_view qualifier) const;
 
   const Node& node() const { return *root_; }
   const std::shared_ptr<const Node>& node_ptr() const { return root_; }

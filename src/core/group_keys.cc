@@ -1,4 +1,4 @@
-#include "engine/group_keys.h"
+#include "core/group_keys.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 
-namespace sluice::engine {
+namespace sluice {
 namespace {
 
 template <typename T>
@@ -72,6 +72,18 @@ class GroupTable {
       if (slot.hash == hash && slot.length == key.size() &&
           std::memcmp(bytes_.data() + slot.offset, key.data(), key.size()) == 0) {
         *inserted = false;
+        return slot.group;
+      }
+    }
+  }
+  // The group of `key`, or -1.
+  int32_t Find(uint64_t hash, std::string_view key) const {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Home(hash);; i = (i + 1) & mask) {
+      const Slot& slot = slots_[i];
+      if (slot.group < 0) return -1;
+      if (slot.hash == hash && slot.length == key.size() &&
+          std::memcmp(bytes_.data() + slot.offset, key.data(), key.size()) == 0) {
         return slot.group;
       }
     }
@@ -196,6 +208,25 @@ Status GroupKeys::Assign(const std::vector<ColumnPtr>& keys, int64_t n, std::vec
   return Status::OK();
 }
 
+Status GroupKeys::Find(const std::vector<ColumnPtr>& keys, int64_t n, std::vector<int32_t>* groups) const {
+  groups->assign(static_cast<size_t>(n), keys.empty() ? 0 : -1);
+  if (keys.empty() || n == 0) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr key_rows, RecordBatch::Make(key_schema_, keys, n));
+  std::vector<int> columns(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) columns[k] = static_cast<int>(k);
+  const std::vector<uint64_t> hashes = HashRows(key_rows, columns);
+  std::string key;
+  constexpr int64_t kPrefetchDistance = 16;
+  for (int64_t row = 0; row < std::min(n, kPrefetchDistance); ++row) table_->Prefetch(hashes[static_cast<size_t>(row)]);
+  for (int64_t row = 0; row < n; ++row) {
+    if (row + kPrefetchDistance < n) table_->Prefetch(hashes[static_cast<size_t>(row + kPrefetchDistance)]);
+    key.clear();
+    for (const ColumnPtr& column : keys) AppendKey(*column, row, &key);
+    (*groups)[static_cast<size_t>(row)] = table_->Find(hashes[static_cast<size_t>(row)], key);
+  }
+  return Status::OK();
+}
+
 Status GroupKeys::Append(const std::vector<int64_t>& groups, std::vector<ColumnPtr>* columns) {
   for (std::vector<ColumnPtr>& chunks : chunks_) {
     if (chunks.size() > 1) {
@@ -215,4 +246,4 @@ int64_t GroupKeys::memory_bytes() const {
   return bytes;
 }
 
-}  // namespace sluice::engine
+}  // namespace sluice
