@@ -293,6 +293,48 @@ TEST_F(TransactionTest, OverwriteConflictsWithConcurrentAppendAndDelete) {
   EXPECT_NE(status.message().find("ConcurrentDeleteDelete"), std::string_view::npos) << status.ToString();
 }
 
+TEST_F(TransactionTest, ADmlCommitIsWriteSerializableBesideBlindAppends) {
+  CreateTable();
+  Append({"a.parquet", "b.parquet"});
+  // A DML commit that read a.parquet commits after a concurrent blind append.
+  auto dml = Transaction::Start(fs_, table_);
+  (*dml)->ReadFiles({File("a.parquet")});
+  (*dml)->Remove(Tombstone("a.parquet"));
+  (*dml)->Add(File("a2.parquet"));
+  Append({"c.parquet"});
+  ASSERT_TRUE((*dml)->Commit(kOperationMerge, {}).ok());
+  EXPECT_EQ(Paths(*Load()), (std::vector<std::string>{"a2.parquet", "b.parquet", "c.parquet"}));
+
+  // It fails when the concurrent commit removed a file it read ...
+  auto reader = Transaction::Start(fs_, table_);
+  (*reader)->ReadFiles({File("b.parquet")});
+  (*reader)->Add(File("d.parquet"));
+  auto remover = Transaction::Start(fs_, table_);
+  (*remover)->Remove(Tombstone("b.parquet"));
+  ASSERT_TRUE((*remover)->Commit(kOperationDelete, {}).ok());
+  Status status = (*reader)->Commit(kOperationMerge, {}).status();
+  EXPECT_NE(status.message().find("ConcurrentDeleteRead"), std::string_view::npos) << status.ToString();
+
+  // ... or added files without being a blind append (another DML commit).
+  auto first = Transaction::Start(fs_, table_);
+  auto second = Transaction::Start(fs_, table_);
+  for (auto* txn : {first->get(), second->get()}) {
+    txn->ReadFiles({File("c.parquet")});
+    txn->Add(File(txn == first->get() ? "e.parquet" : "f.parquet"));
+  }
+  ASSERT_TRUE((*first)->Commit(kOperationUpdate, {}).ok());
+  status = (*second)->Commit(kOperationUpdate, {}).status();
+  EXPECT_NE(status.message().find("ConcurrentAppend"), std::string_view::npos) << status.ToString();
+  // A blind append after a DML commit is not disturbed by it.
+  auto append = Transaction::Start(fs_, table_);
+  (*append)->Add(File("g.parquet"));
+  auto dml_again = Transaction::Start(fs_, table_);
+  (*dml_again)->ReadFiles({File("c.parquet")});
+  (*dml_again)->Remove(Tombstone("c.parquet"));
+  ASSERT_TRUE((*dml_again)->Commit(kOperationDelete, {}).ok());
+  EXPECT_TRUE((*append)->Commit(kOperationWrite, {}).ok());
+}
+
 TEST_F(TransactionTest, MetadataChangeConflictsAndCreatingTwiceIsReported) {
   auto first = Transaction::Start(fs_, table_);
   auto second = Transaction::Start(fs_, table_);

@@ -244,7 +244,7 @@ class Lexer {
   Status LexSymbol(Token* t) {
     static constexpr std::string_view kSymbols[] = {"<=>", "<=", ">=", "<>", "!=", "==", "||", "::", "+", "-",
                                                     "*",   "/",  "%",  "(",  ")",  ",",  ".",  "[",  "]", "=",
-                                                    "<",   ">",  "!",  ":"};
+                                                    "<",   ">",  "!",  ":",  ";"};
     for (std::string_view s : kSymbols) {
       if (src_.substr(pos_, s.size()) == s) {
         t->kind = TokenKind::kSymbol;
