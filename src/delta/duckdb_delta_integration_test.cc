@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "delta/delta_replay_testing.h"
 #include "parquet/duckdb_testing.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/utf8.h"
@@ -24,6 +25,8 @@ using parquet::testing::DuckDbRows;
 using parquet::testing::RequireDuckDb;
 using parquet::testing::ShellQuote;
 using parquet::testing::ToolsDir;
+using testing::FileList;
+using testing::Replay;
 
 BatchPtr Rows(int64_t first_id, int count, const std::string& day) {
   TypePtr schema = ParseTypeString("struct<id:bigint,name:string,day:string>").value();
@@ -38,28 +41,6 @@ BatchPtr Rows(int64_t first_id, int count, const std::string& day) {
   return RecordBatch::Make(schema, {ids.Finish(), names.Finish(), days.Finish()}, count).value();
 }
 
-// The output of delta_replay.mjs: the version and the live files.
-std::string Replay(const std::string& table) {
-  std::string command = "cd " + ShellQuote(ToolsDir()) + " && node delta_replay.mjs " + ShellQuote(table);
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while (pipe != nullptr && (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-  EXPECT_EQ(pipe != nullptr ? pclose(pipe) : -1, 0) << out;
-  return out;
-}
-
-// The "files" of the replay as a DuckDB list literal.
-std::string FileList(const std::string& replay) {
-  size_t start = replay.find('[');
-  size_t end = replay.rfind(']');
-  std::string list = replay.substr(start, end - start + 1);
-  for (char& c : list) {
-    if (c == '"') c = '\'';
-  }
-  return list;
-}
 
 TEST(DuckDbDeltaIntegrationTest, AnIndependentReplayReadsExactlyWhatWasWritten) {
   RequireDuckDb();
