@@ -1,4 +1,5 @@
-// `sluice delta history|describe|show PATH`: looking at a Delta table's history, metadata and rows.
+// `sluice delta history|describe|show PATH`: looking at a Delta table's history, metadata and rows;
+// `sluice delta update|delete|merge PATH`: changing its rows.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -14,9 +15,12 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
+#include "sluice/expr/dml.h"
+#include "sluice/parquet/reader.h"
 
 namespace sluice::cli {
 namespace {
@@ -116,6 +120,138 @@ Status RunShow(const DeltaOptions& options) {
   return PrintRows(scan->schema(), [&] { return scan->Next(); }, options.format, options.limit);
 }
 
+struct DmlOptions {
+  std::string table;
+  std::vector<std::string> set;   // update: `col = expr`
+  std::string where;              // update, delete
+  std::string source;             // merge: a Delta table or a Parquet file
+  std::string on;                 // merge
+  std::vector<std::string> when;  // merge: `MATCHED [AND c] THEN action`, ...
+  std::string target_alias = "t";
+  std::string source_alias = "s";
+  bool schema_evolution = false;
+};
+
+std::string Summary(const delta::DmlResult& result) {
+  auto count = [](int64_t n, std::string_view one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); };
+  return fmt::format("version {}: {} updated, {} deleted, {} inserted ({} copied; {} removed, {} added)\n",
+                     result.version, count(result.num_rows_updated, "row"), result.num_rows_deleted,
+                     result.num_rows_inserted, count(result.num_rows_copied, "row"),
+                     count(result.num_files_removed, "file"), result.num_files_added);
+}
+
+Result<expr::Expression> ParseOption(const std::string& flag, const std::string& text) {
+  Result<expr::Expression> parsed = expr::Expression::Parse(text);
+  if (!parsed.ok()) return parsed.status().WithContext(flag);
+  return parsed;
+}
+
+Status RunUpdate(const DmlOptions& options) {
+  delta::UpdateSpec spec{.target_alias = options.target_alias};
+  for (const std::string& assignment : options.set) {
+    // `--set 'col = expr'` is parsed as the SET list of an UPDATE.
+    Result<expr::DmlStatement> parsed = expr::ParseDml("UPDATE t SET " + assignment);
+    if (parsed.ok() && std::get<expr::UpdateStatement>(*parsed).where) {
+      parsed = Status::Error(errors::kParseSyntaxError, "a WHERE belongs in --where");
+    }
+    if (!parsed.ok()) return parsed.status().WithContext(fmt::format("--set '{}'", assignment));
+    expr::DmlStatement& statement = *parsed;
+    for (expr::Assignment& a : std::get<expr::UpdateStatement>(statement).assignments) spec.assignments.push_back(std::move(a));
+  }
+  if (!options.where.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(spec.where, ParseOption("--where", options.where));
+  }
+  SLUICE_ASSIGN_OR_RETURN(delta::DmlResult result, delta::UpdateTable(LocalFileSystem(), options.table, spec));
+  Print(Summary(result));
+  return Status::OK();
+}
+
+Status RunDelete(const DmlOptions& options) {
+  delta::DeleteSpec spec{.target_alias = options.target_alias};
+  SLUICE_ASSIGN_OR_RETURN(spec.where, ParseOption("--where", options.where));
+  SLUICE_ASSIGN_OR_RETURN(delta::DmlResult result, delta::DeleteFromTable(LocalFileSystem(), options.table, spec));
+  Print(Summary(result));
+  return Status::OK();
+}
+
+// The rows of a Delta table (a directory with _delta_log) or of a Parquet file.
+Result<std::vector<BatchPtr>> ReadSource(const std::string& path) {
+  auto fs = LocalFileSystem();
+  std::vector<BatchPtr> batches;
+  SLUICE_ASSIGN_OR_RETURN(bool is_table, fs->Exists(path + "/_delta_log"));
+  if (is_table) {
+    SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(fs, path));
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(snapshot));
+    while (true) {
+      SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
+      if (batch == nullptr) break;
+      batches.push_back(std::move(batch));
+    }
+    if (batches.empty()) batches.push_back(RecordBatch::Empty(scan->schema()));
+    return batches;
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetReader> reader, parquet::ParquetReader::Open(*fs, path));
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr all, reader->ReadAll());
+  batches.push_back(std::move(all));
+  return batches;
+}
+
+Status RunMerge(const DmlOptions& options) {
+  delta::MergeSpec spec{.target_alias = options.target_alias, .source_alias = options.source_alias,
+                        .merge_schema = options.schema_evolution};
+  SLUICE_ASSIGN_OR_RETURN(spec.on, ParseOption("--on", options.on));
+  for (const std::string& when : options.when) {
+    // Each `--when` is one clause of the statement, written without its WHEN.
+    Result<expr::DmlStatement> parsed = expr::ParseDml("MERGE INTO t USING s ON true WHEN " + when);
+    if (!parsed.ok()) return parsed.status().WithContext(fmt::format("--when '{}'", when));
+    for (expr::MergeClause& clause : std::get<expr::MergeStatement>(*parsed).clauses) spec.clauses.push_back(std::move(clause));
+  }
+  SLUICE_RETURN_IF_ERROR(expr::CheckMergeClauses(spec.clauses));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> source, ReadSource(options.source));
+  SLUICE_ASSIGN_OR_RETURN(delta::DmlResult result, delta::MergeInto(LocalFileSystem(), options.table, source, spec));
+  Print(Summary(result));
+  return Status::OK();
+}
+
+void AddDmlCommand(CLI::App* parent, const std::string& name, const std::string& description,
+                   Status (*run)(const DmlOptions&)) {
+  auto options = std::make_shared<DmlOptions>();
+  CLI::App* command = parent->add_subcommand(name, description);
+  command->add_option("PATH", options->table, "The table's directory")->required();
+  if (name == "update") {
+    command->add_option("--set", options->set, "An assignment `column = expression` (repeat for more columns)")
+        ->required();
+  }
+  if (name == "update" || name == "delete") {
+    auto* where = command->add_option("--where", options->where, "The rows to change: a Spark SQL predicate");
+    if (name == "delete") where->required();
+  }
+  if (name == "merge") {
+    command->add_option("--source", options->source, "The source rows: a Delta table's directory or a Parquet file")
+        ->required();
+    command->add_option("--on", options->on, "The merge condition, e.g. `t.id = s.id`")->required();
+    command->add_option("--when", options->when,
+                        "A clause without its WHEN, in order: `MATCHED [AND cond] THEN UPDATE SET * | UPDATE SET c = e, "
+                        "... | DELETE`, `NOT MATCHED [AND cond] THEN INSERT * | INSERT (c, ...) VALUES (e, ...)`, "
+                        "`NOT MATCHED BY SOURCE [AND cond] THEN UPDATE SET c = e, ... | DELETE`")
+        ->required();
+    command->add_option("--source-alias", options->source_alias, "The source's name in expressions")->capture_default_str();
+    command->add_flag("--schema-evolution", options->schema_evolution,
+                      "Add the source's new columns to the table (with UPDATE SET * / INSERT *)");
+  }
+  command->add_option("--target-alias", options->target_alias, "The table's name in expressions")->capture_default_str();
+  command->callback([options, run, name] {
+    options->table = AbsolutePath(options->table);
+    if (!options->source.empty()) options->source = AbsolutePath(options->source);
+    Status status = run(*options);
+    std::fflush(stdout);
+    if (!status.ok()) {
+      std::fprintf(stderr, "sluice delta %s: %s\n", name.c_str(), status.ToString().c_str());
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
 void AddCommand(CLI::App* parent, const std::string& name, const std::string& description,
                 Status (*run)(const DeltaOptions&), bool with_version, bool with_rows) {
   auto options = std::make_shared<DeltaOptions>();
@@ -144,12 +280,15 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
 }  // namespace
 
 void RegisterDeltaCommand(CLI::App& app) {
-  CLI::App* delta = app.add_subcommand("delta", "Inspect Delta tables: history, metadata, rows");
+  CLI::App* delta = app.add_subcommand("delta", "Inspect and change Delta tables: history, metadata, rows, DML");
   delta->require_subcommand(1);
   AddCommand(delta, "history", "Print the versions of the table, newest first: time, operation, parameters, metrics",
              RunHistory, false, false);
   AddCommand(delta, "describe", "Print the schema, protocol, properties, file count and size", RunDescribe, true, false);
   AddCommand(delta, "show", "Print the rows of the table (at --version)", RunShow, true, true);
+  AddDmlCommand(delta, "update", "Set columns of the rows --where holds (one UPDATE commit)", RunUpdate);
+  AddDmlCommand(delta, "delete", "Delete the rows --where holds (one DELETE commit; --where true for all)", RunDelete);
+  AddDmlCommand(delta, "merge", "Merge a source's rows into the table (one MERGE commit, Delta's semantics)", RunMerge);
 }
 
 }  // namespace sluice::cli
