@@ -1,3 +1,7 @@
+#include <fmt/format.h>
+
+#include "sluice/core/error_classes.h"
+#include "sluice/delta/dml.h"
 #include "sluice/delta/table_writer.h"
 #include "sluice/delta/writer.h"
 #include "sluice/engine/batch_write.h"
@@ -6,12 +10,15 @@
 namespace sluice::engine {
 namespace {
 
-constexpr std::string_view kModes[] = {"append", "overwrite"};
+constexpr std::string_view kModes[] = {"append", "overwrite", "merge"};
 
 constexpr OptionSpec kOwnOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "directory of the Delta table"},
     {"mergeSchema", OptionType::kBool, "false", false, "add new columns of the batches to the table schema"},
-    {"mode", OptionType::kEnum, std::nullopt, false, "batch write mode: append or overwrite", kModes},
+    {"mode", OptionType::kEnum, std::nullopt, false, "append, overwrite or merge (each batch MERGEd into the table)",
+     kModes},
+    {"merge", OptionType::kString, std::nullopt, false,
+     "with mode merge: the MERGE statement applied to each batch (its target is the table, its source the batch)"},
 };
 constexpr auto kOptions = WithWriteTransactionOptions(kOwnOptions);
 
@@ -19,16 +26,22 @@ class DeltaSink final : public Sink {
  public:
   // `mode` is empty for a streaming append. With `transaction`, every write records it instead of
   // the query's id and batch id (and is skipped when the table records it already).
-  DeltaSink(std::string path, bool merge_schema, std::string mode, std::optional<WriteTransaction> transaction)
+  // `merge`, with mode merge: what each batch does to the table.
+  DeltaSink(std::string path, bool merge_schema, std::string mode, std::optional<WriteTransaction> transaction,
+            std::optional<delta::MergeSpec> merge)
       : path_(std::move(path)),
         merge_schema_(merge_schema),
         mode_(std::move(mode)),
-        transaction_(std::move(transaction)) {}
+        transaction_(std::move(transaction)),
+        merge_(std::move(merge)) {}
 
   std::string description() const override { return "DeltaSink[" + path_ + "]"; }
   // `complete` (an aggregation's whole result every batch) replaces the table's rows in each
   // batch's commit, as Spark's Delta sink does.
+  // A merging sink takes each batch's rows as changes: appended rows or an aggregation's updated
+  // groups, never a whole result to replace.
   std::vector<OutputMode> supported_output_modes() const override {
+    if (merge_) return {OutputMode::kAppend, OutputMode::kUpdate};
     return {OutputMode::kAppend, OutputMode::kComplete};
   }
 
@@ -45,6 +58,7 @@ class DeltaSink final : public Sink {
   }
 
   Status AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces) override {
+    if (merge_) return Merge(batch_id, pieces);
     Result<delta::WriteResult> written = delta::WriteTable(file_system_, path_, pieces, WriteOptionsFor(batch_id));
     if (!written.ok()) return written.status().WithContext(description());
     // The run's later batches add to what its first one wrote.
@@ -53,7 +67,9 @@ class DeltaSink final : public Sink {
   }
 
   // Each piece goes into the table's data files as it comes; the commit comes once at the end.
+  // (A MERGE needs the whole batch: the default writer collects the pieces for AddBatchPieces.)
   Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
+    if (merge_) return Sink::BeginBatch(batch_id, std::move(schema));
     return std::unique_ptr<BatchWriter>(new PieceWriter(this, batch_id, std::move(schema)));
   }
 
@@ -93,11 +109,30 @@ class DeltaSink final : public Sink {
     std::unique_ptr<delta::TableWriter> table_;
   };
 
+  delta::SetTransaction TransactionOf(int64_t batch_id) const {
+    return transaction_ ? delta::SetTransaction{transaction_->app_id, transaction_->version, std::nullopt}
+                        : delta::SetTransaction{query_id_, batch_id, std::nullopt};
+  }
+
+  // One MERGE commit per batch, recording the batch's txn (a replay is skipped). A missing table
+  // is created first, with the batch's schema and no rows.
+  Status Merge(int64_t batch_id, const std::vector<BatchPtr>& pieces) {
+    Result<bool> exists = file_system_->Exists(path_ + "/_delta_log");
+    if (!exists.ok()) return exists.status().WithContext(description());
+    if (!*exists && !pieces.empty()) {
+      Result<delta::WriteResult> created = delta::WriteTable(file_system_, path_, {RecordBatch::Empty(pieces[0]->schema())});
+      if (!created.ok()) return created.status().WithContext(description());
+    }
+    delta::MergeSpec spec = *merge_;
+    spec.transactions = {TransactionOf(batch_id)};
+    Result<delta::DmlResult> merged = delta::MergeInto(file_system_, path_, pieces, spec);
+    return merged.ok() ? Status::OK() : merged.status().WithContext(description());
+  }
+
   delta::WriteOptions WriteOptionsFor(int64_t batch_id) const {
     delta::WriteOptions options;
     options.merge_schema = merge_schema_;
-    options.transactions = {transaction_ ? delta::SetTransaction{transaction_->app_id, transaction_->version, std::nullopt}
-                                         : delta::SetTransaction{query_id_, batch_id, std::nullopt}};
+    options.transactions = {TransactionOf(batch_id)};
     if (mode_.empty()) {
       options.operation = std::string(delta::kOperationStreamingUpdate);
       options.operation_parameters = {{"outputMode", complete_ ? "Complete" : "Append"},
@@ -114,6 +149,7 @@ class DeltaSink final : public Sink {
   bool merge_schema_;
   std::string mode_;
   std::optional<WriteTransaction> transaction_;
+  std::optional<delta::MergeSpec> merge_;
   bool overwritten_ = false;
   bool complete_ = false;
   std::shared_ptr<FileSystem> file_system_;
@@ -124,11 +160,34 @@ class DeltaSink final : public Sink {
 
 const std::span<const OptionSpec> kDeltaSinkOptions = kOptions;
 
+Result<std::optional<delta::MergeSpec>> MergeSpecOf(const ValidatedOptions& options) {
+  const bool merging = options.Has("mode") && options.GetString("mode") == "merge";
+  if (merging != options.Has("merge")) {
+    return Status::Error(errors::kInvalidOptions,
+                         merging ? "delta sink: mode merge needs the option `merge`, the MERGE statement to apply"
+                                 : "delta sink: the option `merge` needs mode merge");
+  }
+  if (!merging) return std::optional<delta::MergeSpec>();
+  Result<expr::DmlStatement> parsed = expr::ParseDml(options.GetString("merge"));
+  if (!parsed.ok()) return parsed.status().WithContext("delta sink option `merge`");
+  const auto* merge = std::get_if<expr::MergeStatement>(&*parsed);
+  if (merge == nullptr) {
+    return Status::Error(errors::kInvalidOptions, "delta sink option `merge`: expected a MERGE statement");
+  }
+  delta::MergeSpec spec{.target_alias = merge->target_alias,
+                        .source_alias = merge->source_alias,
+                        .on = merge->on,
+                        .clauses = merge->clauses,
+                        .merge_schema = merge->with_schema_evolution || options.GetBool("mergeSchema")};
+  return std::optional<delta::MergeSpec>(std::move(spec));
+}
+
 Result<std::unique_ptr<Sink>> MakeDeltaSink(const ValidatedOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(std::optional<WriteTransaction> transaction, WriteTransactionOf(options));
+  SLUICE_ASSIGN_OR_RETURN(std::optional<delta::MergeSpec> merge, MergeSpecOf(options));
   return std::unique_ptr<Sink>(new DeltaSink(options.GetString("path"), options.GetBool("mergeSchema"),
                                              options.Has("mode") ? options.GetString("mode") : std::string(),
-                                             std::move(transaction)));
+                                             std::move(transaction), std::move(merge)));
 }
 
 }  // namespace sluice::engine

@@ -121,17 +121,75 @@ class Walker {
     return values;
   }
 
-  Endpoint ParseEndpoint(const YAML::Node& node, const std::string& place) {
+  // A source, or with `sink` a sink (which may also have `merge`).
+  Endpoint ParseEndpoint(const YAML::Node& node, const std::string& place, bool sink = false) {
     Endpoint endpoint;
     if (!node.IsMap()) {
       Problem(place, "expected a map with `format` and `options` (or `table`)");
       return endpoint;
     }
-    CheckKeys(node, place, {"format", "options", "table"});
+    if (sink) {
+      CheckKeys(node, place, {"format", "options", "table", "merge"});
+    } else {
+      CheckKeys(node, place, {"format", "options", "table"});
+    }
     endpoint.format = Scalar(node, place, "format", true).value_or("");
     endpoint.options = StringMap(node["options"], Join(place, "options"));
     endpoint.table = Scalar(node, place, "table", false);
+    if (sink && node["merge"].IsDefined()) ParseMerge(node["merge"], Join(place, "merge"), &endpoint);
     return endpoint;
+  }
+
+  // A sink's `merge: {on, when_matched, when_not_matched, when_not_matched_by_source,
+  // schema_evolution}` as the Delta sink's options: mode merge and the MERGE statement, whose
+  // target (the table) is `t` and source (the batch) `s`. Each `when_*` is one clause or a list;
+  // a clause is its action (`UPDATE SET *`) or `{condition, action}`.
+  void ParseMerge(const YAML::Node& node, const std::string& place, Endpoint* endpoint) {
+    if (!node.IsMap()) {
+      Problem(place, "expected a map: {on, when_matched, when_not_matched, when_not_matched_by_source}");
+      return;
+    }
+    CheckKeys(node, place, {"on", "when_matched", "when_not_matched", "when_not_matched_by_source", "schema_evolution"});
+    if (endpoint->options.count("merge")) Problem(place, "the MERGE is given twice: here and as options.merge");
+    std::optional<std::string> on = Scalar(node, place, "on", true);
+    std::optional<std::string> evolution = Scalar(node, place, "schema_evolution", false);
+    if (evolution && *evolution != "true" && *evolution != "false") {
+      Problem(Join(place, "schema_evolution"), "expected true or false");
+    }
+    std::string sql = fmt::format("MERGE {}INTO t USING s ON ({})", evolution == "true" ? "WITH SCHEMA EVOLUTION " : "",
+                                  on.value_or("true"));
+    int clauses = 0;
+    for (const auto& [key, when] : {std::pair{"when_matched", "MATCHED"}, std::pair{"when_not_matched", "NOT MATCHED"},
+                                    std::pair{"when_not_matched_by_source", "NOT MATCHED BY SOURCE"}}) {
+      YAML::Node list = node[key];
+      if (!list.IsDefined() || list.IsNull()) continue;
+      const std::string list_place = Join(place, key);
+      std::vector<YAML::Node> items;
+      if (list.IsSequence()) {
+        for (const YAML::Node& item : list) items.push_back(item);
+      } else {
+        items.push_back(list);
+      }
+      for (size_t i = 0; i < items.size(); ++i) {
+        const std::string item_place = list.IsSequence() ? list_place + "[" + std::to_string(i) + "]" : list_place;
+        std::optional<std::string> condition, action;
+        if (items[i].IsScalar()) {
+          action = items[i].Scalar();
+        } else if (items[i].IsMap()) {
+          CheckKeys(items[i], item_place, {"condition", "action"});
+          condition = Scalar(items[i], item_place, "condition", false);
+          action = Scalar(items[i], item_place, "action", true);
+        } else {
+          Problem(item_place, "expected an action (`UPDATE SET *`) or {condition, action}");
+          continue;
+        }
+        sql += fmt::format(" WHEN {}{} THEN {}", when, condition ? " AND (" + *condition + ")" : "", action.value_or(""));
+        ++clauses;
+      }
+    }
+    if (clauses == 0) Problem(place, "no clause: give when_matched, when_not_matched or when_not_matched_by_source");
+    endpoint->options["merge"] = sql;
+    if (!endpoint->options.count("mode")) endpoint->options["mode"] = "merge";
   }
 
   static std::string Join(const std::string& place, std::string_view key) {
@@ -665,7 +723,7 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
       for (const auto& entry : sinks.IsMap() ? sinks : YAML::Node()) {
         std::string name = entry.first.Scalar();
         if (auto problem = Walker::NameProblem(name); problem) walker.Problem("sinks." + name, *problem);
-        spec.sinks[name] = walker.ParseEndpoint(entry.second, "sinks." + name);
+        spec.sinks[name] = walker.ParseEndpoint(entry.second, "sinks." + name, /*sink=*/true);
       }
     }
     YAML::Node streams = root["streams"];

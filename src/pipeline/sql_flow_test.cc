@@ -159,6 +159,71 @@ TEST_F(SqlFlowTest, AnAggregationKeepsItsGroupsAcrossBatchesAndRuns) {
   EXPECT_TRUE(std::filesystem::exists(state + "/1.delta.parquet"));
 }
 
+// An aggregation in update mode keeps a Delta table current through a MERGE per batch (the
+// sink's `merge`): the changed groups update their rows, new groups are inserted.
+TEST_F(SqlFlowTest, UpdatedGroupsAreMergedIntoADeltaTable) {
+  const std::string body = fmt::format(R"(
+sinks:
+  lake:
+    format: delta
+    table: main.shop.merged_k
+    merge:
+      on: t.k = s.k
+      when_matched:
+        - {{condition: s.n > 1000, action: DELETE}}
+        - UPDATE SET *
+      when_not_matched: INSERT *
+flows:
+  - name: merged_groups
+    sql: {}
+    sink: lake
+    output_mode: update
+    trigger: available_now
+)",
+                                       kGroupsSql);
+  ASSERT_TRUE(Feed().ok());
+  Status first = Run("merged", body);
+  ASSERT_TRUE(first.ok()) << first.ToString();
+  EXPECT_EQ(DeltaRows(Table("merged_k")), Groups(100));
+  clock_->AdvanceBy(std::chrono::seconds(5));
+  ASSERT_TRUE(Feed().ok());
+  ASSERT_TRUE(Run("merged", body).ok());
+  EXPECT_EQ(DeltaRows(Table("merged_k")), Groups(150));
+  // Each batch is one MERGE commit recording the flow's batch: a replay of the last batch (its
+  // commit in the checkpoint lost) changes nothing.
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), Table("merged_k")).value();
+  const int64_t version = snapshot->version();
+  const std::string checkpoint = dir_.Join("storage-merged/checkpoints/merged_groups");
+  std::filesystem::remove(checkpoint + "/commits/1");
+  ASSERT_TRUE(Run("merged", body).ok());
+  EXPECT_EQ(delta::Snapshot::Load(LocalFileSystem(), Table("merged_k")).value()->version(), version);
+  EXPECT_EQ(DeltaRows(Table("merged_k")), Groups(150));
+}
+
+TEST_F(SqlFlowTest, AMergingSinkIsCheckedWhenThePipelineIsRead) {
+  struct Case {
+    std::string sink;
+    std::string problem;
+  };
+  const Case cases[] = {
+      {"{format: delta, table: main.shop.m, merge: {when_matched: DELETE}}", "merge.on: missing"},
+      {"{format: delta, table: main.shop.m, merge: {on: t.k = s.k}}", "no clause"},
+      {"{format: delta, table: main.shop.m, merge: {on: t.k = s.k, when_matched: [{condition: x}]}}", "action: missing"},
+      {"{format: delta, table: main.shop.m, merge: {on: t.k = s.k, when_matched: INSERT *}}", "expected UPDATE or DELETE"},
+      {"{format: delta, table: main.shop.m, merge: {on: t.k = s.k, when_matched: DELETE, whenever: DELETE}}", "whenever"},
+      {"{format: delta, table: main.shop.m, options: {mode: merge}}", "needs the option `merge`"},
+      {"{format: memory, options: {queryName: m}, merge: {on: t.k = s.k, when_matched: DELETE}}", "unknown option"},
+  };
+  for (const Case& c : cases) {
+    const std::string body = "sinks:\n  lake: " + c.sink +
+                             "\nflows:\n  - {name: f, sink: lake, trigger: available_now, source: {format: rate}}\n";
+    Status status = Spec("bad", body).status();
+    if (status.ok()) status = Run("bad", body);
+    EXPECT_FALSE(status.ok()) << c.sink;
+    EXPECT_NE(status.message().find(c.problem), std::string_view::npos) << c.sink << ": " << status.ToString();
+  }
+}
+
 // A batch run again after its state was written but before its commit was logged starts from
 // the state its first run started from: the result is the same, not counted twice.
 TEST_F(SqlFlowTest, ABatchRunAgainStartsFromTheStateBeforeIt) {
