@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iostream>
+#include <random>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,6 +19,9 @@
 
 #include "sluice/core/builder.h"
 #include "sluice/core/file_system.h"
+#include "sluice/core/compute.h"
+#include "sluice/delta/dml.h"
+#include "sluice/delta/scan.h"
 #include "sluice/delta/writer.h"
 #include "testing/temp_dir.h"
 #include "testing/paths.h"
@@ -174,6 +179,82 @@ TEST_F(CliTest, DeltaCommandsRefuseATableWithAHoleInItsLog) {
 
 // SIGINT while the PostgreSQL sink waits between retries of a server that is not there: the run
 // stops at once, as stopped, not failed after the back-off.
+// Every row of a Delta table as text, sorted.
+std::vector<std::string> TableRows(const std::string& path) {
+  std::vector<std::string> rows;
+  auto scan = delta::TableScan::Open(delta::Snapshot::Load(LocalFileSystem(), path).value());
+  EXPECT_TRUE(scan.ok()) << scan.status().ToString();
+  while (scan.ok()) {
+    auto batch = (*scan)->Next();
+    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+    if (!batch.ok() || *batch == nullptr) break;
+    for (int64_t r = 0; r < (*batch)->num_rows(); ++r) {
+      rows.push_back(FormatValue(*(*batch)->column(0), r) + "," + FormatValue(*(*batch)->column(1), r));
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+// `sluice delta merge` killed (SIGKILL) at random moments leaves its table at the version before
+// or at the merged one, never between; run again, it finishes the merge.
+TEST_F(CliTest, AMergeKilledAtAnyMomentLeavesTheOldOrTheNewTable) {
+  auto fs = LocalFileSystem();
+  TypePtr schema = ParseTypeString("struct<id:bigint,qty:bigint>").value();
+  auto batch = [&](int64_t first, int64_t count, int64_t qty) {
+    Int64Builder ids(DataType::Long()), qtys(DataType::Long());
+    for (int64_t id = first; id < first + count; ++id) {
+      ids.Append(id);
+      qtys.Append(qty + id % 10);
+    }
+    return RecordBatch::Make(schema, {ids.Finish(), qtys.Finish()}, count).value();
+  };
+  const std::string original = dir_.Join("original");
+  for (int64_t file = 0; file < 40; ++file) ASSERT_TRUE(delta::WriteTable(fs, original, {batch(file * 5000, 5000, 0)}).ok());
+  // The source touches every other file and inserts new ids.
+  const std::string source = dir_.Join("source");
+  for (int64_t file = 0; file < 40; file += 2) {
+    ASSERT_TRUE(delta::WriteTable(fs, source, {batch(file * 5000 + 100, 50, 1000)}).ok());
+  }
+  ASSERT_TRUE(delta::WriteTable(fs, source, {batch(1'000'000, 3000, 1000)}).ok());
+  const std::vector<std::string> merge = {"delta", "merge", "victim", "--source", "source", "--on", "t.id = s.id",
+                                          "--when", "MATCHED THEN UPDATE SET qty = t.qty + s.qty",
+                                          "--when", "NOT MATCHED THEN INSERT *"};
+  const std::vector<std::string> before = TableRows(original);
+  std::filesystem::copy(original, dir_.Join("victim"), std::filesystem::copy_options::recursive);
+  const auto started = std::chrono::steady_clock::now();
+  Ran clean = RunSluice(dir_.path(), merge);
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_TRUE(Contains(clean.out, "1000 rows updated, 0 deleted, 3000 inserted")) << clean.out;
+  const std::vector<std::string> after = TableRows(dir_.Join("victim"));
+  ASSERT_EQ(after.size(), before.size() + 3000);
+
+  std::mt19937_64 random(std::random_device{}());
+  int old_tables = 0, new_tables = 0;
+  for (int kill = 0; kill < 12; ++kill) {
+    std::filesystem::remove_all(dir_.Join("victim"));
+    std::filesystem::copy(original, dir_.Join("victim"), std::filesystem::copy_options::recursive);
+    std::vector<std::string> args = merge;
+    args.insert(args.begin(), SluiceBinary());
+    ChildProcess process(dir_.path(), args);
+    ASSERT_TRUE(process.started());
+    const auto span = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
+    std::this_thread::sleep_for(std::chrono::microseconds(random() % static_cast<uint64_t>(span + 1)));
+    process.Signal(SIGKILL);
+    process.Wait();
+    std::vector<std::string> rows = TableRows(dir_.Join("victim"));
+    ASSERT_TRUE(rows == before || rows == after) << "a kill left " << rows.size() << " rows";
+    (rows == before ? old_tables : new_tables) += 1;
+    if (rows == before) {
+      Ran again = RunSluice(dir_.path(), merge);
+      ASSERT_EQ(again.exit_code, 0) << again.err;
+      EXPECT_EQ(TableRows(dir_.Join("victim")), after);
+    }
+  }
+  std::cout << old_tables << " kills left the old table, " << new_tables << " the merged one\n";
+}
+
 TEST_F(CliTest, SigintDuringAPostgresRetryBackOffStopsTheRunAtOnce) {
   std::ofstream(dir_.Join("p.yaml")) << "name: retry\nstorage: " << dir_.Join("storage") << "\nwarehouse: "
                                      << dir_.Join("w") << R"(

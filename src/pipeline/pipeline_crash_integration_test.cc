@@ -171,10 +171,10 @@ flows:
   ASSERT_GT(copied.size(), 0u);
 }
 
-// A streaming aggregation (a SQL flow in complete mode into Delta) over a table another flow keeps
-// writing, killed 30 times at random moments (between its state write and its commit, in the
-// middle of a state file, ...): after clean runs its table holds exactly the groups of the rows
-// the source table holds.
+// A streaming aggregation over a table another flow keeps writing, as a SQL flow in complete mode
+// into Delta and in update mode MERGEd into Delta, killed 30 times at random moments (between its
+// state write and its commit, in the middle of a state file or of a MERGE, ...): after clean runs
+// both tables hold exactly the groups of the rows the source table holds.
 TEST(PipelineCrashTest, AnAggregationsGroupsAreExactAfterThirtyKills) {
   std::mt19937_64 random = SeededRandom();
   testing::TempDir dir("sluice-aggregation-crash");
@@ -187,6 +187,10 @@ TEST(PipelineCrashTest, AnAggregationsGroupsAreExactAfterThirtyKills) {
 sinks:
   numbers: {format: delta, table: main.c.numbers}
   groups: {format: delta, table: main.c.groups}
+  merged:
+    format: delta
+    table: main.c.merged
+    merge: {on: t.k = s.k, when_matched: UPDATE SET *, when_not_matched: INSERT *}
 flows:
   - name: generate
     source: {format: rate, options: {rowsPerSecond: 3000, maxRowsPerBatch: 250, startTimestamp: )"
@@ -199,13 +203,19 @@ flows:
     sink: groups
     output_mode: complete
     trigger: TRIGGER
+  - name: merged_groups
+    sql: SELECT value % 7 AS k, count(*) AS n, sum(value) AS total, min(value) AS low, max(value) AS high
+         FROM STREAM(main.c.numbers) GROUP BY value % 7
+    sink: merged
+    output_mode: update
+    trigger: TRIGGER
 )";
   }
   ASSERT_TRUE(RunPipelineFile(pipeline, "available_now", {"generate"}).ok());
   KillRepeatedly(pipeline, dir, random, 0);
   // Clean runs: the source table settles first, then the aggregation reads all of it.
   ASSERT_TRUE(RunPipelineFile(pipeline, "available_now", {"generate"}).ok());
-  ASSERT_TRUE(RunPipelineFile(pipeline, "available_now", {"groups"}).ok());
+  ASSERT_TRUE(RunPipelineFile(pipeline, "available_now", {"groups", "merged_groups"}).ok());
 
   std::vector<int64_t> numbers = SortedValues(dir.Join("warehouse/main/c/numbers"), "value");
   ASSERT_FALSE(numbers.empty());
@@ -217,25 +227,28 @@ flows:
     it->second[2] = std::min(it->second[2], v);
     it->second[3] = std::max(it->second[3], v);
   }
-  std::map<int64_t, std::array<int64_t, 4>> groups;
-  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), dir.Join("warehouse/main/c/groups"));
-  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
-  auto scan = delta::TableScan::Open(*snapshot);
-  ASSERT_TRUE(scan.ok());
-  while (true) {
-    auto batch = (*scan)->Next();
-    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
-    if (*batch == nullptr) break;
-    for (int64_t row = 0; row < (*batch)->num_rows(); ++row) {
-      auto value = [&](const char* column) { return (*batch)->ColumnAt(column).value()->Value<int64_t>(row); };
-      ASSERT_TRUE(groups.emplace(value("k"), std::array<int64_t, 4>{value("n"), value("total"), value("low"),
-                                                                       value("high")})
-                      .second)
-          << "group " << value("k") << " twice";
+  for (const char* table : {"groups", "merged"}) {
+    SCOPED_TRACE(table);
+    std::map<int64_t, std::array<int64_t, 4>> groups;
+    auto snapshot = delta::Snapshot::Load(LocalFileSystem(), dir.Join("warehouse/main/c/") + table);
+    ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+    auto scan = delta::TableScan::Open(*snapshot);
+    ASSERT_TRUE(scan.ok());
+    while (true) {
+      auto batch = (*scan)->Next();
+      ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+      if (*batch == nullptr) break;
+      for (int64_t row = 0; row < (*batch)->num_rows(); ++row) {
+        auto value = [&](const char* column) { return (*batch)->ColumnAt(column).value()->Value<int64_t>(row); };
+        ASSERT_TRUE(groups.emplace(value("k"), std::array<int64_t, 4>{value("n"), value("total"), value("low"),
+                                                                         value("high")})
+                        .second)
+            << "group " << value("k") << " twice";
+      }
     }
+    std::cout << numbers.size() << " rows in " << groups.size() << " groups of " << table << "\n";
+    EXPECT_EQ(groups, expected);
   }
-  std::cout << numbers.size() << " rows in " << groups.size() << " groups\n";
-  EXPECT_EQ(groups, expected);
 }
 
 // The change feed's inventory example end to end, killed 30 times at random moments while orders
