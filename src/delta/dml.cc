@@ -184,6 +184,8 @@ class MergeRun {
     now_ = NowMs();
     std::vector<AddFile> candidates = CandidateFiles();
     txn_->ReadFiles(candidates);
+    result_.num_files_scanned = static_cast<int64_t>(candidates.size());
+    result_.num_files_total = static_cast<int64_t>(snapshot_->files().size());
     source_matched_.assign(static_cast<size_t>(source_->num_rows()), false);
     for (const AddFile& file : candidates) SLUICE_RETURN_IF_ERROR(MergeFile(file));
     SLUICE_RETURN_IF_ERROR(InsertUnmatched());
@@ -448,6 +450,21 @@ class MergeRun {
     return std::move(pruner).value();
   }
 
+  // A column path of the table as the schema spells it (names are matched ignoring case), or
+  // nullopt when it names no column outside arrays and maps.
+  std::optional<std::vector<std::string>> SchemaNames(const std::vector<std::string>& path) const {
+    std::vector<std::string> names;
+    const DataType* type = table_schema_.get();
+    for (const std::string& part : path) {
+      if (type->id() != TypeId::kStruct) return std::nullopt;
+      const int index = type->FieldIndexIgnoreCase(part);
+      if (index < 0) return std::nullopt;
+      names.push_back(type->field(index).name);
+      type = type->field(index).type.get();
+    }
+    return names;
+  }
+
   // The files that may hold a row the MERGE changes.
   std::vector<AddFile> CandidateFiles() const {
     const std::vector<AddFile>& files = snapshot_->files();
@@ -478,9 +495,19 @@ class MergeRun {
         every_unpaired = !unpaired;
       }
     }
+    // Each key on a plain column of the table: its source values, against the files' statistics.
+    std::vector<std::pair<KeyValues, std::vector<std::string>>> key_values;
+    for (size_t k = 0; pairs_matter && k < source_key_columns_.size(); ++k) {
+      std::optional<std::vector<std::string>> path = key_targets_[k].AsColumnPath();
+      std::optional<std::vector<std::string>> names = path ? SchemaNames(*path) : std::nullopt;
+      std::optional<KeyValues> values = KeyValues::Of(*source_key_columns_[k]);
+      if (names && values) key_values.emplace_back(std::move(*values), std::move(*names));
+    }
     std::vector<AddFile> candidates;
     for (const AddFile& file : files) {
-      const bool by_pairs = pairs_matter && (!join || join->MayMatch(file));
+      const bool by_pairs = pairs_matter && (!join || join->MayMatch(file)) &&
+                            std::all_of(key_values.begin(), key_values.end(),
+                                        [&](const auto& key) { return key.first.MayBeIn(file, key.second); });
       const bool by_unpaired = has_not_matched_by_source_ && (every_unpaired || unpaired->MayMatch(file));
       if (by_pairs || by_unpaired) candidates.push_back(file);
     }
@@ -746,6 +773,8 @@ class MergeRun {
               {"numTargetRowsCopied", text(result_.num_rows_copied)},
               {"numTargetFilesAdded", text(result_.num_files_added)},
               {"numTargetFilesRemoved", text(result_.num_files_removed)},
+              {"numTargetFilesBeforeSkipping", text(result_.num_files_total)},
+              {"numTargetFilesAfterSkipping", text(result_.num_files_scanned)},
               {"numOutputRows", text(result_.num_rows_inserted + result_.num_rows_updated + result_.num_rows_copied)}};
     }
     StringMap metrics = {{"numAddedFiles", text(result_.num_files_added)},

@@ -100,7 +100,9 @@ TEST_F(DmlTest, AnUpsertUpdatesMatchedRowsInsertsTheRestAndRewritesOnlyTouchedFi
   EXPECT_EQ(result->num_rows_inserted, 1);
   EXPECT_EQ(result->num_rows_deleted, 0);
   EXPECT_EQ(result->num_rows_copied, 3);   // 15, 16, 17 rewritten beside the updated rows
-  EXPECT_EQ(result->num_files_removed, 1);  // only the file of ids 15-19 (statistics rule out the others)
+  EXPECT_EQ(result->num_files_removed, 1);  // only the file of ids 15-19
+  EXPECT_EQ(result->num_files_total, 4);
+  EXPECT_EQ(result->num_files_scanned, 1);  // statistics rule out the others
   std::vector<std::string> rows = TableRows();
   ASSERT_EQ(rows.size(), 21u);
   EXPECT_EQ(rows[0], "0,0,old");
@@ -110,6 +112,30 @@ TEST_F(DmlTest, AnUpsertUpdatesMatchedRowsInsertsTheRestAndRewritesOnlyTouchedFi
   EXPECT_EQ(std::count(rows.begin(), rows.end(), "17,170,old"), 1);
   SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
   EXPECT_EQ(snapshot->files().size(), 4u);  // three untouched + one rewritten (inserts in the same file)
+}
+
+// Source keys far apart (5 and 95) span every file's range, but only the files holding one of
+// them are read, by statistics or by partition value.
+TEST_F(DmlTest, OnlyFilesWhoseStatisticsHoldASourceKeyAreRead) {
+  for (int i = 0; i < 10; ++i) Append(i * 10, 10);
+  const std::string upsert = "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *";
+  auto result = Merge(upsert, {{5, 1, "x"}, {95, 1, "x"}, {1000, 1, "x"}});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->num_files_total, 10);
+  EXPECT_EQ(result->num_files_scanned, 2);
+  EXPECT_EQ(result->num_rows_updated, 2);
+  EXPECT_EQ(result->num_rows_inserted, 1);
+  // A key on the partition column of a partitioned table.
+  std::vector<Row> rows;
+  for (int64_t id = 0; id < 30; ++id) rows.push_back({id, id % 6, "p"});
+  const std::string partitioned = dir_.Join("partitioned");
+  ASSERT_TRUE(WriteTable(fs_, partitioned, {Rows(rows)}, {.partition_columns = {"v"}}).ok());
+  auto by_partition = MergeInto(fs_, partitioned, {Rows({{std::nullopt, 4, "q"}})},
+                                Spec("MERGE INTO t USING s ON t.v = s.v WHEN MATCHED THEN UPDATE SET op = s.op"));
+  ASSERT_TRUE(by_partition.ok()) << by_partition.status().ToString();
+  EXPECT_EQ(by_partition->num_files_total, 6);
+  EXPECT_EQ(by_partition->num_files_scanned, 1);
+  EXPECT_EQ(by_partition->num_rows_updated, 5);
 }
 
 TEST_F(DmlTest, ClausesApplyInOrderWithTheirConditions) {

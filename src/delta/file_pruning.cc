@@ -1,6 +1,8 @@
 #include "delta/file_pruning.h"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -233,6 +235,69 @@ bool FilePruner::MayMatch(const AddFile& file) const {
     }
   }
   return true;
+}
+
+std::optional<KeyValues> KeyValues::Of(const Column& column) {
+  KeyValues values;
+  const TypeId id = column.type->id();
+  values.numeric_ = id == TypeId::kByte || id == TypeId::kShort || id == TypeId::kInteger || id == TypeId::kLong;
+  if (!values.numeric_ && id != TypeId::kString) return std::nullopt;
+  for (int64_t row = 0; row < column.length; ++row) {
+    if (column.IsNull(row)) continue;
+    if (!values.numeric_) {
+      values.texts_.emplace_back(column.View(row));
+      continue;
+    }
+    switch (id) {
+      case TypeId::kByte: values.numbers_.push_back(column.Value<int8_t>(row)); break;
+      case TypeId::kShort: values.numbers_.push_back(column.Value<int16_t>(row)); break;
+      case TypeId::kInteger: values.numbers_.push_back(column.Value<int32_t>(row)); break;
+      default: values.numbers_.push_back(column.Value<int64_t>(row)); break;
+    }
+  }
+  std::sort(values.numbers_.begin(), values.numbers_.end());
+  values.numbers_.erase(std::unique(values.numbers_.begin(), values.numbers_.end()), values.numbers_.end());
+  std::sort(values.texts_.begin(), values.texts_.end());
+  values.texts_.erase(std::unique(values.texts_.begin(), values.texts_.end()), values.texts_.end());
+  return values;
+}
+
+bool KeyValues::MayBeIn(const AddFile& file, const std::vector<std::string>& path) const {
+  if (path.size() == 1) {
+    auto partition = file.partition_values.find(path[0]);
+    if (partition != file.partition_values.end()) {
+      if (!partition->second) return false;  // a NULL partition: no key equals it
+      if (!numeric_) return std::binary_search(texts_.begin(), texts_.end(), *partition->second);
+      int64_t value = 0;
+      const std::string& text = *partition->second;
+      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (error != std::errc() || end != text.data() + text.size()) return true;
+      return std::binary_search(numbers_.begin(), numbers_.end(), value);
+    }
+  }
+  if (!file.stats) return true;
+  simdjson::dom::parser parser;
+  simdjson::dom::element stats;
+  if (parser.parse(*file.stats).get(stats) != simdjson::SUCCESS) return true;
+  std::string pointer;
+  for (const std::string& name : path) pointer += "/" + PointerToken(name);
+  simdjson::dom::element min, max;
+  const bool has_min = stats.at_pointer("/minValues" + pointer).get(min) == simdjson::SUCCESS;
+  const bool has_max = stats.at_pointer("/maxValues" + pointer).get(max) == simdjson::SUCCESS;
+  if (numeric_) {
+    int64_t low = std::numeric_limits<int64_t>::min(), high = std::numeric_limits<int64_t>::max();
+    if (has_min && min.get_int64().get(low) != simdjson::SUCCESS) low = std::numeric_limits<int64_t>::min();
+    if (has_max && max.get_int64().get(high) != simdjson::SUCCESS) high = std::numeric_limits<int64_t>::max();
+    auto first = std::lower_bound(numbers_.begin(), numbers_.end(), low);
+    return first != numbers_.end() && *first <= high;
+  }
+  std::string_view low, high;
+  if (has_min && min.get_string().get(low) != simdjson::SUCCESS) low = {};
+  bool bounded = has_max && max.get_string().get(high) == simdjson::SUCCESS;
+  // A maximum cut to 32 characters bounds the values only with the marker sluice appends.
+  if (bounded && CodePoints(high) >= kStringBoundLength && !high.ends_with(kCutMarker)) bounded = false;
+  auto first = std::lower_bound(texts_.begin(), texts_.end(), low);
+  return first != texts_.end() && (!bounded || std::string_view(*first) <= high);
 }
 
 }  // namespace sluice::delta

@@ -16,8 +16,11 @@
 // Internal to the delta layer. A FilePruner is immutable and thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "sluice/core/column.h"
 
 #include "sluice/core/status.h"
 #include "sluice/core/types.h"
@@ -56,6 +59,25 @@ class FilePruner {
 
   std::vector<PartitionTest> partition_tests_;
   std::vector<BoundsTest> bounds_tests_;
+};
+
+// The distinct non-null values of a join key column, sorted, to rule out files none of whose rows
+// can hold one of them: a file's partition value (for a partition column) or the range of its
+// minValues/maxValues must contain one of the values. Bounds are used as FilePruner uses them
+// (a string maximum cut at 32 characters only with sluice's marker). Immutable once made.
+class KeyValues {
+ public:
+  // nullopt unless the column is of an integer type (byte, short, int, long) or string.
+  static std::optional<KeyValues> Of(const Column& column);
+
+  // False only when `file` certainly holds none of the values in the column at `path` (names as
+  // the table schema spells them; one name for a partition column).
+  bool MayBeIn(const AddFile& file, const std::vector<std::string>& path) const;
+
+ private:
+  bool numeric_ = false;
+  std::vector<int64_t> numbers_;
+  std::vector<std::string> texts_;
 };
 
 }  // namespace sluice::delta

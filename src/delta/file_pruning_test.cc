@@ -3,7 +3,10 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include "delta/file_pruning.h"
 
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
@@ -146,6 +149,59 @@ TEST_F(FilePruningTest, AFilterThatIsNotAPredicateOverTheTableIsRefused) {
   EXPECT_EQ(OpenError("id >").error_class(), errors::kParseSyntaxError);
   EXPECT_EQ(OpenError("nope = 1").error_class(), errors::kUnresolvedColumn);
   EXPECT_EQ(OpenError("id + 1").error_class(), errors::kDatatypeMismatch);
+}
+
+}  // namespace
+}  // namespace sluice::delta
+
+namespace sluice::delta {
+namespace {
+
+AddFile FileWithStats(std::string stats, PartitionValues partition_values = {}) {
+  AddFile file;
+  file.path = "f.parquet";
+  file.stats = std::move(stats);
+  file.partition_values = std::move(partition_values);
+  return file;
+}
+
+TEST(KeyValuesTest, AFileIsReadOnlyWhenItsRangeOrPartitionHoldsAKey) {
+  Int64Builder ids(DataType::Long());
+  for (int64_t id : {95, 5, 5, 42}) ids.Append(id);
+  ids.AppendNull();
+  std::optional<KeyValues> numbers = KeyValues::Of(*ids.Finish());
+  ASSERT_TRUE(numbers.has_value());
+  auto range = [](int64_t low, int64_t high) {
+    return FileWithStats(fmt::format(R"({{"numRecords":3,"minValues":{{"id":{}}},"maxValues":{{"id":{}}}}})", low, high));
+  };
+  EXPECT_TRUE(numbers->MayBeIn(range(0, 9), {"id"}));
+  EXPECT_FALSE(numbers->MayBeIn(range(10, 41), {"id"}));  // inside [5, 95] but holding no key
+  EXPECT_TRUE(numbers->MayBeIn(range(42, 42), {"id"}));
+  EXPECT_FALSE(numbers->MayBeIn(range(96, 1000), {"id"}));
+  EXPECT_TRUE(numbers->MayBeIn(FileWithStats(R"({"numRecords":3})"), {"id"}));  // no bounds: read
+  EXPECT_TRUE(numbers->MayBeIn(FileWithStats("not json"), {"id"}));
+  // A partition column: the file's value must be a key; a NULL partition holds none.
+  EXPECT_TRUE(numbers->MayBeIn(FileWithStats("{}", {{"id", "42"}}), {"id"}));
+  EXPECT_FALSE(numbers->MayBeIn(FileWithStats("{}", {{"id", "43"}}), {"id"}));
+  EXPECT_FALSE(numbers->MayBeIn(FileWithStats("{}", {{"id", std::nullopt}}), {"id"}));
+
+  BinaryBuilder names(DataType::String());
+  for (const char* name : {"kiwi", "apple"}) names.Append(name);
+  std::optional<KeyValues> texts = KeyValues::Of(*names.Finish());
+  ASSERT_TRUE(texts.has_value());
+  auto strings = [](const std::string& low, const std::string& high) {
+    return FileWithStats(R"({"minValues":{"n":")" + low + R"("},"maxValues":{"n":")" + high + R"("}})");
+  };
+  EXPECT_FALSE(texts->MayBeIn(strings("b", "k"), {"n"}));
+  EXPECT_TRUE(texts->MayBeIn(strings("b", "kiwi"), {"n"}));
+  // A maximum cut at 32 characters by another writer (no marker) is no bound.
+  const std::string cut(32, 'a');
+  EXPECT_TRUE(texts->MayBeIn(strings("a", cut), {"n"}));
+  EXPECT_FALSE(texts->MayBeIn(strings("a", "ab"), {"n"}));
+  // Other types are not handled (the caller reads every file).
+  DoubleBuilder doubles(DataType::Double());
+  doubles.Append(1.0);
+  EXPECT_FALSE(KeyValues::Of(*doubles.Finish()).has_value());
 }
 
 }  // namespace

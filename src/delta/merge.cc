@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <simdjson.h>
 
+#include "delta/file_pruning.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
@@ -47,24 +47,6 @@ Result<const Column*> KeyColumn(const RecordBatch& batch, const std::string& pat
   return column;
 }
 
-// A JSON pointer to `names` under `/minValues` or `/maxValues` (RFC 6901 escapes).
-std::string StatsPointer(std::string_view bound, const std::vector<std::string>& names) {
-  std::string pointer = "/" + std::string(bound);
-  for (const std::string& name : names) {
-    pointer += '/';
-    for (char c : name) {
-      if (c == '~') {
-        pointer += "~0";
-      } else if (c == '/') {
-        pointer += "~1";
-      } else {
-        pointer += c;
-      }
-    }
-  }
-  return pointer;
-}
-
 // The key of one row as text: its key columns' values, with a separator no formatted value
 // holds unescaped and a marker for null.
 std::string RowKey(const std::vector<const Column*>& keys, int64_t row) {
@@ -78,69 +60,6 @@ std::string RowKey(const std::vector<const Column*>& keys, int64_t row) {
     key.push_back('\x1f');
   }
   return key;
-}
-
-// The range of a one-column key in the batch and in a file's statistics, compared as the
-// statistics JSON writes them: integers as numbers, strings, dates and timestamps as text.
-struct KeyRange {
-  bool numeric = false;
-  int64_t min_number = 0, max_number = 0;
-  std::string min_text, max_text;
-};
-
-std::optional<KeyRange> BatchKeyRange(const Column& column) {
-  KeyRange range;
-  bool any = false;
-  TypeId id = column.type->id();
-  range.numeric = column.type->is_integral();
-  if (!range.numeric && id != TypeId::kString) return std::nullopt;
-  for (int64_t row = 0; row < column.length; ++row) {
-    if (column.IsNull(row)) continue;
-    if (range.numeric) {
-      int64_t v = 0;
-      switch (id) {
-        case TypeId::kByte: v = column.Value<int8_t>(row); break;
-        case TypeId::kShort: v = column.Value<int16_t>(row); break;
-        case TypeId::kInteger: v = column.Value<int32_t>(row); break;
-        default: v = column.Value<int64_t>(row); break;
-      }
-      range.min_number = any ? std::min(range.min_number, v) : v;
-      range.max_number = any ? std::max(range.max_number, v) : v;
-    } else {
-      std::string_view v = column.View(row);
-      if (!any || v < range.min_text) range.min_text = v;
-      if (!any || v > range.max_text) range.max_text = v;
-    }
-    any = true;
-  }
-  if (!any) return std::nullopt;
-  return range;
-}
-
-// Whether a file may hold a key in `range`, judging by its statistics (true when they do not
-// say: missing stats, missing bounds, or a file with nulls only in the key).
-bool MayHoldKeys(const AddFile& file, const std::vector<std::string>& key, const KeyRange& range) {
-  if (!file.stats) return true;
-  simdjson::dom::parser parser;
-  simdjson::dom::element stats;
-  if (parser.parse(*file.stats).get(stats) != simdjson::SUCCESS) return true;
-  simdjson::dom::element min, max;
-  if (stats.at_pointer(StatsPointer("minValues", key)).get(min) != simdjson::SUCCESS ||
-      stats.at_pointer(StatsPointer("maxValues", key)).get(max) != simdjson::SUCCESS) {
-    return true;
-  }
-  if (range.numeric) {
-    int64_t file_min = 0, file_max = 0;
-    if (min.get_int64().get(file_min) != simdjson::SUCCESS || max.get_int64().get(file_max) != simdjson::SUCCESS) {
-      return true;
-    }
-    return !(file_max < range.min_number || file_min > range.max_number);
-  }
-  std::string_view file_min, file_max;
-  if (min.get_string().get(file_min) != simdjson::SUCCESS || max.get_string().get(file_max) != simdjson::SUCCESS) {
-    return true;
-  }
-  return !(file_max < range.min_text || file_min > range.max_text);
 }
 
 }  // namespace
@@ -170,14 +89,14 @@ Result<WriteResult> Merge(std::shared_ptr<FileSystem> fs, const std::string& tab
     // (A replay of recorded transactions is recognized by the writer, which writes nothing.)
     txn->ReadWholeTable();
     std::vector<AddFile> candidates;
-    std::optional<KeyRange> range;
+    std::optional<KeyValues> values;
     std::vector<std::string> key_names;  // the one key's path as the table spells it
     if (prune_by != nullptr && options.key_columns.size() == 1) {
-      range = BatchKeyRange(*prune_by);
+      values = KeyValues::Of(*prune_by);
       if (!KeyIndexes(snapshot->schema(), options.key_columns[0], &key_names).ok()) key_names.clear();
     }
     for (const AddFile& file : snapshot->files()) {
-      if (!range || key_names.empty() || MayHoldKeys(file, key_names, *range)) candidates.push_back(file);
+      if (!values || key_names.empty() || values->MayBeIn(file, key_names)) candidates.push_back(file);
     }
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableScan> scan,
                             TableScan::Open(snapshot, {.columns = scanned, .files = std::move(candidates)}));

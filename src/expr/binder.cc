@@ -1672,6 +1672,11 @@ std::optional<ColumnComparison> Expression::AsColumnComparison() const {
   return std::nullopt;
 }
 
+std::optional<std::vector<std::string>> Expression::AsColumnPath() const {
+  if (root_->kind != NodeKind::kColumn) return std::nullopt;
+  return root_->path;
+}
+
 std::optional<std::pair<Expression, Expression>> Expression::AsEquality() const {
   const Node& n = *root_;
   if (n.kind != NodeKind::kCall || n.name != "=" || n.args.size() != 2) return std::nullopt;

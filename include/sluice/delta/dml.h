@@ -46,14 +46,16 @@ struct DmlResult {
   int64_t num_rows_copied = 0;  // unchanged rows rewritten because their file held a changed row
   int64_t num_files_added = 0;
   int64_t num_files_removed = 0;
+  int64_t num_files_scanned = 0;  // the files read: those partition values and statistics did not rule out
+  int64_t num_files_total = 0;    // the table's files before skipping
 };
 
 struct MergeSpec {
   // The tables' aliases (empty: none), by which conditions and values qualify column names.
-  std::string target_alias;
-  std::string source_alias;
+  std::string target_alias = {};
+  std::string source_alias = {};
   expr::Expression on = expr::Expression(nullptr);
-  std::vector<expr::MergeClause> clauses;  // in order; expr::CheckMergeClauses's rules
+  std::vector<expr::MergeClause> clauses = {};  // in order; expr::CheckMergeClauses's rules
   // WITH SCHEMA EVOLUTION: source columns the table lacks are added to it when an UPDATE SET *
   // or INSERT * clause exists; those clauses then leave the table's columns the source lacks as
   // they are (update) or NULL (insert).
@@ -77,9 +79,9 @@ Result<DmlResult> MergeInto(std::shared_ptr<FileSystem> fs, const std::string& t
                             const std::vector<BatchPtr>& source, const MergeSpec& spec);
 
 struct UpdateSpec {
-  std::string target_alias;
-  std::vector<expr::Assignment> assignments;
-  std::optional<expr::Expression> where;  // none: every row
+  std::string target_alias = {};
+  std::vector<expr::Assignment> assignments = {};
+  std::optional<expr::Expression> where = std::nullopt;  // none: every row
   std::vector<SetTransaction> transactions = {};
   expr::SqlOptions sql = {};
 };
@@ -87,8 +89,8 @@ struct UpdateSpec {
 Result<DmlResult> UpdateTable(std::shared_ptr<FileSystem> fs, const std::string& table_path, const UpdateSpec& spec);
 
 struct DeleteSpec {
-  std::string target_alias;
-  std::optional<expr::Expression> where;  // none: every row
+  std::string target_alias = {};
+  std::optional<expr::Expression> where = std::nullopt;  // none: every row
   std::vector<SetTransaction> transactions = {};
   expr::SqlOptions sql = {};
 };

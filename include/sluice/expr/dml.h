@@ -50,9 +50,9 @@ enum class MergeActionKind {
 
 struct MergeClause {
   MergeMatch match = MergeMatch::kMatched;
-  std::optional<Expression> condition;  // AND cond
+  std::optional<Expression> condition = std::nullopt;  // AND cond
   MergeActionKind action = MergeActionKind::kDelete;
-  std::vector<Assignment> assignments;  // kUpdate and kInsert
+  std::vector<Assignment> assignments = {};  // kUpdate and kInsert
 };
 
 struct MergeStatement {
@@ -66,16 +66,16 @@ struct MergeStatement {
 };
 
 struct UpdateStatement {
-  std::vector<std::string> target;
-  std::string target_alias;
-  std::vector<Assignment> assignments;
-  std::optional<Expression> where;
+  std::vector<std::string> target = {};
+  std::string target_alias = {};
+  std::vector<Assignment> assignments = {};
+  std::optional<Expression> where = std::nullopt;
 };
 
 struct DeleteStatement {
-  std::vector<std::string> target;
-  std::string target_alias;
-  std::optional<Expression> where;
+  std::vector<std::string> target = {};
+  std::string target_alias = {};
+  std::optional<Expression> where = std::nullopt;
 };
 
 using DmlStatement = std::variant<MergeStatement, UpdateStatement, DeleteStatement>;

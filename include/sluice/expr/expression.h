@@ -58,6 +58,8 @@ class Expression {
   std::vector<Expression> Conjuncts() const;
   // The expression as a comparison of one column with a constant, when it is one.
   std::optional<ColumnComparison> AsColumnComparison() const;
+  // The path of a column reference (`id`, `t.id`, `value.amount`), when the expression is one.
+  std::optional<std::vector<std::string>> AsColumnPath() const;
   // The two operands of `a = b` (or `a == b`), when the expression is one.
   std::optional<std::pair<Expression, Expression>> AsEquality() const;
   // The expression with every column path that starts with `qualifier.` (a table alias, matched
