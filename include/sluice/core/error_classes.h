@@ -69,6 +69,7 @@ inline constexpr std::string_view kDeltaConcurrentModification = "DELTA_CONCURRE
 inline constexpr std::string_view kDeltaSchemaMismatch = "DELTA_SCHEMA_MISMATCH";
 inline constexpr std::string_view kDeltaSourceDataDeleted = "DELTA_SOURCE_DATA_DELETED";
 inline constexpr std::string_view kDeltaInvalidCharactersInColumnNames = "DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES";
+inline constexpr std::string_view kDeltaDeletionVectorCorrupt = "DELTA_DELETION_VECTOR_CORRUPT";
 inline constexpr std::string_view kDeltaMultipleSourceRowMatchingTargetRowInMerge =
     "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE";
 // PostgreSQL
