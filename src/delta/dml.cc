@@ -14,6 +14,7 @@
 #include "sluice/core/ascii.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/deletion_vector.h"
 #include "sluice/delta/features.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/transaction.h"
@@ -182,6 +183,11 @@ class MergeRun {
     SLUICE_RETURN_IF_ERROR(Bind());
     SLUICE_RETURN_IF_ERROR(BuildSourceKeys());
     now_ = NowMs();
+    // Rows are marked deleted instead of files rewritten when the table asks for it and its
+    // protocol has the feature (a table that asks without it is rewritten, as Delta does).
+    const auto& features = snapshot_->protocol().writer_features;
+    deletion_vectors_ = snapshot_->Property(kEnableDeletionVectors, "false") == "true" && features &&
+                        std::find(features->begin(), features->end(), "deletionVectors") != features->end();
     std::vector<AddFile> candidates = CandidateFiles();
     txn_->ReadFiles(candidates);
     result_.num_files_scanned = static_cast<int64_t>(candidates.size());
@@ -703,7 +709,14 @@ class MergeRun {
       }
     }
     if (copied.size() == static_cast<size_t>(n)) return Status::OK();
-    SLUICE_RETURN_IF_ERROR(Write(Take(rows, copied)));
+    if (deletion_vectors_ && !copied.empty()) {
+      SLUICE_RETURN_IF_ERROR(MarkDeleted(file, copied, n));
+    } else {
+      SLUICE_RETURN_IF_ERROR(Write(Take(rows, copied)));
+      result_.num_rows_copied += static_cast<int64_t>(copied.size());
+      result_.num_files_removed += 1;
+      txn_->Remove(RemovalOf(file, now_));
+    }
     for (size_t c = 0; c < clauses_.size(); ++c) {
       const std::vector<int64_t>& targets = updated[c];
       if (targets.empty()) continue;
@@ -722,9 +735,46 @@ class MergeRun {
       result_.num_rows_updated += values->num_rows();
     }
     result_.num_rows_deleted += deleted;
-    result_.num_rows_copied += static_cast<int64_t>(copied.size());
-    result_.num_files_removed += 1;
+    return Status::OK();
+  }
+
+  // Leaves `file` in place with a deletion vector that also deletes its live rows other than
+  // `kept` (indexes among its `live` rows, ascending): the file is removed and added again with
+  // the new vector, which holds the old one's rows too.
+  Status MarkDeleted(const AddFile& file, const std::vector<int64_t>& kept, int64_t live) {
+    RowRanges old_deleted;
+    if (file.deletion_vector) {
+      SLUICE_ASSIGN_OR_RETURN(old_deleted, LoadDeletionVector(*fs_, table_path_, *file.deletion_vector));
+    }
+    // The physical row index of each live row not kept.
+    std::vector<uint64_t> removed;
+    removed.reserve(static_cast<size_t>(live) - kept.size());
+    size_t next_kept = 0, next_range = 0;
+    uint64_t physical = 0;
+    for (int64_t index = 0; index < live; ++index, ++physical) {
+      while (next_range < old_deleted.size() && old_deleted[next_range].first <= physical) {
+        physical = std::max(physical, old_deleted[next_range].second);
+        ++next_range;
+      }
+      if (next_kept < kept.size() && kept[next_kept] == index) {
+        ++next_kept;
+      } else {
+        removed.push_back(physical);
+      }
+    }
+    const RowRanges deleted = UnionOf(old_deleted, RangesOf(removed));
+    SLUICE_ASSIGN_OR_RETURN(DeletionVectorDescriptor descriptor, StoreDeletionVector(*fs_, table_path_, deleted));
+    AddFile marked = file;
+    marked.deletion_vector = std::move(descriptor);
+    marked.data_change = true;
+    marked.modification_time = now_;
+    // The statistics describe the data file: after the deletion their bounds are wide.
+    if (marked.stats && marked.stats->starts_with("{") && marked.stats->find("\"tightBounds\"") == std::string::npos) {
+      marked.stats = "{\"tightBounds\":false" + (marked.stats->size() > 2 ? "," + marked.stats->substr(1) : "}");
+    }
     txn_->Remove(RemovalOf(file, now_));
+    txn_->Add(std::move(marked));
+    result_.num_deletion_vectors_added += 1;
     return Status::OK();
   }
 
@@ -774,10 +824,12 @@ class MergeRun {
               {"numTargetFilesAdded", text(result_.num_files_added)},
               {"numTargetFilesRemoved", text(result_.num_files_removed)},
               {"numTargetFilesBeforeSkipping", text(result_.num_files_total)},
+              {"numTargetDeletionVectorsAdded", text(result_.num_deletion_vectors_added)},
               {"numTargetFilesAfterSkipping", text(result_.num_files_scanned)},
               {"numOutputRows", text(result_.num_rows_inserted + result_.num_rows_updated + result_.num_rows_copied)}};
     }
     StringMap metrics = {{"numAddedFiles", text(result_.num_files_added)},
+                         {"numDeletionVectorsAdded", text(result_.num_deletion_vectors_added)},
                          {"numRemovedFiles", text(result_.num_files_removed)},
                          {"numCopiedRows", text(result_.num_rows_copied)}};
     if (operation == kOperationUpdate) metrics.emplace("numUpdatedRows", text(result_.num_rows_updated));
@@ -805,6 +857,7 @@ class MergeRun {
   std::vector<int64_t> group_start_, group_rows_;
   std::vector<bool> source_matched_;
   std::unique_ptr<DataFileWriter> writer_;
+  bool deletion_vectors_ = false;
   int64_t now_ = 0;
   DmlResult result_;
 };

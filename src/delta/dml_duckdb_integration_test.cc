@@ -1,6 +1,7 @@
 // MERGE, UPDATE and DELETE against DuckDB as the oracle: random tables and random statements
-// (a fixed seed), each applied by sluice to a Delta table and by DuckDB to the same rows in its
-// own tables; the rows left must be the same. The Delta table is then read back through an
+// (a fixed seed), each applied by sluice to a Delta table (copy-on-write, or with deletion vectors
+// in every third round) and by DuckDB to the same rows in its own tables; the rows left must be
+// the same. The Delta table is then read back through an
 // independent replay of its log (tests/tools/delta_replay.mjs) by DuckDB's read_parquet, so the
 // files a DML commit adds and removes are checked by a reader that is not sluice.
 #include <algorithm>
@@ -187,6 +188,7 @@ TEST(DmlDuckDbIntegrationTest, RandomStatementsLeaveTheRowsDuckDbLeaves) {
   auto fs = LocalFileSystem();
   sluice::testing::TempDir dir("delta-dml-duckdb");
   int merges_with_changes = 0;
+  int rounds_with_vectors = 0;
   for (uint32_t round = 0; round < 40; ++round) {
     RandomDml random(20261204 + round);
     const std::string table = dir.Join(fmt::format("t{}", round));
@@ -194,6 +196,9 @@ TEST(DmlDuckDbIntegrationTest, RandomStatementsLeaveTheRowsDuckDbLeaves) {
     // The target in a few commits (so a few files), partitioned by grp in every other round.
     WriteOptions options;
     if (round % 2) options.partition_columns = {"grp"};
+    // Every third round marks rows deleted with deletion vectors instead of rewriting files.
+    const bool deletion_vectors = round % 3 == 2;
+    if (deletion_vectors) options.table_properties = {{"delta.enableDeletionVectors", "true"}};
     const size_t commits = 1 + round % 4;
     for (size_t c = 0; c < commits; ++c) {
       std::vector<Row> part(target.begin() + static_cast<std::ptrdiff_t>(target.size() * c / commits),
@@ -219,6 +224,11 @@ TEST(DmlDuckDbIntegrationTest, RandomStatementsLeaveTheRowsDuckDbLeaves) {
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(SluiceRows(fs, table), expected);
 
+    if (deletion_vectors) {
+      EXPECT_EQ(applied->num_rows_copied, 0);  // rows are marked deleted, never written again
+      if (applied->num_deletion_vectors_added > 0) ++rounds_with_vectors;
+      continue;  // read_parquet would read the rows the vectors delete
+    }
     // The same rows through an independent replay of the log and DuckDB's Parquet reader.
     std::vector<std::string> replayed =
         DuckDbRows({"SELECT id, grp, v, s FROM read_parquet(" + testing::FileList(testing::Replay(table)) +
@@ -231,6 +241,7 @@ TEST(DmlDuckDbIntegrationTest, RandomStatementsLeaveTheRowsDuckDbLeaves) {
   }
   // The statements did change rows in most rounds (the comparison is not of untouched tables).
   EXPECT_GE(merges_with_changes, 25);
+  EXPECT_GE(rounds_with_vectors, 5);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ bool SchemaMetadataMentions(const std::string& schema_string, std::string_view k
 // sluice implements it.
 Status CheckWriterFeature(std::string_view feature, const Metadata& metadata) {
   if (feature == "appendOnly" || feature == "timestampNtz" || feature == "domainMetadata" ||
-      feature == "typeWidening" || feature == "typeWidening-preview") {
+      feature == "typeWidening" || feature == "typeWidening-preview" || feature == "deletionVectors") {
     return Status::OK();
   }
   if (feature == "invariants") {
@@ -154,7 +154,7 @@ Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata) {
         if (ColumnMappingActive(metadata)) return Unsupported(feature, " (column mapping is out of scope)");
         continue;
       }
-      if (feature == "deletionVectors") return Unsupported(feature, " (deletion vectors are out of scope)");
+      if (feature == "deletionVectors") continue;
       return Unsupported(feature, "");
     }
   }
@@ -204,9 +204,13 @@ bool ContainsTimestampNtz(const DataType& type) {
   }
 }
 
-Protocol ProtocolForNewTable(const DataType& schema) {
-  if (!ContainsTimestampNtz(schema)) return Protocol{};
-  return Protocol{3, 7, std::vector<std::string>{"timestampNtz"}, std::vector<std::string>{"timestampNtz"}};
+Protocol ProtocolForNewTable(const DataType& schema, const StringMap& configuration) {
+  std::vector<std::string> features;
+  if (ContainsTimestampNtz(schema)) features.push_back("timestampNtz");
+  auto dv = configuration.find(std::string(kEnableDeletionVectors));
+  if (dv != configuration.end() && dv->second == "true") features.push_back("deletionVectors");
+  if (features.empty()) return Protocol{};
+  return Protocol{3, 7, features, features};
 }
 
 Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema,

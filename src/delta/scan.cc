@@ -15,6 +15,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/iso_datetime.h"
+#include "sluice/delta/deletion_vector.h"
 #include "sluice/delta/writer.h"
 #include "sluice/parquet/reader.h"
 
@@ -130,6 +131,12 @@ class TableScan::FileReader {
     SLUICE_ASSIGN_OR_RETURN(std::string relative, DecodeFilePath(file.path));
     std::string path = relative.starts_with("/") ? relative : snapshot.table_path() + "/" + relative;
     SLUICE_ASSIGN_OR_RETURN(reader->parquet_, parquet::ParquetReader::Open(*snapshot.file_system(), path));
+    if (file.deletion_vector) {
+      Result<RowRanges> deleted =
+          LoadDeletionVector(*snapshot.file_system(), snapshot.table_path(), *file.deletion_vector);
+      if (!deleted.ok()) return deleted.status().WithContext(fmt::format("data file '{}'", file.path));
+      reader->deleted_ = std::move(*deleted);
+    }
     const auto& partition_columns = snapshot.metadata().partition_columns;
     std::vector<Field> data_fields;
     parquet::ReadOptions options;
@@ -169,6 +176,10 @@ class TableScan::FileReader {
       rows = raw->num_rows();
       SLUICE_ASSIGN_OR_RETURN(data, ConformToSchema(raw, data_schema_));
     }
+    if (!deleted_.empty()) {
+      SLUICE_ASSIGN_OR_RETURN(data, WithoutDeletedRows(data));
+    }
+    rows = data->num_rows();
     std::vector<ColumnPtr> columns;
     int data_index = 0;
     for (int i = 0; i < schema_->num_fields(); ++i) {
@@ -188,6 +199,24 @@ class TableScan::FileReader {
  private:
   FileReader() = default;
 
+  // The rows of a batch (the next ones of the file) that its deletion vector does not delete.
+  Result<BatchPtr> WithoutDeletedRows(const BatchPtr& batch) {
+    const uint64_t first = position_;
+    const uint64_t end = first + static_cast<uint64_t>(batch->num_rows());
+    position_ = end;
+    while (next_deleted_ < deleted_.size() && deleted_[next_deleted_].second <= first) ++next_deleted_;
+    if (next_deleted_ == deleted_.size() || deleted_[next_deleted_].first >= end) return batch;
+    std::vector<int64_t> kept;
+    kept.reserve(static_cast<size_t>(batch->num_rows()));
+    uint64_t row = first;
+    for (size_t r = next_deleted_; r < deleted_.size() && deleted_[r].first < end; ++r) {
+      for (; row < deleted_[r].first; ++row) kept.push_back(static_cast<int64_t>(row - first));
+      row = std::max(row, deleted_[r].second);
+    }
+    for (; row < end; ++row) kept.push_back(static_cast<int64_t>(row - first));
+    return Take(batch, kept);
+  }
+
   const AddFile* file_ = nullptr;
   TypePtr schema_;
   TypePtr data_schema_;
@@ -195,6 +224,9 @@ class TableScan::FileReader {
   std::unique_ptr<parquet::ParquetReader> parquet_;
   std::unique_ptr<parquet::BatchReader> batches_;
   int64_t rows_without_columns_ = 0;
+  RowRanges deleted_;        // the file's deletion vector
+  size_t next_deleted_ = 0;  // the first range not wholly before position_
+  uint64_t position_ = 0;    // the file's row index of the next batch's first row
 };
 
 Result<std::unique_ptr<TableScan>> TableScan::Open(SnapshotPtr snapshot, ScanOptions options) {

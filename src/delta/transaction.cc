@@ -221,7 +221,7 @@ Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operat
                                     std::optional<StringMap> operation_metrics, const CommitOptions& options) {
   if (!snapshot_ && metadata_ && !protocol_) {
     SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ParseTypeJson(metadata_->schema_string));
-    protocol_ = ProtocolForNewTable(*schema);
+    protocol_ = ProtocolForNewTable(*schema, metadata_->configuration);
   }
   SLUICE_RETURN_IF_ERROR(Validate());
   std::string content = SerializeActions(BuildActions(operation, std::move(operation_parameters), std::move(operation_metrics)));

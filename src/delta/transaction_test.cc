@@ -186,11 +186,11 @@ TEST_F(TransactionTest, MissingTablesAndBrokenLogsAreReported) {
 
 TEST_F(TransactionTest, TablesNeedingUnimplementedReaderFeaturesAreRefusedByName) {
   Metadata metadata = TableMetadata();
-  WriteCommit(0, {Protocol{3, 7, std::vector<std::string>{"deletionVectors"}, std::vector<std::string>{"deletionVectors"}},
+  WriteCommit(0, {Protocol{3, 7, std::vector<std::string>{"v2Checkpoint"}, std::vector<std::string>{"v2Checkpoint"}},
                   metadata});
   Status status = Snapshot::Load(fs_, table_).status();
   EXPECT_EQ(status.error_class(), errors::kDeltaProtocolUnsupported);
-  EXPECT_NE(status.message().find("deletionVectors"), std::string_view::npos);
+  EXPECT_NE(status.message().find("v2Checkpoint"), std::string_view::npos);
 
   metadata.configuration["delta.columnMapping.mode"] = "name";
   WriteCommit(1, {Protocol{2, 5, std::nullopt, std::nullopt}, metadata});

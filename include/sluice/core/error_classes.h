@@ -30,10 +30,8 @@ inline constexpr std::string_view kNullMapKey = "NULL_MAP_KEY";
 inline constexpr std::string_view kDuplicatedMapKey = "DUPLICATED_MAP_KEY";
 // SQL statements (MERGE, UPDATE, DELETE)
 inline constexpr std::string_view kNonLastMatchedClauseOmitCondition = "NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION";
-inline constexpr std::string_view kNonLastNotMatchedByTargetClauseOmitCondition =
-    "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION";
-inline constexpr std::string_view kNonLastNotMatchedBySourceClauseOmitCondition =
-    "NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION";
+inline constexpr std::string_view kNonLastNotMatchedByTargetClauseOmitCondition = "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION";
+inline constexpr std::string_view kNonLastNotMatchedBySourceClauseOmitCondition = "NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION";
 // SQL expressions in ANSI mode (sql.ansi), at evaluation
 inline constexpr std::string_view kCastInvalidInput = "CAST_INVALID_INPUT";
 inline constexpr std::string_view kCastOverflow = "CAST_OVERFLOW";
@@ -70,8 +68,7 @@ inline constexpr std::string_view kDeltaSchemaMismatch = "DELTA_SCHEMA_MISMATCH"
 inline constexpr std::string_view kDeltaSourceDataDeleted = "DELTA_SOURCE_DATA_DELETED";
 inline constexpr std::string_view kDeltaInvalidCharactersInColumnNames = "DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES";
 inline constexpr std::string_view kDeltaDeletionVectorCorrupt = "DELTA_DELETION_VECTOR_CORRUPT";
-inline constexpr std::string_view kDeltaMultipleSourceRowMatchingTargetRowInMerge =
-    "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE";
+inline constexpr std::string_view kDeltaMultipleSourceRowMatchingTargetRowInMerge = "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE";
 // PostgreSQL
 inline constexpr std::string_view kJdbcStreamingSinkInvalidOptions = "JDBC_STREAMING_SINK_INVALID_OPTIONS";
 inline constexpr std::string_view kPgUpsertKeyMismatch = "PG_UPSERT_KEY_MISMATCH";

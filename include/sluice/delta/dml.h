@@ -1,7 +1,9 @@
 // MERGE, UPDATE and DELETE on a Delta table, with Delta's semantics (expr/dml.h has the
-// statements' syntax). Each is one commit: the data files holding a changed row are rewritten
-// without it or with its new values (copy-on-write) and removed, in the same commit that adds
-// the rewritten files and the inserted rows; a crash before the commit leaves orphan files only.
+// statements' syntax). Each is one commit. A data file holding a changed row is either rewritten
+// without it (copy-on-write: removed, its other rows written to a new file) or, when the table's
+// delta.enableDeletionVectors is true and its protocol has the deletionVectors feature, left in
+// place with a deletion vector marking the row (deletion_vector.h); updated and inserted rows go
+// to new files. A crash before the commit leaves orphan files only.
 //
 // Which files are read: those whose partition values and statistics do not rule out a row that
 // could change (the MERGE's join keys against the range of the source's keys and the ON
@@ -46,6 +48,7 @@ struct DmlResult {
   int64_t num_rows_copied = 0;  // unchanged rows rewritten because their file held a changed row
   int64_t num_files_added = 0;
   int64_t num_files_removed = 0;
+  int64_t num_deletion_vectors_added = 0;  // files left in place with more of their rows deleted
   int64_t num_files_scanned = 0;  // the files read: those partition values and statistics did not rule out
   int64_t num_files_total = 0;    // the table's files before skipping
 };

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "sluice/core/status.h"
 #include "sluice/core/types.h"
@@ -14,7 +15,7 @@ namespace sluice::delta {
 
 // OK when sluice can read the table; DELTA_PROTOCOL_UNSUPPORTED naming the first reader
 // feature (or version) it does not implement otherwise. Column mapping is accepted only while
-// its mode is `none`; deletion vectors are never accepted.
+// its mode is `none`.
 Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata);
 
 // OK when sluice can also write the table. Legacy writer versions 3 to 6 and writer features
@@ -23,9 +24,13 @@ Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata);
 // feature otherwise.
 Status CheckWriteSupport(const Protocol& protocol, const Metadata& metadata);
 
-// The protocol of a new table with this schema: reader 1 / writer 2, or reader 3 / writer 7 with
-// `timestampNtz` in both feature lists when a timestamp_ntz column exists at any depth.
-Protocol ProtocolForNewTable(const DataType& schema);
+// The table property by which writers mark rows deleted instead of rewriting files.
+inline constexpr std::string_view kEnableDeletionVectors = "delta.enableDeletionVectors";
+
+// The protocol of a new table with this schema and these properties: reader 1 / writer 2, or
+// reader 3 / writer 7 with, in both feature lists, `timestampNtz` when a timestamp_ntz column
+// exists at any depth and `deletionVectors` when delta.enableDeletionVectors is true.
+Protocol ProtocolForNewTable(const DataType& schema, const StringMap& configuration = {});
 
 // Whether the type or any type nested in it is timestamp_ntz.
 bool ContainsTimestampNtz(const DataType& type);
