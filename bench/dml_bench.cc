@@ -1,5 +1,6 @@
-// MERGE and DELETE on a Delta table, copy-on-write, one thread: the table is made from a Parquet
-// file (FILES data files), then each operation runs on a fresh copy of it.
+// MERGE and DELETE on a Delta table, one thread, copy-on-write and with deletion vectors (`_dv`):
+// the table is made from a Parquet file (FILES data files), then each operation runs on a fresh
+// copy of it.
 //
 //   dml_bench TARGET.parquet SPREAD.parquet CLUSTERED.parquet [--files N]
 //
@@ -61,16 +62,23 @@ int Main(int argc, char** argv) {
   }
   auto fs = LocalFileSystem();
   const std::string dir = FreshDirectory("sluice-dml-bench");
-  const std::string base = dir + "/base";
   BatchPtr target = ReadParquet(argv[1]);
   const int64_t per_file = (target->num_rows() + files - 1) / files;
-  for (int64_t offset = 0; offset < target->num_rows(); offset += per_file) {
-    Die(delta::WriteTable(fs, base, {Slice(target, offset, std::min(per_file, target->num_rows() - offset))}).status(),
-        "table");
+  // The same table twice: copy-on-write, and with deletion vectors enabled.
+  for (const char* base : {"base", "base_dv"}) {
+    delta::WriteOptions options;
+    if (std::string(base) == "base_dv") options.table_properties = {{"delta.enableDeletionVectors", "true"}};
+    for (int64_t offset = 0; offset < target->num_rows(); offset += per_file) {
+      Die(delta::WriteTable(fs, dir + "/" + base,
+                            {Slice(target, offset, std::min(per_file, target->num_rows() - offset))}, options)
+              .status(),
+          "table");
+    }
   }
   auto fresh = [&](const std::string& name) {
     const std::string path = dir + "/" + name;
-    std::filesystem::copy(base, path, std::filesystem::copy_options::recursive);
+    const bool dv = name.ends_with("_dv");
+    std::filesystem::copy(dir + (dv ? "/base_dv" : "/base"), path, std::filesystem::copy_options::recursive);
     return path;
   };
   auto timed = [](auto&& op) {
@@ -80,16 +88,19 @@ int Main(int argc, char** argv) {
     return std::make_pair(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), *result);
   };
   const delta::MergeSpec upsert = Upsert();
-  for (const auto& [name, path] : {std::pair{"merge_spread", argv[2]}, std::pair{"merge_clustered", argv[3]}}) {
+  for (const auto& [name, path] : {std::pair{"merge_spread", argv[2]}, std::pair{"merge_clustered", argv[3]},
+                                   std::pair{"merge_spread_dv", argv[2]}, std::pair{"merge_clustered_dv", argv[3]}}) {
     const std::string table = fresh(name);
     BatchPtr source = ReadParquet(path);
     auto [seconds, result] = timed([&] { return delta::MergeInto(fs, table, {source}, upsert); });
     Report(name, seconds, result);
   }
-  const std::string table = fresh("delete_spread");
-  auto [seconds, result] = timed(
-      [&] { return delta::DeleteFromTable(fs, table, {.where = expr::Expression::Parse("id % 100 = 50").value()}); });
-  Report("delete_spread", seconds, result);
+  for (const char* name : {"delete_spread", "delete_spread_dv"}) {
+    const std::string table = fresh(name);
+    auto [seconds, result] = timed(
+        [&] { return delta::DeleteFromTable(fs, table, {.where = expr::Expression::Parse("id % 100 = 50").value()}); });
+    Report(name, seconds, result);
+  }
   std::filesystem::remove_all(dir);
   return 0;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# sluice's MERGE and DELETE (copy-on-write on a Delta table of FILES Parquet files) beside DuckDB
+# sluice's MERGE and DELETE (copy-on-write, and with deletion vectors: `_dv`, on a Delta table of
+# FILES Parquet files) beside DuckDB
 # doing the same to the same rows, both on one thread: ROWS target rows (default 10 million), a
 # MERGE of 1% updates and 1% inserts whose ids are spread over the whole table or clustered in one
 # range, and a DELETE of 1% spread. DuckDB works on its own in-memory table loaded from the same
@@ -46,14 +47,18 @@ read -r duck_clustered duck_clustered_write <<<"$(duck_run "$work/clustered.parq
 read -r duck_delete duck_delete_write <<<"$(duck_run "")"
 sluice_out=$("$build/dml_bench" "$work/target.parquet" "$work/spread.parquet" "$work/clustered.parquet" --files "$files")
 field() { grep "op=$1 " <<<"$sluice_out" | sed "s/.* $2=\([0-9.]*\).*/\1/"; }
-for op in merge_spread merge_clustered delete_spread; do
+for op in merge_spread merge_clustered delete_spread merge_spread_dv merge_clustered_dv delete_spread_dv; do
   case $op in
-    merge_spread) d=$duck_spread; w=$duck_spread_write ;;
-    merge_clustered) d=$duck_clustered; w=$duck_clustered_write ;;
-    delete_spread) d=$duck_delete; w=$duck_delete_write ;;
+    merge_spread*) d=$duck_spread; w=$duck_spread_write ;;
+    merge_clustered*) d=$duck_clustered; w=$duck_clustered_write ;;
+    delete_spread*) d=$duck_delete; w=$duck_delete_write ;;
   esac
   s=$(field $op seconds)
-  printf "%-16s sluice %7.3f s (%s files rewritten)   DuckDB %7.3f s + write-back %7.3f s   ratio vs DuckDB op: %.2fx, vs op + write-back: %.2fx\n" \
+  printf "%-18s sluice %7.3f s (%s files rewritten)   DuckDB %7.3f s + write-back %7.3f s   ratio vs DuckDB op: %.2fx, vs op + write-back: %.2fx\n" \
     "$op" "$s" "$(field $op files_removed)" "$d" "$w" "$(awk -v a="$d" -v b="$s" 'BEGIN { print a / b }')" \
     "$(awk -v a="$d" -v w="$w" -v b="$s" 'BEGIN { print (a + w) / b }')"
+done
+for op in merge_spread merge_clustered delete_spread; do
+  awk -v c="$(field $op seconds)" -v d="$(field ${op}_dv seconds)" -v o="$op" \
+    'BEGIN { printf "%-18s deletion vectors vs copy-on-write: %.1fx\n", o, c / d }'
 done

@@ -134,10 +134,14 @@ struct DmlOptions {
 
 std::string Summary(const delta::DmlResult& result) {
   auto count = [](int64_t n, std::string_view one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); };
-  return fmt::format("version {}: {} updated, {} deleted, {} inserted ({} copied; {} removed, {} added)\n",
+  std::string vectors;
+  if (result.num_deletion_vectors_added > 0) {
+    vectors = "; " + count(result.num_deletion_vectors_added, "file") + " marked by deletion vectors";
+  }
+  return fmt::format("version {}: {} updated, {} deleted, {} inserted ({} copied; {} removed, {} added{})\n",
                      result.version, count(result.num_rows_updated, "row"), result.num_rows_deleted,
                      result.num_rows_inserted, count(result.num_rows_copied, "row"),
-                     count(result.num_files_removed, "file"), result.num_files_added);
+                     count(result.num_files_removed, "file"), result.num_files_added, vectors);
 }
 
 Result<expr::Expression> ParseOption(const std::string& flag, const std::string& text) {

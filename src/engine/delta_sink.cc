@@ -19,6 +19,8 @@ constexpr OptionSpec kOwnOptions[] = {
      kModes},
     {"merge", OptionType::kString, std::nullopt, false,
      "with mode merge: the MERGE statement applied to each batch (its target is the table, its source the batch)"},
+    {"delta.*", OptionType::kString, std::nullopt, false,
+     "table properties of a table the sink creates (delta.enableDeletionVectors, delta.appendOnly, ...)"},
 };
 constexpr auto kOptions = WithWriteTransactionOptions(kOwnOptions);
 
@@ -27,13 +29,15 @@ class DeltaSink final : public Sink {
   // `mode` is empty for a streaming append. With `transaction`, every write records it instead of
   // the query's id and batch id (and is skipped when the table records it already).
   // `merge`, with mode merge: what each batch does to the table.
+  // `properties`: the table properties of a table the sink creates.
   DeltaSink(std::string path, bool merge_schema, std::string mode, std::optional<WriteTransaction> transaction,
-            std::optional<delta::MergeSpec> merge)
+            std::optional<delta::MergeSpec> merge, delta::StringMap properties)
       : path_(std::move(path)),
         merge_schema_(merge_schema),
         mode_(std::move(mode)),
         transaction_(std::move(transaction)),
-        merge_(std::move(merge)) {}
+        merge_(std::move(merge)),
+        properties_(std::move(properties)) {}
 
   std::string description() const override { return "DeltaSink[" + path_ + "]"; }
   // `complete` (an aggregation's whole result every batch) replaces the table's rows in each
@@ -120,7 +124,8 @@ class DeltaSink final : public Sink {
     Result<bool> exists = file_system_->Exists(path_ + "/_delta_log");
     if (!exists.ok()) return exists.status().WithContext(description());
     if (!*exists && !pieces.empty()) {
-      Result<delta::WriteResult> created = delta::WriteTable(file_system_, path_, {RecordBatch::Empty(pieces[0]->schema())});
+      Result<delta::WriteResult> created = delta::WriteTable(file_system_, path_, {RecordBatch::Empty(pieces[0]->schema())},
+                                                             {.table_properties = properties_});
       if (!created.ok()) return created.status().WithContext(description());
     }
     delta::MergeSpec spec = *merge_;
@@ -132,6 +137,7 @@ class DeltaSink final : public Sink {
   delta::WriteOptions WriteOptionsFor(int64_t batch_id) const {
     delta::WriteOptions options;
     options.merge_schema = merge_schema_;
+    options.table_properties = properties_;
     options.transactions = {TransactionOf(batch_id)};
     if (mode_.empty()) {
       options.operation = std::string(delta::kOperationStreamingUpdate);
@@ -150,6 +156,7 @@ class DeltaSink final : public Sink {
   std::string mode_;
   std::optional<WriteTransaction> transaction_;
   std::optional<delta::MergeSpec> merge_;
+  delta::StringMap properties_;
   bool overwritten_ = false;
   bool complete_ = false;
   std::shared_ptr<FileSystem> file_system_;
@@ -182,12 +189,19 @@ Result<std::optional<delta::MergeSpec>> MergeSpecOf(const ValidatedOptions& opti
   return std::optional<delta::MergeSpec>(std::move(spec));
 }
 
+// The `delta.*` options as table properties, named in full ("delta.enableDeletionVectors").
+delta::StringMap DeltaProperties(const ValidatedOptions& options) {
+  delta::StringMap properties;
+  for (const auto& [rest, value] : options.WithPrefix("delta.")) properties["delta." + rest] = value;
+  return properties;
+}
+
 Result<std::unique_ptr<Sink>> MakeDeltaSink(const ValidatedOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(std::optional<WriteTransaction> transaction, WriteTransactionOf(options));
   SLUICE_ASSIGN_OR_RETURN(std::optional<delta::MergeSpec> merge, MergeSpecOf(options));
   return std::unique_ptr<Sink>(new DeltaSink(options.GetString("path"), options.GetBool("mergeSchema"),
                                              options.Has("mode") ? options.GetString("mode") : std::string(),
-                                             std::move(transaction), std::move(merge)));
+                                             std::move(transaction), std::move(merge), DeltaProperties(options)));
 }
 
 }  // namespace sluice::engine
