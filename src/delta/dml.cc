@@ -188,6 +188,7 @@ class MergeRun {
     const auto& features = snapshot_->protocol().writer_features;
     deletion_vectors_ = snapshot_->Property(kEnableDeletionVectors, "false") == "true" && features &&
                         std::find(features->begin(), features->end(), "deletionVectors") != features->end();
+    if (deletion_vectors_) deciding_columns_ = DecidingColumns();
     std::vector<AddFile> candidates = CandidateFiles();
     txn_->ReadFiles(candidates);
     result_.num_files_scanned = static_cast<int64_t>(candidates.size());
@@ -520,10 +521,12 @@ class MergeRun {
     return candidates;
   }
 
-  // The file's rows in the table schema, or null when it has none.
-  Result<BatchPtr> ReadFile(const AddFile& file) const {
+  // The file's rows in the table schema, or null when it has none. With `columns`, only those are
+  // read and the others are NULL.
+  Result<BatchPtr> ReadFile(const AddFile& file, const std::optional<std::vector<std::string>>& columns) const {
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableScan> scan,
-                            TableScan::Open(snapshot_, {.files = std::vector<AddFile>{file}}));
+                            TableScan::Open(snapshot_, {.columns = columns.value_or(std::vector<std::string>{}),
+                                                        .files = std::vector<AddFile>{file}}));
     std::vector<BatchPtr> parts;
     while (true) {
       SLUICE_ASSIGN_OR_RETURN(BatchPtr part, scan->Next());
@@ -532,7 +535,34 @@ class MergeRun {
     }
     if (parts.empty()) return BatchPtr();
     SLUICE_ASSIGN_OR_RETURN(BatchPtr rows, Concatenate(parts));
-    return ConformToSchema(rows, table_schema_);
+    if (!columns) return ConformToSchema(rows, table_schema_);
+    std::vector<ColumnPtr> all;
+    for (const Field& field : table_schema_->fields()) {
+      const int index = rows->schema()->FieldIndex(field.name);
+      all.push_back(index >= 0 ? rows->column(index) : MakeNullColumn(field.type, rows->num_rows()));
+    }
+    return RecordBatch::Make(table_schema_, std::move(all), rows->num_rows());
+  }
+
+  // The table columns that decide what happens to a target row (those the ON condition and the
+  // clauses' conditions read), or nullopt when an expression reads the target row whole.
+  std::optional<std::vector<std::string>> DecidingColumns() const {
+    std::vector<expr::Expression> deciding = {spec_.on};
+    for (const expr::MergeClause& clause : spec_.clauses) {
+      if (clause.condition) deciding.push_back(*clause.condition);
+    }
+    std::vector<std::string> columns;
+    for (const expr::Expression& expression : deciding) {
+      for (const std::string& name : expression.WithoutQualifier(spec_.target_alias).ReferencedColumns()) {
+        if (!spec_.target_alias.empty() && EqualsIgnoreCase(name, spec_.target_alias)) return std::nullopt;
+        const int index = table_schema_->FieldIndexIgnoreCase(name);
+        if (index < 0 || index >= snapshot_->schema()->num_fields()) continue;  // a source or evolved column
+        const std::string& field = table_schema_->field(index).name;
+        if (std::find(columns.begin(), columns.end(), field) == columns.end()) columns.push_back(field);
+      }
+    }
+    if (columns.empty()) columns.push_back(snapshot_->schema()->field(0).name);
+    return columns;
   }
 
   // The pairs (target row, source row) that the target rows' keys (or, without keys, the cross
@@ -621,7 +651,11 @@ class MergeRun {
   }
 
   Status MergeFile(const AddFile& file) {
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr rows, ReadFile(file));
+    // With deletion vectors, unchanged rows are never written again: the columns that decide
+    // what happens to each row are read first, and the whole rows only of a file with updates.
+    const std::optional<std::vector<std::string>> columns =
+        deletion_vectors_ ? deciding_columns_ : std::optional<std::vector<std::string>>();
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr rows, ReadFile(file, columns));
     const int64_t n = rows ? rows->num_rows() : 0;
     if (n == 0) return Status::OK();
     SLUICE_ASSIGN_OR_RETURN(BatchPtr target_rows_view, target_view_->Rows({rows}, n));
@@ -717,10 +751,19 @@ class MergeRun {
       result_.num_files_removed += 1;
       txn_->Remove(RemovalOf(file, now_));
     }
+    BatchPtr whole = rows;
+    const bool any_update = std::any_of(updated.begin(), updated.end(), [](const auto& rows) { return !rows.empty(); });
+    if (columns && any_update) {
+      SLUICE_ASSIGN_OR_RETURN(whole, ReadFile(file, std::nullopt));
+      if (whole == nullptr || whole->num_rows() != n) {
+        return Status::Error(errors::kIoError,
+                             fmt::format("data file '{}' gave another number of rows when read again", file.path));
+      }
+    }
     for (size_t c = 0; c < clauses_.size(); ++c) {
       const std::vector<int64_t>& targets = updated[c];
       if (targets.empty()) continue;
-      BatchPtr target = Take(rows, targets);
+      BatchPtr target = Take(whole, targets);
       BatchPtr view, source;
       if (clauses_[c].match == MergeMatch::kMatched) {
         std::vector<int64_t> sources;
@@ -858,6 +901,7 @@ class MergeRun {
   std::vector<bool> source_matched_;
   std::unique_ptr<DataFileWriter> writer_;
   bool deletion_vectors_ = false;
+  std::optional<std::vector<std::string>> deciding_columns_;  // with deletion vectors
   int64_t now_ = 0;
   DmlResult result_;
 };
