@@ -179,29 +179,45 @@ void GroupKeys::Clear() {
 
 int64_t GroupKeys::size() const { return table_->size(); }
 
-Status GroupKeys::Assign(const std::vector<ColumnPtr>& keys, int64_t n, std::vector<int32_t>* groups,
-                         std::vector<int64_t>* new_rows) {
-  groups->assign(static_cast<size_t>(n), 0);
-  new_rows->clear();
-  if (keys.empty()) return Status::OK();
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr key_rows, RecordBatch::Make(key_schema_, keys, n));
+namespace {
+
+// Calls `visit(row, hash, key bytes)` for each of the `n` rows of the key columns, in order, with
+// the table's slot of a row a few rows ahead prefetched; stops at the first error it returns.
+template <typename Visit>
+Status ForEachKey(const GroupTable& table, const TypePtr& key_schema, const std::vector<ColumnPtr>& keys, int64_t n,
+                  Visit&& visit) {
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr key_rows, RecordBatch::Make(key_schema, keys, n));
   std::vector<int> columns(keys.size());
   for (size_t k = 0; k < keys.size(); ++k) columns[k] = static_cast<int>(k);
   const std::vector<uint64_t> hashes = HashRows(key_rows, columns);
   std::string key;
   constexpr int64_t kPrefetchDistance = 16;
-  for (int64_t row = 0; row < std::min(n, kPrefetchDistance); ++row) table_->Prefetch(hashes[static_cast<size_t>(row)]);
+  for (int64_t row = 0; row < std::min(n, kPrefetchDistance); ++row) table.Prefetch(hashes[static_cast<size_t>(row)]);
   for (int64_t row = 0; row < n; ++row) {
-    if (row + kPrefetchDistance < n) table_->Prefetch(hashes[static_cast<size_t>(row + kPrefetchDistance)]);
+    if (row + kPrefetchDistance < n) table.Prefetch(hashes[static_cast<size_t>(row + kPrefetchDistance)]);
     key.clear();
     for (const ColumnPtr& column : keys) AppendKey(*column, row, &key);
+    SLUICE_RETURN_IF_ERROR(visit(row, hashes[static_cast<size_t>(row)], key));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status GroupKeys::Assign(const std::vector<ColumnPtr>& keys, int64_t n, std::vector<int32_t>* groups,
+                         std::vector<int64_t>* new_rows) {
+  groups->assign(static_cast<size_t>(n), 0);
+  new_rows->clear();
+  if (keys.empty()) return Status::OK();
+  SLUICE_RETURN_IF_ERROR(ForEachKey(*table_, key_schema_, keys, n, [&](int64_t row, uint64_t hash, std::string_view key) {
     if (table_->size() >= std::numeric_limits<int32_t>::max() - 1) {
       return Status::Error(errors::kInvalidArgument, "a streaming operator holds at most 2^31 keys");
     }
     bool inserted = false;
-    (*groups)[static_cast<size_t>(row)] = table_->FindOrInsert(hashes[static_cast<size_t>(row)], key, &inserted);
+    (*groups)[static_cast<size_t>(row)] = table_->FindOrInsert(hash, key, &inserted);
     if (inserted) new_rows->push_back(row);
-  }
+    return Status::OK();
+  }));
   if (!new_rows->empty()) {
     for (size_t k = 0; k < keys.size(); ++k) chunks_[k].push_back(NormalizedFloats(Take(keys[k], *new_rows)));
   }
@@ -211,20 +227,10 @@ Status GroupKeys::Assign(const std::vector<ColumnPtr>& keys, int64_t n, std::vec
 Status GroupKeys::Find(const std::vector<ColumnPtr>& keys, int64_t n, std::vector<int32_t>* groups) const {
   groups->assign(static_cast<size_t>(n), keys.empty() ? 0 : -1);
   if (keys.empty() || n == 0) return Status::OK();
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr key_rows, RecordBatch::Make(key_schema_, keys, n));
-  std::vector<int> columns(keys.size());
-  for (size_t k = 0; k < keys.size(); ++k) columns[k] = static_cast<int>(k);
-  const std::vector<uint64_t> hashes = HashRows(key_rows, columns);
-  std::string key;
-  constexpr int64_t kPrefetchDistance = 16;
-  for (int64_t row = 0; row < std::min(n, kPrefetchDistance); ++row) table_->Prefetch(hashes[static_cast<size_t>(row)]);
-  for (int64_t row = 0; row < n; ++row) {
-    if (row + kPrefetchDistance < n) table_->Prefetch(hashes[static_cast<size_t>(row + kPrefetchDistance)]);
-    key.clear();
-    for (const ColumnPtr& column : keys) AppendKey(*column, row, &key);
-    (*groups)[static_cast<size_t>(row)] = table_->Find(hashes[static_cast<size_t>(row)], key);
-  }
-  return Status::OK();
+  return ForEachKey(*table_, key_schema_, keys, n, [&](int64_t row, uint64_t hash, std::string_view key) {
+    (*groups)[static_cast<size_t>(row)] = table_->Find(hash, key);
+    return Status::OK();
+  });
 }
 
 Status GroupKeys::Append(const std::vector<int64_t>& groups, std::vector<ColumnPtr>* columns) {

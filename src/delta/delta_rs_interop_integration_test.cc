@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "delta/delta_replay_testing.h"
 #include "parquet/duckdb_testing.h"
 #include "sluice/core/builder.h"
 #include "sluice/delta/dml.h"
@@ -28,14 +29,8 @@ using parquet::testing::ToolsDir;
 std::vector<std::string> DeltaRsRows(const std::string& table) {
   const std::string python = ToolsDir() + "/venv/bin/python";
   EXPECT_TRUE(std::ifstream(python).good()) << "deltalake is not installed for the tests: run scripts/install-test-tools.sh";
-  const std::string command =
-      ShellQuote(python) + " " + ShellQuote(ToolsDir() + "/delta_rs_rows.py") + " " + ShellQuote(table) + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while (pipe != nullptr && (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-  EXPECT_EQ(pipe != nullptr ? pclose(pipe) : -1, 0) << out;
+  const std::string out =
+      testing::CommandOutput(ShellQuote(python) + " " + ShellQuote(ToolsDir() + "/delta_rs_rows.py") + " " + ShellQuote(table));
   std::vector<std::string> rows;
   size_t start = 0;
   while (start < out.size()) {
