@@ -385,67 +385,7 @@ class MergeRun {
     return std::any_of(columns.begin(), columns.end(), [&](const ColumnPtr& c) { return c->IsNull(row); });
   }
 
-  // A literal of the value (for a file-pruning bound), when its type has one the pruner reads.
-  static std::optional<std::string> Literal(const Column& column, int64_t row) {
-    switch (column.type->id()) {
-      case TypeId::kByte:
-      case TypeId::kShort:
-      case TypeId::kInteger:
-      case TypeId::kLong: {
-        std::string text = FormatValue(column, row);
-        if (text == "-9223372036854775808") return std::nullopt;
-        return "CAST(" + text + " AS " + column.type->ToString() + ")";
-      }
-      case TypeId::kDate: return "DATE '" + FormatValue(column, row) + "'";
-      case TypeId::kString: {
-        std::string_view bytes = column.View(row);
-        std::string hex;
-        for (unsigned char c : bytes) hex += fmt::format("{:02X}", c);
-        return "CAST(X'" + hex + "' AS STRING)";
-      }
-      default: return std::nullopt;
-    }
-  }
-
-  // The join keys' range over the source, as conjuncts on the target's key columns.
-  std::vector<std::string> KeyRangeConjuncts() const {
-    std::vector<std::string> conjuncts;
-    for (size_t k = 0; k < source_key_columns_.size(); ++k) {
-      const Column& column = *source_key_columns_[k];
-      const TypeId id = column.type->id();
-      if (id != TypeId::kByte && id != TypeId::kShort && id != TypeId::kInteger && id != TypeId::kLong &&
-          id != TypeId::kDate && id != TypeId::kString) {
-        continue;
-      }
-      int64_t min = -1, max = -1;
-      for (int64_t row = 0; row < column.length; ++row) {
-        if (column.IsNull(row)) continue;
-        if (min < 0 || LessThan(column, row, min)) min = row;
-        if (max < 0 || LessThan(column, max, row)) max = row;
-      }
-      if (min < 0) continue;
-      std::optional<std::string> low = Literal(column, min);
-      std::optional<std::string> high = Literal(column, max);
-      if (!low || !high) continue;
-      const std::string target = key_targets_[k].ToSql();
-      conjuncts.push_back(fmt::format("({}) >= {}", target, *low));
-      conjuncts.push_back(fmt::format("({}) <= {}", target, *high));
-    }
-    return conjuncts;
-  }
-
-  static bool LessThan(const Column& column, int64_t a, int64_t b) {
-    switch (column.type->id()) {
-      case TypeId::kByte: return column.Value<int8_t>(a) < column.Value<int8_t>(b);
-      case TypeId::kShort: return column.Value<int16_t>(a) < column.Value<int16_t>(b);
-      case TypeId::kInteger:
-      case TypeId::kDate: return column.Value<int32_t>(a) < column.Value<int32_t>(b);
-      case TypeId::kLong: return column.Value<int64_t>(a) < column.Value<int64_t>(b);
-      default: return column.View(a) < column.View(b);
-    }
-  }
-
-  // A pruner for the conjuncts (texts and expressions), or none when they do not make one.
+  // A pruner for the conjuncts, or none when they do not make one.
   std::optional<FilePruner> PrunerOf(const std::vector<std::string>& texts) const {
     if (texts.empty()) return std::nullopt;
     std::string all;
@@ -480,7 +420,7 @@ class MergeRun {
     const bool pairs_matter = source_->num_rows() > 0;
     std::optional<FilePruner> join;
     if (pairs_matter) {
-      std::vector<std::string> texts = KeyRangeConjuncts();
+      std::vector<std::string> texts;
       for (const expr::Expression& conjunct : target_conjuncts_) texts.push_back(conjunct.ToSql());
       join = PrunerOf(texts);
     }

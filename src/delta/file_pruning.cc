@@ -8,6 +8,7 @@
 #include <simdjson.h>
 
 #include "sluice/core/builder.h"
+#include "sluice/core/iso_datetime.h"
 #include "sluice/delta/scan.h"
 
 namespace sluice::delta {
@@ -240,7 +241,9 @@ bool FilePruner::MayMatch(const AddFile& file) const {
 std::optional<KeyValues> KeyValues::Of(const Column& column) {
   KeyValues values;
   const TypeId id = column.type->id();
-  values.numeric_ = id == TypeId::kByte || id == TypeId::kShort || id == TypeId::kInteger || id == TypeId::kLong;
+  values.dates_ = id == TypeId::kDate;
+  values.numeric_ = values.dates_ || id == TypeId::kByte || id == TypeId::kShort || id == TypeId::kInteger ||
+                    id == TypeId::kLong;
   if (!values.numeric_ && id != TypeId::kString) return std::nullopt;
   for (int64_t row = 0; row < column.length; ++row) {
     if (column.IsNull(row)) continue;
@@ -251,7 +254,8 @@ std::optional<KeyValues> KeyValues::Of(const Column& column) {
     switch (id) {
       case TypeId::kByte: values.numbers_.push_back(column.Value<int8_t>(row)); break;
       case TypeId::kShort: values.numbers_.push_back(column.Value<int16_t>(row)); break;
-      case TypeId::kInteger: values.numbers_.push_back(column.Value<int32_t>(row)); break;
+      case TypeId::kInteger:
+      case TypeId::kDate: values.numbers_.push_back(column.Value<int32_t>(row)); break;
       default: values.numbers_.push_back(column.Value<int64_t>(row)); break;
     }
   }
@@ -262,17 +266,26 @@ std::optional<KeyValues> KeyValues::Of(const Column& column) {
   return values;
 }
 
+std::optional<int64_t> KeyValues::NumberOf(std::string_view text) const {
+  if (dates_) {
+    int32_t days = 0;
+    if (!ParseIsoDate(text, &days)) return std::nullopt;
+    return days;
+  }
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
 bool KeyValues::MayBeIn(const AddFile& file, const std::vector<std::string>& path) const {
   if (path.size() == 1) {
     auto partition = file.partition_values.find(path[0]);
     if (partition != file.partition_values.end()) {
       if (!partition->second) return false;  // a NULL partition: no key equals it
       if (!numeric_) return std::binary_search(texts_.begin(), texts_.end(), *partition->second);
-      int64_t value = 0;
-      const std::string& text = *partition->second;
-      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (error != std::errc() || end != text.data() + text.size()) return true;
-      return std::binary_search(numbers_.begin(), numbers_.end(), value);
+      std::optional<int64_t> value = NumberOf(*partition->second);
+      return !value || std::binary_search(numbers_.begin(), numbers_.end(), *value);
     }
   }
   if (!file.stats) return true;
@@ -285,9 +298,16 @@ bool KeyValues::MayBeIn(const AddFile& file, const std::vector<std::string>& pat
   const bool has_min = stats.at_pointer("/minValues" + pointer).get(min) == simdjson::SUCCESS;
   const bool has_max = stats.at_pointer("/maxValues" + pointer).get(max) == simdjson::SUCCESS;
   if (numeric_) {
-    int64_t low = std::numeric_limits<int64_t>::min(), high = std::numeric_limits<int64_t>::max();
-    if (has_min && min.get_int64().get(low) != simdjson::SUCCESS) low = std::numeric_limits<int64_t>::min();
-    if (has_max && max.get_int64().get(high) != simdjson::SUCCESS) high = std::numeric_limits<int64_t>::max();
+    // Integer bounds are JSON numbers, date bounds "yyyy-MM-dd" strings; an unreadable one is none.
+    auto bound = [&](bool has, simdjson::dom::element element, int64_t none) {
+      int64_t number = 0;
+      std::string_view text;
+      if (!has) return none;
+      if (!dates_) return element.get_int64().get(number) == simdjson::SUCCESS ? number : none;
+      return element.get_string().get(text) == simdjson::SUCCESS ? NumberOf(text).value_or(none) : none;
+    };
+    const int64_t low = bound(has_min, min, std::numeric_limits<int64_t>::min());
+    const int64_t high = bound(has_max, max, std::numeric_limits<int64_t>::max());
     auto first = std::lower_bound(numbers_.begin(), numbers_.end(), low);
     return first != numbers_.end() && *first <= high;
   }

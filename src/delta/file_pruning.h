@@ -18,6 +18,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sluice/core/column.h"
@@ -67,7 +68,7 @@ class FilePruner {
 // (a string maximum cut at 32 characters only with sluice's marker). Immutable once made.
 class KeyValues {
  public:
-  // nullopt unless the column is of an integer type (byte, short, int, long) or string.
+  // nullopt unless the column is of an integer type (byte, short, int, long), date or string.
   static std::optional<KeyValues> Of(const Column& column);
 
   // False only when `file` certainly holds none of the values in the column at `path` (names as
@@ -75,7 +76,11 @@ class KeyValues {
   bool MayBeIn(const AddFile& file, const std::vector<std::string>& path) const;
 
  private:
-  bool numeric_ = false;
+  // A partition value or statistics bound as a number (an integer, or a date's day number).
+  std::optional<int64_t> NumberOf(std::string_view text) const;
+
+  bool numeric_ = false;  // integers and dates, as numbers_
+  bool dates_ = false;
   std::vector<int64_t> numbers_;
   std::vector<std::string> texts_;
 };

@@ -198,6 +198,19 @@ TEST(KeyValuesTest, AFileIsReadOnlyWhenItsRangeOrPartitionHoldsAKey) {
   const std::string cut(32, 'a');
   EXPECT_TRUE(texts->MayBeIn(strings("a", cut), {"n"}));
   EXPECT_FALSE(texts->MayBeIn(strings("a", "ab"), {"n"}));
+  // Dates: bounds and partition values are "yyyy-MM-dd" text.
+  Int32Builder days(DataType::Date());
+  days.Append(20454);  // 2026-01-01
+  std::optional<KeyValues> dates = KeyValues::Of(*days.Finish());
+  ASSERT_TRUE(dates.has_value());
+  auto date_range = [](const std::string& low, const std::string& high) {
+    return FileWithStats(R"({"minValues":{"d":")" + low + R"("},"maxValues":{"d":")" + high + R"("}})");
+  };
+  EXPECT_TRUE(dates->MayBeIn(date_range("2025-12-31", "2026-01-02"), {"d"}));
+  EXPECT_FALSE(dates->MayBeIn(date_range("2026-01-02", "2026-03-01"), {"d"}));
+  EXPECT_FALSE(dates->MayBeIn(FileWithStats("{}", {{"d", "2026-01-02"}}), {"d"}));
+  EXPECT_TRUE(dates->MayBeIn(FileWithStats("{}", {{"d", "2026-01-01"}}), {"d"}));
+  EXPECT_TRUE(dates->MayBeIn(date_range("not a date", "2025-01-01x"), {"d"}));  // unreadable bounds: read
   // Other types are not handled (the caller reads every file).
   DoubleBuilder doubles(DataType::Double());
   doubles.Append(1.0);

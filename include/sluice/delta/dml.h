@@ -6,8 +6,8 @@
 // to new files. A crash before the commit leaves orphan files only.
 //
 // Which files are read: those whose partition values and statistics do not rule out a row that
-// could change (the MERGE's join keys against the range of the source's keys and the ON
-// condition's target-only conjuncts; the WHERE of UPDATE/DELETE; the conditions of WHEN NOT
+// could change (each join key on a plain column of the table against the source's values of that
+// key, and the ON condition's target-only conjuncts; the WHERE of UPDATE/DELETE; the conditions of WHEN NOT
 // MATCHED BY SOURCE clauses). A file none of whose rows changes is not rewritten.
 //
 // Names in conditions and values are Spark SQL's: a column is named by itself when only one of

@@ -3,7 +3,7 @@
 // once even when the same rows arrive twice.
 //
 // The keys already in the table are read from the files whose statistics may hold keys of the
-// batch (for a one-column key of integer or string type, a file whose partition value or min/max
+// batch (for a one-column key of integer, date or string type, a file whose partition value or min/max
 // range holds none of the batch's keys is not read; InsertNewRowsFrom, whose keys are not known
 // ahead, reads them all). The commit conflicts with any concurrent change of the table's
 // data (it read the whole table), so two merges never both insert the same key.
