@@ -121,16 +121,15 @@ class DeltaSink final : public Sink {
   // One MERGE commit per batch, recording the batch's txn (a replay is skipped). A missing table
   // is created first, with the batch's schema and no rows.
   Status Merge(int64_t batch_id, const std::vector<BatchPtr>& pieces) {
-    Result<bool> exists = file_system_->Exists(path_ + "/_delta_log");
-    if (!exists.ok()) return exists.status().WithContext(description());
-    if (!*exists && !pieces.empty()) {
-      Result<delta::WriteResult> created = delta::WriteTable(file_system_, path_, {RecordBatch::Empty(pieces[0]->schema())},
-                                                             {.table_properties = properties_});
-      if (!created.ok()) return created.status().WithContext(description());
-    }
     delta::MergeSpec spec = *merge_;
     spec.transactions = {TransactionOf(batch_id)};
     Result<delta::DmlResult> merged = delta::MergeInto(file_system_, path_, pieces, spec);
+    if (!merged.ok() && merged.status().error_class() == errors::kDeltaTableNotFound && !pieces.empty()) {
+      Result<delta::WriteResult> created = delta::WriteTable(file_system_, path_, {RecordBatch::Empty(pieces[0]->schema())},
+                                                             {.table_properties = properties_});
+      if (!created.ok()) return created.status().WithContext(description());
+      merged = delta::MergeInto(file_system_, path_, pieces, spec);
+    }
     return merged.ok() ? Status::OK() : merged.status().WithContext(description());
   }
 
