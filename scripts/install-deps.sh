@@ -21,6 +21,8 @@ packages=(
   # DuckDB (the independent reader in interoperability tests) comes from npm, pyarrow from the
   # Python package index into a virtual environment
   nodejs npm python3 python3-venv
+  # the Python package (pip install .) builds against Python's headers
+  python3-dev
   # the real Kafka broker of the integration tests runs on Java (its jars come from the Maven
   # registry); the tests make its certificates with openssl
   openjdk-17-jre-headless maven openssl

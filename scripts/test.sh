@@ -19,6 +19,16 @@ bash "$root/scripts/build.sh"
 echo "== unit and integration tests"
 (cd "${SLUICE_BUILD_DIR:-$root/build}" && ctest --output-on-failure -j"$jobs")
 
+echo "== Python package: pip install, then its pytest suites"
+# `pip install .` as a user runs it, into the test tools' virtual environment (which holds the
+# build tools and pyarrow at pinned versions), building in the build directory above so that only
+# the Python module is compiled again.
+venv="$root/tests/tools/venv"
+export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
+"$venv/bin/pip" install --quiet --disable-pip-version-check --no-build-isolation \
+  -Cbuild-dir="${SLUICE_BUILD_DIR:-$root/build}" "$root"
+(cd "$root/python/tests" && "$venv/bin/python" -m pytest -q -p no:cacheprovider)
+
 echo "== unit tests under ASan + UBSan"
 asan=${SLUICE_ASAN_BUILD_DIR:-$root/build-asan}
 export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1

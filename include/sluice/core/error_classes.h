@@ -109,6 +109,10 @@ inline constexpr std::string_view kCannotLoadStateStore = "CANNOT_LOAD_STATE_STO
 inline constexpr std::string_view kUnsupportedTrigger = "UNSUPPORTED_TRIGGER";
 inline constexpr std::string_view kDataSourceNotFound = "DATA_SOURCE_NOT_FOUND";
 inline constexpr std::string_view kForeachBatchFunctionNotFound = "FOREACH_BATCH_FUNCTION_NOT_FOUND";
+inline constexpr std::string_view kPythonCallbackFailed = "PYTHON_CALLBACK_FAILED";
+inline constexpr std::string_view kTableOrViewNotFound = "TABLE_OR_VIEW_NOT_FOUND";
+inline constexpr std::string_view kTableOrViewAlreadyExists = "TABLE_OR_VIEW_ALREADY_EXISTS";
+inline constexpr std::string_view kPathAlreadyExists = "PATH_ALREADY_EXISTS";
 inline constexpr std::string_view kSourceOffsetInvalid = "SOURCE_OFFSET_INVALID";
 // Plugins
 inline constexpr std::string_view kPluginLoadFailed = "PLUGIN_LOAD_FAILED";

@@ -1,0 +1,140 @@
+"""Delta tables: Delta Lake's Python API (DeltaTable, the merge builder) on sluice's Delta layer."""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+import pyarrow as pa
+
+from . import _sluice
+from .errors import SluiceError
+
+
+def _assignments(values: Dict[str, Any]) -> List[str]:
+    if not values:
+        raise SluiceError("INVALID_OPTIONS", "set/values need at least one column")
+    return [f"{column} = {expression}" for column, expression in values.items()]
+
+
+class DeltaTable:
+    """A Delta table by path or by catalog name (``catalog.schema.table`` of the session's
+    warehouse)."""
+
+    def __init__(self, session, path: str, alias: Optional[str] = None):
+        self._session = session
+        self._path = path
+        self._alias = alias
+
+    @classmethod
+    def forPath(cls, session, path: str) -> "DeltaTable":
+        path = os.path.abspath(path)
+        if not cls.isDeltaTable(session, path):
+            raise SluiceError("DELTA_TABLE_NOT_FOUND", f"no Delta table at '{path}'")
+        return cls(session, path)
+
+    @classmethod
+    def forName(cls, session, name: str) -> "DeltaTable":
+        path = session._table_path(name)
+        if not cls.isDeltaTable(session, path):
+            raise SluiceError("DELTA_TABLE_NOT_FOUND", f"no Delta table named {name}")
+        return cls(session, path)
+
+    @staticmethod
+    def isDeltaTable(session, path: str) -> bool:
+        return os.path.isdir(os.path.join(path, "_delta_log"))
+
+    def alias(self, name: str) -> "DeltaTable":
+        return DeltaTable(self._session, self._path, name)
+
+    def toDF(self):
+        return self._session.read.format("delta").load(self._path)
+
+    def history(self, limit: Optional[int] = None):
+        """The versions, newest first, as DESCRIBE HISTORY shows them."""
+        from .dataframe import DataFrame
+
+        rows = _sluice.history(self._path, -1 if limit is None else limit)
+        schema = pa.schema([
+            ("version", pa.int64()), ("timestamp", pa.timestamp("ms", tz="UTC")), ("operation", pa.string()),
+            ("operationParameters", pa.map_(pa.string(), pa.string())),
+            ("operationMetrics", pa.map_(pa.string(), pa.string())), ("readVersion", pa.int64()),
+            ("isolationLevel", pa.string()), ("isBlindAppend", pa.bool_()), ("engineInfo", pa.string()),
+        ])
+        for row in rows:
+            for key in ("operationParameters", "operationMetrics"):
+                if row[key] is not None:
+                    row[key] = list(row[key].items())
+        return DataFrame(self._session, _sluice.Frame.from_arrow(pa.Table.from_pylist(rows, schema=schema)))
+
+    def merge(self, source, condition: str) -> "DeltaMergeBuilder":
+        return DeltaMergeBuilder(self, source, condition)
+
+    def update(self, condition: Optional[str] = None, set: Optional[Dict[str, Any]] = None) -> None:
+        """Sets the columns of ``set`` (SQL expressions) in the rows ``condition`` holds for (all rows
+        without one): one commit."""
+        _sluice.update(self._path, _assignments(set or {}), condition, self._session.ansi)
+
+    def delete(self, condition: Optional[str] = None) -> None:
+        """Deletes the rows ``condition`` holds for (all rows without one): one commit."""
+        _sluice.delete(self._path, condition, self._session.ansi)
+
+    def optimize(self):
+        raise SluiceError("NOT_IMPLEMENTED", "OPTIMIZE is not in sluice yet")
+
+    def vacuum(self, retentionHours: Optional[float] = None):
+        raise SluiceError("NOT_IMPLEMENTED", "VACUUM is not in sluice yet")
+
+
+class DeltaMergeBuilder:
+    """Delta's merge builder: clauses in the order given, then ``execute()``, one commit."""
+
+    def __init__(self, table: DeltaTable, source, condition: str):
+        self._table = table
+        self._source = source
+        self._condition = condition
+        self._clauses: List[Tuple[str, Optional[str], str]] = []
+        self._schema_evolution = False
+
+    def _add(self, match: str, condition: Optional[str], action: str) -> "DeltaMergeBuilder":
+        self._clauses.append((match, condition, action))
+        return self
+
+    def whenMatchedUpdate(self, condition: Optional[str] = None, set: Optional[Dict[str, Any]] = None):
+        return self._add("matched", condition, "UPDATE SET " + ", ".join(_assignments(set or {})))
+
+    def whenMatchedUpdateAll(self, condition: Optional[str] = None):
+        return self._add("matched", condition, "UPDATE SET *")
+
+    def whenMatchedDelete(self, condition: Optional[str] = None):
+        return self._add("matched", condition, "DELETE")
+
+    def whenNotMatchedInsert(self, condition: Optional[str] = None, values: Optional[Dict[str, Any]] = None):
+        if not values:
+            raise SluiceError("INVALID_OPTIONS", "values need at least one column")
+        columns = ", ".join(values.keys())
+        expressions = ", ".join(str(v) for v in values.values())
+        return self._add("not_matched", condition, f"INSERT ({columns}) VALUES ({expressions})")
+
+    def whenNotMatchedInsertAll(self, condition: Optional[str] = None):
+        return self._add("not_matched", condition, "INSERT *")
+
+    def whenNotMatchedBySourceUpdate(self, condition: Optional[str] = None, set: Optional[Dict[str, Any]] = None):
+        return self._add("not_matched_by_source", condition, "UPDATE SET " + ", ".join(_assignments(set or {})))
+
+    def whenNotMatchedBySourceDelete(self, condition: Optional[str] = None):
+        return self._add("not_matched_by_source", condition, "DELETE")
+
+    def withSchemaEvolution(self):
+        self._schema_evolution = True
+        return self
+
+    def execute(self):
+        """Runs the MERGE; its metrics as a one-row DataFrame (num_affected_rows, ...)."""
+        from .dataframe import DataFrame, frame_of, metrics_frame
+
+        source = self._source
+        frame = source._batch() if hasattr(source, "_batch") else frame_of(source)
+        metrics = _sluice.merge(self._table._path, frame, self._table._alias or "", getattr(source, "_alias", None) or "",
+                                self._condition, self._clauses, self._schema_evolution, None, None,
+                                self._table._session.ansi)
+        return DataFrame(self._table._session, metrics_frame(metrics))

@@ -1,0 +1,150 @@
+"""The session and its readers: where DataFrames come from."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Dict, Optional
+
+from . import _sluice
+from .errors import SluiceError
+
+# Statements spark.sql runs: Delta's DML (docs/delta.md).
+_DML = re.compile(r"^\s*(MERGE|UPDATE|DELETE)\b", re.IGNORECASE)
+
+
+def option_text(value: Any) -> str:
+    """An option value as sluice's option tables read it (PySpark's str(), booleans lower case)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class Session:
+    """What PySpark's SparkSession is to a Spark job: where reads, writes and queries start.
+
+    ``warehouse`` holds the catalog's tables (``catalog.schema.table`` is
+    ``<warehouse>/catalog/schema/table``) and connections; ``storage`` the checkpoints of queries
+    started with a ``queryName`` and no ``checkpointLocation``. Relative paths are taken from the
+    working directory. ``ansi`` is ``spark.sql.ansi.enabled``.
+    """
+
+    def __init__(self, warehouse: Optional[str] = None, storage: Optional[str] = None, ansi: bool = True):
+        self.warehouse = os.path.abspath(warehouse or os.environ.get("SLUICE_WAREHOUSE", "warehouse"))
+        self.storage = os.path.abspath(storage or os.environ.get("SLUICE_STORAGE", "storage"))
+        self.ansi = ansi
+        self._views: Dict[str, Any] = {}
+
+    @property
+    def read(self) -> "DataFrameReader":
+        return DataFrameReader(self)
+
+    @property
+    def readStream(self) -> "DataStreamReader":
+        return DataStreamReader(self)
+
+    def table(self, name: str):
+        return self.read.table(name)
+
+    def createDataFrame(self, data, schema=None):
+        """A DataFrame of Arrow data (a pyarrow Table or RecordBatch, a pandas DataFrame, anything
+        with ``__arrow_c_stream__``) or of Python rows (dicts, or tuples with ``schema`` naming the
+        columns)."""
+        from .dataframe import DataFrame, frame_of
+
+        return DataFrame(self, frame_of(data, schema))
+
+    def range(self, start: int, end: Optional[int] = None, step: int = 1):
+        """A DataFrame of one bigint column ``id``: range(5) is 0..4, range(2, 8, 3) is 2, 5."""
+        import pyarrow as pa
+
+        from .dataframe import DataFrame, frame_of
+
+        if end is None:
+            start, end = 0, start
+        # (Inside the method, `range` is the built-in: class attributes are not in its scope.)
+        return DataFrame(self, frame_of(pa.table({"id": pa.array(range(start, end, step), pa.int64())})))
+
+    def sql(self, statement: str):
+        """Runs a MERGE, UPDATE or DELETE over the warehouse's tables (``catalog.schema.table``),
+        Delta paths (``delta.`/path```) and this session's temporary views (as MERGE sources), and
+        returns its metrics as a one-row DataFrame (Delta's ``num_affected_rows`` ...)."""
+        from .dataframe import DataFrame, metrics_frame
+
+        if not _DML.match(statement):
+            raise SluiceError("NOT_IMPLEMENTED", "spark.sql runs MERGE, UPDATE and DELETE statements; "
+                              "read tables with spark.read.table(name) and transform them with DataFrame methods")
+        views = {name: frame for name, frame in self._views.items()}
+        return DataFrame(self, metrics_frame(_sluice.run_dml(statement, self.warehouse, views, self.ansi)))
+
+    def stop(self) -> None:
+        """Nothing to release: the engine lives in this process."""
+
+    def _table_path(self, name: str) -> str:
+        return _sluice.table_path(self.warehouse, name)
+
+    def _expand(self, format: str, options: Dict[str, str]) -> Dict[str, str]:
+        if any(key.lower() == "connection" for key in options):
+            return _sluice.expand_connection(self.warehouse, format, options)
+        return options
+
+
+class _Reader:
+    def __init__(self, session: Session):
+        self._session = session
+        self._format: Optional[str] = None
+        self._options: Dict[str, str] = {}
+
+    def format(self, source: str):
+        self._format = source
+        return self
+
+    def option(self, key: str, value: Any):
+        self._options[key] = option_text(value)
+        return self
+
+    def options(self, **options: Any):
+        for key, value in options.items():
+            self.option(key, value)
+        return self
+
+    def _spec(self, path: Optional[str], default_format: str):
+        format = self._format or default_format
+        options = dict(self._options)
+        if path is not None:
+            options["path"] = os.path.abspath(path)
+        return format, self._session._expand(format, options)
+
+
+class DataFrameReader(_Reader):
+    """``spark.read``: a batch read of any sluice source format (docs/engine.md lists them)."""
+
+    def load(self, path: Optional[str] = None):
+        from .dataframe import DataFrame
+
+        format, options = self._spec(path, "delta")
+        return DataFrame(self._session, _sluice.read(format, options))
+
+    def table(self, name: str):
+        return self.format("delta").load(self._session._table_path(name))
+
+    def parquet(self, path: str):
+        return self.format("parquet").load(path)
+
+    def csv(self, path: str, **options: Any):
+        return self.format("csv").options(**options).load(path)
+
+    def json(self, path: str, **options: Any):
+        return self.format("json").options(**options).load(path)
+
+
+class DataStreamReader(_Reader):
+    """``spark.readStream``: a streaming source, read by the query ``writeStream`` starts."""
+
+    def load(self, path: Optional[str] = None):
+        from .dataframe import DataFrame
+
+        format, options = self._spec(path, "delta")
+        return DataFrame(self._session, stream={"format": format, "options": options, "where": [], "select": []})
+
+    def table(self, name: str):
+        return self.format("delta").load(self._session._table_path(name))
