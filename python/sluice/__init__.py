@@ -11,6 +11,7 @@ See docs/python.md.
 from ._sluice import __version__
 from .dataframe import DataFrame, DataFrameWriter, Row
 from .delta import DeltaMergeBuilder, DeltaTable
+from . import functions
 from .errors import SluiceError, StreamingQueryException
 from .session import DataFrameReader, DataStreamReader, Session
 from .streaming import DataStreamWriter, StreamingQuery
@@ -29,4 +30,5 @@ __all__ = [
     "StreamingQuery",
     "StreamingQueryException",
     "__version__",
+    "functions",
 ]

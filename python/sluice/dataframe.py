@@ -10,7 +10,13 @@ import pyarrow as pa
 
 from . import _sluice
 from .errors import SluiceError
+from .functions import Column, col
 from .session import option_text
+
+
+def sql_text(value: Any) -> str:
+    """An expression given as SQL text or as a Column."""
+    return value._sql if isinstance(value, Column) else value
 
 
 def quote(name: str) -> str:
@@ -106,12 +112,16 @@ class DataFrame:
             kind = field["type"] if isinstance(field["type"], str) else field["type"]["type"]
             print(f" |-- {field['name']}: {kind} (nullable = {str(field['nullable']).lower()})")
 
+    def __getitem__(self, name: str) -> Column:
+        return col(name)
+
     def alias(self, name: str) -> "DataFrame":
         return DataFrame(self._session, self._frame, self._stream, name)
 
     # ---- transformations ----------------------------------------------------------------------
-    def where(self, condition: str) -> "DataFrame":
-        """Rows for which the SQL condition is true."""
+    def where(self, condition) -> "DataFrame":
+        """Rows for which the condition (SQL text or a Column) is true."""
+        condition = sql_text(condition)
         if self._stream is not None:
             if self._stream["select"]:
                 raise SluiceError("NOT_IMPLEMENTED", "on a streaming DataFrame, where() comes before select()")
@@ -122,7 +132,7 @@ class DataFrame:
 
     def select(self, *columns: str) -> "DataFrame":
         """Columns or SQL expressions (``"total * 2 AS t"``), as selectExpr takes them."""
-        items = [c for group in columns for c in (group if isinstance(group, (list, tuple)) else [group])]
+        items = [sql_text(c) for group in columns for c in (group if isinstance(group, (list, tuple)) else [group])]
         if self._stream is not None:
             if self._stream["select"]:
                 raise SluiceError("NOT_IMPLEMENTED", "a streaming DataFrame takes one select()")
@@ -131,7 +141,8 @@ class DataFrame:
 
     selectExpr = select
 
-    def withColumn(self, name: str, expression: str) -> "DataFrame":
+    def withColumn(self, name: str, expression) -> "DataFrame":
+        expression = sql_text(expression)
         items = [f"{expression} AS {quote(name)}" if c == name else quote(c) for c in self.columns]
         if name not in self.columns:
             items.append(f"{expression} AS {quote(name)}")

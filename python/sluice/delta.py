@@ -10,10 +10,17 @@ from . import _sluice
 from .errors import SluiceError
 
 
+def _text(value: Any) -> Optional[str]:
+    """A condition or value given as SQL text or as a Column."""
+    from .functions import Column
+
+    return value._sql if isinstance(value, Column) else value
+
+
 def _assignments(values: Dict[str, Any]) -> List[str]:
     if not values:
         raise SluiceError("INVALID_OPTIONS", "set/values need at least one column")
-    return [f"{column} = {expression}" for column, expression in values.items()]
+    return [f"{column} = {_text(expression)}" for column, expression in values.items()]
 
 
 class DeltaTable:
@@ -72,11 +79,11 @@ class DeltaTable:
     def update(self, condition: Optional[str] = None, set: Optional[Dict[str, Any]] = None) -> None:
         """Sets the columns of ``set`` (SQL expressions) in the rows ``condition`` holds for (all rows
         without one): one commit."""
-        _sluice.update(self._path, _assignments(set or {}), condition, self._session.ansi)
+        _sluice.update(self._path, _assignments(set or {}), _text(condition), self._session.ansi)
 
     def delete(self, condition: Optional[str] = None) -> None:
         """Deletes the rows ``condition`` holds for (all rows without one): one commit."""
-        _sluice.delete(self._path, condition, self._session.ansi)
+        _sluice.delete(self._path, _text(condition), self._session.ansi)
 
     def optimize(self):
         raise SluiceError("NOT_IMPLEMENTED", "OPTIMIZE is not in sluice yet")
@@ -91,12 +98,12 @@ class DeltaMergeBuilder:
     def __init__(self, table: DeltaTable, source, condition: str):
         self._table = table
         self._source = source
-        self._condition = condition
+        self._condition = _text(condition)
         self._clauses: List[Tuple[str, Optional[str], str]] = []
         self._schema_evolution = False
 
     def _add(self, match: str, condition: Optional[str], action: str) -> "DeltaMergeBuilder":
-        self._clauses.append((match, condition, action))
+        self._clauses.append((match, _text(condition), action))
         return self
 
     def whenMatchedUpdate(self, condition: Optional[str] = None, set: Optional[Dict[str, Any]] = None):
@@ -112,7 +119,7 @@ class DeltaMergeBuilder:
         if not values:
             raise SluiceError("INVALID_OPTIONS", "values need at least one column")
         columns = ", ".join(values.keys())
-        expressions = ", ".join(str(v) for v in values.values())
+        expressions = ", ".join(_text(v) for v in values.values())
         return self._add("not_matched", condition, f"INSERT ({columns}) VALUES ({expressions})")
 
     def whenNotMatchedInsertAll(self, condition: Optional[str] = None):
