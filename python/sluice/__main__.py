@@ -1,10 +1,18 @@
-"""``python -m sluice ...`` is the ``sluice`` command."""
+"""``python -m sluice ...`` is the ``sluice`` command; pipelines whose files list Python libraries
+run here (sluice.pipelines)."""
 import os
 import shutil
 import sys
 
 
 def main() -> None:
+    arguments = sys.argv[1:]
+    if len(arguments) >= 2 and arguments[0] in ("run", "validate"):
+        from . import pipelines
+
+        if pipelines.has_libraries(arguments[1]):
+            # A pipeline with Python libraries runs here, in Python (sluice run hands it over).
+            sys.exit(pipelines.main(arguments))
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "sluice")
     command = here if os.access(here, os.X_OK) else shutil.which("sluice")
     if command is None:

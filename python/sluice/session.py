@@ -23,12 +23,16 @@ class Session:
     """What PySpark's SparkSession is to a Spark job: where reads, writes and queries start.
 
     ``warehouse`` holds the catalog's tables (``catalog.schema.table`` is
-    ``<warehouse>/catalog/schema/table``) and connections; ``storage`` the checkpoints of queries
+    ``<warehouse>/catalog/schema/table``; a name of one or two parts is in ``catalog`` and
+    ``schema``, as Spark's current catalog and database) and connections; ``storage`` the checkpoints of queries
     started with a ``queryName`` and no ``checkpointLocation``. Relative paths are taken from the
     working directory. ``ansi`` is ``spark.sql.ansi.enabled``.
     """
 
-    def __init__(self, warehouse: Optional[str] = None, storage: Optional[str] = None, ansi: bool = True):
+    def __init__(self, warehouse: Optional[str] = None, storage: Optional[str] = None, ansi: bool = True,
+                 catalog: str = "main", schema: str = "default"):
+        self.catalog = catalog
+        self.schema = schema
         self.warehouse = os.path.abspath(warehouse or os.environ.get("SLUICE_WAREHOUSE", "warehouse"))
         self.storage = os.path.abspath(storage or os.environ.get("SLUICE_STORAGE", "storage"))
         self.ansi = ansi
@@ -74,13 +78,22 @@ class Session:
             raise SluiceError("NOT_IMPLEMENTED", "spark.sql runs MERGE, UPDATE and DELETE statements; "
                               "read tables with spark.read.table(name) and transform them with DataFrame methods")
         views = {name: frame for name, frame in self._views.items()}
-        return DataFrame(self, metrics_frame(_sluice.run_dml(statement, self.warehouse, views, self.ansi)))
+        return DataFrame(self, metrics_frame(_sluice.run_dml(statement, self.warehouse, self.catalog, self.schema, views,
+                                                             self.ansi)))
 
     def stop(self) -> None:
         """Nothing to release: the engine lives in this process."""
 
+    def _qualified(self, name: str) -> str:
+        parts = name.split(".")
+        if len(parts) == 1:
+            return f"{self.catalog}.{self.schema}.{name}"
+        if len(parts) == 2:
+            return f"{self.catalog}.{name}"
+        return name
+
     def _table_path(self, name: str) -> str:
-        return _sluice.table_path(self.warehouse, name)
+        return _sluice.table_path(self.warehouse, self._qualified(name))
 
     def _expand(self, format: str, options: Dict[str, str]) -> Dict[str, str]:
         if any(key.lower() == "connection" for key in options):

@@ -11,6 +11,7 @@
 
 #include "sluice/core/record_batch.h"
 #include "sluice/core/status.h"
+#include "sluice/engine/registry.h"
 
 namespace sluice::python {
 
@@ -50,8 +51,14 @@ struct Frame {
 };
 using FramePtr = std::shared_ptr<Frame>;
 
+// Calls `function(frame, batch_id)` with the GIL held; a Python exception fails the batch with
+// PYTHON_CALLBACK_FAILED and the traceback. The function is released with the GIL held, from
+// whichever thread drops the last copy.
+engine::ForeachBatchFunction PythonForeachBatch(py::object function);
+
 // Defined in the module's files, called once from its init.
 void DefineFrames(py::module_& m);
 void DefineQueries(py::module_& m);
+void DefinePipelines(py::module_& m);
 
 }  // namespace sluice::python

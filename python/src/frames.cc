@@ -296,39 +296,50 @@ bool IsDeltaPathName(const std::vector<std::string>& parts) {
   return parts.size() == 2 && (parts[0] == "delta" || parts[0] == "DELTA" || parts[0] == "Delta");
 }
 
-// The directory a DML statement's table name means: delta.`/path` or catalog.schema.table.
-std::string PathOfName(const std::string& warehouse, const std::vector<std::string>& parts) {
+// Where a DML statement's tables are: the warehouse, and the catalog and schema of names with
+// fewer than three parts (Spark's current catalog and database).
+struct Namespace {
+  std::string warehouse;
+  std::string catalog;
+  std::string schema;
+};
+
+// The directory a DML statement's table name means: delta.`/path` or [[catalog.]schema.]table.
+std::string PathOfName(const Namespace& where, const std::vector<std::string>& parts) {
   if (IsDeltaPathName(parts)) return std::filesystem::absolute(parts[1]).lexically_normal().string();
+  std::vector<std::string> qualified = parts;
+  if (qualified.size() == 1) qualified.insert(qualified.begin(), where.schema);
+  if (qualified.size() == 2) qualified.insert(qualified.begin(), where.catalog);
   std::string name;
-  for (const std::string& part : parts) name += (name.empty() ? "" : ".") + part;
-  return TablePath(warehouse, name);
+  for (const std::string& part : qualified) name += (name.empty() ? "" : ".") + part;
+  return TablePath(where.warehouse, name);
 }
 
 // A MERGE, UPDATE or DELETE statement over the warehouse's tables, delta.`/path` tables and the
 // session's temporary views (as MERGE sources).
-py::dict RunDml(const std::string& sql, const std::string& warehouse, const std::map<std::string, FramePtr>& views,
+py::dict RunDml(const std::string& sql, const Namespace& where, const std::map<std::string, FramePtr>& views,
                 bool ansi) {
   expr::DmlStatement statement = Check(expr::ParseDml(sql));
   if (auto* merge = std::get_if<expr::MergeStatement>(&statement)) {
     FramePtr source;
-    if (merge->source.size() == 1) {
-      std::string wanted = merge->source[0];
-      for (auto& c : wanted) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      auto view = views.find(wanted);
-      if (view == views.end()) {
-        Throw(Status::Error(errors::kTableOrViewNotFound,
-                            "the MERGE source `" + merge->source[0] + "` is no temporary view of this session"));
-      }
+    std::string view_name = merge->source.size() == 1 ? merge->source[0] : "";
+    for (auto& c : view_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (auto view = views.find(view_name); view != views.end()) {
       source = view->second;
     } else {
-      source = Read("delta", {{"path", PathOfName(warehouse, merge->source)}});
+      std::string path = PathOfName(where, merge->source);
+      if (!std::filesystem::is_directory(path + "/_delta_log")) {
+        Throw(Status::Error(errors::kTableOrViewNotFound, "the MERGE source `" + merge->source.back() +
+                                                              "` is no temporary view of this session nor a table"));
+      }
+      source = Read("delta", {{"path", path}});
     }
     delta::MergeSpec spec{.target_alias = merge->target_alias, .source_alias = merge->source_alias, .on = merge->on,
                           .clauses = merge->clauses, .merge_schema = merge->with_schema_evolution};
     spec.sql = Sql(ansi);
     std::vector<BatchPtr> batches = source->batches;
     if (batches.empty()) batches.push_back(RecordBatch::Empty(source->schema));
-    std::string path = PathOfName(warehouse, merge->target);
+    std::string path = PathOfName(where, merge->target);
     py::gil_scoped_release nogil;
     delta::DmlResult result = Check(delta::MergeInto(LocalFileSystem(), path, batches, spec));
     py::gil_scoped_acquire gil;
@@ -339,14 +350,14 @@ py::dict RunDml(const std::string& sql, const std::string& warehouse, const std:
     delta::UpdateSpec spec{.target_alias = update->target_alias, .assignments = update->assignments,
                            .where = update->where};
     spec.sql = Sql(ansi);
-    std::string path = PathOfName(warehouse, update->target);
+    std::string path = PathOfName(where, update->target);
     py::gil_scoped_release nogil;
     result = Check(delta::UpdateTable(LocalFileSystem(), path, spec));
   } else {
     auto& remove = std::get<expr::DeleteStatement>(statement);
     delta::DeleteSpec spec{.target_alias = remove.target_alias, .where = remove.where};
     spec.sql = Sql(ansi);
-    std::string path = PathOfName(warehouse, remove.target);
+    std::string path = PathOfName(where, remove.target);
     py::gil_scoped_release nogil;
     result = Check(delta::DeleteFromTable(LocalFileSystem(), path, spec));
   }
@@ -420,7 +431,12 @@ void DefineFrames(py::module_& m) {
       py::arg("format"));
   m.def("table_path", &TablePath, py::arg("warehouse"), py::arg("name"));
   m.def("expand_connection", &ExpandConnection, py::arg("warehouse"), py::arg("format"), py::arg("options"));
-  m.def("run_dml", &RunDml, py::arg("sql"), py::arg("warehouse"), py::arg("views"), py::arg("ansi"));
+  m.def(
+      "run_dml",
+      [](const std::string& sql, const std::string& warehouse, const std::string& catalog, const std::string& schema,
+         const std::map<std::string, FramePtr>& views,
+         bool ansi) { return RunDml(sql, Namespace{warehouse, catalog, schema}, views, ansi); },
+      py::arg("sql"), py::arg("warehouse"), py::arg("catalog"), py::arg("schema"), py::arg("views"), py::arg("ansi"));
 }
 
 }  // namespace sluice::python

@@ -18,4 +18,5 @@ PYBIND11_MODULE(_sluice, m) {
   });
   sluice::python::DefineFrames(m);
   sluice::python::DefineQueries(m);
+  sluice::python::DefinePipelines(m);
 }

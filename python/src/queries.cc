@@ -19,8 +19,6 @@
 namespace sluice::python {
 namespace {
 
-using Options = std::map<std::string, std::string>;
-
 // A Python object owned by C++ code that may let go of it on any thread: dropped with the GIL.
 struct PythonObject {
   py::object object;
@@ -44,6 +42,8 @@ std::string TracebackOf(py::error_already_set& error) {
 
 // Calls `function(frame, batch_id)` with the GIL held; a Python exception fails the batch with
 // PYTHON_CALLBACK_FAILED and the traceback.
+}  // namespace
+
 engine::ForeachBatchFunction PythonForeachBatch(py::object function) {
   auto callable = std::make_shared<PythonObject>(std::move(function));
   return [callable](const RecordBatch& batch, const engine::BatchContext& context) -> Status {
@@ -62,6 +62,11 @@ engine::ForeachBatchFunction PythonForeachBatch(py::object function) {
     }
   };
 }
+
+namespace {
+
+
+using Options = std::map<std::string, std::string>;
 
 class Query {
  public:

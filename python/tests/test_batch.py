@@ -107,7 +107,7 @@ def test_wrong_input_is_refused_by_class(spark, tmp_path):
         (lambda: spark.read.format("nosuch").load(), "DATA_SOURCE_NOT_FOUND"),
         (lambda: spark.read.format("parquet").option("nosuch", 1).load(str(tmp_path)), "INVALID_OPTIONS"),
         (lambda: df.write.format("delta").option("txnAppId", "a").save(str(tmp_path / "x")), "INVALID_OPTIONS"),
-        (lambda: df.write.saveAsTable("main.s"), "INVALID_PIPELINE"),
+        (lambda: df.write.saveAsTable("a.b.c.d"), "INVALID_PIPELINE"),
         (lambda: df.write.saveAsTable("main.../etc"), "INVALID_PIPELINE"),
         (lambda: spark.table("main.s.missing").count(), "DELTA_TABLE_NOT_FOUND"),
         (lambda: spark.sql("SELECT 1"), "NOT_IMPLEMENTED"),

@@ -3,7 +3,10 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -156,9 +159,34 @@ bool RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
 
 namespace {
 
+// A pipeline listing Python libraries runs in Python: the same command, by the sluice package
+// (`python -m sluice`, docs/python.md). $SLUICE_PYTHON names the interpreter (default python3).
+[[noreturn]] void HandToPython(std::vector<std::string> arguments) {
+  const char* python = std::getenv("SLUICE_PYTHON");
+  std::string interpreter = python != nullptr && *python != '\0' ? python : "python3";
+  arguments.insert(arguments.begin(), {interpreter, "-m", "sluice"});
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  execvp(argv[0], argv.data());
+  Fail(Status::Error(errors::kInvalidPipeline,
+                     fmt::format("the pipeline lists Python libraries, which run in the sluice Python package "
+                                 "(pip install .); {} could not be started: {}",
+                                 interpreter, std::strerror(errno))),
+       2);
+}
+
 void Run(const RunArguments& arguments) {
   Result<pipeline::PipelineSpec> spec = LoadPipelineFile(arguments.file);
   if (!spec.ok()) Fail(spec.status(), 2);
+  if (!spec->libraries.empty()) {
+    std::vector<std::string> forwarded = {"run", arguments.file};
+    for (const std::string& flow : arguments.flows) forwarded.insert(forwarded.end(), {"--flow", flow});
+    for (const std::string& flow : arguments.full_refresh) forwarded.insert(forwarded.end(), {"--full-refresh", flow});
+    if (arguments.full_refresh_all) forwarded.push_back("--full-refresh-all");
+    HandToPython(std::move(forwarded));
+  }
   pipeline::RunOptions options;
   options.flows = arguments.flows;
   options.full_refresh = arguments.full_refresh;
@@ -171,6 +199,7 @@ void Validate(const std::string& file) {
   Status shape;
   Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file, &shape);
   if (!spec.ok()) Fail(spec.status(), 1);
+  if (shape.ok() && !spec->libraries.empty()) HandToPython({"validate", file});
   std::vector<Status> problems = pipeline::ValidatePipeline(*spec, CommandRegistry());
   if (!shape.ok()) {
     std::fprintf(stderr, "%s\n", shape.WithContext(file).ToString().c_str());

@@ -684,7 +684,7 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
   try {
     walker.CheckKeys(root, "",
                      {"name", "storage", "warehouse", "sql", "connections", "sinks", "flows", "materialized_views",
-                      "streams", "change_feeds"});
+                      "streams", "change_feeds", "libraries"});
     walker.CheckDuplicateKeys(root, "");
     spec.name = walker.Name(root, "");
     spec.storage = walker.Scalar(root, "", "storage", true).value_or("");
@@ -745,9 +745,19 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
         views.push_back(ParseMaterializedView(walker, list[i], "materialized_views[" + std::to_string(i) + "]"));
       }
     }
+    if (YAML::Node libraries = root["libraries"]; libraries.IsDefined() && !libraries.IsNull()) {
+      if (!libraries.IsSequence()) walker.Problem("libraries", "expected a list of Python files (glob patterns)");
+      for (size_t i = 0; libraries.IsSequence() && i < libraries.size(); ++i) {
+        if (libraries[i].IsScalar() && !libraries[i].Scalar().empty()) {
+          spec.libraries.push_back(libraries[i].Scalar());
+        } else {
+          walker.Problem("libraries[" + std::to_string(i) + "]", "expected a file path or glob pattern");
+        }
+      }
+    }
     YAML::Node flows = root["flows"];
     if (!flows.IsDefined() || flows.IsNull()) {
-      if (spec.streams.empty() && spec.change_feeds.empty() && views.empty()) {
+      if (spec.streams.empty() && spec.change_feeds.empty() && views.empty() && spec.libraries.empty()) {
         walker.Problem("flows", "missing: a pipeline needs at least one flow, materialized view, stream or change feed");
       }
     } else if (!flows.IsSequence()) {

@@ -156,6 +156,10 @@ struct PipelineSpec {
   std::vector<FlowSpec> flows;
   std::vector<StreamSpec> streams;
   std::vector<ChangeFeedSpec> change_feeds;
+  // `libraries: [transformations/*.py]`: Python files (glob patterns, relative to the pipeline
+  // file) whose decorators declare more tables, flows and sinks (docs/python.md). A pipeline with
+  // libraries runs in Python (`python -m sluice run FILE`, which `sluice run` hands it to).
+  std::vector<std::string> libraries;
 
   // The flow's checkpoint directory: its `checkpoint`, else its sink's `checkpointLocation` option
   // (the query's checkpoint, as Spark's writeStream names it), else <storage>/checkpoints/<flow>.

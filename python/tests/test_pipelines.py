@@ -1,0 +1,163 @@
+"""Pipelines with Python libraries: decorators, expectations, YAML sinks naming Python functions,
+validation, the pickling warning, and `sluice run` handing such a file to Python."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pyarrow as pa
+import pytest
+
+import sluice
+from sluice import pipelines
+
+
+def write(path, text):
+    path.write_text(textwrap.dedent(text))
+
+
+def test_tables_flows_expectations_and_a_yaml_sink_with_a_python_function(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spark = sluice.Session(warehouse="warehouse", storage="storage")
+    spark.createDataFrame(pa.table({"id": pa.array(range(10), pa.int64()),
+                                    "amount": pa.array([5, -1, 7, 8, -2, 10, 11, 12, 13, 14], pa.int64())})) \
+        .write.saveAsTable("main.raw.orders")
+    (tmp_path / "handlers").mkdir()
+    write(tmp_path / "handlers" / "audit.py", """
+        seen = []
+        def handle(df, batch_id):
+            df.write.mode("append").option("txnAppId", "audit").option("txnVersion", batch_id) \\
+                .saveAsTable("main.out.audit")
+    """)
+    write(tmp_path / "transformations.py", """
+        from sluice import pipelines as dp
+
+        dp.create_streaming_table("main.out.big")
+
+        @dp.table(name="main.out.valid")
+        @dp.expect_or_drop("positive", "amount > 0")
+        def valid():
+            return spark.readStream.table("main.raw.orders")
+
+        @dp.append_flow(target="main.out.big", name="big_orders")
+        @dp.expect("very big", "cents > 1200")
+        def big():
+            return spark.readStream.table("main.out.valid").where("amount > 10").select("id", "amount * 100 AS cents")
+
+        @dp.foreach_batch_sink(name="counter")
+        def counter(df, batch_id):
+            df.write.mode("append").option("txnAppId", "counter").option("txnVersion", batch_id) \\
+                .saveAsTable("main.out.counted")
+
+        @dp.append_flow(target="counter")
+        def to_counter():
+            return spark.readStream.table("main.raw.orders")
+    """)
+    write(tmp_path / "pipeline.yml", """
+        name: py
+        storage: storage
+        warehouse: warehouse
+        libraries: [transformations.py]
+        sinks:
+          audit: {format: foreachBatch, options: {function: "python:handlers.audit:handle"}}
+        flows:
+          - name: audit_flow
+            source: {format: delta, table: main.raw.orders}
+            sink: audit
+            trigger: available_now
+    """)
+    figures = {f["name"]: f for f in pipelines.run_file("pipeline.yml", trigger="available_now")}
+    assert {name: f["state"] for name, f in figures.items()} == {
+        "audit_flow": "COMPLETED", "valid": "COMPLETED", "big_orders": "COMPLETED", "to_counter": "COMPLETED"}
+    assert sorted(r.amount for r in spark.table("main.out.valid").collect()) == [5, 7, 8, 10, 11, 12, 13, 14]
+    assert sorted(r.cents for r in spark.table("main.out.big").collect()) == [1100, 1200, 1300, 1400]
+    assert spark.table("main.out.counted").count() == 10
+    assert spark.table("main.out.audit").count() == 10
+    # A second run reads nothing new; a full refresh of flows rebuilds their tables.
+    pipelines.run_file("pipeline.yml", trigger="available_now")
+    assert spark.table("main.out.counted").count() == 10
+    versions = len(sluice.DeltaTable.forName(spark, "main.out.big").history().collect())
+    pipelines.run_file("pipeline.yml", trigger="available_now", full_refresh=["big_orders"])
+    assert spark.table("main.out.big").count() == 4 and spark.table("main.out.valid").count() == 8
+    assert len(sluice.DeltaTable.forName(spark, "main.out.big").history().collect()) > versions
+
+
+def test_validation_and_wrong_libraries(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "pipeline.yml", """
+        name: py
+        storage: storage
+        libraries: [lib.py]
+    """)
+    write(tmp_path / "lib.py", """
+        import threading
+        from sluice import pipelines as dp
+        lock = threading.Lock()
+
+        @dp.foreach_batch_sink(name="holds_a_lock")
+        def holds(df, batch_id):
+            with lock:
+                pass
+
+        @dp.append_flow(target="holds_a_lock")
+        def reads():
+            return spark.readStream.format("delta").option("nosuch", 1).table("main.a.b")
+    """)
+    with pytest.raises(sluice.SluiceError) as error:
+        pipelines.run_file("pipeline.yml", validate_only=True)
+    assert error.value.error_class == "INVALID_PIPELINE" and "nosuch" in error.value.message
+    assert "cannot be pickled" in capsys.readouterr().err
+    write(tmp_path / "pipeline.yml", """
+        name: py
+        storage: storage
+        libraries: [missing/*.py]
+    """)
+    with pytest.raises(sluice.SluiceError) as error:
+        pipelines.run_file("pipeline.yml")
+    assert error.value.error_class == "INVALID_PIPELINE" and "missing/*.py" in error.value.message
+    write(tmp_path / "pipeline.yml", """
+        name: py
+        storage: storage
+        libraries: [lib2.py]
+    """)
+    write(tmp_path / "lib2.py", """
+        from sluice import pipelines as dp
+        @dp.append_flow(target="main.x.y")
+        def batch():
+            return spark.range(3)
+    """)
+    with pytest.raises(sluice.SluiceError) as error:
+        pipelines.run_file("pipeline.yml")
+    assert error.value.error_class == "INVALID_PIPELINE" and "streaming" in error.value.message
+
+
+def test_the_command_line_runs_a_pipeline_with_libraries(tmp_path):
+    write(tmp_path / "pipeline.yml", """
+        name: py
+        storage: storage
+        warehouse: warehouse
+        libraries: [lib.py]
+    """)
+    write(tmp_path / "lib.py", """
+        from sluice import pipelines as dp
+
+        @dp.table()
+        def numbers():
+            return spark.range(4)
+
+        @dp.table()
+        def doubled():
+            return spark.readStream.table("numbers").select("id * 2 AS twice")
+    """)
+    command = [sys.executable, "-m", "sluice"]
+    validate = subprocess.run(command + ["validate", "pipeline.yml"], cwd=tmp_path, capture_output=True, text=True)
+    assert validate.returncode == 0, validate.stderr
+    run = subprocess.run(command + ["run", "pipeline.yml", "--available-now"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "flow doubled: COMPLETED, 1 batch(es), 4 rows in, 4 rows out" in run.stdout
+    # The sluice binary hands the file to Python (SLUICE_PYTHON names the interpreter).
+    binary = os.path.join(os.path.dirname(sluice.__file__), "bin", "sluice")
+    handed = subprocess.run([binary, "validate", "pipeline.yml"], cwd=tmp_path, capture_output=True, text=True,
+                            env=dict(os.environ, SLUICE_PYTHON=sys.executable))
+    assert handed.returncode == 0 and "valid" in handed.stdout, handed.stderr
