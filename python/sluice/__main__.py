@@ -10,8 +10,8 @@ def main() -> None:
     if len(arguments) >= 2 and arguments[0] in ("run", "validate"):
         from . import pipelines
 
-        if pipelines.has_libraries(arguments[1]):
-            # A pipeline with Python libraries runs here, in Python (sluice run hands it over).
+        if pipelines.runs_in_python(arguments[1]):
+            # A pipeline declaring Python runs here (sluice run hands it over).
             sys.exit(pipelines.main(arguments))
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "sluice")
     command = here if os.access(here, os.X_OK) else shutil.which("sluice")

@@ -301,12 +301,14 @@ def run_file(path: str, flows: Sequence[str] = (), full_refresh: Sequence[str] =
     return pipeline.run(list(flows), list(full_refresh), full_refresh_all)
 
 
-def has_libraries(path: str) -> bool:
-    """Whether the pipeline file lists Python libraries (False when it does not load)."""
+def runs_in_python(path: str) -> bool:
+    """Whether the pipeline file declares Python: libraries, or foreachBatch functions
+    ``python:...`` (False when it does not load)."""
     try:
-        return bool(_sluice.Pipeline.load(path).libraries)
+        pipeline = _sluice.Pipeline.load(path)
     except SluiceError:
         return False
+    return bool(pipeline.libraries) or any(f.startswith("python:") for f in pipeline.foreach_batch_functions)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -159,7 +159,7 @@ bool RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
 
 namespace {
 
-// A pipeline listing Python libraries runs in Python: the same command, by the sluice package
+// A pipeline declaring Python runs in Python: the same command, by the sluice package
 // (`python -m sluice`, docs/python.md). $SLUICE_PYTHON names the interpreter (default python3).
 [[noreturn]] void HandToPython(std::vector<std::string> arguments) {
   const char* python = std::getenv("SLUICE_PYTHON");
@@ -177,10 +177,22 @@ namespace {
        2);
 }
 
+// Whether the pipeline declares Python: libraries, or a foreachBatch function `python:...`.
+bool RunsInPython(const pipeline::PipelineSpec& spec) {
+  if (!spec.libraries.empty()) return true;
+  for (const auto& [name, sink] : spec.sinks) {
+    auto function = sink.options.find("function");
+    if (sink.format == "foreachBatch" && function != sink.options.end() && function->second.starts_with("python:")) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void Run(const RunArguments& arguments) {
   Result<pipeline::PipelineSpec> spec = LoadPipelineFile(arguments.file);
   if (!spec.ok()) Fail(spec.status(), 2);
-  if (!spec->libraries.empty()) {
+  if (RunsInPython(*spec)) {
     std::vector<std::string> forwarded = {"run", arguments.file};
     for (const std::string& flow : arguments.flows) forwarded.insert(forwarded.end(), {"--flow", flow});
     for (const std::string& flow : arguments.full_refresh) forwarded.insert(forwarded.end(), {"--full-refresh", flow});
@@ -199,7 +211,7 @@ void Validate(const std::string& file) {
   Status shape;
   Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file, &shape);
   if (!spec.ok()) Fail(spec.status(), 1);
-  if (shape.ok() && !spec->libraries.empty()) HandToPython({"validate", file});
+  if (shape.ok() && RunsInPython(*spec)) HandToPython({"validate", file});
   std::vector<Status> problems = pipeline::ValidatePipeline(*spec, CommandRegistry());
   if (!shape.ok()) {
     std::fprintf(stderr, "%s\n", shape.WithContext(file).ToString().c_str());

@@ -147,6 +147,26 @@ TEST(PipelineSpecTest, AKeyGivenTwiceIsRefusedWithBothLines) {
   EXPECT_NE(stream.status().message().find("given twice, on lines 1 and 2"), std::string::npos) << stream.status().ToString();
 }
 
+// `libraries:` lists Python files; a pipeline may then declare no flows of its own (its libraries
+// do, docs/python.md). Anything but a list of non-empty paths is a problem of shape.
+TEST(PipelineSpecTest, LibrariesAreAListOfPythonFilesThatMayStandInForFlows) {
+  const std::string head = "name: p\nstorage: /s\n";
+  Result<PipelineSpec> spec = ParsePipelineSpec(head + "libraries: [transformations/*.py, more.py]\n");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->libraries, (std::vector<std::string>{"transformations/*.py", "more.py"}));
+  EXPECT_TRUE(spec->flows.empty());
+  for (const auto& [libraries, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"libraries: lib.py", "libraries: expected a list of Python files"},
+           {"libraries: [\"\"]", "libraries[0]: expected a file path or glob pattern"},
+           {"libraries: [{a: b}]", "libraries[0]: expected a file path or glob pattern"},
+           {"libraries: []", "flows: missing"}}) {
+    Result<PipelineSpec> wrong = ParsePipelineSpec(head + libraries + "\n");
+    ASSERT_FALSE(wrong.ok()) << libraries;
+    EXPECT_EQ(wrong.status().error_class(), errors::kInvalidPipeline) << libraries;
+    EXPECT_NE(wrong.status().message().find(problem), std::string::npos) << libraries << ": " << wrong.status().ToString();
+  }
+}
+
 // `sql: {ansi: ...}` sets how the pipeline's expressions are typed: ANSI unless it says false;
 // anything else under `sql` is a problem of shape. validate binds in the pipeline's mode.
 TEST(PipelineSpecTest, TheSqlSettingsAreAnsiByDefaultAndCheckedForShape) {
