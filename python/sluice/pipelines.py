@@ -189,9 +189,12 @@ def _load_libraries(patterns: Sequence[str], base: str, session: Session) -> Lis
 def _unpicklable_warning(name: str, function: Callable) -> Optional[str]:
     """A warning when the function uses a value that cannot be pickled (a file, a socket, a lock
     from its module or closure): such a function cannot move to another process."""
-    code = function.__code__
-    used = {n: function.__globals__[n] for n in code.co_names if n in function.__globals__}
-    used.update((n, cell.cell_contents) for n, cell in zip(code.co_freevars, function.__closure__ or ()))
+    code = getattr(function, "__code__", None)
+    if code is None:  # a callable object, a functools.partial: it is pickled whole
+        used = {"the function": function}
+    else:
+        used = {n: function.__globals__[n] for n in code.co_names if n in function.__globals__}
+        used.update((n, cell.cell_contents) for n, cell in zip(code.co_freevars, function.__closure__ or ()))
     for variable, value in used.items():
         if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
             continue  # pickled by reference

@@ -161,3 +161,26 @@ def test_the_command_line_runs_a_pipeline_with_libraries(tmp_path):
     handed = subprocess.run([binary, "validate", "pipeline.yml"], cwd=tmp_path, capture_output=True, text=True,
                             env=dict(os.environ, SLUICE_PYTHON=sys.executable))
     assert handed.returncode == 0 and "valid" in handed.stdout, handed.stderr
+
+
+def plain(df, batch_id):
+    return batch_id + 1
+
+
+def test_the_pickling_check_names_what_cannot_move():
+    import functools
+    import socket
+    import threading
+
+    connection = socket.socket()
+    try:
+        def closes_over(df, batch_id):
+            connection.send(b"")
+
+        lock = threading.Lock()
+        assert "`connection` (socket)" in pipelines._unpicklable_warning("s", closes_over)
+        assert pipelines._unpicklable_warning("s", plain) is None
+        assert "cannot be pickled" in pipelines._unpicklable_warning("s", functools.partial(plain, lock))
+        assert pipelines._unpicklable_warning("s", functools.partial(plain, 1)) is None
+    finally:
+        connection.close()
