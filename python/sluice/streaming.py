@@ -103,6 +103,10 @@ class DataStreamWriter:
             sink_options: Dict[str, str] = {}
         else:
             sink_options = session._expand(format, options)
+            # A sink that keeps its own progress beside the query's (the postgresql sink) is told
+            # the checkpoint, as Spark's sinks are.
+            if "checkpointlocation" in {n.lower() for n in _sluice.sink_option_names(format)}:
+                sink_options["checkpointLocation"] = checkpoint
         where = " AND ".join(f"({w})" for w in stream["where"])
         query = _sluice.start_query(
             stream["format"], stream["options"], where, stream["select"],
