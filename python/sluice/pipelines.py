@@ -216,7 +216,7 @@ class _Build:
         self.trigger = trigger
         self.table_sinks: Dict[str, str] = {}
         self.batch_tables: List[Tuple[str, Any, List[Tuple[str, str, str]]]] = []
-        self.warnings: List[str] = []
+        self.warnings: List[Tuple[str, str]] = []  # (sink, message)
 
     def table_sink(self, name: str) -> str:
         qualified = self.session._qualified(name)
@@ -242,7 +242,7 @@ class _Build:
             self.pipeline.add_sink(name, "foreachBatch", {"function": reference}, None)
             warning = _unpicklable_warning(name, function)
             if warning:
-                self.warnings.append(warning)
+                self.warnings.append((name, warning))
         for dataset in graph.datasets:
             if dataset.function is None:
                 self.table_sink(dataset.name)
@@ -293,8 +293,10 @@ def run_file(path: str, flows: Sequence[str] = (), full_refresh: Sequence[str] =
     _load_libraries(pipeline.libraries, base, session)
     build = _Build(pipeline, session, trigger)
     build.add(_graph)
-    for warning in build.warnings:
+    for sink, warning in build.warnings:
         print(warning, file=sys.stderr)
+        if not validate_only:
+            pipeline.log_warning(sink, warning)
     if validate_only:
         problems = pipeline.validate()
         if problems:

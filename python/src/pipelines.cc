@@ -14,6 +14,7 @@
 #include "sluice/connectors/register_formats.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/plugin.h"
+#include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/pipeline_runner.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
@@ -72,6 +73,20 @@ class Pipeline {
       flow.expectations.push_back(pipeline::Expectation{expectation, condition, kind});
     }
     spec_.flows.push_back(std::move(flow));
+  }
+
+  // A WARN event of type `warning` about sink `sink` in the pipeline's event log, before the run.
+  void LogWarning(const std::string& sink, const std::string& message) {
+    std::string path = pipeline::EventLog::PathFor(spec_.storage);
+    std::error_code ignored;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+    std::unique_ptr<pipeline::EventLog> log = Check(pipeline::EventLog::Open(path));
+    pipeline::Event event;
+    event.level = "WARN";
+    event.origin = pipeline::EventOrigin{spec_.name, "", sink};
+    event.event_type = "warning";
+    event.message = message;
+    Check(log->Append(event));
   }
 
   void RegisterFunction(const std::string& name, py::object function) {
@@ -195,6 +210,7 @@ void DefinePipelines(py::module_& m) {
            py::arg("where"), py::arg("select"), py::arg("sink"), py::arg("trigger"), py::arg("output_mode"),
            py::arg("expectations"))
       .def("set_paths", &Pipeline::SetPaths, py::arg("storage"), py::arg("warehouse"))
+      .def("log_warning", &Pipeline::LogWarning, py::arg("sink"), py::arg("message"))
       .def("register_function", &Pipeline::RegisterFunction, py::arg("name"), py::arg("function"))
       .def("validate", &Pipeline::Validate)
       .def("run", &Pipeline::Run, py::arg("flows"), py::arg("full_refresh"), py::arg("full_refresh_all"));

@@ -1,5 +1,6 @@
 """Pipelines with Python libraries: decorators, expectations, YAML sinks naming Python functions,
 validation, the pickling warning, and `sluice run` handing such a file to Python."""
+import json
 import os
 import subprocess
 import sys
@@ -73,6 +74,9 @@ def test_tables_flows_expectations_and_a_yaml_sink_with_a_python_function(tmp_pa
     assert sorted(r.cents for r in spark.table("main.out.big").collect()) == [1100, 1200, 1300, 1400]
     assert spark.table("main.out.counted").count() == 10
     assert spark.table("main.out.audit").count() == 10
+    events = [json.loads(line) for line in open(os.path.join("storage", "system", "events.jsonl"))]
+    sinks = {e["origin"]["dataset"]: e["message"] for e in events if e["event_type"] == "sink_definition"}
+    assert "foreachBatch" in sinks["counter"] and "foreachBatch" in sinks["audit"], sinks
     # A second run reads nothing new; a full refresh of flows rebuilds their tables.
     pipelines.run_file("pipeline.yml", trigger="available_now")
     assert spark.table("main.out.counted").count() == 10
@@ -107,6 +111,12 @@ def test_validation_and_wrong_libraries(tmp_path, monkeypatch, capsys):
         pipelines.run_file("pipeline.yml", validate_only=True)
     assert error.value.error_class == "INVALID_PIPELINE" and "nosuch" in error.value.message
     assert "cannot be pickled" in capsys.readouterr().err
+    with pytest.raises(sluice.SluiceError) as error:
+        pipelines.run_file("pipeline.yml")
+    warnings = [json.loads(line) for line in open(os.path.join("storage", "system", "events.jsonl"))]
+    assert [(w["level"], w["event_type"], w["origin"]["dataset"]) for w in warnings] == [
+        ("WARN", "warning", "holds_a_lock")]
+    assert "`lock` (lock)" in warnings[0]["message"]
     write(tmp_path / "pipeline.yml", """
         name: py
         storage: storage
