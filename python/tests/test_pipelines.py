@@ -171,6 +171,11 @@ def test_the_command_line_runs_a_pipeline_with_libraries(tmp_path):
     handed = subprocess.run([binary, "validate", "pipeline.yml"], cwd=tmp_path, capture_output=True, text=True,
                             env=dict(os.environ, SLUICE_PYTHON=sys.executable))
     assert handed.returncode == 0 and "valid" in handed.stdout, handed.stderr
+    # status lists the flows the libraries declared, from the run's events, from any directory.
+    status = subprocess.run([binary, "status", str(tmp_path / "pipeline.yml")], capture_output=True, text=True)
+    assert status.returncode == 0, status.stderr
+    doubled = [line.split() for line in status.stdout.splitlines() if line.startswith("doubled ")]
+    assert doubled and doubled[0][1:5] == ["COMPLETED", "0", "4", "4"], status.stdout
 
 
 def plain(df, batch_id):

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -263,12 +265,19 @@ void ServeStatus(const std::string& warehouse) {
 void Status_(const std::string& file) {
   Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file);
   if (!spec.ok()) Fail(spec.status(), 1);
+  const bool python = RunsInPython(*spec);
+  if (python) {
+    // As the Python runner takes them: relative to the pipeline file's directory.
+    std::filesystem::path base = std::filesystem::absolute(file).parent_path();
+    spec->storage = (base / spec->storage).lexically_normal().string();
+  }
   Result<std::vector<std::string>> lines = pipeline::EventLog::ReadLines(pipeline::EventLog::PathFor(spec->storage));
   if (!lines.ok()) Fail(lines.status(), 1);
   struct Last {
     std::string state = "NEVER RUN", at, batch = "-", rows_in = "-", rows_out = "-", error;
   };
   std::map<std::string, Last> last;
+  std::vector<std::string> logged_flows;  // in the order the log first names them
   simdjson::dom::parser parser;
   for (const std::string& line : *lines) {
     simdjson::dom::element event;
@@ -277,6 +286,7 @@ void Status_(const std::string& file) {
         event["event_type"].get(type) != simdjson::SUCCESS) {
       continue;
     }
+    if (!flow.empty() && last.count(std::string(flow)) == 0) logged_flows.emplace_back(flow);
     Last& entry = last[std::string(flow)];
     if (event["timestamp"].get(timestamp) != simdjson::SUCCESS) timestamp = {};
     if (type == "error" && event["message"].get(message) == simdjson::SUCCESS) entry.error = message;
@@ -297,9 +307,21 @@ void Status_(const std::string& file) {
   std::printf("pipeline '%s' (events in %s)\n", spec->name.c_str(),
               pipeline::EventLog::PathFor(spec->storage).c_str());
   std::printf("%-24s %-10s %10s %12s %12s  %s\n", "flow", "state", "last batch", "batch in", "batch out", "at");
-  for (const pipeline::FlowSpec& flow : spec->flows) {
-    const Last& entry = last[flow.name];
-    std::printf("%-24s %-10s %10s %12s %12s  %s\n", flow.name.c_str(), entry.state.c_str(), entry.batch.c_str(),
+  std::vector<std::string> flows;
+  for (const pipeline::FlowSpec& flow : spec->flows) flows.push_back(flow.name);
+  if (python) {
+    // The flows the pipeline's Python libraries declare are known from the runs' events.
+    for (const std::string& flow : logged_flows) {
+      bool feed = std::any_of(spec->change_feeds.begin(), spec->change_feeds.end(),
+                              [&](const pipeline::ChangeFeedSpec& f) { return f.name == flow; });
+      bool stream = std::any_of(spec->streams.begin(), spec->streams.end(),
+                                [&](const pipeline::StreamSpec& s) { return s.name == flow; });
+      if (!feed && !stream && std::find(flows.begin(), flows.end(), flow) == flows.end()) flows.push_back(flow);
+    }
+  }
+  for (const std::string& flow : flows) {
+    const Last& entry = last[flow];
+    std::printf("%-24s %-10s %10s %12s %12s  %s\n", flow.c_str(), entry.state.c_str(), entry.batch.c_str(),
                 entry.rows_in.c_str(), entry.rows_out.c_str(), entry.at.c_str());
     if (!entry.error.empty()) std::printf("  error: %s\n", entry.error.c_str());
   }
