@@ -10,6 +10,7 @@ from .errors import SluiceError
 
 # Statements spark.sql runs: Delta's DML (docs/delta.md).
 _DML = re.compile(r"^\s*(MERGE|UPDATE|DELETE)\b", re.IGNORECASE)
+_SELECT = re.compile(r"^\s*SELECT\b", re.IGNORECASE)
 
 
 def option_text(value: Any) -> str:
@@ -69,17 +70,21 @@ class Session:
         return DataFrame(self, frame_of(pa.table({"id": pa.array(range(start, end, step), pa.int64())})))
 
     def sql(self, statement: str):
-        """Runs a MERGE, UPDATE or DELETE over the warehouse's tables (``catalog.schema.table``),
-        Delta paths (``delta.`/path```) and this session's temporary views (as MERGE sources), and
-        returns its metrics as a one-row DataFrame (Delta's ``num_affected_rows`` ...)."""
+        """Runs a statement over the warehouse's tables (``catalog.schema.table``, or fewer parts
+        in this session's catalog and schema), Delta paths (``delta.`/path```) and this session's
+        temporary views: ``SELECT ... FROM name [WHERE] [GROUP BY] [HAVING]`` (docs/sql.md) gives
+        its rows; ``MERGE``, ``UPDATE`` and ``DELETE`` (docs/delta.md) give their metrics as a
+        one-row DataFrame (Delta's ``num_affected_rows`` ...)."""
         from .dataframe import DataFrame, metrics_frame
 
+        views = dict(self._views)
+        if _SELECT.match(statement):
+            return DataFrame(self, _sluice.run_select(statement, self.warehouse, self.catalog, self.schema, views,
+                                                      self.ansi))
         if not _DML.match(statement):
-            raise SluiceError("NOT_IMPLEMENTED", "spark.sql runs MERGE, UPDATE and DELETE statements; "
-                              "read tables with spark.read.table(name) and transform them with DataFrame methods")
-        views = {name: frame for name, frame in self._views.items()}
-        return DataFrame(self, metrics_frame(_sluice.run_dml(statement, self.warehouse, self.catalog, self.schema, views,
-                                                             self.ansi)))
+            raise SluiceError("NOT_IMPLEMENTED", "spark.sql runs SELECT, MERGE, UPDATE and DELETE statements")
+        return DataFrame(self, metrics_frame(_sluice.run_dml(statement, self.warehouse, self.catalog, self.schema,
+                                                             views, self.ansi)))
 
     def stop(self) -> None:
         """Nothing to release: the engine lives in this process."""

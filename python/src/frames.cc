@@ -315,25 +315,55 @@ std::string PathOfName(const Namespace& where, const std::vector<std::string>& p
   return TablePath(where.warehouse, name);
 }
 
+// The rows a statement's FROM or USING names: a temporary view of the session (a one-part name,
+// case-insensitive), else a Delta table's latest snapshot.
+FramePtr RowsOf(const std::vector<std::string>& name, const Namespace& where,
+                const std::map<std::string, FramePtr>& views) {
+  std::string view_name = name.size() == 1 ? name[0] : "";
+  for (auto& c : view_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (auto view = views.find(view_name); view != views.end()) return view->second;
+  std::string path = PathOfName(where, name);
+  if (!std::filesystem::is_directory(path + "/_delta_log")) {
+    Throw(Status::Error(errors::kTableOrViewNotFound,
+                        "`" + name.back() + "` is no temporary view of this session nor a table"));
+  }
+  return Read("delta", {{"path", path}});
+}
+
+// SELECT ... FROM view-or-table [WHERE] [GROUP BY] [HAVING], with a SQL flow's meaning
+// (docs/sql.md), over the rows as they are now: an aggregation gives every group.
+FramePtr RunSelect(const std::string& sql, const Namespace& where, const std::map<std::string, FramePtr>& views,
+                   bool ansi) {
+  expr::SelectStatement statement = Check(expr::ParseSelect(sql));
+  FramePtr source = RowsOf(statement.from, where, views);
+  pipeline::FlowSpec flow;
+  flow.name = "sql";
+  flow.sql = sql;
+  py::gil_scoped_release nogil;
+  pipeline::FlowTransform transform = Check(pipeline::FlowTransform::Make(flow, Sql(ansi)));
+  Check(transform.Check(source->schema));
+  auto out = std::make_shared<Frame>();
+  std::vector<pipeline::ExpectationCounts> counts;
+  for (const BatchPtr& batch : source->batches) {
+    BatchPtr result = Check(transform.Apply(batch, &counts));
+    if (!transform.is_aggregation() && result->num_rows() > 0) out->batches.push_back(std::move(result));
+  }
+  if (transform.is_aggregation()) {
+    out->batches.push_back(Check(transform.FinishAggregation(engine::OutputMode::kComplete, &counts)));
+  } else if (out->batches.empty()) {
+    out->schema = Check(transform.Apply(RecordBatch::Empty(source->schema), &counts))->schema();
+  }
+  if (!out->batches.empty()) out->schema = out->batches.front()->schema();
+  return out;
+}
+
 // A MERGE, UPDATE or DELETE statement over the warehouse's tables, delta.`/path` tables and the
 // session's temporary views (as MERGE sources).
 py::dict RunDml(const std::string& sql, const Namespace& where, const std::map<std::string, FramePtr>& views,
                 bool ansi) {
   expr::DmlStatement statement = Check(expr::ParseDml(sql));
   if (auto* merge = std::get_if<expr::MergeStatement>(&statement)) {
-    FramePtr source;
-    std::string view_name = merge->source.size() == 1 ? merge->source[0] : "";
-    for (auto& c : view_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (auto view = views.find(view_name); view != views.end()) {
-      source = view->second;
-    } else {
-      std::string path = PathOfName(where, merge->source);
-      if (!std::filesystem::is_directory(path + "/_delta_log")) {
-        Throw(Status::Error(errors::kTableOrViewNotFound, "the MERGE source `" + merge->source.back() +
-                                                              "` is no temporary view of this session nor a table"));
-      }
-      source = Read("delta", {{"path", path}});
-    }
+    FramePtr source = RowsOf(merge->source, where, views);
     delta::MergeSpec spec{.target_alias = merge->target_alias, .source_alias = merge->source_alias, .on = merge->on,
                           .clauses = merge->clauses, .merge_schema = merge->with_schema_evolution};
     spec.sql = Sql(ansi);
@@ -436,6 +466,12 @@ void DefineFrames(py::module_& m) {
       [](const std::string& sql, const std::string& warehouse, const std::string& catalog, const std::string& schema,
          const std::map<std::string, FramePtr>& views,
          bool ansi) { return RunDml(sql, Namespace{warehouse, catalog, schema}, views, ansi); },
+      py::arg("sql"), py::arg("warehouse"), py::arg("catalog"), py::arg("schema"), py::arg("views"), py::arg("ansi"));
+  m.def(
+      "run_select",
+      [](const std::string& sql, const std::string& warehouse, const std::string& catalog, const std::string& schema,
+         const std::map<std::string, FramePtr>& views,
+         bool ansi) { return RunSelect(sql, Namespace{warehouse, catalog, schema}, views, ansi); },
       py::arg("sql"), py::arg("warehouse"), py::arg("catalog"), py::arg("schema"), py::arg("views"), py::arg("ansi"));
 }
 

@@ -110,7 +110,9 @@ def test_wrong_input_is_refused_by_class(spark, tmp_path):
         (lambda: df.write.saveAsTable("a.b.c.d"), "INVALID_PIPELINE"),
         (lambda: df.write.saveAsTable("main.../etc"), "INVALID_PIPELINE"),
         (lambda: spark.table("main.s.missing").count(), "DELTA_TABLE_NOT_FOUND"),
-        (lambda: spark.sql("SELECT 1"), "NOT_IMPLEMENTED"),
+        (lambda: spark.sql("CREATE TABLE t (a INT)"), "NOT_IMPLEMENTED"),
+        (lambda: spark.sql("SELECT id FROM nosuch_view"), "TABLE_OR_VIEW_NOT_FOUND"),
+        (lambda: spark.sql("SELECT id FROM"), "PARSE_SYNTAX_ERROR"),
     ]
     for action, error_class in cases:
         with pytest.raises(sluice.SluiceError) as error:
@@ -118,3 +120,17 @@ def test_wrong_input_is_refused_by_class(spark, tmp_path):
         assert error.value.error_class == error_class, (error_class, str(error.value))
         assert str(error.value).startswith(f"[{error_class}] ")
     assert not os.path.exists(str(tmp_path / "x"))
+
+
+def test_spark_sql_selects_over_views_and_tables(spark):
+    df = orders(spark)
+    df.createOrReplaceTempView("Orders")
+    rows = spark.sql("SELECT id, total * 2 AS t FROM orders WHERE total > 10").collect()
+    assert [r.asDict() for r in rows] == [{"id": 2, "t": 24.0}, {"id": 3, "t": 60.5}]
+    df.union(df).write.saveAsTable("main.shop.orders")
+    groups = spark.sql("SELECT item, count(*) AS n, sum(total) AS s FROM main.shop.orders GROUP BY item "
+                       "HAVING count(*) > 1").collect()
+    assert sorted((r.item or "", r.n, r.s) for r in groups) == [
+        ("", 2, 60.5), ("apple", 2, 11.0), ("fig", 2, None), ("pear", 2, 24.0)]
+    assert spark.sql("SELECT count(*) AS n FROM shop.orders WHERE id > 100").collect()[0].n == 0
+    assert spark.sql("SELECT * FROM orders WHERE id > 100").columns == ["id", "item", "total"]
