@@ -199,3 +199,32 @@ def test_the_pickling_check_names_what_cannot_move():
         assert pipelines._unpicklable_warning("s", functools.partial(plain, 1)) is None
     finally:
         connection.close()
+
+
+def test_a_full_refresh_starts_a_python_sinks_batch_ids_at_zero(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spark = sluice.Session(warehouse="warehouse", storage="storage")
+    for commit in range(2):
+        spark.range(commit * 3, commit * 3 + 3).write.mode("append").saveAsTable("main.raw.n")
+    write(tmp_path / "pipeline.yml", """
+        name: ids
+        storage: storage
+        warehouse: warehouse
+        libraries: [lib.py]
+    """)
+    write(tmp_path / "lib.py", """
+        from sluice import pipelines as dp
+
+        @dp.foreach_batch_sink(name="ids")
+        def ids(df, batch_id):
+            with open("ids.txt", "a") as out:
+                out.write(f"{batch_id}:{sorted(r.id for r in df.collect())}\\n")
+
+        @dp.append_flow(target="ids")
+        def numbers():
+            return spark.readStream.format("delta").option("maxFilesPerTrigger", 1).table("main.raw.n")
+    """)
+    pipelines.run_file("pipeline.yml", trigger="available_now")
+    pipelines.run_file("pipeline.yml", trigger="available_now")
+    pipelines.run_file("pipeline.yml", trigger="available_now", full_refresh=["numbers"])
+    assert (tmp_path / "ids.txt").read_text().splitlines() == ["0:[0, 1, 2]", "1:[3, 4, 5]"] * 2
