@@ -1,6 +1,7 @@
 """Streaming queries: foreachBatch with batch ids, replays after a failing callback, progress,
 a delta sink with where/select, and two queries in one process that never wait on each other."""
 import threading
+import time
 
 import pyarrow as pa
 import pytest
@@ -126,3 +127,20 @@ def test_wrong_stream_settings_are_refused(spark, tmp_path):
         with pytest.raises(sluice.SluiceError) as error:
             action()
         assert error.value.error_class == error_class, str(error.value)
+
+
+def test_rate_console_and_memory(spark, tmp_path, capfd):
+    two_seconds_ago = int(time.time() * 1000) - 2000
+    rows = spark.read.format("rate").option("rowsPerSecond", 1000).option("startTimestamp", two_seconds_ago).load()
+    assert rows.columns == ["timestamp", "value"]
+    values = [r.value for r in rows.collect()]
+    assert values == list(range(len(values))) and 2000 <= len(values) < 60000
+    source_table(spark, commits=2)
+    (stream(spark).where("id < 4").writeStream.format("console").trigger(availableNow=True).start()
+     .awaitTermination())
+    printed = capfd.readouterr().out
+    assert "Batch: 0" in printed and "Batch: 1" in printed and "|  3|" in printed and "|  4|" not in printed
+    query = (stream(spark).writeStream.format("memory").option("queryName", "events_copy")
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    assert [p["numInputRows"] for p in query.recentProgress] == [3, 3]
