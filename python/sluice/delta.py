@@ -85,11 +85,52 @@ class DeltaTable:
         """Deletes the rows ``condition`` holds for (all rows without one): one commit."""
         _sluice.delete(self._path, _text(condition), self._session.ansi)
 
-    def optimize(self):
-        raise SluiceError("NOT_IMPLEMENTED", "OPTIMIZE is not in sluice yet")
+    def optimize(self) -> "DeltaOptimizeBuilder":
+        """Compaction of small files (Delta's optimize builder): ``.where(partition_predicate)``,
+        then ``.executeCompaction()``."""
+        return DeltaOptimizeBuilder(self)
 
-    def vacuum(self, retentionHours: Optional[float] = None):
-        raise SluiceError("NOT_IMPLEMENTED", "VACUUM is not in sluice yet")
+    def vacuum(self, retentionHours: Optional[float] = None, dryRun: bool = False, force: bool = False) -> List[str]:
+        """Deletes the files no version within the retention (default: the table's
+        delta.deletedFileRetentionDuration, 1 week) uses; the files deleted (or, with ``dryRun``,
+        to delete). A retention below the table's needs ``force``."""
+        return _sluice.vacuum(self._path, retentionHours, dryRun, force)
+
+    def restoreToVersion(self, version: int):
+        """Gives the table back the rows of ``version`` in a new commit; its metrics as a one-row
+        DataFrame."""
+        from .dataframe import DataFrame
+
+        metrics = _sluice.restore(self._path, version)
+        names = ["table_size_after_restore", "num_of_files_after_restore", "num_removed_files", "num_restored_files"]
+        return DataFrame(self._session, _sluice.Frame.from_arrow(pa.table({n: [metrics[n]] for n in names})))
+
+    def restoreToTimestamp(self, timestamp: str):
+        raise SluiceError("NOT_IMPLEMENTED", "RESTORE to a timestamp: restore to a version (history() lists them)")
+
+
+class DeltaOptimizeBuilder:
+    """``DeltaTable.optimize()``: which partitions, then the compaction."""
+
+    def __init__(self, table: DeltaTable):
+        self._table = table
+        self._where: Optional[str] = None
+
+    def where(self, partitionFilter) -> "DeltaOptimizeBuilder":
+        self._where = _text(partitionFilter)
+        return self
+
+    def executeCompaction(self):
+        """Compacts; the metrics (numFilesAdded, numFilesRemoved, ...) as a one-row DataFrame."""
+        from .dataframe import DataFrame
+
+        metrics = _sluice.optimize(self._table._path, self._where, 0, self._table._session.ansi)
+        names = ["numFilesAdded", "numFilesRemoved", "numBytesAdded", "numBytesRemoved", "partitionsOptimized",
+                 "numDeletionVectorsRemoved"]
+        return DataFrame(self._table._session, _sluice.Frame.from_arrow(pa.table({n: [metrics[n]] for n in names})))
+
+    def executeZOrderBy(self, *columns: str):
+        raise SluiceError("NOT_IMPLEMENTED", "OPTIMIZE ZORDER BY is not in sluice yet: executeCompaction() compacts")
 
 
 class DeltaMergeBuilder:

@@ -11,6 +11,14 @@ from .errors import SluiceError
 # Statements spark.sql runs: Delta's DML (docs/delta.md).
 _DML = re.compile(r"^\s*(MERGE|UPDATE|DELETE)\b", re.IGNORECASE)
 _SELECT = re.compile(r"^\s*SELECT\b", re.IGNORECASE)
+# Delta's maintenance statements; a table is delta.`/path` or a dotted name.
+_NAME = r"(delta\.`(?:[^`]|``)+`|[A-Za-z0-9_.`-]+)"
+_OPTIMIZE = re.compile(r"^\s*OPTIMIZE\s+" + _NAME + r"(?:\s+WHERE\s+(.+?))?(\s+ZORDER\s+BY\s+.*?)?\s*;?\s*$",
+                       re.IGNORECASE | re.DOTALL)
+_VACUUM = re.compile(r"^\s*VACUUM\s+" + _NAME + r"(?:\s+RETAIN\s+([0-9.]+)\s+HOURS)?(\s+DRY\s+RUN)?\s*;?\s*$",
+                     re.IGNORECASE)
+_RESTORE = re.compile(r"^\s*RESTORE\s+(?:TABLE\s+)?" + _NAME + r"\s+TO\s+VERSION\s+AS\s+OF\s+([0-9]+)\s*;?\s*$",
+                      re.IGNORECASE)
 
 
 def option_text(value: Any) -> str:
@@ -78,13 +86,47 @@ class Session:
         from .dataframe import DataFrame, metrics_frame
 
         views = dict(self._views)
+        maintenance = self._maintenance(statement)
+        if maintenance is not None:
+            return maintenance
         if _SELECT.match(statement):
             return DataFrame(self, _sluice.run_select(statement, self.warehouse, self.catalog, self.schema, views,
                                                       self.ansi))
         if not _DML.match(statement):
-            raise SluiceError("NOT_IMPLEMENTED", "spark.sql runs SELECT, MERGE, UPDATE and DELETE statements")
+            raise SluiceError("NOT_IMPLEMENTED", "spark.sql runs SELECT, MERGE, UPDATE, DELETE, OPTIMIZE, VACUUM and "
+                              "RESTORE statements")
         return DataFrame(self, metrics_frame(_sluice.run_dml(statement, self.warehouse, self.catalog, self.schema,
                                                              views, self.ansi)))
+
+    def _maintenance(self, statement: str):
+        """OPTIMIZE t [WHERE ...], VACUUM t [RETAIN n HOURS] [DRY RUN], RESTORE [TABLE] t TO VERSION
+        AS OF n, through DeltaTable; None for other statements."""
+        from .delta import DeltaTable
+
+        for pattern, kind in ((_OPTIMIZE, "optimize"), (_VACUUM, "vacuum"), (_RESTORE, "restore")):
+            match = pattern.match(statement)
+            if match is None:
+                continue
+            name = match.group(1)
+            if name.lower().startswith("delta.`"):
+                table = DeltaTable.forPath(self, name[len("delta.`"):-1].replace("``", "`"))
+            else:
+                table = DeltaTable.forName(self, name.replace("`", ""))
+            if kind == "optimize":
+                if match.group(3):
+                    raise SluiceError("NOT_IMPLEMENTED", "OPTIMIZE ZORDER BY is not in sluice yet")
+                builder = table.optimize()
+                return (builder.where(match.group(2)) if match.group(2) else builder).executeCompaction()
+            if kind == "vacuum":
+                import pyarrow as pa
+
+                from .dataframe import DataFrame, frame_of
+
+                hours = float(match.group(2)) if match.group(2) else None
+                files = table.vacuum(hours, dryRun=bool(match.group(3)))
+                return DataFrame(self, frame_of(pa.table({"path": pa.array(files, pa.large_string())})))
+            return table.restoreToVersion(int(match.group(2)))
+        return None
 
     def stop(self) -> None:
         """Nothing to release: the engine lives in this process."""

@@ -15,6 +15,7 @@
 #include "sluice/core/file_system.h"
 #include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
+#include "sluice/delta/maintenance.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/engine/file_formats.h"
 #include "sluice/core/ascii.h"
@@ -241,6 +242,49 @@ py::dict Delete(const std::string& path, const std::optional<std::string>& where
   return ResultOf(result);
 }
 
+py::dict Optimize(const std::string& path, const std::optional<std::string>& where, int64_t target_file_size,
+                  bool ansi) {
+  delta::OptimizeSpec spec{.target_file_size = target_file_size, .sql = Sql(ansi)};
+  if (where) spec.where = Parse(*where);
+  delta::OptimizeResult result;
+  {
+    py::gil_scoped_release nogil;
+    result = Check(delta::Optimize(LocalFileSystem(), path, spec));
+  }
+  py::dict out;
+  out["version"] = result.version;
+  out["skipped"] = result.skipped;
+  out["numFilesRemoved"] = result.num_files_removed;
+  out["numFilesAdded"] = result.num_files_added;
+  out["numBytesRemoved"] = result.num_bytes_removed;
+  out["numBytesAdded"] = result.num_bytes_added;
+  out["partitionsOptimized"] = result.num_partitions_optimized;
+  out["numDeletionVectorsRemoved"] = result.num_deletion_vectors_removed;
+  return out;
+}
+
+std::vector<std::string> Vacuum(const std::string& path, std::optional<double> retention_hours, bool dry_run,
+                                bool force) {
+  delta::VacuumSpec spec{.retention_hours = retention_hours, .dry_run = dry_run, .force = force};
+  py::gil_scoped_release nogil;
+  return Check(delta::Vacuum(LocalFileSystem(), path, spec)).files;
+}
+
+py::dict Restore(const std::string& path, int64_t version) {
+  delta::RestoreResult result;
+  {
+    py::gil_scoped_release nogil;
+    result = Check(delta::Restore(LocalFileSystem(), path, version));
+  }
+  py::dict out;
+  out["table_size_after_restore"] = result.table_size_after_restore;
+  out["num_of_files_after_restore"] = result.num_files_after_restore;
+  out["num_removed_files"] = result.num_files_removed;
+  out["num_restored_files"] = result.num_files_restored;
+  out["version"] = result.version;
+  return out;
+}
+
 // The table's versions, newest first (as DESCRIBE HISTORY), at most `limit` (-1: all).
 py::list History(const std::string& path, int64_t limit) {
   auto fs = LocalFileSystem();
@@ -449,6 +493,9 @@ void DefineFrames(py::module_& m) {
   m.def("update", &Update, py::arg("path"), py::arg("assignments"), py::arg("where"), py::arg("ansi"));
   m.def("delete", &Delete, py::arg("path"), py::arg("where"), py::arg("ansi"));
   m.def("history", &History, py::arg("path"), py::arg("limit"));
+  m.def("optimize", &Optimize, py::arg("path"), py::arg("where"), py::arg("target_file_size"), py::arg("ansi"));
+  m.def("vacuum", &Vacuum, py::arg("path"), py::arg("retention_hours"), py::arg("dry_run"), py::arg("force"));
+  m.def("restore", &Restore, py::arg("path"), py::arg("version"));
   m.def(
       "sink_option_names",
       [](const std::string& format) {

@@ -69,7 +69,6 @@ def test_merge_errors_by_class(spark):
         (lambda: table.alias("t").merge(twice.alias("s"), "t.nosuch = s.id").whenMatchedDelete().execute(),
          "UNRESOLVED_COLUMN"),
         (lambda: table.update("id = 1", {"nosuch": "1"}), "UNRESOLVED_COLUMN"),
-        (lambda: table.optimize(), "NOT_IMPLEMENTED"),
         (lambda: sluice.DeltaTable.forName(spark, "main.s.none"), "DELTA_TABLE_NOT_FOUND"),
         (lambda: spark.sql("MERGE INTO main.s.t t USING nosuch s ON t.id = s.id WHEN MATCHED THEN DELETE"),
          "TABLE_OR_VIEW_NOT_FOUND"),
@@ -96,3 +95,44 @@ def test_spark_sql_merge_update_delete(spark, tmp_path):
     path = spark._table_path("main.s.t")
     spark.sql(f"DELETE FROM delta.`{path}` WHERE qty = 0")
     assert spark.table("main.s.t").count() == 3
+
+
+def test_optimize_restore_and_vacuum(spark):
+    import os
+    import time
+
+    for i in range(6):
+        spark.range(i * 2, i * 2 + 2).write.mode("append").saveAsTable("main.s.m")
+    table = sluice.DeltaTable.forName(spark, "main.s.m")
+    metrics = table.optimize().executeCompaction().collect()[0]
+    assert (metrics.numFilesRemoved, metrics.numFilesAdded, metrics.partitionsOptimized) == (6, 1, 1)
+    assert sorted(r.id for r in table.toDF().collect()) == list(range(12))
+    assert spark.sql("OPTIMIZE main.s.m").collect()[0].numFilesRemoved == 0
+    restored = spark.sql("RESTORE TABLE main.s.m TO VERSION AS OF 2").collect()[0]
+    assert (restored.num_restored_files, restored.num_removed_files, restored.num_of_files_after_restore) == (3, 1, 3)
+    assert sorted(r.id for r in table.toDF().collect()) == list(range(6))
+
+    errors = [
+        (lambda: table.vacuum(0), "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT"),
+        (lambda: spark.sql("VACUUM main.s.m RETAIN 0 HOURS DRY RUN"), "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT"),
+        (lambda: table.optimize().where("id > 1").executeCompaction(), "DELTA_NON_PARTITION_COLUMN_REFERENCE"),
+        (lambda: table.optimize().executeZOrderBy("id"), "NOT_IMPLEMENTED"),
+        (lambda: spark.sql("OPTIMIZE main.s.m ZORDER BY (id)"), "NOT_IMPLEMENTED"),
+        (lambda: table.restoreToVersion(99), "DELTA_CANNOT_RESTORE_TABLE_VERSION"),
+    ]
+    for action, error_class in errors:
+        with pytest.raises(sluice.SluiceError) as error:
+            action()
+        assert error.value.error_class == error_class, str(error.value)
+
+    time.sleep(0.01)  # the last removals are then older than a retention of 0
+    listed = table.vacuum(0, dryRun=True, force=True)
+    assert len(listed) == 4  # the compacted file and the three appends only it held
+    assert all(os.path.exists(path) for path in listed)
+    assert table.vacuum(0, force=True) == listed
+    assert not any(os.path.exists(path) for path in listed)
+    assert sorted(r.id for r in table.toDF().collect()) == list(range(6))
+    operations = [h.operation for h in table.history().collect()]
+    assert operations[:4] == ["VACUUM END", "VACUUM START", "RESTORE", "OPTIMIZE"]
+    path = spark._table_path("main.s.m")
+    assert spark.sql(f"VACUUM delta.`{path}` DRY RUN").count() == 0

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
+#include "sluice/delta/maintenance.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/expr/dml.h"
@@ -281,10 +283,90 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
   });
 }
 
+struct MaintenanceOptions {
+  std::string table;
+  std::string where;
+  int64_t target_file_size = 0;
+  std::optional<double> retain_hours;
+  bool dry_run = false;
+  bool force = false;
+  int64_t version = -1;
+};
+
+Status RunOptimize(const MaintenanceOptions& options) {
+  delta::OptimizeSpec spec{.target_file_size = options.target_file_size};
+  if (!options.where.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(spec.where, ParseOption("--where", options.where));
+  }
+  SLUICE_ASSIGN_OR_RETURN(delta::OptimizeResult result, delta::Optimize(LocalFileSystem(), options.table, spec));
+  if (result.skipped) {
+    Print(fmt::format("version {}: nothing to compact\n", result.version));
+    return Status::OK();
+  }
+  Print(fmt::format("version {}: {} files compacted into {} ({} bytes into {}) in {} partition(s)\n", result.version,
+                    result.num_files_removed, result.num_files_added, result.num_bytes_removed, result.num_bytes_added,
+                    result.num_partitions_optimized));
+  return Status::OK();
+}
+
+Status RunVacuum(const MaintenanceOptions& options) {
+  delta::VacuumSpec spec{.retention_hours = options.retain_hours, .dry_run = options.dry_run, .force = options.force};
+  SLUICE_ASSIGN_OR_RETURN(delta::VacuumResult result, delta::Vacuum(LocalFileSystem(), options.table, spec));
+  std::string out = fmt::format("{} {} file(s), {} bytes\n", options.dry_run ? "would delete" : "deleted",
+                                result.files.size(), result.bytes);
+  if (options.dry_run) {
+    for (const std::string& file : result.files) out += file + "\n";
+  }
+  Print(out);
+  return Status::OK();
+}
+
+Status RunRestore(const MaintenanceOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(delta::RestoreResult result,
+                          delta::Restore(LocalFileSystem(), options.table, options.version));
+  Print(fmt::format("version {}: the rows of version {} ({} file(s) restored, {} removed; {} files, {} bytes)\n",
+                    result.version, options.version, result.num_files_restored, result.num_files_removed,
+                    result.num_files_after_restore, result.table_size_after_restore));
+  return Status::OK();
+}
+
+void AddMaintenanceCommand(CLI::App* parent, const std::string& name, const std::string& description,
+                           Status (*run)(const MaintenanceOptions&)) {
+  auto options = std::make_shared<MaintenanceOptions>();
+  CLI::App* command = parent->add_subcommand(name, description);
+  command->add_option("PATH", options->table, "The table's directory")->required();
+  if (name == "optimize") {
+    command->add_option("--where", options->where, "Only the partitions this predicate over partition columns holds for");
+    command->add_option("--target-file-size", options->target_file_size,
+                        "Bytes to aim each file at (default: delta.targetFileSize, else 128 MiB)")
+        ->check(CLI::PositiveNumber);
+  }
+  if (name == "vacuum") {
+    command->add_option("--retain", options->retain_hours,
+                        "Hours a removed file is kept (default: delta.deletedFileRetentionDuration, 1 week)")
+        ->check(CLI::NonNegativeNumber);
+    command->add_flag("--dry-run", options->dry_run, "List the files that would be deleted; delete nothing");
+    command->add_flag("--force", options->force, "Allow a retention below delta.deletedFileRetentionDuration");
+  }
+  if (name == "restore") {
+    command->add_option("--version", options->version, "The version whose rows the table gets back")->required();
+  }
+  command->callback([options, run, name] {
+    options->table = AbsolutePath(options->table);
+    Status status = run(*options);
+    std::fflush(stdout);
+    if (!status.ok()) {
+      std::fprintf(stderr, "sluice delta %s: %s\n", name.c_str(), status.ToString().c_str());
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
 }  // namespace
 
 void RegisterDeltaCommand(CLI::App& app) {
-  CLI::App* delta = app.add_subcommand("delta", "Inspect and change Delta tables: history, metadata, rows, DML");
+  CLI::App* delta =
+      app.add_subcommand("delta", "Inspect and change Delta tables: history, metadata, rows, DML, maintenance");
   delta->require_subcommand(1);
   AddCommand(delta, "history", "Print the versions of the table, newest first: time, operation, parameters, metrics",
              RunHistory, false, false);
@@ -293,6 +375,11 @@ void RegisterDeltaCommand(CLI::App& app) {
   AddDmlCommand(delta, "update", "Set columns of the rows --where holds (one UPDATE commit)", RunUpdate);
   AddDmlCommand(delta, "delete", "Delete the rows --where holds (one DELETE commit; --where true for all)", RunDelete);
   AddDmlCommand(delta, "merge", "Merge a source's rows into the table (one MERGE commit, Delta's semantics)", RunMerge);
+  AddMaintenanceCommand(delta, "optimize", "Compact small files into files of about the target size (one OPTIMIZE "
+                        "commit; no row changes)", RunOptimize);
+  AddMaintenanceCommand(delta, "vacuum", "Delete files no version within the retention period uses", RunVacuum);
+  AddMaintenanceCommand(delta, "restore", "Give the table back the rows of an earlier version (one RESTORE commit)",
+                        RunRestore);
 }
 
 }  // namespace sluice::cli

@@ -12,6 +12,7 @@
 #include "sluice/delta/checkpoint.h"
 #include "sluice/delta/features.h"
 #include "sluice/delta/log.h"
+#include "sluice/delta/maintenance.h"
 
 namespace sluice::delta {
 namespace {
@@ -217,6 +218,18 @@ void Transaction::CheckpointIfDue(int64_t version) const {
   }
 }
 
+void Transaction::CompactIfDue(int64_t version, std::string_view operation) const {
+  if (operation == kOperationOptimize || adds_.empty()) return;
+  const Metadata* metadata = effective_metadata();
+  if (metadata->configuration.count("delta.autoOptimize.autoCompact") == 0) return;
+  // The commit stands whatever happens here: the files stay small until the next try.
+  Status status = AutoCompact(fs_, table_path_, version, adds_);
+  if (!status.ok()) {
+    spdlog::warn("automatic compaction after version {} of '{}' not done: {}", version, table_path_,
+                 status.ToString());
+  }
+}
+
 Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operation_parameters,
                                     std::optional<StringMap> operation_metrics, const CommitOptions& options) {
   if (!snapshot_ && metadata_ && !protocol_) {
@@ -233,6 +246,7 @@ Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operat
     if (put.ok()) {
       committed_ = true;
       CheckpointIfDue(version);
+      CompactIfDue(version, operation);
       return version;
     }
     if (put.error_class() != errors::kFileAlreadyExists) {
@@ -242,6 +256,7 @@ Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operat
       if (existing.ok() && *existing == content) {
         committed_ = true;
         CheckpointIfDue(version);
+        CompactIfDue(version, operation);
         return version;
       }
       if (!existing.ok()) {

@@ -69,6 +69,9 @@ inline constexpr std::string_view kDeltaSourceDataDeleted = "DELTA_SOURCE_DATA_D
 inline constexpr std::string_view kDeltaInvalidCharactersInColumnNames = "DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES";
 inline constexpr std::string_view kDeltaDeletionVectorCorrupt = "DELTA_DELETION_VECTOR_CORRUPT";
 inline constexpr std::string_view kDeltaMultipleSourceRowMatchingTargetRowInMerge = "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE";
+inline constexpr std::string_view kDeltaNonPartitionColumnReference = "DELTA_NON_PARTITION_COLUMN_REFERENCE";
+inline constexpr std::string_view kDeltaVacuumRetentionPeriodTooShort = "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT";
+inline constexpr std::string_view kDeltaCannotRestoreTableVersion = "DELTA_CANNOT_RESTORE_TABLE_VERSION";
 // PostgreSQL
 inline constexpr std::string_view kJdbcStreamingSinkInvalidOptions = "JDBC_STREAMING_SINK_INVALID_OPTIONS";
 inline constexpr std::string_view kPgUpsertKeyMismatch = "PG_UPSERT_KEY_MISMATCH";

@@ -46,6 +46,10 @@ inline constexpr std::string_view kOperationMerge = "MERGE";
 inline constexpr std::string_view kOperationTruncate = "TRUNCATE";
 inline constexpr std::string_view kOperationUpdate = "UPDATE";
 inline constexpr std::string_view kOperationDelete = "DELETE";
+inline constexpr std::string_view kOperationOptimize = "OPTIMIZE";
+inline constexpr std::string_view kOperationVacuumStart = "VACUUM START";
+inline constexpr std::string_view kOperationVacuumEnd = "VACUUM END";
+inline constexpr std::string_view kOperationRestore = "RESTORE";
 
 struct CommitOptions {
   // How many versions a commit may move forward past lost races before giving up with
@@ -92,8 +96,9 @@ class Transaction {
   const Metadata* effective_metadata() const;
 
   // Commits and returns the version written. When that version is a multiple of
-  // delta.checkpointInterval (default 10), a checkpoint of it is written too (a failure there
-  // is logged; the commit stands). Errors: DELTA_CONCURRENT_MODIFICATION (see above),
+  // delta.checkpointInterval (default 10), a checkpoint of it is written too, and on a table with
+  // delta.autoOptimize.autoCompact small files may be compacted in a next commit (AutoCompact,
+  // maintenance.h); a failure of either is logged, and the commit stands. Errors: DELTA_CONCURRENT_MODIFICATION (see above),
   // DELTA_TABLE_ALREADY_EXISTS when creating a table that another writer created first,
   // DELTA_PROTOCOL_UNSUPPORTED when sluice cannot write the table, INVALID_ARGUMENT for an
   // inconsistent transaction (no metadata for a new table, removing from an append-only table),
@@ -112,6 +117,8 @@ class Transaction {
   // OK when the commit that won `version` leaves this transaction valid.
   Status CheckConflicts(int64_t version, const std::vector<Action>& winner) const;
   void CheckpointIfDue(int64_t version) const;
+  // Runs automatic compaction after committing `version` when the table asks for it.
+  void CompactIfDue(int64_t version, std::string_view operation) const;
 
   std::shared_ptr<FileSystem> fs_;
   std::string table_path_;

@@ -1,0 +1,365 @@
+#include "sluice/delta/maintenance.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "delta/data_files.h"
+#include "delta/file_pruning.h"
+#include "sluice/core/ascii.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/delta/checkpoint.h"
+#include "sluice/delta/deletion_vector.h"
+#include "sluice/delta/log.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/snapshot.h"
+#include "sluice/delta/transaction.h"
+
+namespace sluice::delta {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status TableNotFound(const std::string& table_path) {
+  return Status::Error(errors::kDeltaTableNotFound, fmt::format("no Delta table at '{}'", table_path));
+}
+
+bool HasDeletedRows(const AddFile& file) { return file.deletion_vector && file.deletion_vector->cardinality > 0; }
+
+// The absolute path of a data file named in the log.
+Result<std::string> DataFilePath(const std::string& table_path, const std::string& uri_path) {
+  SLUICE_ASSIGN_OR_RETURN(std::string relative, DecodeFilePath(uri_path));
+  return relative.starts_with("/") ? relative : table_path + "/" + relative;
+}
+
+// The partition of a file as one text, the values in partition-column order.
+std::string PartitionKey(const AddFile& file, const std::vector<std::string>& partition_columns) {
+  std::string key;
+  for (const std::string& column : partition_columns) {
+    auto value = file.partition_values.find(column);
+    key += value == file.partition_values.end() || !value->second ? std::string("\x01") : *value->second;
+    key += '\0';
+  }
+  return key;
+}
+
+Result<int64_t> TargetFileSize(const Snapshot& snapshot, int64_t given) {
+  if (given > 0) return given;
+  std::string property = snapshot.Property("delta.targetFileSize", "");
+  if (property.empty()) return kDefaultTargetFileSize;
+  char* end = nullptr;
+  long long bytes = std::strtoll(property.c_str(), &end, 10);
+  if (end == property.c_str() || *end != '\0' || bytes <= 0) {
+    return Status::Error(errors::kInvalidArgument,
+                         fmt::format("delta.targetFileSize is '{}', not a positive number of bytes", property));
+  }
+  return static_cast<int64_t>(bytes);
+}
+
+// Files of one partition taken smallest first into bins of at most `target` bytes; a bin is kept
+// when compacting it changes something (two files or more, or deleted rows to drop).
+std::vector<std::vector<AddFile>> Bins(std::vector<AddFile> files, int64_t target) {
+  std::sort(files.begin(), files.end(), [](const AddFile& a, const AddFile& b) {
+    return a.size != b.size ? a.size < b.size : a.path < b.path;
+  });
+  std::vector<std::vector<AddFile>> bins;
+  std::vector<AddFile> bin;
+  int64_t bytes = 0;
+  auto close = [&] {
+    if (bin.size() > 1 || (bin.size() == 1 && HasDeletedRows(bin[0]))) bins.push_back(std::move(bin));
+    bin.clear();
+    bytes = 0;
+  };
+  for (AddFile& file : files) {
+    if (!bin.empty() && bytes + file.size > target) close();
+    bytes += file.size;
+    bin.push_back(std::move(file));
+  }
+  close();
+  return bins;
+}
+
+std::string Percentile(std::vector<int64_t> sizes, double p) {
+  if (sizes.empty()) return "0";
+  std::sort(sizes.begin(), sizes.end());
+  return std::to_string(sizes[static_cast<size_t>(p * static_cast<double>(sizes.size() - 1))]);
+}
+
+}  // namespace
+
+Result<OptimizeResult> Optimize(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                                const OptimizeSpec& spec) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> txn, Transaction::Start(fs, table_path));
+  const SnapshotPtr snapshot = txn->read_snapshot();
+  if (snapshot == nullptr) return TableNotFound(table_path);
+  const std::vector<std::string>& partition_columns = snapshot->metadata().partition_columns;
+  std::optional<FilePruner> pruner;
+  if (spec.where) {
+    for (const std::string& column : spec.where->ReferencedColumns()) {
+      bool partition = std::any_of(partition_columns.begin(), partition_columns.end(),
+                                   [&](const std::string& p) { return EqualsIgnoreCase(p, column); });
+      if (!partition) {
+        return Status::Error(errors::kDeltaNonPartitionColumnReference,
+                             fmt::format("OPTIMIZE's predicate names `{}`, which is not a partition column; only "
+                                         "the partition columns may be named: [{}]",
+                                         column, fmt::join(partition_columns, ", ")));
+      }
+    }
+    SLUICE_ASSIGN_OR_RETURN(FilePruner made, FilePruner::Make(*spec.where, snapshot->schema(), partition_columns));
+    pruner.emplace(std::move(made));
+  }
+  SLUICE_ASSIGN_OR_RETURN(const int64_t target, TargetFileSize(*snapshot, spec.target_file_size));
+
+  std::map<std::string, std::vector<AddFile>> partitions;
+  for (const AddFile& file : snapshot->files()) {
+    if (pruner && !pruner->MayMatch(file)) continue;
+    if (file.size >= target && !HasDeletedRows(file)) continue;
+    partitions[PartitionKey(file, partition_columns)].push_back(file);
+  }
+  OptimizeResult result;
+  result.version = snapshot->version();
+  std::vector<std::vector<AddFile>> bins;
+  for (auto& [key, files] : partitions) {
+    std::vector<std::vector<AddFile>> of_partition = Bins(std::move(files), target);
+    if (!of_partition.empty()) ++result.num_partitions_optimized;
+    for (auto& bin : of_partition) bins.push_back(std::move(bin));
+  }
+  if (bins.empty()) {
+    result.skipped = true;
+    return result;
+  }
+
+  const int64_t now = NowMs();
+  std::vector<AddFile> compacted;
+  std::vector<int64_t> added_sizes;
+  for (const std::vector<AddFile>& bin : bins) {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableScan> scan, TableScan::Open(snapshot, ScanOptions{.files = bin}));
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<DataFileWriter> writer,
+                            DataFileWriter::Open(*fs, table_path, snapshot->schema(), partition_columns, now));
+    while (true) {
+      SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
+      if (batch == nullptr) break;
+      if (batch->num_rows() > 0) SLUICE_RETURN_IF_ERROR(writer->Write(batch));
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::vector<AddFile> adds, writer->Finish());
+    for (AddFile& add : adds) {
+      add.data_change = false;
+      result.num_bytes_added += add.size;
+      added_sizes.push_back(add.size);
+      ++result.num_files_added;
+      txn->Add(std::move(add));
+    }
+    for (const AddFile& file : bin) {
+      RemoveFile remove = RemovalOf(file, now);
+      remove.data_change = false;
+      txn->Remove(std::move(remove));
+      result.num_bytes_removed += file.size;
+      ++result.num_files_removed;
+      if (HasDeletedRows(file)) ++result.num_deletion_vectors_removed;
+      compacted.push_back(file);
+    }
+  }
+  txn->ReadFiles(compacted);
+  StringMap parameters = {{"predicate", spec.where ? "[\"" + spec.where->ToSql() + "\"]" : "[]"},
+                          {"zOrderBy", "[]"}};
+  StringMap metrics = {
+      {"numRemovedFiles", std::to_string(result.num_files_removed)},
+      {"numRemovedBytes", std::to_string(result.num_bytes_removed)},
+      {"numAddedFiles", std::to_string(result.num_files_added)},
+      {"numAddedBytes", std::to_string(result.num_bytes_added)},
+      {"numDeletionVectorsRemoved", std::to_string(result.num_deletion_vectors_removed)},
+      {"minFileSize", Percentile(added_sizes, 0)},
+      {"p25FileSize", Percentile(added_sizes, 0.25)},
+      {"p50FileSize", Percentile(added_sizes, 0.5)},
+      {"p75FileSize", Percentile(added_sizes, 0.75)},
+      {"maxFileSize", Percentile(added_sizes, 1)},
+  };
+  SLUICE_ASSIGN_OR_RETURN(result.version, txn->Commit(kOperationOptimize, std::move(parameters), std::move(metrics)));
+  result.skipped = false;
+  return result;
+}
+
+Status AutoCompact(std::shared_ptr<FileSystem> fs, const std::string& table_path, int64_t version,
+                   const std::vector<AddFile>& added) {
+  if (added.empty()) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(SnapshotPtr snapshot, Snapshot::Load(fs, table_path, SnapshotOptions{.version = version}));
+  const std::string setting = snapshot->Property("delta.autoOptimize.autoCompact", "false");
+  if (!EqualsIgnoreCase(setting, "true") && !EqualsIgnoreCase(setting, "auto")) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(const int64_t target, TargetFileSize(*snapshot, 0));
+  const std::vector<std::string>& partition_columns = snapshot->metadata().partition_columns;
+  std::set<std::string> written;
+  for (const AddFile& file : added) written.insert(PartitionKey(file, partition_columns));
+  std::map<std::string, int> small;
+  for (const AddFile& file : snapshot->files()) {
+    std::string key = PartitionKey(file, partition_columns);
+    if (file.size < target && written.count(key) > 0 && ++small[key] >= kAutoCompactMinFiles) {
+      return Optimize(fs, table_path, {}).status();
+    }
+  }
+  return Status::OK();
+}
+
+Result<VacuumResult> Vacuum(std::shared_ptr<FileSystem> fs, const std::string& table_path, const VacuumSpec& spec) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> start, Transaction::Start(fs, table_path));
+  const SnapshotPtr snapshot = start->read_snapshot();
+  if (snapshot == nullptr) return TableNotFound(table_path);
+  const std::string property = snapshot->Property("delta.deletedFileRetentionDuration", "interval 1 week");
+  SLUICE_ASSIGN_OR_RETURN(const int64_t table_retention_ms, ParseIntervalMs(property));
+  int64_t retention_ms = table_retention_ms;
+  if (spec.retention_hours) {
+    if (!(*spec.retention_hours >= 0)) {
+      return Status::Error(errors::kInvalidArgument,
+                           fmt::format("VACUUM's retention is {} hours; it cannot be negative", *spec.retention_hours));
+    }
+    retention_ms = static_cast<int64_t>(*spec.retention_hours * 3'600'000.0);
+  }
+  if (retention_ms < table_retention_ms && !spec.force) {
+    return Status::Error(errors::kDeltaVacuumRetentionPeriodTooShort,
+                         fmt::format("a retention of {} hours is below the table's delta.deletedFileRetentionDuration "
+                                     "({}): files a reader or writer still uses may go. Force it if no query reads "
+                                     "versions older than that, or keep the retention",
+                                     static_cast<double>(retention_ms) / 3'600'000.0, property));
+  }
+  const int64_t now = spec.now_ms.value_or(NowMs());
+  const int64_t threshold = now - retention_ms;
+
+  // What the latest version uses, and when the tombstoned files left the table.
+  std::set<std::string> live;
+  std::map<std::string, int64_t> removed_at;
+  for (const AddFile& file : snapshot->files()) {
+    SLUICE_ASSIGN_OR_RETURN(std::string path, DataFilePath(table_path, file.path));
+    live.insert(path);
+    if (file.deletion_vector && file.deletion_vector->storage_type != "i") {
+      SLUICE_ASSIGN_OR_RETURN(std::string dv, DeletionVectorFilePath(table_path, *file.deletion_vector));
+      live.insert(dv);
+    }
+  }
+  for (const RemoveFile& file : snapshot->tombstones()) {
+    SLUICE_ASSIGN_OR_RETURN(std::string path, DataFilePath(table_path, file.path));
+    removed_at[path] = std::max(removed_at[path], file.deletion_timestamp.value_or(0));
+    if (file.deletion_vector && file.deletion_vector->storage_type != "i") {
+      SLUICE_ASSIGN_OR_RETURN(std::string dv, DeletionVectorFilePath(table_path, *file.deletion_vector));
+      removed_at[dv] = std::max(removed_at[dv], file.deletion_timestamp.value_or(0));
+    }
+  }
+
+  VacuumResult result;
+  std::vector<std::string> directories = {table_path};
+  while (!directories.empty()) {
+    std::string directory = std::move(directories.back());
+    directories.pop_back();
+    SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> entries, fs->List(directory));
+    for (const FileInfo& entry : entries) {
+      std::string_view name = std::string_view(entry.path).substr(entry.path.rfind('/') + 1);
+      // `_delta_log`, sluice's and other tools' own folders, hidden files; a partition folder
+      // (`_p=1`) is the table's even when its column's name starts with `_`.
+      if ((name.starts_with("_") || name.starts_with(".")) && name.find('=') == std::string_view::npos) continue;
+      if (entry.is_directory) {
+        directories.push_back(entry.path);
+        continue;
+      }
+      if (live.count(entry.path) > 0) continue;
+      auto removed = removed_at.find(entry.path);
+      const int64_t gone_since = removed != removed_at.end() ? removed->second : entry.modification_time_ms;
+      if (gone_since >= threshold) continue;
+      result.files.push_back(entry.path);
+      result.bytes += entry.size;
+    }
+  }
+  std::sort(result.files.begin(), result.files.end());
+  if (spec.dry_run) return result;
+
+  StringMap parameters = {{"retentionCheckEnabled", spec.force ? "false" : "true"},
+                          {"defaultRetentionMillis", std::to_string(table_retention_ms)},
+                          {"specifiedRetentionMillis", std::to_string(retention_ms)}};
+  SLUICE_RETURN_IF_ERROR(start
+                             ->Commit(kOperationVacuumStart, parameters,
+                                      StringMap{{"numFilesToDelete", std::to_string(result.files.size())},
+                                                {"sizeOfDataToDelete", std::to_string(result.bytes)}})
+                             .status());
+  for (const std::string& file : result.files) SLUICE_RETURN_IF_ERROR(fs->Delete(file));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> end, Transaction::Start(fs, table_path));
+  SLUICE_RETURN_IF_ERROR(end->Commit(kOperationVacuumEnd, StringMap{{"status", "COMPLETED"}},
+                                     StringMap{{"numDeletedFiles", std::to_string(result.files.size())}})
+                             .status());
+  return result;
+}
+
+Result<RestoreResult> Restore(std::shared_ptr<FileSystem> fs, const std::string& table_path, int64_t version) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> txn, Transaction::Start(fs, table_path));
+  const SnapshotPtr latest = txn->read_snapshot();
+  if (latest == nullptr) return TableNotFound(table_path);
+  if (version < 0 || version > latest->version()) {
+    return Status::Error(errors::kDeltaCannotRestoreTableVersion,
+                         fmt::format("cannot restore '{}' to version {}: its versions are 0 to {}", table_path,
+                                     version, latest->version()));
+  }
+  SnapshotOptions options;
+  options.version = version;
+  Result<SnapshotPtr> loaded = Snapshot::Load(fs, table_path, options);
+  if (!loaded.ok()) {
+    return Status::Error(errors::kDeltaCannotRestoreTableVersion,
+                         fmt::format("cannot restore '{}' to version {}: {}", table_path, version,
+                                     loaded.status().ToString()));
+  }
+  const SnapshotPtr old = *loaded;
+  // A file is the same in both versions when its path and its deletion vector are.
+  auto identity = [](const AddFile& file) {
+    return file.path + "\n" + (file.deletion_vector ? file.deletion_vector->UniqueId() : "");
+  };
+  std::set<std::string> in_latest, in_old;
+  for (const AddFile& file : latest->files()) in_latest.insert(identity(file));
+  for (const AddFile& file : old->files()) in_old.insert(identity(file));
+
+  RestoreResult result;
+  const int64_t now = NowMs();
+  for (const AddFile& file : old->files()) {
+    result.table_size_after_restore += file.size;
+    ++result.num_files_after_restore;
+    if (in_latest.count(identity(file)) > 0) continue;
+    SLUICE_ASSIGN_OR_RETURN(std::string path, DataFilePath(table_path, file.path));
+    SLUICE_ASSIGN_OR_RETURN(bool exists, fs->Exists(path));
+    if (!exists) {
+      return Status::Error(errors::kDeltaCannotRestoreTableVersion,
+                           fmt::format("cannot restore '{}' to version {}: its data file '{}' is gone (vacuumed?)",
+                                       table_path, version, file.path));
+    }
+    AddFile add = file;
+    add.data_change = true;
+    add.modification_time = now;
+    txn->Add(std::move(add));
+    ++result.num_files_restored;
+  }
+  int64_t removed_bytes = 0, restored_bytes = 0;
+  for (const AddFile& file : latest->files()) {
+    if (in_old.count(identity(file)) > 0) continue;
+    txn->Remove(RemovalOf(file, now));
+    removed_bytes += file.size;
+    ++result.num_files_removed;
+  }
+  for (const AddFile& file : old->files()) {
+    if (in_latest.count(identity(file)) == 0) restored_bytes += file.size;
+  }
+  if (!(old->metadata() == latest->metadata())) {
+    Metadata metadata = old->metadata();
+    txn->SetMetadata(std::move(metadata));
+  }
+  txn->ReadWholeTable();
+  StringMap parameters = {{"version", std::to_string(version)}};
+  StringMap metrics = {{"tableSizeAfterRestore", std::to_string(result.table_size_after_restore)},
+                       {"numOfFilesAfterRestore", std::to_string(result.num_files_after_restore)},
+                       {"numRemovedFiles", std::to_string(result.num_files_removed)},
+                       {"numRestoredFiles", std::to_string(result.num_files_restored)},
+                       {"removedFilesSize", std::to_string(removed_bytes)},
+                       {"restoredFilesSize", std::to_string(restored_bytes)}};
+  SLUICE_ASSIGN_OR_RETURN(result.version, txn->Commit(kOperationRestore, std::move(parameters), std::move(metrics)));
+  return result;
+}
+
+}  // namespace sluice::delta

@@ -1,0 +1,317 @@
+#include "sluice/delta/maintenance.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sluice/core/builder.h"
+#include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/delta/dml.h"
+#include "sluice/delta/log.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/writer.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::delta {
+namespace {
+
+constexpr int64_t kWeekMs = 7LL * 24 * 3600 * 1000;
+
+// Rows (id bigint, p string) with ids [first, first + count), p alternating 'a' / 'b'.
+BatchPtr Rows(int64_t first, int64_t count) {
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder ps(DataType::String());
+  for (int64_t id = first; id < first + count; ++id) {
+    ids.Append(id);
+    ps.Append(id % 2 == 0 ? "a" : "b");
+  }
+  return RecordBatch::Make(ParseTypeString("struct<id:bigint,p:string>").value(), {ids.Finish(), ps.Finish()}, count)
+      .value();
+}
+
+class MaintenanceTest : public ::testing::Test {
+ protected:
+  void Append(int64_t first, int64_t count, WriteOptions options = {}) {
+    auto written = WriteTable(fs_, table_, {Rows(first, count)}, options);
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  }
+  // Ten appends of 5 rows, partitioned by p when asked: 10 or 20 small files.
+  void SmallFiles(bool partitioned, StringMap properties = {}) {
+    WriteOptions options;
+    if (partitioned) options.partition_columns = {"p"};
+    options.table_properties = std::move(properties);
+    for (int i = 0; i < 10; ++i) Append(i * 5, 5, options);
+  }
+
+  // The rows of `version` (latest: -1) as "id,p", sorted.
+  std::vector<std::string> TableRows(int64_t version = -1) {
+    SnapshotOptions options;
+    if (version >= 0) options.version = version;
+    std::vector<std::string> rows;
+    auto snapshot = Snapshot::Load(fs_, table_, options);
+    EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+    if (!snapshot.ok()) return rows;
+    auto scan = TableScan::Open(*snapshot);
+    while (scan.ok()) {
+      auto next = (*scan)->Next();
+      EXPECT_TRUE(next.ok()) << next.status().ToString();
+      if (!next.ok() || *next == nullptr) break;
+      for (int64_t row = 0; row < (*next)->num_rows(); ++row) {
+        rows.push_back(FormatValue(*(*next)->column(0), row) + "," + FormatValue(*(*next)->column(1), row));
+      }
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  }
+  std::vector<AddFile> Files() { return Snapshot::Load(fs_, table_).value()->files(); }
+  std::optional<CommitInfo> Info(int64_t version) {
+    for (Action& action : ReadCommit(*fs_, table_, version).value()) {
+      if (auto* info = std::get_if<CommitInfo>(&action)) return *info;
+    }
+    return std::nullopt;
+  }
+  std::vector<std::string> DataFilesOnDisk() {
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(table_)) {
+      std::string path = entry.path().string();
+      if (entry.is_regular_file() && path.find("_delta_log") == std::string::npos) files.push_back(path);
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+  }
+
+  sluice::testing::TempDir dir_{"delta-maintenance"};
+  std::string table_ = dir_.Join("table");
+  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
+};
+
+TEST_F(MaintenanceTest, OptimizeCompactsEachPartitionsSmallFilesWithoutChangingARow) {
+  SmallFiles(/*partitioned=*/true);
+  const std::vector<std::string> before = TableRows();
+  ASSERT_EQ(Files().size(), 20u);
+  auto result = Optimize(fs_, table_, {});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_FALSE(result->skipped);
+  EXPECT_EQ(result->version, 10);
+  EXPECT_EQ(result->num_files_removed, 20);
+  EXPECT_EQ(result->num_files_added, 2);
+  EXPECT_EQ(result->num_partitions_optimized, 2);
+  EXPECT_EQ(TableRows(), before);
+  std::vector<AddFile> files = Files();
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_NE(files[0].partition_values, files[1].partition_values);
+  // No row changed: every action says so, and the commit is OPTIMIZE with Delta's metrics.
+  for (const Action& action : ReadCommit(*fs_, table_, 10).value()) {
+    if (auto* add = std::get_if<AddFile>(&action)) EXPECT_FALSE(add->data_change);
+    if (auto* remove = std::get_if<RemoveFile>(&action)) EXPECT_FALSE(remove->data_change);
+  }
+  std::optional<CommitInfo> info = Info(10);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->operation, "OPTIMIZE");
+  EXPECT_EQ(info->operation_metrics->at("numRemovedFiles"), "20");
+  EXPECT_EQ(info->operation_metrics->at("numAddedFiles"), "2");
+  // Nothing left to compact: no commit.
+  auto again = Optimize(fs_, table_, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->skipped);
+  EXPECT_EQ(again->version, 10);
+}
+
+TEST_F(MaintenanceTest, OptimizeTakesOnlyTheChosenPartitionsAndFilesBelowTheTarget) {
+  SmallFiles(/*partitioned=*/true);
+  OptimizeSpec spec;
+  spec.where = expr::Expression::Parse("p = 'a'").value();
+  auto result = Optimize(fs_, table_, spec);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->num_files_removed, 10);
+  EXPECT_EQ(Files().size(), 11u);  // a: one file; b: its ten
+  EXPECT_EQ(Info(10)->operation_parameters.at("predicate"), "[\"(p = 'a')\"]");
+
+  spec.where = expr::Expression::Parse("id > 3 AND p = 'b'").value();
+  auto wrong = Optimize(fs_, table_, spec);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().error_class(), errors::kDeltaNonPartitionColumnReference);
+  EXPECT_NE(wrong.status().message().find("`id`"), std::string_view::npos) << wrong.status().ToString();
+
+  // Files at or above the target are left alone; bins stop at the target.
+  OptimizeSpec tiny;
+  tiny.target_file_size = 1;
+  auto skipped = Optimize(fs_, table_, tiny);
+  ASSERT_TRUE(skipped.ok());
+  EXPECT_TRUE(skipped->skipped);
+  OptimizeSpec pairs;
+  pairs.target_file_size = Files().back().size * 2;  // about two of b's files a bin
+  auto paired = Optimize(fs_, table_, pairs);
+  ASSERT_TRUE(paired.ok()) << paired.status().ToString();
+  EXPECT_GE(paired->num_files_added, 4);
+  EXPECT_LE(paired->num_files_added, 6);
+  EXPECT_EQ(TableRows().size(), 50u);
+}
+
+TEST_F(MaintenanceTest, OptimizeDropsRowsDeletionVectorsMarked) {
+  SmallFiles(/*partitioned=*/false, {{"delta.enableDeletionVectors", "true"}});
+  DeleteSpec remove;
+  remove.where = expr::Expression::Parse("id % 5 = 0").value();
+  auto deleted = DeleteFromTable(fs_, table_, remove);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  ASSERT_EQ(deleted->num_deletion_vectors_added, 10);
+  const std::vector<std::string> before = TableRows();
+  ASSERT_EQ(before.size(), 40u);
+  auto result = Optimize(fs_, table_, {});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->num_deletion_vectors_removed, 10);
+  EXPECT_EQ(TableRows(), before);
+  std::vector<AddFile> files = Files();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_FALSE(files[0].deletion_vector.has_value());
+  EXPECT_NE(files[0].stats->find("\"numRecords\":40"), std::string::npos) << *files[0].stats;
+}
+
+TEST_F(MaintenanceTest, AutoCompactionKeepsATableOfManySmallCommitsCompact) {
+  WriteOptions options;
+  options.partition_columns = {"p"};
+  options.table_properties = {{"delta.autoOptimize.autoCompact", "true"}};
+  for (int i = 0; i < 60; ++i) Append(i * 2, 2, options);  // one small file per partition a commit
+  EXPECT_EQ(TableRows().size(), 120u);
+  // At the 50th small file of a partition the table was compacted, in a commit of its own.
+  std::vector<int64_t> optimized;
+  for (int64_t version : ListLog(*fs_, table_).value().commit_versions) {
+    if (Info(version)->operation == "OPTIMIZE") optimized.push_back(version);
+  }
+  EXPECT_EQ(optimized, std::vector<int64_t>{50});
+  EXPECT_EQ(Files().size(), 2u + 2u * 10u);  // one compacted file per partition, ten small since
+  // Without the property nothing happens by itself.
+  sluice::testing::TempDir other("delta-maintenance-plain");
+  for (int i = 0; i < 55; ++i) ASSERT_TRUE(WriteTable(fs_, other.Join("t"), {Rows(i, 1)}).ok());
+  EXPECT_EQ(Snapshot::Load(fs_, other.Join("t")).value()->files().size(), 55u);
+}
+
+TEST_F(MaintenanceTest, VacuumDeletesOnlyWhatNoVersionWithinTheRetentionNeeds) {
+  SmallFiles(/*partitioned=*/true);
+  ASSERT_TRUE(Optimize(fs_, table_, {}).ok());  // the 20 small files become tombstones
+  const std::string orphan = table_ + "/p=a/part-orphan.parquet";  // a failed write's leftover
+  std::ofstream(orphan) << "x";
+  const std::string own = table_ + "/_sluice_transactions/app";
+  std::filesystem::create_directories(table_ + "/_sluice_transactions");
+  std::ofstream(own) << "1";
+  ASSERT_EQ(DataFilesOnDisk().size(), 24u);
+
+  // Within the default week nothing goes; below it, only when forced.
+  auto now = Vacuum(fs_, table_, {});
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  EXPECT_TRUE(now->files.empty());
+  VacuumSpec short_retention;
+  short_retention.retention_hours = 1;
+  auto refused = Vacuum(fs_, table_, short_retention);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().error_class(), errors::kDeltaVacuumRetentionPeriodTooShort);
+
+  // Eight days later: a dry run lists the tombstones and the orphan, deletes nothing.
+  VacuumSpec later;
+  later.now_ms = Info(10)->timestamp.value() + kWeekMs + 24 * 3600 * 1000;
+  later.dry_run = true;
+  auto listed = Vacuum(fs_, table_, later);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(listed->files.size(), 21u);
+  EXPECT_TRUE(std::binary_search(listed->files.begin(), listed->files.end(), orphan));
+  EXPECT_EQ(DataFilesOnDisk().size(), 24u);
+  const int64_t versions_before = ListLog(*fs_, table_).value().commit_versions.size();
+
+  later.dry_run = false;
+  auto vacuumed = Vacuum(fs_, table_, later);
+  ASSERT_TRUE(vacuumed.ok()) << vacuumed.status().ToString();
+  EXPECT_EQ(vacuumed->files, listed->files);
+  std::vector<std::string> left = DataFilesOnDisk();
+  EXPECT_EQ(left.size(), 3u);  // the two live files and sluice's own file
+  EXPECT_TRUE(std::binary_search(left.begin(), left.end(), own));
+  for (const AddFile& file : Files()) {
+    EXPECT_TRUE(std::filesystem::exists(table_ + "/" + file.path)) << file.path;
+  }
+  EXPECT_EQ(TableRows().size(), 50u);
+  // VACUUM START and VACUUM END are recorded; an older version can no longer be read.
+  EXPECT_EQ(static_cast<int64_t>(ListLog(*fs_, table_).value().commit_versions.size()), versions_before + 2);
+  EXPECT_EQ(Info(11)->operation, "VACUUM START");  // the first VACUUM, which found nothing to delete
+  EXPECT_EQ(Info(11)->operation_metrics->at("numFilesToDelete"), "0");
+  EXPECT_EQ(Info(13)->operation, "VACUUM START");
+  EXPECT_EQ(Info(13)->operation_metrics->at("numFilesToDelete"), "21");
+  EXPECT_EQ(Info(14)->operation, "VACUUM END");
+  EXPECT_EQ(Info(14)->operation_metrics->at("numDeletedFiles"), "21");
+  auto old = TableScan::Open(Snapshot::Load(fs_, table_, SnapshotOptions{.version = 3}).value());
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE((*old)->Next().ok());
+}
+
+TEST_F(MaintenanceTest, VacuumKeepsTheDeletionVectorsOfLiveFilesAndDeletesTheOthers) {
+  SmallFiles(/*partitioned=*/false, {{"delta.enableDeletionVectors", "true"}});
+  DeleteSpec remove;
+  remove.where = expr::Expression::Parse("id < 3").value();
+  ASSERT_TRUE(DeleteFromTable(fs_, table_, remove).ok());
+  auto dv_files = [&] {
+    int n = 0;
+    for (const std::string& file : DataFilesOnDisk()) n += file.find("deletion_vector_") != std::string::npos;
+    return n;
+  };
+  ASSERT_EQ(dv_files(), 1);
+  VacuumSpec later;
+  later.now_ms = Info(10)->timestamp.value() + 2 * kWeekMs;
+  ASSERT_TRUE(Vacuum(fs_, table_, later).ok());
+  EXPECT_EQ(dv_files(), 1);  // its data file is live
+  EXPECT_EQ(TableRows().size(), 47u);
+  ASSERT_TRUE(Optimize(fs_, table_, {}).ok());
+  later.now_ms = *later.now_ms + 2 * kWeekMs;
+  auto vacuumed = Vacuum(fs_, table_, later);
+  ASSERT_TRUE(vacuumed.ok()) << vacuumed.status().ToString();
+  EXPECT_EQ(dv_files(), 0);
+  EXPECT_EQ(TableRows().size(), 47u);
+}
+
+TEST_F(MaintenanceTest, RestoreBringsBackAnEarlierVersionsRows) {
+  Append(0, 5);   // v0
+  Append(5, 5);   // v1
+  DeleteSpec remove;
+  remove.where = expr::Expression::Parse("id % 2 = 0").value();
+  ASSERT_TRUE(DeleteFromTable(fs_, table_, remove).ok());  // v2
+  WriteOptions overwrite;
+  overwrite.mode = WriteMode::kOverwrite;
+  Append(100, 2, overwrite);  // v3
+  const std::vector<std::string> at_one = TableRows(1);
+  ASSERT_EQ(at_one.size(), 10u);
+
+  auto restored = Restore(fs_, table_, 1);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_EQ(restored->version, 4);
+  EXPECT_EQ(TableRows(), at_one);
+  EXPECT_EQ(restored->num_files_restored, 2);
+  EXPECT_EQ(restored->num_files_removed, 1);
+  EXPECT_EQ(restored->num_files_after_restore, 2);
+  EXPECT_EQ(Info(4)->operation, "RESTORE");
+  EXPECT_EQ(Info(4)->operation_parameters.at("version"), "1");
+  // Restoring the latest version again changes no file.
+  auto same = Restore(fs_, table_, 4);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->num_files_restored + same->num_files_removed, 0);
+  EXPECT_EQ(TableRows(), at_one);
+
+  for (int64_t version : {-1, 99}) {
+    auto wrong = Restore(fs_, table_, version);
+    ASSERT_FALSE(wrong.ok()) << version;
+    EXPECT_EQ(wrong.status().error_class(), errors::kDeltaCannotRestoreTableVersion);
+  }
+  // Once vacuumed, the files of version 2 (the deleted rows' rewrite) are gone for good.
+  VacuumSpec later;
+  later.now_ms = Info(5)->timestamp.value() + 2 * kWeekMs;
+  ASSERT_TRUE(Vacuum(fs_, table_, later).ok());
+  auto gone = Restore(fs_, table_, 2);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().error_class(), errors::kDeltaCannotRestoreTableVersion);
+  EXPECT_NE(gone.status().message().find("gone"), std::string_view::npos) << gone.status().ToString();
+}
+
+}  // namespace
+}  // namespace sluice::delta
