@@ -146,6 +146,15 @@ std::string Summary(const delta::DmlResult& result) {
                      count(result.num_files_removed, "file"), result.num_files_added, vectors);
 }
 
+// A subcommand's end: what it printed flushed, and a failure on stderr with exit code 1.
+void ExitOnFailure(const std::string& name, const Status& status) {
+  std::fflush(stdout);
+  if (!status.ok()) {
+    std::fprintf(stderr, "sluice delta %s: %s\n", name.c_str(), status.ToString().c_str());
+    throw CLI::RuntimeError(1);
+  }
+}
+
 Result<expr::Expression> ParseOption(const std::string& flag, const std::string& text) {
   Result<expr::Expression> parsed = expr::Expression::Parse(text);
   if (!parsed.ok()) return parsed.status().WithContext(flag);
@@ -249,12 +258,7 @@ void AddDmlCommand(CLI::App* parent, const std::string& name, const std::string&
   command->callback([options, run, name] {
     options->table = AbsolutePath(options->table);
     if (!options->source.empty()) options->source = AbsolutePath(options->source);
-    Status status = run(*options);
-    std::fflush(stdout);
-    if (!status.ok()) {
-      std::fprintf(stderr, "sluice delta %s: %s\n", name.c_str(), status.ToString().c_str());
-      throw CLI::RuntimeError(1);
-    }
+    ExitOnFailure(name, run(*options));
   });
 }
 
@@ -274,12 +278,7 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
   command->callback([options, run, name] {
     // The file system takes absolute paths only; a table is usually named relative to here.
     options->table = AbsolutePath(options->table);
-    Status status = run(*options);
-    std::fflush(stdout);
-    if (!status.ok()) {
-      std::fprintf(stderr, "sluice delta %s: %s\n", name.c_str(), status.ToString().c_str());
-      throw CLI::RuntimeError(1);
-    }
+    ExitOnFailure(name, run(*options));
   });
 }
 
@@ -353,12 +352,7 @@ void AddMaintenanceCommand(CLI::App* parent, const std::string& name, const std:
   }
   command->callback([options, run, name] {
     options->table = AbsolutePath(options->table);
-    Status status = run(*options);
-    std::fflush(stdout);
-    if (!status.ok()) {
-      std::fprintf(stderr, "sluice delta %s: %s\n", name.c_str(), status.ToString().c_str());
-      throw CLI::RuntimeError(1);
-    }
+    ExitOnFailure(name, run(*options));
   });
 }
 
