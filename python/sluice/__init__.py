@@ -14,7 +14,7 @@ from .delta import DeltaMergeBuilder, DeltaTable
 from . import functions
 from .errors import SluiceError, StreamingQueryException
 from .session import DataFrameReader, DataStreamReader, Session
-from .streaming import DataStreamWriter, StreamingQuery
+from .streaming import DataStreamWriter, StreamingQuery, StreamingQueryManager
 
 __all__ = [
     "DataFrame",
@@ -29,6 +29,7 @@ __all__ = [
     "SluiceError",
     "StreamingQuery",
     "StreamingQueryException",
+    "StreamingQueryManager",
     "__version__",
     "functions",
 ]

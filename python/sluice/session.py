@@ -46,6 +46,9 @@ class Session:
         self.storage = os.path.abspath(storage or os.environ.get("SLUICE_STORAGE", "storage"))
         self.ansi = ansi
         self._views: Dict[str, Any] = {}
+        from .streaming import StreamingQueryManager
+
+        self._streams = StreamingQueryManager()
 
     @property
     def read(self) -> "DataFrameReader":
@@ -54,6 +57,11 @@ class Session:
     @property
     def readStream(self) -> "DataStreamReader":
         return DataStreamReader(self)
+
+    @property
+    def streams(self):
+        """The streaming queries this session started (PySpark's StreamingQueryManager)."""
+        return self._streams
 
     def table(self, name: str):
         return self.read.table(name)

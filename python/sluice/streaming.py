@@ -5,6 +5,8 @@ import json
 import os
 import re
 import tempfile
+import threading
+import time
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _sluice
@@ -112,7 +114,9 @@ class DataStreamWriter:
             stream["format"], stream["options"], where, stream["select"],
             "" if callback else format, sink_options, callback, checkpoint,
             self._trigger[0], self._trigger[1], self._output_mode, self._name or "query", session.ansi)
-        return StreamingQuery(query)
+        started = StreamingQuery(query)
+        session._streams._started(started)
+        return started
 
     def _checkpoint(self, options: Dict[str, str], format: str) -> str:
         checkpoint = None
@@ -180,3 +184,54 @@ class StreamingQuery:
     def stop(self) -> None:
         """Stops after the batch in progress and waits until the query has."""
         self._query.stop()
+
+
+class StreamingQueryManager:
+    """``spark.streams``: the queries a session started, and waiting for any of them to end."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._queries: List[StreamingQuery] = []
+        self._terminated: List[StreamingQuery] = []  # ended since the last resetTerminated()
+
+    def _started(self, query: StreamingQuery) -> None:
+        with self._lock:
+            self._queries.append(query)
+
+    def _sweep(self) -> None:
+        with self._lock:
+            for query in [q for q in self._queries if not q.isActive]:
+                self._queries.remove(query)
+                self._terminated.append(query)
+
+    @property
+    def active(self) -> List[StreamingQuery]:
+        self._sweep()
+        with self._lock:
+            return list(self._queries)
+
+    def get(self, id: str) -> Optional[StreamingQuery]:
+        return next((q for q in self.active if q.id == id), None)
+
+    def awaitAnyTermination(self, timeout: Optional[float] = None) -> Optional[bool]:
+        """Waits until a query ends (or ``timeout`` seconds: then whether one did) since the last
+        resetTerminated(); a query that failed raises its error."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self._sweep()
+            with self._lock:
+                ended = list(self._terminated)
+            if ended:
+                for query in ended:
+                    failure = query.exception()
+                    if failure is not None:
+                        raise failure
+                return True if timeout is not None else None
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+    def resetTerminated(self) -> None:
+        self._sweep()
+        with self._lock:
+            self._terminated.clear()

@@ -144,3 +144,29 @@ def test_rate_console_and_memory(spark, tmp_path, capfd):
              .trigger(availableNow=True).start())
     query.awaitTermination()
     assert [p["numInputRows"] for p in query.recentProgress] == [3, 3]
+
+
+def test_the_session_knows_its_queries(spark, tmp_path):
+    source_table(spark, commits=2)
+    release = threading.Event()
+
+    def waits(batch_df, batch_id):
+        release.wait(60)
+
+    def fails(batch_df, batch_id):
+        raise RuntimeError("no")
+
+    waiting = stream(spark).writeStream.foreachBatch(waits).option("checkpointLocation", str(tmp_path / "a")) \
+        .trigger(availableNow=True).start()
+    assert [q.id for q in spark.streams.active] == [waiting.id]
+    assert spark.streams.get(waiting.id) is waiting and spark.streams.get("nosuch") is None
+    assert spark.streams.awaitAnyTermination(timeout=0.1) is False
+    release.set()
+    assert spark.streams.awaitAnyTermination(timeout=30) is True
+    assert spark.streams.active == []
+    spark.streams.resetTerminated()
+    stream(spark).writeStream.foreachBatch(fails).option("checkpointLocation", str(tmp_path / "b")) \
+        .trigger(availableNow=True).start()
+    with pytest.raises(sluice.StreamingQueryException) as error:
+        spark.streams.awaitAnyTermination()
+    assert error.value.error_class == "PYTHON_CALLBACK_FAILED"
