@@ -122,15 +122,20 @@ class DeltaOptimizeBuilder:
 
     def executeCompaction(self):
         """Compacts; the metrics (numFilesAdded, numFilesRemoved, ...) as a one-row DataFrame."""
+        return self._execute([])
+
+    def executeZOrderBy(self, *columns: str):
+        """Rewrites each chosen partition with its rows in Z-order over ``columns``; the metrics."""
+        names = [c for group in columns for c in (group if isinstance(group, (list, tuple)) else [group])]
+        return self._execute(names)
+
+    def _execute(self, zorder_by: List[str]):
         from .dataframe import DataFrame
 
-        metrics = _sluice.optimize(self._table._path, self._where, 0, self._table._session.ansi)
+        metrics = _sluice.optimize(self._table._path, self._where, 0, zorder_by, self._table._session.ansi)
         names = ["numFilesAdded", "numFilesRemoved", "numBytesAdded", "numBytesRemoved", "partitionsOptimized",
                  "numDeletionVectorsRemoved"]
         return DataFrame(self._table._session, _sluice.Frame.from_arrow(pa.table({n: [metrics[n]] for n in names})))
-
-    def executeZOrderBy(self, *columns: str):
-        raise SluiceError("NOT_IMPLEMENTED", "OPTIMIZE ZORDER BY is not in sluice yet: executeCompaction() compacts")
 
 
 class DeltaMergeBuilder:

@@ -13,7 +13,7 @@ _DML = re.compile(r"^\s*(MERGE|UPDATE|DELETE)\b", re.IGNORECASE)
 _SELECT = re.compile(r"^\s*SELECT\b", re.IGNORECASE)
 # Delta's maintenance statements; a table is delta.`/path` or a dotted name.
 _NAME = r"(delta\.`(?:[^`]|``)+`|[A-Za-z0-9_.`-]+)"
-_OPTIMIZE = re.compile(r"^\s*OPTIMIZE\s+" + _NAME + r"(?:\s+WHERE\s+(.+?))?(\s+ZORDER\s+BY\s+.*?)?\s*;?\s*$",
+_OPTIMIZE = re.compile(r"^\s*OPTIMIZE\s+" + _NAME + r"(?:\s+WHERE\s+(.+?))?(?:\s+ZORDER\s+BY\s+\(?([^()]*?)\)?)?\s*;?\s*$",
                        re.IGNORECASE | re.DOTALL)
 _VACUUM = re.compile(r"^\s*VACUUM\s+" + _NAME + r"(?:\s+RETAIN\s+([0-9.]+)\s+HOURS)?(\s+DRY\s+RUN)?\s*;?\s*$",
                      re.IGNORECASE)
@@ -121,10 +121,12 @@ class Session:
             else:
                 table = DeltaTable.forName(self, name.replace("`", ""))
             if kind == "optimize":
-                if match.group(3):
-                    raise SluiceError("NOT_IMPLEMENTED", "OPTIMIZE ZORDER BY is not in sluice yet")
                 builder = table.optimize()
-                return (builder.where(match.group(2)) if match.group(2) else builder).executeCompaction()
+                builder = builder.where(match.group(2)) if match.group(2) else builder
+                if match.group(3):
+                    columns = [c.strip().strip("`") for c in match.group(3).split(",") if c.strip()]
+                    return builder.executeZOrderBy(*columns)
+                return builder.executeCompaction()
             if kind == "vacuum":
                 import pyarrow as pa
 

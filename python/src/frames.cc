@@ -243,8 +243,8 @@ py::dict Delete(const std::string& path, const std::optional<std::string>& where
 }
 
 py::dict Optimize(const std::string& path, const std::optional<std::string>& where, int64_t target_file_size,
-                  bool ansi) {
-  delta::OptimizeSpec spec{.target_file_size = target_file_size, .sql = Sql(ansi)};
+                  const std::vector<std::string>& zorder_by, bool ansi) {
+  delta::OptimizeSpec spec{.target_file_size = target_file_size, .zorder_by = zorder_by, .sql = Sql(ansi)};
   if (where) spec.where = Parse(*where);
   delta::OptimizeResult result;
   {
@@ -493,7 +493,8 @@ void DefineFrames(py::module_& m) {
   m.def("update", &Update, py::arg("path"), py::arg("assignments"), py::arg("where"), py::arg("ansi"));
   m.def("delete", &Delete, py::arg("path"), py::arg("where"), py::arg("ansi"));
   m.def("history", &History, py::arg("path"), py::arg("limit"));
-  m.def("optimize", &Optimize, py::arg("path"), py::arg("where"), py::arg("target_file_size"), py::arg("ansi"));
+  m.def("optimize", &Optimize, py::arg("path"), py::arg("where"), py::arg("target_file_size"), py::arg("zorder_by"),
+        py::arg("ansi"));
   m.def("vacuum", &Vacuum, py::arg("path"), py::arg("retention_hours"), py::arg("dry_run"), py::arg("force"));
   m.def("restore", &Restore, py::arg("path"), py::arg("version"));
   m.def(

@@ -116,8 +116,8 @@ def test_optimize_restore_and_vacuum(spark):
         (lambda: table.vacuum(0), "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT"),
         (lambda: spark.sql("VACUUM main.s.m RETAIN 0 HOURS DRY RUN"), "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT"),
         (lambda: table.optimize().where("id > 1").executeCompaction(), "DELTA_NON_PARTITION_COLUMN_REFERENCE"),
-        (lambda: table.optimize().executeZOrderBy("id"), "NOT_IMPLEMENTED"),
-        (lambda: spark.sql("OPTIMIZE main.s.m ZORDER BY (id)"), "NOT_IMPLEMENTED"),
+        (lambda: table.optimize().executeZOrderBy("nosuch"), "UNRESOLVED_COLUMN"),
+        (lambda: spark.sql("OPTIMIZE main.s.m ZORDER BY (nosuch, id)"), "UNRESOLVED_COLUMN"),
         (lambda: table.restoreToVersion(99), "DELTA_CANNOT_RESTORE_TABLE_VERSION"),
     ]
     for action, error_class in errors:
@@ -136,3 +136,7 @@ def test_optimize_restore_and_vacuum(spark):
     assert operations[:4] == ["VACUUM END", "VACUUM START", "RESTORE", "OPTIMIZE"]
     path = spark._table_path("main.s.m")
     assert spark.sql(f"VACUUM delta.`{path}` DRY RUN").count() == 0
+    ordered = spark.sql("OPTIMIZE main.s.m ZORDER BY (id)").collect()[0]
+    assert (ordered.numFilesRemoved, ordered.partitionsOptimized) == (3, 1)
+    assert sorted(r.id for r in table.toDF().collect()) == list(range(6))
+    assert dict(table.history(1).collect()[0].operationParameters)["zOrderBy"] == '["id"]'

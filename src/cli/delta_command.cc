@@ -285,6 +285,7 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
 struct MaintenanceOptions {
   std::string table;
   std::string where;
+  std::vector<std::string> zorder_by;
   int64_t target_file_size = 0;
   std::optional<double> retain_hours;
   bool dry_run = false;
@@ -293,7 +294,7 @@ struct MaintenanceOptions {
 };
 
 Status RunOptimize(const MaintenanceOptions& options) {
-  delta::OptimizeSpec spec{.target_file_size = options.target_file_size};
+  delta::OptimizeSpec spec{.target_file_size = options.target_file_size, .zorder_by = options.zorder_by};
   if (!options.where.empty()) {
     SLUICE_ASSIGN_OR_RETURN(spec.where, ParseOption("--where", options.where));
   }
@@ -336,6 +337,9 @@ void AddMaintenanceCommand(CLI::App* parent, const std::string& name, const std:
   command->add_option("PATH", options->table, "The table's directory")->required();
   if (name == "optimize") {
     command->add_option("--where", options->where, "Only the partitions this predicate over partition columns holds for");
+    command->add_option("--zorder-by", options->zorder_by,
+                        "Order each partition's rows along a Z-order curve over these columns (rewrites every file)")
+        ->delimiter(',');
     command->add_option("--target-file-size", options->target_file_size,
                         "Bytes to aim each file at (default: delta.targetFileSize, else 128 MiB)")
         ->check(CLI::PositiveNumber);

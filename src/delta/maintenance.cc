@@ -10,6 +10,7 @@
 #include "delta/data_files.h"
 #include "delta/file_pruning.h"
 #include "sluice/core/ascii.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/checkpoint.h"
 #include "sluice/delta/deletion_vector.h"
@@ -85,6 +86,61 @@ std::vector<std::vector<AddFile>> Bins(std::vector<AddFile> files, int64_t targe
   return bins;
 }
 
+// The rows of `rows` in Z-order over the columns `keys`: each row's rank by each column (scaled
+// to 32 bits) gives bits that are interleaved, most significant first, into one 64-bit key.
+Result<BatchPtr> ZOrdered(const BatchPtr& rows, const std::vector<int>& keys) {
+  const int64_t n = rows->num_rows();
+  if (n < 2) return rows;
+  const int bits = static_cast<int>(64 / keys.size());
+  std::vector<uint64_t> z(static_cast<size_t>(n), 0);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const int column[] = {keys[k]};
+    SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> order, SortIndices(rows, column));
+    for (int64_t rank = 0; rank < n; ++rank) {
+      // The rank scaled into [0, 2^32), keeping its top `bits` bits.
+      // (rank < n < 2^63, so rank * 2^32 needs 128 bits: the quotient is below 2^32.)
+      const uint64_t scaled = static_cast<uint64_t>((static_cast<int128_t>(rank) << 32) / n);
+      const uint64_t top = bits >= 32 ? scaled : scaled >> (32 - bits);
+      uint64_t& key = z[static_cast<size_t>(order[static_cast<size_t>(rank)])];
+      for (int bit = 0; bit < bits && bit < 32; ++bit) {
+        if ((top >> (std::min(bits, 32) - 1 - bit)) & 1) {
+          key |= uint64_t{1} << (63 - (bit * keys.size() + k));
+        }
+      }
+    }
+  }
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return z[static_cast<size_t>(a)] < z[static_cast<size_t>(b)]; });
+  return Take(rows, order);
+}
+
+Status CheckZOrderColumns(const Snapshot& snapshot, const std::vector<std::string>& columns, std::vector<int>* keys) {
+  const TypePtr& schema = snapshot.schema();
+  for (const std::string& column : columns) {
+    const std::vector<std::string>& partition_columns = snapshot.metadata().partition_columns;
+    if (std::any_of(partition_columns.begin(), partition_columns.end(),
+                    [&](const std::string& p) { return EqualsIgnoreCase(p, column); })) {
+      return Status::Error(errors::kInvalidArgument,
+                           fmt::format("`{}` is a partition column: ZORDER BY orders rows within partitions, by "
+                                       "other columns",
+                                       column));
+    }
+    int index = schema->FieldIndexIgnoreCase(column);
+    if (index < 0) {
+      return Status::Error(errors::kUnresolvedColumn, fmt::format("ZORDER BY column `{}` is not in the table", column));
+    }
+    if (schema->field(index).type->is_nested()) {
+      return Status::Error(errors::kDatatypeMismatch, fmt::format("ZORDER BY column `{}` is a {}, which has no order",
+                                                                  column, schema->field(index).type->ToString()));
+    }
+    keys->push_back(index);
+  }
+  if (columns.size() > 32) return Status::Error(errors::kInvalidArgument, "ZORDER BY takes at most 32 columns");
+  return Status::OK();
+}
+
 std::string Percentile(std::vector<int64_t> sizes, double p) {
   if (sizes.empty()) return "0";
   std::sort(sizes.begin(), sizes.end());
@@ -115,18 +171,27 @@ Result<OptimizeResult> Optimize(std::shared_ptr<FileSystem> fs, const std::strin
     pruner.emplace(std::move(made));
   }
   SLUICE_ASSIGN_OR_RETURN(const int64_t target, TargetFileSize(*snapshot, spec.target_file_size));
+  std::vector<int> zorder_keys;
+  SLUICE_RETURN_IF_ERROR(CheckZOrderColumns(*snapshot, spec.zorder_by, &zorder_keys));
+  const bool zorder = !zorder_keys.empty();
 
   std::map<std::string, std::vector<AddFile>> partitions;
   for (const AddFile& file : snapshot->files()) {
     if (pruner && !pruner->MayMatch(file)) continue;
-    if (file.size >= target && !HasDeletedRows(file)) continue;
+    if (!zorder && file.size >= target && !HasDeletedRows(file)) continue;
     partitions[PartitionKey(file, partition_columns)].push_back(file);
   }
   OptimizeResult result;
   result.version = snapshot->version();
   std::vector<std::vector<AddFile>> bins;
   for (auto& [key, files] : partitions) {
-    std::vector<std::vector<AddFile>> of_partition = Bins(std::move(files), target);
+    // Z-ordering takes a partition whole: its rows are ordered together.
+    std::vector<std::vector<AddFile>> of_partition;
+    if (zorder) {
+      of_partition.push_back(std::move(files));
+    } else {
+      of_partition = Bins(std::move(files), target);
+    }
     if (!of_partition.empty()) ++result.num_partitions_optimized;
     for (auto& bin : of_partition) bins.push_back(std::move(bin));
   }
@@ -140,14 +205,41 @@ Result<OptimizeResult> Optimize(std::shared_ptr<FileSystem> fs, const std::strin
   std::vector<int64_t> added_sizes;
   for (const std::vector<AddFile>& bin : bins) {
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableScan> scan, TableScan::Open(snapshot, ScanOptions{.files = bin}));
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<DataFileWriter> writer,
-                            DataFileWriter::Open(*fs, table_path, snapshot->schema(), partition_columns, now));
+    std::vector<BatchPtr> batches;
+    int64_t bin_bytes = 0;
+    for (const AddFile& file : bin) bin_bytes += file.size;
     while (true) {
       SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
       if (batch == nullptr) break;
-      if (batch->num_rows() > 0) SLUICE_RETURN_IF_ERROR(writer->Write(batch));
+      if (batch->num_rows() > 0) batches.push_back(std::move(batch));
     }
-    SLUICE_ASSIGN_OR_RETURN(std::vector<AddFile> adds, writer->Finish());
+    // Z-ordered rows are cut into files of about the target size (as many rows a file as the
+    // bin's bytes a row give); compacted rows go into one file.
+    std::vector<BatchPtr> files;
+    if (zorder && !batches.empty()) {
+      SLUICE_ASSIGN_OR_RETURN(BatchPtr all, Concatenate(batches));
+      SLUICE_ASSIGN_OR_RETURN(BatchPtr ordered, ZOrdered(all, zorder_keys));
+      const int64_t rows_per_file = std::max<int64_t>(
+          1, static_cast<int64_t>(static_cast<double>(target) * static_cast<double>(ordered->num_rows()) /
+                                  static_cast<double>(std::max<int64_t>(bin_bytes, 1))));
+      for (int64_t first = 0; first < ordered->num_rows(); first += rows_per_file) {
+        files.push_back(Slice(ordered, first, std::min(rows_per_file, ordered->num_rows() - first)));
+      }
+    }
+    std::vector<AddFile> adds;
+    auto write = [&](const std::vector<BatchPtr>& rows) -> Status {
+      SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<DataFileWriter> writer,
+                              DataFileWriter::Open(*fs, table_path, snapshot->schema(), partition_columns, now));
+      for (const BatchPtr& batch : rows) SLUICE_RETURN_IF_ERROR(writer->Write(batch));
+      SLUICE_ASSIGN_OR_RETURN(std::vector<AddFile> written, writer->Finish());
+      for (AddFile& add : written) adds.push_back(std::move(add));
+      return Status::OK();
+    };
+    if (zorder) {
+      for (const BatchPtr& file : files) SLUICE_RETURN_IF_ERROR(write({file}));
+    } else {
+      SLUICE_RETURN_IF_ERROR(write(batches));
+    }
     for (AddFile& add : adds) {
       add.data_change = false;
       result.num_bytes_added += add.size;
@@ -166,8 +258,10 @@ Result<OptimizeResult> Optimize(std::shared_ptr<FileSystem> fs, const std::strin
     }
   }
   txn->ReadFiles(compacted);
+  std::string zorder_by;
+  for (const std::string& column : spec.zorder_by) zorder_by += (zorder_by.empty() ? "\"" : ",\"") + column + "\"";
   StringMap parameters = {{"predicate", spec.where ? "[\"" + spec.where->ToSql() + "\"]" : "[]"},
-                          {"zOrderBy", "[]"}};
+                          {"zOrderBy", "[" + zorder_by + "]"}};
   StringMap metrics = {
       {"numRemovedFiles", std::to_string(result.num_files_removed)},
       {"numRemovedBytes", std::to_string(result.num_bytes_removed)},

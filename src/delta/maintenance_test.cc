@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
@@ -108,8 +109,12 @@ TEST_F(MaintenanceTest, OptimizeCompactsEachPartitionsSmallFilesWithoutChangingA
   EXPECT_NE(files[0].partition_values, files[1].partition_values);
   // No row changed: every action says so, and the commit is OPTIMIZE with Delta's metrics.
   for (const Action& action : ReadCommit(*fs_, table_, 10).value()) {
-    if (auto* add = std::get_if<AddFile>(&action)) EXPECT_FALSE(add->data_change);
-    if (auto* remove = std::get_if<RemoveFile>(&action)) EXPECT_FALSE(remove->data_change);
+    if (auto* add = std::get_if<AddFile>(&action)) {
+      EXPECT_FALSE(add->data_change);
+    }
+    if (auto* remove = std::get_if<RemoveFile>(&action)) {
+      EXPECT_FALSE(remove->data_change);
+    }
   }
   std::optional<CommitInfo> info = Info(10);
   ASSERT_TRUE(info);
@@ -171,6 +176,84 @@ TEST_F(MaintenanceTest, OptimizeDropsRowsDeletionVectorsMarked) {
   ASSERT_EQ(files.size(), 1u);
   EXPECT_FALSE(files[0].deletion_vector.has_value());
   EXPECT_NE(files[0].stats->find("\"numRecords\":40"), std::string::npos) << *files[0].stats;
+}
+
+// Points (x, y) spread over [0, 1000)^2, 40 per file, in 16 files each spanning the whole square.
+BatchPtr Points(uint64_t seed, int64_t count) {
+  Int64Builder xs(DataType::Long());
+  Int64Builder ys(DataType::Long());
+  for (int64_t i = 0; i < count; ++i) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    xs.Append(static_cast<int64_t>((seed >> 33) % 1000));
+    ys.Append(static_cast<int64_t>((seed >> 13) % 1000));
+  }
+  return RecordBatch::Make(ParseTypeString("struct<x:bigint,y:bigint>").value(), {xs.Finish(), ys.Finish()}, count)
+      .value();
+}
+
+// How many files' statistics may hold a point of [lo, hi)^2: what a filter on both columns reads.
+int FilesHolding(const std::vector<AddFile>& files, int64_t lo, int64_t hi) {
+  int n = 0;
+  simdjson::dom::parser parser;
+  for (const AddFile& file : files) {
+    simdjson::dom::element stats = parser.parse(*file.stats).value();
+    int64_t min_x = stats["minValues"]["x"].get_int64().value();
+    int64_t max_x = stats["maxValues"]["x"].get_int64().value();
+    int64_t min_y = stats["minValues"]["y"].get_int64().value();
+    int64_t max_y = stats["maxValues"]["y"].get_int64().value();
+    n += min_x < hi && max_x >= lo && min_y < hi && max_y >= lo;
+  }
+  return n;
+}
+
+TEST_F(MaintenanceTest, ZOrderingLetsStatisticsSkipFilesForFiltersOnEveryColumn) {
+  std::vector<std::string> before_rows;
+  for (uint64_t file = 0; file < 16; ++file) {
+    ASSERT_TRUE(WriteTable(fs_, table_, {Points(file + 1, 40)}).ok());
+  }
+  auto rows = [&] {
+    std::vector<std::string> out;
+    auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value()).value();
+    while (BatchPtr batch = scan->Next().value()) {
+      for (int64_t r = 0; r < batch->num_rows(); ++r) {
+        out.push_back(FormatValue(*batch->column(0), r) + "," + FormatValue(*batch->column(1), r));
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  before_rows = rows();
+  EXPECT_EQ(FilesHolding(Files(), 0, 100), 16);
+  OptimizeSpec spec;
+  spec.zorder_by = {"x", "y"};
+  spec.target_file_size = Files()[0].size;  // about 16 files again
+  auto result = Optimize(fs_, table_, spec);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(rows(), before_rows);
+  EXPECT_GE(Files().size(), 8u);
+  EXPECT_LE(FilesHolding(Files(), 0, 100), 4) << "a corner of a hundredth of the square";
+  EXPECT_EQ(Info(16)->operation_parameters.at("zOrderBy"), "[\"x\",\"y\"]");
+
+  for (const auto& [columns, error_class] : std::vector<std::pair<std::vector<std::string>, std::string_view>>{
+           {{"nosuch"}, errors::kUnresolvedColumn}}) {
+    OptimizeSpec wrong;
+    wrong.zorder_by = columns;
+    EXPECT_EQ(Optimize(fs_, table_, wrong).status().error_class(), error_class);
+  }
+}
+
+TEST_F(MaintenanceTest, ZOrderingRefusesPartitionColumns) {
+  SmallFiles(/*partitioned=*/true);
+  OptimizeSpec spec;
+  spec.zorder_by = {"p"};
+  auto refused = Optimize(fs_, table_, spec);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().error_class(), errors::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("partition column"), std::string_view::npos);
+  spec.zorder_by = {"id"};
+  auto ordered = Optimize(fs_, table_, spec);
+  ASSERT_TRUE(ordered.ok()) << ordered.status().ToString();
+  EXPECT_EQ(TableRows().size(), 50u);
 }
 
 TEST_F(MaintenanceTest, AutoCompactionKeepsATableOfManySmallCommitsCompact) {

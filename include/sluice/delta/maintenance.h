@@ -17,6 +17,8 @@
 //                                            delta.deletedFileRetentionDuration, not forced.
 //   DELTA_CANNOT_RESTORE_TABLE_VERSION       RESTORE to a version the log cannot rebuild, or
 //                                            whose data files were vacuumed.
+//   INVALID_ARGUMENT                         ZORDER BY names a partition column (or more than 32);
+//   UNRESOLVED_COLUMN / DATATYPE_MISMATCH    ... a column the table lacks, or cannot order.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +42,11 @@ struct OptimizeSpec {
   std::optional<expr::Expression> where = std::nullopt;
   // Files to aim at; 0: delta.targetFileSize, else kDefaultTargetFileSize.
   int64_t target_file_size = 0;
+  // ZORDER BY: every file of each chosen partition is rewritten, its rows ordered along a
+  // Z-order curve over these columns (each value's rank in the partition, the ranks' bits
+  // interleaved), so that files hold narrow ranges of all of them at once and statistics skip
+  // more files for filters on any of them. Top-level, non-partition columns of orderable types.
+  std::vector<std::string> zorder_by = {};
   expr::SqlOptions sql = {};
 };
 
