@@ -35,6 +35,10 @@ std::string PgConninfo(const ValidatedOptions& options, std::string_view databas
     if (options.Has(file)) AppendConninfo(&c, file, options.GetString(file));
   }
   AppendConninfo(&c, "application_name", "sluice");
+  // A connection attempt never waits forever: a server (or a proxy before it) that accepts the
+  // TCP connection but never answers would otherwise hold a writer's retry loop in libpq for
+  // good; after this, the attempt fails as PG_CONNECTION_FAILED and is retried like any other.
+  AppendConninfo(&c, "connect_timeout", std::to_string(kPgConnectTimeoutSeconds));
   return c;
 }
 

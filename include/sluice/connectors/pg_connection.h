@@ -75,8 +75,12 @@ constexpr std::array<OptionSpec, std::size(kPgConnectionOptions) + N> WithPgConn
   return all;
 }
 
-// The libpq connection string of those options for `database` (application_name sluice), every
-// value quoted so that none can inject another keyword.
+// How long one connection attempt may take, handshake included, before it fails.
+inline constexpr int kPgConnectTimeoutSeconds = 30;
+
+// The libpq connection string of those options for `database` (application_name sluice,
+// connect_timeout kPgConnectTimeoutSeconds), every value quoted so that none can inject another
+// keyword.
 std::string PgConninfo(const ValidatedOptions& options, std::string_view database);
 
 // Rows of a query result as text; nullopt is SQL NULL.
