@@ -11,12 +11,8 @@ import pyarrow as pa
 from . import _sluice
 from .errors import SluiceError
 from .functions import Column, col
+from .functions import expression_text as sql_text
 from .session import option_text
-
-
-def sql_text(value: Any) -> str:
-    """An expression given as SQL text or as a Column."""
-    return value._sql if isinstance(value, Column) else value
 
 
 def quote(name: str) -> str:
@@ -38,9 +34,10 @@ def frame_of(data: Any, schema: Optional[Sequence[str]] = None):
     return _sluice.Frame.from_arrow(data)
 
 
-def metrics_frame(metrics: Dict[str, Any]):
-    """A DML statement's metrics as the one-row frame Delta's MERGE returns."""
-    names = ["num_affected_rows", "num_updated_rows", "num_deleted_rows", "num_inserted_rows"]
+def metrics_frame(metrics: Dict[str, Any],
+                  names: Sequence[str] = ("num_affected_rows", "num_updated_rows", "num_deleted_rows",
+                                          "num_inserted_rows")):
+    """Metrics (a DML statement's by default, as Delta's MERGE returns them) as a one-row frame."""
     return _sluice.Frame.from_arrow(pa.table({name: pa.array([metrics[name]], pa.int64()) for name in names}))
 
 

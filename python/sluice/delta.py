@@ -8,13 +8,7 @@ import pyarrow as pa
 
 from . import _sluice
 from .errors import SluiceError
-
-
-def _text(value: Any) -> Optional[str]:
-    """A condition or value given as SQL text or as a Column."""
-    from .functions import Column
-
-    return value._sql if isinstance(value, Column) else value
+from .functions import expression_text as _text
 
 
 def _assignments(values: Dict[str, Any]) -> List[str]:
@@ -99,11 +93,10 @@ class DeltaTable:
     def restoreToVersion(self, version: int):
         """Gives the table back the rows of ``version`` in a new commit; its metrics as a one-row
         DataFrame."""
-        from .dataframe import DataFrame
+        from .dataframe import DataFrame, metrics_frame
 
-        metrics = _sluice.restore(self._path, version)
         names = ["table_size_after_restore", "num_of_files_after_restore", "num_removed_files", "num_restored_files"]
-        return DataFrame(self._session, _sluice.Frame.from_arrow(pa.table({n: [metrics[n]] for n in names})))
+        return DataFrame(self._session, metrics_frame(_sluice.restore(self._path, version), names))
 
     def restoreToTimestamp(self, timestamp: str):
         raise SluiceError("NOT_IMPLEMENTED", "RESTORE to a timestamp: restore to a version (history() lists them)")
@@ -130,12 +123,12 @@ class DeltaOptimizeBuilder:
         return self._execute(names)
 
     def _execute(self, zorder_by: List[str]):
-        from .dataframe import DataFrame
+        from .dataframe import DataFrame, metrics_frame
 
         metrics = _sluice.optimize(self._table._path, self._where, 0, zorder_by, self._table._session.ansi)
         names = ["numFilesAdded", "numFilesRemoved", "numBytesAdded", "numBytesRemoved", "partitionsOptimized",
                  "numDeletionVectorsRemoved"]
-        return DataFrame(self._table._session, _sluice.Frame.from_arrow(pa.table({n: [metrics[n]] for n in names})))
+        return DataFrame(self._table._session, metrics_frame(metrics, names))
 
 
 class DeltaMergeBuilder:

@@ -37,6 +37,11 @@ def sql_of(value: Any) -> str:
     return value._sql if isinstance(value, Column) else _literal(value)
 
 
+def expression_text(value: Any) -> Any:
+    """An expression given as SQL text or as a Column, as SQL text (None stays None)."""
+    return value._sql if isinstance(value, Column) else value
+
+
 class Column:
     """An expression over a DataFrame's columns (PySpark's Column), held as SQL text."""
 

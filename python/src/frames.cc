@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <random>
 
 #include "binding.h"
 #include "sluice/connectors/register_formats.h"
@@ -21,6 +20,7 @@
 #include "sluice/core/ascii.h"
 #include "sluice/core/options.h"
 #include "sluice/engine/batch_write.h"
+#include "sluice/engine/checkpoint.h"
 #include "sluice/expr/dml.h"
 #include "sluice/pipeline/catalog.h"
 #include "sluice/pipeline/flow_transform.h"
@@ -106,15 +106,6 @@ std::string MakeTemporaryDirectory() {
   return pattern;
 }
 
-std::string RandomId() {
-  std::random_device device;
-  std::mt19937_64 generator((uint64_t{device()} << 32) ^ device());
-  char text[33];
-  std::snprintf(text, sizeof(text), "%016llx%016llx", static_cast<unsigned long long>(generator()),
-                static_cast<unsigned long long>(generator()));
-  return text;
-}
-
 // Everything the source has now, read once as a batch query reads it.
 FramePtr Read(const std::string& format, const Options& options) {
   py::gil_scoped_release nogil;
@@ -135,7 +126,7 @@ FramePtr Read(const std::string& format, const Options& options) {
       std::filesystem::remove_all(path, ignored);
     }
   } cleanup{state};
-  engine::SourceContext context{RandomId(), LocalFileSystem(), state, SystemClock()};
+  engine::SourceContext context{engine::NewUuid(), LocalFileSystem(), state, SystemClock()};
   Check(source->Open(context));
   std::string start = Check(source->InitialOffset());
   engine::ReadLimit everything;

@@ -1,6 +1,7 @@
 #include "delta/data_files.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <unordered_map>
 
@@ -95,6 +96,16 @@ std::string EncodeFilePath(std::string_view relative_path) {
     }
   }
   return out;
+}
+
+Result<std::string> DataFilePath(const std::string& table_path, std::string_view uri_path) {
+  SLUICE_ASSIGN_OR_RETURN(std::string relative, DecodeFilePath(uri_path));
+  return relative.starts_with("/") ? relative : table_path + "/" + relative;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 Result<std::string> DecodeFilePath(std::string_view uri_path) {

@@ -27,6 +27,12 @@ std::string PartitionDirectoryName(std::string_view column, const std::optional<
 // percent-encoded, '/' kept), and back. Decoding fails with DELTA_LOG_CORRUPT on a bad escape.
 std::string EncodeFilePath(std::string_view relative_path);
 Result<std::string> DecodeFilePath(std::string_view uri_path);
+// The absolute path of a data file `add.path` / `remove.path` names (decoded; relative to the
+// table root unless absolute).
+Result<std::string> DataFilePath(const std::string& table_path, std::string_view uri_path);
+
+// Now, in milliseconds since the epoch: the time the log's actions carry.
+int64_t NowMs();
 
 // The protocol's string form of one partition value (numbers as Spark prints them, dates
 // yyyy-MM-dd, timestamps ISO-8601 in UTC, timestamp_ntz "yyyy-MM-dd HH:mm:ss[.ffffff]");

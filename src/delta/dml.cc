@@ -1,7 +1,6 @@
 #include "sluice/delta/dml.h"
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 #include <utility>
 
@@ -26,10 +25,6 @@ namespace {
 using expr::MergeActionKind;
 using expr::MergeMatch;
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string Quoted(std::string_view name) {
   std::string out = "`";

@@ -1,7 +1,6 @@
 #include "sluice/delta/maintenance.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <set>
 
@@ -22,22 +21,12 @@
 namespace sluice::delta {
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Status TableNotFound(const std::string& table_path) {
   return Status::Error(errors::kDeltaTableNotFound, fmt::format("no Delta table at '{}'", table_path));
 }
 
 bool HasDeletedRows(const AddFile& file) { return file.deletion_vector && file.deletion_vector->cardinality > 0; }
-
-// The absolute path of a data file named in the log.
-Result<std::string> DataFilePath(const std::string& table_path, const std::string& uri_path) {
-  SLUICE_ASSIGN_OR_RETURN(std::string relative, DecodeFilePath(uri_path));
-  return relative.starts_with("/") ? relative : table_path + "/" + relative;
-}
 
 // The partition of a file as one text, the values in partition-column order.
 std::string PartitionKey(const AddFile& file, const std::vector<std::string>& partition_columns) {

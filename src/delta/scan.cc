@@ -128,8 +128,7 @@ class TableScan::FileReader {
     auto reader = std::shared_ptr<FileReader>(new FileReader());
     reader->file_ = &file;
     reader->schema_ = schema;
-    SLUICE_ASSIGN_OR_RETURN(std::string relative, DecodeFilePath(file.path));
-    std::string path = relative.starts_with("/") ? relative : snapshot.table_path() + "/" + relative;
+    SLUICE_ASSIGN_OR_RETURN(std::string path, DataFilePath(snapshot.table_path(), file.path));
     SLUICE_ASSIGN_OR_RETURN(reader->parquet_, parquet::ParquetReader::Open(*snapshot.file_system(), path));
     if (file.deletion_vector) {
       Result<RowRanges> deleted =

@@ -1,12 +1,12 @@
 #include "sluice/delta/transaction.h"
 
 #include <charconv>
-#include <chrono>
 #include <unordered_set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "delta/data_files.h"
 #include "delta/uuid.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/checkpoint.h"
@@ -42,10 +42,6 @@ Status CheckColumnNames(const DataType& type, const std::string& prefix) {
   }
 }
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Status Conflict(std::string_view kind, int64_t version, std::string_view what) {
   return Status::Error(errors::kDeltaConcurrentModification,

@@ -1,7 +1,6 @@
 #include "sluice/delta/writer.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,10 +17,6 @@
 namespace sluice::delta {
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Status Mismatch(std::string_view path, std::string message) {
   return Status::Error(errors::kDeltaSchemaMismatch,
