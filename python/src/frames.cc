@@ -16,13 +16,12 @@
 #include "sluice/delta/log.h"
 #include "sluice/delta/maintenance.h"
 #include "sluice/delta/snapshot.h"
-#include "sluice/engine/file_formats.h"
-#include "sluice/core/ascii.h"
 #include "sluice/core/options.h"
 #include "sluice/engine/batch_write.h"
 #include "sluice/engine/checkpoint.h"
 #include "sluice/expr/dml.h"
 #include "sluice/pipeline/catalog.h"
+#include "sluice/pipeline/copy.h"
 #include "sluice/pipeline/flow_transform.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
@@ -109,15 +108,8 @@ std::string MakeTemporaryDirectory() {
 // Everything the source has now, read once as a batch query reads it.
 FramePtr Read(const std::string& format, const Options& options) {
   py::gil_scoped_release nogil;
-  // A batch read of a Delta table reads it as it is now (its latest snapshot, or the version
-  // asked for), not its log of appends, as `sluice copy` does.
-  std::unique_ptr<engine::Source> source;
-  if (EqualsIgnoreCase(format, "delta")) {
-    source = Check(engine::MakeDeltaBatchSource(
-        Check(ValidateOptions("delta source", engine::kDeltaBatchSourceOptions, options))));
-  } else {
-    source = Check(connectors::AllFormatsRegistry().MakeSource(format, options));
-  }
+  std::unique_ptr<engine::Source> source =
+      Check(pipeline::MakeBatchSource(connectors::AllFormatsRegistry(), format, options));
   std::string state = MakeTemporaryDirectory();
   struct Cleanup {
     std::string path;

@@ -142,6 +142,13 @@ Result<CopyEndpoint> ParseEndpointSpec(std::string_view spec) {
   return endpoint;
 }
 
+Result<std::unique_ptr<engine::Source>> MakeBatchSource(const engine::Registry& registry, std::string_view format,
+                                                        const std::map<std::string, std::string>& options) {
+  if (!EqualsIgnoreCase(format, "delta")) return registry.MakeSource(format, options);
+  SLUICE_ASSIGN_OR_RETURN(auto validated, ValidateOptions("delta source", engine::kDeltaBatchSourceOptions, options));
+  return engine::MakeDeltaBatchSource(validated);
+}
+
 Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, const CopyOptions& options) {
   Catalog catalog(options.file_system, options.warehouse);
   SLUICE_ASSIGN_OR_RETURN(auto source_options, Resolve(from, catalog, options.warehouse));
@@ -156,15 +163,7 @@ Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, con
   engine::Registry* registry = &connectors::AllFormatsRegistry();
   SLUICE_RETURN_IF_ERROR(engine::LoadPlugin(registry, from.format));
   SLUICE_RETURN_IF_ERROR(engine::LoadPlugin(registry, to.format));
-  // A copy reads a Delta table as it is now (its latest snapshot), not its log of appends.
-  std::unique_ptr<engine::Source> source;
-  if (EqualsIgnoreCase(from.format, "delta")) {
-    SLUICE_ASSIGN_OR_RETURN(auto validated,
-                            ValidateOptions("delta source", engine::kDeltaBatchSourceOptions, source_options));
-    SLUICE_ASSIGN_OR_RETURN(source, engine::MakeDeltaBatchSource(validated));
-  } else {
-    SLUICE_ASSIGN_OR_RETURN(source, registry->MakeSource(from.format, source_options));
-  }
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Source> source, MakeBatchSource(*registry, from.format, source_options));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Sink> sink, registry->MakeSink(to.format, sink_options));
 
   CopyResult result;

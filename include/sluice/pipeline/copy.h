@@ -31,6 +31,7 @@
 
 #include "sluice/core/file_system.h"
 #include "sluice/core/status.h"
+#include "sluice/engine/registry.h"
 
 namespace sluice::pipeline {
 
@@ -53,6 +54,12 @@ struct CopyResult {
   int64_t rows = 0;
   double seconds = 0;
 };
+
+// The source a batch job (a copy, a batch read of the Python package) reads `format` through: a
+// Delta table as it is now (its latest snapshot, engine::MakeDeltaBatchSource), not its log of
+// appends; any other format as `registry` makes it. The options are validated as MakeSource does.
+Result<std::unique_ptr<engine::Source>> MakeBatchSource(const engine::Registry& registry, std::string_view format,
+                                                        const std::map<std::string, std::string>& options);
 
 // Resolves both endpoints (connections, warehouse tables) and runs the copy once.
 Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, const CopyOptions& options);
