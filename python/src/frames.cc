@@ -24,6 +24,7 @@
 #include "sluice/pipeline/copy.h"
 #include "sluice/pipeline/flow_transform.h"
 #include "sluice/pipeline/pipeline_spec.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::python {
 namespace {
@@ -118,7 +119,7 @@ FramePtr Read(const std::string& format, const Options& options) {
       std::filesystem::remove_all(path, ignored);
     }
   } cleanup{state};
-  engine::SourceContext context{engine::NewUuid(), LocalFileSystem(), state, SystemClock()};
+  engine::SourceContext context{engine::NewUuid(), storage::DefaultFileSystem(), state, SystemClock()};
   Check(source->Open(context));
   std::string start = Check(source->InitialOffset());
   engine::ReadLimit everything;
@@ -191,7 +192,7 @@ py::dict Merge(const std::string& path, const FramePtr& source, const std::strin
   delta::DmlResult result;
   {
     py::gil_scoped_release nogil;
-    result = Check(delta::MergeInto(LocalFileSystem(), path, batches, spec));
+    result = Check(delta::MergeInto(storage::DefaultFileSystem(), path, batches, spec));
   }
   return ResultOf(result);
 }
@@ -208,7 +209,7 @@ py::dict Update(const std::string& path, const std::vector<std::string>& assignm
   delta::DmlResult result;
   {
     py::gil_scoped_release nogil;
-    result = Check(delta::UpdateTable(LocalFileSystem(), path, spec));
+    result = Check(delta::UpdateTable(storage::DefaultFileSystem(), path, spec));
   }
   return ResultOf(result);
 }
@@ -220,7 +221,7 @@ py::dict Delete(const std::string& path, const std::optional<std::string>& where
   delta::DmlResult result;
   {
     py::gil_scoped_release nogil;
-    result = Check(delta::DeleteFromTable(LocalFileSystem(), path, spec));
+    result = Check(delta::DeleteFromTable(storage::DefaultFileSystem(), path, spec));
   }
   return ResultOf(result);
 }
@@ -232,7 +233,7 @@ py::dict Optimize(const std::string& path, const std::optional<std::string>& whe
   delta::OptimizeResult result;
   {
     py::gil_scoped_release nogil;
-    result = Check(delta::Optimize(LocalFileSystem(), path, spec));
+    result = Check(delta::Optimize(storage::DefaultFileSystem(), path, spec));
   }
   py::dict out;
   out["version"] = result.version;
@@ -250,14 +251,14 @@ std::vector<std::string> Vacuum(const std::string& path, std::optional<double> r
                                 bool force) {
   delta::VacuumSpec spec{.retention_hours = retention_hours, .dry_run = dry_run, .force = force};
   py::gil_scoped_release nogil;
-  return Check(delta::Vacuum(LocalFileSystem(), path, spec)).files;
+  return Check(delta::Vacuum(storage::DefaultFileSystem(), path, spec)).files;
 }
 
 py::dict Restore(const std::string& path, int64_t version) {
   delta::RestoreResult result;
   {
     py::gil_scoped_release nogil;
-    result = Check(delta::Restore(LocalFileSystem(), path, version));
+    result = Check(delta::Restore(storage::DefaultFileSystem(), path, version));
   }
   py::dict out;
   out["table_size_after_restore"] = result.table_size_after_restore;
@@ -270,7 +271,7 @@ py::dict Restore(const std::string& path, int64_t version) {
 
 // The table's versions, newest first (as DESCRIBE HISTORY), at most `limit` (-1: all).
 py::list History(const std::string& path, int64_t limit) {
-  auto fs = LocalFileSystem();
+  auto fs = storage::DefaultFileSystem();
   std::vector<std::pair<int64_t, std::optional<delta::CommitInfo>>> versions;
   {
     py::gil_scoped_release nogil;
@@ -315,7 +316,7 @@ std::string TablePath(const std::string& warehouse, const std::string& name) {
 
 // The options with a `connection` named in them expanded from the warehouse's catalog.
 Options ExpandConnection(const std::string& warehouse, const std::string& format, const Options& options) {
-  pipeline::Catalog catalog(LocalFileSystem(), warehouse);
+  pipeline::Catalog catalog(storage::DefaultFileSystem(), warehouse);
   return Check(pipeline::ExpandConnection(options, catalog, format));
 }
 
@@ -333,7 +334,7 @@ struct Namespace {
 
 // The directory a DML statement's table name means: delta.`/path` or [[catalog.]schema.]table.
 std::string PathOfName(const Namespace& where, const std::vector<std::string>& parts) {
-  if (IsDeltaPathName(parts)) return std::filesystem::absolute(parts[1]).lexically_normal().string();
+  if (IsDeltaPathName(parts)) return storage::AbsolutePath(parts[1]);
   std::vector<std::string> qualified = parts;
   if (qualified.size() == 1) qualified.insert(qualified.begin(), where.schema);
   if (qualified.size() == 2) qualified.insert(qualified.begin(), where.catalog);
@@ -398,7 +399,7 @@ py::dict RunDml(const std::string& sql, const Namespace& where, const std::map<s
     if (batches.empty()) batches.push_back(RecordBatch::Empty(source->schema));
     std::string path = PathOfName(where, merge->target);
     py::gil_scoped_release nogil;
-    delta::DmlResult result = Check(delta::MergeInto(LocalFileSystem(), path, batches, spec));
+    delta::DmlResult result = Check(delta::MergeInto(storage::DefaultFileSystem(), path, batches, spec));
     py::gil_scoped_acquire gil;
     return ResultOf(result);
   }
@@ -409,14 +410,14 @@ py::dict RunDml(const std::string& sql, const Namespace& where, const std::map<s
     spec.sql = Sql(ansi);
     std::string path = PathOfName(where, update->target);
     py::gil_scoped_release nogil;
-    result = Check(delta::UpdateTable(LocalFileSystem(), path, spec));
+    result = Check(delta::UpdateTable(storage::DefaultFileSystem(), path, spec));
   } else {
     auto& remove = std::get<expr::DeleteStatement>(statement);
     delta::DeleteSpec spec{.target_alias = remove.target_alias, .where = remove.where};
     spec.sql = Sql(ansi);
     std::string path = PathOfName(where, remove.target);
     py::gil_scoped_release nogil;
-    result = Check(delta::DeleteFromTable(LocalFileSystem(), path, spec));
+    result = Check(delta::DeleteFromTable(storage::DefaultFileSystem(), path, spec));
   }
   return ResultOf(result);
 }

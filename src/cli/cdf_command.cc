@@ -21,6 +21,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/catalog.h"
 #include "sluice/pipeline/feed_catalog.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::cli {
 namespace {
@@ -63,7 +64,7 @@ Result<connectors::ChangeFeedConfig> Config(const CdfOptions& options) {
   given["warehouse"] = warehouse;
   if (!options.connection.empty()) {
     given["connection"] = options.connection;
-    pipeline::Catalog catalog(LocalFileSystem(), warehouse);
+    pipeline::Catalog catalog(storage::DefaultFileSystem(), warehouse);
     SLUICE_ASSIGN_OR_RETURN(given, pipeline::ExpandConnection(given, catalog, "postgresql"));
   }
   return connectors::MakeChangeFeedConfig(given);
@@ -271,7 +272,7 @@ struct CatalogFeedArguments {
 };
 
 pipeline::FeedCatalog FeedCatalogOf(const CatalogFeedArguments& arguments) {
-  return pipeline::FeedCatalog(LocalFileSystem(), AbsolutePath(arguments.warehouse), &CommandRegistry());
+  return pipeline::FeedCatalog(storage::DefaultFileSystem(), AbsolutePath(arguments.warehouse), &CommandRegistry());
 }
 
 [[noreturn]] void FailWith(const Status& status) {
@@ -280,7 +281,7 @@ pipeline::FeedCatalog FeedCatalogOf(const CatalogFeedArguments& arguments) {
 }
 
 void CreateFeed(const CatalogFeedArguments& arguments) {
-  Result<std::string> definition = LocalFileSystem()->ReadFile(AbsolutePath(arguments.file));
+  Result<std::string> definition = storage::DefaultFileSystem()->ReadFile(AbsolutePath(arguments.file));
   if (!definition.ok()) FailWith(definition.status());
   Result<pipeline::ChangeFeedSpec> created = FeedCatalogOf(arguments).Create(*definition);
   if (!created.ok()) FailWith(created.status());

@@ -10,6 +10,7 @@
 #include "cli/warehouse.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/catalog.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::cli {
 namespace {
@@ -24,7 +25,7 @@ struct ConnectionOptions {
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 pipeline::Catalog CatalogOf(const ConnectionOptions& options) {
-  return pipeline::Catalog(LocalFileSystem(), AbsolutePath(options.warehouse));
+  return pipeline::Catalog(storage::DefaultFileSystem(), AbsolutePath(options.warehouse));
 }
 
 Status RunCreate(const ConnectionOptions& options) {

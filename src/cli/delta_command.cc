@@ -23,6 +23,7 @@
 #include "sluice/delta/snapshot.h"
 #include "sluice/expr/dml.h"
 #include "sluice/parquet/reader.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::cli {
 namespace {
@@ -49,7 +50,7 @@ std::string MapText(const delta::StringMap& map) {
 
 // One line per version, newest first, like Spark's DESCRIBE HISTORY.
 Status RunHistory(const DeltaOptions& options) {
-  auto fs = LocalFileSystem();
+  auto fs = storage::DefaultFileSystem();
   SLUICE_ASSIGN_OR_RETURN(delta::LogListing listing, delta::ListLog(*fs, options.table));
   if (listing.commit_versions.empty()) {
     return Status::Error(errors::kDeltaTableNotFound, fmt::format("no Delta commits under '{}'", options.table));
@@ -87,7 +88,7 @@ Status RunHistory(const DeltaOptions& options) {
 Result<delta::SnapshotPtr> Load(const DeltaOptions& options) {
   delta::SnapshotOptions snapshot_options;
   if (options.version >= 0) snapshot_options.version = options.version;
-  return delta::Snapshot::Load(LocalFileSystem(), options.table, snapshot_options);
+  return delta::Snapshot::Load(storage::DefaultFileSystem(), options.table, snapshot_options);
 }
 
 Status RunDescribe(const DeltaOptions& options) {
@@ -176,7 +177,7 @@ Status RunUpdate(const DmlOptions& options) {
   if (!options.where.empty()) {
     SLUICE_ASSIGN_OR_RETURN(spec.where, ParseOption("--where", options.where));
   }
-  SLUICE_ASSIGN_OR_RETURN(delta::DmlResult result, delta::UpdateTable(LocalFileSystem(), options.table, spec));
+  SLUICE_ASSIGN_OR_RETURN(delta::DmlResult result, delta::UpdateTable(storage::DefaultFileSystem(), options.table, spec));
   Print(Summary(result));
   return Status::OK();
 }
@@ -184,14 +185,14 @@ Status RunUpdate(const DmlOptions& options) {
 Status RunDelete(const DmlOptions& options) {
   delta::DeleteSpec spec{.target_alias = options.target_alias};
   SLUICE_ASSIGN_OR_RETURN(spec.where, ParseOption("--where", options.where));
-  SLUICE_ASSIGN_OR_RETURN(delta::DmlResult result, delta::DeleteFromTable(LocalFileSystem(), options.table, spec));
+  SLUICE_ASSIGN_OR_RETURN(delta::DmlResult result, delta::DeleteFromTable(storage::DefaultFileSystem(), options.table, spec));
   Print(Summary(result));
   return Status::OK();
 }
 
 // The rows of a Delta table (a directory with _delta_log) or of a Parquet file.
 Result<std::vector<BatchPtr>> ReadSource(const std::string& path) {
-  auto fs = LocalFileSystem();
+  auto fs = storage::DefaultFileSystem();
   std::vector<BatchPtr> batches;
   SLUICE_ASSIGN_OR_RETURN(bool is_table, fs->Exists(path + "/_delta_log"));
   if (is_table) {
@@ -223,7 +224,7 @@ Status RunMerge(const DmlOptions& options) {
   }
   SLUICE_RETURN_IF_ERROR(expr::CheckMergeClauses(spec.clauses));
   SLUICE_ASSIGN_OR_RETURN(std::vector<BatchPtr> source, ReadSource(options.source));
-  SLUICE_ASSIGN_OR_RETURN(delta::DmlResult result, delta::MergeInto(LocalFileSystem(), options.table, source, spec));
+  SLUICE_ASSIGN_OR_RETURN(delta::DmlResult result, delta::MergeInto(storage::DefaultFileSystem(), options.table, source, spec));
   Print(Summary(result));
   return Status::OK();
 }
@@ -298,7 +299,7 @@ Status RunOptimize(const MaintenanceOptions& options) {
   if (!options.where.empty()) {
     SLUICE_ASSIGN_OR_RETURN(spec.where, ParseOption("--where", options.where));
   }
-  SLUICE_ASSIGN_OR_RETURN(delta::OptimizeResult result, delta::Optimize(LocalFileSystem(), options.table, spec));
+  SLUICE_ASSIGN_OR_RETURN(delta::OptimizeResult result, delta::Optimize(storage::DefaultFileSystem(), options.table, spec));
   if (result.skipped) {
     Print(fmt::format("version {}: nothing to compact\n", result.version));
     return Status::OK();
@@ -311,7 +312,7 @@ Status RunOptimize(const MaintenanceOptions& options) {
 
 Status RunVacuum(const MaintenanceOptions& options) {
   delta::VacuumSpec spec{.retention_hours = options.retain_hours, .dry_run = options.dry_run, .force = options.force};
-  SLUICE_ASSIGN_OR_RETURN(delta::VacuumResult result, delta::Vacuum(LocalFileSystem(), options.table, spec));
+  SLUICE_ASSIGN_OR_RETURN(delta::VacuumResult result, delta::Vacuum(storage::DefaultFileSystem(), options.table, spec));
   std::string out = fmt::format("{} {} file(s), {} bytes\n", options.dry_run ? "would delete" : "deleted",
                                 result.files.size(), result.bytes);
   if (options.dry_run) {
@@ -323,7 +324,7 @@ Status RunVacuum(const MaintenanceOptions& options) {
 
 Status RunRestore(const MaintenanceOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(delta::RestoreResult result,
-                          delta::Restore(LocalFileSystem(), options.table, options.version));
+                          delta::Restore(storage::DefaultFileSystem(), options.table, options.version));
   Print(fmt::format("version {}: the rows of version {} ({} file(s) restored, {} removed; {} files, {} bytes)\n",
                     result.version, options.version, result.num_files_restored, result.num_files_removed,
                     result.num_files_after_restore, result.table_size_after_restore));

@@ -32,6 +32,7 @@
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/pipeline/pipeline_runner.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::cli {
 namespace {
@@ -262,7 +263,7 @@ Status EditStock(const connectors::EmbeddedPostgres& postgres) {
 // read as a number.
 Result<std::vector<std::map<std::string, std::string>>> DeltaRows(const std::string& table,
                                                                   const std::string& order_by) {
-  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(LocalFileSystem(), table));
+  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(storage::DefaultFileSystem(), table));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(snapshot));
   std::vector<std::map<std::string, std::string>> rows;
   while (true) {
@@ -282,7 +283,7 @@ Result<std::vector<std::map<std::string, std::string>>> DeltaRows(const std::str
 }
 
 Result<std::pair<int64_t, int64_t>> DeltaRowsAndVersion(const std::string& table) {
-  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(LocalFileSystem(), table));
+  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(storage::DefaultFileSystem(), table));
   int64_t rows = 0;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(snapshot));
   while (true) {

@@ -15,6 +15,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/parquet/reader.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::cli {
 namespace {
@@ -147,7 +148,7 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
   }
   command->callback([options, run, name] {
     Status status;
-    auto reader = ParquetReader::Open(*LocalFileSystem(), AbsolutePath(options->file));
+    auto reader = ParquetReader::Open(*storage::DefaultFileSystem(), AbsolutePath(options->file));
     status = reader.ok() ? run(**reader, *options) : reader.status();
     std::fflush(stdout);
     if (!status.ok()) {

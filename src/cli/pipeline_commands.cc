@@ -28,6 +28,7 @@
 #include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/metrics_server.h"
 #include "sluice/pipeline/pipeline_runner.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::cli {
 
@@ -48,6 +49,8 @@ Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path, Status*
   Result<pipeline::PipelineSpec> spec = shape != nullptr ? pipeline::ParsePipelineSpecKeepingGoing(text.str(), shape)
                                                          : pipeline::ParsePipelineSpec(text.str());
   if (!spec.ok()) return spec.status().WithContext(path);
+  Status stores = pipeline::ConfigureObjectStores(*spec);
+  if (!stores.ok()) return stores.WithContext(path);
   // A format `plugin:/path/libx.so` is known once its library is loaded.
   std::vector<std::string> formats;
   for (const pipeline::FlowSpec& flow : spec->flows) formats.push_back(flow.source.format);
@@ -233,7 +236,7 @@ void Validate(const std::string& file) {
 // The states `sluice serve` last wrote for the warehouse's streams.
 void ServeStatus(const std::string& warehouse) {
   const std::string path = pipeline::CatalogServer::StatusPath(AbsolutePath(warehouse));
-  Result<std::string> text = LocalFileSystem()->ReadFile(path);
+  Result<std::string> text = storage::DefaultFileSystem()->ReadFile(path);
   if (!text.ok()) {
     Fail(text.status().error_class() == errors::kFileNotFound
              ? Status::Error(errors::kFileNotFound, "no `sluice serve` has run on " + warehouse + " (" + path + ")")

@@ -9,6 +9,7 @@
 #include "cli/warehouse.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/stream_catalog.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::cli {
 namespace {
@@ -25,7 +26,7 @@ struct StreamArguments {
 };
 
 pipeline::StreamCatalog CatalogOf(const StreamArguments& arguments) {
-  return pipeline::StreamCatalog(LocalFileSystem(), AbsolutePath(arguments.warehouse), &CommandRegistry());
+  return pipeline::StreamCatalog(storage::DefaultFileSystem(), AbsolutePath(arguments.warehouse), &CommandRegistry());
 }
 
 [[noreturn]] void Fail(const Status& status) {

@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
-#include <filesystem>
 
 namespace sluice::cli {
 
@@ -11,12 +10,6 @@ void AddWarehouseOption(CLI::App* command, std::string* warehouse) {
   const char* from_environment = std::getenv("SLUICE_WAREHOUSE");
   *warehouse = from_environment != nullptr && *from_environment != '\0' ? from_environment : "warehouse";
   command->add_option("--warehouse", *warehouse, "Warehouse directory (default: $SLUICE_WAREHOUSE, else ./warehouse)");
-}
-
-std::string AbsolutePath(const std::string& given) {
-  std::string path = std::filesystem::absolute(given).lexically_normal().string();
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  return path;
 }
 
 }  // namespace sluice::cli

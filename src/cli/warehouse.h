@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "sluice/storage/file_systems.h"
+
 namespace CLI {
 class App;
 }
@@ -14,8 +16,8 @@ namespace sluice::cli {
 // SLUICE_WAREHOUSE environment variable when set, else ./warehouse.
 void AddWarehouseOption(CLI::App* command, std::string* warehouse);
 
-// `path` as an absolute, normalized path without a trailing `/` (relative paths are taken from
-// the working directory), as the FileSystem interface requires.
-std::string AbsolutePath(const std::string& path);
+// Paths given to commands become the form the FileSystem interface takes (an object store's URI,
+// or an absolute local path; relative paths are taken from the working directory).
+using storage::AbsolutePath;
 
 }  // namespace sluice::cli

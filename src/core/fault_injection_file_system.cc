@@ -20,6 +20,7 @@ std::string_view FileOpName(FileOp op) {
     case FileOp::kDeleteRecursively: return "DeleteRecursively";
     case FileOp::kCreateDirectories: return "CreateDirectories";
     case FileOp::kRename: return "Rename";
+    case FileOp::kLock: return "Lock";
   }
   return "unknown";
 }
@@ -211,6 +212,16 @@ Status FaultInjectionFileSystem::CreateDirectories(const std::string& path) {
 Status FaultInjectionFileSystem::Rename(const std::string& from, const std::string& to, bool no_replace) {
   // Matched by the target: the name a commit protocol cares about.
   return Apply(FileOp::kRename, to, [&] { return base_->Rename(from, to, no_replace); });
+}
+
+Result<std::unique_ptr<FileLock>> FaultInjectionFileSystem::Lock(const std::string& path) {
+  std::unique_ptr<FileLock> lock;
+  SLUICE_RETURN_IF_ERROR(Apply(FileOp::kLock, path, [&] {
+    Result<std::unique_ptr<FileLock>> result = base_->Lock(path);
+    if (result.ok()) lock = std::move(result).value();
+    return result.status();
+  }));
+  return lock;
 }
 
 }  // namespace sluice

@@ -6,6 +6,7 @@
 // List() hides them, so readers never see a file that is still being written.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -289,6 +290,18 @@ Status DeleteTree(const std::string& path) {
   return Status::OK();
 }
 
+// flock() on an open descriptor: the kernel releases it when the descriptor closes, so a killed
+// process never leaves a stale lock.
+class LocalFileLock final : public FileLock {
+ public:
+  explicit LocalFileLock(int fd) : fd_(fd) {}
+  ~LocalFileLock() override { ::close(fd_); }
+  Status Check() const override { return Status::OK(); }
+
+ private:
+  const int fd_;
+};
+
 class LocalFileSystemImpl final : public FileSystem {
  public:
   Result<std::string> ReadFile(const std::string& path) override {
@@ -434,6 +447,22 @@ class LocalFileSystemImpl final : public FileSystem {
     SLUICE_RETURN_IF_ERROR(SyncDirectory(ParentOf(to)));
     if (ParentOf(from) != ParentOf(to)) return SyncDirectory(ParentOf(from));
     return Status::OK();
+  }
+
+  Result<std::unique_ptr<FileLock>> Lock(const std::string& path) override {
+    SLUICE_RETURN_IF_ERROR(CheckAbsolute(path));
+    SLUICE_RETURN_IF_ERROR(MakeDirectories(ParentOf(path)));
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return OsError("open", path, errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      ::close(fd);
+      if (error == EWOULDBLOCK) {
+        return Status::Error(errors::kStorageLeaseHeld, path + " is locked by another process");
+      }
+      return OsError("lock", path, error);
+    }
+    return std::unique_ptr<FileLock>(new LocalFileLock(fd));
   }
 };
 

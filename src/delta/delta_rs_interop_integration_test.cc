@@ -1,6 +1,8 @@
 // Tables sluice changes with deletion vectors, read by an independent engine: delta-rs (the
 // `deltalake` package, installed by scripts/install-test-tools.sh), through
 // tests/tools/delta_rs_rows.py. Its rows must be those sluice reads and the ones the test expects.
+// The tables are written on the local disk and on S3 (moto on loopback; delta-rs reaches it through
+// the AWS_* environment the S3 server sets).
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -17,7 +19,7 @@
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/delta/writer.h"
-#include "testing/temp_dir.h"
+#include "testing/store_root.h"
 
 namespace sluice::delta {
 namespace {
@@ -62,9 +64,11 @@ std::vector<std::string> SluiceRows(const std::shared_ptr<FileSystem>& fs, const
 
 // DELETEs, UPDATEs and a MERGE mark rows deleted in the same files again and again (the vectors
 // of a file accumulate), over more than ten commits (a checkpoint carries the vectors).
-TEST(DeltaRsInteropTest, DeltaRsReadsTheRowsSluiceMarkedDeleted) {
-  sluice::testing::TempDir dir("delta-rs-dv");
-  auto fs = LocalFileSystem();
+class DeltaRsInteropTest : public ::testing::TestWithParam<sluice::testing::Store> {};
+
+TEST_P(DeltaRsInteropTest, DeltaRsReadsTheRowsSluiceMarkedDeleted) {
+  sluice::testing::StoreRoot dir(GetParam());
+  auto fs = dir.file_system();
   const std::string table = dir.Join("t");
   TypePtr schema = ParseTypeString("struct<id:bigint,name:string>").value();
   std::map<int64_t, std::string> expected;
@@ -128,6 +132,9 @@ TEST(DeltaRsInteropTest, DeltaRsReadsTheRowsSluiceMarkedDeleted) {
   for (const AddFile& file : snapshot->files()) with_vectors += file.deletion_vector ? 1 : 0;
   EXPECT_EQ(with_vectors, 3);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, DeltaRsInteropTest, ::testing::ValuesIn(sluice::testing::kAllStores),
+                         sluice::testing::StoreName);
 
 }  // namespace
 }  // namespace sluice::delta

@@ -111,7 +111,7 @@ Status CheckZOrderColumns(const Snapshot& snapshot, const std::vector<std::strin
     const std::vector<std::string>& partition_columns = snapshot.metadata().partition_columns;
     if (std::any_of(partition_columns.begin(), partition_columns.end(),
                     [&](const std::string& p) { return EqualsIgnoreCase(p, column); })) {
-      return Status::Error(errors::kInvalidArgument,
+      return Status::Error(errors::kDeltaZorderingOnPartitionColumn,
                            fmt::format("`{}` is a partition column: ZORDER BY orders rows within partitions, by "
                                        "other columns",
                                        column));

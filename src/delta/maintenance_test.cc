@@ -248,7 +248,7 @@ TEST_F(MaintenanceTest, ZOrderingRefusesPartitionColumns) {
   spec.zorder_by = {"p"};
   auto refused = Optimize(fs_, table_, spec);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().error_class(), errors::kInvalidArgument);
+  EXPECT_EQ(refused.status().error_class(), errors::kDeltaZorderingOnPartitionColumn);
   EXPECT_NE(refused.status().message().find("partition column"), std::string_view::npos);
   spec.zorder_by = {"id"};
   auto ordered = Optimize(fs_, table_, spec);

@@ -4,6 +4,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/core/file_system.h"
 #include "sluice/engine/checkpoint.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::engine {
 
@@ -25,7 +26,7 @@ Status WriteBatch(const Registry& registry, std::string_view format, const std::
   // A write of its own: without transaction options nothing ties it to another.
   context.query_id = NewUuid();
   context.query_name = "batch write";
-  context.file_system = LocalFileSystem();
+  context.file_system = storage::DefaultFileSystem();
   SLUICE_RETURN_IF_ERROR(sink->Open(context));
   return sink->AddBatch(0, batch);
 }

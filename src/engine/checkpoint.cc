@@ -1,10 +1,7 @@
 // The checkpoint directory: metadata, the offset and commit logs, and the lock.
 #include "sluice/engine/checkpoint.h"
 
-#include <fcntl.h>
 #include <simdjson.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -142,24 +139,18 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::Open(std::shared_ptr<FileSystem>
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   SLUICE_RETURN_IF_ERROR(file_system->CreateDirectories(root));
 
-  // The lock: held for the life of the Checkpoint; the kernel drops it when the process dies, so
-  // a kill -9 never leaves a stale lock behind.
-  std::string lock_path = root + "/lock";
-  int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return Status::Error(errors::kIoError, "cannot open " + lock_path + ": " + std::strerror(errno));
+  // The lock, held for the life of the Checkpoint: on the local disk the kernel drops it when the
+  // process dies, so a kill -9 never leaves a stale lock behind; on an object store it is a lease
+  // that expires.
+  Result<std::unique_ptr<FileLock>> lock = file_system->Lock(root + "/lock");
+  if (!lock.ok() && lock.status().error_class() == errors::kStorageLeaseHeld) {
+    return Status::Error(errors::kConcurrentQuery,
+                         "another query is running on the checkpoint " + root + " (" +
+                             std::string(lock.status().message()) +
+                             "); stop it first, or give this query its own checkpoint location");
   }
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    int error = errno;
-    ::close(fd);
-    if (error == EWOULDBLOCK) {
-      return Status::Error(errors::kConcurrentQuery,
-                           "another query is running on the checkpoint " + root +
-                               "; stop it first, or give this query its own checkpoint location");
-    }
-    return Status::Error(errors::kIoError, "cannot lock " + lock_path + ": " + std::strerror(error));
-  }
-  std::unique_ptr<Checkpoint> checkpoint(new Checkpoint(std::move(file_system), root, fd));
+  if (!lock.ok()) return lock.status();
+  std::unique_ptr<Checkpoint> checkpoint(new Checkpoint(std::move(file_system), root, std::move(lock).value()));
 
   std::string metadata_path = root + "/metadata";
   Result<std::string> metadata = checkpoint->file_system_->ReadFile(metadata_path);
@@ -187,10 +178,10 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::Open(std::shared_ptr<FileSystem>
   return checkpoint;
 }
 
-Checkpoint::Checkpoint(std::shared_ptr<FileSystem> file_system, std::string root, int lock_fd)
-    : file_system_(std::move(file_system)), root_(std::move(root)), lock_fd_(lock_fd) {}
+Checkpoint::Checkpoint(std::shared_ptr<FileSystem> file_system, std::string root, std::unique_ptr<FileLock> lock)
+    : file_system_(std::move(file_system)), root_(std::move(root)), lock_(std::move(lock)) {}
 
-Checkpoint::~Checkpoint() { ::close(lock_fd_); }
+Checkpoint::~Checkpoint() = default;
 
 std::string Checkpoint::SourceStateDirectory(int index) const {
   return root_ + "/sources/" + std::to_string(index);
@@ -218,8 +209,10 @@ Result<OffsetLogEntry> Checkpoint::ReadOffsets(int64_t batch_id) const {
   return entry;
 }
 
-static Status PutLogEntry(FileSystem* file_system, const std::string& path, std::string_view text,
-                          std::string_view log, int64_t batch_id) {
+static Status PutLogEntry(FileSystem* file_system, const FileLock& lock, const std::string& path,
+                          std::string_view text, std::string_view log, int64_t batch_id) {
+  Status held = lock.Check();
+  if (!held.ok()) return Status::Error(errors::kConcurrentQuery, std::string(held.message()));
   Status status = file_system->PutIfAbsent(path, text);
   if (status.error_class() == errors::kFileAlreadyExists) {
     return Status::Error(errors::kConcurrentQuery,
@@ -231,12 +224,12 @@ static Status PutLogEntry(FileSystem* file_system, const std::string& path, std:
 }
 
 Status Checkpoint::WriteOffsets(int64_t batch_id, const OffsetLogEntry& entry) {
-  return PutLogEntry(file_system_.get(), root_ + "/offsets/" + std::to_string(batch_id),
+  return PutLogEntry(file_system_.get(), *lock_, root_ + "/offsets/" + std::to_string(batch_id),
                      SerializeOffsetLogEntry(entry), "offsets", batch_id);
 }
 
 Status Checkpoint::WriteCommit(int64_t batch_id) {
-  SLUICE_RETURN_IF_ERROR(PutLogEntry(file_system_.get(), root_ + "/commits/" + std::to_string(batch_id),
+  SLUICE_RETURN_IF_ERROR(PutLogEntry(file_system_.get(), *lock_, root_ + "/commits/" + std::to_string(batch_id),
                                      SerializeCommitLogEntry(), "commits", batch_id));
   SLUICE_RETURN_IF_ERROR(file_system_->DeleteRecursively(EpochReadsPath(batch_id)));
   return Purge(batch_id);
@@ -245,7 +238,7 @@ Status Checkpoint::WriteCommit(int64_t batch_id) {
 std::string Checkpoint::EpochReadsPath(int64_t epoch_id) const { return root_ + "/reads/" + std::to_string(epoch_id); }
 
 Status Checkpoint::LogEpochRead(int64_t epoch_id, int64_t read, const std::string& end) {
-  return PutLogEntry(file_system_.get(), EpochReadsPath(epoch_id) + "/" + std::to_string(read), end,
+  return PutLogEntry(file_system_.get(), *lock_, EpochReadsPath(epoch_id) + "/" + std::to_string(read), end,
                      "reads/" + std::to_string(epoch_id), read);
 }
 

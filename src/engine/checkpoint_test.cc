@@ -3,12 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "sluice/core/error_classes.h"
-#include "testing/temp_dir.h"
+#include "testing/store_root.h"
 
 namespace sluice::engine {
 namespace {
 
-class CheckpointTest : public ::testing::Test {
+// Every test runs on the local disk and on S3 (moto on loopback).
+class CheckpointTest : public ::testing::TestWithParam<testing::Store> {
  protected:
   std::unique_ptr<Checkpoint> OpenOrDie() {
     Result<std::unique_ptr<Checkpoint>> checkpoint = Checkpoint::Open(fs_, root_);
@@ -16,12 +17,12 @@ class CheckpointTest : public ::testing::Test {
     return std::move(checkpoint).value();
   }
 
-  testing::TempDir dir_;
-  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
-  std::string root_ = dir_.Join("checkpoint");
+  testing::StoreRoot store_{GetParam()};
+  std::shared_ptr<FileSystem> fs_ = store_.file_system();
+  std::string root_ = store_.Join("checkpoint");
 };
 
-TEST_F(CheckpointTest, OffsetLogEntryHasSparkShape) {
+TEST_P(CheckpointTest, OffsetLogEntryHasSparkShape) {
   OffsetLogEntry entry{1767225600000, {"{\"rows\":10}"}};
   EXPECT_EQ(SerializeOffsetLogEntry(entry),
             "v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1767225600000,\"conf\":{}}\n{\"rows\":10}");
@@ -32,7 +33,7 @@ TEST_F(CheckpointTest, OffsetLogEntryHasSparkShape) {
   EXPECT_TRUE(ParseCommitLogEntry(SerializeCommitLogEntry()).ok());
 }
 
-TEST_F(CheckpointTest, MalformedLogEntriesAreCorruptNotCrashes) {
+TEST_P(CheckpointTest, MalformedLogEntriesAreCorruptNotCrashes) {
   for (std::string_view text : {"", "v2\n{}\n{}", "v1", "v1\nnot json\n{}", "v1\n{\"batchTimestampMs\":1}",
                                 "v1\n{\"batchTimestampMs\":1}\n{\"rows\":", "v1\n{\"batchTimestampMs\":\"x\"}\n1"}) {
     Result<OffsetLogEntry> parsed = ParseOffsetLogEntry(text);
@@ -42,7 +43,7 @@ TEST_F(CheckpointTest, MalformedLogEntriesAreCorruptNotCrashes) {
   EXPECT_EQ(ParseCommitLogEntry("v1\n{").error_class(), errors::kCheckpointCorrupt);
 }
 
-TEST_F(CheckpointTest, QueryIdIsCreatedOnceAndStableAcrossRestarts) {
+TEST_P(CheckpointTest, QueryIdIsCreatedOnceAndStableAcrossRestarts) {
   std::string first_id;
   {
     auto checkpoint = OpenOrDie();
@@ -57,11 +58,11 @@ TEST_F(CheckpointTest, QueryIdIsCreatedOnceAndStableAcrossRestarts) {
 // A folder without metadata is a new checkpoint only when it holds nothing else: the rest of a
 // checkpoint whose metadata was lost, or another program's files, are never taken for a fresh
 // start (nor written into).
-TEST_F(CheckpointTest, AFolderWithContentButNoMetadataIsRefused) {
+TEST_P(CheckpointTest, AFolderWithContentButNoMetadataIsRefused) {
+  int case_number = 0;
   for (std::string entry : {"commits/0", "offsets/0", "sources/0/state", "precious.txt", "metadata.bak"}) {
     SCOPED_TRACE(entry);
-    testing::TempDir dir;
-    std::string root = dir.Join("checkpoint");
+    std::string root = store_.Join("refused-" + std::to_string(case_number++));
     ASSERT_TRUE(fs_->CreateDirectories(root + "/" + entry.substr(0, entry.rfind('/') + 1)).ok());
     ASSERT_TRUE(fs_->AtomicWrite(root + "/" + entry, "x").ok());
     Result<std::unique_ptr<Checkpoint>> opened = Checkpoint::Open(fs_, root);
@@ -76,7 +77,7 @@ TEST_F(CheckpointTest, AFolderWithContentButNoMetadataIsRefused) {
   EXPECT_TRUE(Checkpoint::Open(fs_, root_).ok());
 }
 
-TEST_F(CheckpointTest, SecondQueryOnTheSameCheckpointFailsFast) {
+TEST_P(CheckpointTest, SecondQueryOnTheSameCheckpointFailsFast) {
   auto running = OpenOrDie();
   Result<std::unique_ptr<Checkpoint>> second = Checkpoint::Open(fs_, root_);
   ASSERT_FALSE(second.ok());
@@ -85,7 +86,7 @@ TEST_F(CheckpointTest, SecondQueryOnTheSameCheckpointFailsFast) {
   EXPECT_TRUE(Checkpoint::Open(fs_, root_).ok()) << "the lock is released with the checkpoint";
 }
 
-TEST_F(CheckpointTest, LogFilesAreWrittenOnceAndASecondWriterLosesWithConcurrentQuery) {
+TEST_P(CheckpointTest, LogFilesAreWrittenOnceAndASecondWriterLosesWithConcurrentQuery) {
   auto checkpoint = OpenOrDie();
   OffsetLogEntry entry{5, {"{\"rows\":1}"}};
   ASSERT_TRUE(checkpoint->WriteOffsets(0, entry).ok());
@@ -95,7 +96,7 @@ TEST_F(CheckpointTest, LogFilesAreWrittenOnceAndASecondWriterLosesWithConcurrent
   EXPECT_EQ(checkpoint->WriteCommit(0).error_class(), errors::kConcurrentQuery);
 }
 
-TEST_F(CheckpointTest, LatestBatchesTellAnUncommittedBatchApart) {
+TEST_P(CheckpointTest, LatestBatchesTellAnUncommittedBatchApart) {
   auto checkpoint = OpenOrDie();
   EXPECT_EQ(*checkpoint->LatestOffsetBatch(), std::nullopt);
   EXPECT_EQ(*checkpoint->LatestCommitBatch(), std::nullopt);
@@ -109,7 +110,7 @@ TEST_F(CheckpointTest, LatestBatchesTellAnUncommittedBatchApart) {
   EXPECT_EQ(*checkpoint->LatestOffsetBatch(), 1);
 }
 
-TEST_F(CheckpointTest, AnEpochsReadsAreLoggedOneFileEachAndGoWithItsCommit) {
+TEST_P(CheckpointTest, AnEpochsReadsAreLoggedOneFileEachAndGoWithItsCommit) {
   auto checkpoint = OpenOrDie();
   EXPECT_EQ(*checkpoint->ReadEpochReads(3), std::nullopt);
   ASSERT_TRUE(checkpoint->LogEpochRead(3, 0, "{\"rows\":4}").ok());
@@ -133,7 +134,7 @@ TEST_F(CheckpointTest, AnEpochsReadsAreLoggedOneFileEachAndGoWithItsCommit) {
   EXPECT_EQ(checkpoint->ReadEpochReads(5).status().error_class(), errors::kCheckpointCorrupt);
 }
 
-TEST_F(CheckpointTest, KeepsTheLastHundredEntries) {
+TEST_P(CheckpointTest, KeepsTheLastHundredEntries) {
   auto checkpoint = OpenOrDie();
   for (int64_t id = 0; id < 150; ++id) {
     ASSERT_TRUE(checkpoint->WriteOffsets(id, {id, {"{}"}}).ok());
@@ -148,7 +149,7 @@ TEST_F(CheckpointTest, KeepsTheLastHundredEntries) {
   EXPECT_TRUE(*fs_->Exists(root_ + "/commits/149"));
 }
 
-TEST_F(CheckpointTest, PurgeAfterRestartRemovesOldEntriesOfEarlierRuns) {
+TEST_P(CheckpointTest, PurgeAfterRestartRemovesOldEntriesOfEarlierRuns) {
   {
     auto checkpoint = OpenOrDie();
     for (int64_t id = 0; id < 99; ++id) {
@@ -165,6 +166,8 @@ TEST_F(CheckpointTest, PurgeAfterRestartRemovesOldEntriesOfEarlierRuns) {
   EXPECT_TRUE(*fs_->Exists(root_ + "/offsets/1"));
   EXPECT_EQ(fs_->List(root_ + "/commits")->size(), 100u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, CheckpointTest, ::testing::ValuesIn(testing::kAllStores), testing::StoreName);
 
 TEST(UuidTest, IsVersionFourAndDistinct) {
   std::string a = NewUuid(), b = NewUuid();

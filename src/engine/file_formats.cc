@@ -14,6 +14,7 @@
 #include "sluice/parquet/reader.h"
 #include "sluice/engine/read_once_source.h"
 #include "sluice/parquet/writer.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::engine {
 namespace {
@@ -116,8 +117,6 @@ Result<TypePtr> ParseSchemaOption(FileKind kind, const ValidatedOptions& options
   }
   return schema;
 }
-
-std::string AbsolutePath(const std::string& path) { return std::filesystem::absolute(path).lexically_normal().string(); }
 
 bool IsDataFileName(std::string_view name) { return !name.empty() && name[0] != '_' && name[0] != '.'; }
 
@@ -362,7 +361,7 @@ Result<std::unique_ptr<Source>> MakeFileSource(FileKind kind, const ValidatedOpt
     SLUICE_ASSIGN_OR_RETURN(schema, ParseSchemaOption(kind, options));
   }
   return std::unique_ptr<Source>(
-      new FileSource(kind, AbsolutePath(options.GetString("path")), std::move(csv), std::move(schema)));
+      new FileSource(kind, storage::AbsolutePath(options.GetString("path")), std::move(csv), std::move(schema)));
 }
 
 Result<std::unique_ptr<Sink>> MakeFileSink(FileKind kind, const ValidatedOptions& options) {
@@ -379,7 +378,7 @@ Result<std::unique_ptr<Sink>> MakeFileSink(FileKind kind, const ValidatedOptions
                            fmt::format("txnAppId of a file sink names a file beside its data: {}", problem));
     }
   }
-  return std::unique_ptr<Sink>(new FileSink(kind, AbsolutePath(options.GetString("path")),
+  return std::unique_ptr<Sink>(new FileSink(kind, storage::AbsolutePath(options.GetString("path")),
                                             ParseWriteMode(options.GetString("mode")), std::move(csv), compression,
                                             std::move(transaction)));
 }

@@ -8,6 +8,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 #include "sluice/pipeline/event_log.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::pipeline {
 
@@ -31,14 +32,14 @@ std::string CatalogServer::StatusPath(const std::string& warehouse) {
 CatalogServer::CatalogServer(std::string warehouse, CatalogServerOptions options)
     : warehouse_(std::move(warehouse)),
       options_(options),
-      catalog_(LocalFileSystem(), warehouse_, options_.registry),
-      feeds_(LocalFileSystem(), warehouse_, options_.registry) {}
+      catalog_(storage::DefaultFileSystem(), warehouse_, options_.registry),
+      feeds_(storage::DefaultFileSystem(), warehouse_, options_.registry) {}
 
 Result<std::unique_ptr<CatalogServer>> CatalogServer::Start(std::string warehouse, CatalogServerOptions options) {
   if (warehouse.empty() || warehouse[0] != '/') {
     return Status::Error(errors::kInvalidArgument, "the warehouse must be an absolute path");
   }
-  SLUICE_RETURN_IF_ERROR(LocalFileSystem()->CreateDirectories(warehouse + "/_sluice/serve"));
+  SLUICE_RETURN_IF_ERROR(storage::DefaultFileSystem()->CreateDirectories(warehouse + "/_sluice/serve"));
   std::unique_ptr<CatalogServer> server(new CatalogServer(std::move(warehouse), options));
   CatalogServer* raw = server.get();
   server->poller_ = std::thread([raw] { raw->Poll(); });
@@ -240,7 +241,7 @@ bool CatalogServer::ready() const {
 }
 
 void CatalogServer::WriteStatus() const {
-  (void)LocalFileSystem()->AtomicWrite(StatusPath(warehouse_), StatusJson());
+  (void)storage::DefaultFileSystem()->AtomicWrite(StatusPath(warehouse_), StatusJson());
 }
 
 }  // namespace sluice::pipeline

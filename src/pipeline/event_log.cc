@@ -12,10 +12,13 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 #include "sluice/core/sensitive_values.h"
 #include "sluice/engine/checkpoint.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -62,7 +65,62 @@ int64_t LastSequence(int fd) {
 
 std::string EventLog::PathFor(const std::string& storage) { return storage + "/system/events.jsonl"; }
 
+namespace {
+
+constexpr size_t kSegmentBytes = 256 * 1024;
+
+// One event as its log line (with the newline).
+std::string EventLine(const Event& event, int64_t sequence, int64_t now_micros) {
+  std::string line = "{\"id\":" + JsonString(engine::NewUuid()) + ",\"sequence\":" + std::to_string(sequence) +
+                     ",\"timestamp\":" + JsonString(IsoTimestampMillis(now_micros)) +
+                     ",\"level\":" + JsonString(event.level) + ",\"origin\":{\"pipeline\":" +
+                     JsonString(event.origin.pipeline);
+  if (!event.origin.flow.empty()) line += ",\"flow\":" + JsonString(event.origin.flow);
+  if (!event.origin.dataset.empty()) line += ",\"dataset\":" + JsonString(event.origin.dataset);
+  // Sensitive values are masked in the text, before it is quoted; details that masking would
+  // leave unparsable (a value holding JSON punctuation) are left out whole.
+  std::string details = ScrubSensitiveValues(event.details);
+  if (details != event.details && !IsSingleLineJson(details)) details = "{\"redacted\":true}";
+  line += "},\"event_type\":" + JsonString(event.event_type) + ",\"message\":" +
+          JsonString(ScrubSensitiveValues(event.message)) +
+          ",\"details\":" + details + "}\n";
+  return line;
+}
+
+
+std::string SegmentsOf(const std::string& path) { return path.substr(0, path.rfind('/')) + "/events"; }
+
+// Every complete line of the segments, ordered by sequence.
+Result<std::vector<std::string>> ReadSegments(const std::string& folder) {
+  auto fs = storage::DefaultFileSystem();
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> segments, fs->List(folder));
+  std::vector<std::pair<int64_t, std::string>> numbered;
+  simdjson::dom::parser parser;
+  for (const FileInfo& segment : segments) {
+    if (segment.is_directory || !segment.path.ends_with(".jsonl")) continue;
+    Result<std::string> text = fs->ReadFile(segment.path);
+    if (!text.ok() && text.status().error_class() == errors::kFileNotFound) continue;
+    SLUICE_RETURN_IF_ERROR(text.status());
+    size_t begin = 0;
+    while (begin < text->size()) {
+      size_t end = text->find('\n', begin);
+      if (end == std::string::npos) break;
+      std::string_view line(text->data() + begin, end - begin);
+      if (int64_t sequence = SequenceOf(line, parser); sequence >= 0) numbered.emplace_back(sequence, line);
+      begin = end + 1;
+    }
+  }
+  std::stable_sort(numbered.begin(), numbered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> lines;
+  for (auto& [sequence, line] : numbered) lines.push_back(std::move(line));
+  return lines;
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> EventLog::ReadLines(const std::string& path) {
+  if (storage::IsObjectStoreUri(path)) return ReadSegments(SegmentsOf(path));
   std::vector<std::string> lines;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -85,6 +143,14 @@ Result<std::vector<std::string>> EventLog::ReadLines(const std::string& path) {
 }
 
 Result<std::unique_ptr<EventLog>> EventLog::Open(const std::string& path, std::shared_ptr<Clock> clock) {
+  if (storage::IsObjectStoreUri(path)) {
+    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> lines, ReadSegments(SegmentsOf(path)));
+    simdjson::dom::parser parser;
+    const int64_t next = lines.empty() ? 0 : SequenceOf(lines.back(), parser) + 1;
+    std::unique_ptr<EventLog> log(new EventLog(-1, next, std::move(clock)));
+    log->segments_ = SegmentsOf(path);
+    return log;
+  }
   std::error_code error;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
   if (error) return IoError("cannot create the directory of", path, error.value());
@@ -117,10 +183,28 @@ Result<std::unique_ptr<EventLog>> EventLog::Open(const std::string& path, std::s
   return std::unique_ptr<EventLog>(new EventLog(fd, next_sequence, std::move(clock)));
 }
 
-EventLog::~EventLog() { ::close(fd_); }
+EventLog::~EventLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status EventLog::AppendToSegment(const std::string& line) {
+  if (segment_path_.empty() || segment_text_.size() > kSegmentBytes) {
+    segment_path_ = fmt::format("{}/{:020d}-{}.jsonl", segments_, next_sequence_, engine::NewUuid());
+    segment_text_.clear();
+  }
+  segment_text_ += line;
+  Status written = storage::DefaultFileSystem()->AtomicWrite(segment_path_, segment_text_);
+  if (!written.ok()) {
+    segment_text_.resize(segment_text_.size() - line.size());
+    return written.WithContext("cannot append to the event log");
+  }
+  ++next_sequence_;
+  return Status::OK();
+}
 
 Status EventLog::Append(const Event& event) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (fd_ < 0) return AppendToSegment(EventLine(event, next_sequence_, clock_->NowMicros()));
   // Another process may append to the same log (a second `sluice run` refused with
   // CONCURRENT_QUERY still logs why): the file lock orders the appends, and each event takes the
   // number after the last one in the file.
@@ -132,19 +216,7 @@ Status EventLog::Append(const Event& event) {
     ~Unlock() { ::flock(fd, LOCK_UN); }
   } unlock{fd_};
   next_sequence_ = std::max(next_sequence_, LastSequence(fd_) + 1);
-  std::string line = "{\"id\":" + JsonString(engine::NewUuid()) + ",\"sequence\":" + std::to_string(next_sequence_) +
-                     ",\"timestamp\":" + JsonString(IsoTimestampMillis(clock_->NowMicros())) +
-                     ",\"level\":" + JsonString(event.level) + ",\"origin\":{\"pipeline\":" +
-                     JsonString(event.origin.pipeline);
-  if (!event.origin.flow.empty()) line += ",\"flow\":" + JsonString(event.origin.flow);
-  if (!event.origin.dataset.empty()) line += ",\"dataset\":" + JsonString(event.origin.dataset);
-  // Sensitive values are masked in the text, before it is quoted; details that masking would
-  // leave unparsable (a value holding JSON punctuation) are left out whole.
-  std::string details = ScrubSensitiveValues(event.details);
-  if (details != event.details && !IsSingleLineJson(details)) details = "{\"redacted\":true}";
-  line += "},\"event_type\":" + JsonString(event.event_type) + ",\"message\":" +
-          JsonString(ScrubSensitiveValues(event.message)) +
-          ",\"details\":" + details + "}\n";
+  const std::string line = EventLine(event, next_sequence_, clock_->NowMicros());
   size_t written = 0;
   while (written < line.size()) {
     ssize_t n = ::write(fd_, line.data() + written, line.size() - written);

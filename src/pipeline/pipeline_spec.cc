@@ -15,6 +15,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/core/path_names.h"
 #include "sluice/expr/select.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -561,7 +562,7 @@ Result<std::map<std::string, std::string>> PipelineSpec::ResolvedOptions(const E
   auto lookup = [this](std::string_view name) -> Result<Connection> {
     auto inline_connection = connections.find(std::string(name));
     if (inline_connection != connections.end()) return ValidateConnection(inline_connection->second);
-    return Catalog(LocalFileSystem(), warehouse).Get(name);
+    return Catalog(storage::DefaultFileSystem(), warehouse).Get(name);
   };
   using Options = std::map<std::string, std::string>;
   SLUICE_ASSIGN_OR_RETURN(Options options, ExpandConnection(endpoint.options, lookup, endpoint.format));
@@ -572,6 +573,14 @@ Result<std::map<std::string, std::string>> PipelineSpec::ResolvedOptions(const E
     SLUICE_ASSIGN_OR_RETURN(options["path"], TablePath(*endpoint.table));
   }
   return options;
+}
+
+Status ConfigureObjectStores(const PipelineSpec& spec) {
+  for (const auto& [uri, options] : spec.object_stores) {
+    Status configured = storage::ConfigureObjectStore(uri, options);
+    if (!configured.ok()) return configured.WithContext("object_stores." + uri);
+  }
+  return Status::OK();
 }
 
 Result<connectors::ChangeFeedConfig> PipelineSpec::ChangeFeedConfigOf(const ChangeFeedSpec& feed) const {
@@ -683,8 +692,8 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
   std::vector<FlowSpec> views;
   try {
     walker.CheckKeys(root, "",
-                     {"name", "storage", "warehouse", "sql", "connections", "sinks", "flows", "materialized_views",
-                      "streams", "change_feeds", "libraries"});
+                     {"name", "storage", "warehouse", "sql", "connections", "object_stores", "sinks", "flows",
+                      "materialized_views", "streams", "change_feeds", "libraries"});
     walker.CheckDuplicateKeys(root, "");
     spec.name = walker.Name(root, "");
     spec.storage = walker.Scalar(root, "", "storage", true).value_or("");
@@ -716,6 +725,13 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
           connection.options.erase(type);
         }
         spec.connections[connection.name] = std::move(connection);
+      }
+    }
+    if (YAML::Node stores = root["object_stores"]; stores.IsDefined() && !stores.IsNull()) {
+      if (!stores.IsMap()) walker.Problem("object_stores", "expected a map of s3://bucket[/prefix] to store options");
+      for (const auto& entry : stores.IsMap() ? stores : YAML::Node()) {
+        const std::string uri = entry.first.Scalar();
+        spec.object_stores[uri] = walker.StringMap(entry.second, "object_stores." + uri);
       }
     }
     if (YAML::Node sinks = root["sinks"]; sinks.IsDefined() && !sinks.IsNull()) {
@@ -780,7 +796,7 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
   // What parsed cleanly, for the checks that need no data: a problem at the top level leaves
   // nothing to check; otherwise the entries with a problem are left out, and the flows writing to
   // a sink left out with them.
-  for (std::string_view top : {"name", "storage", "warehouse", "sql", "connections"}) {
+  for (std::string_view top : {"name", "storage", "warehouse", "sql", "connections", "object_stores"}) {
     if (walker.HasProblemIn(top)) return PipelineSpec{};
   }
   std::set<std::string> dropped_sinks;

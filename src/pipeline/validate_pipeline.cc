@@ -11,6 +11,7 @@
 #include "sluice/pipeline/flow_transform.h"
 #include "sluice/pipeline/ingestion_sink.h"
 #include "sluice/pipeline/pipeline_spec.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -186,7 +187,7 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
     problems.Add(engine::ParseTrigger(stream.trigger, stream.trigger_interval).status(), context + " trigger");
     Result<IngestionSpec> ingestion = IngestionSpecOf(spec, stream);
     problems.Add(ingestion.status(), context + " ingestion_config");
-    if (ingestion.ok()) problems.Add(IngestionSink::Make(*ingestion, LocalFileSystem()).status(), context);
+    if (ingestion.ok()) problems.Add(IngestionSink::Make(*ingestion, storage::DefaultFileSystem()).status(), context);
   }
 
   std::map<std::string, std::string> slots;  // slot name -> change feed

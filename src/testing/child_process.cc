@@ -1,8 +1,19 @@
 #include "testing/child_process.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <deque>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 extern char** environ;
 
@@ -27,6 +38,61 @@ pid_t SpawnSelf(const std::vector<std::string>& extra_environment, const std::st
   int error = posix_spawn(&pid, self, &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   return error == 0 ? pid : -1;
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+std::string TailOf(const std::string& path, size_t lines) {
+  std::ifstream in(path);
+  std::deque<std::string> last;
+  for (std::string line; std::getline(in, line);) {
+    last.push_back(line);
+    if (last.size() > lines) last.pop_front();
+  }
+  return fmt::format("{}", fmt::join(last, "\n"));
+}
+
+// Forks and executes `args` with stdout and stderr appended to `log_path`, in a process group
+// of its own, killed when the calling thread ends. Every string is prepared before fork().
+pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path) {
+  std::vector<char*> argv;
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  int output = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (output < 0) return -1;
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(125);
+    dup2(output, STDOUT_FILENO);
+    dup2(output, STDERR_FILENO);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  close(output);
+  if (pid > 0) setpgid(pid, pid);
+  return pid;
 }
 
 }  // namespace sluice::testing

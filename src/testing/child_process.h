@@ -14,4 +14,14 @@ namespace sluice::testing {
 // ("NAME=value" entries), stdout and stderr appended to `log_path`. The child's pid, or -1.
 pid_t SpawnSelf(const std::vector<std::string>& extra_environment, const std::string& log_path);
 
+// Forks and executes `args` (argv[0] looked up on PATH) with stdout and stderr appended to
+// `log_path`, in a process group of its own, killed when the calling thread ends. The pid, or -1.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path);
+
+// A loopback TCP port that was free a moment ago (0 when none could be had).
+int FreePort();
+
+// The last `lines` lines of a text file ("" when it cannot be read).
+std::string TailOf(const std::string& path, size_t lines);
+
 }  // namespace sluice::testing

@@ -24,6 +24,7 @@
 #include <fmt/ranges.h>
 
 #include "sluice/core/error_classes.h"
+#include "testing/child_process.h"
 #include "testing/temp_dir.h"
 #include "testing/paths.h"
 
@@ -35,61 +36,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr auto kStartTimeout = std::chrono::seconds(120);
 constexpr auto kStopGrace = std::chrono::seconds(30);
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
-std::string TailOf(const std::string& path, size_t lines) {
-  std::ifstream in(path);
-  std::deque<std::string> last;
-  for (std::string line; std::getline(in, line);) {
-    last.push_back(line);
-    if (last.size() > lines) last.pop_front();
-  }
-  return fmt::format("{}", fmt::join(last, "\n"));
-}
-
-// Forks and executes `args` with stdout and stderr appended to `log_path`, in a process group
-// of its own, killed when the calling thread ends. Every string is prepared before fork().
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path) {
-  std::vector<char*> argv;
-  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  int output = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (output < 0) return -1;
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(125);
-    dup2(output, STDOUT_FILENO);
-    dup2(output, STDERR_FILENO);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  close(output);
-  if (pid > 0) setpgid(pid, pid);
-  return pid;
-}
 
 // Runs `args` to completion; EMBEDDED_SERVICE_FAILED with the end of the log unless it exits 0.
 Status Run(const std::vector<std::string>& args, const std::string& log_path) {

@@ -51,6 +51,12 @@ inline constexpr std::string_view kFileNotFound = "FILE_NOT_FOUND";
 inline constexpr std::string_view kFileAlreadyExists = "FILE_ALREADY_EXISTS";
 inline constexpr std::string_view kFileSinkTransactionCorrupt = "FILE_SINK_TRANSACTION_CORRUPT";
 inline constexpr std::string_view kIoError = "IO_ERROR";
+// Object stores (S3, Azure Blob Storage)
+inline constexpr std::string_view kInvalidStorageUri = "INVALID_STORAGE_URI";
+inline constexpr std::string_view kStorageAccessDenied = "STORAGE_ACCESS_DENIED";
+inline constexpr std::string_view kStorageCredentialsNotFound = "STORAGE_CREDENTIALS_NOT_FOUND";
+inline constexpr std::string_view kStorageConditionalWriteUnsupported = "STORAGE_CONDITIONAL_WRITE_UNSUPPORTED";
+inline constexpr std::string_view kStorageLeaseHeld = "STORAGE_LEASE_HELD";
 inline constexpr std::string_view kMalformedCsvRecord = "MALFORMED_CSV_RECORD";
 inline constexpr std::string_view kMalformedJsonRecord = "MALFORMED_JSON_RECORD";
 inline constexpr std::string_view kInvalidUtf8String = "INVALID_UTF8_STRING";
@@ -70,6 +76,7 @@ inline constexpr std::string_view kDeltaInvalidCharactersInColumnNames = "DELTA_
 inline constexpr std::string_view kDeltaDeletionVectorCorrupt = "DELTA_DELETION_VECTOR_CORRUPT";
 inline constexpr std::string_view kDeltaMultipleSourceRowMatchingTargetRowInMerge = "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE";
 inline constexpr std::string_view kDeltaNonPartitionColumnReference = "DELTA_NON_PARTITION_COLUMN_REFERENCE";
+inline constexpr std::string_view kDeltaZorderingOnPartitionColumn = "DELTA_ZORDERING_ON_PARTITION_COLUMN";
 inline constexpr std::string_view kDeltaVacuumRetentionPeriodTooShort = "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT";
 inline constexpr std::string_view kDeltaCannotRestoreTableVersion = "DELTA_CANNOT_RESTORE_TABLE_VERSION";
 // PostgreSQL

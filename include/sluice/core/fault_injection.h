@@ -50,6 +50,7 @@ enum class FileOp {
   kDeleteRecursively,
   kCreateDirectories,
   kRename,
+  kLock,
 };
 inline constexpr int kFileOpCount = static_cast<int>(FileOp::kRename) + 1;
 
@@ -93,6 +94,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   Status DeleteRecursively(const std::string& path) override;
   Status CreateDirectories(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to, bool no_replace) override;
+  Result<std::unique_ptr<FileLock>> Lock(const std::string& path) override;
 
  private:
   class FaultyRandomAccessFile;

@@ -52,6 +52,16 @@ class RandomAccessFile {
   virtual Status ReadAt(int64_t offset, int64_t length, std::string* out) const = 0;
 };
 
+// An exclusive lock (FileSystem::Lock), held until this object is destroyed or its process dies.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+  // OK while the lock is still this process's; STORAGE_LEASE_HELD once another process has taken
+  // it (an object store's lease not renewed in time, because this process stalled or lost the
+  // store). Holders check it before each step they publish, and stop when it fails.
+  virtual Status Check() const = 0;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -78,9 +88,15 @@ class FileSystem {
   // Renames a file; the directory of `to` must exist. With no_replace, fails with
   // FILE_ALREADY_EXISTS if `to` exists (atomically: two racing renames cannot both succeed).
   virtual Status Rename(const std::string& from, const std::string& to, bool no_replace) = 0;
+  // Takes the exclusive lock named by `path` for this process: on the local disk flock() on that
+  // file (the kernel drops it when the process dies); on object stores a lease object with an
+  // expiry, renewed by a heartbeat and taken over once expired (storage/lease.h). Fails with
+  // STORAGE_LEASE_HELD, naming the holder, while another process holds it; IO_ERROR otherwise.
+  virtual Result<std::unique_ptr<FileLock>> Lock(const std::string& path) = 0;
 };
 
-// The local disk. One shared instance; thread-safe.
+// The local disk. One shared instance; thread-safe. Object stores, and the file system that serves
+// local paths and URIs alike, are in the storage layer (sluice/storage/file_systems.h).
 std::shared_ptr<FileSystem> LocalFileSystem();
 
 }  // namespace sluice

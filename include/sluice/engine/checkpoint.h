@@ -106,14 +106,14 @@ class Checkpoint {
   Result<std::optional<std::vector<std::string>>> ReadEpochReads(int64_t epoch_id) const;
 
  private:
-  Checkpoint(std::shared_ptr<FileSystem> file_system, std::string root, int lock_fd);
+  Checkpoint(std::shared_ptr<FileSystem> file_system, std::string root, std::unique_ptr<FileLock> lock);
   Result<std::optional<int64_t>> LatestBatch(const std::string& directory) const;
   Status Purge(int64_t latest_batch);
   std::string EpochReadsPath(int64_t epoch_id) const;
 
   std::shared_ptr<FileSystem> file_system_;
   std::string root_;
-  int lock_fd_;
+  std::unique_ptr<FileLock> lock_;
   std::string query_id_;
   // Log entries below this id are known to be deleted already.
   int64_t purged_below_ = -1;

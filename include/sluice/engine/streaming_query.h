@@ -31,6 +31,7 @@
 #include "sluice/engine/progress.h"
 #include "sluice/engine/sink.h"
 #include "sluice/engine/source.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::engine {
 
@@ -74,7 +75,7 @@ struct QueryConfig {
   std::string checkpoint_location;
   Trigger trigger;
   OutputMode output_mode = OutputMode::kAppend;
-  std::shared_ptr<FileSystem> file_system = LocalFileSystem();
+  std::shared_ptr<FileSystem> file_system = storage::DefaultFileSystem();
   std::shared_ptr<Clock> clock = SystemClock();
   // Whether the query aggregates (its sink groups rows, as a pipeline's aggregating flow does):
   // the output modes it may run in are update and complete, not append.

@@ -32,6 +32,7 @@
 #include "sluice/core/file_system.h"
 #include "sluice/core/status.h"
 #include "sluice/engine/registry.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::pipeline {
 
@@ -47,7 +48,7 @@ struct CopyOptions {
   std::string warehouse;  // absolute: Delta tables and the catalog of connections live there
   // The copy's checkpoint; empty: a fresh temporary one, removed after a successful copy.
   std::string checkpoint;
-  std::shared_ptr<FileSystem> file_system = LocalFileSystem();
+  std::shared_ptr<FileSystem> file_system = storage::DefaultFileSystem();
 };
 
 struct CopyResult {

@@ -11,6 +11,11 @@
 // last line may be torn, in which case the next run starts a new line and readers skip the torn
 // one. The log is for people and monitoring; exactly-once state lives in checkpoints, not here.
 //
+// On an object store (a `storage` that is an s3:// URI), where nothing can be appended to, the log
+// is a folder of segments, <storage>/system/events/<first sequence>-<writer id>.jsonl: each
+// process rewrites its current segment whole after every event (one PUT per event) and starts a
+// new one past 256 KiB. Readers list the segments and order the lines by sequence.
+//
 // Thread-safe: flows append from their own threads.
 #pragma once
 
@@ -61,9 +66,13 @@ class EventLog {
  private:
   EventLog(int fd, int64_t next_sequence, std::shared_ptr<Clock> clock)
       : fd_(fd), next_sequence_(next_sequence), clock_(std::move(clock)) {}
+  Status AppendToSegment(const std::string& line);
 
   std::mutex mutex_;
-  int fd_;
+  int fd_;  // -1 on an object store
+  std::string segments_;  // the segments' folder on an object store
+  std::string segment_path_;
+  std::string segment_text_;
   int64_t next_sequence_;
   std::shared_ptr<Clock> clock_;
 };

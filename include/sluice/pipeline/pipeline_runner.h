@@ -41,6 +41,7 @@
 #include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/flow_transform.h"
 #include "sluice/pipeline/pipeline_spec.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::pipeline {
 
@@ -49,7 +50,7 @@ struct RunOptions {
   std::vector<std::string> full_refresh;  // flows to reset before running
   bool full_refresh_all = false;
   const engine::Registry* registry = &engine::Registry::Default();
-  std::shared_ptr<FileSystem> file_system = LocalFileSystem();
+  std::shared_ptr<FileSystem> file_system = storage::DefaultFileSystem();
   std::shared_ptr<Clock> clock = SystemClock();
 };
 

@@ -141,6 +141,12 @@ struct ChangeFeedSpec {
   std::map<std::string, std::string> options;
 };
 
+struct PipelineSpec;
+
+// Hands the spec's `object_stores` to the storage layer (storage::ConfigureObjectStore), checking
+// each: INVALID_STORAGE_URI, UNRESOLVED_SECRET or CONNECTION_LITERAL_SECRET naming the entry.
+Status ConfigureObjectStores(const PipelineSpec& spec);
+
 struct PipelineSpec {
   std::string name;
   std::string storage;
@@ -152,6 +158,9 @@ struct PipelineSpec {
   // endpoint's `connection: NAME` option names one of these, or else one of the warehouse's
   // catalog (catalog.h).
   std::map<std::string, Connection> connections;
+  // `object_stores: {s3://bucket[/prefix]: {endpoint: ..., region: ..., ...}}`: the options of the
+  // object stores the pipeline's paths name (docs/storage.md). ConfigureObjectStores applies them.
+  std::map<std::string, std::map<std::string, std::string>> object_stores;
   std::map<std::string, Endpoint> sinks;
   std::vector<FlowSpec> flows;
   std::vector<StreamSpec> streams;

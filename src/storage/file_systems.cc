@@ -1,0 +1,211 @@
+#include "sluice/storage/file_systems.h"
+
+#include <filesystem>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "sluice/core/error_classes.h"
+#include "sluice/storage/s3_file_system.h"
+
+namespace sluice::storage {
+namespace {
+
+Status InvalidUri(std::string_view path, std::string_view why) {
+  return Status::Error(errors::kInvalidStorageUri, fmt::format("`{}` {}; see docs/storage.md", path, why));
+}
+
+// S3's rules for bucket names: 3 to 63 lower-case letters, digits, `.` and `-`, starting and
+// ending with a letter or digit.
+bool ValidBucket(std::string_view bucket) {
+  if (bucket.size() < 3 || bucket.size() > 63) return false;
+  for (char c : bucket) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-')) return false;
+  }
+  auto alphanumeric = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return alphanumeric(bucket.front()) && alphanumeric(bucket.back()) && bucket.find("..") == std::string_view::npos;
+}
+
+std::string_view BucketOf(std::string_view uri) {
+  std::string_view rest = uri.substr(uri.find("://") + 3);
+  return rest.substr(0, rest.find('/'));
+}
+
+class Stores {
+ public:
+  Status Configure(const std::string& prefix, const std::map<std::string, std::string>& options) {
+    SLUICE_ASSIGN_OR_RETURN(std::string resolved, ResolvePath(prefix));
+    if (!resolved.starts_with("s3://")) {
+      return InvalidUri(prefix, "is not an object store this version configures (s3://bucket[/prefix])");
+    }
+    SLUICE_ASSIGN_OR_RETURN(S3Options validated, S3OptionsFrom(options));
+    (void)validated;
+    std::lock_guard lock(mutex_);
+    options_[resolved] = options;
+    return Status::OK();
+  }
+
+  Result<std::shared_ptr<FileSystem>> For(const std::string& path) {
+    if (!path.starts_with("s3://")) return LocalFileSystem();
+    std::string bucket(BucketOf(path));
+    std::lock_guard lock(mutex_);
+    // The longest configured prefix that contains the path picks the options (one file system per
+    // bucket and prefix).
+    std::string chosen;
+    for (const auto& [prefix, options] : options_) {
+      if ((path == prefix || path.starts_with(prefix + "/")) && prefix.size() > chosen.size()) chosen = prefix;
+    }
+    if (chosen.empty()) chosen = "s3://" + bucket;
+    auto found = stores_.find(chosen);
+    if (found != stores_.end()) return found->second;
+    auto configured = options_.find(chosen);
+    SLUICE_ASSIGN_OR_RETURN(S3Options options,
+                            S3OptionsFrom(configured == options_.end() ? std::map<std::string, std::string>()
+                                                                       : configured->second));
+    auto store = std::make_shared<S3FileSystem>(bucket, std::move(options));
+    stores_[chosen] = store;
+    return std::shared_ptr<FileSystem>(store);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::map<std::string, std::string>> options_;
+  std::map<std::string, std::shared_ptr<FileSystem>> stores_;
+};
+
+Stores& TheStores() {
+  static Stores* stores = new Stores();
+  return *stores;
+}
+
+// Sends each call to the file system of its path.
+class RoutingFileSystem final : public FileSystem {
+ public:
+  Result<std::string> ReadFile(const std::string& path) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->ReadFile(path);
+  }
+  Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->OpenForRead(path);
+  }
+  Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->OpenForWrite(path);
+  }
+  Status AtomicWrite(const std::string& path, std::string_view data) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->AtomicWrite(path, data);
+  }
+  Status PutIfAbsent(const std::string& path, std::string_view data) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->PutIfAbsent(path, data);
+  }
+  Result<FileInfo> Stat(const std::string& path) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->Stat(path);
+  }
+  Result<bool> Exists(const std::string& path) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->Exists(path);
+  }
+  Result<std::vector<FileInfo>> List(const std::string& directory, std::string_view prefix) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(directory));
+    return fs->List(directory, prefix);
+  }
+  Status Delete(const std::string& path) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->Delete(path);
+  }
+  Status DeleteRecursively(const std::string& path) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->DeleteRecursively(path);
+  }
+  Status CreateDirectories(const std::string& path) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->CreateDirectories(path);
+  }
+  Status Rename(const std::string& from, const std::string& to, bool no_replace) override {
+    SLUICE_ASSIGN_OR_RETURN(auto source, Route(from));
+    SLUICE_ASSIGN_OR_RETURN(auto target, Route(to));
+    if (source != target) {
+      return Status::Error(errors::kIoError, fmt::format("cannot rename {} to {}: they are on different stores", from, to));
+    }
+    return source->Rename(from, to, no_replace);
+  }
+  Result<std::unique_ptr<FileLock>> Lock(const std::string& path) override {
+    SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
+    return fs->Lock(path);
+  }
+
+ private:
+  static Result<std::shared_ptr<FileSystem>> Route(const std::string& path) {
+    if (path.starts_with("az://") || path.starts_with("abfss://")) {
+      return Status::Error(errors::kNotImplemented, fmt::format("`{}`: Azure Blob Storage is not supported yet", path));
+    }
+    if (path.starts_with("file://")) {
+      return InvalidUri(path, "reached a file system call unresolved (ResolvePath makes it a local path)");
+    }
+    if (IsObjectStoreUri(path)) SLUICE_RETURN_IF_ERROR(ResolvePath(path).status());
+    return TheStores().For(path);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<FileSystem> DefaultFileSystem() {
+  static const std::shared_ptr<FileSystem> routing = std::make_shared<RoutingFileSystem>();
+  return routing;
+}
+
+Status ConfigureObjectStore(const std::string& uri_prefix, const std::map<std::string, std::string>& options) {
+  return TheStores().Configure(uri_prefix, options);
+}
+
+bool IsObjectStoreUri(std::string_view path) {
+  return path.starts_with("s3://") || path.starts_with("az://") || path.starts_with("abfss://");
+}
+
+Result<std::string> ResolvePath(std::string_view path) {
+  if (path.starts_with("file://")) {
+    std::string_view local = path.substr(7);
+    if (!local.starts_with('/')) return InvalidUri(path, "is not file:///absolute/path");
+    return ResolvePath(local);
+  }
+  const size_t scheme = path.find("://");
+  if (scheme == std::string_view::npos) {
+    if (path.empty()) return InvalidUri(path, "is empty");
+    std::string absolute = std::filesystem::absolute(std::filesystem::path(path)).lexically_normal().string();
+    while (absolute.size() > 1 && absolute.back() == '/') absolute.pop_back();
+    return absolute;
+  }
+  if (!IsObjectStoreUri(path)) {
+    return InvalidUri(path, "has a scheme sluice does not know (s3://, az://, abfss://, file://)");
+  }
+  std::string uri(path);
+  while (uri.ends_with('/') && uri.size() > scheme + 3) uri.pop_back();
+  std::string_view bucket = BucketOf(uri);
+  if (uri.starts_with("s3://") && !ValidBucket(bucket)) {
+    return InvalidUri(path, "names no valid bucket (3 to 63 lower-case letters, digits, `.` and `-`)");
+  }
+  if (bucket.empty()) return InvalidUri(path, "names no bucket or container");
+  std::string_view key = std::string_view(uri).substr(scheme + 3 + bucket.size());
+  size_t at = 0;
+  while (at < key.size()) {
+    const size_t next = key.find('/', at + 1);
+    std::string_view segment = key.substr(at + 1, (next == std::string_view::npos ? key.size() : next) - at - 1);
+    if (segment.empty() || segment == "." || segment == "..") {
+      return InvalidUri(path, "has an empty, `.` or `..` segment");
+    }
+    if (next == std::string_view::npos) break;
+    at = next;
+  }
+  return uri;
+}
+
+std::string AbsolutePath(std::string_view path) {
+  Result<std::string> resolved = ResolvePath(path);
+  return resolved.ok() ? *resolved : std::string(path);
+}
+
+}  // namespace sluice::storage
