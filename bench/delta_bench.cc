@@ -23,6 +23,7 @@
 #include "sluice/core/file_system.h"
 #include "sluice/delta/checkpoint.h"
 #include "sluice/delta/writer.h"
+#include "delta_log_support.h"
 
 namespace {
 
@@ -69,29 +70,7 @@ void BenchCommits(const std::shared_ptr<sluice::FileSystem>& fs, const std::stri
 void BenchSnapshot(const std::shared_ptr<sluice::FileSystem>& fs, const std::string& dir, int versions) {
   std::string table = dir + "/history";
   std::string plain = dir + "/history-without-checkpoint";
-  sluice::delta::Metadata metadata;
-  metadata.id = "5b1f0e2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b";
-  metadata.schema_string = sluice::ParseTypeString("struct<id:bigint,name:string>").value()->ToJson();
-  for (int v = 0; v < versions; ++v) {
-    std::vector<sluice::delta::Action> actions;
-    sluice::delta::CommitInfo info;
-    info.timestamp = 1800000000000 + v;
-    info.operation = "WRITE";
-    actions.emplace_back(info);
-    if (v == 0) {
-      actions.emplace_back(sluice::delta::Protocol{});
-      actions.emplace_back(metadata);
-    }
-    sluice::delta::AddFile add;
-    add.path = "part-" + std::to_string(v) + ".snappy.parquet";
-    add.size = 1000;
-    add.modification_time = 1800000000000 + v;
-    add.stats = R"({"numRecords":10,"minValues":{"id":0},"maxValues":{"id":9},"nullCount":{"id":0}})";
-    actions.emplace_back(add);
-    std::string text = sluice::delta::SerializeActions(actions);
-    Check(fs->PutIfAbsent(sluice::delta::CommitPath(table, v), text), "commit");
-    Check(fs->PutIfAbsent(sluice::delta::CommitPath(plain, v), text), "commit");
-  }
+  sluice::bench::WriteSyntheticLog({{fs, table}, {fs, plain}}, versions);
   int64_t checkpoint_version = versions - 10;
   auto at_checkpoint = sluice::delta::Snapshot::Load(fs, table, {.version = checkpoint_version});
   Check(at_checkpoint.status(), "load");

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -264,7 +263,7 @@ class DataFrameWriter:
     def save(self, path: Optional[str] = None) -> None:
         options = dict(self._options)
         if path is not None:
-            options["path"] = os.path.abspath(path)
+            options["path"] = _sluice.absolute_path(path)
         self._write(options, "PATH_ALREADY_EXISTS", options.get("path"))
 
     def saveAsTable(self, name: str) -> None:
@@ -303,5 +302,5 @@ class DataFrameWriter:
 
 def _holds_data(format: str, path: str) -> bool:
     if format == "delta":
-        return os.path.isdir(os.path.join(path, "_delta_log"))
-    return os.path.isdir(path) and any(not name.startswith(("_", ".")) for name in os.listdir(path))
+        return _sluice.path_exists(path + "/_delta_log")
+    return any(not name.startswith(("_", ".")) for name in _sluice.list_names(path))

@@ -1,7 +1,6 @@
 """Delta tables: Delta Lake's Python API (DeltaTable, the merge builder) on sluice's Delta layer."""
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Optional, Tuple
 
 import pyarrow as pa
@@ -28,7 +27,7 @@ class DeltaTable:
 
     @classmethod
     def forPath(cls, session, path: str) -> "DeltaTable":
-        path = os.path.abspath(path)
+        path = _sluice.absolute_path(path)
         if not cls.isDeltaTable(session, path):
             raise SluiceError("DELTA_TABLE_NOT_FOUND", f"no Delta table at '{path}'")
         return cls(session, path)
@@ -42,7 +41,7 @@ class DeltaTable:
 
     @staticmethod
     def isDeltaTable(session, path: str) -> bool:
-        return os.path.isdir(os.path.join(path, "_delta_log"))
+        return _sluice.path_exists(path + "/_delta_log")
 
     def alias(self, name: str) -> "DeltaTable":
         return DeltaTable(self._session, self._path, name)

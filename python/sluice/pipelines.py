@@ -282,8 +282,9 @@ def run_file(path: str, flows: Sequence[str] = (), full_refresh: Sequence[str] =
     global _graph
     pipeline = _sluice.Pipeline.load(path)
     base = os.path.dirname(os.path.abspath(path))
-    # Relative storage and warehouse paths are taken from the pipeline file's directory.
-    pipeline.set_paths(os.path.join(base, pipeline.storage), os.path.join(base, pipeline.warehouse))
+    # Relative storage and warehouse paths are taken from the pipeline file's directory; URIs of
+    # object stores are kept.
+    pipeline.set_paths(*(p if "://" in p else os.path.join(base, p) for p in (pipeline.storage, pipeline.warehouse)))
     session = Session(warehouse=pipeline.warehouse, storage=pipeline.storage, ansi=pipeline.ansi)
     for reference in pipeline.foreach_batch_functions:
         if reference.startswith("python:"):

@@ -42,8 +42,8 @@ class Session:
                  catalog: str = "main", schema: str = "default"):
         self.catalog = catalog
         self.schema = schema
-        self.warehouse = os.path.abspath(warehouse or os.environ.get("SLUICE_WAREHOUSE", "warehouse"))
-        self.storage = os.path.abspath(storage or os.environ.get("SLUICE_STORAGE", "storage"))
+        self.warehouse = _sluice.absolute_path(warehouse or os.environ.get("SLUICE_WAREHOUSE", "warehouse"))
+        self.storage = _sluice.absolute_path(storage or os.environ.get("SLUICE_STORAGE", "storage"))
         self.ansi = ansi
         self._views: Dict[str, Any] = {}
         from .streaming import StreamingQueryManager
@@ -181,7 +181,7 @@ class _Reader:
         format = self._format or default_format
         options = dict(self._options)
         if path is not None:
-            options["path"] = os.path.abspath(path)
+            options["path"] = _sluice.absolute_path(path)
         return format, self._session._expand(format, options)
 
 

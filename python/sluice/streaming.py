@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 import threading
@@ -80,7 +79,7 @@ class DataStreamWriter:
     def start(self, path: Optional[str] = None) -> "StreamingQuery":
         options = dict(self._options)
         if path is not None:
-            options["path"] = os.path.abspath(path)
+            options["path"] = _sluice.absolute_path(path)
         return self._start(options)
 
     def toTable(self, name: str) -> "StreamingQuery":
@@ -124,12 +123,12 @@ class DataStreamWriter:
             if key.lower() == "checkpointlocation":
                 checkpoint = options.pop(key)
         if checkpoint is not None:
-            return os.path.abspath(checkpoint)
+            return _sluice.absolute_path(checkpoint)
         if self._name is not None:
             if not _QUERY_NAME.match(self._name):
                 raise SluiceError("INVALID_OPTIONS", f"queryName '{self._name}' names a checkpoint directory: "
                                   "use letters, digits, `_` and `-`")
-            return os.path.join(self._df._session.storage, "checkpoints", self._name)
+            return self._df._session.storage + "/checkpoints/" + self._name
         if format in ("console", "memory"):
             return tempfile.mkdtemp(prefix="sluice-checkpoint-")
         raise SluiceError("INVALID_OPTIONS", "a streaming query needs option('checkpointLocation', dir) "

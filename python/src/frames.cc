@@ -492,6 +492,21 @@ void DefineFrames(py::module_& m) {
       },
       py::arg("format"));
   m.def("table_path", &TablePath, py::arg("warehouse"), py::arg("name"));
+  // Paths as every sluice path is taken: local (made absolute) or an object store's URI.
+  m.def("absolute_path", [](const std::string& path) { return storage::AbsolutePath(path); }, py::arg("path"));
+  m.def(
+      "path_exists", [](const std::string& path) { return Check(storage::DefaultFileSystem()->Exists(path)); },
+      py::arg("path"));
+  m.def(
+      "list_names",
+      [](const std::string& path) {
+        std::vector<std::string> names;
+        for (const FileInfo& entry : Check(storage::DefaultFileSystem()->List(path))) {
+          names.push_back(entry.path.substr(entry.path.rfind('/') + 1));
+        }
+        return names;
+      },
+      py::arg("path"));
   m.def("expand_connection", &ExpandConnection, py::arg("warehouse"), py::arg("format"), py::arg("options"));
   m.def(
       "run_dml",

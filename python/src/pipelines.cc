@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -17,6 +16,7 @@
 #include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/pipeline_runner.h"
 #include "sluice/pipeline/pipeline_spec.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::python {
 namespace {
@@ -34,6 +34,7 @@ class Pipeline {
     Result<pipeline::PipelineSpec> spec = pipeline::ParsePipelineSpec(text.str());
     if (!spec.ok()) Throw(spec.status().WithContext(path));
     pipeline->spec_ = *std::move(spec);
+    Check(pipeline::ConfigureObjectStores(pipeline->spec_));
     Check(engine::RegisterBuiltinFormats(&pipeline->registry_));
     Check(connectors::RegisterConnectorFormats(&pipeline->registry_));
     return pipeline;
@@ -42,8 +43,8 @@ class Pipeline {
   const pipeline::PipelineSpec& spec() const { return spec_; }
 
   void SetPaths(const std::string& storage, const std::string& warehouse) {
-    spec_.storage = std::filesystem::path(storage).lexically_normal().string();
-    spec_.warehouse = std::filesystem::path(warehouse).lexically_normal().string();
+    spec_.storage = storage::AbsolutePath(storage);
+    spec_.warehouse = storage::AbsolutePath(warehouse);
   }
 
   void AddSink(const std::string& name, const std::string& format, const Options& options,
@@ -77,10 +78,7 @@ class Pipeline {
 
   // A WARN event of type `warning` about sink `sink` in the pipeline's event log, before the run.
   void LogWarning(const std::string& sink, const std::string& message) {
-    std::string path = pipeline::EventLog::PathFor(spec_.storage);
-    std::error_code ignored;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-    std::unique_ptr<pipeline::EventLog> log = Check(pipeline::EventLog::Open(path));
+    std::unique_ptr<pipeline::EventLog> log = Check(pipeline::EventLog::Open(pipeline::EventLog::PathFor(spec_.storage)));
     pipeline::Event event;
     event.level = "WARN";
     event.origin = pipeline::EventOrigin{spec_.name, "", sink};

@@ -270,9 +270,11 @@ void Status_(const std::string& file) {
   if (!spec.ok()) Fail(spec.status(), 1);
   const bool python = RunsInPython(*spec);
   if (python) {
-    // As the Python runner takes them: relative to the pipeline file's directory.
-    std::filesystem::path base = std::filesystem::absolute(file).parent_path();
-    spec->storage = (base / spec->storage).lexically_normal().string();
+    // As the Python runner takes them: relative to the pipeline file's directory (a URI as it is).
+    if (!storage::IsObjectStoreUri(spec->storage)) {
+      std::filesystem::path base = std::filesystem::absolute(file).parent_path();
+      spec->storage = (base / spec->storage).lexically_normal().string();
+    }
   }
   Result<std::vector<std::string>> lines = pipeline::EventLog::ReadLines(pipeline::EventLog::PathFor(spec->storage));
   if (!lines.ok()) Fail(lines.status(), 1);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <set>
 
 #include "sluice/connectors/pg_change_feed.h"
@@ -89,6 +88,7 @@ Result<std::unique_ptr<PipelineRun>> PipelineRun::Start(PipelineSpec spec, RunOp
   std::unique_ptr<PipelineRun> run(new PipelineRun());
   run->spec_ = std::move(spec);
   run->options_ = std::move(options);
+  SLUICE_RETURN_IF_ERROR(ConfigureObjectStores(run->spec_));
   // Records written under a stream's earlier Avro schemas keep decoding (validation compiles each
   // against the current one).
   SLUICE_RETURN_IF_ERROR(AttachRecordedSchemas(*run->options_.file_system, &run->spec_));
@@ -426,7 +426,7 @@ bool PipelineRun::ResetsOnSourceReset(const FlowSpec& spec) const {
   const std::string table = DeltaPath(spec_, spec.source);
   if (table.empty()) return false;
   // A change feed's history table: named so, beside the feed's state folder.
-  const std::string target = std::filesystem::path(table).lexically_normal().parent_path().string();
+  const std::string target = table.substr(0, table.rfind('/'));
   Result<bool> feeds = options_.file_system->Exists(target + "/_change_feeds");
   return feeds.ok() && *feeds && IsChangeFeedHistoryTable(target, table);
 }

@@ -92,8 +92,12 @@ std::optional<MadeEndpoint> CheckEndpoint(const PipelineSpec& spec, const Endpoi
 std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Registry& registry) {
   Problems problems;
   for (auto [key, path] : {std::pair<const char*, const std::string*>{"storage", &spec.storage}, {"warehouse", &spec.warehouse}}) {
-    if (!path->starts_with('/')) {
-      problems.Add(std::string(key) + " `" + *path + "` is not an absolute path; write it from the root (/...)");
+    if (storage::IsObjectStoreUri(*path)) {
+      Result<std::string> resolved = storage::ResolvePath(*path);
+      if (!resolved.ok()) problems.Add(resolved.status(), key);
+    } else if (!path->starts_with('/')) {
+      problems.Add(std::string(key) + " `" + *path + "` is not an absolute path; write it from the root (/...) or as an "
+                   "object store's URI (s3://bucket/prefix)");
     }
   }
   for (const auto& [name, connection] : spec.connections) {

@@ -38,6 +38,10 @@ TEST_P(FileSystemContractTest, WritesReadsListsAndDeletes) {
   ASSERT_TRUE(fs_.AtomicWrite(root_.Join("a/c/deep/three"), "").ok());  // empty files exist too
   EXPECT_EQ(fs_.ReadFile(root_.Join("a/b/one.txt")).value(), "one");
   EXPECT_EQ(fs_.ReadFile(root_.Join("a/c/deep/three")).value(), "");
+  EXPECT_EQ(fs_.OpenForRead(root_.Join("a/c/deep/three")).value()->Size(), 0);
+  std::string read;
+  ASSERT_TRUE(fs_.OpenForRead(root_.Join("a/b/one.txt")).value()->ReadAt(1, 2, &read).ok());
+  EXPECT_EQ(read, "ne");
 
   auto listed = fs_.List(root_.Join("a"));
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();

@@ -140,13 +140,15 @@ class RoutingFileSystem final : public FileSystem {
 
  private:
   static Result<std::shared_ptr<FileSystem>> Route(const std::string& path) {
-    if (path.starts_with("az://") || path.starts_with("abfss://")) {
-      return Status::Error(errors::kNotImplemented, fmt::format("`{}`: Azure Blob Storage is not supported yet", path));
+    if (path.find("://") != std::string::npos) {
+      SLUICE_RETURN_IF_ERROR(ResolvePath(path).status());  // unknown schemes, malformed URIs
+      if (path.starts_with("file://")) {
+        return InvalidUri(path, "reached a file system call unresolved (ResolvePath makes it a local path)");
+      }
+      if (path.starts_with("az://") || path.starts_with("abfss://")) {
+        return Status::Error(errors::kNotImplemented, fmt::format("`{}`: Azure Blob Storage is not supported yet", path));
+      }
     }
-    if (path.starts_with("file://")) {
-      return InvalidUri(path, "reached a file system call unresolved (ResolvePath makes it a local path)");
-    }
-    if (IsObjectStoreUri(path)) SLUICE_RETURN_IF_ERROR(ResolvePath(path).status());
     return TheStores().For(path);
   }
 };

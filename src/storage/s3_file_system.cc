@@ -63,9 +63,15 @@ std::string EncodedKeyPath(std::string_view prefix, std::string_view key) {
   return std::string(prefix) + "/" + UriEncode(key, false);
 }
 
+// The first kPrefetchBytes of the object come with the open (one ranged GET instead of a HEAD),
+// so that a small file — a Delta checkpoint, a commit's data file — is read in one request
+// whatever its reader asks for; reads past them are ranged GETs.
+constexpr int64_t kPrefetchBytes = 1 << 20;
+
 class S3RandomAccessFile final : public RandomAccessFile {
  public:
-  S3RandomAccessFile(S3FileSystem* fs, std::string key, int64_t size) : fs_(fs), key_(std::move(key)), size_(size) {}
+  S3RandomAccessFile(S3FileSystem* fs, std::string key, int64_t size, std::string prefix)
+      : fs_(fs), key_(std::move(key)), size_(size), prefix_(std::move(prefix)) {}
   int64_t Size() const override { return size_; }
   Status ReadAt(int64_t offset, int64_t length, std::string* out) const override {
     out->clear();
@@ -73,6 +79,10 @@ class S3RandomAccessFile final : public RandomAccessFile {
     if (offset < 0 || length < 0 || offset + length > size_) {
       return Status::Error(errors::kIoError, fmt::format("{}: read of {} bytes at {} past its end ({} bytes)",
                                                          fs_->Uri(key_), length, offset, size_));
+    }
+    if (offset + length <= static_cast<int64_t>(prefix_.size())) {
+      out->assign(prefix_, static_cast<size_t>(offset), static_cast<size_t>(length));
+      return Status::OK();
     }
     S3FileSystem::Call call{"GET", key_, {}, {{"Range", fmt::format("bytes={}-{}", offset, offset + length - 1)}}, {}};
     SLUICE_ASSIGN_OR_RETURN(HttpResponse response, fs_->Send(call));
@@ -91,6 +101,7 @@ class S3RandomAccessFile final : public RandomAccessFile {
   S3FileSystem* const fs_;
   const std::string key_;
   const int64_t size_;
+  const std::string prefix_;
 };
 
 // Buffers a part, then uploads it on a thread of its own while the writer fills the next one:
@@ -333,10 +344,24 @@ Result<std::string> S3FileSystem::ReadFile(const std::string& path) {
 
 Result<std::unique_ptr<RandomAccessFile>> S3FileSystem::OpenForRead(const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(std::string key, KeyOf(path));
-  SLUICE_ASSIGN_OR_RETURN(HttpResponse response, Send({"HEAD", key, {}, {}, {}}));
-  if (response.status != 200) return Failure("HeadObject", key, response);
-  int64_t size = std::strtoll(std::string(response.Header("content-length")).c_str(), nullptr, 10);
-  return std::unique_ptr<RandomAccessFile>(new S3RandomAccessFile(this, key, size));
+  SLUICE_ASSIGN_OR_RETURN(HttpResponse response,
+                          Send({"GET", key, {}, {{"Range", fmt::format("bytes=0-{}", kPrefetchBytes - 1)}}, {}}));
+  int64_t size = 0;
+  if (response.status == 206) {
+    // Content-Range: bytes 0-1048575/123456789
+    const std::string_view range = response.Header("content-range");
+    const size_t slash = range.rfind('/');
+    if (slash == std::string_view::npos) return Failure("GetObject (no Content-Range)", key, response);
+    size = std::strtoll(std::string(range.substr(slash + 1)).c_str(), nullptr, 10);
+  } else if (response.status == 200) {
+    size = static_cast<int64_t>(response.body.size());
+  } else if (response.status == 416) {
+    response.body.clear();  // an empty object: no byte range is satisfiable
+  } else {
+    return Failure("GetObject", key, response);
+  }
+  if (static_cast<int64_t>(response.body.size()) > size) response.body.resize(static_cast<size_t>(size));
+  return std::unique_ptr<RandomAccessFile>(new S3RandomAccessFile(this, key, size, std::move(response.body)));
 }
 
 Result<std::unique_ptr<WritableFile>> S3FileSystem::OpenForWrite(const std::string& path) {

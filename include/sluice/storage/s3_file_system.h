@@ -4,7 +4,8 @@
 // Paths are URIs `s3://bucket/key`; a "directory" is a key prefix ending before a `/`. How each
 // FileSystem operation maps to the API:
 //   ReadFile          GetObject
-//   OpenForRead       HeadObject, then ranged GetObjects (Parquet footers, column chunks)
+//   OpenForRead       a GetObject of the first MiB (small files are then read in one request),
+//                     ranged GetObjects past it (Parquet footers, column chunks)
 //   OpenForWrite      one PutObject on Close, or a multipart upload once the file passes
 //                     `multipart_part_size`: each part is uploaded while the writer fills the
 //                     next; a file destroyed without Close aborts its upload (orphans of a killed
