@@ -81,9 +81,19 @@ void BenchParquetWrite(const std::shared_ptr<S3FileSystem>& s3, const std::strin
     Check(s3->AtomicWrite(root + "/raw/" + std::to_string(i), files[i]), "raw put");
   }
   const double reference = Seconds(start);
-  std::printf("s3_parquet_write rows=%lld files=%zu mib=%.1f mib_per_s=%.1f raw_put_mib_per_s=%.1f ratio=%.3f\n",
-              static_cast<long long>(rows), files.size(), bytes / 1048576.0, bytes / 1048576.0 / seconds,
-              bytes / 1048576.0 / reference, reference / seconds);
+  // The same table on the local disk: what encoding costs without the store.
+  char pattern[] = "/tmp/storage_bench_XXXXXX";
+  if (mkdtemp(pattern) == nullptr) std::exit(1);
+  auto local = sluice::LocalFileSystem();
+  start = Clock::now();
+  Check(sluice::delta::WriteTable(local, std::string(pattern) + "/write", batches).status(), "local write");
+  const double local_seconds = Seconds(start);
+  Check(local->DeleteRecursively(pattern), "clean up");
+  std::printf(
+      "s3_parquet_write rows=%lld files=%zu mib=%.1f mib_per_s=%.1f raw_put_mib_per_s=%.1f ratio=%.3f "
+      "local_disk_mib_per_s=%.1f s3_over_local=%.3f\n",
+      static_cast<long long>(rows), files.size(), bytes / 1048576.0, bytes / 1048576.0 / seconds,
+      bytes / 1048576.0 / reference, reference / seconds, bytes / 1048576.0 / local_seconds, local_seconds / seconds);
 }
 
 void BenchCommits(const std::shared_ptr<S3FileSystem>& s3, const std::string& root, int commits) {

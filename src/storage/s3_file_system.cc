@@ -420,22 +420,32 @@ Status S3FileSystem::PutIfAbsent(const std::string& path, std::string_view data)
 Result<FileInfo> S3FileSystem::Stat(const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(std::string key, KeyOf(path));
   if (key.empty()) return FileInfo{Uri(""), 0, 0, true};
-  SLUICE_ASSIGN_OR_RETURN(HttpResponse response, Send({"HEAD", key, {}, {}, {}}));
-  if (response.status == 200) {
-    FileInfo info{Uri(key), std::strtoll(std::string(response.Header("content-length")).c_str(), nullptr, 10), 0,
-                  false};
-    info.modification_time_ms = ParseStoreTime(response.Header("last-modified")).value_or(0);
-    return info;
-  }
-  if (response.status != 404) return Failure("HeadObject", key, response);
+  // One listing answers for a file and a folder at once (a HEAD would need a listing after it to
+  // tell a folder from nothing): the key itself, or `key/` among the common prefixes.
   SLUICE_ASSIGN_OR_RETURN(HttpResponse listing,
-                          Send({"GET", "", {{"list-type", "2"}, {"prefix", key + "/"}, {"max-keys", "1"}}, {}, {}}));
+                          Send({"GET", "", {{"list-type", "2"}, {"prefix", key}, {"delimiter", "/"}}, {}, {}}));
   if (listing.status != 200) return Failure("ListObjectsV2", key, listing);
   SLUICE_ASSIGN_OR_RETURN(ListPage page, ParseListObjectsV2(listing.body));
-  if (page.objects.empty() && page.common_prefixes.empty()) {
-    return Status::Error(errors::kFileNotFound, fmt::format("{} does not exist", path));
+  for (const ListedObject& object : page.objects) {
+    if (object.key == key) return FileInfo{Uri(key), object.size, object.last_modified_ms, false};
   }
-  return FileInfo{Uri(key), 0, 0, true};
+  for (const std::string& common : page.common_prefixes) {
+    if (common == key + "/") return FileInfo{Uri(key), 0, 0, true};
+  }
+  if (page.truncated) {
+    // More than a page of keys extend this one: ask for the object, then for the folder.
+    SLUICE_ASSIGN_OR_RETURN(HttpResponse head, Send({"HEAD", key, {}, {}, {}}));
+    if (head.status == 200) {
+      return FileInfo{Uri(key), std::strtoll(std::string(head.Header("content-length")).c_str(), nullptr, 10),
+                      ParseStoreTime(head.Header("last-modified")).value_or(0), false};
+    }
+    SLUICE_ASSIGN_OR_RETURN(HttpResponse folder,
+                            Send({"GET", "", {{"list-type", "2"}, {"prefix", key + "/"}, {"max-keys", "1"}}, {}, {}}));
+    if (folder.status != 200) return Failure("ListObjectsV2", key, folder);
+    SLUICE_ASSIGN_OR_RETURN(ListPage inside, ParseListObjectsV2(folder.body));
+    if (!inside.objects.empty() || !inside.common_prefixes.empty()) return FileInfo{Uri(key), 0, 0, true};
+  }
+  return Status::Error(errors::kFileNotFound, fmt::format("{} does not exist", path));
 }
 
 Result<bool> S3FileSystem::Exists(const std::string& path) {

@@ -48,7 +48,7 @@ TEST_F(S3FaultsTest, TransientFailuresAreRetried) {
   proxy_->Arm(Fault::kSlowDown, "GET", "", 2);
   proxy_->Arm(Fault::kTruncateReply, "GET", "", 1);
   EXPECT_EQ(fs->ReadFile(Path("t/a")).value(), "hello");
-  proxy_->Arm(Fault::kResetBeforeForwarding, "HEAD", "", 2);
+  proxy_->Arm(Fault::kResetBeforeForwarding, "GET", "list-type", 2);
   EXPECT_EQ(fs->Stat(Path("t/a")).value().size, 5);
   proxy_->Arm(Fault::kServiceUnavailable, "GET", "list-type", 2);
   EXPECT_EQ(fs->List(Path("t")).value().size(), 1u);

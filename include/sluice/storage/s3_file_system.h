@@ -17,7 +17,8 @@
 //                     and fails with STORAGE_CONDITIONAL_WRITE_UNSUPPORTED when it does not. A
 //                     reply lost after the write happened is resolved by reading the object back.
 //   List              ListObjectsV2 with prefix and delimiter `/`, every page
-//   Stat / Exists     HeadObject, else a one-key listing under `path/` (a directory)
+//   Stat / Exists     one ListObjectsV2 with the key as prefix: the object itself, or `key/` among
+//                     the common prefixes (a directory)
 //   Delete            DeleteObject; DeleteRecursively lists the prefix and deletes each key
 //   CreateDirectories nothing (S3 has no directories)
 //   Rename            copy of the bytes then DeleteObject (not atomic; no_replace by PutIfAbsent)
