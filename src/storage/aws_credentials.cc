@@ -91,14 +91,15 @@ Result<AwsCredentials> FromWebIdentity(HttpClient* http, const std::string& regi
   if (endpoint.empty()) endpoint = fmt::format("https://sts.{}.amazonaws.com", region.empty() ? "us-east-1" : region);
   std::string session = Env("AWS_ROLE_SESSION_NAME");
   if (session.empty()) session = fmt::format("sluice-{}", NowMs());
-  const std::string url = fmt::format(
-      "{}/?{}", endpoint,
-      CanonicalQuery({{"Action", "AssumeRoleWithWebIdentity"},
-                      {"Version", "2011-06-15"},
-                      {"RoleArn", Env("AWS_ROLE_ARN")},
-                      {"RoleSessionName", session},
-                      {"WebIdentityToken", Trim(token.str())}}));
-  SLUICE_ASSIGN_OR_RETURN(HttpResponse response, http->Send({"POST", url, {}, {}}));
+  // The form body of STS's query API; the call itself is not signed (the token is the proof).
+  const std::string form = CanonicalQuery({{"Action", "AssumeRoleWithWebIdentity"},
+                                           {"Version", "2011-06-15"},
+                                           {"RoleArn", Env("AWS_ROLE_ARN")},
+                                           {"RoleSessionName", session},
+                                           {"WebIdentityToken", Trim(token.str())}});
+  SLUICE_ASSIGN_OR_RETURN(
+      HttpResponse response,
+      http->Send({"POST", endpoint + "/", {{"Content-Type", "application/x-www-form-urlencoded"}}, form}));
   if (response.status != 200) return Denied("STS AssumeRoleWithWebIdentity", response);
   AwsCredentials credentials;
   SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> key, XmlElement(response.body, "AccessKeyId"));

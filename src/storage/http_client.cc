@@ -90,7 +90,9 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
   }
   // No "Expect: 100-continue" round trip, and no content type curl would invent for a body.
   headers = curl_slist_append(headers, "Expect:");
-  if (!request.body.empty() || request.method == "PUT" || request.method == "POST") {
+  const bool typed = std::any_of(request.headers.begin(), request.headers.end(),
+                                 [](const auto& header) { return AsciiLower(header.first) == "content-type"; });
+  if (!typed && (request.method == "PUT" || request.method == "POST")) {
     headers = curl_slist_append(headers, "Content-Type: application/octet-stream");
   }
   std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> owned_headers(headers, &curl_slist_free_all);

@@ -3,6 +3,9 @@
 // credentials, and leases.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <map>
 #include <thread>
 
 #include "sluice/core/error_classes.h"
@@ -10,6 +13,7 @@
 #include "sluice/storage/s3_file_system.h"
 #include "testing/faulty_http_proxy.h"
 #include "testing/s3_server.h"
+#include "testing/temp_dir.h"
 
 namespace sluice::storage {
 namespace {
@@ -143,6 +147,44 @@ TEST_F(S3FaultsTest, LeasesAreExclusiveExpireAndAreLostWhenNotRenewed) {
   ASSERT_TRUE(taker.ok()) << taker.status().ToString();
   EXPECT_EQ((*stalled)->Check().error_class(), errors::kStorageLeaseHeld);
   EXPECT_TRUE((*taker)->Check().ok());
+}
+
+// A web identity (a Kubernetes service account's token) exchanged with STS (moto's) for temporary
+// credentials, which then sign S3 requests with their session token.
+TEST_F(S3FaultsTest, WebIdentityCredentialsComeFromSts) {
+  testing::TempDir dir;
+  std::ofstream(dir.Join("token")) << "eyJhbGciOiJSUzI1NiJ9.e30.c2lnbmF0dXJl\n";
+  const char* const kept[] = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"};
+  std::map<std::string, std::string> saved;
+  for (const char* name : kept) {
+    const char* value = std::getenv(name);
+    saved[name] = value != nullptr ? value : "";
+    unsetenv(name);
+  }
+  setenv("AWS_SHARED_CREDENTIALS_FILE", dir.Join("none").c_str(), 1);
+  setenv("AWS_CONFIG_FILE", dir.Join("none").c_str(), 1);
+  setenv("AWS_WEB_IDENTITY_TOKEN_FILE", dir.Join("token").c_str(), 1);
+  setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/sluice-writer", 1);
+  setenv("AWS_ENDPOINT_URL_STS", server_->endpoint().c_str(), 1);
+  HttpClient http({});
+  AwsCredentialProvider provider({}, &http);
+  auto credentials = provider.Get();
+  for (const char* name : {"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_ENDPOINT_URL_STS",
+                           "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"}) {
+    unsetenv(name);
+  }
+  for (const auto& [name, value] : saved) {
+    if (!value.empty()) setenv(name.c_str(), value.c_str(), 1);
+  }
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  EXPECT_TRUE(credentials->access_key_id.starts_with("ASIA")) << credentials->access_key_id;
+  EXPECT_FALSE(credentials->secret_access_key.empty());
+  EXPECT_FALSE(credentials->session_token.empty());
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_GT(credentials->expires_at_ms, now_ms + 10 * 60 * 1000);  // STS's default hour, roughly
+  // The same provider answers from its cache while they are fresh.
+  EXPECT_EQ(provider.Get()->access_key_id, credentials->access_key_id);
 }
 
 }  // namespace
