@@ -10,6 +10,7 @@
 #include <simdjson.h>
 
 #include "sluice/core/ascii.h"
+#include "sluice/core/clock.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/storage/xml_reply.h"
 
@@ -18,10 +19,7 @@ namespace {
 
 constexpr int64_t kRefreshBeforeExpiryMs = 5 * 60 * 1000;
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMs() { return SystemClock()->NowMicros() / 1000; }
 
 std::string Env(const char* name) {
   const char* value = std::getenv(name);

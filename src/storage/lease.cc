@@ -14,16 +14,14 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "sluice/core/clock.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 
 namespace sluice::storage {
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMs() { return SystemClock()->NowMicros() / 1000; }
 
 std::string GenerationName(int64_t generation) { return fmt::format("{:020d}", generation); }
 

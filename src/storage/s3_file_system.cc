@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/clock.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/options.h"
 #include "sluice/storage/lease.h"
@@ -297,9 +298,7 @@ Result<HttpResponse> S3FileSystem::Send(const Call& call, bool* ambiguous) {
       std::this_thread::sleep_for(RetryDelay(attempt, options_.retry_base_delay, options_.retry_max_delay));
     }
     SLUICE_ASSIGN_OR_RETURN(AwsCredentials credentials, credentials_.Get());
-    const int64_t now_ms =
-        duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    const std::string amz_date = AmzDate(now_ms);
+    const std::string amz_date = AmzDate(SystemClock()->NowMicros() / 1000);
     SigV4Request signing{call.method, path, call.query, call.headers, payload_hash};
     signing.headers.emplace_back("host", host_);
     signing.headers.emplace_back("x-amz-date", amz_date);
@@ -455,28 +454,36 @@ Result<bool> S3FileSystem::Exists(const std::string& path) {
   return info.status();
 }
 
-Result<std::vector<FileInfo>> S3FileSystem::List(const std::string& directory, std::string_view prefix) {
-  SLUICE_ASSIGN_OR_RETURN(std::string key, KeyOf(directory));
-  const std::string list_prefix = (key.empty() ? "" : key + "/") + std::string(prefix);
-  std::vector<FileInfo> entries;
+Status S3FileSystem::ListPages(const std::string& prefix, bool by_folder,
+                               const std::function<void(ListPage&)>& visit) {
   std::string token;
   do {
-    std::vector<std::pair<std::string, std::string>> query{
-        {"list-type", "2"}, {"prefix", list_prefix}, {"delimiter", "/"}};
+    std::vector<std::pair<std::string, std::string>> query{{"list-type", "2"}, {"prefix", prefix}};
+    if (by_folder) query.emplace_back("delimiter", "/");
     if (!token.empty()) query.emplace_back("continuation-token", token);
     SLUICE_ASSIGN_OR_RETURN(HttpResponse response, Send({"GET", "", query, {}, {}}));
-    if (response.status != 200) return Failure("ListObjectsV2", key, response);
+    if (response.status != 200) return Failure("ListObjectsV2", prefix, response);
     SLUICE_ASSIGN_OR_RETURN(ListPage page, ParseListObjectsV2(response.body));
-    for (ListedObject& object : page.objects) {
-      if (object.key.ends_with('/')) continue;  // a "folder" marker another tool made
-      entries.push_back(FileInfo{Uri(object.key), object.size, object.last_modified_ms, false});
-    }
-    for (std::string& common : page.common_prefixes) {
-      if (common.ends_with('/')) common.pop_back();
-      entries.push_back(FileInfo{Uri(common), 0, 0, true});
-    }
+    visit(page);
     token = page.truncated ? page.next_continuation_token : "";
   } while (!token.empty());
+  return Status::OK();
+}
+
+Result<std::vector<FileInfo>> S3FileSystem::List(const std::string& directory, std::string_view prefix) {
+  SLUICE_ASSIGN_OR_RETURN(std::string key, KeyOf(directory));
+  std::vector<FileInfo> entries;
+  SLUICE_RETURN_IF_ERROR(
+      ListPages((key.empty() ? "" : key + "/") + std::string(prefix), /*by_folder=*/true, [&](ListPage& page) {
+        for (ListedObject& object : page.objects) {
+          if (object.key.ends_with('/')) continue;  // a "folder" marker another tool made
+          entries.push_back(FileInfo{Uri(object.key), object.size, object.last_modified_ms, false});
+        }
+        for (std::string& common : page.common_prefixes) {
+          if (common.ends_with('/')) common.pop_back();
+          entries.push_back(FileInfo{Uri(common), 0, 0, true});
+        }
+      }));
   std::sort(entries.begin(), entries.end(), [](const FileInfo& a, const FileInfo& b) { return a.path < b.path; });
   return entries;
 }
@@ -492,18 +499,10 @@ Status S3FileSystem::Delete(const std::string& path) {
 
 Status S3FileSystem::DeleteRecursively(const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(std::string key, KeyOf(path));
-  std::string token;
   std::vector<std::string> keys;
-  do {
-    std::vector<std::pair<std::string, std::string>> query{{"list-type", "2"},
-                                                          {"prefix", key.empty() ? "" : key + "/"}};
-    if (!token.empty()) query.emplace_back("continuation-token", token);
-    SLUICE_ASSIGN_OR_RETURN(HttpResponse response, Send({"GET", "", query, {}, {}}));
-    if (response.status != 200) return Failure("ListObjectsV2", key, response);
-    SLUICE_ASSIGN_OR_RETURN(ListPage page, ParseListObjectsV2(response.body));
+  SLUICE_RETURN_IF_ERROR(ListPages(key.empty() ? "" : key + "/", /*by_folder=*/false, [&](ListPage& page) {
     for (ListedObject& object : page.objects) keys.push_back(std::move(object.key));
-    token = page.truncated ? page.next_continuation_token : "";
-  } while (!token.empty());
+  }));
   for (const std::string& each : keys) SLUICE_RETURN_IF_ERROR(Delete(Uri(each)));
   if (!key.empty()) return Delete(path);
   return Status::OK();

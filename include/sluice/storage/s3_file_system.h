@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,6 +40,7 @@
 #include "sluice/core/file_system.h"
 #include "sluice/storage/aws_credentials.h"
 #include "sluice/storage/http_client.h"
+#include "sluice/storage/xml_reply.h"
 
 namespace sluice::storage {
 
@@ -102,6 +104,8 @@ class S3FileSystem final : public FileSystem, public std::enable_shared_from_thi
 
  private:
   Result<std::string> KeyOf(const std::string& path) const;
+  // Every page of ListObjectsV2 under `prefix` (with the `/` delimiter when `by_folder`).
+  Status ListPages(const std::string& prefix, bool by_folder, const std::function<void(ListPage&)>& visit);
   Status CheckConditionalWrites(const std::string& near_key);
 
   const std::string bucket_;
