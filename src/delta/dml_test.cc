@@ -12,6 +12,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/writer.h"
+#include "testing/store_root.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::delta {
@@ -51,7 +52,8 @@ MergeSpec Spec(const std::string& sql) {
   return spec;
 }
 
-class DmlTest : public ::testing::Test {
+// Every test runs on the local disk and on S3 (moto on loopback).
+class DmlTest : public ::testing::TestWithParam<sluice::testing::Store> {
  protected:
   // A table of ids [first, first + count) with v = id * 10 and op 'old', in one file per call.
   void Append(int64_t first, int64_t count, WriteOptions options = {}) {
@@ -84,12 +86,12 @@ class DmlTest : public ::testing::Test {
     return MergeInto(fs_, table_, {Rows(source)}, Spec(sql));
   }
 
-  sluice::testing::TempDir dir_{"delta-dml"};
+  sluice::testing::StoreRoot dir_{GetParam()};
   std::string table_ = dir_.Join("table");
-  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
+  std::shared_ptr<FileSystem> fs_ = dir_.file_system();
 };
 
-TEST_F(DmlTest, AnUpsertUpdatesMatchedRowsInsertsTheRestAndRewritesOnlyTouchedFiles) {
+TEST_P(DmlTest, AnUpsertUpdatesMatchedRowsInsertsTheRestAndRewritesOnlyTouchedFiles) {
   for (int i = 0; i < 4; ++i) Append(i * 5, 5);  // four files: ids 0-4, 5-9, 10-14, 15-19
   auto result = Merge("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
                       {{18, 1, "new"}, {19, 2, "new"}, {20, 3, "new"}});
@@ -116,7 +118,7 @@ TEST_F(DmlTest, AnUpsertUpdatesMatchedRowsInsertsTheRestAndRewritesOnlyTouchedFi
 
 // Source keys far apart (5 and 95) span every file's range, but only the files holding one of
 // them are read, by statistics or by partition value.
-TEST_F(DmlTest, OnlyFilesWhoseStatisticsHoldASourceKeyAreRead) {
+TEST_P(DmlTest, OnlyFilesWhoseStatisticsHoldASourceKeyAreRead) {
   for (int i = 0; i < 10; ++i) Append(i * 10, 10);
   const std::string upsert = "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *";
   auto result = Merge(upsert, {{5, 1, "x"}, {95, 1, "x"}, {1000, 1, "x"}});
@@ -138,7 +140,7 @@ TEST_F(DmlTest, OnlyFilesWhoseStatisticsHoldASourceKeyAreRead) {
   EXPECT_EQ(by_partition->num_rows_updated, 5);
 }
 
-TEST_F(DmlTest, ClausesApplyInOrderWithTheirConditions) {
+TEST_P(DmlTest, ClausesApplyInOrderWithTheirConditions) {
   Append(0, 10);
   auto result = Merge(
       "MERGE INTO target AS t USING updates AS s ON t.id = s.id "
@@ -157,7 +159,7 @@ TEST_F(DmlTest, ClausesApplyInOrderWithTheirConditions) {
   EXPECT_EQ(result->num_rows_inserted, 1);  // 51 is not inserted: its condition fails
 }
 
-TEST_F(DmlTest, ATargetRowMatchedBySeveralSourceRowsIsRefusedUnlessOnlyDeleted) {
+TEST_P(DmlTest, ATargetRowMatchedBySeveralSourceRowsIsRefusedUnlessOnlyDeleted) {
   Append(0, 5);
   const std::vector<Row> twice = {{2, 1, "a"}, {2, 2, "b"}};
   auto update = Merge("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v", twice);
@@ -181,7 +183,7 @@ TEST_F(DmlTest, ATargetRowMatchedBySeveralSourceRowsIsRefusedUnlessOnlyDeleted) 
   EXPECT_EQ(TableRows(), (std::vector<std::string>{"0,0,old", "1,10,old", "3,30,old", "4,40,old"}));
 }
 
-TEST_F(DmlTest, NullKeysNeverMatchAndConditionsWithoutEqualitiesStillJoin) {
+TEST_P(DmlTest, NullKeysNeverMatchAndConditionsWithoutEqualitiesStillJoin) {
   Append(0, 4);
   auto nulls = Merge("MERGE INTO t USING s ON t.v = s.v WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT *",
                      {{std::nullopt, std::nullopt, "null key"}, {7, 10, "x"}});
@@ -194,7 +196,7 @@ TEST_F(DmlTest, NullKeysNeverMatchAndConditionsWithoutEqualitiesStillJoin) {
   EXPECT_EQ(TableRows(), (std::vector<std::string>{"0,0,old", "2,20,band", "3,30,old", "null,null,null key"}));
 }
 
-TEST_F(DmlTest, UnqualifiedNamesResolveWhenOnlyOneTableHasThem) {
+TEST_P(DmlTest, UnqualifiedNamesResolveWhenOnlyOneTableHasThem) {
   Append(0, 3);
   BatchPtr source = Rows({{1, 99, "s"}}, "struct<key:bigint,amount:bigint,op:string>");
   MergeSpec spec = Spec("MERGE INTO t USING s ON id = key WHEN MATCHED THEN UPDATE SET v = amount, op = s.op");
@@ -206,7 +208,7 @@ TEST_F(DmlTest, UnqualifiedNamesResolveWhenOnlyOneTableHasThem) {
   EXPECT_EQ(ambiguous.status().error_class(), errors::kUnresolvedColumn);
 }
 
-TEST_F(DmlTest, WrongStatementsAreRefusedBeforeAnythingIsWritten) {
+TEST_P(DmlTest, WrongStatementsAreRefusedBeforeAnythingIsWritten) {
   Append(0, 3);
   struct Case {
     std::string sql;
@@ -235,7 +237,7 @@ TEST_F(DmlTest, WrongStatementsAreRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(missing.status().error_class(), errors::kDeltaTableNotFound);
 }
 
-TEST_F(DmlTest, SchemaEvolutionAddsTheSourcesNewColumns) {
+TEST_P(DmlTest, SchemaEvolutionAddsTheSourcesNewColumns) {
   Append(0, 2);
   TypePtr wide = ParseTypeString("struct<id:bigint,v:bigint,op:string,note:string>").value();
   BatchPtr base = Rows({{1, 11, "upd"}, {5, 55, "ins"}});
@@ -255,7 +257,7 @@ TEST_F(DmlTest, SchemaEvolutionAddsTheSourcesNewColumns) {
   EXPECT_EQ(TableRows(), (std::vector<std::string>{"0,0,old,null", "1,11,upd,n1", "5,55,ins,n5"}));
 }
 
-TEST_F(DmlTest, UpdateAndDeleteChangeTheRowsWhereHoldsAndPruneByPartition) {
+TEST_P(DmlTest, UpdateAndDeleteChangeTheRowsWhereHoldsAndPruneByPartition) {
   std::vector<Row> rows;
   for (int64_t id = 0; id < 12; ++id) rows.push_back({id, id % 3, id % 2 ? "odd" : "even"});
   ASSERT_TRUE(WriteTable(fs_, table_, {Rows(rows)}, {.partition_columns = {"op"}}).ok());
@@ -281,7 +283,7 @@ TEST_F(DmlTest, UpdateAndDeleteChangeTheRowsWhereHoldsAndPruneByPartition) {
   EXPECT_EQ(snapshot->files().size(), 0u);
 }
 
-TEST_F(DmlTest, AReplayedMergeIsAppliedOnce) {
+TEST_P(DmlTest, AReplayedMergeIsAppliedOnce) {
   Append(0, 3);
   MergeSpec spec = Spec("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = t.v + s.v WHEN NOT MATCHED THEN INSERT *");
   spec.transactions = {SetTransaction{"flow-1", 7, std::nullopt}};
@@ -294,7 +296,7 @@ TEST_F(DmlTest, AReplayedMergeIsAppliedOnce) {
   EXPECT_EQ(TableRows(), (std::vector<std::string>{"0,0,old", "1,11,old", "2,20,old", "9,9,x"}));
 }
 
-TEST_F(DmlTest, TheCommitRecordsDeltasOperationMetrics) {
+TEST_P(DmlTest, TheCommitRecordsDeltasOperationMetrics) {
   Append(0, 3);
   auto result = Merge("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT *",
                       {{1, 0, "d"}, {7, 0, "i"}});
@@ -307,6 +309,9 @@ TEST_F(DmlTest, TheCommitRecordsDeltasOperationMetrics) {
     EXPECT_NE(commit->find(expected), std::string::npos) << expected << " in " << *commit;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, DmlTest, ::testing::ValuesIn(sluice::testing::kAllStores),
+                         sluice::testing::StoreName);
 
 }  // namespace
 }  // namespace sluice::delta

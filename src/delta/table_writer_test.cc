@@ -8,6 +8,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
+#include "testing/store_root.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::delta {
@@ -26,7 +27,8 @@ BatchPtr Rows(int64_t from, int64_t to) {
   return RecordBatch::Make(IdSchema(), {ids.Finish(), days.Finish()}, to - from).value();
 }
 
-class TableWriterTest : public ::testing::Test {
+// Every test runs on the local disk and on S3 (moto on loopback).
+class TableWriterTest : public ::testing::TestWithParam<sluice::testing::Store> {
  protected:
   std::vector<int64_t> Ids() {
     SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
@@ -45,12 +47,12 @@ class TableWriterTest : public ::testing::Test {
     return ids;
   }
 
-  sluice::testing::TempDir dir_{"delta-table-writer"};
+  sluice::testing::StoreRoot dir_{GetParam()};
   std::string table_ = dir_.Join("table");
-  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
+  std::shared_ptr<FileSystem> fs_ = dir_.file_system();
 };
 
-TEST_F(TableWriterTest, BatchesWrittenOneByOneAreCommittedOnceTogether) {
+TEST_P(TableWriterTest, BatchesWrittenOneByOneAreCommittedOnceTogether) {
   WriteOptions options;
   options.partition_columns = {"day"};
   auto writer = TableWriter::Start(fs_, table_, IdSchema(), options);
@@ -65,7 +67,7 @@ TEST_F(TableWriterTest, BatchesWrittenOneByOneAreCommittedOnceTogether) {
   EXPECT_EQ(Ids(), Range(0, 30));
 }
 
-TEST_F(TableWriterTest, AWriterDroppedBeforeItsCommitLeavesTheTableAsItWas) {
+TEST_P(TableWriterTest, AWriterDroppedBeforeItsCommitLeavesTheTableAsItWas) {
   ASSERT_TRUE(WriteTable(fs_, table_, {Rows(0, 5)}).ok());
   {
     auto writer = TableWriter::Start(fs_, table_, IdSchema()).value();
@@ -75,7 +77,7 @@ TEST_F(TableWriterTest, AWriterDroppedBeforeItsCommitLeavesTheTableAsItWas) {
   EXPECT_EQ(Ids(), Range(0, 5));
 }
 
-TEST_F(TableWriterTest, AWriteWhoseTransactionIsRecordedIgnoresItsBatches) {
+TEST_P(TableWriterTest, AWriteWhoseTransactionIsRecordedIgnoresItsBatches) {
   WriteOptions options;
   options.transactions = {SetTransaction{"query", 7, std::nullopt}};
   ASSERT_TRUE(WriteTable(fs_, table_, {Rows(0, 5)}, options).ok());
@@ -88,7 +90,7 @@ TEST_F(TableWriterTest, AWriteWhoseTransactionIsRecordedIgnoresItsBatches) {
   EXPECT_EQ(Ids(), Range(0, 5));
 }
 
-TEST_F(TableWriterTest, ABatchOfAnotherSchemaSpendsTheWriter) {
+TEST_P(TableWriterTest, ABatchOfAnotherSchemaSpendsTheWriter) {
   auto writer = TableWriter::Start(fs_, table_, IdSchema()).value();
   Int64Builder ids(DataType::Long());
   ids.Append(1);
@@ -98,7 +100,7 @@ TEST_F(TableWriterTest, ABatchOfAnotherSchemaSpendsTheWriter) {
   EXPECT_FALSE(Snapshot::Load(fs_, table_).ok());
 }
 
-TEST_F(TableWriterTest, AWriterWithoutBatchesCreatesTheTableWithItsSchema) {
+TEST_P(TableWriterTest, AWriterWithoutBatchesCreatesTheTableWithItsSchema) {
   auto writer = TableWriter::Start(fs_, table_, IdSchema()).value();
   auto committed = writer->Commit();
   ASSERT_TRUE(committed.ok()) << committed.status().ToString();
@@ -112,7 +114,7 @@ TEST_F(TableWriterTest, AWriterWithoutBatchesCreatesTheTableWithItsSchema) {
 namespace sluice::delta {
 namespace {
 
-TEST_F(TableWriterTest, TransactionsKnownOnlyAtCommitSkipAWriteTheTableAlreadyRecords) {
+TEST_P(TableWriterTest, TransactionsKnownOnlyAtCommitSkipAWriteTheTableAlreadyRecords) {
   // A stream's batch learns its last offset per partition only as it writes.
   auto first = TableWriter::Start(fs_, table_, IdSchema());
   ASSERT_TRUE(first.ok()) << first.status().ToString();
@@ -140,6 +142,9 @@ TEST_F(TableWriterTest, TransactionsKnownOnlyAtCommitSkipAWriteTheTableAlreadyRe
   EXPECT_EQ(Ids(), Range(0, 15));
   EXPECT_EQ(Snapshot::Load(fs_, table_).value()->TransactionVersion("stream-t-1"), 9);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, TableWriterTest, ::testing::ValuesIn(sluice::testing::kAllStores),
+                         sluice::testing::StoreName);
 
 }  // namespace
 }  // namespace sluice::delta

@@ -13,6 +13,7 @@
 #include "sluice/core/utf8.h"
 #include "sluice/delta/scan.h"
 #include "sluice/parquet/reader.h"
+#include "testing/store_root.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::delta {
@@ -38,7 +39,8 @@ BatchPtr MakeBatch(const std::vector<Row>& rows) {
       .value();
 }
 
-class WriterTest : public ::testing::Test {
+// Every test runs on the local disk and on S3 (moto on loopback).
+class WriterTest : public ::testing::TestWithParam<sluice::testing::Store> {
  protected:
   // Every id in the table's live files, sorted, read back with the Parquet reader.
   // The table's rows scanned for `columns`, each as its values joined by commas, sorted.
@@ -81,12 +83,12 @@ class WriterTest : public ::testing::Test {
     return WriteTable(fs_, table_, {MakeBatch(rows)}, options);
   }
 
-  sluice::testing::TempDir dir_{"delta-writer"};
+  sluice::testing::StoreRoot dir_{GetParam()};
   std::string table_ = dir_.Join("table");
-  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
+  std::shared_ptr<FileSystem> fs_ = dir_.file_system();
 };
 
-TEST_F(WriterTest, AppendsAreReadBackExactly) {
+TEST_P(WriterTest, AppendsAreReadBackExactly) {
   auto first = Write({{1, "a", "x"}, {2, std::nullopt, "y"}});
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->version, 0);
@@ -97,7 +99,7 @@ TEST_F(WriterTest, AppendsAreReadBackExactly) {
   EXPECT_EQ(Ids(), (std::vector<int64_t>{1, 2, 3}));
 }
 
-TEST_F(WriterTest, PartitionsAreHiveDirectoriesWithoutThePartitionColumn) {
+TEST_P(WriterTest, PartitionsAreHiveDirectoriesWithoutThePartitionColumn) {
   auto result = Write({{1, "a", "2026-01-01"}, {2, "b", std::nullopt}, {3, "c", "a/b:c"}, {4, "d", "2026-01-01"}},
                       {.partition_columns = {"day"}});
   ASSERT_TRUE(result.ok()) << result.status().ToString();
@@ -118,7 +120,7 @@ TEST_F(WriterTest, PartitionsAreHiveDirectoriesWithoutThePartitionColumn) {
   EXPECT_EQ(Ids(), (std::vector<int64_t>{1, 2, 3, 4}));
 }
 
-TEST_F(WriterTest, StatsDescribeEachFile) {
+TEST_P(WriterTest, StatsDescribeEachFile) {
   std::string long_name(40, 'z');
   ASSERT_TRUE(Write({{5, "apple", "d"}, {-3, long_name, std::nullopt}, {9, std::nullopt, "d"}}).ok());
   SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
@@ -132,7 +134,7 @@ TEST_F(WriterTest, StatsDescribeEachFile) {
 
 // Strings that are not UTF-8 (bytes from another writer's file) are refused before anything is
 // written, at the top level or nested, since readers of the table would refuse them.
-TEST_F(WriterTest, StringsThatAreNotUtf8AreRefused) {
+TEST_P(WriterTest, StringsThatAreNotUtf8AreRefused) {
   std::vector<std::string> hostile = {"\xFF\x41", "\xFF\xFE\x80", "ok\xC3", "\xED\xA0\x80", std::string(40, 'a') + "\xFF"};
   for (const std::string& name : hostile) {
     SCOPED_TRACE(name);
@@ -174,7 +176,7 @@ TEST(StatsJsonTest, BoundsThatAreNotUtf8AreLeftOut) {
 
 // A partition value lives in the log as text: one that is not UTF-8 is refused before anything
 // is written, for string and binary partition columns alike.
-TEST_F(WriterTest, PartitionValuesThatAreNotUtf8AreRefused) {
+TEST_P(WriterTest, PartitionValuesThatAreNotUtf8AreRefused) {
   for (std::string value : {"\xFF", "a\x80" "b", "\xC0\xAF"}) {
     SCOPED_TRACE(value);
     auto result = Write({{1, "a", value}}, {.partition_columns = {"day"}});
@@ -194,7 +196,7 @@ TEST_F(WriterTest, PartitionValuesThatAreNotUtf8AreRefused) {
 
 // A name Spark refuses in a table without column mapping is refused before anything is written,
 // at the top level or nested, whether the table is created or its schema evolves.
-TEST_F(WriterTest, ColumnNamesThatNeedColumnMappingAreRefused) {
+TEST_P(WriterTest, ColumnNamesThatNeedColumnMappingAreRefused) {
   for (std::string type : {"struct<` `:bigint>", "struct<`a.b`:bigint>", "struct<s:struct<`x y`:int>>",
                            "struct<l:array<struct<`p;q`:int>>>", "struct<m:map<string,struct<`k=v`:int>>>",
                            "struct<`tab\there`:int>", "struct<`(x)`:int>"}) {
@@ -220,7 +222,7 @@ TEST_F(WriterTest, ColumnNamesThatNeedColumnMappingAreRefused) {
   EXPECT_EQ(Ids(), std::vector<int64_t>{1});
 }
 
-TEST_F(WriterTest, OverwriteAndTruncateReplaceEveryRow) {
+TEST_P(WriterTest, OverwriteAndTruncateReplaceEveryRow) {
   ASSERT_TRUE(Write({{1, "a", "x"}, {2, "b", "y"}}).ok());
   auto overwrite = Write({{7, "g", "x"}}, {.mode = WriteMode::kOverwrite});
   ASSERT_TRUE(overwrite.ok()) << overwrite.status().ToString();
@@ -232,7 +234,7 @@ TEST_F(WriterTest, OverwriteAndTruncateReplaceEveryRow) {
   EXPECT_EQ(Snapshot::Load(fs_, table_, {.version = 0}).value()->files().size(), 1u);
 }
 
-TEST_F(WriterTest, ReplayedTransactionsAreSkipped) {
+TEST_P(WriterTest, ReplayedTransactionsAreSkipped) {
   WriteOptions options{.transactions = {SetTransaction{"query", 5, std::nullopt}}};
   auto first = Write({{1, "a", "x"}}, options);
   ASSERT_TRUE(first.ok());
@@ -247,7 +249,7 @@ TEST_F(WriterTest, ReplayedTransactionsAreSkipped) {
   EXPECT_EQ(Snapshot::Load(fs_, table_).value()->TransactionVersion("query"), 6);
 }
 
-TEST_F(WriterTest, SchemaEvolutionAddsNullableColumnsAndRefusesTypeChanges) {
+TEST_P(WriterTest, SchemaEvolutionAddsNullableColumnsAndRefusesTypeChanges) {
   ASSERT_TRUE(Write({{1, "a", "x"}}).ok());
   TypePtr wider = ParseTypeString("struct<id:bigint,extra:struct<n:int>>").value();
   Int64Builder ids(DataType::Long());
@@ -276,7 +278,7 @@ TEST_F(WriterTest, SchemaEvolutionAddsNullableColumnsAndRefusesTypeChanges) {
 // A wider type in the data widens the column only when asked (or when the table allows it): the
 // change is recorded as Delta's typeWidening feature records it, and files written before read as
 // the wider type. Data narrower than its column is written widened.
-TEST_F(WriterTest, WideningAColumnIsRecordedAndOlderFilesReadWidened) {
+TEST_P(WriterTest, WideningAColumnIsRecordedAndOlderFilesReadWidened) {
   TypePtr narrow = ParseTypeString("struct<n:int,tags:array<int>,label:string>").value();
   TypePtr wide = ParseTypeString("struct<n:bigint,tags:array<bigint>,label:string>").value();
   auto batch = [](const TypePtr& type, int64_t n, const char* label) {
@@ -327,7 +329,7 @@ TEST_F(WriterTest, WideningAColumnIsRecordedAndOlderFilesReadWidened) {
   EXPECT_EQ(not_widening.error_class(), errors::kDeltaSchemaMismatch);
 }
 
-TEST_F(WriterTest, TypeChangesAreAppendedToTheFieldsMetadata) {
+TEST_P(WriterTest, TypeChangesAreAppendedToTheFieldsMetadata) {
   TypePtr table = ParseTypeString("struct<n:smallint>").value();
   Field field = table->field(0);
   field.metadata = R"({"comment":"a count","delta.typeChanges":[{"fromType":"byte","toType":"short"}]})";
@@ -341,7 +343,7 @@ TEST_F(WriterTest, TypeChangesAreAppendedToTheFieldsMetadata) {
   EXPECT_EQ((*MergeSchemas(table, ParseTypeString("struct<n:tinyint>").value()))->ToString(), "struct<n:smallint>");
 }
 
-TEST_F(WriterTest, NestedFieldsAreMergedIntoStructs) {
+TEST_P(WriterTest, NestedFieldsAreMergedIntoStructs) {
   TypePtr table = ParseTypeString("struct<a:struct<x:int>,b:array<struct<y:int>>>").value();
   TypePtr incoming = ParseTypeString("struct<a:struct<z:string>,b:array<struct<w:int>>,c:long>").value();
   auto merged = MergeSchemas(table, incoming);
@@ -349,7 +351,7 @@ TEST_F(WriterTest, NestedFieldsAreMergedIntoStructs) {
   EXPECT_EQ((*merged)->ToString(), "struct<a:struct<x:int,z:string>,b:array<struct<y:int,w:int>>,c:bigint>");
 }
 
-TEST_F(WriterTest, ACrashBeforeTheCommitLeavesOnlyOrphanFiles) {
+TEST_P(WriterTest, ACrashBeforeTheCommitLeavesOnlyOrphanFiles) {
   ASSERT_TRUE(Write({{1, "a", "x"}}).ok());
   auto faulty = std::make_shared<FaultInjectionFileSystem>(fs_);
   faulty->InjectFault({.op = FileOp::kPutIfAbsent, .sticky = true});
@@ -358,7 +360,7 @@ TEST_F(WriterTest, ACrashBeforeTheCommitLeavesOnlyOrphanFiles) {
   EXPECT_EQ(fs_->List(table_).value().size(), 3u);  // _delta_log, the live file, the orphan
 }
 
-TEST_F(WriterTest, ScansRebuildPartitionColumnsAndFillEvolvedColumnsWithNulls) {
+TEST_P(WriterTest, ScansRebuildPartitionColumnsAndFillEvolvedColumnsWithNulls) {
   ASSERT_TRUE(Write({{1, "a", "2026-01-01"}, {2, "b", std::nullopt}}, {.partition_columns = {"day"}}).ok());
   TypePtr wider = ParseTypeString("struct<id:bigint,day:string,score:double>").value();
   Int64Builder ids(DataType::Long());
@@ -400,6 +402,9 @@ TEST(DataFilePathsTest, EncodeAndDecode) {
   EXPECT_EQ(DecodeFilePath("p=a%20b%253Dc/part-0.parquet").value(), "p=a b%3Dc/part-0.parquet");
   EXPECT_EQ(DecodeFilePath("bad%2").status().error_class(), errors::kDeltaLogCorrupt);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, WriterTest, ::testing::ValuesIn(sluice::testing::kAllStores),
+                         sluice::testing::StoreName);
 
 }  // namespace
 }  // namespace sluice::delta
