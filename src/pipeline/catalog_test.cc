@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/core/error_classes.h"
+#include "testing/store_root.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::pipeline {
@@ -17,13 +18,14 @@ Connection OrdersDb() {
            {"password", "${env:ORDERS_DB_PASSWORD}"}}};
 }
 
-class CatalogTest : public ::testing::Test {
+// Every test runs on the local disk and on S3 (moto on loopback).
+class CatalogTest : public ::testing::TestWithParam<sluice::testing::Store> {
  protected:
-  sluice::testing::TempDir dir_;
-  Catalog catalog_{LocalFileSystem(), dir_.path()};
+  sluice::testing::StoreRoot dir_{GetParam()};
+  Catalog catalog_{dir_.file_system(), dir_.path()};
 };
 
-TEST_F(CatalogTest, CreateThenGetReturnsTheSameConnection) {
+TEST_P(CatalogTest, CreateThenGetReturnsTheSameConnection) {
   ASSERT_TRUE(catalog_.Create(OrdersDb()).ok());
   Result<Connection> got = catalog_.Get("orders_db");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -32,15 +34,15 @@ TEST_F(CatalogTest, CreateThenGetReturnsTheSameConnection) {
   EXPECT_EQ(got->options, OrdersDb().options);
 }
 
-TEST_F(CatalogTest, KeepsEachConnectionInItsOwnJsonFileUnderTheWarehouse) {
+TEST_P(CatalogTest, KeepsEachConnectionInItsOwnJsonFileUnderTheWarehouse) {
   ASSERT_TRUE(catalog_.Create(OrdersDb()).ok());
   EXPECT_EQ(catalog_.PathOf("orders_db"), dir_.path() + "/_sluice/catalog/connections/orders_db.json");
-  Result<std::string> text = LocalFileSystem()->ReadFile(catalog_.PathOf("orders_db"));
+  Result<std::string> text = dir_.file_system()->ReadFile(catalog_.PathOf("orders_db"));
   ASSERT_TRUE(text.ok());
   EXPECT_NE(text->find(R"("password":"${env:ORDERS_DB_PASSWORD}")"), std::string::npos) << *text;
 }
 
-TEST_F(CatalogTest, CanonicalizesFieldNamesAndType) {
+TEST_P(CatalogTest, CanonicalizesFieldNamesAndType) {
   ASSERT_TRUE(catalog_.Create({"events", "Kafka", {{"Bootstrap_Servers", "b1:9092"}, {"SSL_KEY_PASSWORD", "${file:/run/key}"}}}).ok());
   Result<Connection> got = catalog_.Get("events");
   ASSERT_TRUE(got.ok());
@@ -48,23 +50,23 @@ TEST_F(CatalogTest, CanonicalizesFieldNamesAndType) {
   EXPECT_EQ(got->options, (Options{{"bootstrap_servers", "b1:9092"}, {"ssl_key_password", "${file:/run/key}"}}));
 }
 
-TEST_F(CatalogTest, CreatingAnExistingNameFails) {
+TEST_P(CatalogTest, CreatingAnExistingNameFails) {
   ASSERT_TRUE(catalog_.Create(OrdersDb()).ok());
   Status again = catalog_.Create(OrdersDb());
   EXPECT_EQ(again.error_class(), errors::kConnectionAlreadyExists);
   EXPECT_NE(again.message().find("orders_db"), std::string_view::npos);
 }
 
-TEST_F(CatalogTest, RefusesALiteralPasswordWithoutRepeatingIt) {
+TEST_P(CatalogTest, RefusesALiteralPasswordWithoutRepeatingIt) {
   Connection literal = OrdersDb();
   literal.options["password"] = "hunter2";
   Status status = catalog_.Create(literal);
   EXPECT_EQ(status.error_class(), errors::kConnectionLiteralSecret);
   EXPECT_EQ(status.message().find("hunter2"), std::string_view::npos);
-  EXPECT_FALSE(LocalFileSystem()->Exists(catalog_.PathOf("orders_db")).value());
+  EXPECT_FALSE(dir_.file_system()->Exists(catalog_.PathOf("orders_db")).value());
 }
 
-TEST_F(CatalogTest, RefusesSecretsThatAreOnlyPartlyAReference) {
+TEST_P(CatalogTest, RefusesSecretsThatAreOnlyPartlyAReference) {
   for (std::string value : std::vector<std::string>{"pre${env:X}", "${env:X}post", "${env:}", "${file:relative}", "${vault:x}", "${env:A}${env:B}"}) {
     Connection connection = OrdersDb();
     connection.options["password"] = value;
@@ -74,7 +76,7 @@ TEST_F(CatalogTest, RefusesSecretsThatAreOnlyPartlyAReference) {
             errors::kConnectionLiteralSecret);
 }
 
-TEST_F(CatalogTest, RefusesUnknownTypesAndFields) {
+TEST_P(CatalogTest, RefusesUnknownTypesAndFields) {
   Status type = catalog_.Create({"x", "mysql", {}});
   EXPECT_EQ(type.error_class(), errors::kInvalidOptions);
   EXPECT_NE(type.message().find("postgresql and kafka"), std::string_view::npos);
@@ -89,7 +91,7 @@ TEST_F(CatalogTest, RefusesUnknownTypesAndFields) {
   EXPECT_EQ(catalog_.Create({"x", "postgresql", {{"host", "a"}, {"HOST", "b"}}}).error_class(), errors::kInvalidOptions);
 }
 
-TEST_F(CatalogTest, NamesAreSimpleIdentifiers) {
+TEST_P(CatalogTest, NamesAreSimpleIdentifiers) {
   for (const std::string& bad : std::vector<std::string>{"", "1db", "orders-db", "../etc", "a b", "a.b", std::string(64, 'a')}) {
     Connection connection = OrdersDb();
     connection.name = bad;
@@ -103,7 +105,7 @@ TEST_F(CatalogTest, NamesAreSimpleIdentifiers) {
   }
 }
 
-TEST_F(CatalogTest, GetOfAMissingNameSuggestsCloseNames) {
+TEST_P(CatalogTest, GetOfAMissingNameSuggestsCloseNames) {
   ASSERT_TRUE(catalog_.Create(OrdersDb()).ok());
   ASSERT_TRUE(catalog_.Create({"events", "kafka", {{"bootstrap_servers", "b:9092"}}}).ok());
   Result<Connection> missing = catalog_.Get("order_db");
@@ -117,7 +119,7 @@ TEST_F(CatalogTest, GetOfAMissingNameSuggestsCloseNames) {
   EXPECT_EQ(far.status().message().find("did you mean"), std::string_view::npos);
 }
 
-TEST_F(CatalogTest, ListIsSortedAndEmptyForANewWarehouse) {
+TEST_P(CatalogTest, ListIsSortedAndEmptyForANewWarehouse) {
   std::vector<Status> unreadable;
   Result<std::vector<Connection>> empty = catalog_.List(&unreadable);
   ASSERT_TRUE(empty.ok());
@@ -134,10 +136,10 @@ TEST_F(CatalogTest, ListIsSortedAndEmptyForANewWarehouse) {
 
 // A bad file is named and the others are still listed, whatever is wrong with it; a file holding
 // another connection than its name says is one of them.
-TEST_F(CatalogTest, AnUnreadableFileIsNamedAndTheRestListed) {
+TEST_P(CatalogTest, AnUnreadableFileIsNamedAndTheRestListed) {
   ASSERT_TRUE(catalog_.Create(OrdersDb()).ok());
   ASSERT_TRUE(catalog_.Create({"events", "kafka", {{"bootstrap_servers", "b:9092"}}}).ok());
-  auto fs = LocalFileSystem();
+  auto fs = dir_.file_system();
   ASSERT_TRUE(fs->AtomicWrite(catalog_.PathOf("garbled"), "{not json").ok());
   ASSERT_TRUE(fs->AtomicWrite(catalog_.PathOf("renamed"), fs->ReadFile(catalog_.PathOf("events")).value()).ok());
   ASSERT_TRUE(fs->AtomicWrite(catalog_.PathOf("typeless"), R"({"name":"typeless","options":{}})").ok());
@@ -160,7 +162,7 @@ TEST_F(CatalogTest, AnUnreadableFileIsNamedAndTheRestListed) {
   EXPECT_EQ(catalog_.Get("renamed").status().error_class(), errors::kConnectionCorrupt);
 }
 
-TEST_F(CatalogTest, DeleteRemovesTheConnection) {
+TEST_P(CatalogTest, DeleteRemovesTheConnection) {
   ASSERT_TRUE(catalog_.Create(OrdersDb()).ok());
   ASSERT_TRUE(catalog_.Delete("orders_db").ok());
   EXPECT_EQ(catalog_.Get("orders_db").status().error_class(), errors::kConnectionNotFound);
@@ -168,13 +170,13 @@ TEST_F(CatalogTest, DeleteRemovesTheConnection) {
   EXPECT_TRUE(catalog_.Create(OrdersDb()).ok());
 }
 
-TEST_F(CatalogTest, AFileSluiceDidNotWriteIsReportedAsCorrupt) {
-  ASSERT_TRUE(LocalFileSystem()->AtomicWrite(catalog_.PathOf("broken"), "{\"name\":\"broken\"}").ok());
+TEST_P(CatalogTest, AFileSluiceDidNotWriteIsReportedAsCorrupt) {
+  ASSERT_TRUE(dir_.file_system()->AtomicWrite(catalog_.PathOf("broken"), "{\"name\":\"broken\"}").ok());
   Result<Connection> got = catalog_.Get("broken");
   EXPECT_EQ(got.status().error_class(), errors::kConnectionCorrupt);
   EXPECT_NE(got.status().message().find("broken.json"), std::string_view::npos);
 
-  ASSERT_TRUE(LocalFileSystem()
+  ASSERT_TRUE(dir_.file_system()
                   ->AtomicWrite(catalog_.PathOf("leaky"),
                                 R"({"name":"leaky","type":"postgresql","options":{"password":"hunter2"}})")
                   .ok());
@@ -194,7 +196,7 @@ TEST(DescribeTest, RedactsSecretsAndShowsTheirReference) {
             "user: loader\n");
 }
 
-TEST_F(CatalogTest, ExpandConnectionMergesFieldsAndExplicitOptionsWin) {
+TEST_P(CatalogTest, ExpandConnectionMergesFieldsAndExplicitOptionsWin) {
   ASSERT_TRUE(catalog_.Create(OrdersDb()).ok());
   Result<Options> expanded =
       ExpandConnection({{"Connection", "orders_db"}, {"dbtable", "public.orders"}, {"HOST", "replica.internal"}},
@@ -208,20 +210,23 @@ TEST_F(CatalogTest, ExpandConnectionMergesFieldsAndExplicitOptionsWin) {
                                 {"user", "loader"}}));
 }
 
-TEST_F(CatalogTest, ExpandConnectionLeavesOptionsWithoutAConnectionAlone) {
+TEST_P(CatalogTest, ExpandConnectionLeavesOptionsWithoutAConnectionAlone) {
   Options options{{"host", "h"}, {"dbtable", "t"}};
   Result<Options> expanded = ExpandConnection(options, catalog_);
   ASSERT_TRUE(expanded.ok());
   EXPECT_EQ(*expanded, options);
 }
 
-TEST_F(CatalogTest, ExpandConnectionFailsForAnUnknownConnectionOrAnotherType) {
+TEST_P(CatalogTest, ExpandConnectionFailsForAnUnknownConnectionOrAnotherType) {
   EXPECT_EQ(ExpandConnection({{"connection", "nope"}}, catalog_).status().error_class(), errors::kConnectionNotFound);
   ASSERT_TRUE(catalog_.Create({"events", "kafka", {{"bootstrap_servers", "b:9092"}}}).ok());
   Result<Options> wrong = ExpandConnection({{"connection", "events"}}, catalog_, "postgresql");
   EXPECT_EQ(wrong.status().error_class(), errors::kInvalidOptions);
   EXPECT_NE(wrong.status().message().find("kafka connection"), std::string_view::npos);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, CatalogTest, ::testing::ValuesIn(sluice::testing::kAllStores),
+                         sluice::testing::StoreName);
 
 }  // namespace
 }  // namespace sluice::pipeline
