@@ -698,6 +698,10 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
     spec.name = walker.Name(root, "");
     spec.storage = walker.Scalar(root, "", "storage", true).value_or("");
     spec.warehouse = walker.Scalar(root, "", "warehouse", false).value_or(spec.storage + "/warehouse");
+    // `file:///path` is the local path it names.
+    for (std::string* path : {&spec.storage, &spec.warehouse}) {
+      if (path->starts_with("file://")) *path = storage::AbsolutePath(*path);
+    }
     if (YAML::Node sql = root["sql"]; sql.IsDefined() && !sql.IsNull()) {
       if (!sql.IsMap()) {
         walker.Problem("sql", "expected a map of SQL settings (ansi)");

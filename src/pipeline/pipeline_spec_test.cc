@@ -62,6 +62,36 @@ TEST(PipelineSpecTest, ParsesACompleteFile) {
   EXPECT_EQ(spec->ResolvedOptions(spec->sinks.at("lake"))->at("path"), "/var/lib/sluice/warehouse/main/sales/orders");
 }
 
+// Storage and warehouse on object stores, with their options; file:// as the local path it names;
+// a malformed URI or unknown store option refused by the storage layer's class.
+TEST(PipelineSpecTest, StoragePlacesMayBeUris) {
+  Result<PipelineSpec> spec = ParsePipelineSpec(R"(
+name: lake
+storage: file:///var/lib/sluice/../sluice/lake
+warehouse: s3://my-lake/warehouse
+object_stores:
+  s3://my-lake: {endpoint: "http://127.0.0.1:9000", region: eu-west-1}
+sinks:
+  lake: {format: delta, table: main.s.t}
+flows:
+  - name: generate
+    source: {format: rate}
+    sink: lake
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->storage, "/var/lib/sluice/lake");
+  EXPECT_EQ(spec->CheckpointOf(spec->flows[0]), "/var/lib/sluice/lake/checkpoints/generate");
+  EXPECT_EQ(spec->ResolvedOptions(spec->sinks.at("lake"))->at("path"), "s3://my-lake/warehouse/main/s/t");
+  EXPECT_EQ(spec->object_stores.at("s3://my-lake").at("region"), "eu-west-1");
+  EXPECT_TRUE(ConfigureObjectStores(*spec).ok());
+  spec->object_stores["s3://my-lake"]["regoin"] = "x";
+  EXPECT_EQ(ConfigureObjectStores(*spec).error_class(), errors::kInvalidStorageUri);
+  spec->warehouse = "s3://My_Lake/warehouse";
+  std::vector<Status> problems = ValidatePipeline(*spec, connectors::AllFormatsRegistry());
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems[0].error_class(), errors::kInvalidStorageUri) << problems[0].ToString();
+}
+
 TEST(PipelineSpecTest, ListsEveryProblemOfShapeWithItsPlace) {
   Result<PipelineSpec> spec = ParsePipelineSpec(R"(
 name: broken
