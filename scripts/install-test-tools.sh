@@ -3,7 +3,7 @@
 # registry as @duckdb/node-api, into tests/tools/node_modules at the versions pinned by
 # tests/tools/package-lock.json; pyarrow, from the Python package index, into the virtual
 # environment tests/tools/venv at the versions pinned by tests/tools/requirements.txt (pyarrow,
-# pyspark and deltalake); and an Apache
+# pyspark, deltalake, and moto, whose S3 server the object-store tests run); and an Apache
 # Kafka broker, from the Maven registry, into tests/tools/kafka/libs/<version> at the versions listed
 # in tests/tools/kafka/versions (Java and Maven come from scripts/install-deps.sh). Quick and silent
 # when they are already installed.
@@ -27,7 +27,7 @@ fi
 venv="$tools/venv"
 if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import pyarrow" 2>/dev/null ||
    ! cmp -s "$tools/requirements.txt" "$venv/installed-requirements.txt"; then
-  echo "== installing pyarrow, pyspark and deltalake in $venv"
+  echo "== installing pyarrow, pyspark, deltalake and moto in $venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$tools/requirements.txt"
   cp "$tools/requirements.txt" "$venv/installed-requirements.txt"
