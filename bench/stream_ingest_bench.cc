@@ -9,10 +9,14 @@
 // ingestion's alone (the cluster keeps every record in memory).
 //
 //   stream_ingest_bench [--format json|avro|protobuf] [--messages N] [--partitions P]
-//                       [--max-offsets-per-trigger N] [--kafka property=value ...]
+//                       [--max-offsets-per-trigger N] [--kafka property=value ...] [--s3]
+//
+// --s3 runs the same stream again with its storage and warehouse in a bucket of the tests' S3
+// server (moto on loopback, src/testing/s3_server.h) and prints its rate beside the local one.
 //
 // --kafka passes a librdkafka property to the stream's source (as `kafka.<property>`), to try
 // fetch and queue settings; it may be given several times.
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,12 +26,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "sluice/connectors/embedded_kafka.h"
 #include "sluice/connectors/register_formats.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/engine/registry.h"
 #include "sluice/pipeline/pipeline_runner.h"
+#include "sluice/storage/file_systems.h"
+#include "testing/s3_server.h"
 
 namespace sluice {
 namespace {
@@ -40,6 +48,7 @@ struct Arguments {
   int partitions = 200;
   int64_t max_offsets_per_trigger = 1'000'000;
   std::string kafka_options;  // ", kafka.<property>: \"<value>\"" for each --kafka
+  bool s3 = false;            // --s3: the same stream into S3 too
 };
 
 constexpr const char* kKinds[] = {"click", "view", "purchase", "signup"};
@@ -171,6 +180,10 @@ double CpuSeconds() {
 
 int Main(int argc, char** argv) {
   Arguments args;
+  std::vector<char*> given(argv, argv + argc);
+  args.s3 = std::erase_if(given, [](const char* arg) { return std::string_view(arg) == "--s3"; }) > 0;
+  argc = static_cast<int>(given.size());
+  argv = given.data();
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--format") args.format = argv[i + 1];
@@ -188,7 +201,8 @@ int Main(int argc, char** argv) {
   if (args.format != "json" && args.format != "avro" && args.format != "protobuf") Die("--format json|avro|protobuf");
 
   int ready[2], hold[2];
-  if (pipe(ready) != 0 || pipe(hold) != 0) Die("pipe failed");
+  // Close-on-exec, so that a server this process starts later (--s3) holds no end of them.
+  if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(hold, O_CLOEXEC) != 0) Die("pipe failed");
   auto produce_start = std::chrono::steady_clock::now();
   pid_t child = fork();
   if (child < 0) Die("fork failed");
@@ -224,47 +238,66 @@ int Main(int argc, char** argv) {
   if (mkdtemp(directory) == nullptr) Die("mkdtemp failed");
   const std::string dir = directory;
   std::string schema = args.format == "json" ? kJsonSchema : args.format == "avro" ? kAvroSchema : kProtoSchema;
-  std::string yaml = "name: bench\nstorage: " + dir + "/storage\nwarehouse: " + dir +
-                     "/warehouse\nstreams:\n  - name: main.raw.events\n    source: {format: kafka, options: "
-                     "{bootstrap_servers: \"" + bootstrap + "\", subscribe: events, starting_offsets: earliest, "
-                     "max_offsets_per_trigger: " + std::to_string(args.max_offsets_per_trigger) + args.kafka_options +
-                     "}}\n    schema_config:\n      value: {format: " + args.format + ", schema: '" + schema + "'" +
-                     (args.format == "protobuf" ? ", message_name: bench.Event" : "") +
-                     "}\n    ingestion_config: {table: main.raw.events}\n    trigger: available_now\n";
-  auto spec = pipeline::ParsePipelineSpec(yaml);
-  if (!spec.ok()) Die(spec.status().ToString());
   engine::Registry registry;
   if (Status s = engine::RegisterBuiltinFormats(&registry); !s.ok()) Die(s.ToString());
   if (Status s = connectors::RegisterConnectorFormats(&registry); !s.ok()) Die(s.ToString());
-  pipeline::RunOptions options;
-  options.registry = &registry;
-  const double cpu_before = CpuSeconds();
-  auto start = std::chrono::steady_clock::now();
-  auto run = pipeline::PipelineRun::Start(*spec, options);
-  if (!run.ok()) Die(run.status().ToString());
-  if (Status done = (*run)->Wait(); !done.ok()) Die(done.ToString());
-  const double seconds = Seconds(start);
-  const double cpu = CpuSeconds() - cpu_before;
-  const double rate = static_cast<double>(args.messages) / seconds;
+  // The stream run once, from the topic's start, with its storage and warehouse under `root` (a
+  // local folder or an object store's URI); the table is checked to hold every message.
+  struct Ingested {
+    double seconds, cpu;
+    int64_t rows, files;
+  };
+  auto ingest = [&](const std::string& root) {
+    std::string yaml = "name: bench\nstorage: " + root + "/storage\nwarehouse: " + root +
+                       "/warehouse\nstreams:\n  - name: main.raw.events\n    source: {format: kafka, options: "
+                       "{bootstrap_servers: \"" + bootstrap + "\", subscribe: events, starting_offsets: earliest, "
+                       "max_offsets_per_trigger: " + std::to_string(args.max_offsets_per_trigger) + args.kafka_options +
+                       "}}\n    schema_config:\n      value: {format: " + args.format + ", schema: '" + schema + "'" +
+                       (args.format == "protobuf" ? ", message_name: bench.Event" : "") +
+                       "}\n    ingestion_config: {table: main.raw.events}\n    trigger: available_now\n";
+    auto spec = pipeline::ParsePipelineSpec(yaml);
+    if (!spec.ok()) Die(spec.status().ToString());
+    pipeline::RunOptions options;
+    options.registry = &registry;
+    const double cpu_before = CpuSeconds();
+    auto start = std::chrono::steady_clock::now();
+    auto run = pipeline::PipelineRun::Start(*spec, options);
+    if (!run.ok()) Die(run.status().ToString());
+    if (Status done = (*run)->Wait(); !done.ok()) Die(done.ToString());
+    Ingested result{Seconds(start), CpuSeconds() - cpu_before, 0, 0};
+    auto snapshot = delta::Snapshot::Load(storage::DefaultFileSystem(), root + "/warehouse/main/raw/events");
+    if (!snapshot.ok()) Die(snapshot.status().ToString());
+    for (const auto& file : (*snapshot)->files()) {
+      size_t at = file.stats ? file.stats->find("\"numRecords\":") : std::string::npos;
+      if (at != std::string::npos) result.rows += std::atoll(file.stats->c_str() + at + 13);
+    }
+    result.files = static_cast<int64_t>((*snapshot)->files().size());
+    if (result.rows != args.messages) Die("the table holds " + std::to_string(result.rows) + " rows");
+    return result;
+  };
 
-  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), dir + "/warehouse/main/raw/events");
-  if (!snapshot.ok()) Die(snapshot.status().ToString());
-  int64_t rows = 0;
-  for (const auto& file : (*snapshot)->files()) {
-    size_t at = file.stats ? file.stats->find("\"numRecords\":") : std::string::npos;
-    if (at != std::string::npos) rows += std::atoll(file.stats->c_str() + at + 13);
-  }
-  if (rows != args.messages) Die("the table holds " + std::to_string(rows) + " rows");
+  const Ingested local = ingest(dir);
+  const double rate = static_cast<double>(args.messages) / local.seconds;
+  const double cpu = local.cpu;
+  const int64_t rows = local.rows;
 
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  std::printf("sluice stream -> Delta:     %10.0f msgs/s (%.1f s, %lld rows, %lld files)\n", rate, seconds,
-              static_cast<long long>(rows), static_cast<long long>((*snapshot)->files().size()));
+  std::printf("sluice stream -> Delta:     %10.0f msgs/s (%.1f s, %lld rows, %lld files)\n", rate, local.seconds,
+              static_cast<long long>(rows), static_cast<long long>(local.files));
   // On a shared machine the wall time depends on the neighbours; the CPU time much less.
   std::printf("CPU of the ingestion:       %10.2f s user+sys (%.2f us per message)\n", cpu,
               cpu * 1e6 / static_cast<double>(args.messages));
   if (kcat_rate > 0) std::printf("ratio sluice / kcat:        %10.2f\n", rate / kcat_rate);
   std::printf("peak RSS of the ingestion:  %10.0f MB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
+  if (args.s3) {
+    // The same stream with its checkpoint, event log and table in a bucket of the tests' S3 server
+    // (moto on loopback: a floor for a real store).
+    const Ingested on_s3 = ingest(testing::S3Server::Shared().NewBucketUri());
+    const double s3_rate = static_cast<double>(args.messages) / on_s3.seconds;
+    std::printf("sluice stream -> Delta on S3: %8.0f msgs/s (%.1f s, %lld files); ratio S3 / local disk %.2f\n",
+                s3_rate, on_s3.seconds, static_cast<long long>(on_s3.files), s3_rate / rate);
+  }
 
   close(hold[1]);
   waitpid(child, nullptr, 0);
