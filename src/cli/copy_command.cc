@@ -40,11 +40,10 @@ Result<pipeline::CopyEndpoint> Endpoint(const std::string& spec, const std::vect
                            fmt::format("option `{}` is given both in the spec and by {}", option.substr(0, equals), flag));
     }
   }
-  // A file path given relative to here, as users write it, is the absolute one the formats take.
+  // A path as users write it (relative to here, file://, an object store's URI) in the form the
+  // formats take.
   auto path = endpoint.options.find("path");
-  if (path != endpoint.options.end() && !path->second.empty() && path->second.find("://") == std::string::npos) {
-    path->second = AbsolutePath(path->second);
-  }
+  if (path != endpoint.options.end() && !path->second.empty()) path->second = AbsolutePath(path->second);
   return endpoint;
 }
 
