@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the independent peers the integration tests run beside sluice: DuckDB, from the npm
-# registry as @duckdb/node-api, into tests/tools/node_modules at the versions pinned by
+# registry as @duckdb/node-api, and Azurite, the Azure Blob Storage emulator the object-store tests
+# run, into tests/tools/node_modules at the versions pinned by
 # tests/tools/package-lock.json; pyarrow, from the Python package index, into the virtual
 # environment tests/tools/venv at the versions pinned by tests/tools/requirements.txt (pyarrow,
 # pyspark, deltalake, and moto, whose S3 server the object-store tests run); and an Apache
@@ -16,9 +17,9 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   exit 1
 fi
 # Installed already when the lock file's packages are present and load.
-if [[ ! -d "$tools/node_modules/@duckdb/node-api" ]] ||
+if [[ ! -d "$tools/node_modules/@duckdb/node-api" ]] || [[ ! -x "$tools/node_modules/.bin/azurite-blob" ]] ||
    ! (cd "$tools" && node -e "import('@duckdb/node-api').then(() => process.exit(0), () => process.exit(1))" 2>/dev/null); then
-  echo "== installing DuckDB in $tools"
+  echo "== installing DuckDB and Azurite in $tools"
   (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 

@@ -187,10 +187,11 @@ Result<bool> FaultInjectionFileSystem::Exists(const std::string& path) {
   return exists;
 }
 
-Result<std::vector<FileInfo>> FaultInjectionFileSystem::List(const std::string& directory, std::string_view prefix) {
+Result<std::vector<FileInfo>> FaultInjectionFileSystem::List(const std::string& directory, std::string_view prefix,
+                                                             std::string_view start_after) {
   std::vector<FileInfo> entries;
   SLUICE_RETURN_IF_ERROR(Apply(FileOp::kList, directory, [&] {
-    Result<std::vector<FileInfo>> result = base_->List(directory, prefix);
+    Result<std::vector<FileInfo>> result = base_->List(directory, prefix, start_after);
     if (result.ok()) entries = std::move(result).value();
     return result.status();
   }));

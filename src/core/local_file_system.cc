@@ -388,7 +388,8 @@ class LocalFileSystemImpl final : public FileSystem {
     return OsError("stat", path, errno);
   }
 
-  Result<std::vector<FileInfo>> List(const std::string& directory, std::string_view prefix) override {
+  Result<std::vector<FileInfo>> List(const std::string& directory, std::string_view prefix,
+                                     std::string_view start_after) override {
     SLUICE_RETURN_IF_ERROR(CheckAbsolute(directory));
     std::vector<FileInfo> entries;
     DIR* dir = ::opendir(directory.c_str());
@@ -401,7 +402,9 @@ class LocalFileSystemImpl final : public FileSystem {
     Status status;
     while (struct dirent* entry = ::readdir(dir)) {
       std::string_view name = entry->d_name;
-      if (name == "." || name == ".." || !name.starts_with(prefix) || IsStagingName(name)) continue;
+      if (name == "." || name == ".." || !name.starts_with(prefix) || name <= start_after || IsStagingName(name)) {
+        continue;
+      }
       struct stat st;
       if (::fstatat(dir_fd, entry->d_name, &st, 0) != 0) {
         // An entry deleted between readdir and stat is simply no longer listed.

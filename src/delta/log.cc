@@ -79,9 +79,12 @@ Result<std::vector<Action>> ReadCommit(FileSystem& fs, std::string_view table_pa
   return actions;
 }
 
-Result<LogListing> ListLog(FileSystem& fs, std::string_view table_path) {
+Result<LogListing> ListLog(FileSystem& fs, std::string_view table_path, int64_t from_version) {
   std::string directory = LogDirectory(table_path);
-  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> entries, fs.List(directory));
+  // Every file of a version is named by its 20 digits and a suffix starting with '.'; '/' sorts
+  // after '.' and before every digit, so this name falls after the files of the version before.
+  const std::string start_after = from_version > 0 ? fmt::format("{:020d}/", from_version - 1) : "";
+  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> entries, fs.List(directory, "", start_after));
   LogListing listing;
   // Parts of multi-part checkpoints, keyed by (version, parts): which part numbers were seen.
   std::map<std::pair<int64_t, int64_t>, std::map<int64_t, std::string>> multi_part;

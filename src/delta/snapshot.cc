@@ -1,12 +1,11 @@
 // Snapshot loading: choose the log segment (a checkpoint and the commits after it), replay it,
 // then check that the result is a table sluice can read.
 //
-// For the latest version the segment is found without listing `_delta_log` when possible (a log
-// committed every second holds millions of files): from `_last_checkpoint`, the commits after the
-// checkpoint are read until the first missing version, and the next kHoleProbes versions are looked
-// for, since one of them existing means the missing one is a hole (DELTA_LOG_CORRUPT), not the end
-// of the log. Listing is the fallback when `_last_checkpoint` is missing, stale or unreadable, and
-// the only way for time travel; it finds a hole of any length.
+// For the latest version the log is listed from the checkpoint `_last_checkpoint` names, not from
+// its start (a log committed every second holds millions of files): one listing request on an
+// object store, then the checkpoint and the commits after it. The whole log is listed when the
+// pointer is missing, unreadable or names a checkpoint that is gone, and for time travel. Either
+// listing finds a missing commit of any length (DELTA_LOG_CORRUPT).
 #include "sluice/delta/snapshot.h"
 
 #include <algorithm>
@@ -95,16 +94,16 @@ class SnapshotLoader {
       SLUICE_ASSIGN_OR_RETURN(bool loaded, TryLatestFromLastCheckpoint());
       if (loaded) return Finish();
     }
-    SLUICE_ASSIGN_OR_RETURN(Segment segment, SegmentFromListing(options));
+    SLUICE_ASSIGN_OR_RETURN(LogListing listing, ListLog(*fs_, table_path_));
+    SLUICE_ASSIGN_OR_RETURN(Segment segment, SegmentFromListing(listing, options));
     SLUICE_RETURN_IF_ERROR(ReplaySegment(segment));
     return Finish();
   }
 
  private:
-  static constexpr int64_t kHoleProbes = 8;
-
-  // Replays the checkpoint named by `_last_checkpoint` and every commit after it. Returns false
-  // (nothing replayed) when the pointer is missing, unreadable or names a checkpoint that is gone.
+  // Replays the latest version from a listing of the log that starts at the checkpoint named by
+  // `_last_checkpoint` (or a later one the listing shows). Returns false (nothing replayed) when
+  // the pointer is missing or unreadable, or its checkpoint is gone: the whole log is listed then.
   Result<bool> TryLatestFromLastCheckpoint() {
     Result<std::string> text = fs_->ReadFile(LastCheckpointPath(table_path_));
     if (!text.ok()) {
@@ -113,36 +112,19 @@ class SnapshotLoader {
     }
     Result<LastCheckpoint> pointer = ParseLastCheckpoint(*text);
     if (!pointer.ok()) return false;  // a torn or foreign pointer is only a hint: list instead
-    CheckpointFiles checkpoint = CheckpointFilesOf(table_path_, *pointer);
-    Status read = ReadCheckpoint(*fs_, checkpoint, apply_);
-    if (!read.ok()) {
-      if (read.error_class() != errors::kFileNotFound) return read;
-      replay_ = Replay{};
+    SLUICE_ASSIGN_OR_RETURN(LogListing listing, ListLog(*fs_, table_path_, pointer->version));
+    if (listing.checkpoints.empty()) return false;
+    SLUICE_ASSIGN_OR_RETURN(Segment segment, SegmentFromListing(listing, {}));
+    Status replayed = ReplaySegment(segment);
+    if (replayed.error_class() == errors::kFileNotFound && segment.checkpoint) {
+      replay_ = Replay{};  // the checkpoint went (a cleanup between listing and reading): list all
       return false;
     }
-    checkpoint_version_ = checkpoint.version;
-    version_ = checkpoint.version;
-    for (int64_t version = checkpoint.version + 1;; ++version) {
-      Result<std::vector<Action>> actions = ReadCommit(*fs_, table_path_, version);
-      if (!actions.ok()) {
-        if (actions.status().error_class() != errors::kFileNotFound) return actions.status();
-        for (int64_t later = version + 1; later <= version + kHoleProbes; ++later) {
-          SLUICE_ASSIGN_OR_RETURN(bool exists, fs_->Exists(CommitPath(table_path_, later)));
-          if (exists) {
-            return Status::Error(errors::kDeltaLogCorrupt, fmt::format("the log of '{}' is missing commit {} while "
-                                                                       "commit {} exists", table_path_, version, later));
-          }
-        }
-        break;
-      }
-      for (Action& action : *actions) replay_.Apply(std::move(action));
-      version_ = version;
-    }
+    SLUICE_RETURN_IF_ERROR(replayed);
     return true;
   }
 
-  Result<Segment> SegmentFromListing(const SnapshotOptions& options) {
-    SLUICE_ASSIGN_OR_RETURN(LogListing listing, ListLog(*fs_, table_path_));
+  Result<Segment> SegmentFromListing(const LogListing& listing, const SnapshotOptions& options) {
     if (listing.commit_versions.empty() && listing.checkpoints.empty()) {
       return Status::Error(errors::kDeltaTableNotFound, fmt::format("no Delta table at '{}' (no _delta_log commits)", table_path_));
     }

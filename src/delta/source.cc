@@ -111,19 +111,17 @@ Result<std::optional<int64_t>> LastWholeRewrite(const std::shared_ptr<FileSystem
 }
 
 Status DeltaSource::CheckNotAHole(int64_t missing_version) {
-  // Called at every poll that finds nothing new, so it costs a stat and a small read, never a
-  // listing of the log: a later commit right after the missing one, or a checkpoint past it, shows
-  // a hole. A hole of several commits is thus found at the latest when the next checkpoint is written.
-  auto hole = [&](int64_t later) {
+  // Called at every poll that finds nothing new, so it costs one listing of the log from the
+  // missing version on (one request on an object store, whatever the log's length): any later
+  // commit or checkpoint shows a hole.
+  SLUICE_ASSIGN_OR_RETURN(LogListing later, ListLog(*fs_, table_path_, missing_version));
+  int64_t seen = -1;
+  if (!later.commit_versions.empty()) seen = later.commit_versions.back();
+  if (!later.checkpoints.empty()) seen = std::max(seen, later.checkpoints.rbegin()->first);
+  if (seen > missing_version) {
     return Status::Error(errors::kDeltaLogCorrupt, fmt::format("the log of '{}' is missing commit {} while version {} exists",
-                                                               table_path_, missing_version, later));
-  };
-  SLUICE_ASSIGN_OR_RETURN(bool next_exists, fs_->Exists(CommitPath(table_path_, missing_version + 1)));
-  if (next_exists) return hole(missing_version + 1);
-  Result<std::string> pointer = fs_->ReadFile(LastCheckpointPath(table_path_));
-  if (!pointer.ok()) return pointer.status().error_class() == errors::kFileNotFound ? Status::OK() : pointer.status();
-  Result<LastCheckpoint> checkpoint = ParseLastCheckpoint(*pointer);
-  if (checkpoint.ok() && checkpoint->version > missing_version) return hole(checkpoint->version);
+                                                               table_path_, missing_version, seen));
+  }
   return Status::OK();
 }
 

@@ -18,8 +18,8 @@
 namespace sluice::engine {
 namespace {
 
-constexpr uint32_t kRecordedVersion = 4;
-constexpr uint64_t kRecordedHash = 17779088472989384448ull;
+constexpr uint32_t kRecordedVersion = 5;
+constexpr uint64_t kRecordedHash = 8224015864735873761ull;
 
 // The header's text without comments and blank space.
 std::string Significant(const std::string& path) {

@@ -1,5 +1,6 @@
-// The FileSystem contract (core/file_system.h), the same tests on the local disk and on S3 (moto's
-// server on loopback): what Delta commits, checkpoints and catalogs rely on holds on both.
+// The FileSystem contract (core/file_system.h), the same tests on the local disk, on S3 (moto's
+// server on loopback) and on Azure Blob Storage (Azurite): what Delta commits, checkpoints and
+// catalogs rely on holds on all three.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,6 +48,13 @@ TEST_P(FileSystemContractTest, WritesReadsListsAndDeletes) {
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   EXPECT_EQ(Names(*listed, root_.Join("a")), (std::vector<std::string>{"b/", "c/", "two.txt"}));
   EXPECT_EQ(Names(fs_.List(root_.Join("a"), "t").value(), root_.Join("a")), (std::vector<std::string>{"two.txt"}));
+  // A listing from a name on: what sorts after it, folders included, bytewise.
+  EXPECT_EQ(Names(fs_.List(root_.Join("a"), "", "a").value(), root_.Join("a")), (std::vector<std::string>{"b/", "c/", "two.txt"}));
+  EXPECT_EQ(Names(fs_.List(root_.Join("a"), "", "b").value(), root_.Join("a")), (std::vector<std::string>{"c/", "two.txt"}));
+  EXPECT_EQ(Names(fs_.List(root_.Join("a"), "", "b/").value(), root_.Join("a")), (std::vector<std::string>{"c/", "two.txt"}));
+  EXPECT_EQ(Names(fs_.List(root_.Join("a"), "", "c").value(), root_.Join("a")), (std::vector<std::string>{"two.txt"}));
+  EXPECT_EQ(Names(fs_.List(root_.Join("a"), "", "two.txt").value(), root_.Join("a")), std::vector<std::string>{});
+  EXPECT_EQ(Names(fs_.List(root_.Join("a"), "t", "a").value(), root_.Join("a")), (std::vector<std::string>{"two.txt"}));
   const FileInfo two = fs_.Stat(root_.Join("a/two.txt")).value();
   EXPECT_EQ(two.size, 4);
   EXPECT_FALSE(two.is_directory);

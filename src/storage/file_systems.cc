@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/storage/azure_file_system.h"
 #include "sluice/storage/s3_file_system.h"
 
 namespace sluice::storage {
@@ -26,28 +27,56 @@ bool ValidBucket(std::string_view bucket) {
   return alphanumeric(bucket.front()) && alphanumeric(bucket.back()) && bucket.find("..") == std::string_view::npos;
 }
 
+// Azure's rules for container names: 3 to 63 lower-case letters, digits and `-`, starting and
+// ending with a letter or digit, no `--`.
+bool ValidContainer(std::string_view container) {
+  if (container.size() < 3 || container.size() > 63 || container.find("--") != std::string_view::npos) return false;
+  for (char c : container) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return container.front() != '-' && container.back() != '-';
+}
+
 std::string_view BucketOf(std::string_view uri) {
   std::string_view rest = uri.substr(uri.find("://") + 3);
   return rest.substr(0, rest.find('/'));
+}
+
+bool IsAzureUri(std::string_view path) { return path.starts_with("az://") || path.starts_with("abfss://"); }
+
+// Validates a store's options for the URI's scheme.
+Status ValidateStoreOptions(std::string_view uri, const std::map<std::string, std::string>& options) {
+  if (IsAzureUri(uri)) return AzureOptionsFrom(options).status();
+  return S3OptionsFrom(options).status();
+}
+
+Result<std::shared_ptr<FileSystem>> NewStore(const std::string& root, const std::map<std::string, std::string>& options) {
+  if (IsAzureUri(root)) {
+    SLUICE_ASSIGN_OR_RETURN(AzureOptions azure, AzureOptionsFrom(options));
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<ObjectStoreFileSystem> store, NewAzureFileSystem(root, std::move(azure)));
+    return std::shared_ptr<FileSystem>(std::move(store));
+  }
+  SLUICE_ASSIGN_OR_RETURN(S3Options s3, S3OptionsFrom(options));
+  return std::shared_ptr<FileSystem>(NewS3FileSystem(std::string(BucketOf(root)), std::move(s3)));
 }
 
 class Stores {
  public:
   Status Configure(const std::string& prefix, const std::map<std::string, std::string>& options) {
     SLUICE_ASSIGN_OR_RETURN(std::string resolved, ResolvePath(prefix));
-    if (!resolved.starts_with("s3://")) {
-      return InvalidUri(prefix, "is not an object store this version configures (s3://bucket[/prefix])");
+    if (!IsObjectStoreUri(resolved)) {
+      return InvalidUri(prefix, "is not an object store's URI (s3://bucket[/prefix], az://container[/prefix], "
+                                "abfss://container@account.dfs.core.windows.net[/prefix])");
     }
-    SLUICE_ASSIGN_OR_RETURN(S3Options validated, S3OptionsFrom(options));
-    (void)validated;
+    SLUICE_RETURN_IF_ERROR(ValidateStoreOptions(resolved, options));
     std::lock_guard lock(mutex_);
     options_[resolved] = options;
     return Status::OK();
   }
 
   Result<std::shared_ptr<FileSystem>> For(const std::string& path) {
-    if (!path.starts_with("s3://")) return LocalFileSystem();
-    std::string bucket(BucketOf(path));
+    if (!IsObjectStoreUri(path)) return LocalFileSystem();
+    const std::string root = path.substr(0, path.find("://") + 3) + std::string(BucketOf(path));
     std::lock_guard lock(mutex_);
     // The longest configured prefix that contains the path picks the options (one file system per
     // bucket and prefix).
@@ -55,16 +84,15 @@ class Stores {
     for (const auto& [prefix, options] : options_) {
       if ((path == prefix || path.starts_with(prefix + "/")) && prefix.size() > chosen.size()) chosen = prefix;
     }
-    if (chosen.empty()) chosen = "s3://" + bucket;
+    if (chosen.empty()) chosen = root;
     auto found = stores_.find(chosen);
     if (found != stores_.end()) return found->second;
     auto configured = options_.find(chosen);
-    SLUICE_ASSIGN_OR_RETURN(S3Options options,
-                            S3OptionsFrom(configured == options_.end() ? std::map<std::string, std::string>()
-                                                                       : configured->second));
-    auto store = std::make_shared<S3FileSystem>(bucket, std::move(options));
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<FileSystem> store,
+                            NewStore(root, configured == options_.end() ? std::map<std::string, std::string>()
+                                                                        : configured->second));
     stores_[chosen] = store;
-    return std::shared_ptr<FileSystem>(store);
+    return store;
   }
 
  private:
@@ -109,9 +137,10 @@ class RoutingFileSystem final : public FileSystem {
     SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
     return fs->Exists(path);
   }
-  Result<std::vector<FileInfo>> List(const std::string& directory, std::string_view prefix) override {
+  Result<std::vector<FileInfo>> List(const std::string& directory, std::string_view prefix,
+                                     std::string_view start_after) override {
     SLUICE_ASSIGN_OR_RETURN(auto fs, Route(directory));
-    return fs->List(directory, prefix);
+    return fs->List(directory, prefix, start_after);
   }
   Status Delete(const std::string& path) override {
     SLUICE_ASSIGN_OR_RETURN(auto fs, Route(path));
@@ -144,9 +173,6 @@ class RoutingFileSystem final : public FileSystem {
       SLUICE_RETURN_IF_ERROR(ResolvePath(path).status());  // unknown schemes, malformed URIs
       if (path.starts_with("file://")) {
         return InvalidUri(path, "reached a file system call unresolved (ResolvePath makes it a local path)");
-      }
-      if (path.starts_with("az://") || path.starts_with("abfss://")) {
-        return Status::Error(errors::kNotImplemented, fmt::format("`{}`: Azure Blob Storage is not supported yet", path));
       }
     }
     return TheStores().For(path);
@@ -189,6 +215,16 @@ Result<std::string> ResolvePath(std::string_view path) {
   std::string_view bucket = BucketOf(uri);
   if (uri.starts_with("s3://") && !ValidBucket(bucket)) {
     return InvalidUri(path, "names no valid bucket (3 to 63 lower-case letters, digits, `.` and `-`)");
+  }
+  if (uri.starts_with("az://") && !ValidContainer(bucket)) {
+    return InvalidUri(path, "names no valid container (3 to 63 lower-case letters, digits and single `-`)");
+  }
+  if (uri.starts_with("abfss://")) {
+    const size_t at = bucket.find('@');
+    if (at == std::string_view::npos || !ValidContainer(bucket.substr(0, at)) ||
+        bucket.substr(at + 1).find('.') == std::string_view::npos || bucket.substr(at + 1).front() == '.') {
+      return InvalidUri(path, "is not abfss://container@account.dfs.core.windows.net/path");
+    }
   }
   if (bucket.empty()) return InvalidUri(path, "names no bucket or container");
   std::string_view key = std::string_view(uri).substr(scheme + 3 + bucket.size());

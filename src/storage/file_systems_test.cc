@@ -45,7 +45,7 @@ TEST(S3OptionsTest, OptionsAreValidatedAndSecretsAreReferences) {
   EXPECT_EQ(options->endpoint, "http://127.0.0.1:9000");
   EXPECT_EQ(options->region, "eu-west-3");
   EXPECT_EQ(options->credentials.given->secret_access_key, "do-not-print-me");
-  EXPECT_EQ(options->max_retries, 3);
+  EXPECT_EQ(options->retry.max_retries, 3);
   EXPECT_EQ(options->http.request_timeout.count(), 5000);
 
   auto unknown = S3OptionsFrom({{"endpiont", "http://x"}});

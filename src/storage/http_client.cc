@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -127,6 +129,43 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   return response;
+}
+
+Result<HttpResponse> SendWithRetries(HttpClient& http, const RetryPolicy& policy,
+                                     const std::function<Result<HttpRequest>()>& make,
+                                     const std::function<bool(const HttpResponse&)>& retriable, bool* ambiguous,
+                                     std::atomic<int64_t>* sent) {
+  Status last_failure;
+  for (int attempt = 0;; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(RetryDelay(attempt, policy.base_delay, policy.max_delay));
+    SLUICE_ASSIGN_OR_RETURN(HttpRequest request, make());
+    if (sent != nullptr) ++*sent;
+    Result<HttpResponse> response = http.Send(request);
+    const bool last = attempt >= policy.max_retries;
+    if (!response.ok()) {
+      last_failure = response.status();
+      if (ambiguous != nullptr) *ambiguous = true;
+      if (last) break;
+      continue;
+    }
+    if (!last && retriable(*response)) {
+      if (ambiguous != nullptr && response->status >= 500) *ambiguous = true;
+      continue;
+    }
+    return response;
+  }
+  return last_failure.WithContext(fmt::format("after {} attempts", policy.max_retries + 1));
+}
+
+std::string HttpDate(int64_t unix_ms) {
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const time_t seconds = static_cast<time_t>(unix_ms / 1000);
+  struct tm utc;
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{}, {:02d} {} {:04d} {:02d}:{:02d}:{:02d} GMT", kDays[utc.tm_wday], utc.tm_mday,
+                     kMonths[utc.tm_mon], utc.tm_year + 1900, utc.tm_hour, utc.tm_min, utc.tm_sec);
 }
 
 std::chrono::milliseconds RetryDelay(int attempt, std::chrono::milliseconds base, std::chrono::milliseconds cap) {

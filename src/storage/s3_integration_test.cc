@@ -1,11 +1,13 @@
-// S3FileSystem against moto's S3 server, through a fault-injecting proxy: retries of failed
+// The S3 file system against moto's S3 server, through a fault-injecting proxy: retries of failed
 // requests, replies lost after the write happened, stores without conditional writes, refused
-// credentials, and leases.
+// credentials, leases, and credentials from STS's web identity exchange and the instance metadata
+// service.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "sluice/core/error_classes.h"
@@ -30,12 +32,12 @@ class S3FaultsTest : public ::testing::Test {
     proxy_ = FaultyHttpProxy::Start(server_->port()).value();
   }
 
-  std::shared_ptr<S3FileSystem> Through(const std::string& endpoint, int max_retries = 5) {
+  std::shared_ptr<ObjectStoreFileSystem> Through(const std::string& endpoint, int max_retries = 5) {
     S3Options options = S3OptionsFrom({{"endpoint", endpoint}, {"retry_base_delay", "5ms"},
                                        {"retry_max_delay", "20ms"}, {"request_timeout", "1s"},
                                        {"max_retries", std::to_string(max_retries)}})
                             .value();
-    return std::make_shared<S3FileSystem>(bucket_, options);
+    return NewS3FileSystem(bucket_, options);
   }
   std::string Path(const std::string& key) const { return bucket_uri_ + "/" + key; }
 
@@ -107,9 +109,9 @@ TEST_F(S3FaultsTest, RefusedCredentialsAreAccessDeniedWithoutTheSecret) {
                                      {"access_key_id", "${env:AWS_ACCESS_KEY_ID}"},
                                      {"secret_access_key", "${env:SLUICE_TEST_SECRET_KEY}"}})
                           .value();
-  S3FileSystem fs(bucket_, options);
+  auto fs = NewS3FileSystem(bucket_, options);
   proxy_->Arm(Fault::kAccessDenied, "", "", 3);
-  for (Status status : {fs.ReadFile(Path("x")).status(), fs.AtomicWrite(Path("x"), "1"), fs.List(Path("")).status()}) {
+  for (Status status : {fs->ReadFile(Path("x")).status(), fs->AtomicWrite(Path("x"), "1"), fs->List(Path("")).status()}) {
     EXPECT_EQ(status.error_class(), errors::kStorageAccessDenied);
     EXPECT_NE(status.message().find("InvalidAccessKeyId"), std::string_view::npos);
     EXPECT_EQ(status.message().find("very-secret-value"), std::string_view::npos);
@@ -149,33 +151,50 @@ TEST_F(S3FaultsTest, LeasesAreExclusiveExpireAndAreLostWhenNotRenewed) {
   EXPECT_TRUE((*taker)->Check().ok());
 }
 
+// Sets environment variables (nullptr: unset) for its lifetime, then restores what was there.
+class ScopedEnvironment {
+ public:
+  explicit ScopedEnvironment(std::map<std::string, const char*> values) {
+    for (const auto& [name, value] : values) {
+      const char* before = std::getenv(name.c_str());
+      saved_[name] = before != nullptr ? std::optional<std::string>(before) : std::nullopt;
+      if (value != nullptr) {
+        setenv(name.c_str(), value, 1);
+      } else {
+        unsetenv(name.c_str());
+      }
+    }
+  }
+  ~ScopedEnvironment() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
 // A web identity (a Kubernetes service account's token) exchanged with STS (moto's) for temporary
 // credentials, which then sign S3 requests with their session token.
 TEST_F(S3FaultsTest, WebIdentityCredentialsComeFromSts) {
   testing::TempDir dir;
   std::ofstream(dir.Join("token")) << "eyJhbGciOiJSUzI1NiJ9.e30.c2lnbmF0dXJl\n";
-  const char* const kept[] = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"};
-  std::map<std::string, std::string> saved;
-  for (const char* name : kept) {
-    const char* value = std::getenv(name);
-    saved[name] = value != nullptr ? value : "";
-    unsetenv(name);
-  }
-  setenv("AWS_SHARED_CREDENTIALS_FILE", dir.Join("none").c_str(), 1);
-  setenv("AWS_CONFIG_FILE", dir.Join("none").c_str(), 1);
-  setenv("AWS_WEB_IDENTITY_TOKEN_FILE", dir.Join("token").c_str(), 1);
-  setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/sluice-writer", 1);
-  setenv("AWS_ENDPOINT_URL_STS", server_->endpoint().c_str(), 1);
+  const std::string none = dir.Join("none"), token = dir.Join("token"), sts = server_->endpoint();
+  ScopedEnvironment environment({{"AWS_ACCESS_KEY_ID", nullptr},
+                                 {"AWS_SECRET_ACCESS_KEY", nullptr},
+                                 {"AWS_SHARED_CREDENTIALS_FILE", none.c_str()},
+                                 {"AWS_CONFIG_FILE", none.c_str()},
+                                 {"AWS_WEB_IDENTITY_TOKEN_FILE", token.c_str()},
+                                 {"AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/sluice-writer"},
+                                 {"AWS_ENDPOINT_URL_STS", sts.c_str()}});
   HttpClient http({});
   AwsCredentialProvider provider({}, &http);
   auto credentials = provider.Get();
-  for (const char* name : {"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_ENDPOINT_URL_STS",
-                           "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"}) {
-    unsetenv(name);
-  }
-  for (const auto& [name, value] : saved) {
-    if (!value.empty()) setenv(name.c_str(), value.c_str(), 1);
-  }
   ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
   EXPECT_TRUE(credentials->access_key_id.starts_with("ASIA")) << credentials->access_key_id;
   EXPECT_FALSE(credentials->secret_access_key.empty());
@@ -185,6 +204,36 @@ TEST_F(S3FaultsTest, WebIdentityCredentialsComeFromSts) {
   EXPECT_GT(credentials->expires_at_ms, now_ms + 10 * 60 * 1000);  // STS's default hour, roughly
   // The same provider answers from its cache while they are fresh.
   EXPECT_EQ(provider.Get()->access_key_id, credentials->access_key_id);
+}
+
+// The instance metadata service, IMDSv2 (moto's server answers its token and credentials paths):
+// a session token first, then the role's temporary credentials, which then sign S3 requests.
+TEST_F(S3FaultsTest, InstanceMetadataCredentialsComeWithASessionToken) {
+  testing::TempDir dir;
+  const std::string none = dir.Join("none"), metadata = proxy_->endpoint();
+  ScopedEnvironment environment({{"AWS_ACCESS_KEY_ID", nullptr},
+                                 {"AWS_SECRET_ACCESS_KEY", nullptr},
+                                 {"AWS_SHARED_CREDENTIALS_FILE", none.c_str()},
+                                 {"AWS_CONFIG_FILE", none.c_str()},
+                                 {"AWS_EC2_METADATA_DISABLED", "false"},
+                                 {"AWS_EC2_METADATA_SERVICE_ENDPOINT", metadata.c_str()}});
+  const int64_t before = proxy_->requests();
+  HttpClient http({});
+  AwsCredentialProvider provider({}, &http);
+  auto credentials = provider.Get();
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  EXPECT_EQ(credentials->access_key_id, "test-key");
+  EXPECT_EQ(credentials->session_token, "test-session-token");
+  EXPECT_GT(credentials->expires_at_ms, 0);
+  EXPECT_EQ(proxy_->requests() - before, 3);  // the token, the role's name, its credentials
+  // A file system whose credentials come from there works (moto accepts them).
+  auto fs = Through(server_->endpoint());
+  ASSERT_TRUE(fs->AtomicWrite(Path("imds/a"), "x").ok());
+  EXPECT_EQ(fs->ReadFile(Path("imds/a")).value(), "x");
+  // Disabled, the service is not asked, and nothing found says where it looked.
+  ScopedEnvironment disabled(std::map<std::string, const char*>{{"AWS_EC2_METADATA_DISABLED", "true"}});
+  auto none_found = AwsCredentialProvider({}, &http).Get();
+  EXPECT_EQ(none_found.status().error_class(), errors::kStorageCredentialsNotFound);
 }
 
 }  // namespace

@@ -171,6 +171,37 @@ Result<ListPage> ParseListObjectsV2(std::string_view xml) {
   return page;
 }
 
+Result<ListPage> ParseListBlobs(std::string_view xml) {
+  if (xml.find("<EnumerationResults") == std::string_view::npos) return Malformed("no <EnumerationResults>");
+  ListPage page;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string_view> blobs, RawElements(xml, "Blob"));
+  for (std::string_view entry : blobs) {
+    ListedObject object;
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> name, XmlElement(entry, "Name"));
+    if (!name) return Malformed("a <Blob> without <Name>");
+    object.key = std::move(*name);
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> size, XmlElement(entry, "Content-Length"));
+    if (size) {
+      SLUICE_ASSIGN_OR_RETURN(object.size, ParseCount(*size, "<Content-Length>"));
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> modified, XmlElement(entry, "Last-Modified"));
+    if (modified) object.last_modified_ms = ParseStoreTime(*modified).value_or(0);
+    page.objects.push_back(std::move(object));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string_view> prefixes, RawElements(xml, "BlobPrefix"));
+  for (std::string_view entry : prefixes) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> name, XmlElement(entry, "Name"));
+    if (!name) return Malformed("a <BlobPrefix> without <Name>");
+    page.common_prefixes.push_back(std::move(*name));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> marker, XmlElement(xml, "NextMarker"));
+  if (marker && !marker->empty()) {
+    page.truncated = true;
+    page.next_continuation_token = std::move(*marker);
+  }
+  return page;
+}
+
 ErrorReply ParseErrorReply(std::string_view xml) {
   ErrorReply reply;
   Result<std::optional<std::string>> code = XmlElement(xml, "Code");

@@ -17,6 +17,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (object.size < 0) std::abort();
     }
   }
+  auto blobs = sluice::storage::ParseListBlobs(text);
+  if (blobs.ok()) {
+    if (blobs->truncated && blobs->next_continuation_token.empty()) std::abort();
+    for (const auto& object : blobs->objects) {
+      if (object.size < 0) std::abort();
+    }
+  }
   (void)sluice::storage::ParseErrorReply(text);
   (void)sluice::storage::XmlElements(text, "AccessKeyId");
   (void)sluice::storage::ParseStoreTime(text.substr(0, 64));

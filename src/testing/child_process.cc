@@ -9,11 +9,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
+#include <chrono>
 #include <deque>
+#include <thread>
 #include <fstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "sluice/core/error_classes.h"
+#include "sluice/storage/http_client.h"
 
 extern char** environ;
 
@@ -93,6 +100,25 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path) {
   close(output);
   if (pid > 0) setpgid(pid, pid);
   return pid;
+}
+
+Result<pid_t> SpawnHttpServer(const std::vector<std::string>& args, const std::string& log_path,
+                              const std::string& url, std::string_view name) {
+  const pid_t pid = Spawn(args, log_path);
+  if (pid < 0) return Status::Error(errors::kEmbeddedServiceFailed, fmt::format("cannot start {} ({})", name, args[0]));
+  storage::HttpClient http({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000), ""});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      return Status::Error(errors::kEmbeddedServiceFailed, fmt::format("{} exited:\n{}", name, TailOf(log_path, 20)));
+    }
+    Result<storage::HttpResponse> answer = http.Send({"GET", url, {}, {}});
+    if (answer.ok() && answer->status > 0) return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Status::Error(errors::kEmbeddedServiceFailed,
+                       fmt::format("{} did not answer within 60 s:\n{}", name, TailOf(log_path, 20)));
 }
 
 }  // namespace sluice::testing

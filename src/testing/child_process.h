@@ -6,7 +6,10 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "sluice/core/status.h"
 
 namespace sluice::testing {
 
@@ -17,6 +20,11 @@ pid_t SpawnSelf(const std::vector<std::string>& extra_environment, const std::st
 // Forks and executes `args` (argv[0] looked up on PATH) with stdout and stderr appended to
 // `log_path`, in a process group of its own, killed when the calling thread ends. The pid, or -1.
 pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path);
+
+// Spawns `args` and waits up to 60 s until `url` answers with any HTTP status: the pid, or
+// EMBEDDED_SERVICE_FAILED naming `name` with the tail of its log when it exits or stays silent.
+Result<pid_t> SpawnHttpServer(const std::vector<std::string>& args, const std::string& log_path,
+                              const std::string& url, std::string_view name);
 
 // A loopback TCP port that was free a moment ago (0 when none could be had).
 int FreePort();

@@ -5,11 +5,9 @@
 #include <sys/wait.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -54,21 +52,9 @@ S3Server& S3Server::Shared() {
 std::string S3Server::endpoint() const { return fmt::format("http://127.0.0.1:{}", port_); }
 
 Status S3Server::Launch() {
-  const std::string log = directory_ + "/moto.log";
-  pid_ = Spawn({Executable(), "-H", "127.0.0.1", "-p", std::to_string(port_)}, log);
-  if (pid_ < 0) return Status::Error(errors::kEmbeddedServiceFailed, "cannot start " + Executable());
-  storage::HttpClient http({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000), ""});
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      return Status::Error(errors::kEmbeddedServiceFailed, "moto_server exited:\n" + TailOf(log, 20));
-    }
-    Result<storage::HttpResponse> answer = http.Send({"GET", endpoint() + "/", {}, {}});
-    if (answer.ok() && answer->status > 0) return Status::OK();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return Status::Error(errors::kEmbeddedServiceFailed, "moto_server did not answer within 60 s:\n" + TailOf(log, 20));
+  SLUICE_ASSIGN_OR_RETURN(pid_, SpawnHttpServer({Executable(), "-H", "127.0.0.1", "-p", std::to_string(port_)},
+                                                directory_ + "/moto.log", endpoint() + "/", "moto_server"));
+  return Status::OK();
 }
 
 void S3Server::Restart() {

@@ -4,12 +4,21 @@
 #include <filesystem>
 
 #include "sluice/storage/file_systems.h"
+#include "testing/azure_server.h"
 #include "testing/s3_server.h"
 
 namespace sluice::testing {
 
 std::string StoreName(const ::testing::TestParamInfo<Store>& info) {
-  return info.param == Store::kLocal ? "Local" : "S3";
+  switch (info.param) {
+    case Store::kLocal:
+      return "Local";
+    case Store::kS3:
+      return "S3";
+    case Store::kAzure:
+      return "Azure";
+  }
+  return "Unknown";
 }
 
 StoreRoot::StoreRoot(Store store) : file_system_(storage::DefaultFileSystem()) {
@@ -19,6 +28,14 @@ StoreRoot::StoreRoot(Store store) : file_system_(storage::DefaultFileSystem()) {
     Status configured = storage::ConfigureObjectStore(bucket, {{"multipart_part_size", "5242880"}});
     if (!configured.ok()) ADD_FAILURE() << configured.ToString();
     path_ = bucket + "/root";
+    return;
+  }
+  if (store == Store::kAzure) {
+    const std::string container = AzureServer::Shared().NewContainerUri();
+    // Small blocks, so that tests reach staged uploads with files of a few MiB.
+    Status configured = storage::ConfigureObjectStore(container, {{"block_size", "5242880"}});
+    if (!configured.ok()) ADD_FAILURE() << configured.ToString();
+    path_ = container + "/root";
     return;
   }
   char pattern[] = "/tmp/sluice-store-XXXXXX";

@@ -2,11 +2,12 @@
 // tests on the local disk and on an object store (INSTANTIATE_TEST_SUITE_P over kAllStores):
 //
 //   class MyTest : public ::testing::TestWithParam<Store> {
-//     StoreRoot root_{GetParam()};   // root_.path() is "/tmp/…" or "s3://sluice-test-…"
+//     StoreRoot root_{GetParam()};   // root_.path() is "/tmp/…", "s3://sluice-test-…" or "az://sluice-test-…"
 //   };
 //   INSTANTIATE_TEST_SUITE_P(Stores, MyTest, ::testing::ValuesIn(kAllStores), StoreName);
 //
-// The S3 root is a fresh bucket of the process's S3Server (s3_server.h). The folder and everything
+// The S3 root is a fresh bucket of the process's S3Server (s3_server.h), the Azure root a fresh
+// container of its AzureServer (azure_server.h). The folder and everything
 // in it is removed on destruction. file_system() is storage::DefaultFileSystem(), which serves
 // both kinds of path.
 #pragma once
@@ -20,8 +21,8 @@
 
 namespace sluice::testing {
 
-enum class Store { kLocal, kS3 };
-inline constexpr Store kAllStores[] = {Store::kLocal, Store::kS3};
+enum class Store { kLocal, kS3, kAzure };
+inline constexpr Store kAllStores[] = {Store::kLocal, Store::kS3, Store::kAzure};
 
 std::string StoreName(const ::testing::TestParamInfo<Store>& info);
 

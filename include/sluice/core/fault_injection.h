@@ -89,7 +89,8 @@ class FaultInjectionFileSystem final : public FileSystem {
   Status PutIfAbsent(const std::string& path, std::string_view data) override;
   Result<FileInfo> Stat(const std::string& path) override;
   Result<bool> Exists(const std::string& path) override;
-  Result<std::vector<FileInfo>> List(const std::string& directory, std::string_view prefix = "") override;
+  Result<std::vector<FileInfo>> List(const std::string& directory, std::string_view prefix = "",
+                                     std::string_view start_after = "") override;
   Status Delete(const std::string& path) override;
   Status DeleteRecursively(const std::string& path) override;
   Status CreateDirectories(const std::string& path) override;

@@ -79,9 +79,12 @@ class FileSystem {
   virtual Status PutIfAbsent(const std::string& path, std::string_view data) = 0;
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
   virtual Result<bool> Exists(const std::string& path) = 0;
-  // Entries directly inside `directory` whose names start with `prefix`, sorted by name.
-  // An absent directory lists as empty.
-  virtual Result<std::vector<FileInfo>> List(const std::string& directory, std::string_view prefix = "") = 0;
+  // Entries directly inside `directory` whose names start with `prefix` and sort after
+  // `start_after` (a name, compared bytewise), sorted by name. An absent directory lists as empty.
+  // Object stores pass both to the store, so a listing from a point in a long folder (a Delta log
+  // from its last checkpoint) costs what it returns, not the whole folder.
+  virtual Result<std::vector<FileInfo>> List(const std::string& directory, std::string_view prefix = "",
+                                             std::string_view start_after = "") = 0;
   virtual Status Delete(const std::string& path) = 0;            // a file; absent is OK
   virtual Status DeleteRecursively(const std::string& path) = 0;  // a tree; absent is OK
   virtual Status CreateDirectories(const std::string& path) = 0;

@@ -33,7 +33,7 @@ struct CheckpointFiles {
   std::vector<std::string> paths;
 };
 
-// What a full listing of `_delta_log` holds.
+// What a listing of `_delta_log` holds (the whole log, or its versions from one on).
 struct LogListing {
   // Commit versions in ascending order, with the modification time of each file (ms).
   std::vector<int64_t> commit_versions;
@@ -44,6 +44,8 @@ struct LogListing {
   std::map<int64_t, CheckpointFiles> checkpoints;
 };
 
-Result<LogListing> ListLog(FileSystem& fs, std::string_view table_path);
+// Lists the log's commits and checkpoints of versions `from_version` and later: one listing of
+// the files from that name on, so that the cost is what is listed, not the whole log.
+Result<LogListing> ListLog(FileSystem& fs, std::string_view table_path, int64_t from_version = 0);
 
 }  // namespace sluice::delta

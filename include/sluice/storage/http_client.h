@@ -8,7 +8,9 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -68,6 +70,27 @@ class HttpClient {
   // connections, so it starts with none.
   pid_t owner_ = 0;
 };
+
+// When a request is tried again: after a failure to get an answer, and after an answer the
+// caller's `retriable` accepts, up to `max_retries` times.
+struct RetryPolicy {
+  int max_retries = 10;
+  std::chrono::milliseconds base_delay{100};
+  std::chrono::milliseconds max_delay{10'000};
+};
+
+// Sends the request `make` builds — afresh for each attempt, so that each is signed at its own
+// time — with RetryDelay's back-off between attempts, and returns the first answer `retriable`
+// refuses (or the last one). IO_ERROR when no attempt got an answer. `ambiguous` (when not null)
+// is set when an attempt before the returned answer may have reached the store: its connection
+// was lost after sending, or it was answered with a 5xx. `sent` counts every attempt.
+Result<HttpResponse> SendWithRetries(HttpClient& http, const RetryPolicy& policy,
+                                     const std::function<Result<HttpRequest>()>& make,
+                                     const std::function<bool(const HttpResponse&)>& retriable, bool* ambiguous,
+                                     std::atomic<int64_t>* sent);
+
+// RFC 7231's IMF-fixdate of a Unix time in milliseconds: "Sat, 05 Dec 2026 03:21:15 GMT".
+std::string HttpDate(int64_t unix_ms);
 
 // How long to wait before retry number `attempt` (1-based): exponential from `base`, capped at
 // `cap`, with full jitter (a uniform draw in [0, delay]), so that writers that failed together do

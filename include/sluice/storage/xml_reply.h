@@ -1,4 +1,4 @@
-// The XML replies of S3 and STS, read as far as sluice needs them: the elements of known names,
+// The XML replies of S3, STS and Azure Blob Storage, read as far as sluice needs them: the elements of known names,
 // their text with XML's entities decoded. Not a general XML parser: a store's reply is a flat
 // document of known shape. Outside bytes: everything here is fuzzed (xml_reply_fuzz.cc) and fails
 // with IO_ERROR naming the reply, never crashes, on any input.
@@ -37,8 +37,11 @@ struct ListPage {
   std::string next_continuation_token;
 };
 Result<ListPage> ParseListObjectsV2(std::string_view xml);
+// One page of Azure's List Blobs: <Blob> names and sizes, <BlobPrefix> names as the common
+// prefixes, and <NextMarker> as the continuation (truncated when it is not empty).
+Result<ListPage> ParseListBlobs(std::string_view xml);
 
-// The <Code> and <Message> of an S3 error reply ("" when absent).
+// The <Code> and <Message> of an error reply of S3 or Azure ("" when absent).
 struct ErrorReply {
   std::string code;
   std::string message;
