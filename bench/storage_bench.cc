@@ -147,12 +147,13 @@ void BenchSnapshot(const char* store, const std::shared_ptr<ObjectStoreFileSyste
     Check(at_checkpoint.status(), "load");
     Check(sluice::delta::WriteCheckpoint(**at_checkpoint, 1800000000000), "checkpoint");
   }
-  auto median_ms = [&](const std::shared_ptr<sluice::FileSystem>& fs, const std::string& table, int64_t* requests) {
+  auto median_ms = [&](const std::shared_ptr<sluice::FileSystem>& loaded, const std::string& table,
+                       int64_t* requests) {
     std::vector<double> times;
     for (int i = 0; i < 5; ++i) {
       const int64_t before = fs->requests_sent();
       auto start = Clock::now();
-      auto snapshot = sluice::delta::Snapshot::Load(fs, table);
+      auto snapshot = sluice::delta::Snapshot::Load(loaded, table);
       times.push_back(Seconds(start) * 1000);
       Check(snapshot.status(), "load");
       if ((*snapshot)->version() != versions - 1) std::exit(1);

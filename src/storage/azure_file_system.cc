@@ -35,7 +35,7 @@ constexpr OptionSpec kAzureOptionSpecs[] = {
      "a reference to a connection string (AccountName, AccountKey or SharedAccessSignature, BlobEndpoint)"},
     {"endpoint", OptionType::kString, std::nullopt, false,
      "http(s)://host[:port][/path] of the Blob service; https://<account>.blob.core.windows.net when absent"},
-    {"block_size", OptionType::kLong, "16777216", false, "bytes per staged block of a large file", {}, 1024 * 1024,
+    {"block_size", OptionType::kLong, "8388608", false, "bytes per staged block of a large file", {}, 1024 * 1024,
      4000.0 * 1024 * 1024},
 };
 

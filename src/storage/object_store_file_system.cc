@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <future>
 #include <vector>
 
@@ -44,22 +45,32 @@ class ObjectRandomAccessFile final : public RandomAccessFile {
   const std::string prefix_;
 };
 
-// Buffers a part, then uploads it on a thread of its own while the writer fills the next one:
-// at most one part in flight, so the memory held is two parts.
+// Buffers a part, then uploads it on a thread of its own while the writer fills the next ones:
+// up to kPartsInFlight parts go up at once (as the stores' own command-line tools upload), so the
+// memory held is at most kPartsInFlight + 1 parts, and a file's tail is uploaded in parallel
+// after its writer closes it.
 class ObjectWritableFile final : public WritableFile {
  public:
+  static constexpr size_t kPartsInFlight = 4;
+
   ObjectWritableFile(ObjectStore* store, std::string key, int64_t part_size)
       : store_(store), key_(std::move(key)), part_size_(part_size) {}
 
   ~ObjectWritableFile() override {
-    if (in_flight_.valid()) in_flight_.wait();
+    for (InFlight& part : in_flight_) part.done.wait();
     if (upload_ && !closed_) upload_->Abort();
   }
 
   Status Append(std::string_view data) override {
-    buffer_.append(data);
     written_ += static_cast<int64_t>(data.size());
-    if (static_cast<int64_t>(buffer_.size()) >= part_size_) return StartPart();
+    // Parts of exactly part_size, so that a large append (a row group's column chunk) is split
+    // into parts that go up side by side.
+    while (!data.empty()) {
+      const size_t room = static_cast<size_t>(part_size_) - buffer_.size();
+      buffer_.append(data.substr(0, room));
+      data.remove_prefix(std::min(room, data.size()));
+      if (static_cast<int64_t>(buffer_.size()) == part_size_) SLUICE_RETURN_IF_ERROR(StartPart());
+    }
     return Status::OK();
   }
 
@@ -73,37 +84,44 @@ class ObjectWritableFile final : public WritableFile {
       return Status::OK();
     }
     if (!buffer_.empty()) SLUICE_RETURN_IF_ERROR(StartPart());
-    SLUICE_RETURN_IF_ERROR(WaitForPart());
+    while (!in_flight_.empty()) SLUICE_RETURN_IF_ERROR(WaitForOldest());
     SLUICE_RETURN_IF_ERROR(upload_->Complete(parts_));
     closed_ = true;
     return Status::OK();
   }
 
  private:
+  struct InFlight {
+    std::unique_ptr<std::string> bytes;  // alive until its upload ends
+    std::future<Status> done;
+  };
+
   Status StartPart() {
     if (!upload_) {
       SLUICE_ASSIGN_OR_RETURN(upload_, store_->StartUpload(key_));
     }
-    SLUICE_RETURN_IF_ERROR(WaitForPart());
+    while (in_flight_.size() >= kPartsInFlight) SLUICE_RETURN_IF_ERROR(WaitForOldest());
     const int number = ++parts_;
-    in_flight_part_ = std::move(buffer_);
+    auto bytes = std::make_unique<std::string>(std::move(buffer_));
     buffer_.clear();
-    in_flight_ = std::async(std::launch::async,
-                            [this, number]() -> Status { return upload_->UploadPart(number, in_flight_part_); });
+    const std::string* part = bytes.get();
+    PartUpload* upload = upload_.get();
+    in_flight_.push_back(
+        {std::move(bytes), std::async(std::launch::async, [upload, number, part] { return upload->UploadPart(number, *part); })});
     return Status::OK();
   }
 
-  Status WaitForPart() {
-    if (!in_flight_.valid()) return Status::OK();
-    return in_flight_.get();
+  Status WaitForOldest() {
+    Status status = in_flight_.front().done.get();
+    in_flight_.pop_front();
+    return status;
   }
 
   ObjectStore* const store_;
   const std::string key_;
   const int64_t part_size_;
   std::string buffer_;
-  std::string in_flight_part_;
-  std::future<Status> in_flight_;
+  std::deque<InFlight> in_flight_;
   std::unique_ptr<PartUpload> upload_;
   int parts_ = 0;
   int64_t written_ = 0;

@@ -26,7 +26,7 @@ constexpr OptionSpec kS3OptionSpecs[] = {
     {"secret_access_key", OptionType::kSecret, std::nullopt, false, "a reference to the secret access key"},
     {"session_token", OptionType::kSecret, std::nullopt, false, "a reference to a session token"},
     {"profile", OptionType::kString, std::nullopt, false, "the profile of the shared credentials and config files"},
-    {"multipart_part_size", OptionType::kLong, "16777216", false, "bytes per part of a multipart upload", {},
+    {"multipart_part_size", OptionType::kLong, "8388608", false, "bytes per part of a multipart upload", {},
      5 * 1024 * 1024, 5.0 * 1024 * 1024 * 1024},
 };
 

@@ -82,7 +82,7 @@ class ObjectStore {
 };
 
 struct ObjectStoreSettings {
-  int64_t part_size = 16 << 20;  // files larger than this are uploaded in parts of this size
+  int64_t part_size = 8 << 20;  // files larger than this are uploaded in parts of this size
   std::chrono::milliseconds lease_duration{60'000};
   // A PostgreSQL connection string: put-if-absent through that database's commit coordinator
   // (commit_coordinator.h) instead of the store's conditional write. Empty: the store's own.
