@@ -1,8 +1,6 @@
 #include "sluice/delta/maintenance.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,7 +15,7 @@
 #include "sluice/delta/log.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/writer.h"
-#include "testing/temp_dir.h"
+#include "testing/store_root.h"
 
 namespace sluice::delta {
 namespace {
@@ -36,7 +34,8 @@ BatchPtr Rows(int64_t first, int64_t count) {
       .value();
 }
 
-class MaintenanceTest : public ::testing::Test {
+// OPTIMIZE, VACUUM and RESTORE on the local disk and on the object stores (testing/store_root.h).
+class MaintenanceTest : public ::testing::TestWithParam<sluice::testing::Store> {
  protected:
   void Append(int64_t first, int64_t count, WriteOptions options = {}) {
     auto written = WriteTable(fs_, table_, {Rows(first, count)}, options);
@@ -77,22 +76,31 @@ class MaintenanceTest : public ::testing::Test {
     }
     return std::nullopt;
   }
+  // Every file of the table but its log, by path, sorted.
   std::vector<std::string> DataFilesOnDisk() {
     std::vector<std::string> files;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(table_)) {
-      std::string path = entry.path().string();
-      if (entry.is_regular_file() && path.find("_delta_log") == std::string::npos) files.push_back(path);
+    std::vector<std::string> folders{table_};
+    while (!folders.empty()) {
+      const std::string folder = folders.back();
+      folders.pop_back();
+      for (const FileInfo& entry : fs_->List(folder).value()) {
+        if (entry.is_directory) {
+          if (!entry.path.ends_with("/_delta_log")) folders.push_back(entry.path);
+        } else {
+          files.push_back(entry.path);
+        }
+      }
     }
     std::sort(files.begin(), files.end());
     return files;
   }
 
-  sluice::testing::TempDir dir_{"delta-maintenance"};
+  sluice::testing::StoreRoot dir_{GetParam()};
   std::string table_ = dir_.Join("table");
-  std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
+  std::shared_ptr<FileSystem> fs_ = dir_.file_system();
 };
 
-TEST_F(MaintenanceTest, OptimizeCompactsEachPartitionsSmallFilesWithoutChangingARow) {
+TEST_P(MaintenanceTest, OptimizeCompactsEachPartitionsSmallFilesWithoutChangingARow) {
   SmallFiles(/*partitioned=*/true);
   const std::vector<std::string> before = TableRows();
   ASSERT_EQ(Files().size(), 20u);
@@ -128,7 +136,7 @@ TEST_F(MaintenanceTest, OptimizeCompactsEachPartitionsSmallFilesWithoutChangingA
   EXPECT_EQ(again->version, 10);
 }
 
-TEST_F(MaintenanceTest, OptimizeTakesOnlyTheChosenPartitionsAndFilesBelowTheTarget) {
+TEST_P(MaintenanceTest, OptimizeTakesOnlyTheChosenPartitionsAndFilesBelowTheTarget) {
   SmallFiles(/*partitioned=*/true);
   OptimizeSpec spec;
   spec.where = expr::Expression::Parse("p = 'a'").value();
@@ -159,7 +167,7 @@ TEST_F(MaintenanceTest, OptimizeTakesOnlyTheChosenPartitionsAndFilesBelowTheTarg
   EXPECT_EQ(TableRows().size(), 50u);
 }
 
-TEST_F(MaintenanceTest, OptimizeDropsRowsDeletionVectorsMarked) {
+TEST_P(MaintenanceTest, OptimizeDropsRowsDeletionVectorsMarked) {
   SmallFiles(/*partitioned=*/false, {{"delta.enableDeletionVectors", "true"}});
   DeleteSpec remove;
   remove.where = expr::Expression::Parse("id % 5 = 0").value();
@@ -206,7 +214,7 @@ int FilesHolding(const std::vector<AddFile>& files, int64_t lo, int64_t hi) {
   return n;
 }
 
-TEST_F(MaintenanceTest, ZOrderingLetsStatisticsSkipFilesForFiltersOnEveryColumn) {
+TEST_P(MaintenanceTest, ZOrderingLetsStatisticsSkipFilesForFiltersOnEveryColumn) {
   std::vector<std::string> before_rows;
   for (uint64_t file = 0; file < 16; ++file) {
     ASSERT_TRUE(WriteTable(fs_, table_, {Points(file + 1, 40)}).ok());
@@ -242,7 +250,7 @@ TEST_F(MaintenanceTest, ZOrderingLetsStatisticsSkipFilesForFiltersOnEveryColumn)
   }
 }
 
-TEST_F(MaintenanceTest, ZOrderingRefusesPartitionColumns) {
+TEST_P(MaintenanceTest, ZOrderingRefusesPartitionColumns) {
   SmallFiles(/*partitioned=*/true);
   OptimizeSpec spec;
   spec.zorder_by = {"p"};
@@ -256,7 +264,7 @@ TEST_F(MaintenanceTest, ZOrderingRefusesPartitionColumns) {
   EXPECT_EQ(TableRows().size(), 50u);
 }
 
-TEST_F(MaintenanceTest, AutoCompactionKeepsATableOfManySmallCommitsCompact) {
+TEST_P(MaintenanceTest, AutoCompactionKeepsATableOfManySmallCommitsCompact) {
   WriteOptions options;
   options.partition_columns = {"p"};
   options.table_properties = {{"delta.autoOptimize.autoCompact", "true"}};
@@ -270,19 +278,18 @@ TEST_F(MaintenanceTest, AutoCompactionKeepsATableOfManySmallCommitsCompact) {
   EXPECT_EQ(optimized, std::vector<int64_t>{50});
   EXPECT_EQ(Files().size(), 2u + 2u * 10u);  // one compacted file per partition, ten small since
   // Without the property nothing happens by itself.
-  sluice::testing::TempDir other("delta-maintenance-plain");
-  for (int i = 0; i < 55; ++i) ASSERT_TRUE(WriteTable(fs_, other.Join("t"), {Rows(i, 1)}).ok());
-  EXPECT_EQ(Snapshot::Load(fs_, other.Join("t")).value()->files().size(), 55u);
+  const std::string plain = dir_.Join("plain");
+  for (int i = 0; i < 55; ++i) ASSERT_TRUE(WriteTable(fs_, plain, {Rows(i, 1)}).ok());
+  EXPECT_EQ(Snapshot::Load(fs_, plain).value()->files().size(), 55u);
 }
 
-TEST_F(MaintenanceTest, VacuumDeletesOnlyWhatNoVersionWithinTheRetentionNeeds) {
+TEST_P(MaintenanceTest, VacuumDeletesOnlyWhatNoVersionWithinTheRetentionNeeds) {
   SmallFiles(/*partitioned=*/true);
   ASSERT_TRUE(Optimize(fs_, table_, {}).ok());  // the 20 small files become tombstones
   const std::string orphan = table_ + "/p=a/part-orphan.parquet";  // a failed write's leftover
-  std::ofstream(orphan) << "x";
+  ASSERT_TRUE(fs_->AtomicWrite(orphan, "x").ok());
   const std::string own = table_ + "/_sluice_transactions/app";
-  std::filesystem::create_directories(table_ + "/_sluice_transactions");
-  std::ofstream(own) << "1";
+  ASSERT_TRUE(fs_->AtomicWrite(own, "1").ok());
   ASSERT_EQ(DataFilesOnDisk().size(), 24u);
 
   // Within the default week nothing goes; below it, only when forced.
@@ -314,7 +321,7 @@ TEST_F(MaintenanceTest, VacuumDeletesOnlyWhatNoVersionWithinTheRetentionNeeds) {
   EXPECT_EQ(left.size(), 3u);  // the two live files and sluice's own file
   EXPECT_TRUE(std::binary_search(left.begin(), left.end(), own));
   for (const AddFile& file : Files()) {
-    EXPECT_TRUE(std::filesystem::exists(table_ + "/" + file.path)) << file.path;
+    EXPECT_TRUE(fs_->Exists(table_ + "/" + file.path).value()) << file.path;
   }
   EXPECT_EQ(TableRows().size(), 50u);
   // VACUUM START and VACUUM END are recorded; an older version can no longer be read.
@@ -330,7 +337,7 @@ TEST_F(MaintenanceTest, VacuumDeletesOnlyWhatNoVersionWithinTheRetentionNeeds) {
   EXPECT_FALSE((*old)->Next().ok());
 }
 
-TEST_F(MaintenanceTest, VacuumKeepsTheDeletionVectorsOfLiveFilesAndDeletesTheOthers) {
+TEST_P(MaintenanceTest, VacuumKeepsTheDeletionVectorsOfLiveFilesAndDeletesTheOthers) {
   SmallFiles(/*partitioned=*/false, {{"delta.enableDeletionVectors", "true"}});
   DeleteSpec remove;
   remove.where = expr::Expression::Parse("id < 3").value();
@@ -354,7 +361,7 @@ TEST_F(MaintenanceTest, VacuumKeepsTheDeletionVectorsOfLiveFilesAndDeletesTheOth
   EXPECT_EQ(TableRows().size(), 47u);
 }
 
-TEST_F(MaintenanceTest, RestoreBringsBackAnEarlierVersionsRows) {
+TEST_P(MaintenanceTest, RestoreBringsBackAnEarlierVersionsRows) {
   Append(0, 5);   // v0
   Append(5, 5);   // v1
   DeleteSpec remove;
@@ -395,6 +402,9 @@ TEST_F(MaintenanceTest, RestoreBringsBackAnEarlierVersionsRows) {
   EXPECT_EQ(gone.status().error_class(), errors::kDeltaCannotRestoreTableVersion);
   EXPECT_NE(gone.status().message().find("gone"), std::string_view::npos) << gone.status().ToString();
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, MaintenanceTest, ::testing::ValuesIn(sluice::testing::kAllStores),
+                         sluice::testing::StoreName);
 
 }  // namespace
 }  // namespace sluice::delta

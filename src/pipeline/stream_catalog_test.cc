@@ -2,11 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 
 #include "sluice/connectors/register_formats.h"
 #include "sluice/core/error_classes.h"
-#include "testing/temp_dir.h"
+#include "testing/store_root.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -18,17 +17,19 @@ std::string Definition(const std::string& name, const std::string& extra = "") {
          "ingestion_config: {table: " + name + "_table}\n" + extra;
 }
 
-class StreamCatalogTest : public ::testing::Test {
+// The catalog of streams on the local disk and on the object stores (testing/store_root.h).
+class StreamCatalogTest : public ::testing::TestWithParam<testing::Store> {
  protected:
-  testing::TempDir dir_;
-  StreamCatalog catalog_{LocalFileSystem(), dir_.Join("warehouse"), &connectors::AllFormatsRegistry()};
+  testing::StoreRoot dir_{GetParam()};
+  std::shared_ptr<FileSystem> fs_ = dir_.file_system();
+  StreamCatalog catalog_{fs_, dir_.Join("warehouse"), &connectors::AllFormatsRegistry()};
 };
 
-TEST_F(StreamCatalogTest, CreateThenGetGivesTheDefinitionBack) {
+TEST_P(StreamCatalogTest, CreateThenGetGivesTheDefinitionBack) {
   auto created = catalog_.Create(Definition("main.raw.orders"));
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_EQ(created->table, "main.raw.orders_table");
-  EXPECT_TRUE(std::filesystem::exists(dir_.Join("warehouse/_sluice/catalog/streams/main.raw.orders.yaml")));
+  EXPECT_TRUE(fs_->Exists(dir_.Join("warehouse/_sluice/catalog/streams/main.raw.orders.yaml")).value());
   auto stored = catalog_.Get("main.raw.orders");
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();
   EXPECT_EQ(stored->definition, Definition("main.raw.orders"));
@@ -40,25 +41,24 @@ TEST_F(StreamCatalogTest, CreateThenGetGivesTheDefinitionBack) {
 
 // A name given to get, delete or follow a stream names files of the catalog: one that is not a
 // catalog.schema.table of path names is refused, and nothing outside the catalog is read or moved.
-TEST_F(StreamCatalogTest, NamesThatWouldLeaveTheCatalogAreRefused) {
-  auto fs = LocalFileSystem();
-  ASSERT_TRUE(fs->CreateDirectories(dir_.Join("victim")).ok());
-  ASSERT_TRUE(fs->AtomicWrite(dir_.Join("victim/x.yaml"), Definition("main.raw.x")).ok());
+TEST_P(StreamCatalogTest, NamesThatWouldLeaveTheCatalogAreRefused) {
+  ASSERT_TRUE(fs_->CreateDirectories(dir_.Join("victim")).ok());
+  ASSERT_TRUE(fs_->AtomicWrite(dir_.Join("victim/x.yaml"), Definition("main.raw.x")).ok());
   for (std::string name : {"../../../victim/x", "a.b/../../c", "..", "a..b", "main.raw.orders/x", ""}) {
     SCOPED_TRACE(name);
     EXPECT_EQ(catalog_.Get(name).status().error_class(), errors::kInvalidPipeline);
     EXPECT_EQ(catalog_.Delete(name, std::chrono::milliseconds(0)).error_class(), errors::kInvalidPipeline);
     EXPECT_EQ(catalog_.ChangeSince(name, "").status().error_class(), errors::kInvalidPipeline);
   }
-  EXPECT_TRUE(fs->Exists(dir_.Join("victim/x.yaml")).value());
+  EXPECT_TRUE(fs_->Exists(dir_.Join("victim/x.yaml")).value());
 }
 
-TEST_F(StreamCatalogTest, ANameIsTakenOnce) {
+TEST_P(StreamCatalogTest, ANameIsTakenOnce) {
   ASSERT_TRUE(catalog_.Create(Definition("main.raw.orders")).ok());
   EXPECT_EQ(catalog_.Create(Definition("main.raw.orders")).status().error_class(), errors::kStreamAlreadyExists);
 }
 
-TEST_F(StreamCatalogTest, AnInvalidDefinitionIsNotStoredAndEveryProblemIsListed) {
+TEST_P(StreamCatalogTest, AnInvalidDefinitionIsNotStoredAndEveryProblemIsListed) {
   Result<StreamSpec> created = catalog_.Create(Definition("only.two"));
   EXPECT_EQ(created.status().error_class(), errors::kInvalidPipeline);
   EXPECT_NE(created.status().ToString().find("2 problem(s)"), std::string::npos) << created.status().ToString();
@@ -72,7 +72,7 @@ TEST_F(StreamCatalogTest, AnInvalidDefinitionIsNotStoredAndEveryProblemIsListed)
 }
 
 // `format: binary` keeps a part's raw bytes and takes no schema; other formats need one.
-TEST_F(StreamCatalogTest, FormatBinaryTakesNoSchema) {
+TEST_P(StreamCatalogTest, FormatBinaryTakesNoSchema) {
   auto with_key = [](const std::string& key) {
     return "name: main.raw.k\nsource: {format: kafka, options: {bootstrap_servers: \"127.0.0.1:9\", subscribe: e}}\n"
            "schema_config:\n  key: " + key + "\ningestion_config: {table: main.raw.k}\n";
@@ -88,7 +88,7 @@ TEST_F(StreamCatalogTest, FormatBinaryTakesNoSchema) {
   }
 }
 
-TEST_F(StreamCatalogTest, ListsByNameInPages) {
+TEST_P(StreamCatalogTest, ListsByNameInPages) {
   for (const char* name : {"main.raw.c", "main.raw.a", "main.raw.b"}) ASSERT_TRUE(catalog_.Create(Definition(name)).ok());
   auto first = catalog_.List(2);
   ASSERT_TRUE(first.ok());
@@ -101,14 +101,17 @@ TEST_F(StreamCatalogTest, ListsByNameInPages) {
   EXPECT_EQ((*rest)[0].spec.name, "main.raw.c");
 }
 
-TEST_F(StreamCatalogTest, DeleteRemovesTheDefinitionAndTheIngestionTable) {
+TEST_P(StreamCatalogTest, DeleteRemovesTheDefinitionAndTheIngestionTable) {
   ASSERT_TRUE(catalog_.Create(Definition("main.raw.orders")).ok());
-  std::filesystem::create_directories(dir_.Join("warehouse/main/raw/orders_table/_delta_log"));
+  ASSERT_TRUE(fs_->AtomicWrite(dir_.Join("warehouse/main/raw/orders_table/_delta_log/00000000000000000000.json"),
+                               "{}").ok());
   ASSERT_TRUE(catalog_.Delete("main.raw.orders").ok());
-  EXPECT_FALSE(std::filesystem::exists(dir_.Join("warehouse/main/raw/orders_table")));
+  EXPECT_FALSE(fs_->Exists(dir_.Join("warehouse/main/raw/orders_table")).value());
   EXPECT_EQ(catalog_.Get("main.raw.orders").status().error_class(), errors::kStreamNotFound);
   EXPECT_EQ(catalog_.Delete("main.raw.orders").error_class(), errors::kStreamNotFound);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, StreamCatalogTest, ::testing::ValuesIn(testing::kAllStores), testing::StoreName);
 
 }  // namespace
 }  // namespace sluice::pipeline

@@ -132,38 +132,13 @@ class AzureStore final : public ObjectStore {
     return std::move(response.body);
   }
 
-  Result<std::string> GetFirst(const std::string& key, int64_t length, int64_t* size) override {
-    SLUICE_ASSIGN_OR_RETURN(HttpResponse response,
-                            Send({"GET", key, {}, {{"x-ms-range", fmt::format("bytes=0-{}", length - 1)}}, {}}));
-    if (response.status == 206) {
-      const std::string_view range = response.Header("content-range");  // bytes 0-1048575/123456789
-      const size_t slash = range.rfind('/');
-      if (slash == std::string_view::npos) return Failure("Get Blob (no Content-Range)", key, response);
-      *size = std::strtoll(std::string(range.substr(slash + 1)).c_str(), nullptr, 10);
-    } else if (response.status == 200) {
-      *size = static_cast<int64_t>(response.body.size());
-    } else if (response.status == 416) {
-      *size = 0;  // an empty blob: no range is satisfiable
-      response.body.clear();
-    } else {
-      return Failure("Get Blob", key, response);
-    }
-    if (static_cast<int64_t>(response.body.size()) > std::min(*size, length)) response.body.resize(std::min(*size, length));
-    return std::move(response.body);
-  }
-
-  Result<std::string> GetRange(const std::string& key, int64_t offset, int64_t length) override {
+  Result<RangedBytes> GetRange(const std::string& key, int64_t offset, int64_t length) override {
     SLUICE_ASSIGN_OR_RETURN(
         HttpResponse response,
         Send({"GET", key, {}, {{"x-ms-range", fmt::format("bytes={}-{}", offset, offset + length - 1)}}, {}}));
-    if (response.status != 206 && response.status != 200) return Failure("Get Blob", key, response);
-    if (response.status == 200) response.body = response.body.substr(std::min<size_t>(offset, response.body.size()));
-    if (static_cast<int64_t>(response.body.size()) < length) {
-      return Status::Error(errors::kIoError, fmt::format("{}: the service gave {} bytes of the {} asked for at {}",
-                                                         Uri(key), response.body.size(), length, offset));
-    }
-    response.body.resize(length);
-    return std::move(response.body);
+    std::optional<RangedBytes> read = RangedAnswer(response, offset, length);
+    if (!read) return Failure("Get Blob", key, response);
+    return std::move(*read);
   }
 
   Status Put(const std::string& key, std::string_view data, bool if_absent, bool* ambiguous) override {

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <deque>
 #include <future>
@@ -34,7 +35,12 @@ class ObjectRandomAccessFile final : public RandomAccessFile {
       out->assign(prefix_, static_cast<size_t>(offset), static_cast<size_t>(length));
       return Status::OK();
     }
-    SLUICE_ASSIGN_OR_RETURN(*out, store_->GetRange(key_, offset, length));
+    SLUICE_ASSIGN_OR_RETURN(RangedBytes read, store_->GetRange(key_, offset, length));
+    if (static_cast<int64_t>(read.bytes.size()) < length) {
+      return Status::Error(errors::kIoError, fmt::format("{}: the store gave {} bytes of the {} asked for at {}",
+                                                         store_->Uri(key_), read.bytes.size(), length, offset));
+    }
+    *out = std::move(read.bytes);
     return Status::OK();
   }
 
@@ -171,6 +177,26 @@ Result<CommonStoreOptions> CommonStoreOptionsFrom(const ValidatedOptions& valida
   return options;
 }
 
+std::optional<RangedBytes> RangedAnswer(HttpResponse& response, int64_t offset, int64_t length) {
+  RangedBytes read;
+  if (response.status == 206) {
+    const std::string_view range = response.Header("content-range");  // bytes 0-1048575/123456789
+    const size_t slash = range.rfind('/');
+    if (slash == std::string_view::npos) return std::nullopt;
+    read.object_size = std::strtoll(std::string(range.substr(slash + 1)).c_str(), nullptr, 10);
+    read.bytes = std::move(response.body);
+  } else if (response.status == 200) {
+    read.object_size = static_cast<int64_t>(response.body.size());
+    read.bytes = response.body.substr(std::min<size_t>(static_cast<size_t>(offset), response.body.size()));
+  } else if (response.status == 416 && offset == 0) {
+    read.object_size = 0;  // an empty object: no range is satisfiable
+  } else {
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(read.bytes.size()) > length) read.bytes.resize(static_cast<size_t>(length));
+  return read;
+}
+
 Status StoreFailure(const ObjectStore& store, std::string_view operation, std::string_view key,
                     const HttpResponse& response, bool absent) {
   const ErrorReply reply = ParseErrorReply(response.body);
@@ -205,9 +231,9 @@ Result<std::string> ObjectStoreFileSystem::ReadFile(const std::string& path) {
 
 Result<std::unique_ptr<RandomAccessFile>> ObjectStoreFileSystem::OpenForRead(const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(std::string key, KeyOf(path));
-  int64_t size = 0;
-  SLUICE_ASSIGN_OR_RETURN(std::string first, store_->GetFirst(key, kPrefetchBytes, &size));
-  return std::unique_ptr<RandomAccessFile>(new ObjectRandomAccessFile(store_.get(), key, size, std::move(first)));
+  SLUICE_ASSIGN_OR_RETURN(RangedBytes first, store_->GetRange(key, 0, kPrefetchBytes));
+  return std::unique_ptr<RandomAccessFile>(
+      new ObjectRandomAccessFile(store_.get(), key, first.object_size, std::move(first.bytes)));
 }
 
 Result<std::unique_ptr<WritableFile>> ObjectStoreFileSystem::OpenForWrite(const std::string& path) {

@@ -118,6 +118,46 @@ Result<int64_t> ParseCount(std::string_view text, std::string_view what) {
   return value;
 }
 
+// The element names of one store's listing.
+struct ListingShape {
+  std::string_view root;          // the document's element
+  std::string_view entry;         // one object
+  std::string_view key;           // its name, inside the entry
+  std::string_view size;          // its size in bytes
+  std::string_view modified;      // its modification time
+  std::string_view prefix_entry;  // one common prefix (a folder)
+  std::string_view prefix_key;    // its name, inside the prefix entry
+};
+
+// The objects and common prefixes of a listing page (the continuation is the caller's).
+Result<ListPage> ParseListing(std::string_view xml, const ListingShape& shape) {
+  if (xml.find(fmt::format("<{}", shape.root)) == std::string_view::npos) {
+    return Malformed(fmt::format("no <{}>", shape.root));
+  }
+  ListPage page;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string_view> entries, RawElements(xml, shape.entry));
+  for (std::string_view entry : entries) {
+    ListedObject object;
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> key, XmlElement(entry, shape.key));
+    if (!key) return Malformed(fmt::format("a <{}> without <{}>", shape.entry, shape.key));
+    object.key = std::move(*key);
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> size, XmlElement(entry, shape.size));
+    if (size) {
+      SLUICE_ASSIGN_OR_RETURN(object.size, ParseCount(*size, shape.size));
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> modified, XmlElement(entry, shape.modified));
+    if (modified) object.last_modified_ms = ParseStoreTime(*modified).value_or(0);
+    page.objects.push_back(std::move(object));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string_view> prefixes, RawElements(xml, shape.prefix_entry));
+  for (std::string_view entry : prefixes) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> prefix, XmlElement(entry, shape.prefix_key));
+    if (!prefix) return Malformed(fmt::format("a <{}> without <{}>", shape.prefix_entry, shape.prefix_key));
+    page.common_prefixes.push_back(std::move(*prefix));
+  }
+  return page;
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> XmlElements(std::string_view xml, std::string_view tag) {
@@ -139,28 +179,9 @@ Result<std::optional<std::string>> XmlElement(std::string_view xml, std::string_
 }
 
 Result<ListPage> ParseListObjectsV2(std::string_view xml) {
-  if (xml.find("<ListBucketResult") == std::string_view::npos) return Malformed("no <ListBucketResult>");
-  ListPage page;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string_view> contents, RawElements(xml, "Contents"));
-  for (std::string_view entry : contents) {
-    ListedObject object;
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> key, XmlElement(entry, "Key"));
-    if (!key) return Malformed("a <Contents> without <Key>");
-    object.key = std::move(*key);
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> size, XmlElement(entry, "Size"));
-    if (size) {
-      SLUICE_ASSIGN_OR_RETURN(object.size, ParseCount(*size, "<Size>"));
-    }
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> modified, XmlElement(entry, "LastModified"));
-    if (modified) object.last_modified_ms = ParseStoreTime(*modified).value_or(0);
-    page.objects.push_back(std::move(object));
-  }
-  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string_view> prefixes, RawElements(xml, "CommonPrefixes"));
-  for (std::string_view entry : prefixes) {
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> prefix, XmlElement(entry, "Prefix"));
-    if (!prefix) return Malformed("a <CommonPrefixes> without <Prefix>");
-    page.common_prefixes.push_back(std::move(*prefix));
-  }
+  SLUICE_ASSIGN_OR_RETURN(ListPage page,
+                          ParseListing(xml, {"ListBucketResult", "Contents", "Key", "Size", "LastModified",
+                                             "CommonPrefixes", "Prefix"}));
   SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> truncated, XmlElement(xml, "IsTruncated"));
   page.truncated = truncated && *truncated == "true";
   SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> token, XmlElement(xml, "NextContinuationToken"));
@@ -172,28 +193,8 @@ Result<ListPage> ParseListObjectsV2(std::string_view xml) {
 }
 
 Result<ListPage> ParseListBlobs(std::string_view xml) {
-  if (xml.find("<EnumerationResults") == std::string_view::npos) return Malformed("no <EnumerationResults>");
-  ListPage page;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string_view> blobs, RawElements(xml, "Blob"));
-  for (std::string_view entry : blobs) {
-    ListedObject object;
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> name, XmlElement(entry, "Name"));
-    if (!name) return Malformed("a <Blob> without <Name>");
-    object.key = std::move(*name);
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> size, XmlElement(entry, "Content-Length"));
-    if (size) {
-      SLUICE_ASSIGN_OR_RETURN(object.size, ParseCount(*size, "<Content-Length>"));
-    }
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> modified, XmlElement(entry, "Last-Modified"));
-    if (modified) object.last_modified_ms = ParseStoreTime(*modified).value_or(0);
-    page.objects.push_back(std::move(object));
-  }
-  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string_view> prefixes, RawElements(xml, "BlobPrefix"));
-  for (std::string_view entry : prefixes) {
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> name, XmlElement(entry, "Name"));
-    if (!name) return Malformed("a <BlobPrefix> without <Name>");
-    page.common_prefixes.push_back(std::move(*name));
-  }
+  SLUICE_ASSIGN_OR_RETURN(ListPage page, ParseListing(xml, {"EnumerationResults", "Blob", "Name", "Content-Length",
+                                                            "Last-Modified", "BlobPrefix", "Name"}));
   SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> marker, XmlElement(xml, "NextMarker"));
   if (marker && !marker->empty()) {
     page.truncated = true;

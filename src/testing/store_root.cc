@@ -22,20 +22,15 @@ std::string StoreName(const ::testing::TestParamInfo<Store>& info) {
 }
 
 StoreRoot::StoreRoot(Store store) : file_system_(storage::DefaultFileSystem()) {
-  if (store == Store::kS3) {
-    const std::string bucket = S3Server::Shared().NewBucketUri();
-    // S3's smallest parts, so that tests reach multipart uploads with files of a few MiB.
-    Status configured = storage::ConfigureObjectStore(bucket, {{"multipart_part_size", "5242880"}});
+  if (store != Store::kLocal) {
+    const bool s3 = store == Store::kS3;
+    const std::string bucket = s3 ? S3Server::Shared().NewBucketUri() : AzureServer::Shared().NewContainerUri();
+    // The stores' smallest sensible parts, so that tests reach uploads in parts with files of a
+    // few MiB.
+    Status configured =
+        storage::ConfigureObjectStore(bucket, {{s3 ? "multipart_part_size" : "block_size", "5242880"}});
     if (!configured.ok()) ADD_FAILURE() << configured.ToString();
     path_ = bucket + "/root";
-    return;
-  }
-  if (store == Store::kAzure) {
-    const std::string container = AzureServer::Shared().NewContainerUri();
-    // Small blocks, so that tests reach staged uploads with files of a few MiB.
-    Status configured = storage::ConfigureObjectStore(container, {{"block_size", "5242880"}});
-    if (!configured.ok()) ADD_FAILURE() << configured.ToString();
-    path_ = container + "/root";
     return;
   }
   char pattern[] = "/tmp/sluice-store-XXXXXX";

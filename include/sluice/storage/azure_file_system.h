@@ -1,6 +1,6 @@
 // The file system of one Azure Blob Storage container: an ObjectStoreFileSystem (object_store.h,
 // which says what each FileSystem operation does) over the Blob service's REST API:
-//   Get / GetFirst / GetRange   Get Blob, with x-ms-range for the last two
+//   Get / GetRange              Get Blob, with x-ms-range for the second
 //   Put                         Put Blob (a block blob); If-None-Match: * when if_absent
 //                               (409 BlobAlreadyExists or 412 → FILE_ALREADY_EXISTS)
 //   Head                        Get Blob Properties

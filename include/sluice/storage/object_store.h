@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,6 +44,16 @@ class PartUpload {
   virtual void Abort() = 0;
 };
 
+struct RangedBytes {
+  std::string bytes;
+  int64_t object_size = 0;
+};
+
+// The answer to a ranged GET as HTTP defines it, whatever the store: 206 with a Content-Range
+// naming the object's size, 200 with the whole object (a store that ignored the range), or 416
+// for an empty object read from 0. nullopt for any other answer (the store's failure).
+std::optional<RangedBytes> RangedAnswer(HttpResponse& response, int64_t offset, int64_t length);
+
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
@@ -54,10 +65,9 @@ class ObjectStore {
   virtual std::string_view kind() const = 0;
 
   virtual Result<std::string> Get(const std::string& key) = 0;
-  // The first `length` bytes (all of a shorter object, none of an empty one) and the object's size.
-  virtual Result<std::string> GetFirst(const std::string& key, int64_t length, int64_t* size) = 0;
-  // Exactly the bytes [offset, offset + length), which the caller knows to exist.
-  virtual Result<std::string> GetRange(const std::string& key, int64_t offset, int64_t length) = 0;
+  // The bytes [offset, offset + length) — fewer at the object's end, none of an empty object
+  // read from 0 — and the object's size (RangedAnswer reads the store's answer).
+  virtual Result<RangedBytes> GetRange(const std::string& key, int64_t offset, int64_t length) = 0;
   // Writes the object whole. With `if_absent`, only when no object has the key
   // (FILE_ALREADY_EXISTS otherwise); `ambiguous` (when not null) is then set when an attempt
   // before the answered one may have reached the store, so that the answer may be to our own write.
@@ -107,8 +117,8 @@ Result<CommonStoreOptions> CommonStoreOptionsFrom(const ValidatedOptions& valida
 
 // The FileSystem of one bucket or container. How each operation maps to the store's calls:
 //   ReadFile          Get
-//   OpenForRead       GetFirst of the first MiB (small files are then read in one request),
-//                     GetRange past it (Parquet footers, column chunks)
+//   OpenForRead       GetRange of the first MiB (small files are then read in one request, and
+//                     the size comes with it), GetRange past it (Parquet footers, column chunks)
 //   OpenForWrite      one Put on Close, or a PartUpload once the file passes `part_size`: each part
 //                     is uploaded while the writer fills the next; a file destroyed without Close
 //                     aborts its upload

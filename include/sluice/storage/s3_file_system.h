@@ -1,7 +1,7 @@
 // The file system of one S3 bucket, on AWS S3 or any store that speaks its API (MinIO,
 // Cloudflare R2, Ceph RGW), over HTTPS with AWS Signature V4 (sigv4.h): an ObjectStoreFileSystem
 // (object_store.h, which says what each FileSystem operation does) over these calls:
-//   Get / GetFirst / GetRange   GetObject, with a Range for the last two
+//   Get / GetRange              GetObject, with a Range for the second
 //   Put                         PutObject; If-None-Match: * when if_absent (412 → FILE_ALREADY_EXISTS)
 //   Head                        HeadObject
 //   List                        ListObjectsV2 with prefix, start-after and delimiter `/`, every page
