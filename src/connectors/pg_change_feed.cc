@@ -13,6 +13,7 @@
 #include "pg_change_feed_impl.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/logging.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::connectors {
 
@@ -26,6 +27,8 @@ using cdf::TableState;
 constexpr int64_t kSnapshotChunkRows = 200000;
 
 std::string LockPath(const ChangeFeedConfig& config) { return config.state_directory() + "/lock"; }
+// The running feed's process id, for `sluice cdf stop` and status (the lock says who may run).
+std::string PidPath(const ChangeFeedConfig& config) { return config.state_directory() + "/pid"; }
 
 bool ProcessAlive(int64_t pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
@@ -74,34 +77,29 @@ Status WaitUntilSlotIsFree(PgConnection& conn, const std::string& slot) {
 
 PgChangeFeed::Impl::Impl(ChangeFeedConfig config_in, std::atomic<uint64_t>* confirmed)
     : config(std::move(config_in)),
-      fs(LocalFileSystem()),
+      fs(storage::DefaultFileSystem()),
       state_path(config.state_directory() + "/state.json"),
       status_path(config.state_directory() + "/status.json"),
       confirmed_lsn(confirmed) {}
 
 PgChangeFeed::Impl::~Impl() {
-  if (holds_lock) (void)fs->Delete(LockPath(config));
+  if (lock != nullptr) (void)fs->Delete(PidPath(config));
 }
 
 Status PgChangeFeed::Impl::Lock() {
   SLUICE_RETURN_IF_ERROR(fs->CreateDirectories(config.state_directory()));
-  const std::string path = LockPath(config);
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    Status put = fs->PutIfAbsent(path, std::to_string(::getpid()));
-    if (put.ok()) {
-      holds_lock = true;
-      return Status::OK();
-    }
-    if (put.error_class() != errors::kFileAlreadyExists) return put;
-    int64_t pid = ReadPid(*fs, path);
-    if (ProcessAlive(pid)) {
-      return Status::Error(errors::kCdfAlreadyRunning,
-                           fmt::format("the change feed {} already runs in process {}", config.slot_name, pid));
-    }
-    SLUICE_RETURN_IF_ERROR(fs->Delete(path));  // left by a process that died
+  // FileSystem::Lock: flock() on the local disk (gone with a killed process), a lease on object
+  // stores (taken over once a killed process's lease expires).
+  Result<std::unique_ptr<FileLock>> taken = fs->Lock(LockPath(config));
+  if (!taken.ok()) {
+    if (taken.status().error_class() != errors::kStorageLeaseHeld) return taken.status();
+    const int64_t pid = ReadPid(*fs, PidPath(config));
+    return Status::Error(errors::kCdfAlreadyRunning,
+                         fmt::format("the change feed {} already runs{}: {}", config.slot_name,
+                                     pid > 0 ? fmt::format(" in process {}", pid) : "", taken.status().message()));
   }
-  return Status::Error(errors::kCdfAlreadyRunning,
-                       fmt::format("another process keeps taking the lock of change feed {}", config.slot_name));
+  lock = std::move(taken).value();
+  return fs->AtomicWrite(PidPath(config), std::to_string(::getpid()));
 }
 
 HistoryTable* PgChangeFeed::Impl::AddHistory(const TableState& table) {
@@ -262,7 +260,7 @@ Result<std::unique_ptr<PgChangeFeed>> PgChangeFeed::Start(ChangeFeedConfig confi
 Status PgChangeFeed::Run(const std::atomic<bool>& stop) { return impl_->Run(stop); }
 
 int64_t RunningChangeFeedPid(const ChangeFeedConfig& config) {
-  int64_t pid = ReadPid(*LocalFileSystem(), LockPath(config));
+  int64_t pid = ReadPid(*storage::DefaultFileSystem(), PidPath(config));
   return ProcessAlive(pid) ? pid : 0;
 }
 
@@ -278,7 +276,7 @@ Status DropChangeFeedSlot(const ChangeFeedConfig& config) {
     SLUICE_RETURN_IF_ERROR(replication->DropSlot(config.slot_name));
   }
   if (!config.CheckTarget().ok()) return Status::OK();
-  auto fs = LocalFileSystem();
+  auto fs = storage::DefaultFileSystem();
   const std::string path = config.state_directory() + "/state.json";
   SLUICE_ASSIGN_OR_RETURN(std::optional<FeedState> state, cdf::ReadState(*fs, path));
   if (!state) return Status::OK();
@@ -287,7 +285,7 @@ Status DropChangeFeedSlot(const ChangeFeedConfig& config) {
 }
 
 Result<std::string> ChangeFeedStatus(const ChangeFeedConfig& config) {
-  return LocalFileSystem()->ReadFile(config.state_directory() + "/status.json");
+  return storage::DefaultFileSystem()->ReadFile(config.state_directory() + "/status.json");
 }
 
 }  // namespace sluice::connectors

@@ -70,7 +70,7 @@ class PgChangeFeed::Impl {
   std::string state_path;
   std::string status_path;
   std::atomic<uint64_t>* confirmed_lsn;
-  bool holds_lock = false;
+  std::unique_ptr<FileLock> lock;  // the feed's, while it runs
 
   std::unique_ptr<PgConnection> sql;
   std::unique_ptr<PgReplicationConnection> replication;

@@ -14,6 +14,8 @@
 #include "sluice/connectors/pg_connection.h"
 #include "sluice/connectors/pgoutput.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
+#include "sluice/storage/file_systems.h"
+#include "testing/store_root.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::connectors {
@@ -495,6 +497,47 @@ TEST_F(ChangeFeedTest, ASourceColumnNamedLikeAHistoryColumnFailsTheSetUp) {
   EXPECT_EQ(TableStatus("public.clash")["status"], "FAILED");
   EXPECT_EQ(TableStatus("public.clash")["reason"], feed.status().ToString());
 }
+
+// The feed with its warehouse — history tables, state, status and lock — on each store.
+class ChangeFeedOnStoresTest : public ChangeFeedTest, public ::testing::WithParamInterface<sluice::testing::Store> {
+ protected:
+  ChangeFeedOnStoresTest() { warehouse_ = root_.path(); }
+  sluice::testing::StoreRoot root_{GetParam()};
+};
+
+TEST_P(ChangeFeedOnStoresTest, HistoryStateAndLockLiveInTheWarehouse) {
+  Execute("CREATE TABLE items (id int PRIMARY KEY, name text, qty int); ALTER TABLE items REPLICA IDENTITY FULL;"
+          "INSERT INTO items VALUES (1, 'apple', 10)");
+  StartFeed();
+  Execute("INSERT INTO items VALUES (2, 'pear', 20)");
+  Execute("UPDATE items SET qty = 11 WHERE id = 1");
+  Execute("DELETE FROM items WHERE id = 2");
+  CatchUp();
+  EXPECT_EQ(Read("lb_items_history").Texts(),
+            (std::vector<std::string>{"insert:1,apple,10", "insert:2,pear,20", "update_preimage:1,apple,10",
+                                      "update_postimage:1,apple,11", "delete:2,pear,20"}));
+  const std::string state = warehouse_ + "/main/cdc/_change_feeds/" + Config().slot_name;
+  EXPECT_TRUE(storage::DefaultFileSystem()->Exists(state + "/state.json").value());
+  EXPECT_EQ(TableStatus("public.items")["status"], "STREAMING");
+  EXPECT_NE(RunningChangeFeedPid(Config()), 0);
+  auto second = PgChangeFeed::Start(Config());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().error_class(), "CDF_ALREADY_RUNNING");
+
+  // Stopped and started again, it resumes from the state in the warehouse: nothing lost or doubled.
+  StopFeed();
+  EXPECT_EQ(RunningChangeFeedPid(Config()), 0);
+  Execute("INSERT INTO items VALUES (3, 'fig', 30)");
+  StartFeed();
+  Execute("UPDATE items SET name = 'figs' WHERE id = 3");
+  CatchUp();
+  History history = Read("lb_items_history");
+  EXPECT_EQ(history.rows.size(), 8u);
+  EXPECT_EQ(Replay(history), SourceRows("SELECT id, name, qty FROM items"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, ChangeFeedOnStoresTest, ::testing::ValuesIn(sluice::testing::kAllStores),
+                         sluice::testing::StoreName);
 
 TEST(ChangeFeedConfigTest, OptionsAreCheckedBeforeAnythingRuns) {
   auto config = MakeChangeFeedConfig({{"schema", "public"}, {"target", "main.cdc"}, {"warehouse", "/w"},

@@ -47,7 +47,7 @@ Status PgChangeFeed::Impl::Run(const std::atomic<bool>& stop) {
 }
 
 void PgChangeFeed::Impl::ReportFailure(const Status& error) {
-  if (!holds_lock) return;
+  if (lock == nullptr) return;
   feed_error = error.ToString();
   (void)WriteStatus(cdf::kFailed);
 }

@@ -21,6 +21,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
+#include "sluice/storage/file_systems.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::connectors::cdf_testing {
@@ -53,7 +54,7 @@ struct History {
 };
 
 inline Result<History> ReadHistory(const std::string& path) {
-  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(LocalFileSystem(), path));
+  SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(storage::DefaultFileSystem(), path));
   SLUICE_ASSIGN_OR_RETURN(auto scan, delta::TableScan::Open(snapshot));
   History history;
   const TypePtr& schema = scan->schema();
@@ -151,7 +152,7 @@ class ChangeFeedTest : public ::testing::Test {
     ChangeFeedConfig config;
     config.conninfo = db_->connection_string();
     config.schema = "public";
-    config.warehouse = dir_.path();
+    config.warehouse = warehouse_;
     config.target_catalog = "main";
     config.target_schema = "cdc";
     config.slot_name = "cdf_" + db_->name();
@@ -160,7 +161,7 @@ class ChangeFeedTest : public ::testing::Test {
     return config;
   }
 
-  std::string HistoryPath(const std::string& name) const { return dir_.Join("main/cdc/" + name); }
+  std::string HistoryPath(const std::string& name) const { return warehouse_ + "/main/cdc/" + name; }
 
   History Read(const std::string& name) {
     auto history = ReadHistory(HistoryPath(name));
@@ -243,6 +244,8 @@ class ChangeFeedTest : public ::testing::Test {
 
   std::unique_ptr<testing::PostgresTestDatabase> db_;
   sluice::testing::TempDir dir_;
+  // The warehouse of the feed: a local folder, or an object store's (ChangeFeedOnStoresTest).
+  std::string warehouse_ = dir_.path();
   std::unique_ptr<PgChangeFeed> feed_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> run_ended_{false};

@@ -135,7 +135,8 @@ Result<std::optional<std::string>> CheckpointQueryId(FileSystem& file_system, co
   return std::optional<std::string>(std::move(id));
 }
 
-Result<std::unique_ptr<Checkpoint>> Checkpoint::Open(std::shared_ptr<FileSystem> file_system, std::string root) {
+Result<std::unique_ptr<Checkpoint>> Checkpoint::Open(std::shared_ptr<FileSystem> file_system, std::string root,
+                                                     const std::string& new_query_id) {
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   SLUICE_RETURN_IF_ERROR(file_system->CreateDirectories(root));
 
@@ -168,7 +169,7 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::Open(std::shared_ptr<FileSystem>
                                  "lost; give the query an empty or new checkpoint location");
       }
     }
-    std::string text = "{\"id\":" + JsonString(NewUuid()) + "}";
+    std::string text = "{\"id\":" + JsonString(new_query_id.empty() ? NewUuid() : new_query_id) + "}";
     Status written = checkpoint->file_system_->PutIfAbsent(metadata_path, text);
     if (!written.ok() && written.error_class() != errors::kFileAlreadyExists) return written;
     metadata = checkpoint->file_system_->ReadFile(metadata_path);

@@ -122,7 +122,7 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<So
   SLUICE_RETURN_IF_ERROR(CheckQueryShape(*sink, config.trigger, config.output_mode, config.aggregation));
 
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> checkpoint,
-                          Checkpoint::Open(config.file_system, config.checkpoint_location));
+                          Checkpoint::Open(config.file_system, config.checkpoint_location, config.new_query_id));
   std::unique_ptr<StreamingQuery> query(
       new StreamingQuery(std::move(source), std::move(sink), std::move(config), std::move(checkpoint)));
   const std::string& query_id = query->checkpoint_->query_id();

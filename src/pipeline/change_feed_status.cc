@@ -2,12 +2,12 @@
 #include <simdjson.h>
 
 #include <charconv>
-#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/change_feed_status.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -34,13 +34,14 @@ Result<uint64_t> ParseLsn(std::string_view text) {
 }  // namespace
 
 bool IsChangeFeedHistoryTable(const std::string& target_directory, const std::string& table_path) {
-  std::error_code error;
-  std::filesystem::path table = std::filesystem::absolute(table_path, error).lexically_normal();
-  std::filesystem::path target = std::filesystem::path(target_directory).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();  // a trailing slash
-  if (error || table.parent_path() != target) return false;
-  const std::string name = table.filename().string();
-  return name.rfind("lb_", 0) == 0 && name.find("_history") != std::string::npos;
+  // Both as every FileSystem call takes them: local paths absolute and normalized, URIs checked,
+  // neither with a trailing '/'.
+  const std::string table = storage::AbsolutePath(table_path);
+  const std::string target = storage::AbsolutePath(target_directory);
+  const size_t slash = table.rfind('/');
+  if (slash == std::string::npos || table.substr(0, slash) != target) return false;
+  const std::string name = table.substr(slash + 1);
+  return name.starts_with("lb_") && name.find("_history") != std::string::npos;
 }
 
 std::string FormatLsn(uint64_t lsn) { return fmt::format("{:X}/{:X}", lsn >> 32, lsn & 0xFFFFFFFFu); }

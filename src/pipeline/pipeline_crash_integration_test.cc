@@ -73,20 +73,6 @@ Status RunPipelineFile(const std::string& path, const std::string& trigger, std:
 }();
 
 
-// Deletes a killed query's checkpoints. On an object store, requests the killed process sent whole
-// may still be carried out after it died (the store finishes what it received), so the folder is
-// deleted again until a look after a pause finds nothing, as a user deleting a dead query's
-// checkpoint some time later would find it.
-void DeleteCheckpointsOfAKilledQuery(const std::string& checkpoints) {
-  auto fs = storage::DefaultFileSystem();
-  for (int round = 0; round < 20; ++round) {
-    ASSERT_TRUE(fs->DeleteRecursively(checkpoints).ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(storage::IsObjectStoreUri(checkpoints) ? 300 : 0));
-    if (!fs->Exists(checkpoints).value()) return;
-  }
-  ADD_FAILURE() << checkpoints << " keeps coming back";
-}
-
 // Runs the pipeline in a child and kills it kKills times; every `delete_checkpoints_every`-th
 // restart (0: never) first deletes the checkpoints. Returns how many restarts had none.
 int KillRepeatedly(const std::string& pipeline, const testing::TempDir& dir, std::mt19937_64& random,
@@ -95,7 +81,7 @@ int KillRepeatedly(const std::string& pipeline, const testing::TempDir& dir, std
   int checkpoint_deletions = 0;
   for (int kill = 0; kill < kKills; ++kill) {
     if (delete_checkpoints_every > 0 && kill % delete_checkpoints_every == delete_checkpoints_every - 1) {
-      DeleteCheckpointsOfAKilledQuery(storage + "/checkpoints");
+      EXPECT_TRUE(storage::DefaultFileSystem()->DeleteRecursively(storage + "/checkpoints").ok());
       ++checkpoint_deletions;
     }
     pid_t child = testing::SpawnSelf({"SLUICE_PIPELINE_CRASH_FILE=" + pipeline}, dir.Join("child.log"));

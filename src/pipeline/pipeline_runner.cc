@@ -10,6 +10,7 @@
 #include "sluice/core/json_text.h"
 #include "sluice/delta/source.h"
 #include "sluice/delta/writer.h"
+#include "sluice/engine/checkpoint.h"
 #include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/checkpoint_owner.h"
 #include "sluice/pipeline/full_refresh.h"
@@ -350,6 +351,16 @@ Status PipelineRun::OpenFlow(Flow* flow) {
                                               config.checkpoint_location, spec_.DefaultCheckpointOf(spec),
                                               /*to_delete=*/false)
                              .WithContext(context));
+  // A checkpoint this start creates gets a query id recorded as the flow's first: a run killed
+  // between creating the checkpoint and recording its query would otherwise leave a checkpoint no
+  // later run accepts as its flow's.
+  SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> held,
+                          engine::CheckpointQueryId(*options_.file_system, config.checkpoint_location));
+  if (!held) {
+    config.new_query_id = engine::NewUuid();
+    SLUICE_RETURN_IF_ERROR(
+        RecordFlowQuery(*options_.file_system, spec_.storage, spec.name, config.new_query_id).WithContext(context));
+  }
   Result<std::unique_ptr<engine::StreamingQuery>> query =
       engine::StreamingQuery::Start(std::move(source).value(), std::move(transforming), std::move(config));
   if (!query.ok()) return query.status().WithContext(context);

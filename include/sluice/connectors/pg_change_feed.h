@@ -62,7 +62,8 @@ struct ChangeFeedConfig {
   Status CheckTarget() const;
   // <warehouse>/<catalog>/<schema>: where the history tables are.
   std::string target_directory() const;
-  // <target_directory>/_change_feeds/<slot_name>: state.json, status.json, the lock.
+  // <target_directory>/_change_feeds/<slot_name>: state.json, status.json, the lock, the running
+  // process's pid. The warehouse may be a local path or an object store's URI.
   std::string state_directory() const;
 };
 
@@ -94,7 +95,8 @@ Result<std::vector<std::string>> SetReplicaIdentityFull(const std::string& conni
 class PgChangeFeed {
  public:
   // Sets up (publication, slot, initial snapshot into Delta) or resumes from state.json, and
-  // starts streaming. Holds the feed's lock file until destroyed.
+  // starts streaming. Holds the feed's lock (FileSystem::Lock: flock locally, a lease on object
+  // stores) until destroyed; CDF_ALREADY_RUNNING while another process holds it.
   static Result<std::unique_ptr<PgChangeFeed>> Start(ChangeFeedConfig config);
   ~PgChangeFeed();
   PgChangeFeed(const PgChangeFeed&) = delete;
@@ -121,7 +123,7 @@ class PgChangeFeed {
 // Must not run while the feed runs (CDF_ALREADY_RUNNING). Without a target only the slot is dropped.
 Status DropChangeFeedSlot(const ChangeFeedConfig& config);
 
-// The pid of the process running the feed, or 0 when none does.
+// The pid of the process running the feed on this host, or 0 when none does.
 int64_t RunningChangeFeedPid(const ChangeFeedConfig& config);
 
 // The content of status.json (a JSON object) as the feed last wrote it (at start and after every

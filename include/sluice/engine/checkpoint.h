@@ -71,11 +71,12 @@ class Checkpoint {
   // Entries kept in each log; older ones are deleted as new batches commit (Spark's default).
   static constexpr int64_t kEntriesToKeep = 100;
 
-  // Opens the checkpoint at `root`, creating it (with a new random query id) when absent, and
-  // takes its lock. CONCURRENT_QUERY when another query holds the lock; CHECKPOINT_CORRUPT when
+  // Opens the checkpoint at `root`, creating it when absent (with `new_query_id`, or a new random
+  // query id when that is empty), and takes its lock. CONCURRENT_QUERY when another query holds the lock; CHECKPOINT_CORRUPT when
   // the metadata cannot be read; IO_ERROR from the file system. The lock is released when the
   // Checkpoint is destroyed (or the process dies).
-  static Result<std::unique_ptr<Checkpoint>> Open(std::shared_ptr<FileSystem> file_system, std::string root);
+  static Result<std::unique_ptr<Checkpoint>> Open(std::shared_ptr<FileSystem> file_system, std::string root,
+                                                  const std::string& new_query_id = "");
   ~Checkpoint();
   Checkpoint(const Checkpoint&) = delete;
   Checkpoint& operator=(const Checkpoint&) = delete;

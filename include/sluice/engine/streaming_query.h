@@ -73,6 +73,10 @@ Result<Trigger> ParseTrigger(std::string_view kind, std::string_view interval = 
 struct QueryConfig {
   std::string name;
   std::string checkpoint_location;
+  // The query id of the checkpoint when this start creates it; empty: a random one. A pipeline
+  // records it as its flow's before starting, so that a run killed right after creating the
+  // checkpoint finds it recorded as its own.
+  std::string new_query_id;
   Trigger trigger;
   OutputMode output_mode = OutputMode::kAppend;
   std::shared_ptr<FileSystem> file_system = storage::DefaultFileSystem();
