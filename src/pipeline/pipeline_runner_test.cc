@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -127,6 +128,34 @@ class PipelineRunTest : public ::testing::Test {
   }
 
   std::string Storage() const { return dir_.path() + "/storage"; }
+
+  // For nth = 1, 2, ...: from an empty storage and warehouse, `prepare(spec)`, then a run with
+  // `cut` options whose nth file operation and every later one fail (as after a kill), then a
+  // plain run, then `check()`. Stops once a cut run completes, and says whether one did.
+  bool CutAtEachFileOperation(const std::string& yaml, RunOptions cut,
+                              const std::function<void(const PipelineSpec&)>& prepare,
+                              const std::function<void()>& check) {
+    auto fs = LocalFileSystem();
+    for (int64_t nth = 1; nth < 400; ++nth) {
+      SCOPED_TRACE(nth);
+      EXPECT_TRUE(fs->DeleteRecursively(Storage()).ok());
+      EXPECT_TRUE(fs->DeleteRecursively(dir_.path() + "/warehouse").ok());
+      clock_ = std::make_shared<ManualClock>(kNowMicros);
+      PipelineSpec spec = Spec(yaml);
+      prepare(spec);
+      if (HasFatalFailure()) return false;
+      auto faulty = std::make_shared<FaultInjectionFileSystem>(fs);
+      faulty->InjectFault({.nth = nth, .sticky = true});
+      cut.file_system = faulty;
+      const bool completed = Run(spec, cut).ok();
+      Status next = Run(spec);
+      EXPECT_TRUE(next.ok()) << next.ToString();
+      check();
+      if (HasFailure()) return false;
+      if (completed) return true;
+    }
+    return false;
+  }
 
   testing::TempDir dir_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kNowMicros);
@@ -403,32 +432,21 @@ TEST_F(PipelineRunTest, FullRefreshTruncatesTheTableAndReplaysTheSource) {
 // kill), then a plain run: the table holds each source row exactly once. Before the refresh was
 // one step, a cut between the checkpoint's deletion and the truncation left duplicates.
 TEST_F(PipelineRunTest, AFullRefreshCutShortAnywhereIsFinishedByTheNextRun) {
-  const std::string yaml = NumbersIntoLake();
   const std::string table = dir_.path() + "/warehouse/main/shop/numbers";
-  auto fs = LocalFileSystem();
-  bool refresh_completed = false;
-  for (int64_t nth = 1; !refresh_completed && nth < 400; ++nth) {
-    SCOPED_TRACE(nth);
-    ASSERT_TRUE(fs->DeleteRecursively(Storage()).ok());
-    ASSERT_TRUE(fs->DeleteRecursively(dir_.path() + "/warehouse").ok());
-    clock_ = std::make_shared<ManualClock>(kNowMicros);
-    PipelineSpec spec = Spec(yaml);
-    ASSERT_TRUE(Run(spec).ok());
-    clock_->AdvanceBy(std::chrono::seconds(5));
-    ASSERT_TRUE(Run(spec).ok());
-    ASSERT_EQ(DeltaValues(table), Range(0, 150));
-
-    auto faulty = std::make_shared<FaultInjectionFileSystem>(fs);
-    faulty->InjectFault({.nth = nth, .sticky = true});
-    RunOptions refresh;
-    refresh.full_refresh = {"numbers"};
-    refresh.file_system = faulty;
-    refresh_completed = Run(spec, refresh).ok();
-    ASSERT_TRUE(Run(spec).ok());
-    ASSERT_EQ(DeltaValues(table), Range(0, 150));
-    EXPECT_FALSE(fs->Exists(FullRefreshPlanPath(Storage())).value());
-  }
-  EXPECT_TRUE(refresh_completed);
+  RunOptions refresh;
+  refresh.full_refresh = {"numbers"};
+  EXPECT_TRUE(CutAtEachFileOperation(
+      NumbersIntoLake(), refresh,
+      [&](const PipelineSpec& spec) {
+        ASSERT_TRUE(Run(spec).ok());
+        clock_->AdvanceBy(std::chrono::seconds(5));
+        ASSERT_TRUE(Run(spec).ok());
+        ASSERT_EQ(DeltaValues(table), Range(0, 150));
+      },
+      [&] {
+        ASSERT_EQ(DeltaValues(table), Range(0, 150));
+        EXPECT_FALSE(LocalFileSystem()->Exists(FullRefreshPlanPath(Storage())).value());
+      }));
 }
 
 // A flow started afresh (its checkpoint and table deleted after an earlier run, whose query the
@@ -437,29 +455,16 @@ TEST_F(PipelineRunTest, AFullRefreshCutShortAnywhereIsFinishedByTheNextRun) {
 // row once. A cut between creating the checkpoint and recording its query as the flow's used to
 // leave a checkpoint no later run accepted (CHECKPOINT_CORRUPT, "it is another query's").
 TEST_F(PipelineRunTest, AFreshStartCutShortAnywhereLeavesAFlowTheNextRunStarts) {
-  const std::string yaml = NumbersIntoLake();
   const std::string table = dir_.path() + "/warehouse/main/shop/numbers";
-  auto fs = LocalFileSystem();
-  bool run_completed = false;
-  for (int64_t nth = 1; !run_completed && nth < 400; ++nth) {
-    SCOPED_TRACE(nth);
-    ASSERT_TRUE(fs->DeleteRecursively(Storage()).ok());
-    ASSERT_TRUE(fs->DeleteRecursively(dir_.path() + "/warehouse").ok());
-    clock_ = std::make_shared<ManualClock>(kNowMicros);
-    PipelineSpec spec = Spec(yaml);
-    ASSERT_TRUE(Run(spec).ok());
-    ASSERT_TRUE(fs->DeleteRecursively(Storage() + "/checkpoints").ok());
-    ASSERT_TRUE(fs->DeleteRecursively(dir_.path() + "/warehouse").ok());
-    auto faulty = std::make_shared<FaultInjectionFileSystem>(fs);
-    faulty->InjectFault({.nth = nth, .sticky = true});
-    RunOptions cut;
-    cut.file_system = faulty;
-    run_completed = Run(spec, cut).ok();
-    Status next = Run(spec);
-    ASSERT_TRUE(next.ok()) << next.ToString();
-    ASSERT_EQ(DeltaValues(table), Range(0, 100));
-  }
-  EXPECT_TRUE(run_completed);
+  EXPECT_TRUE(CutAtEachFileOperation(
+      NumbersIntoLake(), {},
+      [&](const PipelineSpec& spec) {
+        auto fs = LocalFileSystem();
+        ASSERT_TRUE(Run(spec).ok());
+        ASSERT_TRUE(fs->DeleteRecursively(Storage() + "/checkpoints").ok());
+        ASSERT_TRUE(fs->DeleteRecursively(dir_.path() + "/warehouse").ok());
+      },
+      [&] { ASSERT_EQ(DeltaValues(table), Range(0, 100)); }));
 }
 
 // Only a checkpoint is deleted by a full refresh: a flow whose `checkpoint:` names a folder of
