@@ -121,6 +121,33 @@ class CliTest : public ::testing::Test {
   testing::TempDir dir_;
 };
 
+// Exit codes as docs/errors.md states them: 0 done, 1 failed, 2 invalid input — an unknown
+// command (the nearest one suggested), an unknown flag, a missing argument.
+TEST_F(CliTest, ExitCodesTellFailuresFromInvalidInput) {
+  Ran typo = RunSluice(dir_.path(), {"runn", "pipeline.yaml"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_TRUE(Contains(typo.err, "unknown command `runn`; did you mean `run`?")) << typo.err;
+  Ran stranger = RunSluice(dir_.path(), {"frobnicate"});
+  EXPECT_EQ(stranger.exit_code, 2);
+  EXPECT_TRUE(Contains(stranger.err, "unknown command `frobnicate`\n")) << stranger.err;
+  EXPECT_FALSE(Contains(stranger.err, "did you mean")) << stranger.err;
+  Ran flag = RunSluice(dir_.path(), {"delta", "history", "--no-such-flag", "t"});
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_FALSE(Contains(flag.err, "unknown command")) << flag.err;
+  Ran missing = RunSluice(dir_.path(), {"parquet", "cat"});
+  EXPECT_EQ(missing.exit_code, 2);
+  Ran nothing = RunSluice(dir_.path(), {});
+  EXPECT_EQ(nothing.exit_code, 2);
+  Ran failed = RunSluice(dir_.path(), {"parquet", "cat", "nowhere.parquet"});
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_TRUE(Contains(failed.err, "FILE_NOT_FOUND")) << failed.err;
+  Ran version = RunSluice(dir_.path(), {"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_TRUE(Contains(version.out, "sluice ")) << version.out;
+  Ran help = RunSluice(dir_.path(), {"delta", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+}
+
 // A Parquet file written by another engine (pyarrow), named relative to the working folder.
 TEST_F(CliTest, ParquetCommandsTakeRelativePaths) {
   std::filesystem::create_directories(dir_.Join("sub"));

@@ -1,9 +1,36 @@
-// The `sluice` command.
+// The `sluice` command. Exit codes: 0 success, 1 a command that failed (its error class printed),
+// 2 invalid input (an unknown command, flag or option value, a missing argument).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.h"
+#include "sluice/core/edit_distance.h"
+
+namespace {
+
+constexpr int kInvalidInput = 2;
+
+// "unknown command `runn`; did you mean `run`?" for a first argument that names no command.
+void SuggestCommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return;
+  const std::string given = argv[1];
+  std::string nearest;
+  size_t best = given.size() / 2 + 1;  // suggest only what is closer than half the word
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (command->get_name() == given) return;  // a command: the error is inside it
+    const size_t distance = sluice::EditDistance(given, command->get_name());
+    if (distance < best) {
+      best = distance;
+      nearest = command->get_name();
+    }
+  }
+  std::fprintf(stderr, "unknown command `%s`%s\n", given.c_str(),
+               nearest.empty() ? "" : ("; did you mean `" + nearest + "`?").c_str());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"sluice: moves data exactly once between Kafka, PostgreSQL and Delta Lake tables"};
@@ -20,6 +47,23 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterPipelineCommands(app);
   sluice::cli::RegisterStreamCommand(app);
   sluice::cli::RegisterServeCommand(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& failed) {
+    return failed.get_exit_code();  // a command that ran and failed has said why
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForVersion& version) {
+    return app.exit(version);
+  } catch (const CLI::ParseError& invalid) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&invalid) != nullptr ||
+        dynamic_cast<const CLI::RequiredError*>(&invalid) != nullptr) {
+      SuggestCommand(app, argc, argv);
+    }
+    (void)app.exit(invalid);  // prints the error and the usage hint
+    return kInvalidInput;
+  }
   return 0;
 }
