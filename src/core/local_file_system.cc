@@ -15,6 +15,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 
 #include "sluice/core/error_classes.h"
 #include "sluice/core/file_system.h"
@@ -459,10 +463,25 @@ class LocalFileSystemImpl final : public FileSystem {
     if (fd < 0) return OsError("open", path, errno);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
+      // The holder wrote who it is into the file when it took the lock.
+      char holder[256];
+      const ssize_t read = error == EWOULDBLOCK ? ::pread(fd, holder, sizeof holder, 0) : 0;
       ::close(fd);
       if (error == EWOULDBLOCK) {
-        return Status::Error(errors::kStorageLeaseHeld, path + " is locked by another process");
+        return Status::Error(errors::kStorageLeaseHeld,
+                             path + " is locked by " +
+                                 (read > 0 ? std::string(holder, static_cast<size_t>(read)) : "another process"));
       }
+      return OsError("lock", path, error);
+    }
+    // Who holds it, for the message of the next process that finds it taken.
+    char host[256] = {0};
+    ::gethostname(host, sizeof host - 1);
+    const std::string holder = std::string(host) + " pid " + std::to_string(::getpid()) + " since " +
+                               fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, holder.data(), holder.size(), 0) < 0) {
+      const int error = errno;
+      ::close(fd);
       return OsError("lock", path, error);
     }
     return std::unique_ptr<FileLock>(new LocalFileLock(fd));

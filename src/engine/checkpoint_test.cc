@@ -1,6 +1,7 @@
 #include "sluice/engine/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "sluice/core/error_classes.h"
 #include "testing/store_root.h"
@@ -82,6 +83,9 @@ TEST_P(CheckpointTest, SecondQueryOnTheSameCheckpointFailsFast) {
   Result<std::unique_ptr<Checkpoint>> second = Checkpoint::Open(fs_, root_);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().error_class(), errors::kConcurrentQuery);
+  // It names the holder: its host, process and since when.
+  EXPECT_NE(second.status().message().find(" pid " + std::to_string(::getpid()) + " since 20"), std::string_view::npos)
+      << second.status().ToString();
   running.reset();
   EXPECT_TRUE(Checkpoint::Open(fs_, root_).ok()) << "the lock is released with the checkpoint";
 }

@@ -5,12 +5,14 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -162,7 +164,8 @@ Result<std::unique_ptr<FileLock>> TakeLease(std::shared_ptr<FileSystem> file_sys
     }
     next = generations.back() + 1;
   }
-  const std::string holder = Holder();
+  const std::string holder =
+      Holder() + " since " + fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
   const int64_t expires = NowMs() + duration.count();
   Status taken = file_system->PutIfAbsent(path + "/" + GenerationName(next), LeaseJson(holder, expires));
   if (taken.error_class() == errors::kFileAlreadyExists) {

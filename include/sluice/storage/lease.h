@@ -1,6 +1,6 @@
 // A lease: the exclusive lock of a file system that has put-if-absent but no lock of its own (the
 // object stores). The lock at `path` is a folder of generations, `path/<20-digit number>`, each a
-// small JSON object {"holder": "host pid N", "expires_ms": T}:
+// small JSON object {"holder": "host pid N since <UTC time>", "expires_ms": T}:
 //   - to take the lock, read the latest generation; if it is unexpired, fail with
 //     STORAGE_LEASE_HELD naming its holder and expiry (unless its holder ran on this host as a
 //     process that is gone); else PutIfAbsent the next generation (exactly one of several racing
