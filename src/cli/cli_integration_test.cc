@@ -134,6 +134,10 @@ TEST_F(CliTest, ExitCodesTellFailuresFromInvalidInput) {
   Ran flag = RunSluice(dir_.path(), {"delta", "history", "--no-such-flag", "t"});
   EXPECT_EQ(flag.exit_code, 2);
   EXPECT_FALSE(Contains(flag.err, "unknown command")) << flag.err;
+  // A flag a command would ignore is not one it takes: `describe` prints no list to limit.
+  Ran ignored = RunSluice(dir_.path(), {"delta", "describe", "t", "--limit", "3"});
+  EXPECT_EQ(ignored.exit_code, 2);
+  EXPECT_TRUE(Contains(ignored.err, "--limit")) << ignored.err;
   Ran missing = RunSluice(dir_.path(), {"parquet", "cat"});
   EXPECT_EQ(missing.exit_code, 2);
   Ran nothing = RunSluice(dir_.path(), {});

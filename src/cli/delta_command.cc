@@ -263,15 +263,22 @@ void AddDmlCommand(CLI::App* parent, const std::string& name, const std::string&
   });
 }
 
+// What a reading command prints: its versions (history), one summary (describe) or rows (show).
+enum class Prints { kVersions, kSummary, kRows };
+
 void AddCommand(CLI::App* parent, const std::string& name, const std::string& description,
-                Status (*run)(const DeltaOptions&), bool with_version, bool with_rows) {
+                Status (*run)(const DeltaOptions&), bool with_version, Prints prints) {
   auto options = std::make_shared<DeltaOptions>();
   CLI::App* command = parent->add_subcommand(name, description);
   command->add_option("PATH", options->table, "The table's directory")->required();
   if (with_version) command->add_option("--version", options->version, "Time travel: read this version");
-  command->add_option("--limit", options->limit, with_rows ? "Print at most this many rows" : "Print at most this many versions")
-      ->capture_default_str();
-  if (with_rows) {
+  if (prints != Prints::kSummary) {
+    command
+        ->add_option("--limit", options->limit,
+                     prints == Prints::kRows ? "Print at most this many rows" : "Print at most this many versions")
+        ->capture_default_str();
+  }
+  if (prints == Prints::kRows) {
     command->add_option("--columns", options->columns, "Columns to print, in this order")->delimiter(',');
     command->add_option("--where", options->where, "Only rows for which this Spark SQL predicate is true");
     command->add_option("--format", options->format, "table, jsonl or csv")->capture_default_str();
@@ -368,9 +375,10 @@ void RegisterDeltaCommand(CLI::App& app) {
       app.add_subcommand("delta", "Inspect and change Delta tables: history, metadata, rows, DML, maintenance");
   delta->require_subcommand(1);
   AddCommand(delta, "history", "Print the versions of the table, newest first: time, operation, parameters, metrics",
-             RunHistory, false, false);
-  AddCommand(delta, "describe", "Print the schema, protocol, properties, file count and size", RunDescribe, true, false);
-  AddCommand(delta, "show", "Print the rows of the table (at --version)", RunShow, true, true);
+             RunHistory, false, Prints::kVersions);
+  AddCommand(delta, "describe", "Print the schema, protocol, properties, file count and size", RunDescribe, true,
+             Prints::kSummary);
+  AddCommand(delta, "show", "Print the rows of the table (at --version)", RunShow, true, Prints::kRows);
   AddDmlCommand(delta, "update", "Set columns of the rows --where holds (one UPDATE commit)", RunUpdate);
   AddDmlCommand(delta, "delete", "Delete the rows --where holds (one DELETE commit; --where true for all)", RunDelete);
   AddDmlCommand(delta, "merge", "Merge a source's rows into the table (one MERGE commit, Delta's semantics)", RunMerge);
