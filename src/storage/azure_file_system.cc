@@ -40,7 +40,7 @@ constexpr OptionSpec kAzureOptionSpecs[] = {
 };
 
 std::span<const OptionSpec> AzureOptionSpecs() {
-  static const std::span<const OptionSpec> specs = WithCommonStoreOptions(kAzureOptionSpecs);
+  static const std::vector<OptionSpec> specs = WithCommonStoreOptions(kAzureOptionSpecs);
   return specs;
 }
 

@@ -152,10 +152,10 @@ constexpr OptionSpec kCommonStoreOptionSpecs[] = {
 
 }  // namespace
 
-std::span<const OptionSpec> WithCommonStoreOptions(std::span<const OptionSpec> own) {
-  auto* specs = new std::vector<OptionSpec>(own.begin(), own.end());  // lives as long as the process
-  specs->insert(specs->end(), std::begin(kCommonStoreOptionSpecs), std::end(kCommonStoreOptionSpecs));
-  return *specs;
+std::vector<OptionSpec> WithCommonStoreOptions(std::span<const OptionSpec> own) {
+  std::vector<OptionSpec> specs(own.begin(), own.end());
+  specs.insert(specs.end(), std::begin(kCommonStoreOptionSpecs), std::end(kCommonStoreOptionSpecs));
+  return specs;
 }
 
 Result<CommonStoreOptions> CommonStoreOptionsFrom(const ValidatedOptions& validated, std::string_view store) {

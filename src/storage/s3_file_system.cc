@@ -31,7 +31,7 @@ constexpr OptionSpec kS3OptionSpecs[] = {
 };
 
 std::span<const OptionSpec> S3OptionSpecs() {
-  static const std::span<const OptionSpec> specs = WithCommonStoreOptions(kS3OptionSpecs);
+  static const std::vector<OptionSpec> specs = WithCommonStoreOptions(kS3OptionSpecs);
   return specs;
 }
 

@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/core/file_system.h"
 #include "sluice/core/options.h"
@@ -109,9 +110,9 @@ struct CommonStoreOptions {
   HttpClientOptions http;
   ObjectStoreSettings settings;
 };
-// A store's own option specs followed by the common ones; the result lives as long as the process
-// (validated options point into it).
-std::span<const OptionSpec> WithCommonStoreOptions(std::span<const OptionSpec> own);
+// A store's own option specs followed by the common ones. Validated options point into the
+// result: callers keep it as long as the process (a function-local static).
+std::vector<OptionSpec> WithCommonStoreOptions(std::span<const OptionSpec> own);
 // The common options of a validated section; INVALID_STORAGE_URI for a lease under 300 ms.
 Result<CommonStoreOptions> CommonStoreOptionsFrom(const ValidatedOptions& validated, std::string_view store);
 
