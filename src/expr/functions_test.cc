@@ -203,6 +203,22 @@ TEST(FunctionsTest, ArrayAndMapFunctionsOverColumns) {
   EXPECT_EQ(EvalError("slice(arr, i - 1, 1)").error_class(), errors::kInvalidParameterValue);
 }
 
+// A quantifier right after a quantifier is refused, as Java refuses it (a dangling meta
+// character), instead of being handed to an engine that backtracks on it without end; lazy
+// quantifiers, groups' `(?` syntax, escaped and bracketed quantifier characters stay valid.
+TEST(FunctionsTest, RegexQuantifiersAfterQuantifiersAreRefused) {
+  for (const char* sql : {"s rlike 'a**'", "s rlike 'a+*'", "s rlike 'a?*'", "s rlike 'a{2}*'", "s rlike 'a*{2}'",
+                          "s rlike 'a*?*'", "s rlike 'a*++'", "s rlike 'a{2,}*'", "s rlike '0***.****'", "regexp_replace(s, 'b**', '')"}) {
+    Status error = EvalError(sql);
+    EXPECT_EQ(error.error_class(), errors::kInvalidParameterValue) << sql;
+    EXPECT_NE(error.message().find("dangling meta character"), std::string::npos) << sql << ": " << error.ToString();
+  }
+  for (const char* sql : {"s rlike 'a*?'", "s rlike '(?:ab)*c'", "s rlike 'a{2}?'", "s rlike 'a}*'",
+                          "s rlike '[*+]*'", "s rlike '\\\\**'", "s rlike 'a{2}b*'", "s rlike '(a+)?b'"}) {
+    EXPECT_TRUE(EvalError(sql).ok()) << sql << ": " << EvalError(sql).ToString();
+  }
+}
+
 // Functions that make values of the size they are asked for refuse sizes beyond 64 MiB before
 // allocating anything (a row that is NULL asks for nothing).
 TEST(FunctionsTest, MadeValuesHaveABoundedSize) {

@@ -123,7 +123,12 @@ namespace {
 // parser_fuzz) and builds a state per repetition.
 constexpr int64_t kMaxRepetition = 1000;
 
-Status CheckRepetitionCounts(std::string_view pattern) {
+// What the pattern's engine must not be given: repetition counts and back references past
+// kMaxRepetition, and a quantifier right after a quantifier (`a**`, `a+{2}`, `a*?*`), which Java
+// refuses as a dangling meta character and libstdc++ accepts as nested repetition that
+// backtracks without end (parser_fuzz found `0***.****` taking minutes on a short string).
+// A `?` after a quantifier makes it lazy, as in Java; Java's possessive `a*+` is refused too.
+Status CheckPattern(std::string_view pattern) {
   // A run of digits from `from`, read up to the first digit past the bound; `end` is past the run.
   auto number_at = [&](size_t from, size_t* end) {
     int64_t value = 0;
@@ -138,7 +143,16 @@ Status CheckRepetitionCounts(std::string_view pattern) {
     return Status::Error(errors::kInvalidParameterValue,
                          fmt::format("the regular expression '{}' has a {} over {}", pattern, what, kMaxRepetition));
   };
+  auto dangling = [&](size_t at) {
+    return Status::Error(errors::kInvalidParameterValue,
+                         fmt::format("the regular expression '{}' has a dangling meta character '{}' at {} (a "
+                                     "quantifier after a quantifier)",
+                                     pattern, pattern[at], at));
+  };
   bool in_class = false;
+  bool in_repetition = false;  // inside {n,m}
+  // After a quantifier: 1; after a quantifier made lazy by '?': 2; otherwise 0.
+  int quantified = 0;
   for (size_t i = 0; i < pattern.size(); ++i) {
     char c = pattern[i];
     if (c == '\\') {
@@ -146,17 +160,41 @@ Status CheckRepetitionCounts(std::string_view pattern) {
       size_t end;
       if (number_at(i + 1, &end) > kMaxRepetition) return too_large("back reference");
       i = std::max(i + 1, end - 1);
+      quantified = 0;
     } else if (in_class) {
       in_class = c != ']';
     } else if (c == '[') {
       in_class = true;
+      quantified = 0;
     } else if (c == '{') {
       // {n}, {n,} or {n,m}.
       size_t end;
+      const bool counted = i + 1 < pattern.size() && pattern[i + 1] >= '0' && pattern[i + 1] <= '9';
+      if (counted && quantified != 0) return dangling(i);
       if (number_at(i + 1, &end) > kMaxRepetition) return too_large("repetition count");
       if (end < pattern.size() && pattern[end] == ',' && number_at(end + 1, &end) > kMaxRepetition) {
         return too_large("repetition count");
       }
+      in_repetition = counted;
+      quantified = 0;
+    } else if (c == '}' && in_repetition) {
+      in_repetition = false;
+      quantified = 1;
+    } else if (c == '*' || c == '+') {
+      if (quantified != 0) return dangling(i);
+      quantified = 1;
+    } else if (c == '?') {
+      if (i > 0 && pattern[i - 1] == '(') {
+        quantified = 0;  // a group's syntax: (?:, (?=, (?!
+      } else if (quantified == 1) {
+        quantified = 2;
+      } else if (quantified == 2) {
+        return dangling(i);
+      } else {
+        quantified = 1;
+      }
+    } else if (!in_repetition) {
+      quantified = 0;
     }
   }
   return Status::OK();
@@ -165,7 +203,7 @@ Status CheckRepetitionCounts(std::string_view pattern) {
 }  // namespace
 
 Result<std::shared_ptr<const RegexState>> CompileRegex(std::string_view pattern) {
-  SLUICE_RETURN_IF_ERROR(CheckRepetitionCounts(pattern));
+  SLUICE_RETURN_IF_ERROR(CheckPattern(pattern));
   auto state = std::make_shared<RegexState>();
   // libstdc++'s regex scanner reads one character past the end of some malformed patterns (the
   // fuzzer found it with a group left open): a std::string ends in a NUL it may read, a view into
