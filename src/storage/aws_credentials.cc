@@ -13,6 +13,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/storage/xml_reply.h"
+#include "environment.h"
 
 namespace sluice::storage {
 namespace {
@@ -20,11 +21,6 @@ namespace {
 constexpr int64_t kRefreshBeforeExpiryMs = 5 * 60 * 1000;
 
 int64_t NowMs() { return SystemClock()->NowMicros() / 1000; }
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? std::string() : std::string(value);
-}
 
 std::string Trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);

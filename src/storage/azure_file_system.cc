@@ -15,6 +15,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/storage/sigv4.h"
 #include "sluice/storage/xml_reply.h"
+#include "environment.h"
 
 namespace sluice::storage {
 namespace {
@@ -42,11 +43,6 @@ constexpr OptionSpec kAzureOptionSpecs[] = {
 std::span<const OptionSpec> AzureOptionSpecs() {
   static const std::vector<OptionSpec> specs = WithCommonStoreOptions(kAzureOptionSpecs);
   return specs;
-}
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? std::string() : std::string(value);
 }
 
 // "Key=Value;Key=Value" (values may hold '=', as base64 keys end with it).

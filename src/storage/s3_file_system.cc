@@ -12,6 +12,7 @@
 #include "sluice/core/options.h"
 #include "sluice/storage/sigv4.h"
 #include "sluice/storage/xml_reply.h"
+#include "environment.h"
 
 namespace sluice::storage {
 namespace {
@@ -33,11 +34,6 @@ constexpr OptionSpec kS3OptionSpecs[] = {
 std::span<const OptionSpec> S3OptionSpecs() {
   static const std::vector<OptionSpec> specs = WithCommonStoreOptions(kS3OptionSpecs);
   return specs;
-}
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? std::string() : std::string(value);
 }
 
 bool Retriable(const HttpResponse& response) {
