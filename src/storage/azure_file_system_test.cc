@@ -7,6 +7,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/storage/file_systems.h"
 #include "sluice/storage/xml_reply.h"
+#include "testing/scoped_environment.h"
 
 namespace sluice::storage {
 namespace {
@@ -43,24 +44,13 @@ TEST(AzureSharedKeyTest, AuthorizationIsHmacSha256OfTheKeyBytes) {
   }
 }
 
+// Each test starts from an environment without Azure's variables, restored when it ends.
 class AzureOptionsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    for (const char* name : {"AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME",
-                             "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN"}) {
-      const char* value = std::getenv(name);
-      if (value != nullptr) saved_.emplace_back(name, value);
-      unsetenv(name);
-    }
-  }
-  void TearDown() override {
-    for (const char* name : {"AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME",
-                             "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN"}) {
-      unsetenv(name);
-    }
-    for (const auto& [name, value] : saved_) setenv(name.c_str(), value.c_str(), 1);
-  }
-  std::vector<std::pair<std::string, std::string>> saved_;
+  testing::ScopedEnvironment environment_{{{"AZURE_STORAGE_CONNECTION_STRING", nullptr},
+                                           {"AZURE_STORAGE_ACCOUNT_NAME", nullptr},
+                                           {"AZURE_STORAGE_ACCOUNT_KEY", nullptr},
+                                           {"AZURE_STORAGE_SAS_TOKEN", nullptr}}};
 };
 
 TEST_F(AzureOptionsTest, OptionsComeBeforeTheConnectionStringAndTheEnvironment) {

@@ -9,6 +9,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/storage/aws_credentials.h"
 #include "sluice/storage/s3_file_system.h"
+#include "testing/scoped_environment.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::storage {
@@ -87,12 +88,14 @@ TEST(AwsCredentialsTest, SharedFilesByProfile) {
 
 TEST(AwsCredentialsTest, NothingFoundNamesThePlacesButNoSecret) {
   testing::TempDir dir;
-  for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_PROFILE"}) {
-    unsetenv(name);
-  }
-  setenv("AWS_SHARED_CREDENTIALS_FILE", dir.Join("none").c_str(), 1);
-  setenv("AWS_CONFIG_FILE", dir.Join("none").c_str(), 1);
-  setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+  const std::string none = dir.Join("none");
+  testing::ScopedEnvironment environment({{"AWS_ACCESS_KEY_ID", nullptr},
+                                          {"AWS_SECRET_ACCESS_KEY", nullptr},
+                                          {"AWS_WEB_IDENTITY_TOKEN_FILE", nullptr},
+                                          {"AWS_PROFILE", nullptr},
+                                          {"AWS_SHARED_CREDENTIALS_FILE", none.c_str()},
+                                          {"AWS_CONFIG_FILE", none.c_str()},
+                                          {"AWS_EC2_METADATA_DISABLED", "true"}});
   HttpClient http({});
   AwsCredentialProvider provider({}, &http);
   auto credentials = provider.Get();
@@ -106,8 +109,6 @@ TEST(AwsCredentialsTest, NothingFoundNamesThePlacesButNoSecret) {
   AwsCredentialSettings given;
   given.given = AwsCredentials{"AKIDGIVEN", "S"};
   EXPECT_EQ(AwsCredentialProvider(given, &http).Get()->access_key_id, "AKIDGIVEN");
-  unsetenv("AWS_ACCESS_KEY_ID");
-  unsetenv("AWS_SECRET_ACCESS_KEY");
 }
 
 }  // namespace

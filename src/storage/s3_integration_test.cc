@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <thread>
 
 #include "sluice/core/error_classes.h"
@@ -15,6 +14,7 @@
 #include "sluice/storage/s3_file_system.h"
 #include "testing/faulty_http_proxy.h"
 #include "testing/s3_server.h"
+#include "testing/scoped_environment.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::storage {
@@ -151,41 +151,13 @@ TEST_F(S3FaultsTest, LeasesAreExclusiveExpireAndAreLostWhenNotRenewed) {
   EXPECT_TRUE((*taker)->Check().ok());
 }
 
-// Sets environment variables (nullptr: unset) for its lifetime, then restores what was there.
-class ScopedEnvironment {
- public:
-  explicit ScopedEnvironment(std::map<std::string, const char*> values) {
-    for (const auto& [name, value] : values) {
-      const char* before = std::getenv(name.c_str());
-      saved_[name] = before != nullptr ? std::optional<std::string>(before) : std::nullopt;
-      if (value != nullptr) {
-        setenv(name.c_str(), value, 1);
-      } else {
-        unsetenv(name.c_str());
-      }
-    }
-  }
-  ~ScopedEnvironment() {
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        unsetenv(name.c_str());
-      }
-    }
-  }
-
- private:
-  std::map<std::string, std::optional<std::string>> saved_;
-};
-
 // A web identity (a Kubernetes service account's token) exchanged with STS (moto's) for temporary
 // credentials, which then sign S3 requests with their session token.
 TEST_F(S3FaultsTest, WebIdentityCredentialsComeFromSts) {
   testing::TempDir dir;
   std::ofstream(dir.Join("token")) << "eyJhbGciOiJSUzI1NiJ9.e30.c2lnbmF0dXJl\n";
   const std::string none = dir.Join("none"), token = dir.Join("token"), sts = server_->endpoint();
-  ScopedEnvironment environment({{"AWS_ACCESS_KEY_ID", nullptr},
+  testing::ScopedEnvironment environment({{"AWS_ACCESS_KEY_ID", nullptr},
                                  {"AWS_SECRET_ACCESS_KEY", nullptr},
                                  {"AWS_SHARED_CREDENTIALS_FILE", none.c_str()},
                                  {"AWS_CONFIG_FILE", none.c_str()},
@@ -211,7 +183,7 @@ TEST_F(S3FaultsTest, WebIdentityCredentialsComeFromSts) {
 TEST_F(S3FaultsTest, InstanceMetadataCredentialsComeWithASessionToken) {
   testing::TempDir dir;
   const std::string none = dir.Join("none"), metadata = proxy_->endpoint();
-  ScopedEnvironment environment({{"AWS_ACCESS_KEY_ID", nullptr},
+  testing::ScopedEnvironment environment({{"AWS_ACCESS_KEY_ID", nullptr},
                                  {"AWS_SECRET_ACCESS_KEY", nullptr},
                                  {"AWS_SHARED_CREDENTIALS_FILE", none.c_str()},
                                  {"AWS_CONFIG_FILE", none.c_str()},
@@ -231,7 +203,7 @@ TEST_F(S3FaultsTest, InstanceMetadataCredentialsComeWithASessionToken) {
   ASSERT_TRUE(fs->AtomicWrite(Path("imds/a"), "x").ok());
   EXPECT_EQ(fs->ReadFile(Path("imds/a")).value(), "x");
   // Disabled, the service is not asked, and nothing found says where it looked.
-  ScopedEnvironment disabled(std::map<std::string, const char*>{{"AWS_EC2_METADATA_DISABLED", "true"}});
+  testing::ScopedEnvironment disabled(std::map<std::string, const char*>{{"AWS_EC2_METADATA_DISABLED", "true"}});
   auto none_found = AwsCredentialProvider({}, &http).Get();
   EXPECT_EQ(none_found.status().error_class(), errors::kStorageCredentialsNotFound);
 }
