@@ -76,6 +76,7 @@ struct RunArguments {
   bool full_refresh_all = false;
   int metrics_port = -1;
   std::string metrics_address = "127.0.0.1";
+  std::string instance_id;
 };
 
 std::string ProgressLine(const std::vector<pipeline::FlowFigures>& flows) {
@@ -202,12 +203,18 @@ void Run(const RunArguments& arguments) {
     for (const std::string& flow : arguments.flows) forwarded.insert(forwarded.end(), {"--flow", flow});
     for (const std::string& flow : arguments.full_refresh) forwarded.insert(forwarded.end(), {"--full-refresh", flow});
     if (arguments.full_refresh_all) forwarded.push_back("--full-refresh-all");
+    if (!arguments.instance_id.empty()) {
+      Fail(Status::Error(errors::kInvalidArgument,
+                         "--instance-id applies to streams in a workers group, which pipelines with Python do not run"),
+           2);
+    }
     HandToPython(std::move(forwarded));
   }
   pipeline::RunOptions options;
   options.flows = arguments.flows;
   options.full_refresh = arguments.full_refresh;
   options.full_refresh_all = arguments.full_refresh_all;
+  options.instance_id = arguments.instance_id;
   RunInForeground(*spec, options, arguments.metrics_port, arguments.metrics_address);
 }
 
@@ -368,6 +375,9 @@ void RegisterPipelineCommands(CLI::App& app) {
       "--full-refresh", run->full_refresh,
       "Reset this flow (repeatable): its checkpoint is deleted and the Delta table it writes truncated");
   run_command->add_flag("--full-refresh-all", run->full_refresh_all, "Reset every flow that runs")->excludes(refresh);
+  run_command->add_option("--instance-id", run->instance_id,
+                          "This process's group.instance.id in the workers groups of the pipeline's streams "
+                          "(scale: {group: true}); a restart with the same id keeps its partitions");
   run_command->add_option("--metrics-port", run->metrics_port,
                           "Serve Prometheus metrics on /metrics and readiness on /ready at this port")
       ->check(CLI::Range(0, 65535));

@@ -23,6 +23,8 @@ struct StreamArguments {
   std::string page_token;
   int metrics_port = -1;
   std::string metrics_address = "127.0.0.1";
+  bool workers_group = false;
+  std::string instance_id;
 };
 
 pipeline::StreamCatalog CatalogOf(const StreamArguments& arguments) {
@@ -112,8 +114,11 @@ void Run(const StreamArguments& arguments) {
       if (now.ok()) change = *now;
       return change != pipeline::StreamCatalog::Change::kNone;
     };
-    if (!RunInForeground(catalog.PipelineOf(stream->spec), {}, arguments.metrics_port, arguments.metrics_address,
-                         definition_changed)) {
+    pipeline::PipelineSpec pipeline = catalog.PipelineOf(stream->spec);
+    for (pipeline::StreamSpec& spec : pipeline.streams) spec.workers_group = spec.workers_group || arguments.workers_group;
+    pipeline::RunOptions options;
+    options.instance_id = arguments.instance_id;
+    if (!RunInForeground(pipeline, options, arguments.metrics_port, arguments.metrics_address, definition_changed)) {
       return;
     }
     if (change == pipeline::StreamCatalog::Change::kDeleted) {
@@ -171,6 +176,11 @@ void RegisterStreamCommand(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   run->add_option("--metrics-address", arguments->metrics_address, "Address the metrics endpoint listens on")
       ->capture_default_str();
+  run->add_flag("--workers-group", arguments->workers_group,
+                "Run as one member of the stream's workers group (Kafka consumer group sluice-<stream>): every "
+                "process started so shares the topic's partitions (docs/scale-out.md)");
+  run->add_option("--instance-id", arguments->instance_id,
+                  "This member's group.instance.id; a restart with the same id keeps its partitions");
   run->callback([arguments] { Run(*arguments); });
 }
 

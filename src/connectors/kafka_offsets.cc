@@ -1,4 +1,4 @@
-#include "kafka_offsets.h"
+#include "sluice/connectors/kafka_offsets.h"
 
 #include <simdjson.h>
 

@@ -283,6 +283,19 @@ struct TableWriter::State {
   // schema and metadata it writes under (and the removals of an overwrite).
   Status Prepare() {
     const SnapshotPtr& snapshot = txn->read_snapshot();
+    for (const auto& [app_id, expected] : options.expected_transactions) {
+      // Read through the transaction: a concurrent commit for the appId then conflicts.
+      const std::optional<int64_t> recorded = txn->TransactionVersion(app_id);
+      if (recorded != expected) {
+        auto text = [](const std::optional<int64_t>& version) {
+          return version ? std::to_string(*version) : std::string("none");
+        };
+        return Status::Error(errors::kDeltaConcurrentModification,
+                             fmt::format("ConcurrentTransaction: version {} of the table records progress {} for "
+                                         "application '{}', where this write expected {}",
+                                         txn->read_version(), text(recorded), app_id, text(expected)));
+      }
+    }
     skipped = AllTransactionsRecorded();
     if (skipped) return Status::OK();
     now = NowMs();

@@ -92,11 +92,11 @@ ColumnPtr Relaxed(const ColumnPtr& column) {
   return result;
 }
 
-std::string AppId(const std::string& stream_id, std::string_view topic, int32_t partition) {
+}  // namespace
+
+std::string IngestionAppId(const std::string& stream_id, std::string_view topic, int32_t partition) {
   return stream_id + "-" + std::string(topic) + "-" + std::to_string(partition);
 }
-
-}  // namespace
 
 Result<IngestionSpec> IngestionSpecOf(const PipelineSpec& pipeline, const StreamSpec& stream) {
   IngestionSpec spec;
@@ -356,7 +356,7 @@ Result<BatchPtr> IngestionSink::Prepare(const RecordBatch& batch, PartitionEnds*
 // the table's data files at once; the batch is committed once, with one txn per topic-partition.
 class IngestionSink::PieceWriter final : public engine::BatchWriter {
  public:
-  explicit PieceWriter(IngestionSink* sink) : sink_(sink) {}
+  PieceWriter(IngestionSink* sink, std::optional<OwnedPartitions> owned) : sink_(sink), owned_(std::move(owned)) {}
 
   Status Add(BatchPtr piece) override {
     SLUICE_ASSIGN_OR_RETURN(BatchPtr out, sink_->Prepare(*piece, &ends_));
@@ -368,6 +368,12 @@ class IngestionSink::PieceWriter final : public engine::BatchWriter {
       // A field it widens (int to long) widens its column (Delta's typeWidening).
       options.merge_schema = true;
       options.widen_types = true;
+      if (owned_) {
+        for (const auto& [place, version] : *owned_) {
+          options.expected_transactions.emplace_back(
+              IngestionAppId(sink_->spec_.stream_id, place.first, place.second), version);
+        }
+      }
       Result<std::unique_ptr<delta::TableWriter>> started =
           delta::TableWriter::Start(sink_->fs_, sink_->spec_.table_path, out->schema(), std::move(options));
       if (!started.ok()) return started.status().WithContext(sink_->description());
@@ -390,7 +396,7 @@ class IngestionSink::PieceWriter final : public engine::BatchWriter {
     std::vector<delta::SetTransaction> transactions;
     for (const auto& [place, last_offset] : ends_) {
       transactions.push_back(
-          delta::SetTransaction{AppId(sink_->spec_.stream_id, place.first, place.second), last_offset, std::nullopt});
+          delta::SetTransaction{IngestionAppId(sink_->spec_.stream_id, place.first, place.second), last_offset, std::nullopt});
     }
     Result<delta::WriteResult> committed = table_->Commit(std::move(transactions));
     if (!committed.ok()) return committed.status().WithContext(sink_->description());
@@ -399,6 +405,7 @@ class IngestionSink::PieceWriter final : public engine::BatchWriter {
 
  private:
   IngestionSink* sink_;
+  const std::optional<OwnedPartitions> owned_;
   std::unique_ptr<delta::TableWriter> table_;
   PartitionEnds ends_;
   std::optional<int64_t> written_min_us_;
@@ -413,7 +420,12 @@ Status IngestionSink::AddBatch(int64_t batch_id, const RecordBatch& batch) {
 
 Result<std::unique_ptr<engine::BatchWriter>> IngestionSink::BeginBatch(int64_t, TypePtr) {
   SLUICE_RETURN_IF_ERROR(BeginBatchStats());
-  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this));
+  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this, std::nullopt));
+}
+
+Result<std::unique_ptr<engine::BatchWriter>> IngestionSink::BeginOwnedBatch(OwnedPartitions owned) {
+  SLUICE_RETURN_IF_ERROR(BeginBatchStats());
+  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this, std::move(owned)));
 }
 
 Result<std::optional<std::string>> ResumeOffsets(std::shared_ptr<FileSystem> fs, const std::string& table_path,

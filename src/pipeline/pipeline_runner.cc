@@ -14,6 +14,7 @@
 #include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/checkpoint_owner.h"
 #include "sluice/pipeline/full_refresh.h"
+#include "sluice/pipeline/group_ingestion.h"
 #include "sluice/pipeline/ingestion_sink.h"
 #include "sluice/pipeline/stream_schema_history.h"
 
@@ -22,6 +23,7 @@ namespace sluice::pipeline {
 struct PipelineRun::Flow {
   const FlowSpec* spec = nullptr;
   std::unique_ptr<engine::StreamingQuery> query;
+  std::unique_ptr<GroupIngestion> group;  // instead of the query, for a stream in a workers group
   TransformingSink* sink = nullptr;  // owned by the query
   IngestionSink* ingestion = nullptr;  // the inner sink of a stream, owned by the query
   // Source options set by the run, over the file's: where a flow that started over reads from.
@@ -271,6 +273,9 @@ Status PipelineRun::OpenFlow(Flow* flow) {
 
   SLUICE_ASSIGN_OR_RETURN(auto source_options, spec_.ResolvedOptions(spec.source));
   for (const auto& [key, value] : flow->source_overrides) source_options[key] = value;
+  if (stream != nullptr && stream->workers_group) {
+    return OpenGroupStream(flow, *stream, std::move(source_options)).WithContext(context);
+  }
   std::string sink_format_name, sink_options_json = "{}";
   Result<std::unique_ptr<engine::Sink>> sink = Status::OK();
   if (stream != nullptr) {
@@ -378,6 +383,35 @@ Status PipelineRun::OpenFlow(Flow* flow) {
   return Status::OK();
 }
 
+Status PipelineRun::OpenGroupStream(Flow* flow, const StreamSpec& stream,
+                                    std::map<std::string, std::string> source_options) {
+  SLUICE_ASSIGN_OR_RETURN(IngestionSpec ingestion, IngestionSpecOf(spec_, stream));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<IngestionSink> sink, IngestionSink::Make(ingestion, options_.file_system));
+  flow->ingestion = sink.get();
+  flow->figures.sink = stream.table;
+  SLUICE_ASSIGN_OR_RETURN(engine::Trigger trigger, engine::ParseTrigger(stream.trigger, stream.trigger_interval));
+  GroupIngestionConfig config;
+  config.group_id = "sluice-" + stream.name;
+  config.instance_id = options_.instance_id;
+  config.trigger_interval = std::chrono::duration_cast<std::chrono::milliseconds>(trigger.interval);
+  config.on_progress = [this, flow](const engine::QueryProgress& progress) { OnProgress(flow, progress); };
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<GroupIngestion> group,
+                          GroupIngestion::Make(std::move(ingestion), std::move(source_options), std::move(sink),
+                                               options_.file_system, std::move(config)));
+  {
+    std::lock_guard lock(mutex_);
+    flow->group = std::move(group);
+    flow->figures.state = "RUNNING";
+    if (stop_requested_) flow->group->Stop();
+  }
+  Log("INFO", flow, "flow_progress",
+      "stream '" + stream.name + "' is RUNNING as a member of workers group sluice-" + stream.name +
+          (options_.instance_id.empty() ? "" : " (instance " + options_.instance_id + ")"),
+      "{\"flow_progress\":{\"status\":\"RUNNING\",\"workers_group\":" + JsonString("sluice-" + stream.name) +
+          "}}");
+  return Status::OK();
+}
+
 void PipelineRun::FailFlow(Flow* flow, const Status& status) {
   {
     std::lock_guard lock(mutex_);
@@ -398,7 +432,7 @@ void PipelineRun::RunFlow(Flow* flow) {
   bool open;
   {
     std::lock_guard lock(mutex_);
-    open = flow->query != nullptr;
+    open = flow->query != nullptr || flow->group != nullptr;
   }
   if (!open) {
     const auto poll = std::chrono::milliseconds(100);
@@ -415,7 +449,7 @@ void PipelineRun::RunFlow(Flow* flow) {
     if (Status opened = OpenFlow(flow); !opened.ok()) return FailFlow(flow, opened);
   }
   LogBackfill(flow);  // a merge that was due when the sink opened
-  Status status = flow->query->Run();
+  Status status = flow->group != nullptr ? flow->group->Run() : flow->query->Run();
   while (!status.ok() && status.error_class() == errors::kDeltaSourceDataDeleted && ResetsOnSourceReset(*flow->spec) &&
          !stop_requested_) {
     if (Status reset = StartOver(flow, status); !reset.ok()) return FailFlow(flow, reset);
@@ -568,8 +602,10 @@ void PipelineRun::LogBackfill(Flow* flow) {
 }
 
 void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) {
-  const int64_t output_rows = flow->sink->last_output_rows();
-  const std::vector<ExpectationCounts>& counts = flow->sink->last_counts();
+  // A stream in a workers group writes without a transforming sink.
+  const int64_t output_rows = flow->sink != nullptr ? flow->sink->last_output_rows() : progress.sink.num_output_rows;
+  static const std::vector<ExpectationCounts> kNoCounts;
+  const std::vector<ExpectationCounts>& counts = flow->sink != nullptr ? flow->sink->last_counts() : kNoCounts;
   {
     std::lock_guard lock(mutex_);
     FlowFigures& figures = flow->figures;
@@ -579,7 +615,7 @@ void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) 
     figures.last_batch_id = progress.batch_id;
     figures.last_batch_duration_ms = progress.duration_ms.trigger_execution;
     figures.input_rows_per_second = progress.input_rows_per_second;
-    if (std::optional<int64_t> newest = flow->sink->newest_event_micros()) {
+    if (std::optional<int64_t> newest = flow->sink != nullptr ? flow->sink->newest_event_micros() : std::nullopt) {
       figures.event_time_lag_seconds = static_cast<double>(options_.clock->NowMicros() - *newest) / 1e6;
     }
   }
@@ -672,6 +708,7 @@ void PipelineRun::Stop() {
   std::lock_guard lock(mutex_);
   for (auto& flow : flows_) {
     if (flow->query != nullptr) flow->query->Stop();
+    if (flow->group != nullptr) flow->group->Stop();
   }
 }
 

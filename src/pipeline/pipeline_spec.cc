@@ -266,7 +266,7 @@ StreamSpec ParseStream(Walker& walker, const YAML::Node& node, const std::string
   }
   walker.CheckKeys(node, place,
                    {"name", "source", "schema_config", "record_type_filter", "excluded_columns", "ingestion_config",
-                    "trigger"});
+                    "trigger", "scale"});
   stream.name = walker.Scalar(node, place, "name", true).value_or("");
   if (node["source"].IsDefined()) {
     stream.source = walker.ParseEndpoint(node["source"], Walker::Join(place, "source"));
@@ -314,6 +314,17 @@ StreamSpec ParseStream(Walker& walker, const YAML::Node& node, const std::string
     walker.Problem(Walker::Join(place, "ingestion_config"), "missing: {table: catalog.schema.table}");
   }
   ParseTriggerKeys(walker, node, place, &stream.trigger, &stream.trigger_interval);
+  if (YAML::Node scale = node["scale"]; scale.IsDefined() && !scale.IsNull()) {
+    const std::string at = Walker::Join(place, "scale");
+    if (!scale.IsMap()) {
+      walker.Problem(at, "expected {group: true}");
+    } else {
+      walker.CheckKeys(scale, at, {"group"});
+      std::optional<std::string> group = walker.Scalar(scale, at, "group", false);
+      if (group && *group != "true" && *group != "false") walker.Problem(Walker::Join(at, "group"), "expected true or false");
+      stream.workers_group = group == "true";
+    }
+  }
   return stream;
 }
 

@@ -188,7 +188,19 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
     } else {
       CheckEndpoint(spec, stream.source, false, registry, context + " source", &problems);
     }
-    problems.Add(engine::ParseTrigger(stream.trigger, stream.trigger_interval).status(), context + " trigger");
+    Result<engine::Trigger> trigger = engine::ParseTrigger(stream.trigger, stream.trigger_interval);
+    problems.Add(trigger.status(), context + " trigger");
+    if (stream.workers_group) {
+      if (trigger.ok() && trigger->kind != engine::Trigger::Kind::kProcessingTime) {
+        problems.Add(context + " runs in a workers group (scale: {group: true}), which runs until stopped: its "
+                               "trigger must be processing_time, not " +
+                     std::string(engine::TriggerName(trigger->kind)));
+      }
+      if (stream.source.options.contains("assign")) {
+        problems.Add(context + " runs in a workers group (scale: {group: true}), whose broker assigns the "
+                               "partitions: give `subscribe` or `subscribe_pattern`, not `assign`");
+      }
+    }
     Result<IngestionSpec> ingestion = IngestionSpecOf(spec, stream);
     problems.Add(ingestion.status(), context + " ingestion_config");
     if (ingestion.ok()) problems.Add(IngestionSink::Make(*ingestion, storage::DefaultFileSystem()).status(), context);

@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sluice/core/file_system.h"
@@ -44,6 +46,12 @@ struct WriteOptions {
   // appId already has a version >= the given one in the table, the write is skipped (the batch
   // was committed before): that is what makes replays of a streaming batch idempotent.
   std::vector<SetTransaction> transactions = {};
+  // The version each appId must have in the table for the write to commit (nullopt: none
+  // recorded), as a writer that owns an application's progress expects it (a member of a workers
+  // group, for its partitions): a table that says otherwise fails the write with
+  // DELTA_CONCURRENT_MODIFICATION (ConcurrentTransaction), and so does a concurrent commit that
+  // records progress for one of these appIds.
+  std::vector<std::pair<std::string, std::optional<int64_t>>> expected_transactions = {};
   // The commitInfo operation; WRITE by default, STREAMING UPDATE for streaming sinks.
   std::string operation = std::string(kOperationWrite);
   StringMap operation_parameters = {};

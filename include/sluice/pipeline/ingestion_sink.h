@@ -59,6 +59,9 @@ struct IngestionSpec {
   std::optional<BackfillSpec> backfill;
 };
 
+// The appId of a stream's progress in one topic-partition: `<stream id>-<topic>-<partition>`.
+std::string IngestionAppId(const std::string& stream_id, std::string_view topic, int32_t partition);
+
 // The ingestion of a stream of a pipeline (INVALID_PIPELINE when its table or backfill_source is
 // not catalog.schema.table, INVALID_OPTIONS for a backfill duration that does not parse).
 Result<IngestionSpec> IngestionSpecOf(const PipelineSpec& pipeline, const StreamSpec& stream);
@@ -89,6 +92,13 @@ class IngestionSink : public engine::Sink {
   // Decodes each piece of the batch as the source hands it over and writes it into the table's
   // data files at once; the batch is committed once.
   Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override;
+
+  // The last offset recorded in the table for each (topic, partition), nullopt for none.
+  using OwnedPartitions = std::map<std::pair<std::string, int32_t>, std::optional<int64_t>>;
+  // As BeginBatch, for a member of a workers group that owns `owned`: the batch commits only
+  // while the table still records what `owned` says for every partition (DELTA_CONCURRENT_
+  // MODIFICATION otherwise, or when another member records progress for one of them meanwhile).
+  Result<std::unique_ptr<engine::BatchWriter>> BeginOwnedBatch(OwnedPartitions owned);
 
   const IngestionStats& last_stats() const { return stats_; }
   // The rows the backfill merge inserted, once, after it ran (when the sink opened or after a

@@ -52,6 +52,10 @@ struct RunOptions {
   const engine::Registry* registry = &engine::Registry::Default();
   std::shared_ptr<FileSystem> file_system = storage::DefaultFileSystem();
   std::shared_ptr<Clock> clock = SystemClock();
+  // This process's group.instance.id in the workers groups of its streams (scale: {group: true}):
+  // a member restarted with the same id within the session timeout keeps its partitions. Empty:
+  // a dynamic member.
+  std::string instance_id;
 };
 
 // What a flow has done in this run.
@@ -112,6 +116,8 @@ class PipelineRun {
   Status StartFlow(const FlowSpec& spec);
   // Makes the flow's source, sink and query; the flow is then RUNNING.
   Status OpenFlow(Flow* flow);
+  // OpenFlow for a stream run by a workers group (group_ingestion.h).
+  Status OpenGroupStream(Flow* flow, const StreamSpec& stream, std::map<std::string, std::string> source_options);
   // The Delta table `spec` waits for, and why: a running feed's history table or the table of
   // another flow of this run while it does not exist yet, or, when both flows end by themselves
   // (available_now, once), the table of a writer that has not ended.

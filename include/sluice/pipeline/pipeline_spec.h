@@ -122,6 +122,9 @@ struct StreamSpec {
   std::string backfill_max_wait;
   std::string trigger = "processing_time";
   std::string trigger_interval;
+  // `scale: {group: true}`: run by a workers group, every process that runs it one member of the
+  // Kafka consumer group `sluice-<name>` (group_ingestion.h, docs/scale-out.md).
+  bool workers_group = false;
 };
 
 // A PostgreSQL change feed (docs/change-feed.md) run by `sluice run` beside the flows: every

@@ -1,0 +1,244 @@
+#include "sluice/pipeline/group_ingestion.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "sluice/connectors/kafka_group_consumer.h"
+#include "sluice/core/error_classes.h"
+#include "sluice/core/logging.h"
+#include "sluice/delta/snapshot.h"
+#include "sluice/engine/checkpoint.h"
+
+namespace sluice::pipeline {
+namespace {
+
+using Place = std::pair<std::string, int32_t>;
+
+// Records per piece handed to the sink: it writes one while the next is read.
+constexpr int64_t kPieceRows = 65536;
+// Most records in one batch unless max_offsets_per_trigger says otherwise.
+constexpr int64_t kDefaultMaxRecords = 1'000'000;
+// With no trigger interval, how long a batch waits for more records once some came.
+constexpr std::chrono::milliseconds kCatchUpWait{100};
+// How long an idle member waits in one poll (Stop() is seen between polls).
+constexpr std::chrono::milliseconds kIdleWait{500};
+
+// The delta property that would let txns, the members' only record of their positions, expire.
+constexpr std::string_view kTransactionRetention = "delta.setTransactionRetentionDuration";
+
+connectors::PartitionOffsets OffsetsOf(const std::map<Place, int64_t>& places) {
+  connectors::PartitionOffsets offsets;
+  for (const auto& [place, offset] : places) offsets[{place.first, place.second}] = offset;
+  return offsets;
+}
+
+// A concurrent modification is what another member's takeover of a partition looks like (and
+// what a concurrent schema change or table creation by another member looks like): the batch is
+// dropped and read again from the table's positions.
+bool IsTakeover(const Status& status) {
+  return status.error_class() == errors::kDeltaConcurrentModification ||
+         status.error_class() == errors::kDeltaTableAlreadyExists;
+}
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+GroupIngestion::GroupIngestion(IngestionSpec spec, std::map<std::string, std::string> source_options,
+                               std::unique_ptr<IngestionSink> sink, std::shared_ptr<FileSystem> fs,
+                               GroupIngestionConfig config)
+    : spec_(std::move(spec)),
+      source_options_(std::move(source_options)),
+      sink_(std::move(sink)),
+      fs_(std::move(fs)),
+      config_(std::move(config)),
+      run_id_(engine::NewUuid()) {}
+
+GroupIngestion::~GroupIngestion() = default;
+
+Result<std::unique_ptr<GroupIngestion>> GroupIngestion::Make(IngestionSpec spec,
+                                                             std::map<std::string, std::string> source_options,
+                                                             std::unique_ptr<IngestionSink> sink,
+                                                             std::shared_ptr<FileSystem> fs,
+                                                             GroupIngestionConfig config) {
+  if (config.group_id.empty()) return Status::Error(errors::kInvalidArgument, "a workers group needs a group id");
+  return std::unique_ptr<GroupIngestion>(new GroupIngestion(std::move(spec), std::move(source_options),
+                                                            std::move(sink), std::move(fs), std::move(config)));
+}
+
+Result<std::map<Place, int64_t>> GroupIngestion::TablePositions(const std::vector<Place>& partitions) {
+  std::map<Place, int64_t> positions;
+  delta::SnapshotPtr snapshot;
+  SLUICE_ASSIGN_OR_RETURN(bool exists, fs_->Exists(spec_.table_path + "/_delta_log"));
+  if (exists) {
+    Result<delta::SnapshotPtr> loaded = delta::Snapshot::Load(fs_, spec_.table_path);
+    if (loaded.ok()) {
+      snapshot = std::move(loaded).value();
+    } else if (loaded.status().error_class() != errors::kDeltaTableNotFound) {
+      return loaded.status();
+    }
+  }
+  if (snapshot != nullptr && snapshot->metadata().configuration.contains(std::string(kTransactionRetention))) {
+    return Status::Error(errors::kInvalidPipeline,
+                         "stream " + spec_.stream_id + ": its table " + spec_.table_path + " sets " +
+                             std::string(kTransactionRetention) +
+                             ", which may expire the txns that are a workers group's only record of what it wrote; "
+                             "unset it to run the stream in a workers group");
+  }
+  for (const Place& place : partitions) {
+    std::optional<int64_t> txn;
+    if (snapshot != nullptr) txn = snapshot->TransactionVersion(IngestionAppId(spec_.stream_id, place.first, place.second));
+    owned_[place] = Owned{txn, txn ? *txn + 1 : 0};
+    if (txn) positions[place] = *txn + 1;
+  }
+  return positions;
+}
+
+Status GroupIngestion::Resynchronize() {
+  std::vector<Place> places;
+  for (const auto& [place, owned] : owned_) places.push_back(place);
+  std::map<Place, int64_t> starts;
+  for (const auto& [place, owned] : owned_) starts[place] = owned.next;
+  using Positions = std::map<Place, int64_t>;
+  SLUICE_ASSIGN_OR_RETURN(Positions recorded, TablePositions(places));
+  // A partition the table has no txn for starts where it started when it was assigned.
+  for (const auto& [place, next] : starts) owned_[place].next = recorded.contains(place) ? recorded[place] : next;
+  std::map<Place, int64_t> seek;
+  for (const auto& [place, owned] : owned_) seek[place] = owned.next;
+  return consumer_->Seek(OffsetsOf(seek));
+}
+
+Status GroupIngestion::Run() {
+  connectors::GroupMembership membership{config_.group_id, config_.instance_id};
+  Result<std::unique_ptr<connectors::KafkaGroupConsumer>> consumer = connectors::KafkaGroupConsumer::Make(
+      source_options_, std::move(membership),
+      [this](const std::vector<connectors::TopicPartition>& assigned) -> Result<connectors::PartitionOffsets> {
+        std::vector<Place> places;
+        for (const auto& partition : assigned) places.emplace_back(partition.topic, partition.partition);
+        SLUICE_ASSIGN_OR_RETURN(auto positions, TablePositions(places));
+        return OffsetsOf(positions);
+      });
+  if (!consumer.ok()) return consumer.status().WithContext("stream " + spec_.stream_id);
+  consumer_ = std::move(consumer).value();
+  SLUICE_RETURN_IF_ERROR(sink_->Open(engine::SinkContext{}));
+  Status status = Status::OK();
+  while (!stop_ && status.ok()) status = RunBatch();
+  consumer_.reset();  // leaves the group: the partitions go to the other members now
+  return status.ok() ? status : status.WithContext("stream " + spec_.stream_id);
+}
+
+Status GroupIngestion::RunBatch() {
+  const auto started = std::chrono::steady_clock::now();
+  const int64_t started_micros = NowMicros();
+  int64_t max_records = kDefaultMaxRecords;
+  if (auto given = source_options_.find("max_offsets_per_trigger"); given != source_options_.end()) {
+    max_records = std::max<int64_t>(1, std::stoll(given->second));  // validated by the consumer
+  }
+  const bool timed = config_.trigger_interval.count() > 0;
+  const auto deadline = started + config_.trigger_interval;
+
+  std::unique_ptr<engine::BatchWriter> writer;
+  std::map<Place, int64_t> starts, lasts;
+  int64_t rows = 0;
+  auto drop = [&](const std::string& why) {
+    if (rows > 0) {
+      ++dropped_;
+      LogInfo("stream {}: batch of {} records dropped ({}); its partitions are read again from the table",
+              spec_.stream_id, rows, why);
+    }
+  };
+  while (!stop_ && rows < max_records) {
+    std::chrono::milliseconds wait = rows == 0 ? kIdleWait : kCatchUpWait;
+    if (timed) {
+      wait = std::max(std::chrono::milliseconds(0),
+                      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+    }
+    SLUICE_ASSIGN_OR_RETURN(connectors::GroupPoll polled,
+                            consumer_->Poll(std::min(kPieceRows, max_records - rows), wait));
+    for (const auto& [partition, offset] : polled.assigned) owned_[{partition.topic, partition.partition}].next = offset;
+    if (!polled.revoked.empty()) {
+      for (const auto& partition : polled.revoked) owned_.erase({partition.topic, partition.partition});
+      drop("partitions were revoked");
+      std::map<Place, int64_t> seek;
+      for (const auto& [place, owned] : owned_) seek[place] = owned.next;
+      return consumer_->Seek(OffsetsOf(seek));
+    }
+    if (polled.records != nullptr) {
+      const RecordBatch& records = *polled.records;
+      SLUICE_ASSIGN_OR_RETURN(ColumnPtr topics, records.ColumnAt("topic"));
+      SLUICE_ASSIGN_OR_RETURN(ColumnPtr partitions, records.ColumnAt("partition"));
+      SLUICE_ASSIGN_OR_RETURN(ColumnPtr offsets, records.ColumnAt("offset"));
+      for (int64_t row = 0; row < records.num_rows(); ++row) {
+        Place place{std::string(topics->View(row)), partitions->Value<int32_t>(row)};
+        const int64_t offset = offsets->Value<int64_t>(row);
+        starts.try_emplace(place, offset);
+        int64_t& last = lasts.try_emplace(place, offset).first->second;
+        last = std::max(last, offset);
+      }
+      Status added = Status::OK();
+      if (writer == nullptr) {
+        IngestionSink::OwnedPartitions expected;
+        for (const auto& [place, owned] : owned_) expected[place] = owned.txn;
+        Result<std::unique_ptr<engine::BatchWriter>> begun = sink_->BeginOwnedBatch(std::move(expected));
+        if (begun.ok()) writer = std::move(begun).value();
+        added = begun.status();
+      }
+      rows += records.num_rows();
+      if (added.ok()) added = writer->Add(polled.records);
+      if (!added.ok()) {
+        if (!IsTakeover(added)) return added;
+        drop(std::string(added.message()));
+        return Resynchronize();
+      }
+    } else if (rows > 0 && !timed) {
+      break;  // caught up
+    }
+    if (timed && std::chrono::steady_clock::now() >= deadline) break;
+  }
+  if (writer == nullptr) return Status::OK();
+  const auto commit_started = std::chrono::steady_clock::now();
+  if (Status committed = writer->Commit(); !committed.ok()) {
+    if (!IsTakeover(committed)) return committed;
+    drop(std::string(committed.message()));
+    return Resynchronize();
+  }
+  std::map<Place, int64_t> next;
+  for (const auto& [place, last] : lasts) {
+    owned_[place] = Owned{last, last + 1};
+    next[place] = last + 1;
+  }
+  consumer_->CommitOffsets(OffsetsOf(next));
+
+  const auto ended = std::chrono::steady_clock::now();
+  auto ms = [](auto duration) { return std::chrono::duration_cast<std::chrono::milliseconds>(duration).count(); };
+  engine::QueryProgress progress;
+  progress.id = config_.group_id;
+  progress.run_id = run_id_;
+  progress.name = spec_.stream_id;
+  progress.timestamp_micros = started_micros;
+  progress.batch_id = batch_id_++;
+  progress.num_input_rows = rows;
+  const double seconds = std::max(1e-6, std::chrono::duration<double>(ended - started).count());
+  progress.input_rows_per_second = progress.processed_rows_per_second = static_cast<double>(rows) / seconds;
+  progress.duration_ms.add_batch = ms(ended - commit_started);
+  progress.duration_ms.get_batch = ms(commit_started - started);
+  progress.duration_ms.trigger_execution = ms(ended - started);
+  engine::SourceProgress source;
+  source.description = consumer_->description();
+  source.start_offset = connectors::FormatPartitionOffsets(OffsetsOf(starts));
+  source.end_offset = connectors::FormatPartitionOffsets(OffsetsOf(next));
+  source.latest_offset = connectors::FormatPartitionOffsets(consumer_->LatestOffsets());
+  source.num_input_rows = rows;
+  source.input_rows_per_second = source.processed_rows_per_second = progress.input_rows_per_second;
+  progress.sources.push_back(std::move(source));
+  progress.sink.description = sink_->description();
+  progress.sink.num_output_rows = rows - sink_->last_stats().filtered_out;
+  if (config_.on_progress) config_.on_progress(progress);
+  return Status::OK();
+}
+
+}  // namespace sluice::pipeline
