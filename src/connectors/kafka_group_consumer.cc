@@ -16,6 +16,10 @@
 namespace sluice::connectors {
 namespace {
 
+// The first librdkafka release whose cooperative-sticky assignor survives a close before the first
+// assignment.
+constexpr int kCooperativeStickySafe = 0x020300ff;
+
 Status InvalidOptions(std::string message) {
   return Status::Error(errors::kInvalidOptions, "kafka source of a workers group: " + std::move(message));
 }
@@ -141,9 +145,15 @@ Result<std::unique_ptr<KafkaGroupConsumer>> KafkaGroupConsumer::Make(const std::
                                     // Members learn of every record only through their own reads.
                                     {"enable.partition.eof", "false", "", false}};
   if (!membership.instance_id.empty()) more.push_back({"group.instance.id", membership.instance_id, "", false});
-  // Cooperative rebalancing moves only the partitions that change owner; the others go on
-  // being read. The new consumer protocol assigns on the broker and takes no strategy.
-  if (!strategy_given && !new_protocol) more.push_back({"partition.assignment.strategy", "cooperative-sticky", "", false});
+  // Cooperative rebalancing moves only the partitions that change owner; the others go on being
+  // read. Before librdkafka 2.3.0 a cooperative-sticky member closed before its first assignment
+  // aborts the process (librdkafka issue 4312), so older clients rebalance eagerly: every member
+  // gives up everything at each rebalance, and its batch in progress is read again. The new
+  // consumer protocol assigns on the broker and takes no strategy.
+  if (!strategy_given && !new_protocol) {
+    more.push_back({"partition.assignment.strategy",
+                    rd_kafka_version() >= kCooperativeStickySafe ? "cooperative-sticky" : "roundrobin", "", false});
+  }
 
   auto state = std::make_unique<State>();
   state->config = config;
@@ -255,6 +265,8 @@ void KafkaGroupConsumer::CommitOffsets(const PartitionOffsets& next_offsets) {
     LogDebug("{}: offsets not committed to the group: {}", state_->membership.group_id, rd_kafka_err2str(err));
   }
 }
+
+bool KafkaGroupConsumer::AssignmentLost() const { return rd_kafka_assignment_lost(state_->client->get()) != 0; }
 
 const std::set<TopicPartition>& KafkaGroupConsumer::assignment() const { return state_->assignment; }
 

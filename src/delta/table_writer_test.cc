@@ -143,6 +143,59 @@ TEST_P(TableWriterTest, TransactionsKnownOnlyAtCommitSkipAWriteTheTableAlreadyRe
   EXPECT_EQ(Snapshot::Load(fs_, table_).value()->TransactionVersion("stream-t-1"), 9);
 }
 
+TEST_P(TableWriterTest, AWriterThatOwnsProgressCommitsOnlyWhileTheTableRecordsWhatItExpects) {
+  auto commit = [&](int64_t from, int64_t to, std::optional<int64_t> expected, int64_t version) {
+    WriteOptions options;
+    options.expected_transactions = {{"group-t-0", expected}};
+    auto writer = TableWriter::Start(fs_, table_, IdSchema(), options);
+    if (!writer.ok()) return writer.status();
+    if (Status written = (*writer)->Write(Rows(from, to)); !written.ok()) return written;
+    return (*writer)->Commit({SetTransaction{"group-t-0", version, std::nullopt}}).status();
+  };
+  // No table yet: nothing recorded, as expected.
+  ASSERT_TRUE(commit(0, 10, std::nullopt, 9).ok());
+  // Expecting none, or another version, is refused whether the table is ahead or behind.
+  for (std::optional<int64_t> stale : {std::optional<int64_t>(), std::optional<int64_t>(4), std::optional<int64_t>(12)}) {
+    Status refused = commit(10, 20, stale, 19);
+    EXPECT_EQ(refused.error_class(), errors::kDeltaConcurrentModification) << refused.ToString();
+    EXPECT_NE(refused.message().find("group-t-0"), std::string::npos) << refused.ToString();
+  }
+  ASSERT_TRUE(commit(10, 20, 9, 19).ok());
+  EXPECT_EQ(Ids(), Range(0, 20));
+
+  // Two writers that both found version 19: the second to commit loses, even though it appends
+  // only (the first recorded progress for the appId it expected unchanged).
+  WriteOptions options;
+  options.expected_transactions = {{"group-t-0", 19}};
+  auto first = TableWriter::Start(fs_, table_, IdSchema(), options);
+  auto second = TableWriter::Start(fs_, table_, IdSchema(), options);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_TRUE((*first)->Write(Rows(20, 25)).ok());
+  ASSERT_TRUE((*second)->Write(Rows(20, 25)).ok());
+  ASSERT_TRUE((*first)->Commit({SetTransaction{"group-t-0", 24, std::nullopt}}).ok());
+  auto lost = (*second)->Commit({SetTransaction{"group-t-0", 24, std::nullopt}});
+  EXPECT_EQ(lost.status().error_class(), errors::kDeltaConcurrentModification) << lost.status().ToString();
+  EXPECT_EQ(Ids(), Range(0, 25));
+
+  // A concurrent commit of another appId (another member's partition) does not stand in the way.
+  options.expected_transactions = {{"group-t-0", 24}};
+  auto mine = TableWriter::Start(fs_, table_, IdSchema(), options);
+  ASSERT_TRUE(mine.ok());
+  ASSERT_TRUE((*mine)->Write(Rows(25, 30)).ok());
+  WriteOptions other;
+  other.expected_transactions = {{"group-t-1", std::nullopt}};
+  auto theirs = TableWriter::Start(fs_, table_, IdSchema(), other);
+  ASSERT_TRUE(theirs.ok());
+  ASSERT_TRUE((*theirs)->Write(Rows(30, 35)).ok());
+  ASSERT_TRUE((*theirs)->Commit({SetTransaction{"group-t-1", 4, std::nullopt}}).ok());
+  auto committed = (*mine)->Commit({SetTransaction{"group-t-0", 29, std::nullopt}});
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_EQ(Ids(), Range(0, 35));
+  SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
+  EXPECT_EQ(snapshot->TransactionVersion("group-t-0"), 29);
+  EXPECT_EQ(snapshot->TransactionVersion("group-t-1"), 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, TableWriterTest, ::testing::ValuesIn(sluice::testing::kAllStores),
                          sluice::testing::StoreName);
 

@@ -200,6 +200,13 @@ Status GroupIngestion::RunBatch() {
     if (timed && std::chrono::steady_clock::now() >= deadline) break;
   }
   if (writer == nullptr) return Status::OK();
+  if (consumer_->AssignmentLost()) {
+    // A member paused past its session: the table would refuse the commit of a partition another
+    // member has written meanwhile, but not of one it has yet to write. Dropping it spares that
+    // member a batch it would have to read again.
+    drop("this member's session expired");
+    return Resynchronize();
+  }
   const auto commit_started = std::chrono::steady_clock::now();
   if (Status committed = writer->Commit(); !committed.ok()) {
     if (!IsTakeover(committed)) return committed;

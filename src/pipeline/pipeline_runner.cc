@@ -391,7 +391,7 @@ Status PipelineRun::OpenGroupStream(Flow* flow, const StreamSpec& stream,
   flow->figures.sink = stream.table;
   SLUICE_ASSIGN_OR_RETURN(engine::Trigger trigger, engine::ParseTrigger(stream.trigger, stream.trigger_interval));
   GroupIngestionConfig config;
-  config.group_id = "sluice-" + stream.name;
+  config.group_id = stream.WorkersGroupId();
   config.instance_id = options_.instance_id;
   config.trigger_interval = std::chrono::duration_cast<std::chrono::milliseconds>(trigger.interval);
   config.on_progress = [this, flow](const engine::QueryProgress& progress) { OnProgress(flow, progress); };
@@ -405,9 +405,9 @@ Status PipelineRun::OpenGroupStream(Flow* flow, const StreamSpec& stream,
     if (stop_requested_) flow->group->Stop();
   }
   Log("INFO", flow, "flow_progress",
-      "stream '" + stream.name + "' is RUNNING as a member of workers group sluice-" + stream.name +
+      "stream '" + stream.name + "' is RUNNING as a member of workers group " + stream.WorkersGroupId() +
           (options_.instance_id.empty() ? "" : " (instance " + options_.instance_id + ")"),
-      "{\"flow_progress\":{\"status\":\"RUNNING\",\"workers_group\":" + JsonString("sluice-" + stream.name) +
+      "{\"flow_progress\":{\"status\":\"RUNNING\",\"workers_group\":" + JsonString(stream.WorkersGroupId()) +
           "}}");
   return Status::OK();
 }

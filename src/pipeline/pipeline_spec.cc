@@ -319,10 +319,14 @@ StreamSpec ParseStream(Walker& walker, const YAML::Node& node, const std::string
     if (!scale.IsMap()) {
       walker.Problem(at, "expected {group: true}");
     } else {
-      walker.CheckKeys(scale, at, {"group"});
+      walker.CheckKeys(scale, at, {"group", "group_id"});
       std::optional<std::string> group = walker.Scalar(scale, at, "group", false);
       if (group && *group != "true" && *group != "false") walker.Problem(Walker::Join(at, "group"), "expected true or false");
       stream.workers_group = group == "true";
+      stream.workers_group_id = walker.Scalar(scale, at, "group_id", false).value_or("");
+      if (!stream.workers_group_id.empty() && !stream.workers_group) {
+        walker.Problem(Walker::Join(at, "group_id"), "names the consumer group of a workers group: give group: true too");
+      }
     }
   }
   return stream;

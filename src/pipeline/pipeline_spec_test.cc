@@ -366,6 +366,44 @@ flows:
   }
 }
 
+TEST(ValidatePipelineTest, AStreamInAWorkersGroupRunsUntilStoppedOnPartitionsTheBrokerAssigns) {
+  auto stream = [](const std::string& name, const std::string& options, const std::string& rest) {
+    return "  - name: main.raw." + name + "\n    source: {format: kafka, options: {bootstrap_servers: \"k:9092\", " +
+           options + "}}\n    ingestion_config: {table: main.raw." + name + "}\n" + rest;
+  };
+  const std::string yaml = "name: scaled\nstorage: /s\nwarehouse: /w\nstreams:\n" +
+                           stream("good", "subscribe: t", "    scale: {group: true, group_id: orders-prod}\n") +
+                           stream("plain", "subscribe: t", "    scale: {group: false}\n") +
+                           stream("ending", "subscribe: t", "    scale: {group: true}\n    trigger: available_now\n") +
+                           stream("assigned", "assign: '{\"t\":[0]}'", "    scale: {group: true}\n");
+  PipelineSpec spec = ParsePipelineSpec(yaml).value();
+  ASSERT_EQ(spec.streams.size(), 4u);
+  EXPECT_TRUE(spec.streams[0].workers_group);
+  EXPECT_EQ(spec.streams[0].WorkersGroupId(), "orders-prod");
+  EXPECT_FALSE(spec.streams[1].workers_group);
+  EXPECT_EQ(spec.streams[2].WorkersGroupId(), "sluice-main.raw.ending");
+  std::string text = Messages(ValidatePipeline(spec, connectors::AllFormatsRegistry()));
+  EXPECT_EQ(text.find("'main.raw.good'"), std::string::npos) << text;
+  EXPECT_EQ(text.find("'main.raw.plain'"), std::string::npos) << text;
+  EXPECT_NE(text.find("stream 'main.raw.ending' runs in a workers group (scale: {group: true}), which runs until "
+                      "stopped: its trigger must be processing_time, not available_now"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("stream 'main.raw.assigned' runs in a workers group"), std::string::npos) << text;
+
+  // Shapes that are not a workers group's.
+  for (const auto& [scale, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"scale: {group: yes please}", "scale.group: expected true or false"},
+           {"scale: {groups: true}", "groups"},
+           {"scale: true", "expected {group: true}"},
+           {"scale: {group_id: x}", "give group: true too"}}) {
+    Result<PipelineSpec> parsed =
+        ParsePipelineSpec("name: p\nstorage: /s\nwarehouse: /w\nstreams:\n" + stream("s", "subscribe: t", "    " + scale + "\n"));
+    ASSERT_FALSE(parsed.ok()) << scale;
+    EXPECT_NE(parsed.status().message().find(problem), std::string::npos) << scale << ": " << parsed.status().ToString();
+  }
+}
+
 // Bounds below zero and at zero, a literal secret in a sink's or a source's options, and an
 // expression too deep to evaluate are found by validate, each named, the secret never shown.
 TEST(ValidatePipelineTest, FindsBoundsSecretsAndTooDeepExpressionsBeforeReadingData) {

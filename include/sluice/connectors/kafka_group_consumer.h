@@ -1,8 +1,9 @@
 // KafkaGroupConsumer: one member of a Kafka consumer group reading the topics of a `kafka`
 // source's options, for a stream run by a workers group (docs/scale-out.md). The broker decides
-// who reads which partition (cooperative-sticky assignment unless
-// `kafka.partition.assignment.strategy` says otherwise; `kafka.group.protocol: consumer` selects
-// the new consumer protocol); the caller decides where each partition starts.
+// who reads which partition (cooperative-sticky assignment with librdkafka 2.3.0 and later,
+// roundrobin before, unless `kafka.partition.assignment.strategy` says otherwise;
+// `kafka.group.protocol: consumer` selects the new consumer protocol); the caller decides where
+// each partition starts.
 //
 // Positions: when partitions are assigned, `StartPositions` is asked for the next offset of each
 // (the one the caller's table records); a partition it leaves out starts at `starting_offsets`
@@ -75,6 +76,9 @@ class KafkaGroupConsumer {
   Status Seek(const PartitionOffsets& positions);
   // Records the next offsets in the group, asynchronously; failures are only logged.
   void CommitOffsets(const PartitionOffsets& next_offsets);
+  // Whether the client knows this member's session expired (its partitions went to others) before
+  // the rebalance that says so has come through Poll.
+  bool AssignmentLost() const;
   // The partitions this member owns now.
   const std::set<TopicPartition>& assignment() const;
   // The latest offset of each owned partition, as the client last heard it (no request).

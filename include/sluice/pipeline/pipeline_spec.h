@@ -122,9 +122,14 @@ struct StreamSpec {
   std::string backfill_max_wait;
   std::string trigger = "processing_time";
   std::string trigger_interval;
-  // `scale: {group: true}`: run by a workers group, every process that runs it one member of the
-  // Kafka consumer group `sluice-<name>` (group_ingestion.h, docs/scale-out.md).
+  // `scale: {group: true, group_id: ...}`: run by a workers group, every process that runs it one
+  // member of the Kafka consumer group `group_id` (default `sluice-<name>`; give another when two
+  // warehouses run a stream of one name against one cluster) (group_ingestion.h,
+  // docs/scale-out.md).
   bool workers_group = false;
+  std::string workers_group_id;
+  // The consumer group of a stream in a workers group.
+  std::string WorkersGroupId() const { return workers_group_id.empty() ? "sluice-" + name : workers_group_id; }
 };
 
 // A PostgreSQL change feed (docs/change-feed.md) run by `sluice run` beside the flows: every
