@@ -5,7 +5,8 @@
 #   bash bench/pg_batch_bench.sh [ROWS]        (default 500000; the reference figure is 5000000)
 #
 # The table: id bigint, name text, amount numeric(12,2), placed_at timestamptz, shipped boolean.
-# Read: `sluice copy` of the whole table into a Delta table of a fresh warehouse, next to
+# Read: `sluice copy` of the whole table into a Delta table of a fresh warehouse, over one
+# connection and split by block ranges over 2 and 4 (num_partitions), next to
 # `psql \copy (SELECT * FROM bench) TO /dev/null`. Write: `sluice copy` of that Delta table into a new
 # table (mode append: binary COPY), next to `psql \copy bench_in FROM file` of the same rows dumped
 # as text. Prints rows/s for each and the ratio sluice/psql (above 1: sluice is faster), with the
@@ -68,6 +69,14 @@ psql_read=$(elapsed "$start")
 start=$(now)
 "$sluice" copy --from postgresql:connection=bench,dbtable=bench --to main.bench.copy >/dev/null
 sluice_read=$(elapsed "$start")
+# The same read split by block ranges over 2 and 4 connections under one snapshot.
+declare -A sluice_parallel
+for connections in 2 4; do
+  start=$(now)
+  "$sluice" copy --from "postgresql:connection=bench,dbtable=bench,num_partitions=$connections" \
+    --to "main.bench.copy$connections" >/dev/null
+  sluice_parallel[$connections]=$(elapsed "$start")
+done
 
 sql "\\copy bench TO '$work/bench.txt'"
 start=$(now)
@@ -81,6 +90,11 @@ sluice_write=$(elapsed "$start")
 printf "%-34s %9s s %12s rows/s\n" "psql \\copy (query) TO /dev/null" "$psql_read" "$(rate "$psql_read")"
 printf "%-34s %9s s %12s rows/s   %sx psql\n" "sluice copy postgres -> delta" "$sluice_read" "$(rate "$sluice_read")" \
   "$(ratio "$sluice_read" "$psql_read")"
+for connections in 2 4; do
+  printf "%-34s %9s s %12s rows/s   %sx psql, %sx one connection\n" "sluice copy ... $connections connections" \
+    "${sluice_parallel[$connections]}" "$(rate "${sluice_parallel[$connections]}")" \
+    "$(ratio "${sluice_parallel[$connections]}" "$psql_read")" "$(ratio "${sluice_parallel[$connections]}" "$sluice_read")"
+done
 printf "%-34s %9s s %12s rows/s\n" "psql \\copy ... FROM file" "$psql_write" "$(rate "$psql_write")"
 printf "%-34s %9s s %12s rows/s   %sx psql\n" "sluice copy delta -> postgres" "$sluice_write" "$(rate "$sluice_write")" \
   "$(ratio "$sluice_write" "$psql_write")"

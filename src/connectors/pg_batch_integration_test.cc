@@ -200,6 +200,56 @@ TEST_F(PgBatchTest, PartitionedReadEqualsSingleReadUnderOneSnapshot) {
   EXPECT_EQ(Sorted(partitioned_rows), Sorted(single_rows));
 }
 
+TEST_F(PgBatchTest, ATableSplitByBlockRangesReadsEveryRowOnceUnderOneSnapshot) {
+  // Rows of several sizes over many blocks, with dead tuples in the middle ones.
+  Run("CREATE TABLE wide AS SELECT g AS id, repeat(md5(g::text), 1 + g % 7) AS v FROM generate_series(1, 20000) g");
+  Run("DELETE FROM wide WHERE id % 13 = 0");
+  auto single = ReadPostgres(Table("wide"));
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  const TextRows expected = Sorted(Format(*single));
+  ASSERT_EQ(expected.size(), 20000u - 20000u / 13);
+
+  for (int partitions : {2, 3, 4, 7}) {
+    PgBatchReadOptions options = Table("wide");
+    options.num_partitions = partitions;
+    options.batch_size = 1000;
+    auto reader = PgBatchReader::Open(options);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    const std::vector<std::string>& queries = (*reader)->partition_queries();
+    ASSERT_EQ(queries.size(), static_cast<size_t>(partitions));
+    EXPECT_NE(queries.front().find("WHERE ctid < '("), std::string::npos) << queries.front();
+    EXPECT_EQ(queries.back().find("ctid <"), std::string::npos) << "the last range is open: " << queries.back();
+    // Rows added while the ranges are read are not part of the read (one snapshot), even in new
+    // blocks past the last range's start.
+    std::vector<BatchPtr> parts;
+    bool inserted = false;
+    Status read = (*reader)->Read([&](BatchPtr batch) {
+      if (!inserted) {
+        Run("INSERT INTO wide SELECT g, 'late' FROM generate_series(30001, 32000) g");
+        inserted = true;
+      }
+      parts.push_back(std::move(batch));
+      return Status::OK();
+    });
+    ASSERT_TRUE(read.ok()) << read.ToString();
+    EXPECT_EQ(Sorted(Format(parts)), expected) << partitions << " ranges";
+    Run("DELETE FROM wide WHERE id > 30000");
+  }
+
+  // A table of one block is one range; a query is not split without a partition column.
+  Run("CREATE TABLE tiny AS SELECT 1 AS id");
+  PgBatchReadOptions tiny = Table("tiny");
+  tiny.num_partitions = 4;
+  auto reader = PgBatchReader::Open(tiny);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->partition_queries().size(), 1u);
+  PgBatchReadOptions query = Query("SELECT * FROM wide");
+  query.num_partitions = 4;
+  Status refused = PgBatchReader::Open(query).status();
+  EXPECT_EQ(refused.error_class(), "INVALID_OPTIONS");
+  EXPECT_NE(refused.message().find("block ranges"), std::string::npos) << refused.ToString();
+}
+
 TEST_F(PgBatchTest, RefusesBadReadOptions) {
   PgBatchReadOptions both = Query("SELECT 1");
   both.dbtable = "t";

@@ -13,6 +13,7 @@
 #include "sluice/connectors/pg_types.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/logging.h"
 
 namespace sluice::connectors {
 
@@ -60,9 +61,12 @@ Result<std::string> BaseQuery(const PgBatchReadOptions& options) {
 Result<std::vector<std::string>> PartitionQueries(const PgBatchReadOptions& options, const std::string& base) {
   bool any = options.partition_column || options.lower_bound || options.upper_bound;
   if (!any) {
-    if (options.num_partitions != 1) {
-      return InvalidOptions("`num_partitions` needs `partition_column`, `lower_bound` and `upper_bound`");
+    if (options.num_partitions < 1) return InvalidOptions("`num_partitions` must be at least 1");
+    if (options.num_partitions != 1 && !options.dbtable) {
+      return InvalidOptions("`num_partitions` with a `query` needs `partition_column`, `lower_bound` and "
+                            "`upper_bound` (a `dbtable` is split by block ranges without them)");
     }
+    // A dbtable's block ranges are known once connected (BlockRangeQueries).
     return std::vector<std::string>{base};
   }
   if (!options.partition_column || !options.lower_bound || !options.upper_bound) {
@@ -97,6 +101,44 @@ Result<std::vector<std::string>> PartitionQueries(const PgBatchReadOptions& opti
       queries.push_back(wrapped + " WHERE " + low);
     } else {
       queries.push_back(wrapped + " WHERE " + low + " AND " + high);
+    }
+  }
+  return queries;
+}
+
+// A whole table split into `partitions` ranges of its blocks (ctid ranges, read by a TID range
+// scan on PostgreSQL 14 and later): the table's size in blocks divided evenly, the last range open
+// so that blocks added since the size was read are read too. One query when the table is small or
+// the server older than 14 (where every range would scan the whole table).
+Result<std::vector<std::string>> BlockRangeQueries(PgConnection* conn, const std::string& table, const std::string& base,
+                                                   int partitions) {
+  // The name is quoted simple identifiers (ParseTableName), so it holds no quote of its own.
+  SLUICE_ASSIGN_OR_RETURN(PgRows rows,
+                          conn->Query("SELECT current_setting('server_version_num')::int, pg_relation_size('" + table +
+                                      "'::regclass) / current_setting('block_size')::int"));
+  if (rows.size() != 1 || !rows[0][0] || !rows[0][1]) {
+    return Status::Error(errors::kPgQueryFailed, "cannot read the size of " + table);
+  }
+  const int64_t version = std::stoll(*rows[0][0]);
+  const int64_t blocks = std::stoll(*rows[0][1]);
+  if (version < 140000) {
+    LogWarn("postgresql batch read: {} is read over one connection: splitting a table by block ranges needs "
+            "PostgreSQL 14 or later (the server is {})",
+            table, version);
+    return std::vector<std::string>{base};
+  }
+  const int64_t ranges = std::min<int64_t>(partitions, std::max<int64_t>(1, blocks));
+  if (ranges == 1) return std::vector<std::string>{base};
+  const int64_t stride = (blocks + ranges - 1) / ranges;
+  auto tid = [](int64_t block) { return "'(" + std::to_string(block) + ",0)'::tid"; };
+  std::vector<std::string> queries;
+  for (int64_t i = 0; i < ranges; ++i) {
+    if (i == 0) {
+      queries.push_back(base + " WHERE ctid < " + tid(stride));
+    } else if (i == ranges - 1) {
+      queries.push_back(base + " WHERE ctid >= " + tid(i * stride));
+    } else {
+      queries.push_back(base + " WHERE ctid >= " + tid(i * stride) + " AND ctid < " + tid((i + 1) * stride));
     }
   }
   return queries;
@@ -483,6 +525,11 @@ Result<std::unique_ptr<PgBatchReader>> PgBatchReader::Open(PgBatchReadOptions op
   SLUICE_ASSIGN_OR_RETURN(state->queries, PartitionQueries(options, base));
   state->options = std::move(options);
   SLUICE_ASSIGN_OR_RETURN(state->first, PgConnection::Connect(state->options.conninfo));
+  if (state->options.dbtable && !state->options.partition_column && state->options.num_partitions > 1) {
+    SLUICE_ASSIGN_OR_RETURN(TableName table, ParseTableName(*state->options.dbtable));
+    SLUICE_ASSIGN_OR_RETURN(state->queries, BlockRangeQueries(state->first.get(), table.Quoted(), base,
+                                                              state->options.num_partitions));
+  }
   SLUICE_RETURN_IF_ERROR(Describe(state->first.get(), state->queries[0], state.get()));
   return std::unique_ptr<PgBatchReader>(new PgBatchReader(std::move(state)));
 }

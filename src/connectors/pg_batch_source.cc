@@ -47,8 +47,9 @@ class PostgresBatchSource final : public engine::ReadOnceSource {
       read.upper_bound = options.GetInt64("upper_bound");
     }
     read.num_partitions = static_cast<int>(options.GetInt64("num_partitions"));
-    if (read.num_partitions > 1 && partition_options == 0) {
-      return InvalidOption("`num_partitions` above 1 needs `partition_column`, `lower_bound` and `upper_bound`");
+    if (read.num_partitions > 1 && partition_options == 0 && read.query) {
+      return InvalidOption("`num_partitions` above 1 with a `query` needs `partition_column`, `lower_bound` and "
+                           "`upper_bound` (a `dbtable` is split by block ranges without them)");
     }
     read.batch_size = options.GetInt64("batch_size");
     read.conninfo = PgConninfo(options, options.GetString("database"));

@@ -118,7 +118,7 @@ class Producer {
       connectors::KafkaTestMessage message;
       const int64_t n = produced_ + i;
       message.value = "{\"n\":" + std::to_string(n) + "}";
-      message.partition = static_cast<int32_t>(n % partitions_);
+      message.partition = static_cast<int32_t>(n % partitions_.load());
       batch.push_back(std::move(message));
     }
     Status status = connectors::ProduceMessages(bootstrap_, topic_, batch);
@@ -140,10 +140,12 @@ class Producer {
     if (thread_.joinable()) thread_.join();
   }
   int64_t produced() const { return produced_; }
+  // After partitions were added to the topic.
+  void set_partitions(int partitions) { partitions_ = partitions; }
 
  private:
   std::string bootstrap_, topic_;
-  int partitions_;
+  std::atomic<int> partitions_;
   std::atomic<int64_t> produced_{0};
   std::atomic<bool> running_{false};
   std::thread thread_;
@@ -292,6 +294,45 @@ TEST_F(GroupIngestionTest, ATableThatMayExpireItsTransactionsIsRefused) {
   EXPECT_EQ(member->status.error_class(), errors::kInvalidPipeline) << member->status.ToString();
   EXPECT_NE(member->status.message().find("setTransactionRetentionDuration"), std::string::npos);
   EXPECT_EQ(member->ingestion->batches_committed(), 0);
+}
+
+TEST_F(GroupIngestionTest, MembersRideOutABrokerRestartAndReadPartitionsAddedToTheirTopic) {
+  auto broker = sluice::testing::SharedKafkaBroker();
+  ASSERT_TRUE(broker.ok()) << broker.status().ToString();
+  auto topic = sluice::testing::CreateBrokerTopic(4);
+  ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+  testing::StoreRoot root(testing::Store::kLocal);
+  // Members learn of new partitions when they refresh the topic's metadata (every 5 minutes by
+  // default).
+  PipelineSpec spec =
+      ParsePipelineSpec(PipelineYaml(root, bootstrap_, *topic, ", kafka.topic.metadata.refresh.interval.ms: 1000"))
+          .value();
+  const std::string table = root.Join("warehouse/main/raw/events");
+  Producer producer(bootstrap_, *topic, 4);
+  producer.Produce(800);
+  auto a = StartMember(spec, "");
+  auto b = StartMember(spec, "");
+  ExpectExactlyOnce(AwaitRows(table, 800), 800);
+
+  Status restarted = (*broker)->Restart(std::chrono::seconds(2));
+  ASSERT_TRUE(restarted.ok()) << restarted.ToString();
+  producer.Produce(800);
+  ExpectExactlyOnce(AwaitRows(table, 1600), 1600);
+
+  Status grown = (*broker)->AddPartitions(*topic, 8);
+  ASSERT_TRUE(grown.ok()) << grown.ToString();
+  producer.set_partitions(8);
+  producer.Produce(800);
+  ExpectExactlyOnce(AwaitRows(table, 2400), 2400);
+  auto snapshot = delta::Snapshot::Load(storage::DefaultFileSystem(), table).value();
+  for (int partition = 4; partition < 8; ++partition) {
+    EXPECT_EQ(snapshot->TransactionVersion(IngestionAppId("main.raw.events", *topic, partition)), 99)
+        << "added partition " << partition;
+  }
+  a->Stop();
+  b->Stop();
+  EXPECT_TRUE(a->status.ok()) << a->status.ToString();
+  EXPECT_TRUE(b->status.ok()) << b->status.ToString();
 }
 
 // Members in child processes on one 12-partition topic with their table and checkpoints on S3,

@@ -362,6 +362,28 @@ Status KafkaBroker::Restart(std::chrono::milliseconds down_for) {
   return Launch();
 }
 
+Status KafkaBroker::AwaitTopicsResult(rd_kafka_queue_t* queue, const std::string& what,
+                                      TopicResults (*results_of)(const rd_kafka_event_t*, size_t*)) const {
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 60000);
+  Status result = Status::OK();
+  if (event == nullptr) {
+    result = Failure(what + " timed out");
+  } else if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    result = Failure(fmt::format("{}: {}", what, rd_kafka_event_error_string(event)));
+  } else {
+    size_t count = 0;
+    TopicResults results = results_of(event, &count);
+    for (size_t i = 0; i < count; ++i) {
+      if (rd_kafka_topic_result_error(results[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        result = Failure(fmt::format("{}: {}", what, rd_kafka_topic_result_error_string(results[i])));
+      }
+    }
+  }
+  if (event != nullptr) rd_kafka_event_destroy(event);
+  rd_kafka_queue_destroy(queue);
+  return result;
+}
+
 Status KafkaBroker::CreateTopic(const std::string& name, int partitions,
                                 const std::map<std::string, std::string>& configs) {
   SLUICE_ASSIGN_OR_RETURN(ClientPtr client, AdminClient(bootstrap_servers(Listener::kPlaintext)));
@@ -372,25 +394,24 @@ Status KafkaBroker::CreateTopic(const std::string& name, int partitions,
   rd_kafka_queue_t* queue = rd_kafka_queue_new(client.get());
   rd_kafka_CreateTopics(client.get(), &topic, 1, nullptr, queue);
   rd_kafka_NewTopic_destroy(topic);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 60000);
-  Status result = Status::OK();
-  if (event == nullptr) {
-    result = Failure("creating topic " + name + " timed out");
-  } else if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    result = Failure(fmt::format("creating topic {}: {}", name, rd_kafka_event_error_string(event)));
-  } else {
-    size_t count = 0;
-    const rd_kafka_topic_result_t** results =
-        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
-    for (size_t i = 0; i < count; ++i) {
-      if (rd_kafka_topic_result_error(results[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        result = Failure(fmt::format("creating topic {}: {}", name, rd_kafka_topic_result_error_string(results[i])));
-      }
-    }
-  }
-  if (event != nullptr) rd_kafka_event_destroy(event);
-  rd_kafka_queue_destroy(queue);
-  return result;
+  return AwaitTopicsResult(queue, "creating topic " + name, [](const rd_kafka_event_t* event, size_t* count) {
+    return rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(const_cast<rd_kafka_event_t*>(event)),
+                                               count);
+  });
+}
+
+Status KafkaBroker::AddPartitions(const std::string& name, int total) {
+  SLUICE_ASSIGN_OR_RETURN(ClientPtr client, AdminClient(bootstrap_servers(Listener::kPlaintext)));
+  char errstr[512];
+  rd_kafka_NewPartitions_t* partitions = rd_kafka_NewPartitions_new(name.c_str(), total, errstr, sizeof(errstr));
+  if (partitions == nullptr) return Failure(errstr);
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(client.get());
+  rd_kafka_CreatePartitions(client.get(), &partitions, 1, nullptr, queue);
+  rd_kafka_NewPartitions_destroy(partitions);
+  return AwaitTopicsResult(queue, "adding partitions to " + name, [](const rd_kafka_event_t* event, size_t* count) {
+    return rd_kafka_CreatePartitions_result_topics(
+        rd_kafka_event_CreatePartitions_result(const_cast<rd_kafka_event_t*>(event)), count);
+  });
 }
 
 Status KafkaBroker::Failure(const std::string& what) const {

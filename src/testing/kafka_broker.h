@@ -25,6 +25,7 @@
 // thread may call.
 #pragma once
 
+#include <librdkafka/rdkafka.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -87,6 +88,8 @@ class KafkaBroker {
   // Creates a topic with replication factor 1 and the given topic configurations
   // ("cleanup.policy" = "compact", ...).
   Status CreateTopic(const std::string& name, int partitions, const std::map<std::string, std::string>& configs = {});
+  // Grows topic `name` to `total` partitions.
+  Status AddPartitions(const std::string& name, int total);
   // Stops the broker (SIGTERM, then SIGKILL after 30 s) and starts it again on the same ports
   // with the same data; waits until it answers. `down_for` is the time it stays stopped. Call it on
   // a thread that lives as long as the broker should (the new process dies with it).
@@ -102,6 +105,11 @@ class KafkaBroker {
   Status WaitUntilAnswering();
   void Stop();
   Status Failure(const std::string& what) const;
+  using TopicResults = const rd_kafka_topic_result_t**;
+  // Waits for the answer of an admin request on `queue` (destroyed after) and checks every
+  // topic's result, which `results_of` takes out of the event.
+  Status AwaitTopicsResult(rd_kafka_queue_t* queue, const std::string& what,
+                           TopicResults (*results_of)(const rd_kafka_event_t*, size_t*)) const;
   std::vector<std::string> JavaCommand(const std::string& main_class) const;
 
   std::string directory_;

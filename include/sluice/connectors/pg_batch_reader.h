@@ -10,8 +10,10 @@
 // Parallel reads split the result on a numeric column as Spark's JDBC reader does:
 // `num_partitions` strides of (upper_bound - lower_bound) / num_partitions starting at
 // lower_bound; the first partition also holds everything below its stride and the nulls, the last
-// everything above. Each partition reads over its own connection under one snapshot exported by
-// the first, so the parts together are one consistent result.
+// everything above. A `dbtable` read with `num_partitions` and no partition column is split by
+// ranges of the table's blocks instead (ctid ranges, TID range scans on PostgreSQL 14 and later;
+// one partition on older servers). Each partition reads over its own connection under one
+// snapshot exported by the first, so the parts together are one consistent result.
 //
 // Errors: INVALID_OPTIONS (not exactly one of query and dbtable, bad partition options),
 // INVALID_ARGUMENT (a table or column name that is not a simple identifier),
@@ -38,7 +40,8 @@ struct PgBatchReadOptions {
   // Exactly one of the two.
   std::optional<std::string> query;
   std::optional<std::string> dbtable;  // `table` or `schema.table`
-  // Parallel reads: all of partition_column, lower_bound and upper_bound, or none.
+  // Parallel reads: all of partition_column, lower_bound and upper_bound, or none (a dbtable is
+  // then split by block ranges when num_partitions > 1).
   std::optional<std::string> partition_column;
   std::optional<int64_t> lower_bound;
   std::optional<int64_t> upper_bound;
