@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <chrono>
 #include <iostream>
 #include <random>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -342,6 +344,84 @@ flows:
   EXPECT_FALSE(Contains(events, "\"status\":\"FAILED\"")) << events;
 }
 
+// `sluice events` prints a pipeline's event log, filtered by flow, level and type, as text or JSON
+// lines, and follows it while runs append.
+TEST_F(CliTest, EventsPrintsTheLogFilteredAndFollowsIt) {
+  std::ofstream(dir_.Join("p.yaml")) << "name: logged\nstorage: " << dir_.Join("storage") << "\nwarehouse: "
+                                     << dir_.Join("w") << R"(
+sinks:
+  first: {format: delta, table: main.s.first}
+  second: {format: delta, table: main.s.second}
+flows:
+  - {name: good, source: {format: rate, options: {rowsPerSecond: 1000}}, sink: first}
+  - name: bad
+    source: {format: rate, options: {rowsPerSecond: 1000}}
+    expectations: [{name: negative, expect_or_fail: value < 0}]
+    sink: second
+)";
+  // The failing flow ends the run.
+  Ran failed = RunSluice(dir_.path(), {"run", "p.yaml"});
+  ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+
+  Ran all = RunSluice(dir_.path(), {"events", "p.yaml"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  for (std::string_view part : {"flow_definition", "[good] ", "[bad] ", "ERROR", "flow 'bad' is FAILED"}) {
+    EXPECT_TRUE(Contains(all.out, part)) << part << " in:\n" << all.out;
+  }
+  auto lines = [](const std::string& text) {
+    std::vector<std::string> result;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) result.push_back(line);
+    return result;
+  };
+  simdjson::dom::parser parser;
+  auto field = [&](const std::string& line, const char* key) {
+    simdjson::dom::element event;
+    EXPECT_EQ(parser.parse(line).get(event), simdjson::SUCCESS) << line;
+    std::string_view value;
+    if (std::string_view(key) == "flow") return std::string(event["origin"]["flow"].get(value) ? "" : value);
+    return std::string(event[key].get(value) ? "" : value);
+  };
+  Ran definitions = RunSluice(dir_.path(), {"events", "p.yaml", "--json", "--type", "flow_definition"});
+  ASSERT_EQ(definitions.exit_code, 0) << definitions.err;
+  std::set<std::string> defined;
+  for (const std::string& line : lines(definitions.out)) {
+    EXPECT_EQ(field(line, "event_type"), "flow_definition");
+    defined.insert(field(line, "flow"));
+  }
+  EXPECT_EQ(defined, (std::set<std::string>{"good", "bad"}));
+  Ran errors = RunSluice(dir_.path(), {"events", "p.yaml", "--json", "--level", "error"});
+  ASSERT_EQ(errors.exit_code, 0) << errors.err;
+  ASSERT_FALSE(lines(errors.out).empty());
+  for (const std::string& line : lines(errors.out)) EXPECT_EQ(field(line, "level"), "ERROR") << line;
+  Ran good = RunSluice(dir_.path(), {"events", "p.yaml", "--json", "--flow", "good"});
+  ASSERT_FALSE(lines(good.out).empty());
+  for (const std::string& line : lines(good.out)) EXPECT_EQ(field(line, "flow"), "good") << line;
+  EXPECT_EQ(lines(all.out).size(), lines(RunSluice(dir_.path(), {"events", "p.yaml", "--json"}).out).size());
+
+  // Wrong input is 2, a missing file 1.
+  EXPECT_EQ(RunSluice(dir_.path(), {"events", "p.yaml", "--level", "LOUD"}).exit_code, 2);
+  EXPECT_EQ(RunSluice(dir_.path(), {"events", "p.yaml", "--type", "gossip"}).exit_code, 2);
+  EXPECT_EQ(RunSluice(dir_.path(), {"events"}).exit_code, 2);
+  EXPECT_EQ(RunSluice(dir_.path(), {"events", "missing.yaml"}).exit_code, 1);
+
+  // Following: the events of a second run appear while it runs.
+  ChildProcess follow(dir_.path(), {SluiceBinary(), "events", "p.yaml", "--follow", "--type", "error"});
+  ASSERT_TRUE(follow.started());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const size_t before = lines(follow.out()).size();
+  EXPECT_EQ(before, lines(RunSluice(dir_.path(), {"events", "p.yaml", "--type", "error"}).out).size());
+  ASSERT_EQ(RunSluice(dir_.path(), {"run", "p.yaml"}).exit_code, 1);
+  std::string followed;
+  for (int i = 0; i < 50 && lines(followed).size() <= before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    followed = follow.out();
+  }
+  EXPECT_GT(lines(followed).size(), before) << followed;
+  follow.Signal(SIGINT);
+  EXPECT_EQ(follow.Wait(std::chrono::seconds(10)), 0) << follow.err();
+}
+
 // `sluice serve` runs the catalog's streams until SIGINT; `sluice status --warehouse` shows each.
 TEST_F(CliTest, ServeRunsTheCatalogsStreamsAndStatusShowsThem) {
   std::filesystem::create_directories(dir_.Join("kafka"));
@@ -382,6 +462,17 @@ TEST_F(CliTest, ServeRunsTheCatalogsStreamsAndStatusShowsThem) {
   EXPECT_TRUE(Contains(serve.out(), "stopped")) << serve.out();
   Ran after = RunSluice(dir_.path(), {"status", "--warehouse", dir_.Join("w")});
   EXPECT_TRUE(Contains(after.out, "STOPPED")) << after.out;
+  // The stream's events, through the catalog: all streams, or the one named.
+  for (std::vector<std::string> selection : {std::vector<std::string>{}, {"--stream", "main.raw.events"}}) {
+    std::vector<std::string> args = {"events", "--warehouse", dir_.Join("w"), "--type", "flow_progress"};
+    args.insert(args.end(), selection.begin(), selection.end());
+    Ran events = RunSluice(dir_.path(), args);
+    EXPECT_EQ(events.exit_code, 0) << events.err;
+    EXPECT_TRUE(Contains(events.out, "[main.raw.events] flow 'main.raw.events' is RUNNING")) << events.out;
+    EXPECT_TRUE(Contains(events.out, "is STOPPED")) << events.out;
+  }
+  EXPECT_EQ(RunSluice(dir_.path(), {"events", "--warehouse", dir_.Join("w"), "--stream", "main.raw.nothing"}).exit_code, 1);
+  EXPECT_EQ(RunSluice(dir_.path(), {"events", "--stream", "main.raw.events"}).exit_code, 2);
   kafka.Signal(SIGINT);
   EXPECT_EQ(kafka.Wait(std::chrono::seconds(30)), 0);
 }

@@ -57,6 +57,10 @@ void RegisterCopyCommand(CLI::App& app);
 // `sluice validate FILE` and `sluice status FILE`.
 void RegisterPipelineCommands(CLI::App& app);
 
+// `sluice events FILE | --warehouse DIR [--stream NAME] [--flow F] [--level L] [--type T] [--follow]
+// [--json]`: an event log, pretty-printed or as JSON lines.
+void RegisterEventsCommand(CLI::App& app);
+
 // `sluice stream create FILE|get NAME|list|delete NAME|run NAME [--warehouse DIR]`: the streams
 // of a warehouse's catalog (docs/streams.md).
 void RegisterStreamCommand(CLI::App& app);
@@ -81,5 +85,9 @@ engine::Registry& CommandRegistry();
 // loaded. With `shape`, the parse keeps going (pipeline::ParsePipelineSpecKeepingGoing): the
 // problems of shape go to `*shape` and the parts that parsed are returned.
 Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path, Status* shape = nullptr);
+
+// The event log of the pipeline `spec` parsed from `file`: under its storage, which a pipeline run
+// by Python takes relative to the file's directory.
+std::string PipelineEventLogPath(const pipeline::PipelineSpec& spec, const std::string& file);
 
 }  // namespace sluice::cli

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterConnectionCommand(app);
   sluice::cli::RegisterCopyCommand(app);
   sluice::cli::RegisterPipelineCommands(app);
+  sluice::cli::RegisterEventsCommand(app);
   sluice::cli::RegisterStreamCommand(app);
   sluice::cli::RegisterServeCommand(app);
   try {

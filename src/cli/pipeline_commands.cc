@@ -272,18 +272,25 @@ void ServeStatus(const std::string& warehouse) {
   }
 }
 
+}  // namespace
+
+std::string PipelineEventLogPath(const pipeline::PipelineSpec& spec, const std::string& file) {
+  std::string storage = spec.storage;
+  // As the Python runner takes it: relative to the pipeline file's directory (a URI as it is).
+  if (RunsInPython(spec) && !storage::IsObjectStoreUri(storage)) {
+    storage = (std::filesystem::absolute(file).parent_path() / storage).lexically_normal().string();
+  }
+  return pipeline::EventLog::PathFor(storage);
+}
+
+namespace {
+
 void Status_(const std::string& file) {
   Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file);
   if (!spec.ok()) Fail(spec.status(), 1);
   const bool python = RunsInPython(*spec);
-  if (python) {
-    // As the Python runner takes them: relative to the pipeline file's directory (a URI as it is).
-    if (!storage::IsObjectStoreUri(spec->storage)) {
-      std::filesystem::path base = std::filesystem::absolute(file).parent_path();
-      spec->storage = (base / spec->storage).lexically_normal().string();
-    }
-  }
-  Result<std::vector<std::string>> lines = pipeline::EventLog::ReadLines(pipeline::EventLog::PathFor(spec->storage));
+  const std::string events = PipelineEventLogPath(*spec, file);
+  Result<std::vector<std::string>> lines = pipeline::EventLog::ReadLines(events);
   if (!lines.ok()) Fail(lines.status(), 1);
   struct Last {
     std::string state = "NEVER RUN", at, batch = "-", rows_in = "-", rows_out = "-", error;
@@ -316,8 +323,7 @@ void Status_(const std::string& file) {
       entry.rows_out = std::to_string(rows_out);
     }
   }
-  std::printf("pipeline '%s' (events in %s)\n", spec->name.c_str(),
-              pipeline::EventLog::PathFor(spec->storage).c_str());
+  std::printf("pipeline '%s' (events in %s)\n", spec->name.c_str(), events.c_str());
   std::printf("%-24s %-10s %10s %12s %12s  %s\n", "flow", "state", "last batch", "batch in", "batch out", "at");
   std::vector<std::string> flows;
   for (const pipeline::FlowSpec& flow : spec->flows) flows.push_back(flow.name);
