@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <random>
 #include <set>
 #include <filesystem>
@@ -420,6 +421,76 @@ flows:
   EXPECT_GT(lines(followed).size(), before) << followed;
   follow.Signal(SIGINT);
   EXPECT_EQ(follow.Wait(std::chrono::seconds(10)), 0) << follow.err();
+}
+
+// `sluice status --json` and `sluice validate --json` give scripts what the text shows: every flow
+// and stream with its last state, the problems with their error classes.
+TEST_F(CliTest, StatusAndValidateSpeakJson) {
+  std::ofstream(dir_.Join("p.yaml")) << "name: scripted\nstorage: " << dir_.Join("storage") << "\nwarehouse: "
+                                     << dir_.Join("w") << R"(
+sinks:
+  first: {format: delta, table: main.s.first}
+  second: {format: delta, table: main.s.second}
+flows:
+  - {name: good, source: {format: rate, options: {rowsPerSecond: 1000}}, sink: first}
+  - name: bad
+    source: {format: rate, options: {rowsPerSecond: 1000}}
+    expectations: [{name: negative, expect_or_fail: value < 0}]
+    sink: second
+streams:
+  - name: main.raw.idle
+    source: {format: kafka, options: {bootstrap_servers: "127.0.0.1:1", subscribe: t}}
+    ingestion_config: {table: main.raw.idle}
+)";
+  Ran valid = RunSluice(dir_.path(), {"validate", "p.yaml", "--json"});
+  ASSERT_EQ(valid.exit_code, 0) << valid.err;
+  // One parser per document: a parser's elements last until it parses the next.
+  simdjson::dom::parser validated, statused, refused;
+  simdjson::dom::element result;
+  ASSERT_EQ(validated.parse(simdjson::padded_string(valid.out)).get(result), simdjson::SUCCESS) << valid.out;
+  EXPECT_TRUE(result["valid"].get_bool().value());
+  EXPECT_EQ(result["flows"].get_int64().value(), 2);
+  EXPECT_EQ(result["streams"].get_int64().value(), 1);
+
+  ASSERT_EQ(RunSluice(dir_.path(), {"run", "p.yaml", "--flow", "good", "--flow", "bad"}).exit_code, 1);
+  Ran status = RunSluice(dir_.path(), {"status", "p.yaml", "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  ASSERT_EQ(statused.parse(simdjson::padded_string(status.out)).get(result), simdjson::SUCCESS) << status.out;
+  std::map<std::string, simdjson::dom::element> rows;
+  // Bound first: a range-for over a temporary result's value() would outlive it.
+  simdjson::dom::array flows = result["flows"].get_array().value();
+  for (simdjson::dom::element row : flows) {
+    rows[std::string(row["name"].get_string().value())] = row;
+  }
+  ASSERT_EQ(rows.size(), 3u) << status.out;
+  EXPECT_EQ(rows["good"]["kind"].get_string().value(), "flow");
+  EXPECT_EQ(rows["bad"]["state"].get_string().value(), "FAILED");
+  EXPECT_NE(rows["bad"]["error"].get_string().value().find("negative"), std::string_view::npos) << status.out;
+  EXPECT_EQ(rows["main.raw.idle"]["kind"].get_string().value(), "stream");
+  EXPECT_EQ(rows["main.raw.idle"]["state"].get_string().value(), "NEVER RUN");
+  EXPECT_TRUE(rows["main.raw.idle"]["last_batch"].is_null());
+  Ran text = RunSluice(dir_.path(), {"status", "p.yaml"});
+  EXPECT_TRUE(Contains(text.out, "main.raw.idle")) << text.out;
+
+  std::ofstream(dir_.Join("broken.yaml")) << "name: broken\nstorage: " << dir_.Join("storage2") << "\nwarehouse: "
+                                          << dir_.Join("w") << R"(
+sinks:
+  lake: {format: delta, table: main.s.t}
+flows:
+  - {name: a, source: {format: rate, options: {rowsPerSecond: 0}}, sink: lake}
+  - {name: b, source: {format: rate}, sink: nowhere}
+)";
+  Ran broken = RunSluice(dir_.path(), {"validate", "broken.yaml", "--json"});
+  EXPECT_EQ(broken.exit_code, 1);
+  ASSERT_EQ(refused.parse(simdjson::padded_string(broken.out)).get(result), simdjson::SUCCESS) << broken.out;
+  EXPECT_FALSE(result["valid"].get_bool().value());
+  std::vector<std::string> classes;
+  simdjson::dom::array problems = result["problems"].get_array().value();
+  for (simdjson::dom::element problem : problems) {
+    classes.emplace_back(problem["error_class"].get_string().value());
+  }
+  EXPECT_EQ(classes.size(), 2u) << broken.out;
+  EXPECT_EQ(RunSluice(dir_.path(), {"status", "--warehouse", dir_.Join("w"), "--json"}).exit_code, 2);
 }
 
 // `sluice serve` runs the catalog's streams until SIGINT; `sluice status --warehouse` shows each.

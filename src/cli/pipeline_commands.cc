@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/warehouse.h"
+#include "sluice/core/json_text.h"
 #include "sluice/engine/plugin.h"
 #include "cli/termination_signals.h"
 #include "sluice/connectors/register_formats.h"
@@ -218,13 +219,32 @@ void Run(const RunArguments& arguments) {
   RunInForeground(*spec, options, arguments.metrics_port, arguments.metrics_address);
 }
 
-void Validate(const std::string& file) {
+void Validate(const std::string& file, bool json) {
   // Problems of shape and the problems of what parsed cleanly, listed together.
   Status shape;
   Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file, &shape);
   if (!spec.ok()) Fail(spec.status(), 1);
-  if (shape.ok() && RunsInPython(*spec)) HandToPython({"validate", file});
+  if (shape.ok() && RunsInPython(*spec)) {
+    if (json) {
+      Fail(Status::Error(errors::kInvalidArgument, "--json is not available for pipelines with Python libraries"), 2);
+    }
+    HandToPython({"validate", file});
+  }
   std::vector<Status> problems = pipeline::ValidatePipeline(*spec, CommandRegistry());
+  if (json) {
+    if (!shape.ok()) problems.insert(problems.begin(), shape.WithContext(file));
+    std::string list = "[";
+    for (const Status& problem : problems) {
+      list += (list.size() > 1 ? "," : "") + std::string("{\"error_class\":") + JsonString(problem.error_class()) +
+              ",\"message\":" + JsonString(problem.message()) + "}";
+    }
+    std::printf("{\"file\":%s,\"pipeline\":%s,\"valid\":%s,\"flows\":%zu,\"sinks\":%zu,\"streams\":%zu,"
+                "\"change_feeds\":%zu,\"problems\":%s]}\n",
+                JsonString(file).c_str(), JsonString(spec->name).c_str(), problems.empty() ? "true" : "false",
+                spec->flows.size(), spec->sinks.size(), spec->streams.size(), spec->change_feeds.size(), list.c_str());
+    if (!problems.empty()) throw CLI::RuntimeError(1);
+    return;
+  }
   if (!shape.ok()) {
     std::fprintf(stderr, "%s\n", shape.WithContext(file).ToString().c_str());
     if (problems.empty()) throw CLI::RuntimeError(1);
@@ -285,7 +305,7 @@ std::string PipelineEventLogPath(const pipeline::PipelineSpec& spec, const std::
 
 namespace {
 
-void Status_(const std::string& file) {
+void Status_(const std::string& file, bool as_json) {
   Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file);
   if (!spec.ok()) Fail(spec.status(), 1);
   const bool python = RunsInPython(*spec);
@@ -323,38 +343,76 @@ void Status_(const std::string& file) {
       entry.rows_out = std::to_string(rows_out);
     }
   }
-  std::printf("pipeline '%s' (events in %s)\n", spec->name.c_str(), events.c_str());
-  std::printf("%-24s %-10s %10s %12s %12s  %s\n", "flow", "state", "last batch", "batch in", "batch out", "at");
-  std::vector<std::string> flows;
-  for (const pipeline::FlowSpec& flow : spec->flows) flows.push_back(flow.name);
+  // Flows, then streams, then the flows only the runs' events name (declared by Python libraries).
+  std::vector<std::pair<std::string, std::string>> rows;  // (kind, name)
+  for (const pipeline::FlowSpec& flow : spec->flows) rows.emplace_back("flow", flow.name);
+  for (const pipeline::StreamSpec& stream : spec->streams) rows.emplace_back("stream", stream.name);
   if (python) {
-    // The flows the pipeline's Python libraries declare are known from the runs' events.
     for (const std::string& flow : logged_flows) {
       bool feed = std::any_of(spec->change_feeds.begin(), spec->change_feeds.end(),
                               [&](const pipeline::ChangeFeedSpec& f) { return f.name == flow; });
-      bool stream = std::any_of(spec->streams.begin(), spec->streams.end(),
-                                [&](const pipeline::StreamSpec& s) { return s.name == flow; });
-      if (!feed && !stream && std::find(flows.begin(), flows.end(), flow) == flows.end()) flows.push_back(flow);
+      bool known = std::any_of(rows.begin(), rows.end(), [&](const auto& row) { return row.second == flow; });
+      if (!feed && !known) rows.emplace_back("flow", flow);
     }
   }
-  for (const std::string& flow : flows) {
-    const Last& entry = last[flow];
-    std::printf("%-24s %-10s %10s %12s %12s  %s\n", flow.c_str(), entry.state.c_str(), entry.batch.c_str(),
-                entry.rows_in.c_str(), entry.rows_out.c_str(), entry.at.c_str());
+  std::string json = "{\"pipeline\":" + JsonString(spec->name) + ",\"events\":" + JsonString(events) + ",\"flows\":[";
+  if (!as_json) {
+    std::printf("pipeline '%s' (events in %s)\n", spec->name.c_str(), events.c_str());
+    std::printf("%-24s %-7s %-10s %10s %12s %12s  %s\n", "flow", "kind", "state", "last batch", "batch in",
+                "batch out", "at");
+  }
+  for (const auto& [kind, name] : rows) {
+    const Last& entry = last[name];
+    if (as_json) {
+      auto number = [](const std::string& text) { return text == "-" ? std::string("null") : text; };
+      json += std::string(json.back() == '[' ? "" : ",") + "{\"name\":" + JsonString(name) + ",\"kind\":" +
+              JsonString(kind) + ",\"state\":" + JsonString(entry.state) + ",\"last_batch\":" + number(entry.batch) +
+              ",\"batch_input_rows\":" + number(entry.rows_in) + ",\"batch_output_rows\":" + number(entry.rows_out) +
+              ",\"at\":" + (entry.at.empty() ? "null" : JsonString(entry.at)) +
+              ",\"error\":" + (entry.error.empty() ? "null" : JsonString(entry.error)) + "}";
+      continue;
+    }
+    std::printf("%-24s %-7s %-10s %10s %12s %12s  %s\n", name.c_str(), kind.c_str(), entry.state.c_str(),
+                entry.batch.c_str(), entry.rows_in.c_str(), entry.rows_out.c_str(), entry.at.c_str());
     if (!entry.error.empty()) std::printf("  error: %s\n", entry.error.c_str());
   }
+  json += "],\"change_feeds\":[";
   for (const pipeline::ChangeFeedSpec& feed : spec->change_feeds) {
     const Last& entry = last[feed.name];
+    Result<connectors::ChangeFeedConfig> config = spec->ChangeFeedConfigOf(feed);
+    Result<std::string> feed_status = config.ok() ? connectors::ChangeFeedStatus(*config) : Result<std::string>(config.status());
+    Result<pipeline::ChangeFeedStatusView> view = feed_status.ok() ? pipeline::ParseChangeFeedStatus(*feed_status)
+                                                                   : Result<pipeline::ChangeFeedStatusView>(feed_status.status());
+    if (as_json) {
+      json += std::string(json.back() == '[' ? "" : ",") + "{\"name\":" + JsonString(feed.name) + ",\"state\":" +
+              JsonString(entry.state) + ",\"at\":" + (entry.at.empty() ? "null" : JsonString(entry.at)) +
+              ",\"error\":" + (entry.error.empty() ? "null" : JsonString(entry.error));
+      if (view.ok()) {
+        json += ",\"slot\":" + JsonString(view->slot_name) + ",\"confirmed_lsn\":" +
+                JsonString(pipeline::FormatLsn(view->confirmed_lsn)) + ",\"slot_lag_bytes\":" +
+                std::to_string(view->slot_lag_bytes) + ",\"slot_lag_seconds\":" + fmt::format("{:.1f}", view->slot_lag_seconds) +
+                ",\"tables\":[";
+        for (const pipeline::ChangeFeedTableStatus& table : view->tables) {
+          json += std::string(json.back() == '[' ? "" : ",") + "{\"source\":" + JsonString(table.source) +
+                  ",\"history\":" + JsonString(table.history) + ",\"status\":" + JsonString(table.status) +
+                  ",\"rows\":" + std::to_string(table.rows) + ",\"committed_lsn\":" +
+                  JsonString(pipeline::FormatLsn(table.committed_lsn)) + ",\"replica_identity_full\":" +
+                  (table.replica_identity_full ? "true" : "false") + ",\"reason\":" +
+                  (table.reason.empty() ? "null" : JsonString(table.reason)) + "}";
+        }
+        json += "]";
+      } else if (!config.ok()) {
+        json += ",\"config_error\":" + JsonString(config.status().ToString());
+      }
+      json += "}";
+      continue;
+    }
     std::printf("change feed %s: %s  %s\n", feed.name.c_str(), entry.state.c_str(), entry.at.c_str());
     if (!entry.error.empty()) std::printf("  error: %s\n", entry.error.c_str());
-    Result<connectors::ChangeFeedConfig> config = spec->ChangeFeedConfigOf(feed);
     if (!config.ok()) {
       std::printf("  %s\n", config.status().ToString().c_str());
       continue;
     }
-    Result<std::string> json = connectors::ChangeFeedStatus(*config);
-    Result<pipeline::ChangeFeedStatusView> view =
-        json.ok() ? pipeline::ParseChangeFeedStatus(*json) : Result<pipeline::ChangeFeedStatusView>(json.status());
     if (!view.ok()) continue;
     std::printf("  slot %s, confirmed LSN %s, slot lag %lld bytes (%.1fs)\n", view->slot_name.c_str(),
                 pipeline::FormatLsn(view->confirmed_lsn).c_str(), static_cast<long long>(view->slot_lag_bytes),
@@ -367,6 +425,7 @@ void Status_(const std::string& file) {
       if (!table.reason.empty()) std::printf("    %s\n", table.reason.c_str());
     }
   }
+  if (as_json) std::printf("%s]}\n", json.c_str());
 }
 
 }  // namespace
@@ -392,23 +451,28 @@ void RegisterPipelineCommands(CLI::App& app) {
   run_command->callback([run] { Run(*run); });
 
   auto validate_file = std::make_shared<std::string>();
+  auto validate_json = std::make_shared<bool>(false);
   CLI::App* validate = app.add_subcommand(
       "validate", "Check a pipeline file without touching data: options, expressions, sinks and the flow graph");
   validate->add_option("file", *validate_file, "Pipeline file (YAML)")->required();
-  validate->callback([validate_file] { Validate(*validate_file); });
+  validate->add_flag("--json", *validate_json, "The result as one JSON object (problems with their error classes)");
+  validate->callback([validate_file, validate_json] { Validate(*validate_file, *validate_json); });
 
   auto status_file = std::make_shared<std::string>();
   auto status_warehouse = std::make_shared<std::string>();
   CLI::App* status = app.add_subcommand(
       "status", "The last state and batch of each flow and each change feed's tables, or (--warehouse) the state of "
                 "each stream `sluice serve` runs");
+  auto status_json = std::make_shared<bool>(false);
   CLI::Option* file = status->add_option("file", *status_file, "Pipeline file (YAML)");
   CLI::Option* warehouse = status->add_option("--warehouse", *status_warehouse, "Warehouse served by `sluice serve`");
+  CLI::Option* json = status->add_flag("--json", *status_json, "A pipeline's status as one JSON object");
   file->excludes(warehouse);
-  status->callback([status_file, status_warehouse] {
+  json->excludes(warehouse);
+  status->callback([status_file, status_warehouse, status_json] {
     if (!status_warehouse->empty()) return ServeStatus(*status_warehouse);
     if (status_file->empty()) Fail(Status::Error(errors::kInvalidArgument, "give a pipeline file or --warehouse"), 2);
-    Status_(*status_file);
+    Status_(*status_file, *status_json);
   });
 }
 
