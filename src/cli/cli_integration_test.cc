@@ -472,6 +472,29 @@ streams:
   Ran text = RunSluice(dir_.path(), {"status", "p.yaml"});
   EXPECT_TRUE(Contains(text.out, "main.raw.idle")) << text.out;
 
+  // The table the run wrote, described and its history, as JSON.
+  const std::string table = dir_.Join("w/main/s/first");
+  Ran history = RunSluice(dir_.path(), {"delta", "history", table, "--json"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  simdjson::dom::parser versions;
+  int64_t newest = -1;
+  std::istringstream history_lines(history.out);
+  for (std::string line; std::getline(history_lines, line);) {
+    simdjson::dom::element version;
+    ASSERT_EQ(versions.parse(simdjson::padded_string(line)).get(version), simdjson::SUCCESS) << line;
+    if (newest < 0) newest = version["version"].get_int64().value();
+    EXPECT_FALSE(version["operation"].get_string().value().empty()) << line;
+    EXPECT_TRUE(version["operationMetrics"].is_object()) << line;
+  }
+  EXPECT_GE(newest, 0) << history.out;
+  Ran described = RunSluice(dir_.path(), {"delta", "describe", table, "--json"});
+  ASSERT_EQ(described.exit_code, 0) << described.err;
+  simdjson::dom::parser describing;
+  ASSERT_EQ(describing.parse(simdjson::padded_string(described.out)).get(result), simdjson::SUCCESS) << described.out;
+  EXPECT_EQ(result["version"].get_int64().value(), newest);
+  EXPECT_EQ(result["schema"]["type"].get_string().value(), "struct");
+  EXPECT_GE(result["numFiles"].get_int64().value(), 1);
+
   std::ofstream(dir_.Join("broken.yaml")) << "name: broken\nstorage: " << dir_.Join("storage2") << "\nwarehouse: "
                                           << dir_.Join("w") << R"(
 sinks:
@@ -491,6 +514,58 @@ flows:
   }
   EXPECT_EQ(classes.size(), 2u) << broken.out;
   EXPECT_EQ(RunSluice(dir_.path(), {"status", "--warehouse", dir_.Join("w"), "--json"}).exit_code, 2);
+}
+
+// The catalog's listings as JSON: connections (secrets only as their references) and streams.
+TEST_F(CliTest, CatalogListingsSpeakJson) {
+  const std::string warehouse = dir_.Join("w");
+  ASSERT_EQ(RunSluice(dir_.path(), {"connection", "create", "--warehouse", warehouse, "shop", "--type", "postgresql",
+                                    "-o", "host=db.internal", "-o", "password=${env:SHOP_PASSWORD}"})
+                .exit_code,
+            0);
+  ASSERT_EQ(RunSluice(dir_.path(), {"connection", "create", "--warehouse", warehouse, "bus", "--type", "kafka", "-o",
+                                    "bootstrap_servers=k:9092"})
+                .exit_code,
+            0);
+  Ran listed = RunSluice(dir_.path(), {"connection", "list", "--warehouse", warehouse, "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  simdjson::dom::parser connections, described_parser, streams, got_parser;
+  simdjson::dom::element result;
+  ASSERT_EQ(connections.parse(simdjson::padded_string(listed.out)).get(result), simdjson::SUCCESS) << listed.out;
+  std::map<std::string, std::string> targets;
+  simdjson::dom::array list = result["connections"].get_array().value();
+  for (simdjson::dom::element connection : list) {
+    targets[std::string(connection["name"].get_string().value())] = connection["target"].get_string().value();
+  }
+  EXPECT_EQ(targets, (std::map<std::string, std::string>{{"bus", "k:9092"}, {"shop", "db.internal:5432/postgres"}}));
+  Ran described = RunSluice(dir_.path(), {"connection", "describe", "--warehouse", warehouse, "shop", "--json"});
+  ASSERT_EQ(described.exit_code, 0) << described.err;
+  ASSERT_EQ(described_parser.parse(simdjson::padded_string(described.out)).get(result), simdjson::SUCCESS);
+  EXPECT_EQ(result["options"]["host"].get_string().value(), "db.internal");
+  EXPECT_EQ(result["secrets"]["password"].get_string().value(), "${env:SHOP_PASSWORD}");
+  EXPECT_TRUE(result["options"]["password"].error() == simdjson::NO_SUCH_FIELD) << described.out;
+
+  for (const char* name : {"main.raw.a", "main.raw.b"}) {
+    std::ofstream(dir_.Join("s.yaml")) << "name: " << name
+                                       << "\nsource: {format: kafka, options: {connection: bus, subscribe: orders}}\n"
+                                          "ingestion_config: {table: "
+                                       << name << "}\nscale: {group: true}\n";
+    Ran created = RunSluice(dir_.path(), {"stream", "create", "--warehouse", warehouse, "s.yaml"});
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+  }
+  Ran page = RunSluice(dir_.path(), {"stream", "list", "--warehouse", warehouse, "--json", "--max-results", "1"});
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  ASSERT_EQ(streams.parse(simdjson::padded_string(page.out)).get(result), simdjson::SUCCESS) << page.out;
+  simdjson::dom::array first_page = result["streams"].get_array().value();
+  ASSERT_EQ(first_page.size(), 1u);
+  EXPECT_EQ(first_page.at(0)["name"].get_string().value(), "main.raw.a");
+  EXPECT_EQ(first_page.at(0)["workers_group"].get_string().value(), "sluice-main.raw.a");
+  EXPECT_EQ(result["next_page_token"].get_string().value(), "main.raw.a");
+  Ran got = RunSluice(dir_.path(), {"stream", "get", "--warehouse", warehouse, "main.raw.b", "--json"});
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  ASSERT_EQ(got_parser.parse(simdjson::padded_string(got.out)).get(result), simdjson::SUCCESS) << got.out;
+  EXPECT_EQ(result["subscribe"].get_string().value(), "orders");
+  EXPECT_NE(result["definition"].get_string().value().find("scale: {group: true}"), std::string_view::npos);
 }
 
 // `sluice serve` runs the catalog's streams until SIGINT; `sluice status --warehouse` shows each.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "sluice/core/json_text.h"
 #include "cli/warehouse.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/catalog.h"
@@ -20,6 +21,7 @@ struct ConnectionOptions {
   std::string name;
   std::string type;
   std::vector<std::string> fields;  // key=value
+  bool json = false;
 };
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
@@ -49,7 +51,7 @@ Status RunCreate(const ConnectionOptions& options) {
 Status RunList(const ConnectionOptions& options) {
   std::vector<Status> unreadable;
   SLUICE_ASSIGN_OR_RETURN(std::vector<pipeline::Connection> connections, CatalogOf(options).List(&unreadable));
-  std::string out = "name\ttype\ttarget\n";
+  std::string out = options.json ? "{\"connections\":[" : "name\ttype\ttarget\n";
   for (const pipeline::Connection& connection : connections) {
     auto field = [&](const char* key, const char* fallback) {
       auto it = connection.options.find(key);
@@ -58,9 +60,14 @@ Status RunList(const ConnectionOptions& options) {
     std::string target = connection.type == "kafka"
                              ? field("bootstrap_servers", "")
                              : field("host", "127.0.0.1") + ":" + field("port", "5432") + "/" + field("database", "postgres");
-    out += connection.name + "\t" + connection.type + "\t" + target + "\n";
+    if (options.json) {
+      out += std::string(out.back() == '[' ? "" : ",") + "{\"name\":" + JsonString(connection.name) + ",\"type\":" +
+             JsonString(connection.type) + ",\"target\":" + JsonString(target) + "}";
+    } else {
+      out += connection.name + "\t" + connection.type + "\t" + target + "\n";
+    }
   }
-  Print(out);
+  Print(options.json ? out + "]}\n" : out);
   if (unreadable.empty()) return Status::OK();
   for (size_t i = 1; i < unreadable.size(); ++i) std::fprintf(stderr, "%s\n", unreadable[i].ToString().c_str());
   return unreadable[0];
@@ -68,7 +75,7 @@ Status RunList(const ConnectionOptions& options) {
 
 Status RunDescribe(const ConnectionOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(pipeline::Connection connection, CatalogOf(options).Get(options.name));
-  Print(pipeline::Describe(connection));
+  Print(options.json ? pipeline::DescribeJson(connection) + "\n" : pipeline::Describe(connection));
   return Status::OK();
 }
 
@@ -106,10 +113,11 @@ void RegisterConnectionCommand(CLI::App& app) {
   create->add_option("-o,--option", options->fields,
                      "A field as key=value, repeated: host, port, database, user, password=${env:NAME}, ...");
 
-  AddCommand(connection, "list", "List the connections", RunList, options);
-  AddCommand(connection, "describe", "Show a connection, secrets redacted", RunDescribe, options)
-      ->add_option("NAME", options->name, "Connection name")
-      ->required();
+  AddCommand(connection, "list", "List the connections", RunList, options)
+      ->add_flag("--json", options->json, "One JSON object: {connections: [{name, type, target}]}");
+  CLI::App* describe = AddCommand(connection, "describe", "Show a connection, secrets redacted", RunDescribe, options);
+  describe->add_option("NAME", options->name, "Connection name")->required();
+  describe->add_flag("--json", options->json, "One JSON object: {name, type, options, secrets (their references)}");
   AddCommand(connection, "delete", "Delete a connection", RunDelete, options)
       ->add_option("NAME", options->name, "Connection name")
       ->required();

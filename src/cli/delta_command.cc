@@ -16,6 +16,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/json_text.h"
 #include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
 #include "sluice/delta/maintenance.h"
@@ -35,9 +36,16 @@ struct DeltaOptions {
   std::vector<std::string> columns;
   std::string where;
   std::string format = "table";
+  bool json = false;  // history: one JSON object per version; describe: one object
 };
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+std::string MapJson(const delta::StringMap& map) {
+  std::string out = "{";
+  for (const auto& [key, value] : map) out += (out.size() > 1 ? "," : "") + JsonString(key) + ":" + JsonString(value);
+  return out + "}";
+}
 
 std::string MapText(const delta::StringMap& map) {
   std::string out = "{";
@@ -58,7 +66,7 @@ Status RunHistory(const DeltaOptions& options) {
   // A hole after the latest checkpoint is DELTA_LOG_CORRUPT, found by loading the snapshot; older
   // commits are history only as far back as they are contiguous.
   SLUICE_RETURN_IF_ERROR(delta::Snapshot::Load(fs, options.table).status());
-  std::string out = "version\ttimestamp\toperation\tparameters\tmetrics\tengine\n";
+  std::string out = options.json ? "" : "version\ttimestamp\toperation\tparameters\tmetrics\tengine\n";
   int64_t printed = 0;
   for (auto it = listing.commit_versions.rbegin(); it != listing.commit_versions.rend(); ++it) {
     if (options.limit >= 0 && printed++ >= options.limit) break;
@@ -69,7 +77,7 @@ Status RunHistory(const DeltaOptions& options) {
       if ((info = std::get_if<delta::CommitInfo>(&action)) != nullptr) break;
     }
     if (info == nullptr) {
-      out += fmt::format("{}\t\t\t\t\t\n", *it);
+      out += options.json ? fmt::format("{{\"version\":{}}}\n", *it) : fmt::format("{}\t\t\t\t\t\n", *it);
       continue;
     }
     std::string timestamp;
@@ -77,6 +85,16 @@ Status RunHistory(const DeltaOptions& options) {
       Int64Builder builder(DataType::Timestamp());
       builder.Append(*info->timestamp * 1000);
       timestamp = FormatValue(*builder.Finish(), 0);
+    }
+    if (options.json) {
+      // Spark's DESCRIBE HISTORY columns.
+      out += fmt::format("{{\"version\":{},\"timestamp\":{},\"operation\":{},\"operationParameters\":{},"
+                         "\"operationMetrics\":{},\"engineInfo\":{}}}\n",
+                         *it, info->timestamp ? JsonString(timestamp) : "null", JsonString(info->operation),
+                         MapJson(info->operation_parameters),
+                         MapJson(info->operation_metrics.value_or(delta::StringMap{})),
+                         info->engine_info ? JsonString(*info->engine_info) : "null");
+      continue;
     }
     out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", *it, timestamp, info->operation, MapText(info->operation_parameters),
                        MapText(info->operation_metrics.value_or(delta::StringMap{})), info->engine_info.value_or(""));
@@ -95,6 +113,28 @@ Status RunDescribe(const DeltaOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, Load(options));
   const delta::Protocol& protocol = snapshot->protocol();
   const delta::Metadata& metadata = snapshot->metadata();
+  if (options.json) {
+    auto list = [](const std::vector<std::string>& names) {
+      std::string out = "[";
+      for (const std::string& name : names) out += (out.size() > 1 ? "," : "") + JsonString(name);
+      return out + "]";
+    };
+    auto features = [&](const std::optional<std::vector<std::string>>& names) {
+      return names ? list(*names) : std::string("null");
+    };
+    Print(fmt::format("{{\"table\":{},\"version\":{},\"id\":{},\"name\":{},\"description\":{},"
+                      "\"protocol\":{{\"minReaderVersion\":{},\"minWriterVersion\":{},\"readerFeatures\":{},"
+                      "\"writerFeatures\":{}}},\"partitionColumns\":{},\"properties\":{},\"numFiles\":{},"
+                      "\"sizeInBytes\":{},\"schema\":{}}}\n",
+                      JsonString(snapshot->table_path()), snapshot->version(), JsonString(metadata.id),
+                      metadata.name ? JsonString(*metadata.name) : "null",
+                      metadata.description ? JsonString(*metadata.description) : "null", protocol.min_reader_version,
+                      protocol.min_writer_version, features(protocol.reader_features),
+                      features(protocol.writer_features), list(metadata.partition_columns),
+                      MapJson(metadata.configuration), snapshot->files().size(), snapshot->total_size_bytes(),
+                      snapshot->schema()->ToJson()));
+    return Status::OK();
+  }
   std::string out = fmt::format("table: {}\nversion: {}\nid: {}\n", snapshot->table_path(), snapshot->version(), metadata.id);
   if (metadata.name) out += fmt::format("name: {}\n", *metadata.name);
   if (metadata.description) out += fmt::format("description: {}\n", *metadata.description);
@@ -277,6 +317,11 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
         ->add_option("--limit", options->limit,
                      prints == Prints::kRows ? "Print at most this many rows" : "Print at most this many versions")
         ->capture_default_str();
+  }
+  if (prints != Prints::kRows) {
+    command->add_flag("--json", options->json,
+                      prints == Prints::kVersions ? "One JSON object per version (Spark's DESCRIBE HISTORY columns)"
+                                                  : "One JSON object");
   }
   if (prints == Prints::kRows) {
     command->add_option("--columns", options->columns, "Columns to print, in this order")->delimiter(',');

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "sluice/core/json_text.h"
 #include "cli/warehouse.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/stream_catalog.h"
@@ -25,6 +26,7 @@ struct StreamArguments {
   std::string metrics_address = "127.0.0.1";
   bool workers_group = false;
   std::string instance_id;
+  bool json = false;
 };
 
 pipeline::StreamCatalog CatalogOf(const StreamArguments& arguments) {
@@ -57,9 +59,26 @@ void Update(const StreamArguments& arguments) {
               stream->name.c_str(), stream->name.c_str());
 }
 
+// A stream as JSON: {name, table, source_format, subscribe (null when a pattern or assign),
+// workers_group, definition (the YAML as created, with every schema), when `with_definition`}.
+std::string StreamJson(const pipeline::StoredStream& stream, bool with_definition) {
+  const pipeline::StreamSpec& spec = stream.spec;
+  auto subscribe = spec.source.options.find("subscribe");
+  std::string json = "{\"name\":" + JsonString(spec.name) + ",\"table\":" + JsonString(spec.table) +
+                     ",\"source_format\":" + JsonString(spec.source.format) + ",\"subscribe\":" +
+                     (subscribe == spec.source.options.end() ? "null" : JsonString(subscribe->second)) +
+                     ",\"workers_group\":" + (spec.workers_group ? JsonString(spec.WorkersGroupId()) : "null");
+  if (with_definition) json += ",\"definition\":" + JsonString(stream.definition);
+  return json + "}";
+}
+
 void Get(const StreamArguments& arguments) {
   Result<pipeline::StoredStream> stream = CatalogOf(arguments).Get(arguments.name);
   if (!stream.ok()) Fail(stream.status());
+  if (arguments.json) {
+    std::printf("%s\n", StreamJson(*stream, true).c_str());
+    return;
+  }
   std::printf("%s", stream->definition.c_str());
   if (!stream->definition.ends_with("\n")) std::printf("\n");
 }
@@ -68,6 +87,16 @@ void List(const StreamArguments& arguments) {
   Result<std::vector<pipeline::StoredStream>> streams = CatalogOf(arguments).List(arguments.max_results,
                                                                                   arguments.page_token);
   if (!streams.ok()) Fail(streams.status());
+  const bool more = streams->size() == arguments.max_results;
+  if (arguments.json) {
+    std::string list;
+    for (const pipeline::StoredStream& stream : *streams) {
+      list += (list.empty() ? "" : ",") + StreamJson(stream, arguments.include_schemas);
+    }
+    std::printf("{\"streams\":[%s],\"next_page_token\":%s}\n", list.c_str(),
+                more ? JsonString(streams->back().spec.name).c_str() : "null");
+    return;
+  }
   for (const pipeline::StoredStream& stream : *streams) {
     std::printf("%s -> %s (%s)\n", stream.spec.name.c_str(), stream.spec.table.c_str(),
                 stream.spec.source.options.count("subscribe") ? stream.spec.source.options.at("subscribe").c_str()
@@ -89,7 +118,7 @@ void List(const StreamArguments& arguments) {
       }
     }
   }
-  if (streams->size() == arguments.max_results) {
+  if (more) {
     std::printf("(more: --page-token %s)\n", streams->back().spec.name.c_str());
   }
 }
@@ -158,12 +187,15 @@ void RegisterStreamCommand(CLI::App& app) {
 
   CLI::App* get = Subcommand(stream, "get", "Print a stream's definition", arguments);
   get->add_option("name", arguments->name, "catalog.schema.stream")->required();
+  get->add_flag("--json", arguments->json, "One JSON object: name, table, source, workers group and the definition");
   get->callback([arguments] { Get(*arguments); });
 
   CLI::App* list = Subcommand(stream, "list", "The streams of the catalog, by name", arguments);
   list->add_flag("--include-schemas", arguments->include_schemas, "Print each stream's key and value schemas");
   list->add_option("--max-results", arguments->max_results, "Most streams per page")->check(CLI::Range(1, 10000));
   list->add_option("--page-token", arguments->page_token, "List the streams after this name");
+  list->add_flag("--json", arguments->json,
+                 "One JSON object: {streams: [...], next_page_token} (definitions with --include-schemas)");
   list->callback([arguments] { List(*arguments); });
 
   CLI::App* remove = Subcommand(stream, "delete", "Delete a stream, its checkpoint and its ingestion table", arguments);

@@ -223,6 +223,16 @@ std::string Describe(const Connection& connection) {
   return out;
 }
 
+std::string DescribeJson(const Connection& connection) {
+  std::string options, secrets;
+  for (const auto& [field, value] : connection.options) {
+    std::string& into = IsSecretField(field) ? secrets : options;
+    into += (into.empty() ? "" : ",") + JsonString(field) + ":" + JsonString(value);
+  }
+  return "{\"name\":" + JsonString(connection.name) + ",\"type\":" + JsonString(connection.type) + ",\"options\":{" +
+         options + "},\"secrets\":{" + secrets + "}}";
+}
+
 Result<std::map<std::string, std::string>> ExpandConnection(const std::map<std::string, std::string>& options,
                                                             const Catalog& catalog, std::string_view format) {
   return ExpandConnection(options, [&catalog](std::string_view name) { return catalog.Get(name); }, format);

@@ -79,6 +79,9 @@ Result<Connection> ValidateConnection(const Connection& connection);
 // Multi-line `field: value` text of a connection, with every secret field shown as `*****` followed
 // by the reference it is resolved from.
 std::string Describe(const Connection& connection);
+// The same as one JSON object: {"name", "type", "options": {field: value}, "secrets": {field:
+// reference}}; a secret's value is never in a connection, only the reference it is resolved from.
+std::string DescribeJson(const Connection& connection);
 
 // A format's options with the connection they name merged in: when `options` has a `connection`
 // key (any case), the named connection's fields are added under their canonical names, unless the
