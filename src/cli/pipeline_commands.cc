@@ -261,7 +261,7 @@ void Validate(const std::string& file, bool json) {
 
 // The last state and the last batch of each flow, from the event log.
 // The states `sluice serve` last wrote for the warehouse's streams.
-void ServeStatus(const std::string& warehouse) {
+void ServeStatus(const std::string& warehouse, bool as_json) {
   const std::string path = pipeline::CatalogServer::StatusPath(AbsolutePath(warehouse));
   Result<std::string> text = storage::DefaultFileSystem()->ReadFile(path);
   if (!text.ok()) {
@@ -274,6 +274,11 @@ void ServeStatus(const std::string& warehouse) {
   simdjson::dom::array served;
   if (parser.parse(simdjson::padded_string(*text))["served"].get(served) != simdjson::SUCCESS) {
     Fail(Status::Error(errors::kInvalidArgument, path + " is not a status file of `sluice serve`"), 1);
+  }
+  if (as_json) {
+    // The file `sluice serve` keeps is already the JSON object: {"served": [{kind, name, state, restarts, last_error}]}.
+    std::printf("%s%s", text->c_str(), text->ends_with("\n") ? "" : "\n");
+    return;
   }
   std::printf("%-12s %-40s %-11s %8s  %s\n", "kind", "name", "state", "restarts", "last error");
   for (simdjson::dom::element stream : served) {
@@ -466,11 +471,10 @@ void RegisterPipelineCommands(CLI::App& app) {
   auto status_json = std::make_shared<bool>(false);
   CLI::Option* file = status->add_option("file", *status_file, "Pipeline file (YAML)");
   CLI::Option* warehouse = status->add_option("--warehouse", *status_warehouse, "Warehouse served by `sluice serve`");
-  CLI::Option* json = status->add_flag("--json", *status_json, "A pipeline's status as one JSON object");
+  status->add_flag("--json", *status_json, "The status as one JSON object");
   file->excludes(warehouse);
-  json->excludes(warehouse);
   status->callback([status_file, status_warehouse, status_json] {
-    if (!status_warehouse->empty()) return ServeStatus(*status_warehouse);
+    if (!status_warehouse->empty()) return ServeStatus(*status_warehouse, *status_json);
     if (status_file->empty()) Fail(Status::Error(errors::kInvalidArgument, "give a pipeline file or --warehouse"), 2);
     Status_(*status_file, *status_json);
   });
