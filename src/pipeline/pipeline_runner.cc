@@ -602,8 +602,10 @@ void PipelineRun::LogBackfill(Flow* flow) {
 }
 
 void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) {
-  // A stream in a workers group writes without a transforming sink.
-  const int64_t output_rows = flow->sink != nullptr ? flow->sink->last_output_rows() : progress.sink.num_output_rows;
+  // A stream in a workers group writes without a transforming sink. A stream's own filter
+  // (record_type_filter) drops records inside the ingestion sink: out is what reached the table.
+  int64_t output_rows = flow->sink != nullptr ? flow->sink->last_output_rows() : progress.sink.num_output_rows;
+  if (flow->sink != nullptr && flow->ingestion != nullptr) output_rows -= flow->ingestion->last_stats().filtered_out;
   static const std::vector<ExpectationCounts> kNoCounts;
   const std::vector<ExpectationCounts>& counts = flow->sink != nullptr ? flow->sink->last_counts() : kNoCounts;
   {

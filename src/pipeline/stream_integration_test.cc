@@ -1,6 +1,7 @@
 // Streams in a pipeline: Kafka topics (librdkafka's mock cluster) decoded into a Delta ingestion
 // table, filtered and trimmed, exactly once across restarts and even without a checkpoint.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <filesystem>
 #include <map>
@@ -182,6 +183,25 @@ TEST_F(StreamTest, FiltersRecordTypesAndDropsExcludedColumns) {
   }
   EXPECT_EQ(amounts, expected);
   EXPECT_EQ(value_type->ToString(), "struct<kind:string,amount:bigint,card:struct<brand:string>>");
+
+  // The figures add up: every record read is in, what the filter dropped is counted, and out is
+  // what the table received.
+  auto lines = EventLog::ReadLines(EventLog::PathFor(dir_.path() + "/storage"));
+  ASSERT_TRUE(lines.ok());
+  int64_t in = 0, out = 0, filtered = 0;
+  simdjson::dom::parser parser;
+  for (const std::string& line : *lines) {
+    simdjson::dom::element event;
+    ASSERT_EQ(parser.parse(line).get(event), simdjson::SUCCESS);
+    simdjson::dom::element progress;
+    if (event["details"]["flow_progress"]["metrics"].get(progress) != simdjson::SUCCESS) continue;
+    in += progress["num_input_rows"].get_int64().value();
+    out += progress["num_output_rows"].get_int64().value();
+    filtered += event["details"]["flow_progress"]["ingestion"]["filtered_out"].get_int64().value();
+  }
+  EXPECT_EQ(in, 30);
+  EXPECT_EQ(out, static_cast<int64_t>(rows.size()));
+  EXPECT_EQ(in - filtered, out);
 }
 
 TEST_F(StreamTest, ResumesExactlyOnceFromTheTableEvenWithoutItsCheckpoint) {
