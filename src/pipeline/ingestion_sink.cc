@@ -259,6 +259,7 @@ Result<ColumnPtr> IngestionSink::DecodePart(const ColumnPtr& encoded, Part* part
     formats::DecodeStats stats;
     SLUICE_ASSIGN_OR_RETURN(decoded, part->decoder->Decode(*encoded, &stats));
     *malformed += stats.malformed;
+    stats_.mismatched_fields += stats.mismatched_fields;
     malformed_rows->insert(malformed_rows->end(), stats.malformed_rows.begin(), stats.malformed_rows.end());
   }
   for (const std::string& path : spec_.excluded_columns) {

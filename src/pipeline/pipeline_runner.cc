@@ -14,6 +14,7 @@
 #include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/checkpoint_owner.h"
 #include "sluice/pipeline/full_refresh.h"
+#include "sluice/core/logging.h"
 #include "sluice/pipeline/group_ingestion.h"
 #include "sluice/pipeline/ingestion_sink.h"
 #include "sluice/pipeline/stream_schema_history.h"
@@ -643,13 +644,21 @@ void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) 
     for (const std::string& sample : stats.malformed_samples) samples += (samples.size() > 1 ? "," : "") + JsonString(sample);
     ingestion = "{\"records\":" + std::to_string(stats.records) + ",\"filtered_out\":" +
                 std::to_string(stats.filtered_out) + ",\"malformed_keys\":" + std::to_string(stats.malformed_keys) +
-                ",\"malformed_values\":" + std::to_string(stats.malformed_values) + ",\"malformed_samples\":" +
+                ",\"malformed_values\":" + std::to_string(stats.malformed_values) + ",\"mismatched_fields\":" +
+                std::to_string(stats.mismatched_fields) + ",\"malformed_samples\":" +
                 samples + "]}";
-    if (stats.malformed_keys + stats.malformed_values > 0) {
+    if (stats.malformed_keys + stats.malformed_values + stats.mismatched_fields > 0) {
+      std::vector<std::string> what;
+      if (stats.malformed_keys + stats.malformed_values > 0) {
+        what.push_back(std::to_string(stats.malformed_keys + stats.malformed_values) +
+                       " undecodable key(s)/value(s) ingested as null");
+      }
+      if (stats.mismatched_fields > 0) {
+        what.push_back(std::to_string(stats.mismatched_fields) + " field(s) of another type than the schema's ingested as null");
+      }
       Log("WARN", flow, "warning",
-          "stream '" + flow->spec->name + "' batch " + std::to_string(progress.batch_id) + ": " +
-              std::to_string(stats.malformed_keys + stats.malformed_values) +
-              " undecodable key(s)/value(s) ingested as null",
+          "stream '" + flow->spec->name + "' batch " + std::to_string(progress.batch_id) + ": " + what[0] +
+              (what.size() > 1 ? ", " + what[1] : ""),
           "{\"ingestion\":" + ingestion + "}");
     }
   }
@@ -694,6 +703,8 @@ void PipelineRun::Log(const std::string& level, const Flow* flow, const std::str
   event.details = details;
   // The log is for people; a failing disk shows up in the flows' own writes.
   (void)events_->Append(event);
+  // Warnings reach the terminal too (failures are the run's result, printed by its caller).
+  if (level == "WARN") LogWarn("{}", message);
 }
 
 Status PipelineRun::Wait() {

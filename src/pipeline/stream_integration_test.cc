@@ -170,6 +170,47 @@ TEST_F(StreamTest, IngestsEveryRecordDecodedWithItsKafkaPlace) {
   EXPECT_NE(warnings.find("\"malformed_samples\":[\"" + topic_ + "/"), std::string::npos) << warnings;
 }
 
+// Records whose fields have another type than the schema's keep their row with those fields null,
+// and the fields are counted and warned of (as undecodable records are).
+TEST_F(StreamTest, FieldsOfTheWrongTypeAreCountedAndWarnedOf) {
+  std::vector<connectors::KafkaTestMessage> messages = Messages(0, 3);
+  for (int i = 0; i < 4; ++i) {
+    connectors::KafkaTestMessage m;
+    // amount a string and card a list: two fields of the wrong type per record (kind, a number
+    // for a string field, is kept as its text, as Spark's JSON reader keeps it).
+    m.value = R"({"kind":7,"amount":"many","card":[1,2]})";
+    m.partition = i % 3;
+    messages.push_back(std::move(m));
+  }
+  ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, messages).ok());
+  ASSERT_TRUE(Run(Spec("")).ok());
+  TypePtr value_type;
+  auto rows = ReadTable(Table(), &value_type);
+  ASSERT_EQ(rows.size(), 7u);
+  int nulled = 0;
+  for (const auto& [place, row] : rows) nulled += !row.amount.has_value();
+  EXPECT_EQ(nulled, 4);
+
+  auto lines = EventLog::ReadLines(EventLog::PathFor(dir_.path() + "/storage"));
+  ASSERT_TRUE(lines.ok());
+  int64_t mismatched = 0;
+  std::string warnings;
+  simdjson::dom::parser parser;
+  for (const std::string& line : *lines) {
+    simdjson::dom::element event;
+    ASSERT_EQ(parser.parse(line).get(event), simdjson::SUCCESS);
+    int64_t fields = 0;
+    if (event["event_type"].get_string().value() == "flow_progress" &&
+        event["details"]["flow_progress"]["ingestion"]["mismatched_fields"].get(fields) == simdjson::SUCCESS) {
+      mismatched += fields;
+    }
+    if (event["event_type"].get_string().value() == "warning") warnings += line;
+  }
+  EXPECT_EQ(mismatched, 8);
+  EXPECT_NE(warnings.find("field(s) of another type than the schema's ingested as null"), std::string::npos)
+      << warnings;
+}
+
 TEST_F(StreamTest, FiltersRecordTypesAndDropsExcludedColumns) {
   ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, Messages(0, 30)).ok());
   ASSERT_TRUE(Run(Spec("    record_type_filter: value.kind = 'order'\n    excluded_columns: [value.card.number]\n")).ok());

@@ -72,6 +72,8 @@ struct IngestionStats {
   int64_t filtered_out = 0;
   int64_t malformed_keys = 0;
   int64_t malformed_values = 0;
+  // Fields of a kept key or value nulled because their type was not the schema's.
+  int64_t mismatched_fields = 0;
   std::vector<std::string> malformed_samples;  // "topic/partition@offset" of the first few
 };
 
