@@ -80,11 +80,17 @@ struct RunArguments {
   std::string instance_id;
 };
 
-std::string ProgressLine(const std::vector<pipeline::FlowFigures>& flows) {
+// `now_micros` on the run's clock.
+std::string ProgressLine(const std::vector<pipeline::FlowFigures>& flows, int64_t now_micros) {
   std::string line;
   for (const pipeline::FlowFigures& flow : flows) {
+    // A flow without a batch for two seconds (or twice its last batch's time) is idle: rate 0.
+    const int64_t idle_after = std::max<int64_t>(2'000'000, 2000 * flow.last_batch_duration_ms);
+    const double rate = now_micros - flow.last_batch_micros > idle_after ? 0 : flow.input_rows_per_second;
     line += fmt::format("{}{}: {} in ({:.0f}/s), {} out, batch {}", line.empty() ? "" : " | ", flow.name,
-                        flow.input_rows, flow.input_rows_per_second, flow.output_rows, flow.last_batch_id);
+                        flow.input_rows, rate, flow.output_rows,
+                        flow.last_batch_id < 0 ? std::string("-") : std::to_string(flow.last_batch_id));
+    if (flow.records_behind) line += fmt::format(", {} behind", *flow.records_behind);
     if (flow.event_time_lag_seconds) line += fmt::format(", lag {:.1f}s", *flow.event_time_lag_seconds);
   }
   return line;
@@ -145,7 +151,7 @@ bool RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
       break;
     }
     if (tty) {
-      std::printf("\r\033[K%s", ProgressLine(running.flows()).c_str());
+      std::printf("\r\033[K%s", ProgressLine(running.flows(), SystemClock()->NowMicros()).c_str());
       std::fflush(stdout);
     }
   }

@@ -143,6 +143,9 @@ class KafkaSource final : public engine::Source {
     PartitionOffsets end = start;
     std::vector<std::pair<TopicPartition, int64_t>> available;  // (partition, records to read)
     SLUICE_ASSIGN_OR_RETURN(WatermarkMap all_marks, client_->QueryWatermarks(partitions));
+    PartitionOffsets latest;
+    for (const auto& [partition, marks] : all_marks) latest[partition] = marks.high;
+    latest_seen_ = FormatPartitionOffsets(latest);
     for (const TopicPartition& partition : partitions) {
       auto known = start.find(partition);
       const bool is_new = known == start.end();
@@ -175,6 +178,8 @@ class KafkaSource final : public engine::Source {
     for (const auto& [partition, count] : available) end[partition] += count;
     return FormatPartitionOffsets(end);
   }
+
+  std::optional<std::string> ReportLatestOffset() const override { return latest_seen_; }
 
   Result<std::vector<BatchPtr>> Read(const std::string& start_text, const std::string& end_text) override {
     return engine::CollectPieces(
@@ -427,6 +432,8 @@ class KafkaSource final : public engine::Source {
   KafkaSourceConfig config_;
   TypePtr schema_;
   std::unique_ptr<KafkaClient> client_;
+  // The high watermarks the last LatestOffset saw (ReportLatestOffset).
+  std::optional<std::string> latest_seen_;
   std::shared_ptr<FileSystem> file_system_;
   std::string initial_offset_path_;
   // Where each kept partition's next batch must start for the assignment to be reused; empty

@@ -419,7 +419,8 @@ QueryProgress StreamingQuery::MakeProgress(int64_t batch_id, const std::string& 
   }
   progress.processed_rows_per_second = PerSecond(rows, NowMicros() - trigger_micros);
   progress.duration_ms = durations;
-  progress.sources.push_back(SourceProgress{source_->description(), start, end, end, rows,
+  progress.sources.push_back(SourceProgress{source_->description(), start, end,
+                                            source_->ReportLatestOffset().value_or(end), rows,
                                             progress.input_rows_per_second, progress.processed_rows_per_second});
   progress.sink = SinkProgress{sink_->description(), rows};
   progress.state_operators = sink_->state_operators();

@@ -14,6 +14,7 @@
 #include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/checkpoint_owner.h"
 #include "sluice/pipeline/full_refresh.h"
+#include "sluice/connectors/kafka_offsets.h"
 #include "sluice/core/logging.h"
 #include "sluice/pipeline/group_ingestion.h"
 #include "sluice/pipeline/ingestion_sink.h"
@@ -41,6 +42,25 @@ struct PipelineRun::Feed {
 };
 
 namespace {
+
+// The records a Kafka source has yet to read after the batch: for every partition, its latest
+// offset minus the batch's end (offsets in the source's JSON, kafka_offsets.h); nullopt for other
+// sources.
+std::optional<int64_t> RecordsBehind(const engine::QueryProgress& progress) {
+  if (progress.sources.size() != 1 || !progress.sources[0].description.starts_with("Kafka")) return std::nullopt;
+  const engine::SourceProgress& source = progress.sources[0];
+  Result<connectors::PartitionOffsets> latest =
+      connectors::ParsePartitionOffsets(source.latest_offset, "latest offset", 0, errors::kSourceOffsetInvalid);
+  Result<connectors::PartitionOffsets> end =
+      connectors::ParsePartitionOffsets(source.end_offset, "end offset", 0, errors::kSourceOffsetInvalid);
+  if (!latest.ok() || !end.ok()) return std::nullopt;
+  int64_t behind = 0;
+  for (const auto& [partition, offset] : *latest) {
+    auto read = end->find(partition);
+    behind += std::max<int64_t>(0, offset - (read == end->end() ? 0 : read->second));
+  }
+  return behind;
+}
 
 std::string ActionName(ExpectationAction action) {
   switch (action) {
@@ -617,7 +637,12 @@ void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) 
     figures.output_rows += output_rows;
     figures.last_batch_id = progress.batch_id;
     figures.last_batch_duration_ms = progress.duration_ms.trigger_execution;
-    figures.input_rows_per_second = progress.input_rows_per_second;
+    // The first batch has no previous trigger to measure its input rate against: its own
+    // processing rate stands in.
+    figures.input_rows_per_second = progress.input_rows_per_second > 0 ? progress.input_rows_per_second
+                                                                       : progress.processed_rows_per_second;
+    figures.last_batch_micros = options_.clock->NowMicros();
+    figures.records_behind = RecordsBehind(progress);
     if (std::optional<int64_t> newest = flow->sink != nullptr ? flow->sink->newest_event_micros() : std::nullopt) {
       figures.event_time_lag_seconds = static_cast<double>(options_.clock->NowMicros() - *newest) / 1e6;
     }

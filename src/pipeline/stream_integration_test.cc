@@ -1,6 +1,8 @@
 // Streams in a pipeline: Kafka topics (librdkafka's mock cluster) decoded into a Delta ingestion
 // table, filtered and trimmed, exactly once across restarts and even without a checkpoint.
 #include <gtest/gtest.h>
+
+#include <thread>
 #include <simdjson.h>
 
 #include <filesystem>
@@ -209,6 +211,43 @@ TEST_F(StreamTest, FieldsOfTheWrongTypeAreCountedAndWarnedOf) {
   EXPECT_EQ(mismatched, 8);
   EXPECT_NE(warnings.find("field(s) of another type than the schema's ingested as null"), std::string::npos)
       << warnings;
+}
+
+// A stream's figures after its first batch: the records it read, a rate, and how many records the
+// topic holds beyond what it read; none behind once it has read everything.
+TEST_F(StreamTest, FiguresSayHowManyRecordsTheStreamIsBehind) {
+  ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, Messages(0, 60)).ok());
+  PipelineSpec spec = Spec("");
+  spec.streams[0].source.options["max_offsets_per_trigger"] = "24";
+  spec.streams[0].trigger = "processing_time";
+  spec.streams[0].trigger_interval = "1 hour";  // one batch, then a long wait
+  RunOptions options;
+  options.registry = &connectors::AllFormatsRegistry();
+  auto run = PipelineRun::Start(spec, options);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  FlowFigures figures;
+  for (int i = 0; i < 300 && figures.batches == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    figures = (*run)->flows().at(0);
+  }
+  (*run)->Stop();
+  ASSERT_TRUE((*run)->Wait().ok());
+  run->reset();  // lets go of the checkpoint
+  ASSERT_EQ(figures.batches, 1);
+  EXPECT_EQ(figures.input_rows, 24);
+  EXPECT_EQ(figures.records_behind, 36);
+  EXPECT_GT(figures.input_rows_per_second, 0) << "the first batch has a rate";
+  EXPECT_GT(figures.last_batch_micros, 0);
+
+  // The same stream run to the end of the topic: nothing behind.
+  spec.streams[0].trigger = "available_now";
+  spec.streams[0].trigger_interval = "";
+  auto caught_up = PipelineRun::Start(spec, options);
+  ASSERT_TRUE(caught_up.ok()) << caught_up.status().ToString();
+  Status ended = (*caught_up)->Wait();
+  ASSERT_TRUE(ended.ok()) << ended.ToString();
+  EXPECT_EQ((*caught_up)->flows().at(0).input_rows, 36);
+  EXPECT_EQ((*caught_up)->flows().at(0).records_behind, 0);
 }
 
 TEST_F(StreamTest, FiltersRecordTypesAndDropsExcludedColumns) {

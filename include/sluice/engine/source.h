@@ -69,6 +69,10 @@ class Source {
   // The end of the next batch that starts at `start`: as far as data is available, the limit
   // allows and `limit.not_beyond` permits. Returns `start` itself when nothing new is available.
   virtual Result<std::string> LatestOffset(const std::string& start, const ReadLimit& limit) = 0;
+  // The latest offset the last LatestOffset call saw available, beyond what its limits let the
+  // batch plan (Spark's `latestOffset` in a source's progress, from which lag is read); nullopt
+  // (the default) when the source does not know it, and the batch's end is reported instead.
+  virtual std::optional<std::string> ReportLatestOffset() const { return std::nullopt; }
   // The rows in (start, end]: the same rows on every read of the range, each ordered stream the
   // source has (a Kafka partition) in its order, though several such streams may interleave
   // differently from one read to the next. Both offsets came from this source (possibly in an

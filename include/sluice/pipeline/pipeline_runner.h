@@ -69,8 +69,11 @@ struct FlowFigures {
   int64_t last_batch_id = -1;
   int64_t last_batch_duration_ms = 0;
   double input_rows_per_second = 0;
+  int64_t last_batch_micros = 0;  // when the last batch ended (the run's clock); 0 before the first
   // Now minus the newest source `timestamp` written (see TransformingSink), when the source has one.
   std::optional<double> event_time_lag_seconds;
+  // A Kafka source's records between the last batch's end and the latest offsets it saw.
+  std::optional<int64_t> records_behind;
   int64_t errors = 0;
   std::string error;  // the failure, when FAILED
 };
