@@ -792,7 +792,7 @@ std::string PipelineRun::PrometheusText() const {
   static constexpr Metric kMetrics[] = {
       {"sluice_flow_input_rows_total", "counter", "Rows the flow read from its source in this run.",
        [](const FlowFigures& f) { return static_cast<double>(f.input_rows); }},
-      {"sluice_flow_output_rows_total", "counter", "Rows the flow handed to its sink in this run.",
+      {"sluice_flow_output_rows_total", "counter", "Rows the flow wrote to its sink in this run.",
        [](const FlowFigures& f) { return static_cast<double>(f.output_rows); }},
       {"sluice_flow_batches_total", "counter", "Batches the flow committed in this run.",
        [](const FlowFigures& f) { return static_cast<double>(f.batches); }},
@@ -805,6 +805,9 @@ std::string PipelineRun::PrometheusText() const {
       {"sluice_flow_event_time_lag_seconds", "gauge",
        "Now minus the newest source `timestamp` written, at the last batch (NaN: the source has none).",
        [](const FlowFigures& f) { return f.event_time_lag_seconds.value_or(std::nan("")); }},
+      {"sluice_flow_records_behind", "gauge",
+       "Records of a Kafka source beyond the flow's last batch, at that batch (NaN: not a Kafka source).",
+       [](const FlowFigures& f) { return f.records_behind ? static_cast<double>(*f.records_behind) : std::nan(""); }},
       {"sluice_flow_up", "gauge", "1 while the flow runs or has completed, 0 when it failed or stopped.",
        [](const FlowFigures& f) { return f.state == "RUNNING" || f.state == "COMPLETED" ? 1.0 : 0.0; }},
   };
