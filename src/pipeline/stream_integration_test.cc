@@ -230,9 +230,13 @@ TEST_F(StreamTest, FiguresSayHowManyRecordsTheStreamIsBehind) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     figures = (*run)->flows().at(0);
   }
+  const std::string metrics = (*run)->PrometheusText();
   (*run)->Stop();
   ASSERT_TRUE((*run)->Wait().ok());
   run->reset();  // lets go of the checkpoint
+  EXPECT_NE(metrics.find("sluice_flow_records_behind{pipeline=\"ingest\",flow=\"main.raw.events\"} 36\n"),
+            std::string::npos)
+      << metrics;
   ASSERT_EQ(figures.batches, 1);
   EXPECT_EQ(figures.input_rows, 24);
   EXPECT_EQ(figures.records_behind, 36);
