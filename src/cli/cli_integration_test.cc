@@ -567,6 +567,40 @@ TEST_F(CliTest, CatalogListingsSpeakJson) {
   EXPECT_NE(result["definition"].get_string().value().find("scale: {group: true}"), std::string_view::npos);
 }
 
+// `sluice help` prints a command's help; `sluice completion` scripts complete commands and flags
+// from the same definitions (bash run for real; fish and zsh checked for their shape).
+TEST_F(CliTest, HelpAndCompletionComeFromTheCommandsDefinitions) {
+  Ran help = RunSluice(dir_.path(), {"help", "delta", "history"});
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_TRUE(Contains(help.out, "--json")) << help.out;
+  EXPECT_TRUE(Contains(help.out, "--limit")) << help.out;
+  EXPECT_TRUE(Contains(RunSluice(dir_.path(), {"help"}).out, "completion"));
+  Ran unknown = RunSluice(dir_.path(), {"help", "delta", "nope"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(Contains(unknown.err, "unknown command `nope`")) << unknown.err;
+
+  Ran bash = RunSluice(dir_.path(), {"completion", "bash"});
+  ASSERT_EQ(bash.exit_code, 0) << bash.err;
+  std::ofstream(dir_.Join("sluice.bash")) << bash.out;
+  std::ofstream(dir_.Join("complete.sh")) << "source " << dir_.Join("sluice.bash") << R"(
+complete_words() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _sluice; echo "${COMPREPLY[*]}"; }
+complete_words sluice del
+complete_words sluice delta his
+complete_words sluice delta history --j
+complete_words sluice run p.yaml --inst
+complete_words sluice stream run main.raw.x --work
+)";
+  Ran completed = RunShell(dir_.path(), dir_.Join("complete.sh"));
+  ASSERT_EQ(completed.exit_code, 0) << completed.err;
+  EXPECT_EQ(completed.out, "delta\nhistory\n--json\n--instance-id\n--workers-group\n");
+
+  Ran fish = RunSluice(dir_.path(), {"completion", "fish"});
+  EXPECT_TRUE(Contains(fish.out, "complete -c sluice -n '__fish_seen_subcommand_from history' -l json")) << fish.out;
+  Ran zsh = RunSluice(dir_.path(), {"completion", "zsh"});
+  EXPECT_TRUE(Contains(zsh.out, "bashcompinit") && Contains(zsh.out, "complete -F _sluice sluice")) << zsh.out;
+  EXPECT_EQ(RunSluice(dir_.path(), {"completion", "tcsh"}).exit_code, 2);
+}
+
 // `sluice serve` runs the catalog's streams until SIGINT; `sluice status --warehouse` shows each.
 TEST_F(CliTest, ServeRunsTheCatalogsStreamsAndStatusShowsThem) {
   std::filesystem::create_directories(dir_.Join("kafka"));

@@ -61,6 +61,9 @@ void RegisterPipelineCommands(CLI::App& app);
 // [--json]`: an event log, pretty-printed or as JSON lines.
 void RegisterEventsCommand(CLI::App& app);
 
+// `sluice help [COMMAND...]` and `sluice completion bash|zsh|fish`, from the commands `app` has.
+void RegisterHelpCommands(CLI::App& app);
+
 // `sluice stream create FILE|get NAME|list|delete NAME|run NAME [--warehouse DIR]`: the streams
 // of a warehouse's catalog (docs/streams.md).
 void RegisterStreamCommand(CLI::App& app);

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterEventsCommand(app);
   sluice::cli::RegisterStreamCommand(app);
   sluice::cli::RegisterServeCommand(app);
+  sluice::cli::RegisterHelpCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& failed) {
