@@ -601,6 +601,28 @@ complete_words sluice stream run main.raw.x --work
   EXPECT_EQ(RunSluice(dir_.path(), {"completion", "tcsh"}).exit_code, 2);
 }
 
+// `sluice demo --keep-running` leaves its Kafka and PostgreSQL up, so that the pipeline file it
+// wrote runs against them, until Ctrl-C stops them.
+TEST_F(CliTest, TheDemoKeptRunningServesItsPipelineUntilCtrlC) {
+  ChildProcess demo(dir_.path(), {SluiceBinary(), "demo", "--dir", dir_.Join("demo"), "--keep-running"});
+  ASSERT_TRUE(demo.started());
+  bool up = false;
+  for (int i = 0; i < 1200 && !up; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    up = Contains(demo.out(), "stay up until Ctrl-C");
+  }
+  ASSERT_TRUE(up) << demo.out() << demo.err();
+  // The orders upserted into PostgreSQL again (the flow starts afresh: a checkpoint of its own),
+  // and read from Kafka again: both services answer.
+  Ran again = RunSluice(dir_.path(), {"run", dir_.Join("demo/pipeline.yaml"), "--flow", "orders_to_postgres",
+                                      "--full-refresh", "orders_to_postgres"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_TRUE(Contains(again.out, "orders_to_postgres: COMPLETED")) << again.out;
+  demo.Signal(SIGINT);
+  EXPECT_EQ(demo.Wait(std::chrono::seconds(60)), 0) << demo.err();
+  EXPECT_TRUE(Contains(demo.out(), "Stopped PostgreSQL and Kafka")) << demo.out();
+}
+
 // `sluice serve` runs the catalog's streams until SIGINT; `sluice status --warehouse` shows each.
 TEST_F(CliTest, ServeRunsTheCatalogsStreamsAndStatusShowsThem) {
   std::filesystem::create_directories(dir_.Join("kafka"));

@@ -24,6 +24,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "cli/termination_signals.h"
 #include "sluice/connectors/embedded_kafka.h"
 #include "sluice/connectors/embedded_postgres.h"
 #include "sluice/core/compute.h"
@@ -47,6 +48,7 @@ constexpr const char* kSlot = "sluice_demo_changes";
 struct DemoOptions {
   std::string dir = "sluice-demo";
   int events = 60;
+  bool keep_running = false;  // leave Kafka and PostgreSQL up until SIGINT/SIGTERM
 };
 
 // One libpq connection; every failure becomes EMBEDDED_SERVICE_FAILED with the server's message.
@@ -295,6 +297,9 @@ Result<std::pair<int64_t, int64_t>> DeltaRowsAndVersion(const std::string& table
 }
 
 Status Run(const DemoOptions& options) {
+  // Kept running, the services stop on Ctrl-C like `sluice postgres-embedded` does: the signal is
+  // waited for, never delivered to a thread the services started.
+  if (options.keep_running) BlockTerminationSignals();
   Clock::time_point start = Clock::now();
   // The demo gives its own account of each step; the services' progress lines would bury it.
   SetLogLevel(LogLevel::kWarn);
@@ -402,6 +407,17 @@ Status Run(const DemoOptions& options) {
   }
   std::printf("\n");
 
+  if (options.keep_running) {
+    std::printf("Kafka (%s) and PostgreSQL (%s:%d) stay up until Ctrl-C; %.1fs so far. In another terminal:\n"
+                "  # every flow and the change feed again, against them\n  sluice run %s\n"
+                "  # the orders upserted into PostgreSQL\n  psql \"host=%s port=%d user=%s dbname=%s\" -c 'SELECT * FROM "
+                "orders LIMIT 5'\n",
+                kafka->bootstrap_servers().c_str(), postgres.host().c_str(), postgres.port(), SecondsSince(start),
+                pipeline_file.c_str(), postgres.host().c_str(), postgres.port(), postgres.superuser().c_str(),
+                kDatabase);
+    std::fflush(stdout);
+    WaitForTerminationSignal();
+  }
   SLUICE_RETURN_IF_ERROR(postgres.Stop());
   kafka.reset();
   std::printf("Stopped PostgreSQL and Kafka; %.1fs in all. Look at what landed:\n", SecondsSince(start));
@@ -431,6 +447,9 @@ void RegisterDemoCommand(CLI::App& app) {
   command->add_option("--dir", options->dir, "Directory for the demo's state (created if absent)")->capture_default_str();
   command->add_option("--events", options->events, "Number of sample events")->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  command->add_flag("--keep-running", options->keep_running,
+                    "Leave the embedded Kafka and PostgreSQL up until Ctrl-C, to run the written pipeline.yaml "
+                    "against them");
   command->callback([options] {
     Status status = Run(*options);
     if (!status.ok()) {
