@@ -345,11 +345,11 @@ flows:
   EXPECT_FALSE(Contains(events, "\"status\":\"FAILED\"")) << events;
 }
 
-// `sluice events` prints a pipeline's event log, filtered by flow, level and type, as text or JSON
-// lines, and follows it while runs append.
-TEST_F(CliTest, EventsPrintsTheLogFilteredAndFollowsIt) {
-  std::ofstream(dir_.Join("p.yaml")) << "name: logged\nstorage: " << dir_.Join("storage") << "\nwarehouse: "
-                                     << dir_.Join("w") << R"(
+// Pipeline `name` (storage and warehouse under `dir`) whose flow `good` writes rate rows into the
+// Delta table main.s.first and whose flow `bad` fails its first batch on an expectation, which
+// ends a run with exit code 1.
+std::string GoodAndFailingFlows(const testing::TempDir& dir, const std::string& name) {
+  return "name: " + name + "\nstorage: " + dir.Join("storage") + "\nwarehouse: " + dir.Join("w") + R"(
 sinks:
   first: {format: delta, table: main.s.first}
   second: {format: delta, table: main.s.second}
@@ -360,6 +360,12 @@ flows:
     expectations: [{name: negative, expect_or_fail: value < 0}]
     sink: second
 )";
+}
+
+// `sluice events` prints a pipeline's event log, filtered by flow, level and type, as text or JSON
+// lines, and follows it while runs append.
+TEST_F(CliTest, EventsPrintsTheLogFilteredAndFollowsIt) {
+  std::ofstream(dir_.Join("p.yaml")) << GoodAndFailingFlows(dir_, "logged");
   // The failing flow ends the run.
   Ran failed = RunSluice(dir_.path(), {"run", "p.yaml"});
   ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;
@@ -426,18 +432,7 @@ flows:
 // `sluice status --json` and `sluice validate --json` give scripts what the text shows: every flow
 // and stream with its last state, the problems with their error classes.
 TEST_F(CliTest, StatusAndValidateSpeakJson) {
-  std::ofstream(dir_.Join("p.yaml")) << "name: scripted\nstorage: " << dir_.Join("storage") << "\nwarehouse: "
-                                     << dir_.Join("w") << R"(
-sinks:
-  first: {format: delta, table: main.s.first}
-  second: {format: delta, table: main.s.second}
-flows:
-  - {name: good, source: {format: rate, options: {rowsPerSecond: 1000}}, sink: first}
-  - name: bad
-    source: {format: rate, options: {rowsPerSecond: 1000}}
-    expectations: [{name: negative, expect_or_fail: value < 0}]
-    sink: second
-streams:
+  std::ofstream(dir_.Join("p.yaml")) << GoodAndFailingFlows(dir_, "scripted") << R"(streams:
   - name: main.raw.idle
     source: {format: kafka, options: {bootstrap_servers: "127.0.0.1:1", subscribe: t}}
     ingestion_config: {table: main.raw.idle}
