@@ -24,6 +24,7 @@
 #include "sluice/connectors/pgoutput.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
 #include "testing/child_process.h"
+#include "testing/crash_seed.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::connectors {
@@ -78,9 +79,7 @@ std::multiset<std::string> SourceRows(testing::PostgresTestDatabase& db, const s
 }
 
 TEST(ChangeFeedCrashTest, HistoryReplaysToTheSourceAfterRepeatedKills) {
-  uint64_t seed = std::random_device{}();
-  if (const char* given = std::getenv("SLUICE_CRASH_SEED")) seed = std::strtoull(given, nullptr, 10);
-  std::cout << "crash test seed " << seed << " (SLUICE_CRASH_SEED replays it)\n";
+  const uint64_t seed = sluice::testing::CrashSeed();
   std::mt19937_64 random(seed);
 
   auto db = testing::PostgresTestDatabase::Create();

@@ -24,6 +24,7 @@
 #include "sluice/engine/registry.h"
 #include "sluice/engine/streaming_query.h"
 #include "testing/child_process.h"
+#include "testing/crash_seed.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::engine {
@@ -94,10 +95,7 @@ std::vector<int64_t> TableValues(const std::string& path) {
 class CrashTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    uint64_t seed = std::random_device{}();
-    if (const char* given = std::getenv("SLUICE_CRASH_SEED")) seed = std::strtoull(given, nullptr, 10);
-    std::cout << "crash test seed " << seed << " (SLUICE_CRASH_SEED replays it)\n";
-    random_.seed(seed);
+    random_.seed(sluice::testing::CrashSeed());
   }
 
   // Kills the query kKills times, then lets one clean run settle what the last kill left.

@@ -32,6 +32,7 @@
 #include "sluice/pipeline/pipeline_runner.h"
 #include "sluice/storage/file_systems.h"
 #include "testing/child_process.h"
+#include "testing/crash_seed.h"
 #include "testing/kafka_broker.h"
 #include "testing/store_root.h"
 #include "testing/temp_dir.h"
@@ -67,13 +68,6 @@ namespace {
   if (!status.ok()) std::fprintf(stderr, "member failed: %s\n", status.ToString().c_str());
   std::_Exit(status.ok() ? 0 : 3);
 }();
-
-std::mt19937_64 SeededRandom() {
-  uint64_t seed = std::random_device{}();
-  if (const char* given = std::getenv("SLUICE_CRASH_SEED")) seed = std::strtoull(given, nullptr, 10);
-  std::cout << "seed " << seed << " (SLUICE_CRASH_SEED replays it)\n";
-  return std::mt19937_64(seed);
-}
 
 // value.n, kafka_partition and kafka_offset of every row of the ingestion table.
 struct Ingested {
@@ -343,7 +337,7 @@ TEST_F(GroupIngestionTest, MembersRideOutABrokerRestartAndReadPartitionsAddedToT
 TEST_F(GroupIngestionTest, ChurningMembersLeaveEveryRecordInTheTableExactlyOnce) {
   auto topic = sluice::testing::CreateBrokerTopic(12);
   ASSERT_TRUE(topic.ok()) << topic.status().ToString();
-  std::mt19937_64 random = SeededRandom();
+  std::mt19937_64 random(sluice::testing::CrashSeed());
   testing::TempDir dir("sluice-group-churn");
   testing::StoreRoot root(testing::Store::kS3);
   const std::string pipeline = dir.Join("pipeline.yaml");

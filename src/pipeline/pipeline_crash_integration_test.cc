@@ -35,6 +35,7 @@
 #include "sluice/delta/snapshot.h"
 #include "sluice/pipeline/pipeline_runner.h"
 #include "testing/child_process.h"
+#include "testing/crash_seed.h"
 #include "testing/kafka_broker.h"
 #include "sluice/storage/file_systems.h"
 #include "testing/store_root.h"
@@ -99,12 +100,7 @@ int KillRepeatedly(const std::string& pipeline, const testing::TempDir& dir, std
   return checkpoint_deletions;
 }
 
-std::mt19937_64 SeededRandom() {
-  uint64_t seed = std::random_device{}();
-  if (const char* given = std::getenv("SLUICE_CRASH_SEED")) seed = std::strtoull(given, nullptr, 10);
-  std::cout << "crash test seed " << seed << " (SLUICE_CRASH_SEED replays it)\n";
-  return std::mt19937_64(seed);
-}
+std::mt19937_64 SeededRandom() { return std::mt19937_64(sluice::testing::CrashSeed()); }
 
 // Every value of a Delta table's column, sorted.
 std::vector<int64_t> SortedValues(const std::string& table, const std::string& column) {
