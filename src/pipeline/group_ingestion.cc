@@ -161,8 +161,14 @@ Status GroupIngestion::RunBatch() {
                             consumer_->Poll(std::min(kPieceRows, max_records - rows), wait));
     for (const auto& [partition, offset] : polled.assigned) owned_[{partition.topic, partition.partition}].next = offset;
     if (!polled.revoked.empty()) {
-      for (const auto& partition : polled.revoked) owned_.erase({partition.topic, partition.partition});
+      // What this member owns now: one poll may revoke a partition and assign it again (an
+      // eager rebalance), so the revoked list alone would drop partitions it still reads.
+      std::erase_if(owned_, [&](const auto& entry) {
+        return !consumer_->assignment().contains({entry.first.first, entry.first.second});
+      });
       drop("partitions were revoked");
+      // Every owned partition goes back to where this batch started (or where it was just
+      // assigned): records read since, the poll's last one included, are read again.
       std::map<Place, int64_t> seek;
       for (const auto& [place, owned] : owned_) seek[place] = owned.next;
       return consumer_->Seek(OffsetsOf(seek));
