@@ -172,10 +172,12 @@ def test_the_command_line_runs_a_pipeline_with_libraries(tmp_path):
                             env=dict(os.environ, SLUICE_PYTHON=sys.executable))
     assert handed.returncode == 0 and "valid" in handed.stdout, handed.stderr
     # status lists the flows the libraries declared, from the run's events, from any directory.
-    status = subprocess.run([binary, "status", str(tmp_path / "pipeline.yml")], capture_output=True, text=True)
+    status = subprocess.run([binary, "status", str(tmp_path / "pipeline.yml"), "--json"], capture_output=True,
+                            text=True)
     assert status.returncode == 0, status.stderr
-    doubled = [line.split() for line in status.stdout.splitlines() if line.startswith("doubled ")]
-    assert doubled and doubled[0][1:5] == ["COMPLETED", "0", "4", "4"], status.stdout
+    doubled = [flow for flow in json.loads(status.stdout)["flows"] if flow["name"] == "doubled"]
+    assert [(f["kind"], f["state"], f["last_batch"], f["batch_input_rows"], f["batch_output_rows"]) for f in doubled] \
+        == [("flow", "COMPLETED", 0, 4, 4)], status.stdout
 
 
 def plain(df, batch_id):
