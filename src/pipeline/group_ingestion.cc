@@ -70,8 +70,7 @@ Result<std::unique_ptr<GroupIngestion>> GroupIngestion::Make(IngestionSpec spec,
                                                             std::move(sink), std::move(fs), std::move(config)));
 }
 
-Result<std::map<Place, int64_t>> GroupIngestion::TablePositions(const std::vector<Place>& partitions) {
-  std::map<Place, int64_t> positions;
+Result<std::map<Place, std::optional<int64_t>>> GroupIngestion::TableTxns(const std::vector<Place>& partitions) {
   delta::SnapshotPtr snapshot;
   SLUICE_ASSIGN_OR_RETURN(bool exists, fs_->Exists(spec_.table_path + "/_delta_log"));
   if (exists) {
@@ -89,26 +88,26 @@ Result<std::map<Place, int64_t>> GroupIngestion::TablePositions(const std::vecto
                              ", which may expire the txns that are a workers group's only record of what it wrote; "
                              "unset it to run the stream in a workers group");
   }
+  std::map<Place, std::optional<int64_t>> txns;
   for (const Place& place : partitions) {
-    std::optional<int64_t> txn;
-    if (snapshot != nullptr) txn = snapshot->TransactionVersion(IngestionAppId(spec_.stream_id, place.first, place.second));
-    owned_[place] = Owned{txn, txn ? *txn + 1 : 0};
-    if (txn) positions[place] = *txn + 1;
+    txns[place] = snapshot == nullptr
+                      ? std::nullopt
+                      : snapshot->TransactionVersion(IngestionAppId(spec_.stream_id, place.first, place.second));
   }
-  return positions;
+  return txns;
 }
 
 Status GroupIngestion::Resynchronize() {
   std::vector<Place> places;
   for (const auto& [place, owned] : owned_) places.push_back(place);
-  std::map<Place, int64_t> starts;
-  for (const auto& [place, owned] : owned_) starts[place] = owned.next;
-  using Positions = std::map<Place, int64_t>;
-  SLUICE_ASSIGN_OR_RETURN(Positions recorded, TablePositions(places));
-  // A partition the table has no txn for starts where it started when it was assigned.
-  for (const auto& [place, next] : starts) owned_[place].next = recorded.contains(place) ? recorded[place] : next;
+  using Txns = std::map<Place, std::optional<int64_t>>;
+  SLUICE_ASSIGN_OR_RETURN(Txns txns, TableTxns(places));
   std::map<Place, int64_t> seek;
-  for (const auto& [place, owned] : owned_) seek[place] = owned.next;
+  for (auto& [place, owned] : owned_) {
+    owned.txn = txns[place];
+    if (owned.txn) owned.next = *owned.txn + 1;
+    seek[place] = owned.next;
+  }
   return consumer_->Seek(OffsetsOf(seek));
 }
 
@@ -119,11 +118,23 @@ Status GroupIngestion::Run() {
       [this](const std::vector<connectors::TopicPartition>& assigned) -> Result<connectors::PartitionOffsets> {
         std::vector<Place> places;
         for (const auto& partition : assigned) places.emplace_back(partition.topic, partition.partition);
-        SLUICE_ASSIGN_OR_RETURN(auto positions, TablePositions(places));
+        using Txns = std::map<Place, std::optional<int64_t>>;
+        SLUICE_ASSIGN_OR_RETURN(Txns txns, TableTxns(places));
+        // Where each starts comes back through the poll (GroupPoll::assigned): the table's txn + 1,
+        // else starting_offsets.
+        std::map<Place, int64_t> positions;
+        for (const auto& [place, txn] : txns) {
+          owned_[place].txn = txn;
+          if (txn) positions[place] = *txn + 1;
+        }
         return OffsetsOf(positions);
       });
   if (!consumer.ok()) return consumer.status().WithContext("stream " + spec_.stream_id);
   consumer_ = std::move(consumer).value();
+  max_records_ = kDefaultMaxRecords;
+  if (auto given = source_options_.find("max_offsets_per_trigger"); given != source_options_.end()) {
+    max_records_ = std::stoll(given->second);  // a positive long: the consumer checked its options
+  }
   SLUICE_RETURN_IF_ERROR(sink_->Open(engine::SinkContext{}));
   Status status = Status::OK();
   while (!stop_ && status.ok()) status = RunBatch();
@@ -134,15 +145,11 @@ Status GroupIngestion::Run() {
 Status GroupIngestion::RunBatch() {
   const auto started = std::chrono::steady_clock::now();
   const int64_t started_micros = NowMicros();
-  int64_t max_records = kDefaultMaxRecords;
-  if (auto given = source_options_.find("max_offsets_per_trigger"); given != source_options_.end()) {
-    max_records = std::max<int64_t>(1, std::stoll(given->second));  // validated by the consumer
-  }
   const bool timed = config_.trigger_interval.count() > 0;
   const auto deadline = started + config_.trigger_interval;
 
   std::unique_ptr<engine::BatchWriter> writer;
-  std::map<Place, int64_t> starts, lasts;
+  IngestionSink::PartitionEnds lasts;  // kept by the writer
   int64_t rows = 0;
   auto drop = [&](const std::string& why) {
     if (rows > 0) {
@@ -151,14 +158,14 @@ Status GroupIngestion::RunBatch() {
               spec_.stream_id, rows, why);
     }
   };
-  while (!stop_ && rows < max_records) {
+  while (!stop_ && rows < max_records_) {
     std::chrono::milliseconds wait = rows == 0 ? kIdleWait : kCatchUpWait;
     if (timed) {
       wait = std::max(std::chrono::milliseconds(0),
                       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
     }
     SLUICE_ASSIGN_OR_RETURN(connectors::GroupPoll polled,
-                            consumer_->Poll(std::min(kPieceRows, max_records - rows), wait));
+                            consumer_->Poll(std::min(kPieceRows, max_records_ - rows), wait));
     for (const auto& [partition, offset] : polled.assigned) owned_[{partition.topic, partition.partition}].next = offset;
     if (!polled.revoked.empty()) {
       // What this member owns now: one poll may revoke a partition and assign it again (an
@@ -174,26 +181,15 @@ Status GroupIngestion::RunBatch() {
       return consumer_->Seek(OffsetsOf(seek));
     }
     if (polled.records != nullptr) {
-      const RecordBatch& records = *polled.records;
-      SLUICE_ASSIGN_OR_RETURN(ColumnPtr topics, records.ColumnAt("topic"));
-      SLUICE_ASSIGN_OR_RETURN(ColumnPtr partitions, records.ColumnAt("partition"));
-      SLUICE_ASSIGN_OR_RETURN(ColumnPtr offsets, records.ColumnAt("offset"));
-      for (int64_t row = 0; row < records.num_rows(); ++row) {
-        Place place{std::string(topics->View(row)), partitions->Value<int32_t>(row)};
-        const int64_t offset = offsets->Value<int64_t>(row);
-        starts.try_emplace(place, offset);
-        int64_t& last = lasts.try_emplace(place, offset).first->second;
-        last = std::max(last, offset);
-      }
       Status added = Status::OK();
       if (writer == nullptr) {
         IngestionSink::OwnedPartitions expected;
         for (const auto& [place, owned] : owned_) expected[place] = owned.txn;
-        Result<std::unique_ptr<engine::BatchWriter>> begun = sink_->BeginOwnedBatch(std::move(expected));
+        Result<std::unique_ptr<engine::BatchWriter>> begun = sink_->BeginOwnedBatch(std::move(expected), &lasts);
         if (begun.ok()) writer = std::move(begun).value();
         added = begun.status();
       }
-      rows += records.num_rows();
+      rows += polled.records->num_rows();
       if (added.ok()) added = writer->Add(polled.records);
       if (!added.ok()) {
         if (!IsTakeover(added)) return added;
@@ -219,8 +215,10 @@ Status GroupIngestion::RunBatch() {
     drop(std::string(committed.message()));
     return Resynchronize();
   }
-  std::map<Place, int64_t> next;
+  // Each partition's batch started where this member owned it from (owned_ is moved on only now).
+  std::map<Place, int64_t> starts, next;
   for (const auto& [place, last] : lasts) {
+    starts[place] = owned_[place].next;
     owned_[place] = Owned{last, last + 1};
     next[place] = last + 1;
   }

@@ -357,10 +357,12 @@ Result<BatchPtr> IngestionSink::Prepare(const RecordBatch& batch, PartitionEnds*
 // the table's data files at once; the batch is committed once, with one txn per topic-partition.
 class IngestionSink::PieceWriter final : public engine::BatchWriter {
  public:
-  PieceWriter(IngestionSink* sink, std::optional<OwnedPartitions> owned) : sink_(sink), owned_(std::move(owned)) {}
+  // `ends` null: the writer keeps them itself.
+  PieceWriter(IngestionSink* sink, std::optional<OwnedPartitions> owned, PartitionEnds* ends)
+      : sink_(sink), owned_(std::move(owned)), ends_(ends != nullptr ? ends : &own_ends_) {}
 
   Status Add(BatchPtr piece) override {
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr out, sink_->Prepare(*piece, &ends_));
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr out, sink_->Prepare(*piece, ends_));
     if (table_ == nullptr) {
       delta::WriteOptions options;
       options.operation = std::string(delta::kOperationStreamingUpdate);
@@ -393,9 +395,9 @@ class IngestionSink::PieceWriter final : public engine::BatchWriter {
   }
 
   Status Commit() override {
-    if (ends_.empty()) return Status::OK();
+    if (ends_->empty()) return Status::OK();
     std::vector<delta::SetTransaction> transactions;
-    for (const auto& [place, last_offset] : ends_) {
+    for (const auto& [place, last_offset] : *ends_) {
       transactions.push_back(
           delta::SetTransaction{IngestionAppId(sink_->spec_.stream_id, place.first, place.second), last_offset, std::nullopt});
     }
@@ -408,7 +410,8 @@ class IngestionSink::PieceWriter final : public engine::BatchWriter {
   IngestionSink* sink_;
   const std::optional<OwnedPartitions> owned_;
   std::unique_ptr<delta::TableWriter> table_;
-  PartitionEnds ends_;
+  PartitionEnds own_ends_;
+  PartitionEnds* ends_;
   std::optional<int64_t> written_min_us_;
 };
 
@@ -421,12 +424,13 @@ Status IngestionSink::AddBatch(int64_t batch_id, const RecordBatch& batch) {
 
 Result<std::unique_ptr<engine::BatchWriter>> IngestionSink::BeginBatch(int64_t, TypePtr) {
   SLUICE_RETURN_IF_ERROR(BeginBatchStats());
-  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this, std::nullopt));
+  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this, std::nullopt, nullptr));
 }
 
-Result<std::unique_ptr<engine::BatchWriter>> IngestionSink::BeginOwnedBatch(OwnedPartitions owned) {
+Result<std::unique_ptr<engine::BatchWriter>> IngestionSink::BeginOwnedBatch(OwnedPartitions owned,
+                                                                           PartitionEnds* ends) {
   SLUICE_RETURN_IF_ERROR(BeginBatchStats());
-  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this, std::move(owned)));
+  return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this, std::move(owned), ends));
 }
 
 Result<std::optional<std::string>> ResumeOffsets(std::shared_ptr<FileSystem> fs, const std::string& table_path,

@@ -69,13 +69,14 @@ class GroupIngestion {
  private:
   GroupIngestion(IngestionSpec spec, std::map<std::string, std::string> source_options,
                  std::unique_ptr<IngestionSink> sink, std::shared_ptr<FileSystem> fs, GroupIngestionConfig config);
-  // The table's next offset of each partition in `partitions` that it records; remembers them as
-  // owned.
-  Result<std::map<std::pair<std::string, int32_t>, int64_t>> TablePositions(
-      const std::vector<std::pair<std::string, int32_t>>& partitions);
+  using Place = std::pair<std::string, int32_t>;
+  // The txn the table records for each of `partitions` (nullopt: none), read from a fresh
+  // snapshot. INVALID_PIPELINE when the table may expire its txns.
+  Result<std::map<Place, std::optional<int64_t>>> TableTxns(const std::vector<Place>& partitions);
   // One batch: read, write, commit (or drop).
   Status RunBatch();
-  // Reads every owned partition's position from the table again and seeks there.
+  // Reads every owned partition's txn from the table again and seeks to the offset after it (a
+  // partition the table has none for goes back to where it started when it was assigned).
   Status Resynchronize();
 
   IngestionSpec spec_;
@@ -90,7 +91,8 @@ class GroupIngestion {
     std::optional<int64_t> txn;
     int64_t next = 0;
   };
-  std::map<std::pair<std::string, int32_t>, Owned> owned_;
+  std::map<Place, Owned> owned_;
+  int64_t max_records_ = 0;  // per batch: max_offsets_per_trigger, read once the options are checked
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> batch_id_{0};
   std::atomic<int64_t> dropped_{0};

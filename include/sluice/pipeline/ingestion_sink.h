@@ -97,10 +97,14 @@ class IngestionSink : public engine::Sink {
 
   // The last offset recorded in the table for each (topic, partition), nullopt for none.
   using OwnedPartitions = std::map<std::pair<std::string, int32_t>, std::optional<int64_t>>;
+  // The highest offset of each (topic, partition) of a batch.
+  using PartitionEnds = std::map<std::pair<std::string, int32_t>, int64_t>;
   // As BeginBatch, for a member of a workers group that owns `owned`: the batch commits only
   // while the table still records what `owned` says for every partition (DELTA_CONCURRENT_
   // MODIFICATION otherwise, or when another member records progress for one of them meanwhile).
-  Result<std::unique_ptr<engine::BatchWriter>> BeginOwnedBatch(OwnedPartitions owned);
+  // The writer keeps the highest offset of each partition it was given in `*ends` (the progress
+  // its commit records), which must outlive it.
+  Result<std::unique_ptr<engine::BatchWriter>> BeginOwnedBatch(OwnedPartitions owned, PartitionEnds* ends);
 
   const IngestionStats& last_stats() const { return stats_; }
   // The rows the backfill merge inserted, once, after it ran (when the sink opened or after a
@@ -134,8 +138,6 @@ class IngestionSink : public engine::Sink {
   Status RefreshSubject(Part* part, bool opening);
   Status RunBackfillIfDue(std::optional<int64_t> written_min_us);
   class PieceWriter;
-  // The highest offset of each (topic, partition) of a batch.
-  using PartitionEnds = std::map<std::pair<std::string, int32_t>, int64_t>;
   // Resets stats_ for a new batch and refreshes registry schemas that are due.
   Status BeginBatchStats();
   // The ingestion table rows of `batch` (decoded, filtered, trimmed); adds to stats_ and `ends`.
