@@ -53,8 +53,8 @@ int Severity(std::string_view level) {
 }
 
 struct Line {
-  std::string timestamp;
   std::string text;  // the event as logged
+  std::string timestamp, level, type, flow, message;
 };
 
 // The event logs the arguments name.
@@ -98,16 +98,18 @@ std::vector<Line> ReadEvents(const EventsArguments& arguments, const std::vector
     for (size_t i = done; i < lines->size(); ++i) {
       const std::string& text = (*lines)[i];
       simdjson::dom::element event;
-      std::string_view level, type, flow, timestamp;
+      std::string_view level, type, flow, timestamp, message;
       if (parser.parse(text).get(event) != simdjson::SUCCESS || event["level"].get(level) != simdjson::SUCCESS ||
           event["event_type"].get(type) != simdjson::SUCCESS || event["timestamp"].get(timestamp) != simdjson::SUCCESS) {
         continue;
       }
       if (event["origin"]["flow"].get(flow) != simdjson::SUCCESS) flow = {};
+      if (event["message"].get(message) != simdjson::SUCCESS) message = {};
       if (!arguments.flow.empty() && flow != arguments.flow) continue;
       if (!arguments.type.empty() && type != arguments.type) continue;
       if (!arguments.level.empty() && Severity(level) < Severity(arguments.level)) continue;
-      events.push_back(Line{std::string(timestamp), text});
+      events.push_back(Line{text, std::string(timestamp), std::string(level), std::string(type), std::string(flow),
+                            std::string(message)});
     }
     done = lines->size();
   }
@@ -121,16 +123,8 @@ void Print(const Line& line, bool json) {
     std::printf("%s\n", line.text.c_str());
     return;
   }
-  simdjson::dom::parser parser;
-  simdjson::dom::element event = parser.parse(line.text).value();
-  std::string_view level = event["level"].get_string().value_unsafe();
-  std::string_view type = event["event_type"].get_string().value_unsafe();
-  std::string_view message, flow;
-  if (event["message"].get(message) != simdjson::SUCCESS) message = {};
-  if (event["origin"]["flow"].get(flow) != simdjson::SUCCESS) flow = {};
-  std::printf("%s %-7.*s %-16.*s %s%.*s\n", line.timestamp.c_str(), static_cast<int>(level.size()), level.data(),
-              static_cast<int>(type.size()), type.data(), flow.empty() ? "" : fmt::format("[{}] ", flow).c_str(),
-              static_cast<int>(message.size()), message.data());
+  std::printf("%s %-7s %-16s %s%s\n", line.timestamp.c_str(), line.level.c_str(), line.type.c_str(),
+              line.flow.empty() ? "" : fmt::format("[{}] ", line.flow).c_str(), line.message.c_str());
 }
 
 void Events(const EventsArguments& arguments) {
