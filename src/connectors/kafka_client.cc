@@ -276,6 +276,12 @@ Result<KafkaSourceConfig> MakeKafkaConfig(const ValidatedOptions& options) {
   return config;
 }
 
+int64_t StartingOffset(const KafkaSourceConfig& config, const TopicPartition& partition) {
+  auto given = config.starting_partition_offsets.find(partition);
+  if (given != config.starting_partition_offsets.end()) return given->second;
+  return config.starting_offsets == "earliest" ? kEarliest : kLatest;
+}
+
 TypePtr KafkaRowSchema() {
   TypePtr header = DataType::Struct({Field{"key", DataType::String(), false}, Field{"value", DataType::Binary(), true}})
                        .value();

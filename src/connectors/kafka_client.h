@@ -68,6 +68,9 @@ std::span<const OptionSpec> KafkaSourceOptions();
 Result<ConfPtr> BuildConf(const std::vector<KafkaSetting>& settings);
 // The validated options as a configuration (INVALID_OPTIONS for combinations that do not hold).
 Result<KafkaSourceConfig> MakeKafkaConfig(const ValidatedOptions& options);
+// Where `starting_offsets` starts `partition`: its JSON entry, else earliest or latest; an offset,
+// or kEarliest / kLatest for the caller to resolve against the partition's watermarks.
+int64_t StartingOffset(const KafkaSourceConfig& config, const TopicPartition& partition);
 
 // key (binary), value (binary), topic, partition, offset, timestamp, headers.
 TypePtr KafkaRowSchema();

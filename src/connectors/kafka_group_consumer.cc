@@ -60,11 +60,8 @@ struct KafkaGroupConsumer::State {
     PartitionOffsets resolved;
     for (const TopicPartition& partition : partitions) {
       const Watermarks& mark = marks.at(partition);
-      int64_t position = config.starting_offsets == "earliest" ? kEarliest : kLatest;
-      if (auto given = config.starting_partition_offsets.find(partition); given != config.starting_partition_offsets.end()) {
-        position = given->second;
-      }
-      if (auto table = known.find(partition); table != known.end()) position = table->second;
+      auto table = known.find(partition);
+      int64_t position = table != known.end() ? table->second : StartingOffset(config, partition);
       if (position == kEarliest) position = mark.low;
       if (position == kLatest) position = mark.high;
       if (position < mark.low) {

@@ -110,9 +110,7 @@ class KafkaSource final : public engine::Source {
     PartitionOffsets offsets;
     std::vector<std::pair<TopicPartition, int64_t>> to_resolve;  // (partition, kEarliest or kLatest)
     for (const TopicPartition& partition : partitions) {
-      int64_t wanted = config_.starting_offsets == "earliest" ? kEarliest : kLatest;
-      auto given = config_.starting_partition_offsets.find(partition);
-      if (given != config_.starting_partition_offsets.end()) wanted = given->second;
+      const int64_t wanted = StartingOffset(config_, partition);
       if (wanted >= 0) {
         offsets[partition] = wanted;
       } else {
