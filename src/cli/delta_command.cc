@@ -42,9 +42,9 @@ struct DeltaOptions {
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 std::string MapJson(const delta::StringMap& map) {
-  std::string out = "{";
-  for (const auto& [key, value] : map) out += (out.size() > 1 ? "," : "") + JsonString(key) + ":" + JsonString(value);
-  return out + "}";
+  std::string out;
+  AppendJsonStringMap(&out, map);
+  return out;
 }
 
 std::string MapText(const delta::StringMap& map) {
@@ -115,9 +115,9 @@ Status RunDescribe(const DeltaOptions& options) {
   const delta::Metadata& metadata = snapshot->metadata();
   if (options.json) {
     auto list = [](const std::vector<std::string>& names) {
-      std::string out = "[";
-      for (const std::string& name : names) out += (out.size() > 1 ? "," : "") + JsonString(name);
-      return out + "]";
+      std::string out;
+      AppendJsonStringArray(&out, names);
+      return out;
     };
     auto features = [&](const std::optional<std::vector<std::string>>& names) {
       return names ? list(*names) : std::string("null");

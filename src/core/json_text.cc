@@ -1,5 +1,7 @@
 #include "sluice/core/json_text.h"
 
+#include <utility>
+
 #include <simdjson.h>
 
 #include <charconv>
@@ -45,6 +47,27 @@ std::string JsonString(std::string_view value) {
   std::string out;
   AppendJsonString(&out, value);
   return out;
+}
+
+void AppendJsonStringMap(std::string* out, const std::map<std::string, std::string>& map) {
+  out->push_back('{');
+  bool first = true;
+  for (const auto& [key, value] : map) {
+    if (!std::exchange(first, false)) out->push_back(',');
+    AppendJsonString(out, key);
+    out->push_back(':');
+    AppendJsonString(out, value);
+  }
+  out->push_back('}');
+}
+
+void AppendJsonStringArray(std::string* out, const std::vector<std::string>& values) {
+  out->push_back('[');
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendJsonString(out, values[i]);
+  }
+  out->push_back(']');
 }
 
 std::string JsonDouble(double value) {

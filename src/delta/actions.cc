@@ -10,6 +10,7 @@
 #include <simdjson.h>
 
 #include "delta/json_writer.h"
+#include "sluice/core/json_text.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::delta {
@@ -32,9 +33,9 @@ class ObjectWriter {
   void Field(std::string_view key, int64_t value) { json::AppendInt(value, Key(key)); }
   void Field(std::string_view key, int32_t value) { json::AppendInt(value, Key(key)); }
   void Field(std::string_view key, bool value) { Key(key)->append(value ? "true" : "false"); }
-  void Field(std::string_view key, const StringMap& value) { json::AppendStringMap(value, Key(key)); }
+  void Field(std::string_view key, const StringMap& value) { AppendJsonStringMap(Key(key), value); }
   void Field(std::string_view key, const PartitionValues& value) { json::AppendNullableStringMap(value, Key(key)); }
-  void Field(std::string_view key, const std::vector<std::string>& value) { json::AppendStringArray(value, Key(key)); }
+  void Field(std::string_view key, const std::vector<std::string>& value) { AppendJsonStringArray(Key(key), value); }
   void Field(std::string_view key, const DeletionVectorDescriptor& dv) {
     ObjectWriter object(Key(key));
     object.Field("storageType", dv.storage_type);

@@ -10,6 +10,7 @@
 #include "delta/data_files.h"
 #include "delta/file_pruning.h"
 #include "delta/json_writer.h"
+#include "sluice/core/json_text.h"
 #include "sluice/core/ascii.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -869,7 +870,7 @@ std::string ClausesParameter(const std::vector<expr::MergeClause>& clauses, Merg
 
 std::string PredicateParameter(const std::optional<expr::Expression>& predicate) {
   std::string out;
-  json::AppendStringArray({predicate ? predicate->ToSql() : std::string("true")}, &out);
+  AppendJsonStringArray(&out, {predicate ? predicate->ToSql() : std::string("true")});
   return out;
 }
 

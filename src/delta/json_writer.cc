@@ -21,16 +21,6 @@ void AppendKey(std::string_view key, bool* first, std::string* out) {
   out->push_back(':');
 }
 
-void AppendStringMap(const std::map<std::string, std::string>& map, std::string* out) {
-  out->push_back('{');
-  bool first = true;
-  for (const auto& [key, value] : map) {
-    AppendKey(key, &first, out);
-    AppendString(value, out);
-  }
-  out->push_back('}');
-}
-
 void AppendNullableStringMap(const std::map<std::string, std::optional<std::string>>& map, std::string* out) {
   out->push_back('{');
   bool first = true;
@@ -43,15 +33,6 @@ void AppendNullableStringMap(const std::map<std::string, std::optional<std::stri
     }
   }
   out->push_back('}');
-}
-
-void AppendStringArray(const std::vector<std::string>& values, std::string* out) {
-  out->push_back('[');
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    AppendString(values[i], out);
-  }
-  out->push_back(']');
 }
 
 }  // namespace sluice::delta::json

@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace sluice::delta::json {
 
@@ -16,9 +15,7 @@ void AppendString(std::string_view text, std::string* out);
 void AppendInt(int64_t value, std::string* out);
 // `"key":` (preceded by a comma unless `*first`, which it clears).
 void AppendKey(std::string_view key, bool* first, std::string* out);
-void AppendStringMap(const std::map<std::string, std::string>& map, std::string* out);
 // Values that are std::nullopt are written as JSON null (partition values may be null).
 void AppendNullableStringMap(const std::map<std::string, std::optional<std::string>>& map, std::string* out);
-void AppendStringArray(const std::vector<std::string>& values, std::string* out);
 
 }  // namespace sluice::delta::json

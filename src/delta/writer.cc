@@ -221,7 +221,7 @@ Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, 
 
 std::string PartitionByParameter(const std::vector<std::string>& columns) {
   std::string out;
-  json::AppendStringArray(columns, &out);
+  AppendJsonStringArray(&out, columns);
   return out;
 }
 

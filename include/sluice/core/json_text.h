@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sluice {
 
@@ -13,6 +15,9 @@ namespace sluice {
 // bytes which are not valid UTF-8 become U+FFFD (core/utf8.h): the output is always valid JSON.
 void AppendJsonString(std::string* out, std::string_view value);
 std::string JsonString(std::string_view value);
+// Appends a JSON object of string values, in the map's order, and a JSON array of strings.
+void AppendJsonStringMap(std::string* out, const std::map<std::string, std::string>& map);
+void AppendJsonStringArray(std::string* out, const std::vector<std::string>& values);
 // A JSON number for a double: finite values in shortest round-trip form, others as null.
 std::string JsonDouble(double value);
 // Microseconds since the epoch as UTC ISO-8601 with milliseconds: "2026-01-31T10:00:00.000Z".
