@@ -147,7 +147,7 @@ Status HistoryTable::Reset(int64_t sort_by_version) {
   if (txn->read_snapshot() == nullptr) return Status::OK();
   delta::Metadata metadata = txn->read_snapshot()->metadata();
   metadata.schema_string = schema_->ToJson();
-  txn->SetMetadata(std::move(metadata));
+  SLUICE_RETURN_IF_ERROR(txn->SetMetadata(std::move(metadata)).status());
   txn->ReadWholeTable();
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())

@@ -30,7 +30,7 @@ class CheckpointTest : public ::testing::Test {
       metadata.schema_string = std::string(kSchema);
       metadata.partition_columns = {"day"};
       metadata.configuration = {{"delta.checkpointInterval", "10"}};
-      (*transaction)->SetMetadata(metadata);
+      ASSERT_TRUE((*transaction)->SetMetadata(metadata).ok());
     }
     for (const std::string& path : adds) {
       AddFile add;

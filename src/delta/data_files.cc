@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "delta/column_mapping.h"
 #include "delta/uuid.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -54,11 +55,15 @@ int HexValue(char c) {
   return -1;
 }
 
-// The table's columns without the partition columns: what data files hold.
+// The table's columns without the partition columns, as the data files' schema names them.
 Result<BatchPtr> DataColumns(const BatchPtr& batch, const std::vector<int>& data_indices, const TypePtr& data_schema) {
   std::vector<ColumnPtr> columns;
   columns.reserve(data_indices.size());
-  for (int index : data_indices) columns.push_back(batch->column(index));
+  for (size_t i = 0; i < data_indices.size(); ++i) {
+    SLUICE_ASSIGN_OR_RETURN(ColumnPtr column,
+                            Relabel(batch->column(data_indices[i]), data_schema->field(static_cast<int>(i)).type));
+    columns.push_back(std::move(column));
+  }
   return RecordBatch::Make(data_schema, std::move(columns), batch->num_rows());
 }
 
@@ -152,11 +157,11 @@ DataFileWriter::DataFileWriter(FileSystem& fs, std::string table_path, TypePtr t
 DataFileWriter::~DataFileWriter() = default;
 
 Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(FileSystem& fs, std::string table_path,
-                                                             TypePtr table_schema,
-                                                             const std::vector<std::string>& partition_columns,
+                                                             TypePtr table_schema, const Metadata& metadata,
                                                              int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(ColumnMappingMode mode, MappingModeOf(metadata));
   std::unique_ptr<DataFileWriter> writer(new DataFileWriter(fs, std::move(table_path), table_schema, now_ms));
-  for (const std::string& name : partition_columns) {
+  for (const std::string& name : metadata.partition_columns) {
     int index = table_schema->FieldIndex(name);
     if (index < 0) {
       return Status::Error(errors::kUnresolvedColumn, fmt::format("partition column '{}' is not in the schema", name));
@@ -166,6 +171,7 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(FileSystem& fs, std
                            fmt::format("partition column '{}' must have a primitive type", name));
     }
     writer->partition_indices_.push_back(index);
+    writer->partition_names_.push_back(PhysicalName(table_schema->field(index)));
   }
   std::vector<Field> data_fields;
   for (int i = 0; i < table_schema->num_fields(); ++i) {
@@ -174,7 +180,9 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(FileSystem& fs, std
     writer->data_indices_.push_back(i);
     data_fields.push_back(table_schema->field(i));
   }
-  SLUICE_ASSIGN_OR_RETURN(writer->data_schema_, DataType::Struct(std::move(data_fields)));
+  SLUICE_ASSIGN_OR_RETURN(TypePtr data_schema, DataType::Struct(std::move(data_fields)));
+  writer->data_schema_ = PhysicalSchema(data_schema, mode == ColumnMappingMode::kId);
+  writer->random_folders_ = mode != ColumnMappingMode::kNone;
   return writer;
 }
 
@@ -182,7 +190,10 @@ Result<DataFileWriter::OpenFile*> DataFileWriter::FileFor(const std::string& dir
   auto it = files_.find(directory);
   if (it != files_.end()) return &it->second;
   std::string name = fmt::format("part-{:05d}-{}.c000.snappy.parquet", files_.size(), NewUuid());
-  std::string relative = directory.empty() ? name : directory + "/" + name;
+  // Mapped columns may be renamed: their partition folders would keep the old names, so files go
+  // into random folders (two characters, as Spark's delta.randomPrefixLength).
+  std::string folder = random_folders_ ? NewUuid().substr(0, 2) : directory;
+  std::string relative = folder.empty() ? name : folder + "/" + name;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
                           fs_.OpenForWrite(fmt::format("{}/{}", table_path_, relative)));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetWriter> writer,
@@ -216,14 +227,16 @@ Status DataFileWriter::Write(const BatchPtr& batch) {
   for (int64_t row = 0; row < batch->num_rows(); ++row) {
     std::string directory;
     PartitionValues values;
-    for (int index : partition_indices_) {
-      const std::string& name = table_schema_->field(index).name;
+    for (size_t p = 0; p < partition_indices_.size(); ++p) {
+      const int index = partition_indices_[p];
+      const std::string& name = partition_names_[p];
       std::optional<std::string> value = SerializePartitionValue(*batch->column(index), row);
       // The log holds partition values as JSON text: bytes that are not UTF-8 could not be
       // written back as they are, and a value changed on the way would move the row.
       if (value && !IsValidUtf8(*value)) {
         return Status::Error(errors::kInvalidUtf8String,
-                             fmt::format("the value of partition column '{}' in row {} is not valid UTF-8", name, row));
+                             fmt::format("the value of partition column '{}' in row {} is not valid UTF-8",
+                                         table_schema_->field(index).name, row));
       }
       if (!directory.empty()) directory.push_back('/');
       directory += PartitionDirectoryName(name, value);

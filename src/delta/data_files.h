@@ -52,17 +52,22 @@ RemoveFile RemovalOf(const AddFile& file, int64_t now_ms);
 
 // Writes rows of `table_schema` as data files of a table, batch by batch: one file per
 // partition, Hive-style partitioned by the partition columns (which are not stored in the files).
+// With column mapping (column_mapping.h) the files, their statistics and partition values use the
+// physical names, and files go into random two-character folders instead of partition folders.
 // Nothing is committed: a crash, an error or a writer destroyed before Finish leaves orphan files
 // only. Used by one thread at a time.
 class DataFileWriter {
  public:
-  // UNRESOLVED_COLUMN for a partition column not in the schema, INVALID_SCHEMA for a nested one.
+  // `table_schema` is the table's schema with its column mapping metadata (the snapshot's, or what
+  // Transaction::SetMetadata returned); `metadata` gives the partition columns and the mapping
+  // mode. UNRESOLVED_COLUMN for a partition column not in the schema, INVALID_SCHEMA for a nested
+  // one, DELTA_PROTOCOL_UNSUPPORTED for an unknown mapping mode.
   static Result<std::unique_ptr<DataFileWriter>> Open(FileSystem& fs, std::string table_path, TypePtr table_schema,
-                                                      const std::vector<std::string>& partition_columns,
-                                                      int64_t now_ms);
+                                                      const Metadata& metadata, int64_t now_ms);
   ~DataFileWriter();
 
-  // Appends the batch's rows (of the table schema) to the files of their partitions.
+  // Appends the batch's rows (of the table schema; field metadata may differ) to the files of
+  // their partitions.
   Status Write(const BatchPtr& batch);
   // Closes every file and returns the `add` actions describing them, ordered by partition
   // directory. The writer is then empty.
@@ -82,6 +87,8 @@ class DataFileWriter {
   TypePtr table_schema_;
   int64_t now_ms_;
   std::vector<int> partition_indices_;
+  std::vector<std::string> partition_names_;  // the partition columns' physical names
+  bool random_folders_ = false;
   std::vector<int> data_indices_;
   TypePtr data_schema_;
   std::map<std::string, OpenFile> files_;  // by partition directory ("" without partitioning)

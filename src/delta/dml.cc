@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/group_keys.h"
+#include "delta/column_mapping.h"
 #include "delta/data_files.h"
 #include "delta/file_pruning.h"
 #include "delta/json_writer.h"
@@ -216,7 +217,8 @@ class MergeRun {
   // The table schema the commit leaves: the snapshot's, with the source's new columns when the
   // schema evolves.
   Status PrepareSchema() {
-    table_schema_ = snapshot_->schema();
+    mapped_schema_ = snapshot_->schema();
+    table_schema_ = WithoutColumnMapping(mapped_schema_);
     const bool star = std::any_of(spec_.clauses.begin(), spec_.clauses.end(), [](const expr::MergeClause& c) {
       return c.action == MergeActionKind::kUpdateAll || c.action == MergeActionKind::kInsertAll;
     });
@@ -225,11 +227,8 @@ class MergeRun {
     if (merged->Equals(*table_schema_)) return Status::OK();
     Metadata metadata = snapshot_->metadata();
     metadata.schema_string = merged->ToJson();
-    SLUICE_ASSIGN_OR_RETURN(std::optional<Protocol> protocol,
-                            ProtocolForEvolvedSchema(snapshot_->protocol(), *merged, metadata.schema_string));
-    if (protocol) txn_->SetProtocol(*protocol);
-    txn_->SetMetadata(std::move(metadata));
-    table_schema_ = std::move(merged);
+    SLUICE_ASSIGN_OR_RETURN(mapped_schema_, txn_->SetMetadata(std::move(metadata)));
+    table_schema_ = WithoutColumnMapping(mapped_schema_);
     return Status::OK();
   }
 
@@ -388,24 +387,9 @@ class MergeRun {
     for (const std::string& text : texts) all += (all.empty() ? "(" : " AND (") + text + ")";
     Result<expr::Expression> filter = expr::Expression::Parse(all);
     if (!filter.ok()) return std::nullopt;
-    Result<FilePruner> pruner = FilePruner::Make(*filter, table_schema_, snapshot_->metadata().partition_columns);
+    Result<FilePruner> pruner = FilePruner::Make(*filter, mapped_schema_, snapshot_->metadata().partition_columns);
     if (!pruner.ok()) return std::nullopt;
     return std::move(pruner).value();
-  }
-
-  // A column path of the table as the schema spells it (names are matched ignoring case), or
-  // nullopt when it names no column outside arrays and maps.
-  std::optional<std::vector<std::string>> SchemaNames(const std::vector<std::string>& path) const {
-    std::vector<std::string> names;
-    const DataType* type = table_schema_.get();
-    for (const std::string& part : path) {
-      if (type->id() != TypeId::kStruct) return std::nullopt;
-      const int index = type->FieldIndexIgnoreCase(part);
-      if (index < 0) return std::nullopt;
-      names.push_back(type->field(index).name);
-      type = type->field(index).type.get();
-    }
-    return names;
   }
 
   // The files that may hold a row the MERGE changes.
@@ -442,7 +426,7 @@ class MergeRun {
     std::vector<std::pair<KeyValues, std::vector<std::string>>> key_values;
     for (size_t k = 0; pairs_matter && k < source_key_columns_.size(); ++k) {
       std::optional<std::vector<std::string>> path = key_targets_[k].AsColumnPath();
-      std::optional<std::vector<std::string>> names = path ? SchemaNames(*path) : std::nullopt;
+      std::optional<std::vector<std::string>> names = path ? PhysicalPath(mapped_schema_, *path) : std::nullopt;
       std::optional<KeyValues> values = KeyValues::Of(*source_key_columns_[k]);
       if (names && values) key_values.emplace_back(std::move(*values), std::move(*names));
     }
@@ -580,8 +564,8 @@ class MergeRun {
   Status Write(const BatchPtr& rows) {
     if (rows->num_rows() == 0) return Status::OK();
     if (!writer_) {
-      SLUICE_ASSIGN_OR_RETURN(writer_, DataFileWriter::Open(*fs_, table_path_, table_schema_,
-                                                            snapshot_->metadata().partition_columns, now_));
+      SLUICE_ASSIGN_OR_RETURN(writer_,
+                              DataFileWriter::Open(*fs_, table_path_, mapped_schema_, *txn_->effective_metadata(), now_));
     }
     return writer_->Write(rows);
   }
@@ -822,7 +806,10 @@ class MergeRun {
   std::unique_ptr<Transaction> txn_;
   SnapshotPtr snapshot_;
   BatchPtr source_;
+  // The schema the commit leaves, as rows hold it (table_schema_) and with its column mapping
+  // (mapped_schema_: the physical names of statistics, partition values and data files).
   TypePtr table_schema_;
+  TypePtr mapped_schema_;
   std::optional<RowView> target_view_, source_view_, joined_view_;
   std::optional<expr::BoundExpression> on_;
   std::vector<BoundClause> clauses_;

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <simdjson.h>
 
+#include "delta/column_mapping.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::delta {
@@ -26,11 +27,6 @@ bool ConfigurationIs(const Metadata& metadata, std::string_view key, std::string
   return lower == value;
 }
 
-bool ColumnMappingActive(const Metadata& metadata) {
-  auto it = metadata.configuration.find("delta.columnMapping.mode");
-  return it != metadata.configuration.end() && it->second != "none";
-}
-
 bool HasCheckConstraints(const Metadata& metadata) {
   auto it = metadata.configuration.lower_bound("delta.constraints.");
   return it != metadata.configuration.end() && it->first.starts_with("delta.constraints.");
@@ -47,7 +43,8 @@ bool SchemaMetadataMentions(const std::string& schema_string, std::string_view k
 // sluice implements it.
 Status CheckWriterFeature(std::string_view feature, const Metadata& metadata) {
   if (feature == "appendOnly" || feature == "timestampNtz" || feature == "domainMetadata" ||
-      feature == "typeWidening" || feature == "typeWidening-preview" || feature == "deletionVectors") {
+      feature == "typeWidening" || feature == "typeWidening-preview" || feature == "deletionVectors" ||
+      feature == "columnMapping") {
     return Status::OK();
   }
   if (feature == "invariants") {
@@ -76,10 +73,6 @@ Status CheckWriterFeature(std::string_view feature, const Metadata& metadata) {
     if (SchemaMetadataMentions(metadata.schema_string, "delta.identity.")) {
       return Unsupported(feature, ": a column is an identity column");
     }
-    return Status::OK();
-  }
-  if (feature == "columnMapping") {
-    if (ColumnMappingActive(metadata)) return Unsupported(feature, " (column mapping is out of scope)");
     return Status::OK();
   }
   return Unsupported(feature, "");
@@ -129,6 +122,38 @@ Status CheckTypeChanges(const Metadata& metadata) {
   return Status::OK();
 }
 
+// Legacy writer versions imply every feature of the versions below them (reader version 2 implies
+// columnMapping).
+constexpr std::pair<int, std::string_view> kLegacyWriterFeatures[] = {
+    {2, "appendOnly"},       {2, "invariants"},    {3, "checkConstraints"}, {4, "changeDataFeed"},
+    {4, "generatedColumns"}, {5, "columnMapping"}, {6, "identityColumns"},
+};
+
+bool Listed(const std::optional<std::vector<std::string>>& list, std::string_view feature) {
+  return list && std::find(list->begin(), list->end(), feature) != list->end();
+}
+
+// Whether the protocol has the feature, listed or implied by a legacy version.
+bool ProtocolHas(const Protocol& protocol, std::string_view feature) {
+  bool reader = protocol.min_reader_version == 3 ? Listed(protocol.reader_features, feature)
+                                                 : feature == "columnMapping" && protocol.min_reader_version >= 2;
+  if (protocol.min_writer_version == 7) return reader && Listed(protocol.writer_features, feature);
+  bool writer = std::any_of(std::begin(kLegacyWriterFeatures), std::end(kLegacyWriterFeatures), [&](const auto& legacy) {
+    return legacy.second == feature && protocol.min_writer_version >= legacy.first;
+  });
+  return reader && writer;
+}
+
+// The reader-and-writer features a table with this schema and metadata uses.
+std::vector<std::string> FeaturesInUse(const DataType& schema, const Metadata& metadata) {
+  std::vector<std::string> features;
+  if (ContainsTimestampNtz(schema)) features.push_back("timestampNtz");
+  if (RecordsTypeChanges(metadata.schema_string)) features.push_back("typeWidening");
+  Result<ColumnMappingMode> mode = MappingModeOf(metadata);
+  if (mode.ok() && *mode != ColumnMappingMode::kNone) features.push_back("columnMapping");
+  return features;
+}
+
 }  // namespace
 
 Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata) {
@@ -137,24 +162,20 @@ Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata) {
     return Status::Error(errors::kDeltaProtocolUnsupported,
                          fmt::format("the table requires reader version {}; sluice reads versions 1 to 3", reader));
   }
-  if (reader == 2 && ColumnMappingActive(metadata)) {
-    return Unsupported("columnMapping", " (column mapping is out of scope)");
-  }
+  SLUICE_RETURN_IF_ERROR(MappingModeOf(metadata).status());
   if (reader == 3) {
     if (!protocol.reader_features) {
       return Status::Error(errors::kDeltaLogCorrupt, "protocol has reader version 3 but no readerFeatures");
     }
     for (const std::string& feature : *protocol.reader_features) {
-      if (feature == "timestampNtz" || feature == "vacuumProtocolCheck") continue;
+      if (feature == "timestampNtz" || feature == "vacuumProtocolCheck" || feature == "columnMapping" ||
+          feature == "deletionVectors") {
+        continue;
+      }
       if (feature == "typeWidening" || feature == "typeWidening-preview") {
         SLUICE_RETURN_IF_ERROR(CheckTypeChanges(metadata));
         continue;
       }
-      if (feature == "columnMapping") {
-        if (ColumnMappingActive(metadata)) return Unsupported(feature, " (column mapping is out of scope)");
-        continue;
-      }
-      if (feature == "deletionVectors") continue;
       return Unsupported(feature, "");
     }
   }
@@ -177,12 +198,7 @@ Status CheckWriteSupport(const Protocol& protocol, const Metadata& metadata) {
     }
     return Status::OK();
   }
-  // Legacy versions imply every feature of the versions below them.
-  static constexpr std::pair<int, std::string_view> kLegacy[] = {
-      {2, "appendOnly"},       {2, "invariants"},       {3, "checkConstraints"}, {4, "changeDataFeed"},
-      {4, "generatedColumns"}, {5, "columnMapping"},    {6, "identityColumns"},
-  };
-  for (const auto& [version, feature] : kLegacy) {
+  for (const auto& [version, feature] : kLegacyWriterFeatures) {
     if (writer >= version) SLUICE_RETURN_IF_ERROR(CheckWriterFeature(feature, metadata));
   }
   return Status::OK();
@@ -204,41 +220,43 @@ bool ContainsTimestampNtz(const DataType& type) {
   }
 }
 
-Protocol ProtocolForNewTable(const DataType& schema, const StringMap& configuration) {
-  std::vector<std::string> features;
-  if (ContainsTimestampNtz(schema)) features.push_back("timestampNtz");
-  auto dv = configuration.find(std::string(kEnableDeletionVectors));
-  if (dv != configuration.end() && dv->second == "true") features.push_back("deletionVectors");
+Protocol ProtocolForNewTable(const DataType& schema, const Metadata& metadata) {
+  std::vector<std::string> features = FeaturesInUse(schema, metadata);
+  auto dv = metadata.configuration.find(std::string(kEnableDeletionVectors));
+  if (dv != metadata.configuration.end() && dv->second == "true") features.push_back("deletionVectors");
   if (features.empty()) return Protocol{};
   return Protocol{3, 7, features, features};
 }
 
 Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema,
-                                                         const std::string& schema_json) {
-  std::vector<std::string> needed;
-  if (ContainsTimestampNtz(schema)) needed.push_back("timestampNtz");
-  if (RecordsTypeChanges(schema_json)) needed.push_back("typeWidening");
-  auto has = [](const std::optional<std::vector<std::string>>& list, const std::string& feature) {
-    return list && std::find(list->begin(), list->end(), feature) != list->end();
-  };
-  const bool all_there = std::all_of(needed.begin(), needed.end(), [&](const std::string& feature) {
-    return has(current.reader_features, feature) && has(current.writer_features, feature);
-  });
-  if (needed.empty() || (current.min_reader_version == 3 && all_there)) return std::optional<Protocol>();
-  Protocol upgraded;
-  if (current.min_reader_version == 3 && current.min_writer_version == 7) {
-    upgraded = current;
-  } else if (current.min_reader_version == 1 && current.min_writer_version == 2) {
-    upgraded = Protocol{3, 7, std::vector<std::string>{}, std::vector<std::string>{"appendOnly", "invariants"}};
-  } else {
+                                                         const Metadata& metadata) {
+  std::vector<std::string> needed = FeaturesInUse(schema, metadata);
+  if (std::all_of(needed.begin(), needed.end(), [&](const std::string& f) { return ProtocolHas(current, f); })) {
+    return std::optional<Protocol>();
+  }
+  if (current.min_reader_version > 3 || current.min_writer_version > 7) {
     return Status::Error(errors::kDeltaProtocolUnsupported,
                          fmt::format("the evolved schema needs the table features {}; upgrade the table's protocol "
                                      "to reader 3 / writer 7 first",
                                      fmt::join(needed, ", ")));
   }
+  // Table features from here on: the legacy versions' implied features become listed ones.
+  Protocol upgraded = current;
+  if (current.min_reader_version < 3) {
+    upgraded.min_reader_version = 3;
+    upgraded.reader_features = std::vector<std::string>{};
+    if (current.min_reader_version >= 2) upgraded.reader_features->push_back("columnMapping");
+  }
+  if (current.min_writer_version < 7) {
+    upgraded.min_writer_version = 7;
+    upgraded.writer_features = std::vector<std::string>{};
+    for (const auto& [version, feature] : kLegacyWriterFeatures) {
+      if (current.min_writer_version >= version) upgraded.writer_features->emplace_back(feature);
+    }
+  }
   for (const std::string& feature : needed) {
-    if (!has(upgraded.reader_features, feature)) upgraded.reader_features->push_back(feature);
-    if (!has(upgraded.writer_features, feature)) upgraded.writer_features->push_back(feature);
+    if (!Listed(upgraded.reader_features, feature)) upgraded.reader_features->push_back(feature);
+    if (!Listed(upgraded.writer_features, feature)) upgraded.writer_features->push_back(feature);
   }
   return std::optional<Protocol>(std::move(upgraded));
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "delta/column_mapping.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/iso_datetime.h"
 #include "sluice/delta/scan.h"
@@ -39,7 +40,8 @@ std::string PointerToken(std::string_view name) {
   return out;
 }
 
-// The field a dot path names (case-insensitively) and the JSON pointer of its statistics.
+// The field a dot path names (case-insensitively) and the JSON pointer of its statistics (by the
+// physical names).
 std::optional<std::pair<Field, std::string>> ResolvePath(const TypePtr& schema, const std::vector<std::string>& path) {
   const DataType* type = schema.get();
   std::string pointer;
@@ -49,7 +51,7 @@ std::optional<std::pair<Field, std::string>> ResolvePath(const TypePtr& schema, 
     int index = type->FieldIndexIgnoreCase(part);
     if (index < 0) return std::nullopt;
     field = type->field(index);
-    pointer += "/" + PointerToken(field->name);
+    pointer += "/" + PointerToken(PhysicalName(*field));
     type = field->type.get();
   }
   if (!field) return std::nullopt;
@@ -205,7 +207,7 @@ Result<FilePruner> FilePruner::Make(const expr::Expression& filter, const TypePt
 bool FilePruner::PassesPartitionTest(const PartitionTest& test, const AddFile& file) const {
   std::vector<ColumnPtr> columns;
   for (const Field& field : test.fields) {
-    auto value = file.partition_values.find(field.name);
+    auto value = file.partition_values.find(PhysicalName(field));
     std::optional<std::string> text = value == file.partition_values.end() ? std::nullopt : value->second;
     Result<ColumnPtr> column = PartitionValueColumn(text, field.type, 1);
     // A value that does not parse is the scan's error to report, when it reads the file.

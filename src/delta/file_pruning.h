@@ -33,6 +33,8 @@ namespace sluice::delta {
 class FilePruner {
  public:
   // `filter` must bind to `table_schema` as a predicate (the errors of expr::BindPredicate).
+  // `table_schema` is the table's, with column mapping metadata: statistics and partition values
+  // are looked up by physical names.
   static Result<FilePruner> Make(const expr::Expression& filter, const TypePtr& table_schema,
                                  const std::vector<std::string>& partition_columns);
 
@@ -71,8 +73,8 @@ class KeyValues {
   // nullopt unless the column is of an integer type (byte, short, int, long), date or string.
   static std::optional<KeyValues> Of(const Column& column);
 
-  // False only when `file` certainly holds none of the values in the column at `path` (names as
-  // the table schema spells them; one name for a partition column).
+  // False only when `file` certainly holds none of the values in the column at `path` (physical
+  // names, column_mapping.h PhysicalPath; one name for a partition column).
   bool MayBeIn(const AddFile& file, const std::vector<std::string>& path) const;
 
  private:

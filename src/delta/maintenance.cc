@@ -28,12 +28,12 @@ Status TableNotFound(const std::string& table_path) {
 
 bool HasDeletedRows(const AddFile& file) { return file.deletion_vector && file.deletion_vector->cardinality > 0; }
 
-// The partition of a file as one text, the values in partition-column order.
-std::string PartitionKey(const AddFile& file, const std::vector<std::string>& partition_columns) {
+// The partition of a file as one text: its partition values (every partition column has one, by
+// its physical name) in the map's order.
+std::string PartitionKey(const AddFile& file) {
   std::string key;
-  for (const std::string& column : partition_columns) {
-    auto value = file.partition_values.find(column);
-    key += value == file.partition_values.end() || !value->second ? std::string("\x01") : *value->second;
+  for (const auto& [column, value] : file.partition_values) {
+    key += value ? *value : std::string("\x01");
     key += '\0';
   }
   return key;
@@ -168,7 +168,7 @@ Result<OptimizeResult> Optimize(std::shared_ptr<FileSystem> fs, const std::strin
   for (const AddFile& file : snapshot->files()) {
     if (pruner && !pruner->MayMatch(file)) continue;
     if (!zorder && file.size >= target && !HasDeletedRows(file)) continue;
-    partitions[PartitionKey(file, partition_columns)].push_back(file);
+    partitions[PartitionKey(file)].push_back(file);
   }
   OptimizeResult result;
   result.version = snapshot->version();
@@ -218,7 +218,7 @@ Result<OptimizeResult> Optimize(std::shared_ptr<FileSystem> fs, const std::strin
     std::vector<AddFile> adds;
     auto write = [&](const std::vector<BatchPtr>& rows) -> Status {
       SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<DataFileWriter> writer,
-                              DataFileWriter::Open(*fs, table_path, snapshot->schema(), partition_columns, now));
+                              DataFileWriter::Open(*fs, table_path, snapshot->schema(), snapshot->metadata(), now));
       for (const BatchPtr& batch : rows) SLUICE_RETURN_IF_ERROR(writer->Write(batch));
       SLUICE_ASSIGN_OR_RETURN(std::vector<AddFile> written, writer->Finish());
       for (AddFile& add : written) adds.push_back(std::move(add));
@@ -275,12 +275,11 @@ Status AutoCompact(std::shared_ptr<FileSystem> fs, const std::string& table_path
   const std::string setting = snapshot->Property("delta.autoOptimize.autoCompact", "false");
   if (!EqualsIgnoreCase(setting, "true") && !EqualsIgnoreCase(setting, "auto")) return Status::OK();
   SLUICE_ASSIGN_OR_RETURN(const int64_t target, TargetFileSize(*snapshot, 0));
-  const std::vector<std::string>& partition_columns = snapshot->metadata().partition_columns;
   std::set<std::string> written;
-  for (const AddFile& file : added) written.insert(PartitionKey(file, partition_columns));
+  for (const AddFile& file : added) written.insert(PartitionKey(file));
   std::map<std::string, int> small;
   for (const AddFile& file : snapshot->files()) {
-    std::string key = PartitionKey(file, partition_columns);
+    std::string key = PartitionKey(file);
     if (file.size < target && written.count(key) > 0 && ++small[key] >= kAutoCompactMinFiles) {
       return Optimize(fs, table_path, {}).status();
     }
@@ -431,7 +430,7 @@ Result<RestoreResult> Restore(std::shared_ptr<FileSystem> fs, const std::string&
   }
   if (!(old->metadata() == latest->metadata())) {
     Metadata metadata = old->metadata();
-    txn->SetMetadata(std::move(metadata));
+    SLUICE_RETURN_IF_ERROR(txn->SetMetadata(std::move(metadata)).status());
   }
   txn->ReadWholeTable();
   StringMap parameters = {{"version", std::to_string(version)}};

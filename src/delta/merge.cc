@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "delta/column_mapping.h"
 #include "delta/file_pruning.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -90,10 +91,11 @@ Result<WriteResult> Merge(std::shared_ptr<FileSystem> fs, const std::string& tab
     txn->ReadWholeTable();
     std::vector<AddFile> candidates;
     std::optional<KeyValues> values;
-    std::vector<std::string> key_names;  // the one key's path as the table spells it
+    std::vector<std::string> key_names;  // the one key's path in the table's statistics
     if (prune_by != nullptr && options.key_columns.size() == 1) {
       values = KeyValues::Of(*prune_by);
       if (!KeyIndexes(snapshot->schema(), options.key_columns[0], &key_names).ok()) key_names.clear();
+      key_names = PhysicalPath(snapshot->schema(), key_names).value_or(std::vector<std::string>{});
     }
     for (const AddFile& file : snapshot->files()) {
       if (!values || key_names.empty() || values->MayBeIn(file, key_names)) candidates.push_back(file);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "delta/column_mapping.h"
 #include "delta/data_files.h"
 #include "delta/file_pruning.h"
 #include "sluice/core/builder.h"
@@ -120,14 +121,16 @@ Result<ColumnPtr> PartitionValueColumn(const std::optional<std::string>& value, 
   }
 }
 
-// One data file being read: its batches arranged as the scan's schema.
+// One data file being read: its batches arranged as the scan's schema. `schema` is the table's
+// (with column mapping metadata) and says which columns are read; the batches are of
+// WithoutColumnMapping(schema).
 class TableScan::FileReader {
  public:
   static Result<std::shared_ptr<FileReader>> Open(const Snapshot& snapshot, const AddFile& file,
                                                   const TypePtr& schema) {
     auto reader = std::shared_ptr<FileReader>(new FileReader());
     reader->file_ = &file;
-    reader->schema_ = schema;
+    reader->schema_ = WithoutColumnMapping(schema);
     SLUICE_ASSIGN_OR_RETURN(std::string path, DataFilePath(snapshot.table_path(), file.path));
     SLUICE_ASSIGN_OR_RETURN(reader->parquet_, parquet::ParquetReader::Open(*snapshot.file_system(), path));
     if (file.deletion_vector) {
@@ -142,12 +145,14 @@ class TableScan::FileReader {
     for (const Field& field : schema->fields()) {
       bool is_partition = std::find(partition_columns.begin(), partition_columns.end(), field.name) != partition_columns.end();
       reader->is_partition_.push_back(is_partition);
+      reader->physical_names_.push_back(PhysicalName(field));
       if (is_partition) continue;
       data_fields.push_back(field);
-      int index = reader->parquet_->schema()->FieldIndexIgnoreCase(field.name);
+      int index = reader->parquet_->schema()->FieldIndexIgnoreCase(reader->physical_names_.back());
       if (index >= 0) options.columns.push_back(reader->parquet_->schema()->field(index).name);
     }
-    SLUICE_ASSIGN_OR_RETURN(reader->data_schema_, DataType::Struct(std::move(data_fields)));
+    SLUICE_ASSIGN_OR_RETURN(TypePtr data_schema, DataType::Struct(std::move(data_fields)));
+    reader->data_schema_ = PhysicalSchema(data_schema, false);
     if (options.columns.empty()) {
       // No requested data column is in this file (or only partition columns were asked for):
       // its rows still count, with nulls or partition values only.
@@ -184,10 +189,11 @@ class TableScan::FileReader {
     for (int i = 0; i < schema_->num_fields(); ++i) {
       const Field& field = schema_->field(i);
       if (!is_partition_[i]) {
-        columns.push_back(data->column(data_index++));
+        SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, Relabel(data->column(data_index++), field.type));
+        columns.push_back(std::move(column));
         continue;
       }
-      auto value = file_->partition_values.find(field.name);
+      auto value = file_->partition_values.find(physical_names_[i]);
       std::optional<std::string> text = value == file_->partition_values.end() ? std::nullopt : value->second;
       SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, PartitionValueColumn(text, field.type, rows));
       columns.push_back(std::move(column));
@@ -217,9 +223,10 @@ class TableScan::FileReader {
   }
 
   const AddFile* file_ = nullptr;
-  TypePtr schema_;
-  TypePtr data_schema_;
+  TypePtr schema_;       // of the batches returned
+  TypePtr data_schema_;  // of the data columns, physical names
   std::vector<bool> is_partition_;
+  std::vector<std::string> physical_names_;
   std::unique_ptr<parquet::ParquetReader> parquet_;
   std::unique_ptr<parquet::BatchReader> batches_;
   int64_t rows_without_columns_ = 0;
@@ -227,6 +234,12 @@ class TableScan::FileReader {
   size_t next_deleted_ = 0;  // the first range not wholly before position_
   uint64_t position_ = 0;    // the file's row index of the next batch's first row
 };
+
+TableScan::TableScan(SnapshotPtr snapshot, const TypePtr& schema, std::vector<AddFile> files)
+    : snapshot_(std::move(snapshot)),
+      schema_(WithoutColumnMapping(schema)),
+      read_schema_(schema),
+      files_(std::move(files)) {}
 
 Result<std::unique_ptr<TableScan>> TableScan::Open(SnapshotPtr snapshot, ScanOptions options) {
   const TypePtr& table_schema = snapshot->schema();
@@ -262,7 +275,7 @@ Result<std::unique_ptr<TableScan>> TableScan::Open(SnapshotPtr snapshot, ScanOpt
     }
     SLUICE_ASSIGN_OR_RETURN(read_schema, DataType::Struct(std::move(fields)));
   }
-  SLUICE_ASSIGN_OR_RETURN(expr::BoundExpression bound, expr::BindPredicate(filter, read_schema));
+  SLUICE_ASSIGN_OR_RETURN(expr::BoundExpression bound, expr::BindPredicate(filter, WithoutColumnMapping(read_schema)));
   auto scan = std::unique_ptr<TableScan>(new TableScan(std::move(snapshot), std::move(schema), std::move(files)));
   scan->read_schema_ = std::move(read_schema);
   scan->filter_ = std::move(bound);
@@ -284,7 +297,7 @@ Result<BatchPtr> TableScan::Next() {
     SLUICE_RETURN_IF_ERROR(filter_->Filter(*batch, &selection_));
     if (selection_.empty()) continue;
     if (static_cast<int64_t>(selection_.size()) != batch->num_rows()) batch = Take(batch, selection_);
-    if (read_schema_ == schema_) return batch;
+    if (batch->num_columns() == schema_->num_fields()) return batch;
     std::vector<ColumnPtr> columns(batch->columns().begin(), batch->columns().begin() + schema_->num_fields());
     return RecordBatch::Make(schema_, std::move(columns), batch->num_rows());
   }

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "delta/column_mapping.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/checkpoint.h"
 #include "sluice/delta/features.h"
@@ -207,7 +208,9 @@ class SnapshotLoader {
     snapshot->checkpoint_version_ = checkpoint_version_;
     snapshot->protocol_ = std::move(*replay_.protocol);
     snapshot->metadata_ = std::move(*replay_.metadata);
-    snapshot->schema_ = std::move(schema).value();
+    // Without column mapping, field metadata a mapping once left behind means nothing.
+    Result<ColumnMappingMode> mode = MappingModeOf(*replay_.metadata);
+    snapshot->schema_ = mode.ok() && *mode == ColumnMappingMode::kNone ? WithoutColumnMapping(*schema) : *schema;
     snapshot->files_.reserve(replay_.files.size());
     for (auto& [key, add] : replay_.files) snapshot->files_.push_back(std::move(add));
     std::sort(snapshot->files_.begin(), snapshot->files_.end(),

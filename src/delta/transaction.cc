@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "delta/column_mapping.h"
 #include "delta/data_files.h"
 #include "delta/uuid.h"
 #include "sluice/core/error_classes.h"
@@ -16,32 +17,6 @@
 
 namespace sluice::delta {
 namespace {
-
-// Without column mapping a column's name is its name in the Parquet files and in the statistics'
-// paths, where readers (Spark among them) refuse these characters.
-constexpr std::string_view kCharactersNeedingColumnMapping = " ,;{}()\n\t=.";
-
-Status CheckColumnNames(const DataType& type, const std::string& prefix) {
-  switch (type.id()) {
-    case TypeId::kStruct:
-      for (const Field& field : type.fields()) {
-        if (field.name.find_first_of(kCharactersNeedingColumnMapping) != std::string::npos) {
-          return Status::Error(errors::kDeltaInvalidCharactersInColumnNames,
-                               fmt::format("column `{}{}` holds one of ' ,;{{}}()\\n\\t=.', which a Delta table "
-                                           "without column mapping cannot name; give it another name (an alias)",
-                                           prefix, field.name));
-        }
-        SLUICE_RETURN_IF_ERROR(CheckColumnNames(*field.type, prefix + field.name + "."));
-      }
-      return Status::OK();
-    case TypeId::kArray: return CheckColumnNames(*type.element_type(), prefix);
-    case TypeId::kMap:
-      SLUICE_RETURN_IF_ERROR(CheckColumnNames(*type.key_type(), prefix));
-      return CheckColumnNames(*type.value_type(), prefix);
-    default: return Status::OK();
-  }
-}
-
 
 Status Conflict(std::string_view kind, int64_t version, std::string_view what) {
   return Status::Error(errors::kDeltaConcurrentModification,
@@ -83,6 +58,17 @@ void Transaction::SetTransactionVersion(std::string app_id, int64_t version) {
   txns_.push_back(SetTransaction{std::move(app_id), version, NowMs()});
 }
 
+Result<TypePtr> Transaction::SetMetadata(Metadata metadata) {
+  SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ApplyColumnMapping(&metadata, snapshot_ ? snapshot_->schema() : nullptr));
+  if (snapshot_) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<Protocol> protocol,
+                            ProtocolForEvolvedSchema(protocol_ ? *protocol_ : snapshot_->protocol(), *schema, metadata));
+    if (protocol) protocol_ = std::move(*protocol);
+  }
+  metadata_ = std::move(metadata);
+  return schema;
+}
+
 const Metadata* Transaction::effective_metadata() const {
   if (metadata_) return &*metadata_;
   return snapshot_ ? &snapshot_->metadata() : nullptr;
@@ -97,10 +83,6 @@ Status Transaction::Validate() const {
   }
   const Protocol& protocol = protocol_ ? *protocol_ : snapshot_->protocol();
   SLUICE_RETURN_IF_ERROR(CheckWriteSupport(protocol, *metadata));
-  if (metadata_) {
-    SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ParseTypeJson(metadata_->schema_string));
-    SLUICE_RETURN_IF_ERROR(CheckColumnNames(*schema, ""));
-  }
   auto append_only = metadata->configuration.find("delta.appendOnly");
   if (append_only != metadata->configuration.end() && append_only->second == "true") {
     for (const RemoveFile& remove : removes_) {
@@ -230,7 +212,7 @@ Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operat
                                     std::optional<StringMap> operation_metrics, const CommitOptions& options) {
   if (!snapshot_ && metadata_ && !protocol_) {
     SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ParseTypeJson(metadata_->schema_string));
-    protocol_ = ProtocolForNewTable(*schema, metadata_->configuration);
+    protocol_ = ProtocolForNewTable(*schema, *metadata_);
   }
   SLUICE_RETURN_IF_ERROR(Validate());
   std::string content = SerializeActions(BuildActions(operation, std::move(operation_parameters), std::move(operation_metrics)));

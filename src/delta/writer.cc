@@ -313,8 +313,8 @@ struct TableWriter::State {
                                fmt::format("partition column '{}' is not in the data", column));
         }
       }
-      table_schema = incoming;
-      txn->SetMetadata(metadata);
+      SLUICE_ASSIGN_OR_RETURN(table_schema, txn->SetMetadata(metadata));
+      metadata = *txn->effective_metadata();
     } else {
       metadata = snapshot->metadata();
       table_schema = snapshot->schema();
@@ -324,14 +324,12 @@ struct TableWriter::State {
                            (enabled != metadata.configuration.end() && enabled->second == "true");
         SLUICE_ASSIGN_OR_RETURN(TypePtr merged, MergeSchemas(table_schema, incoming, widen));
         if (!merged->Equals(*table_schema)) {
-          std::string merged_json = merged->ToJson();
-          SLUICE_ASSIGN_OR_RETURN(std::optional<Protocol> protocol,
-                                  ProtocolForEvolvedSchema(snapshot->protocol(), *merged, merged_json));
-          if (protocol) txn->SetProtocol(*protocol);
-          if (widen && RecordsTypeChanges(merged_json)) metadata.configuration[std::string(kEnableTypeWidening)] = "true";
-          metadata.schema_string = std::move(merged_json);
-          txn->SetMetadata(metadata);
-          table_schema = std::move(merged);
+          metadata.schema_string = merged->ToJson();
+          if (widen && RecordsTypeChanges(metadata.schema_string)) {
+            metadata.configuration[std::string(kEnableTypeWidening)] = "true";
+          }
+          SLUICE_ASSIGN_OR_RETURN(table_schema, txn->SetMetadata(metadata));
+          metadata = *txn->effective_metadata();
         }
       }
     }
@@ -345,8 +343,8 @@ struct TableWriter::State {
   Status Open() {
     SLUICE_RETURN_IF_ERROR(Prepare());
     if (skipped) return Status::OK();
-    SLUICE_ASSIGN_OR_RETURN(files, DataFileWriter::Open(*txn->file_system(), txn->table_path(), table_schema,
-                                                        metadata.partition_columns, now));
+    SLUICE_ASSIGN_OR_RETURN(files,
+                            DataFileWriter::Open(*txn->file_system(), txn->table_path(), table_schema, metadata, now));
     return Status::OK();
   }
 

@@ -1,6 +1,9 @@
 #include "parquet/schema_conversion.h"
 
+#include <charconv>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "sluice/core/error_classes.h"
@@ -12,6 +15,21 @@ namespace {
 constexpr int kMaxNesting = 100;
 
 using Kind = LogicalType::Kind;
+
+// The Parquet field id a field's metadata gives (`"parquet.field.id":N`, Spark's key), if any.
+std::optional<int32_t> FieldIdOf(const Field& field) {
+  constexpr std::string_view kKey = "\"parquet.field.id\":";
+  size_t at = field.metadata.find(kKey);
+  if (at == std::string::npos) return std::nullopt;
+  const char* begin = field.metadata.data() + at + kKey.size();
+  int32_t id = 0;
+  auto [end, error] = std::from_chars(begin, field.metadata.data() + field.metadata.size(), id);
+  if (error != std::errc()) return std::nullopt;
+  return id;
+}
+
+// Appends the elements of a struct field, with its field id.
+Status AppendFieldElements(const Field& field, std::vector<SchemaElement>* out);
 
 bool IsAnnotated(const SchemaElement& e, Kind kind, ConvertedType converted) {
   if (e.logical_type && e.logical_type->kind == kind) return true;
@@ -332,10 +350,7 @@ Status AppendElements(const std::string& name, const TypePtr& type, FieldRepetit
       }
       e.num_children = type->num_fields();
       out->push_back(std::move(e));
-      for (const Field& f : type->fields()) {
-        SLUICE_RETURN_IF_ERROR(AppendElements(
-            f.name, f.type, f.nullable ? FieldRepetitionType::kOptional : FieldRepetitionType::kRequired, out));
-      }
+      for (const Field& f : type->fields()) SLUICE_RETURN_IF_ERROR(AppendFieldElements(f, out));
       return Status::OK();
     }
     case TypeId::kArray: {
@@ -368,6 +383,14 @@ Status AppendElements(const std::string& name, const TypePtr& type, FieldRepetit
     }
   }
   out->push_back(std::move(e));
+  return Status::OK();
+}
+
+Status AppendFieldElements(const Field& field, std::vector<SchemaElement>* out) {
+  const size_t first = out->size();
+  SLUICE_RETURN_IF_ERROR(AppendElements(
+      field.name, field.type, field.nullable ? FieldRepetitionType::kOptional : FieldRepetitionType::kRequired, out));
+  (*out)[first].field_id = FieldIdOf(field);
   return Status::OK();
 }
 
@@ -414,10 +437,7 @@ Result<ParquetSchema> SchemaToParquet(const TypePtr& schema, std::string_view ro
   root.name = std::string(root_name);
   root.num_children = schema->num_fields();
   elements.push_back(std::move(root));
-  for (const Field& f : schema->fields()) {
-    SLUICE_RETURN_IF_ERROR(AppendElements(
-        f.name, f.type, f.nullable ? FieldRepetitionType::kOptional : FieldRepetitionType::kRequired, &elements));
-  }
+  for (const Field& f : schema->fields()) SLUICE_RETURN_IF_ERROR(AppendFieldElements(f, &elements));
   SLUICE_ASSIGN_OR_RETURN(ParquetSchema out, SchemaFromParquet(elements));
   out.type = schema;  // keeps field metadata, which the Parquet schema does not carry
   return out;

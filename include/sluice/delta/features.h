@@ -14,8 +14,8 @@
 namespace sluice::delta {
 
 // OK when sluice can read the table; DELTA_PROTOCOL_UNSUPPORTED naming the first reader
-// feature (or version) it does not implement otherwise. Column mapping is accepted only while
-// its mode is `none`.
+// feature (or version) it does not implement, or a column mapping mode the protocol does not
+// define.
 Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata);
 
 // OK when sluice can also write the table. Legacy writer versions 3 to 6 and writer features
@@ -27,10 +27,11 @@ Status CheckWriteSupport(const Protocol& protocol, const Metadata& metadata);
 // The table property by which writers mark rows deleted instead of rewriting files.
 inline constexpr std::string_view kEnableDeletionVectors = "delta.enableDeletionVectors";
 
-// The protocol of a new table with this schema and these properties: reader 1 / writer 2, or
-// reader 3 / writer 7 with, in both feature lists, `timestampNtz` when a timestamp_ntz column
-// exists at any depth and `deletionVectors` when delta.enableDeletionVectors is true.
-Protocol ProtocolForNewTable(const DataType& schema, const StringMap& configuration = {});
+// The protocol of a new table with this schema and metadata: reader 1 / writer 2, or reader 3 /
+// writer 7 with, in both feature lists, `timestampNtz` when a timestamp_ntz column exists at any
+// depth, `columnMapping` when delta.columnMapping.mode is name or id, and `deletionVectors` when
+// delta.enableDeletionVectors is true.
+Protocol ProtocolForNewTable(const DataType& schema, const Metadata& metadata);
 
 // Whether the type or any type nested in it is timestamp_ntz.
 bool ContainsTimestampNtz(const DataType& type);
@@ -39,12 +40,13 @@ bool ContainsTimestampNtz(const DataType& type);
 // metadata, the typeWidening feature).
 bool RecordsTypeChanges(const std::string& schema_string);
 
-// The protocol a table needs after its schema evolved to `schema` (whose JSON text is
-// `schema_json`): the timestampNtz feature once it has a timestamp_ntz column, the typeWidening
-// feature once a column was widened (readers must then widen older files' values). nullopt when
-// the current protocol has what is needed; DELTA_PROTOCOL_UNSUPPORTED when a legacy protocol
-// other than reader 1 / writer 2 would need features.
+// The protocol a table needs after its metadata changed to `metadata` (whose schema is `schema`):
+// the timestampNtz feature once it has a timestamp_ntz column, the typeWidening feature once a
+// column was widened (readers must then widen older files' values), the columnMapping feature
+// once columns are mapped. nullopt when the current protocol has what is needed, listed or implied
+// by its legacy versions; else the current protocol as table features (reader 3 / writer 7, the
+// features its legacy versions implied listed) with the needed ones added.
 Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema,
-                                                         const std::string& schema_json);
+                                                         const Metadata& metadata);
 
 }  // namespace sluice::delta

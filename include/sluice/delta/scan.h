@@ -37,7 +37,8 @@ class TableScan {
   // over the table.
   static Result<std::unique_ptr<TableScan>> Open(SnapshotPtr snapshot, ScanOptions options = {});
 
-  // The schema of every batch.
+  // The schema of every batch: the table's columns by their logical names, without column
+  // mapping metadata.
   const TypePtr& schema() const { return schema_; }
   // The data files the scan reads: those of the snapshot (or ScanOptions::files) that the filter
   // does not rule out.
@@ -48,12 +49,13 @@ class TableScan {
   Result<BatchPtr> Next();
 
  private:
-  TableScan(SnapshotPtr snapshot, TypePtr schema, std::vector<AddFile> files)
-      : snapshot_(std::move(snapshot)), schema_(std::move(schema)), read_schema_(schema_), files_(std::move(files)) {}
+  // `schema`: the columns read, as the table's schema has them (with column mapping metadata).
+  TableScan(SnapshotPtr snapshot, const TypePtr& schema, std::vector<AddFile> files);
 
   SnapshotPtr snapshot_;
   TypePtr schema_;
-  // schema_ plus the columns only the filter reads, which are dropped after filtering.
+  // The columns read as the table's schema has them: schema_'s plus the columns only the filter
+  // reads, which are dropped after filtering.
   TypePtr read_schema_;
   std::optional<expr::BoundExpression> filter_;
   std::vector<int64_t> selection_;

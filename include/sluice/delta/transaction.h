@@ -83,8 +83,14 @@ class Transaction {
   // blind append (rows appended meanwhile are as if appended after this commit).
   void ReadFiles(const std::vector<AddFile>& files);
 
-  // Sets the table's metadata (creating the table, or changing its schema or properties).
-  void SetMetadata(Metadata metadata) { metadata_ = std::move(metadata); }
+  // Sets the table's metadata (creating the table, or changing its schema or properties) and
+  // returns the schema the commit leaves, which data files of this transaction are written with.
+  // With column mapping (delta.columnMapping.mode name or id; a new table gets `name` when a
+  // column name needs it) fields without a column id get one and a physical name, kept from the
+  // read schema for fields it has. The protocol is raised to the features the metadata uses
+  // (ProtocolForEvolvedSchema). DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES when an existing table
+  // without column mapping would get a name it cannot hold; DELTA_PROTOCOL_UNSUPPORTED.
+  Result<TypePtr> SetMetadata(Metadata metadata);
   void SetProtocol(Protocol protocol) { protocol_ = std::move(protocol); }
   void Add(AddFile add) { adds_.push_back(std::move(add)); }
   void Remove(RemoveFile remove) { removes_.push_back(std::move(remove)); }
