@@ -6,8 +6,10 @@
 # environment tests/tools/venv at the versions pinned by tests/tools/requirements.txt (pyarrow,
 # pyspark, deltalake, and moto, whose S3 server the object-store tests run); and an Apache
 # Kafka broker, from the Maven registry, into tests/tools/kafka/libs/<version> at the versions listed
-# in tests/tools/kafka/versions (Java and Maven come from scripts/install-deps.sh). Quick and silent
-# when they are already installed.
+# in tests/tools/kafka/versions; and Spark with Delta Lake, pyspark into tests/tools/delta-spark/venv
+# (tests/tools/delta-spark/requirements.txt) and the Delta jars from the Maven registry into
+# tests/tools/delta-spark/jars (tests/tools/delta-spark/pom.xml). Java and Maven come from
+# scripts/install-deps.sh. Quick and silent when they are already installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/tests/tools"
@@ -44,3 +46,19 @@ for version in $(grep -v '^#' "$kafka/versions"); do
       -DoutputDirectory="libs/$version" -DincludeScope=runtime)
   fi
 done
+
+# Spark with Delta Lake, in a virtual environment of its own (Delta follows Spark's releases later
+# than the conformance oracle above does).
+delta_spark="$tools/delta-spark"
+if [[ ! -x "$delta_spark/venv/bin/python" ]] || ! "$delta_spark/venv/bin/python" -c "import pyspark" 2>/dev/null ||
+   ! cmp -s "$delta_spark/requirements.txt" "$delta_spark/venv/installed-requirements.txt"; then
+  echo "== installing pyspark for Delta Lake in $delta_spark/venv"
+  python3 -m venv "$delta_spark/venv"
+  "$delta_spark/venv/bin/pip" install --quiet --disable-pip-version-check -r "$delta_spark/requirements.txt"
+  cp "$delta_spark/requirements.txt" "$delta_spark/venv/installed-requirements.txt"
+fi
+if ! ls "$delta_spark"/jars/delta-spark_*.jar >/dev/null 2>&1; then
+  echo "== installing the Delta Lake jars in $delta_spark/jars"
+  rm -rf "$delta_spark/jars"
+  (cd "$delta_spark" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=jars -DexcludeTransitive=true)
+fi

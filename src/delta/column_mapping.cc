@@ -127,13 +127,13 @@ struct Assigner {
             if (index >= 0) old = &before->field(index);
           }
           Field copy = field;
-          SLUICE_ASSIGN_OR_RETURN(copy.type, Assign(field.type, old ? old->type.get() : nullptr));
           if (!MetadataInteger(copy.metadata, kIdKey) || !MetadataString(copy.metadata, kPhysicalNameKey)) {
             std::optional<int64_t> id = old ? MetadataInteger(old->metadata, kIdKey) : std::nullopt;
             std::optional<std::string> physical = old ? MetadataString(old->metadata, kPhysicalNameKey) : std::nullopt;
             if (!id || !physical) {
               id = ++max_id;
-              physical = "col-" + NewUuid();
+              // A column the table had before it was mapped keeps its name in the files it wrote.
+              physical = old ? old->name : "col-" + NewUuid();
             }
             std::string extra = fmt::format("\"{}\":{},", kIdKey, *id);
             AppendJsonString(&extra, kPhysicalNameKey);
@@ -143,6 +143,8 @@ struct Assigner {
                 copy.metadata, [](std::string_view key) { return key == kIdKey || key == kPhysicalNameKey; }, extra);
           }
           max_id = std::max(max_id, MetadataInteger(copy.metadata, kIdKey).value_or(0));
+          // Ids in pre-order: a field's before its nested fields'.
+          SLUICE_ASSIGN_OR_RETURN(copy.type, Assign(field.type, old ? old->type.get() : nullptr));
           fields.push_back(std::move(copy));
         }
         return DataType::Struct(std::move(fields));

@@ -209,7 +209,7 @@ class SnapshotLoader {
     snapshot->protocol_ = std::move(*replay_.protocol);
     snapshot->metadata_ = std::move(*replay_.metadata);
     // Without column mapping, field metadata a mapping once left behind means nothing.
-    Result<ColumnMappingMode> mode = MappingModeOf(*replay_.metadata);
+    Result<ColumnMappingMode> mode = MappingModeOf(snapshot->metadata_);
     snapshot->schema_ = mode.ok() && *mode == ColumnMappingMode::kNone ? WithoutColumnMapping(*schema) : *schema;
     snapshot->files_.reserve(replay_.files.size());
     for (auto& [key, add] : replay_.files) snapshot->files_.push_back(std::move(add));

@@ -1,0 +1,215 @@
+// Column-mapped tables between sluice and Apache Spark with Delta Lake 4.4, the engine whose tables
+// users bring (tests/tools/delta_spark.py; Spark, the Delta jars and their virtual environment
+// installed by scripts/install-test-tools.sh). Spark reads the tables sluice writes in both mapping
+// modes, after DML with deletion vectors, schema evolution, OPTIMIZE and a checkpoint, as sluice
+// reads them; sluice reads the tables Spark writes and then renames, drops and re-adds columns in,
+// as Spark reads them. delta-rs reads sluice's tables too.
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "delta/column_mapping.h"
+#include "delta/delta_replay_testing.h"
+#include "parquet/duckdb_testing.h"
+#include "sluice/core/builder.h"
+#include "sluice/core/compute.h"
+#include "sluice/delta/dml.h"
+#include "sluice/delta/maintenance.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/writer.h"
+#include "sluice/expr/dml.h"
+#include "testing/temp_dir.h"
+
+namespace sluice::delta {
+namespace {
+
+using parquet::testing::ShellQuote;
+using parquet::testing::ToolsDir;
+
+constexpr const char* kSchema =
+    "struct<`order id`:bigint,`a.b`:string,`day=of,week`:string,`s(x)`:struct<`in ner`:int,plain:string>,"
+    "`l;ist`:array<string>>";
+
+BatchPtr Rows(int64_t first, int64_t count) {
+  TypePtr schema = ParseTypeString(kSchema).value();
+  std::vector<std::unique_ptr<ColumnBuilder>> builders;
+  for (const Field& field : schema->fields()) builders.push_back(ColumnBuilder::Make(field.type));
+  for (int64_t id = first; id < first + count; ++id) {
+    static_cast<Int64Builder*>(builders[0].get())->Append(id);
+    static_cast<BinaryBuilder*>(builders[1].get())->Append("v" + std::to_string(id));
+    static_cast<BinaryBuilder*>(builders[2].get())->Append(id % 2 ? "odd" : "ëven");
+    auto* s = static_cast<StructBuilder*>(builders[3].get());
+    static_cast<Int32Builder*>(s->field_builder(0))->Append(static_cast<int32_t>(id * 10));
+    static_cast<BinaryBuilder*>(s->field_builder(1))->Append("p" + std::to_string(id));
+    s->Append();
+    auto* list = static_cast<ListBuilder*>(builders[4].get());
+    static_cast<BinaryBuilder*>(list->element_builder())->Append("t" + std::to_string(id));
+    list->Append();
+  }
+  std::vector<ColumnPtr> columns;
+  for (auto& builder : builders) columns.push_back(builder->Finish());
+  return RecordBatch::Make(schema, std::move(columns), count).value();
+}
+
+// The table's rows as sluice reads them, each a compact JSON array of its values in table order
+// (the rendering of tests/tools/delta_spark.py), sorted.
+std::vector<std::string> SluiceRows(const std::shared_ptr<FileSystem>& fs, const std::string& table) {
+  std::vector<std::string> rows;
+  auto snapshot = Snapshot::Load(fs, table);
+  EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  if (!snapshot.ok()) return rows;
+  auto scan = TableScan::Open(*snapshot);
+  EXPECT_TRUE(scan.ok()) << scan.status().ToString();
+  while (scan.ok()) {
+    auto batch = (*scan)->Next();
+    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+    if (!batch.ok() || *batch == nullptr) break;
+    for (int64_t r = 0; r < (*batch)->num_rows(); ++r) {
+      std::string line = "[";
+      for (int c = 0; c < (*batch)->num_columns(); ++c) {
+        if (c > 0) line.push_back(',');
+        AppendValueJson(*(*batch)->column(c), r, &line);
+      }
+      rows.push_back(line + "]");
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+// What Spark printed for each command: its rows, or its error.
+std::map<std::string, std::vector<std::string>> RunSpark(const std::vector<std::string>& commands) {
+  const std::string python = ToolsDir() + "/delta-spark/venv/bin/python";
+  EXPECT_TRUE(std::ifstream(python).good()) << "Spark with Delta is not installed for the tests: run scripts/install-test-tools.sh";
+  std::string command = ShellQuote(python) + " " + ShellQuote(ToolsDir() + "/delta_spark.py");
+  for (const std::string& c : commands) command += " " + ShellQuote(c);
+  // Spark's log goes to a file: stdout holds the JSON alone.
+  sluice::testing::TempDir log;
+  const std::string out = testing::CommandOutput("(" + command + " 2> " + ShellQuote(log.Join("spark.log")) + ")");
+  std::map<std::string, std::vector<std::string>> result;
+  simdjson::dom::parser parser;
+  simdjson::dom::object object;
+  EXPECT_EQ(parser.parse(simdjson::padded_string(out)).get(object), simdjson::SUCCESS) << out.substr(0, 2000);
+  for (auto [key, value] : object) {
+    simdjson::dom::array lines;
+    if (value.get(lines) != simdjson::SUCCESS) {
+      ADD_FAILURE() << key << ": " << simdjson::minify(value);
+      continue;
+    }
+    std::vector<std::string>& rows = result[std::string(key)];
+    for (simdjson::dom::element line : lines) rows.emplace_back(line.get_string().value());
+  }
+  return result;
+}
+
+// Changes a table the ways that move rows between files and mark them deleted: an UPDATE and a
+// DELETE (deletion vectors), a MERGE, a write with a new column, OPTIMIZE, then enough appends for
+// a checkpoint (the tenth version).
+void WriteAndChange(const std::shared_ptr<FileSystem>& fs, const std::string& table, const StringMap& properties) {
+  for (int64_t first = 0; first < 40; first += 10) {
+    auto written = WriteTable(fs, table, {Rows(first, 10)},
+                              {.partition_columns = {"day=of,week"}, .table_properties = properties});
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  }
+  auto update = UpdateTable(fs, table,
+                            {.assignments = {{{"a.b"}, expr::Expression::Parse("concat('u', `order id`)").value()}},
+                             .where = expr::Expression::Parse("`order id` % 5 = 0").value()});
+  ASSERT_TRUE(update.ok()) << update.status().ToString();
+  auto del = DeleteFromTable(fs, table, {.where = expr::Expression::Parse("`order id` % 7 = 0").value()});
+  ASSERT_TRUE(del.ok()) << del.status().ToString();
+  auto parsed = expr::ParseDml(
+      "MERGE INTO t USING s ON t.`order id` = s.`order id` WHEN MATCHED THEN UPDATE SET `a.b` = 'm' "
+      "WHEN NOT MATCHED THEN INSERT *");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const auto& merge = std::get<expr::MergeStatement>(*parsed);
+  auto merged = MergeInto(fs, table, {Rows(35, 10)},
+                          {.target_alias = "t", .source_alias = "s", .on = merge.on, .clauses = merge.clauses});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  TypePtr wider = ParseTypeString("struct<`order id`:bigint,`day=of,week`:string,`new col`:int>").value();
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder days(DataType::String());
+  Int32Builder news(DataType::Integer());
+  for (int64_t id = 50; id < 53; ++id) {
+    ids.Append(id);
+    days.Append("odd");
+    news.Append(static_cast<int32_t>(id));
+  }
+  auto evolved = WriteTable(fs, table, {RecordBatch::Make(wider, {ids.Finish(), days.Finish(), news.Finish()}, 3).value()},
+                            {.merge_schema = true});
+  ASSERT_TRUE(evolved.ok()) << evolved.status().ToString();
+  ASSERT_TRUE(Optimize(fs, table, {}).ok());
+  for (int64_t id = 60; id < 62; ++id) ASSERT_TRUE(WriteTable(fs, table, {Rows(id, 1)}, {.merge_schema = true}).ok());
+  EXPECT_TRUE(fs->Exists(table + "/_delta_log/00000000000000000010.checkpoint.parquet").value_or(false));
+}
+
+TEST(DeltaSparkInteropTest, ColumnMappedTablesReadTheSameInSparkAndSluice) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  const std::string sluice_name = dir.Join("sluice name");  // the names need mapping: name mode by itself
+  const std::string sluice_id = dir.Join("sluice_id");
+  const std::string spark_name = dir.Join("spark_name");
+  const std::string spark_id = dir.Join("spark_id");
+  WriteAndChange(fs, sluice_name, {{"delta.enableDeletionVectors", "true"}});
+  WriteAndChange(fs, sluice_id, {{"delta.columnMapping.mode", "id"}, {"delta.enableDeletionVectors", "true"}});
+  if (::testing::Test::HasFatalFailure()) return;
+  EXPECT_EQ(Snapshot::Load(fs, sluice_name).value()->metadata().configuration.at("delta.columnMapping.mode"), "name");
+
+  std::map<std::string, std::vector<std::string>> spark =
+      RunSpark({"read:" + sluice_name, "read:" + sluice_id, "write:name:" + spark_name, "write:id:" + spark_id});
+
+  // 40 rows, minus the six multiples of 7, plus 35 and 40..44 merged in, 50..52 and 60, 61.
+  for (const std::string& table : {sluice_name, sluice_id}) {
+    SCOPED_TRACE(table);
+    std::vector<std::string> ours = SluiceRows(fs, table);
+    EXPECT_EQ(ours.size(), 45u);
+    EXPECT_EQ(spark["read:" + table], ours);
+    EXPECT_NE(std::find(ours.begin(), ours.end(), R"([5,"u5","odd",{"in ner":50,"plain":"p5"},["t5"],null])"),
+              ours.end());
+    EXPECT_NE(std::find(ours.begin(), ours.end(), R"([36,"m","ëven",{"in ner":360,"plain":"p36"},["t36"],null])"),
+              ours.end());
+    EXPECT_NE(std::find(ours.begin(), ours.end(), R"([51,null,"odd",null,null,51])"), ours.end());
+  }
+  // Spark's tables after renames, a drop and a re-added name: 60 rows minus the multiples of 7,
+  // plus two.
+  for (const std::string& table : {spark_name, spark_id}) {
+    SCOPED_TRACE(table);
+    std::vector<std::string> ours = SluiceRows(fs, table);
+    EXPECT_EQ(ours.size(), 53u);
+    EXPECT_EQ(spark["write:" + std::string(table == spark_name ? "name:" : "id:") + table], ours);
+    EXPECT_NE(std::find(ours.begin(), ours.end(), R"([10,"u10","even",{"x y":10,"c":"c10"},{"k":10},null,null])"),
+              ours.end());
+    EXPECT_NE(std::find(ours.begin(), ours.end(), R"([101,null,"even",null,null,null,"again"])"), ours.end());
+    SnapshotPtr snapshot = Snapshot::Load(fs, table).value();
+    EXPECT_NE(PhysicalName(snapshot->schema()->field(1)), "full name");
+  }
+  // sluice appends to Spark's table and Spark reads it back.
+  TypePtr schema = ParseTypeString("struct<id:bigint,`full name`:string,`day.of`:string,tags:string>").value();
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder names(DataType::String()), days(DataType::String()), tags(DataType::String());
+  ids.Append(200);
+  names.Append("from sluice");
+  days.Append("odd");
+  tags.Append("x");
+  auto appended = WriteTable(fs, spark_name,
+                             {RecordBatch::Make(schema, {ids.Finish(), names.Finish(), days.Finish(), tags.Finish()}, 1).value()});
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  std::map<std::string, std::vector<std::string>> again = RunSpark({"read:" + spark_name});
+  EXPECT_EQ(again["read:" + spark_name], SluiceRows(fs, spark_name));
+  EXPECT_EQ(again["read:" + spark_name].size(), 54u);
+
+  // delta-rs reads sluice's tables, deletion vectors and mapping applied.
+  for (const std::string& table : {sluice_name, sluice_id}) {
+    const std::string out = testing::CommandOutput(ShellQuote(ToolsDir() + "/venv/bin/python") + " " +
+                                                   ShellQuote(ToolsDir() + "/delta_rs_rows.py") + " " + ShellQuote(table));
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 45) << out.substr(0, 2000);
+    EXPECT_NE(out.find(R"([36, "m", "ëven", {"in ner": 360, "plain": "p36"}, ["t36"], null])"), std::string::npos)
+        << out.substr(0, 2000);
+  }
+}
+
+}  // namespace
+}  // namespace sluice::delta

@@ -1,0 +1,108 @@
+"""Apache Spark with Delta Lake as an independent reader and writer of Delta tables, for
+src/delta/delta_spark_interop_integration_test.cc: one local[1] session runs every command given.
+
+Usage: delta-spark/venv/bin/python delta_spark.py COMMAND... > rows.json
+
+  read:PATH          reads the table at PATH as Spark does
+  write:MODE:PATH    creates a table at PATH with column mapping MODE (name or id) and deletion
+                     vectors, and changes it the ways that leave physical names apart from logical
+                     ones (see write_mapped), then reads it back
+
+The output is one JSON object: for each command, the table's rows as Spark reads them, each a JSON
+array of the columns' values in table order (structs and maps as objects, dates as text), compact,
+sorted; or {"error": "..."} when the command failed. The session's jars come from
+tests/tools/delta-spark/jars (scripts/install-test-tools.sh).
+"""
+import glob
+import json
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def session():
+    jars = sorted(glob.glob(os.path.join(HERE, "delta-spark", "jars", "*.jar")))
+    return (SparkSession.builder.master("local[1]")
+            .config("spark.jars", ",".join(jars))
+            .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+            .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.sql.shuffle.partitions", "1")
+            .config("spark.databricks.delta.snapshotPartitions", "1")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.ui.enabled", "false")
+            .getOrCreate())
+
+
+def plain(value):
+    """A value as json.dumps writes it: rows as objects in field order, maps as objects."""
+    if hasattr(value, "asDict"):
+        return {k: plain(v) for k, v in value.asDict(recursive=False).items()}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def rows(spark, path):
+    frame = spark.read.format("delta").load(path)
+    lines = [json.dumps([plain(v) for v in row], ensure_ascii=False, default=str, separators=(",", ":"))
+             for row in frame.collect()]
+    return sorted(lines)
+
+
+def write_mapped(spark, mode, path):
+    """A partitioned table with names unmapped tables cannot hold, changed so that its files and
+    its schema disagree on names: rows deleted and updated through deletion vectors, a column
+    renamed, one dropped, one added, a dropped column's name added again as a new column, and
+    checkpoints every second commit."""
+    table = f"delta.`{path}`"
+    spark.sql(f"""CREATE TABLE {table} (id BIGINT, `my name` STRING, `day.of` STRING,
+                  s STRUCT<`a b`: INT, c: STRING>, tags ARRAY<STRING>, m MAP<STRING, INT>)
+                  USING delta PARTITIONED BY (`day.of`)
+                  TBLPROPERTIES ('delta.columnMapping.mode' = '{mode}', 'delta.enableDeletionVectors' = 'true',
+                                 'delta.checkpointInterval' = '2')""")
+    spark.sql(f"""INSERT INTO {table}
+                  SELECT id, concat('n', id), IF(id % 2 = 0, 'even', 'odd'),
+                         named_struct('a b', CAST(id AS INT), 'c', concat('c', id)),
+                         array(concat('t', id)), map('k', CAST(id AS INT))
+                  FROM range(0, 60) DISTRIBUTE BY id % 3""")
+    spark.sql(f"DELETE FROM {table} WHERE id % 7 = 0")
+    spark.sql(f"UPDATE {table} SET `my name` = concat('u', id) WHERE id % 5 = 0")
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN `my name` TO `full name`")
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN s.`a b` TO `x y`")
+    spark.sql(f"ALTER TABLE {table} DROP COLUMN tags")
+    spark.sql(f"ALTER TABLE {table} ADD COLUMNS (`new col` INT)")
+    spark.sql(f"""INSERT INTO {table} (id, `full name`, `day.of`, s, m, `new col`)
+                  VALUES (100, 'late', 'odd', named_struct('x y', 1, 'c', 'z'), map('q', 2), 7)""")
+    spark.sql(f"ALTER TABLE {table} ADD COLUMNS (tags STRING)")
+    spark.sql(f"INSERT INTO {table} (id, `day.of`, tags) VALUES (101, 'even', 'again')")
+    return rows(spark, path)
+
+
+def main() -> None:
+    spark = session()
+    spark.sparkContext.setLogLevel("ERROR")
+    out = {}
+    for command in sys.argv[1:]:
+        kind, _, rest = command.partition(":")
+        try:
+            if kind == "read":
+                out[command] = rows(spark, rest)
+            elif kind == "write":
+                mode, _, path = rest.partition(":")
+                out[command] = write_mapped(spark, mode, path)
+            else:
+                raise ValueError(f"unknown command {command}")
+        except Exception as error:  # the test shows Spark's message
+            out[command] = {"error": str(error).splitlines()[0]}
+    json.dump(out, sys.stdout, ensure_ascii=False)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
