@@ -63,6 +63,8 @@ std::optional<T> ParseInteger(std::string_view text) {
 
 }  // namespace
 
+TypePtr ScannedSchema(const TypePtr& table_schema) { return WithoutColumnMapping(table_schema); }
+
 Result<ColumnPtr> PartitionValueColumn(const std::optional<std::string>& value, const TypePtr& type, int64_t rows) {
   if (!value || value->empty()) return MakeNullColumn(type, rows);
   std::string_view text = *value;
@@ -237,7 +239,7 @@ class TableScan::FileReader {
 
 TableScan::TableScan(SnapshotPtr snapshot, const TypePtr& schema, std::vector<AddFile> files)
     : snapshot_(std::move(snapshot)),
-      schema_(WithoutColumnMapping(schema)),
+      schema_(ScannedSchema(schema)),
       read_schema_(schema),
       files_(std::move(files)) {}
 

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/delta/source.h"
 #include "sluice/engine/delta_formats.h"
@@ -63,7 +64,7 @@ class DeltaStreamSource final : public Source {
     file_system_ = context.file_system;
     state_path_ = context.state_directory + "/initial";
     SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, delta::Snapshot::Load(file_system_, path_));
-    schema_ = snapshot->schema();
+    schema_ = delta::ScannedSchema(snapshot->schema());
     SLUICE_ASSIGN_OR_RETURN(source_, delta::DeltaSource::Open(file_system_, path_, options_));
     // A query resumed from its checkpoint started where its first run recorded.
     Result<std::string> recorded = file_system_->ReadFile(state_path_);

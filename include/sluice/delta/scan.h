@@ -65,6 +65,11 @@ class TableScan {
   std::shared_ptr<FileReader> current_;
 };
 
+// The schema of what a scan of a table with `table_schema` returns (TableScan::schema() for every
+// column): the table's columns without column mapping metadata. The same pointer when the table
+// has none.
+TypePtr ScannedSchema(const TypePtr& table_schema);
+
 // A column of `rows` copies of one serialized partition value parsed as `type` (null for
 // std::nullopt). DELTA_LOG_CORRUPT when the text is not a value of the type.
 Result<ColumnPtr> PartitionValueColumn(const std::optional<std::string>& value, const TypePtr& type, int64_t rows);

@@ -49,7 +49,9 @@ class Snapshot {
   int64_t version() const { return version_; }
   const Protocol& protocol() const { return protocol_; }
   const Metadata& metadata() const { return metadata_; }
-  // The table schema (a struct), parsed from metadata().schema_string.
+  // The table schema (a struct), parsed from metadata().schema_string, with its column mapping
+  // metadata when the table maps columns (none otherwise); ScannedSchema (scan.h) is what reading
+  // the table gives.
   const TypePtr& schema() const { return schema_; }
 
   // Live files, ordered by path.

@@ -44,7 +44,7 @@ struct GroupIngestionConfig {
   // How long a batch collects records; zero: until the member has read all it was given.
   std::chrono::milliseconds trigger_interval{0};
   // Called after every batch committed, on Run()'s thread.
-  std::function<void(const engine::QueryProgress&)> on_progress;
+  std::function<void(const engine::QueryProgress&)> on_progress = {};
 };
 
 class GroupIngestion {
