@@ -1,8 +1,12 @@
 // Reading checkpoints written by any engine. Columns are found by name, not position (engines
 // order and extend the checkpoint schema differently), and each column's type is checked before
 // its values are read, so a checkpoint of an unexpected shape is DELTA_LOG_CORRUPT, never a crash.
-#include <fmt/format.h>
+#include <algorithm>
 
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "delta/data_files.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/checkpoint.h"
 #include "sluice/parquet/reader.h"
@@ -10,7 +14,10 @@
 namespace sluice::delta {
 namespace {
 
-constexpr std::string_view kActionColumns[] = {"txn", "add", "remove", "metaData", "protocol", "domainMetadata"};
+// The actions a checkpoint holds; `sidecar` rows (V2 checkpoints) name the files holding its add
+// and remove actions.
+constexpr std::string_view kActionColumns[] = {"txn",      "add",           "remove", "metaData",
+                                               "protocol", "domainMetadata", "sidecar"};
 
 // The fields of one struct column of a batch, looked up by name and checked for type.
 class StructColumn {
@@ -147,7 +154,10 @@ Status Corrupt(const std::string& path, int64_t row, std::string_view what) {
 }
 
 // Decodes the actions of one batch, in row order.
-Status DecodeBatch(const RecordBatch& batch, const std::string& path, int64_t first_row, const ActionSink& sink) {
+// Decodes the actions of one batch of a checkpoint file into `sink` and the paths its sidecar
+// rows name into `sidecars`.
+Status DecodeBatch(const RecordBatch& batch, const std::string& path, int64_t first_row, const ActionSink& sink,
+                   std::vector<std::string>* sidecars) {
   Status status;
   auto column = [&](std::string_view name) {
     int index = batch.schema()->FieldIndex(name);
@@ -159,7 +169,8 @@ Status DecodeBatch(const RecordBatch& batch, const std::string& path, int64_t fi
     return StructColumn(found, std::string(name), &status);
   };
   StructColumn txn = column("txn"), add = column("add"), remove = column("remove"), metadata = column("metaData"),
-               protocol = column("protocol"), domain = column("domainMetadata");
+               protocol = column("protocol"), domain = column("domainMetadata"), sidecar = column("sidecar");
+  const Column* sidecar_path = sidecar.Child("path", TypeId::kString);
 
   const Column* txn_app_id = txn.Child("appId", TypeId::kString);
   const Column* txn_version = txn.Child("version", TypeId::kLong);
@@ -264,6 +275,10 @@ Status DecodeBatch(const RecordBatch& batch, const std::string& path, int64_t fi
       if (!reader || !writer) return Corrupt(path, file_row, "protocol lacks its versions");
       sink(Protocol{*reader, *writer, GetStringArray(protocol_reader_features, row),
                     GetStringArray(protocol_writer_features, row)});
+    } else if (sidecar.valid(row)) {
+      auto sidecar_file = GetString(sidecar_path, row);
+      if (!sidecar_file) return Corrupt(path, file_row, "sidecar lacks its path");
+      sidecars->push_back(std::move(*sidecar_file));
     } else if (domain.valid(row)) {
       auto name = GetString(domain_name, row);
       auto configuration = GetString(domain_configuration, row);
@@ -274,7 +289,41 @@ Status DecodeBatch(const RecordBatch& batch, const std::string& path, int64_t fi
   return Status::OK();
 }
 
-Status ReadCheckpointFile(FileSystem& fs, const std::string& path, const ActionSink& sink) {
+// A V2 checkpoint in JSON: one action per line, as in a commit, sidecar actions among them.
+Status ReadJsonCheckpointFile(FileSystem& fs, const std::string& path, const ActionSink& sink,
+                              std::vector<std::string>* sidecars) {
+  SLUICE_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
+  std::vector<Action> actions;
+  SLUICE_RETURN_IF_ERROR(ParseActions(text, path, &actions));
+  for (Action& action : actions) sink(std::move(action));
+  // Sidecar actions are a checkpoint's own: the commit parser passes over them.
+  simdjson::dom::parser parser;
+  size_t start = 0;
+  int64_t line_number = 0;
+  while (start < text.size()) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    ++line_number;
+    std::string_view line(text.data() + start, end - start);
+    start = end + 1;
+    if (line.find("\"sidecar\"") == std::string_view::npos) continue;
+    simdjson::dom::element document;
+    std::string_view sidecar_file;
+    if (parser.parse(line.data(), line.size()).get(document) != simdjson::SUCCESS) {
+      return Corrupt(path, line_number, "a line is not JSON");
+    }
+    simdjson::dom::element sidecar;
+    if (document["sidecar"].get(sidecar) != simdjson::SUCCESS) continue;
+    if (sidecar["path"].get_string().get(sidecar_file) != simdjson::SUCCESS) {
+      return Corrupt(path, line_number, "sidecar lacks its path");
+    }
+    sidecars->emplace_back(sidecar_file);
+  }
+  return Status::OK();
+}
+
+Status ReadCheckpointFile(FileSystem& fs, const std::string& path, const ActionSink& sink,
+                          std::vector<std::string>* sidecars) {
+  if (path.ends_with(".json")) return ReadJsonCheckpointFile(fs, path, sink, sidecars);
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetReader> reader, parquet::ParquetReader::Open(fs, path));
   parquet::ReadOptions options;
   for (std::string_view name : kActionColumns) {
@@ -286,9 +335,19 @@ Status ReadCheckpointFile(FileSystem& fs, const std::string& path, const ActionS
   while (true) {
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, batches->Next());
     if (batch == nullptr) return Status::OK();
-    SLUICE_RETURN_IF_ERROR(DecodeBatch(*batch, path, first_row, sink));
+    SLUICE_RETURN_IF_ERROR(DecodeBatch(*batch, path, first_row, sink, sidecars));
     first_row += batch->num_rows();
   }
+}
+
+// Where a sidecar a checkpoint names lives: the path is a URI path, a name under
+// `_delta_log/_sidecars/` unless absolute.
+Result<std::string> SidecarPath(const std::string& checkpoint_path, const std::string& sidecar) {
+  std::string_view uri = sidecar;
+  if (uri.starts_with("file://")) uri.remove_prefix(7);
+  SLUICE_ASSIGN_OR_RETURN(std::string decoded, DecodeFilePath(uri));
+  if (decoded.starts_with("/") || decoded.find("://") != std::string::npos) return decoded;
+  return checkpoint_path.substr(0, checkpoint_path.rfind('/')) + "/_sidecars/" + decoded;
 }
 
 }  // namespace
@@ -308,8 +367,20 @@ CheckpointFiles CheckpointFilesOf(std::string_view table_path, const LastCheckpo
 }
 
 Status ReadCheckpoint(FileSystem& fs, const CheckpointFiles& checkpoint, const ActionSink& sink) {
-  for (const std::string& path : checkpoint.paths) {
-    Status status = ReadCheckpointFile(fs, path, sink);
+  // The checkpoint's files, then the sidecars they name (which hold adds and removes only).
+  std::vector<std::string> files = checkpoint.paths;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string path = files[i];
+    std::vector<std::string> sidecars;
+    Status status = ReadCheckpointFile(fs, path, sink, &sidecars);
+    if (i >= checkpoint.paths.size() && !sidecars.empty()) {
+      status = Corrupt(path, 0, "a sidecar names sidecars");
+    }
+    for (const std::string& sidecar : sidecars) {
+      Result<std::string> sidecar_path = SidecarPath(path, sidecar);
+      if (!sidecar_path.ok()) return sidecar_path.status();
+      files.push_back(std::move(*sidecar_path));
+    }
     if (!status.ok()) {
       if (status.error_class() == errors::kFileNotFound || status.error_class() == errors::kDeltaLogCorrupt) {
         return status;

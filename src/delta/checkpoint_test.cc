@@ -152,6 +152,47 @@ TEST_F(CheckpointTest, MultiPartCheckpointsAreReadAndIncompleteOnesIgnored) {
   ExpectSameState(**complete, *expected);
 }
 
+// A V2 checkpoint: a UUID-named top-level file (JSON or Parquet) whose sidecars, under
+// _delta_log/_sidecars, hold the actions. Built here from a classic checkpoint of version 20 (its
+// Parquet file becomes a sidecar); the commits before it are deleted, so only the checkpoint can
+// give the state.
+TEST_F(CheckpointTest, V2CheckpointsAreReadWithTheirSidecars) {
+  MakeHistory();
+  SnapshotPtr expected = ReplayWithoutCheckpoints(24);
+  const std::string log = LogDirectory(table_);
+  ASSERT_TRUE(fs_->CreateDirectories(log + "/_sidecars").ok());
+  ASSERT_TRUE(fs_->Rename(ClassicCheckpointPath(table_, 20), log + "/_sidecars/part one.parquet", true).ok());
+  ASSERT_TRUE(fs_->Delete(LastCheckpointPath(table_)).ok());
+  for (int64_t version = 0; version < 20; ++version) ASSERT_TRUE(fs_->Delete(CommitPath(table_, version)).ok());
+  const std::string v2 = log + "/00000000000000000020.checkpoint.3a0d65cd-72ea-4f1b-8a39-2c5b3d5a5c49.json";
+  ASSERT_TRUE(fs_->AtomicWrite(v2, "{\"checkpointMetadata\":{\"version\":20}}\n"
+                                   "{\"sidecar\":{\"path\":\"part%20one.parquet\",\"sizeInBytes\":1,"
+                                   "\"modificationTime\":1}}\n")
+                  .ok());
+  // The path of a sidecar is a URI path: part%20one names "part one".
+  auto snapshot = Snapshot::Load(fs_, table_);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  EXPECT_EQ((*snapshot)->checkpoint_version(), 20);
+  ExpectSameState(**snapshot, *expected);
+
+  // Names that are not checkpoints are not read as ones.
+  for (std::string name : {"00000000000000000022.checkpoint.not-a-uuid.json",
+                           "00000000000000000022.checkpoint.3a0d65cd-72ea-4f1b-8a39-2c5b3d5a5c49.avro",
+                           "00000000000000000022.checkpoint.3a0d65cd72ea4f1b8a392c5b3d5a5c49abcd.json"}) {
+    ASSERT_TRUE(fs_->AtomicWrite(log + "/" + name, "garbage").ok());
+  }
+  EXPECT_EQ(ListLog(*fs_, table_).value().checkpoints.rbegin()->first, 20);
+  ExpectSameState(*Snapshot::Load(fs_, table_).value(), *expected);
+
+  // A sidecar that is gone, and a sidecar line without its path, fail the load.
+  ASSERT_TRUE(fs_->AtomicWrite(v2, "{\"checkpointMetadata\":{\"version\":20}}\n"
+                                   "{\"sidecar\":{\"path\":\"gone.parquet\"}}\n")
+                  .ok());
+  EXPECT_FALSE(Snapshot::Load(fs_, table_).ok());
+  ASSERT_TRUE(fs_->AtomicWrite(v2, "{\"sidecar\":{\"sizeInBytes\":3}}\n").ok());
+  EXPECT_FALSE(Snapshot::Load(fs_, table_).ok());
+}
+
 TEST_F(CheckpointTest, EveryActionKindSurvivesACheckpoint) {
   Commit({});
   auto transaction = Transaction::Start(fs_, table_);

@@ -18,6 +18,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/delta/dml.h"
+#include "sluice/delta/log.h"
 #include "sluice/delta/maintenance.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/writer.h"
@@ -209,6 +210,63 @@ TEST(DeltaSparkInteropTest, ColumnMappedTablesReadTheSameInSparkAndSluice) {
     EXPECT_NE(out.find(R"([36, "m", "ëven", {"in ner": 360, "plain": "p36"}, ["t36"], null])"), std::string::npos)
         << out.substr(0, 2000);
   }
+}
+
+// Tables with V2 checkpoints (JSON and Parquet top-level files, sidecars) and with columns Spark
+// widened read in sluice as Spark reads them; the V2 ones with their commits before the last
+// checkpoint deleted, so that only the checkpoint and its sidecars can say what the table holds.
+TEST(DeltaSparkInteropTest, V2CheckpointsAndWidenedColumnsReadAsSparkReadsThem) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  const std::string v2_json = dir.Join("v2_json");
+  const std::string v2_parquet = dir.Join("v2_parquet");
+  const std::string widened = dir.Join("widened");
+  std::map<std::string, std::vector<std::string>> spark =
+      RunSpark({"write:v2-json:" + v2_json, "write:v2-parquet:" + v2_parquet, "write:widened:" + widened});
+
+  for (const auto& [table, extension] : {std::pair{v2_json, ".json"}, std::pair{v2_parquet, ".parquet"}}) {
+    SCOPED_TRACE(table);
+    LogListing listing = ListLog(*fs, table).value();
+    ASSERT_FALSE(listing.checkpoints.empty());
+    const CheckpointFiles& last = listing.checkpoints.rbegin()->second;
+    ASSERT_EQ(last.paths.size(), 1u);
+    EXPECT_TRUE(last.paths[0].ends_with(extension)) << last.paths[0];
+    EXPECT_GT(fs->List(table + "/_delta_log/_sidecars").value().size(), 1u);
+    for (int64_t version = 0; version < last.version; ++version) {
+      ASSERT_TRUE(fs->Delete(CommitPath(table, version)).ok());
+    }
+    SnapshotPtr snapshot = Snapshot::Load(fs, table).value();
+    EXPECT_EQ(snapshot->checkpoint_version(), last.version);
+    // 40 rows but the ten multiples of 4, and one more.
+    std::vector<std::string> ours = SluiceRows(fs, table);
+    EXPECT_EQ(ours.size(), 31u);
+    EXPECT_EQ(spark["write:v2-" + std::string(extension + 1) + ":" + table], ours);
+    // sluice appends (and writes no classic checkpoint into a V2 table).
+    TypePtr schema = ParseTypeString("struct<id:bigint,part:string>").value();
+    for (int64_t id = 200; id < 203; ++id) {
+      Int64Builder ids(DataType::Long());
+      BinaryBuilder parts(DataType::String());
+      ids.Append(id);
+      parts.Append("z");
+      ASSERT_TRUE(WriteTable(fs, table, {RecordBatch::Make(schema, {ids.Finish(), parts.Finish()}, 1).value()}).ok());
+    }
+    EXPECT_EQ(SluiceRows(fs, table).size(), 34u);
+    for (const CheckpointFiles& checkpoint : [&] {
+           std::vector<CheckpointFiles> all;
+           for (const auto& [version, files] : ListLog(*fs, table).value().checkpoints) all.push_back(files);
+           return all;
+         }()) {
+      EXPECT_EQ(checkpoint.paths[0].find(".checkpoint.parquet"), std::string::npos) << checkpoint.paths[0];
+    }
+  }
+  std::map<std::string, std::vector<std::string>> again = RunSpark({"read:" + v2_json, "read:" + v2_parquet});
+  EXPECT_EQ(again["read:" + v2_json], SluiceRows(fs, v2_json));
+  EXPECT_EQ(again["read:" + v2_parquet], SluiceRows(fs, v2_parquet));
+
+  std::vector<std::string> ours = SluiceRows(fs, widened);
+  EXPECT_EQ(ours, spark["write:widened:" + widened]);
+  EXPECT_EQ(ours, (std::vector<std::string>{R"([1,2,1.5,{"x":3}])", R"([100000,9000000000,0.1,{"x":70000}])"}));
+  EXPECT_EQ(Snapshot::Load(fs, widened).value()->schema()->field(1).type->id(), TypeId::kLong);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ bool SchemaMetadataMentions(const std::string& schema_string, std::string_view k
 Status CheckWriterFeature(std::string_view feature, const Metadata& metadata) {
   if (feature == "appendOnly" || feature == "timestampNtz" || feature == "domainMetadata" ||
       feature == "typeWidening" || feature == "typeWidening-preview" || feature == "deletionVectors" ||
-      feature == "columnMapping") {
+      feature == "columnMapping" || feature == "v2Checkpoint" || feature == "vacuumProtocolCheck") {
     return Status::OK();
   }
   if (feature == "invariants") {
@@ -169,7 +169,7 @@ Status CheckReadSupport(const Protocol& protocol, const Metadata& metadata) {
     }
     for (const std::string& feature : *protocol.reader_features) {
       if (feature == "timestampNtz" || feature == "vacuumProtocolCheck" || feature == "columnMapping" ||
-          feature == "deletionVectors") {
+          feature == "deletionVectors" || feature == "v2Checkpoint") {
         continue;
       }
       if (feature == "typeWidening" || feature == "typeWidening-preview") {

@@ -1,5 +1,6 @@
 #include "sluice/delta/log.h"
 
+#include <cctype>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -26,16 +27,37 @@ struct CheckpointName {
   int64_t parts = 0;  // 0 for a classic checkpoint
 };
 
-// "%020d.checkpoint.parquet" or "%020d.checkpoint.%010d.%010d.parquet"; version -1 otherwise.
+// A UUID's text: 8-4-4-4-12 hexadecimal digits.
+bool IsUuid(std::string_view text) {
+  if (text.size() != 36) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash != (text[i] == '-')) return false;
+    if (!dash && !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
+// "%020d.checkpoint.parquet", "%020d.checkpoint.%010d.%010d.parquet" or a V2 checkpoint's
+// "%020d.checkpoint.<uuid>.json|parquet"; version -1 otherwise.
 CheckpointName ParseCheckpointName(std::string_view name) {
   CheckpointName result;
   constexpr std::string_view kInfix = ".checkpoint";
   constexpr std::string_view kSuffix = ".parquet";
-  if (name.size() < 20 + kInfix.size() + kSuffix.size()) return result;
-  if (name.substr(20, kInfix.size()) != kInfix || !name.ends_with(kSuffix)) return result;
+  if (name.size() < 20 + kInfix.size() + 5) return result;
+  if (name.substr(20, kInfix.size()) != kInfix) return result;
   int64_t version = ParseDigits(name.substr(0, 20));
   if (version < 0) return result;
-  std::string_view parts = name.substr(20 + kInfix.size());
+  std::string_view rest = name.substr(20 + kInfix.size());
+  for (std::string_view extension : {std::string_view(".json"), kSuffix}) {
+    if (rest.size() == 1 + 36 + extension.size() && rest[0] == '.' && rest.ends_with(extension) &&
+        IsUuid(rest.substr(1, 36))) {
+      result.version = version;
+      return result;
+    }
+  }
+  if (!name.ends_with(kSuffix)) return result;
+  std::string_view parts = rest;
   parts.remove_suffix(kSuffix.size());
   if (parts.empty()) {
     result.version = version;

@@ -192,11 +192,11 @@ TEST_P(TransactionTest, MissingTablesAndBrokenLogsAreReported) {
 
 TEST_P(TransactionTest, TablesNeedingUnimplementedReaderFeaturesAreRefusedByName) {
   Metadata metadata = TableMetadata();
-  WriteCommit(0, {Protocol{3, 7, std::vector<std::string>{"v2Checkpoint"}, std::vector<std::string>{"v2Checkpoint"}},
+  WriteCommit(0, {Protocol{3, 7, std::vector<std::string>{"variantType"}, std::vector<std::string>{"variantType"}},
                   metadata});
   Status status = Snapshot::Load(fs_, table_).status();
   EXPECT_EQ(status.error_class(), errors::kDeltaProtocolUnsupported);
-  EXPECT_NE(status.message().find("v2Checkpoint"), std::string_view::npos);
+  EXPECT_NE(status.message().find("variantType"), std::string_view::npos);
 
   metadata.configuration["delta.columnMapping.mode"] = "names";
   WriteCommit(1, {Protocol{2, 5, std::nullopt, std::nullopt}, metadata});

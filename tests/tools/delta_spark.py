@@ -4,9 +4,12 @@ src/delta/delta_spark_interop_integration_test.cc: one local[1] session runs eve
 Usage: delta-spark/venv/bin/python delta_spark.py COMMAND... > rows.json
 
   read:PATH          reads the table at PATH as Spark does
-  write:MODE:PATH    creates a table at PATH with column mapping MODE (name or id) and deletion
-                     vectors, and changes it the ways that leave physical names apart from logical
-                     ones (see write_mapped), then reads it back
+  write:KIND:PATH    creates a table at PATH, changes it, then reads it back. KIND: `name` or
+                     `id`, column mapping in that mode with deletion vectors, changed the ways that
+                     leave physical names apart from logical ones (write_mapped); `v2-json` or
+                     `v2-parquet`, V2 checkpoints with that top-level file and sidecars
+                     (write_v2_checkpoints); `widened`, columns widened by type widening
+                     (write_widened)
 
 The output is one JSON object: for each command, the table's rows as Spark reads them, each a JSON
 array of the columns' values in table order (structs and maps as objects, dates as text), compact,
@@ -84,6 +87,39 @@ def write_mapped(spark, mode, path):
     return rows(spark, path)
 
 
+def write_v2_checkpoints(spark, file_format, path):
+    """A partitioned table with V2 checkpoints every second commit, their adds and removes in
+    sidecar files (one action per sidecar), and deletion vectors."""
+    spark.conf.set("spark.databricks.delta.checkpointV2.topLevelFileFormat", file_format)
+    spark.conf.set("spark.databricks.delta.checkpoint.partSize", "1")
+    table = f"delta.`{path}`"
+    spark.sql(f"""CREATE TABLE {table} (id BIGINT, part STRING) USING delta PARTITIONED BY (part)
+                  TBLPROPERTIES ('delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '2',
+                                 'delta.enableDeletionVectors' = 'true')""")
+    for first in range(0, 40, 10):
+        spark.sql(f"INSERT INTO {table} SELECT id, IF(id % 3 = 0, 'a', 'b') FROM range({first}, {first + 10})")
+    spark.sql(f"DELETE FROM {table} WHERE id % 4 = 0")
+    spark.sql(f"INSERT INTO {table} VALUES (100, 'c')")
+    spark.conf.unset("spark.databricks.delta.checkpointV2.topLevelFileFormat")
+    spark.conf.unset("spark.databricks.delta.checkpoint.partSize")
+    return rows(spark, path)
+
+
+def write_widened(spark, path):
+    """Columns widened by ALTER TABLE with type widening: byte to int, int to bigint, float to
+    double, inside a struct too, with rows written before and after."""
+    table = f"delta.`{path}`"
+    spark.sql(f"""CREATE TABLE {table} (b BYTE, i INT, f FLOAT, s STRUCT<x: SHORT>) USING delta
+                  TBLPROPERTIES ('delta.enableTypeWidening' = 'true')""")
+    spark.sql(f"INSERT INTO {table} VALUES (1, 2, 1.5, named_struct('x', 3))")
+    spark.sql(f"ALTER TABLE {table} CHANGE COLUMN b TYPE INT")
+    spark.sql(f"ALTER TABLE {table} CHANGE COLUMN i TYPE BIGINT")
+    spark.sql(f"ALTER TABLE {table} CHANGE COLUMN f TYPE DOUBLE")
+    spark.sql(f"ALTER TABLE {table} CHANGE COLUMN s.x TYPE INT")
+    spark.sql(f"INSERT INTO {table} VALUES (100000, 9000000000, 0.1, named_struct('x', 70000))")
+    return rows(spark, path)
+
+
 def main() -> None:
     spark = session()
     spark.sparkContext.setLogLevel("ERROR")
@@ -94,8 +130,15 @@ def main() -> None:
             if kind == "read":
                 out[command] = rows(spark, rest)
             elif kind == "write":
-                mode, _, path = rest.partition(":")
-                out[command] = write_mapped(spark, mode, path)
+                what, _, path = rest.partition(":")
+                if what in ("name", "id"):
+                    out[command] = write_mapped(spark, what, path)
+                elif what in ("v2-json", "v2-parquet"):
+                    out[command] = write_v2_checkpoints(spark, what[3:], path)
+                elif what == "widened":
+                    out[command] = write_widened(spark, path)
+                else:
+                    raise ValueError(f"unknown table kind {what}")
             else:
                 raise ValueError(f"unknown command {command}")
         except Exception as error:  # the test shows Spark's message

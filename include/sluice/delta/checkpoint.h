@@ -3,8 +3,11 @@
 //
 // sluice writes classic single-file V1 checkpoints (`%020d.checkpoint.parquet`) with one action
 // per row in the struct columns txn, add, remove, metaData, protocol and domainMetadata, then
-// points `_last_checkpoint` at them. It reads classic and multi-part V1 checkpoints written by
-// any engine (columns it does not know are ignored).
+// points `_last_checkpoint` at them; it writes none for tables with the v2Checkpoint feature,
+// whose checkpoints must be V2 (commits alone are a valid log). It reads classic and multi-part V1
+// checkpoints and V2 checkpoints (UUID-named JSON or Parquet files, or classic-named ones, with
+// their `sidecar` files under `_delta_log/_sidecars/`) written by any engine (columns and actions
+// it does not know are ignored).
 //
 // Thread-safe as the FileSystem is.
 #pragma once
@@ -24,8 +27,8 @@ using ActionSink = std::function<void(Action&&)>;
 // The files of the checkpoint that `_last_checkpoint` points to (classic, or `parts` parts).
 CheckpointFiles CheckpointFilesOf(std::string_view table_path, const LastCheckpoint& last_checkpoint);
 
-// Reads every action of a classic or multi-part V1 checkpoint into `sink`. FILE_NOT_FOUND when a
-// file is missing; DELTA_LOG_CORRUPT when a file is not a valid checkpoint.
+// Reads every action of a checkpoint into `sink`: its files, then the sidecars they name.
+// FILE_NOT_FOUND when a file is missing; DELTA_LOG_CORRUPT when a file is not a valid checkpoint.
 Status ReadCheckpoint(FileSystem& fs, const CheckpointFiles& checkpoint, const ActionSink& sink);
 
 // The checkpoint's Parquet schema as sluice writes it.

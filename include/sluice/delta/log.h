@@ -39,8 +39,8 @@ struct LogListing {
   std::vector<int64_t> commit_versions;
   std::vector<int64_t> commit_times_ms;
   // Complete checkpoints by version (multi-part checkpoints with a missing part are left out, as
-  // the protocol requires). UUID-named v2 checkpoints are not listed: tables that need them are
-  // refused by their reader feature.
+  // the protocol requires); a UUID-named V2 checkpoint (`%020d.checkpoint.<uuid>.json|parquet`)
+  // is one file, its sidecars named inside it. Of several checkpoints of one version, any one.
   std::map<int64_t, CheckpointFiles> checkpoints;
 };
 
