@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (file.size < 0) std::abort();
     }
   }
-  auto source = sluice::delta::DeltaSource::Open(fs, table, {.starting_version = 0});
+  auto source = sluice::delta::DeltaSource::Open(fs, table, {.start = sluice::delta::SourceOptions::Start::kVersion, .starting_version = 0});
   if (source.ok()) {
     sluice::delta::SourceOffset start = (*source)->initial_offset();
     auto end = (*source)->LatestOffset(start);

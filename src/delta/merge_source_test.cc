@@ -7,6 +7,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
 #include "sluice/delta/merge.h"
 #include "sluice/delta/scan.h"
@@ -107,7 +108,7 @@ TEST_F(MergeSourceTest, KeysMayBeFieldsOfStructColumns) {
 
 TEST_F(MergeSourceTest, TheSourceStreamsAppendsInBoundedRanges) {
   ASSERT_TRUE(WriteTable(fs_, table_, {Ids({1})}).ok());
-  auto source = DeltaSource::Open(fs_, table_, {.starting_version = 0, .max_files_per_trigger = 2});
+  auto source = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = 0, .max_files_per_trigger = 2});
   ASSERT_TRUE(source.ok()) << source.status().ToString();
   for (int64_t id = 2; id <= 4; ++id) ASSERT_TRUE(WriteTable(fs_, table_, {Ids({id})}).ok());
 
@@ -130,11 +131,11 @@ TEST_F(MergeSourceTest, TheSourceStreamsAppendsInBoundedRanges) {
   EXPECT_EQ(seen, (std::vector<std::string>{"1:x", "2:x", "3:x", "4:x"}));
   EXPECT_EQ(start, (SourceOffset{4, 0}));
 
-  auto latest = DeltaSource::Open(fs_, table_);
+  auto latest = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kLatest});
   EXPECT_EQ((*latest)->initial_offset(), (SourceOffset{4, 0}));
   ASSERT_TRUE(WriteTable(fs_, table_, {Ids({9})}, {.mode = WriteMode::kOverwrite}).ok());
   EXPECT_EQ((*latest)->LatestOffset(start).status().error_class(), errors::kDeltaSourceDataDeleted);
-  EXPECT_EQ(DeltaSource::Open(fs_, table_, {.starting_version = 99}).status().error_class(),
+  EXPECT_EQ(DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = 99}).status().error_class(),
             errors::kDeltaVersionNotFound);
 }
 
@@ -154,6 +155,48 @@ Result<std::vector<std::string>> ReadToEnd(DeltaSource& source, SourceOffset sta
   }
 }
 
+// By default a stream reads the table as of its latest version first, as Spark does: a table
+// overwritten before the stream started is read as it is now, not refused, in ranges of at most
+// max_files_per_trigger files that read the same rows again; then the commits after it.
+TEST_F(MergeSourceTest, ByDefaultTheSnapshotIsReadFirstThenLaterCommits) {
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({1})}).ok());
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({2})}, {.mode = WriteMode::kOverwrite}).ok());
+  for (int64_t id = 3; id <= 7; ++id) ASSERT_TRUE(WriteTable(fs_, table_, {Ids({id})}).ok());
+  ASSERT_TRUE(DeleteFromTable(fs_, table_, {.where = expr::Expression::Parse("id = 5").value()}).ok());
+  auto source = DeltaSource::Open(fs_, table_, {.max_files_per_trigger = 2});
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  SourceOffset start = (*source)->initial_offset();
+  EXPECT_EQ(start, (SourceOffset{7, 0, true}));
+  std::vector<std::string> seen;
+  std::vector<SourceOffset> ends;
+  while (true) {
+    auto end = (*source)->LatestOffset(start);
+    ASSERT_TRUE(end.ok()) << end.status().ToString();
+    if (*end == start) break;
+    EXPECT_LE((*source)->Files(start, *end)->size(), 2u);
+    auto rows = Rows((*source)->Read(start, *end).value());
+    EXPECT_EQ(Rows((*source)->Read(start, *end).value()), rows);
+    seen.insert(seen.end(), rows.begin(), rows.end());
+    ends.push_back(*end);
+    start = *end;
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"2:x", "3:x", "4:x", "6:x", "7:x"}));
+  EXPECT_EQ(ends.front(), (SourceOffset{7, 2, true}));
+  EXPECT_EQ(start, (SourceOffset{8, 0}));
+  // Later appends follow; a later rewrite stops the stream as before.
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({8})}).ok());
+  EXPECT_EQ(ReadToEnd(**source, start).value(), std::vector<std::string>{"8:x"});
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({9})}, {.mode = WriteMode::kOverwrite}).ok());
+  EXPECT_EQ(ReadToEnd(**source, SourceOffset{9, 0}).status().error_class(), errors::kDeltaSourceDataDeleted);
+  // An empty table's snapshot is no rows.
+  const std::string empty = dir_.Join("empty");
+  ASSERT_TRUE(WriteTable(fs_, empty, {Ids({})}).ok());
+  auto over_empty = DeltaSource::Open(fs_, empty);
+  ASSERT_TRUE(over_empty.ok());
+  EXPECT_TRUE(ReadToEnd(**over_empty, (*over_empty)->initial_offset()).value().empty());
+}
+
 // A log of: append 1; truncate (removes only); append 2; overwrite with 3 (removes and adds);
 // append 4. ignoreDeletes passes over the truncation and fails at the overwrite;
 // skipChangeCommits passes over both, the overwrite's rows included.
@@ -164,15 +207,15 @@ TEST_F(MergeSourceTest, IgnoreDeletesAndSkipChangeCommitsPassOverCommitsThatRemo
   ASSERT_TRUE(WriteTable(fs_, table_, {Ids({3})}, {.mode = WriteMode::kOverwrite}).ok());
   ASSERT_TRUE(WriteTable(fs_, table_, {Ids({4})}).ok());
 
-  auto plain = DeltaSource::Open(fs_, table_, {.starting_version = 0});
+  auto plain = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = 0});
   EXPECT_EQ(ReadToEnd(**plain, (*plain)->initial_offset()).status().error_class(), errors::kDeltaSourceDataDeleted);
 
-  auto ignoring = DeltaSource::Open(fs_, table_, {.starting_version = 0, .ignore_deletes = true});
+  auto ignoring = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = 0, .ignore_deletes = true});
   Result<std::vector<std::string>> ignored = ReadToEnd(**ignoring, (*ignoring)->initial_offset());
   EXPECT_EQ(ignored.status().error_class(), errors::kDeltaSourceDataDeleted) << "the overwrite also adds";
   EXPECT_EQ((*ignoring)->LatestOffset({0, 0}).value(), (SourceOffset{3, 0})) << "1, the truncation and 2 are read";
 
-  auto skipping = DeltaSource::Open(fs_, table_, {.starting_version = 0, .skip_change_commits = true});
+  auto skipping = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = 0, .skip_change_commits = true});
   Result<std::vector<std::string>> skipped = ReadToEnd(**skipping, (*skipping)->initial_offset());
   ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
   EXPECT_EQ(*skipped, (std::vector<std::string>{"1:x", "2:x", "4:x"}));
@@ -189,19 +232,19 @@ TEST_F(MergeSourceTest, AStreamStartedAtAWholeRewriteReadsTheNewContent) {
   ASSERT_TRUE(WriteTable(fs_, table_, {Ids({4})}).ok());
   EXPECT_EQ(LastWholeRewrite(fs_, table_).value(), std::optional<int64_t>(2));
 
-  auto restarted = DeltaSource::Open(fs_, table_, {.starting_version = 2});
+  auto restarted = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = 2});
   ASSERT_TRUE(restarted.ok());
   (*restarted)->StartedAt(2);
   Result<std::vector<std::string>> rows = ReadToEnd(**restarted, (*restarted)->initial_offset());
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   EXPECT_EQ(*rows, (std::vector<std::string>{"30:x", "3:x", "4:x"}));
 
-  auto from_start = DeltaSource::Open(fs_, table_, {.starting_version = 0});
+  auto from_start = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = 0});
   (*from_start)->StartedAt(0);
   EXPECT_EQ(ReadToEnd(**from_start, (*from_start)->initial_offset()).status().error_class(),
             errors::kDeltaSourceDataDeleted);
   // Started at 2 without saying so, the source treats the rewrite as any other.
-  auto unannounced = DeltaSource::Open(fs_, table_, {.starting_version = 2});
+  auto unannounced = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = 2});
   EXPECT_EQ(ReadToEnd(**unannounced, (*unannounced)->initial_offset()).status().error_class(),
             errors::kDeltaSourceDataDeleted);
 }
@@ -212,7 +255,7 @@ TEST_F(MergeSourceTest, TheSourceReportsAHoleInsteadOfWaitingAtIt) {
     sluice::testing::TempDir dir("delta-source-hole");
     table_ = dir.Join("table");
     ASSERT_TRUE(WriteTable(fs_, table_, {Ids({1})}).ok());
-    auto source = DeltaSource::Open(fs_, table_, {.starting_version = 0});
+    auto source = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = 0});
     ASSERT_TRUE(source.ok()) << source.status().ToString();
     auto end = (*source)->LatestOffset((*source)->initial_offset());
     ASSERT_TRUE(end.ok()) << end.status().ToString();

@@ -44,11 +44,17 @@ Result<std::unique_ptr<DeltaSource>> DeltaSource::Open(std::shared_ptr<FileSyste
   options.max_files_per_trigger = std::max<int64_t>(1, options.max_files_per_trigger);
   SLUICE_ASSIGN_OR_RETURN(SnapshotPtr latest, Snapshot::Load(fs, table_path));
   auto source = std::unique_ptr<DeltaSource>(new DeltaSource(std::move(fs), std::move(table_path), options));
-  if (!options.starting_version) {
-    source->initial_ = SourceOffset{latest->version() + 1, 0};
-    return source;
+  switch (options.start) {
+    case SourceOptions::Start::kSnapshot:
+      source->initial_ = SourceOffset{latest->version(), 0, true};
+      return source;
+    case SourceOptions::Start::kLatest:
+      source->initial_ = SourceOffset{latest->version() + 1, 0};
+      return source;
+    case SourceOptions::Start::kVersion:
+      break;
   }
-  int64_t start = *options.starting_version;
+  int64_t start = options.starting_version;
   if (start < 0 || start > latest->version()) {
     return Status::Error(errors::kDeltaVersionNotFound,
                          fmt::format("startingVersion {} of '{}' does not exist; the latest version is {}", start,
@@ -61,6 +67,15 @@ Result<std::unique_ptr<DeltaSource>> DeltaSource::Open(std::shared_ptr<FileSyste
   }
   source->initial_ = SourceOffset{start, 0};
   return source;
+}
+
+Result<const std::vector<AddFile>*> DeltaSource::SnapshotFiles(int64_t version) {
+  if (snapshot_version_ != version) {
+    SLUICE_ASSIGN_OR_RETURN(SnapshotPtr snapshot, Snapshot::Load(fs_, table_path_, {.version = version}));
+    snapshot_files_ = snapshot->files();  // in path order
+    snapshot_version_ = version;
+  }
+  return &snapshot_files_;
 }
 
 Result<std::optional<std::vector<AddFile>>> DeltaSource::VersionFiles(int64_t version) {
@@ -128,6 +143,16 @@ Status DeltaSource::CheckNotAHole(int64_t missing_version) {
 Result<SourceOffset> DeltaSource::LatestOffset(const SourceOffset& start) {
   SourceOffset end = start;
   int64_t budget = options_.max_files_per_trigger;
+  if (end.snapshot) {
+    SLUICE_ASSIGN_OR_RETURN(const std::vector<AddFile>* files, SnapshotFiles(end.version));
+    const int64_t remaining = static_cast<int64_t>(files->size()) - end.index;
+    if (remaining > budget) {
+      end.index += budget;
+      return end;
+    }
+    budget -= std::max<int64_t>(remaining, 0);
+    end = SourceOffset{end.version + 1, 0};
+  }
   while (budget > 0) {
     Result<std::optional<std::vector<AddFile>>> read = VersionFiles(end.version);
     // The range stops before a commit the stream cannot read, so that the versions before it are
@@ -151,14 +176,24 @@ Result<SourceOffset> DeltaSource::LatestOffset(const SourceOffset& start) {
 
 Result<std::vector<AddFile>> DeltaSource::Files(const SourceOffset& start, const SourceOffset& end) {
   std::vector<AddFile> result;
-  for (int64_t version = start.version; version <= end.version; ++version) {
+  SourceOffset from = start;
+  if (from.snapshot) {
+    SLUICE_ASSIGN_OR_RETURN(const std::vector<AddFile>* files, SnapshotFiles(from.version));
+    const size_t last = end.snapshot && end.version == from.version ? static_cast<size_t>(end.index) : files->size();
+    for (size_t i = static_cast<size_t>(from.index); i < std::min(last, files->size()); ++i) {
+      result.push_back((*files)[i]);
+    }
+    if (end.snapshot) return result;
+    from = SourceOffset{from.version + 1, 0};
+  }
+  for (int64_t version = from.version; version <= end.version; ++version) {
     if (version == end.version && end.index == 0) break;
     SLUICE_ASSIGN_OR_RETURN(std::optional<std::vector<AddFile>> files, VersionFiles(version));
     if (!files) {
       return Status::Error(errors::kDeltaVersionNotFound,
                            fmt::format("version {} of '{}' is missing from the log", version, table_path_));
     }
-    size_t first = version == start.version ? static_cast<size_t>(start.index) : 0;
+    size_t first = version == from.version ? static_cast<size_t>(from.index) : 0;
     size_t last = version == end.version ? static_cast<size_t>(end.index) : files->size();
     for (size_t i = first; i < std::min(last, files->size()); ++i) result.push_back(std::move((*files)[i]));
   }
@@ -167,7 +202,7 @@ Result<std::vector<AddFile>> DeltaSource::Files(const SourceOffset& start, const
 
 Result<std::vector<BatchPtr>> DeltaSource::Read(const SourceOffset& start, const SourceOffset& end) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<AddFile> files, Files(start, end));
-  int64_t schema_version = end.index == 0 ? end.version - 1 : end.version;
+  int64_t schema_version = end.snapshot || end.index > 0 ? end.version : end.version - 1;
   SLUICE_ASSIGN_OR_RETURN(SnapshotPtr snapshot, Snapshot::Load(fs_, table_path_, {.version = schema_version}));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableScan> scan, TableScan::Open(snapshot, {.files = std::move(files)}));
   std::vector<BatchPtr> batches;

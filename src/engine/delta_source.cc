@@ -29,27 +29,37 @@ std::string StartingVersionProblem(std::string_view text) {
 
 constexpr OptionSpec kOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "directory of the Delta table"},
-    {"startingVersion", OptionType::kString, "0", false, "first version to read: a number, or latest", {}, std::nullopt,
-     std::nullopt, StartingVersionProblem},
+    {"startingVersion", OptionType::kString, std::nullopt, false,
+     "first version whose added files are read: a number, or latest (only later commits); without it, the table as "
+     "of its latest version, then its later commits",
+     {}, std::nullopt, std::nullopt, StartingVersionProblem},
     {"maxFilesPerTrigger", OptionType::kLong, "1000", false, "most data files in one batch", {}, 1},
     {"ignoreDeletes", OptionType::kBool, "false", false, "pass over commits that only remove data"},
     {"skipChangeCommits", OptionType::kBool, "false", false,
      "pass over every commit that removes data (updates, merges, overwrites), its added files included"},
 };
 
+// {"version":V,"index":I}, with "snapshot":true while the table's snapshot at V is being read.
 std::string Format(const delta::SourceOffset& offset) {
-  return "{\"version\":" + std::to_string(offset.version) + ",\"index\":" + std::to_string(offset.index) + "}";
+  return "{\"version\":" + std::to_string(offset.version) + ",\"index\":" + std::to_string(offset.index) +
+         (offset.snapshot ? ",\"snapshot\":true}" : "}");
 }
 
 Result<delta::SourceOffset> Parse(const std::string& text) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   delta::SourceOffset offset;
+  bool snapshot = false;
   if (parser.parse(simdjson::padded_string(text)).get(doc) != simdjson::SUCCESS ||
       doc["version"].get(offset.version) != simdjson::SUCCESS || doc["index"].get(offset.index) != simdjson::SUCCESS ||
       offset.version < 0 || offset.index < 0) {
     return Status::Error(errors::kSourceOffsetInvalid, "not a delta source offset: " + text);
   }
+  simdjson::dom::element flag;
+  if (doc["snapshot"].get(flag) == simdjson::SUCCESS && flag.get(snapshot) != simdjson::SUCCESS) {
+    return Status::Error(errors::kSourceOffsetInvalid, "not a delta source offset: " + text);
+  }
+  offset.snapshot = snapshot;
   return offset;
 }
 
@@ -129,9 +139,13 @@ class DeltaStreamSource final : public Source {
 const std::span<const OptionSpec> kDeltaSourceOptions = kOptions;
 
 Result<std::unique_ptr<Source>> MakeDeltaSource(const ValidatedOptions& options) {
-  bool latest = false;  // the option table has checked the text
   delta::SourceOptions source;
-  source.starting_version = ParseStartingVersion(options.GetString("startingVersion"), &latest);
+  if (options.Has("startingVersion")) {
+    bool latest = false;  // the option table has checked the text
+    std::optional<int64_t> version = ParseStartingVersion(options.GetString("startingVersion"), &latest);
+    source.start = latest ? delta::SourceOptions::Start::kLatest : delta::SourceOptions::Start::kVersion;
+    source.starting_version = version.value_or(0);
+  }
   source.max_files_per_trigger = options.GetInt64("maxFilesPerTrigger");  // at least 1, by the option table
   source.ignore_deletes = options.GetBool("ignoreDeletes");
   source.skip_change_commits = options.GetBool("skipChangeCommits");

@@ -1,14 +1,17 @@
-// DeltaSource: a Delta table read as a stream of the files its commits add.
+// DeltaSource: a Delta table read as a stream: the files of its snapshot at one version, then the
+// files its later commits add.
 //
-// An offset (version, index) names a position in the log: the data-change `add` actions of
-// `version` from the index-th on, then those of every later version, are still to be read.
-// Offsets only move forward and a range [start, end) is always read the same way, so a
-// streaming query can replay a batch after a crash and get the same rows.
+// An offset (version, index) names a position: with `snapshot`, the index-th file (in path order)
+// of the table's snapshot at `version`, then every commit after `version`, are still to be read;
+// without it, the data-change `add` actions of `version` from the index-th on, then those of every
+// later version. Offsets only move forward and a range [start, end) is always read the same way,
+// so a streaming query can replay a batch after a crash and get the same rows.
 //
-// The source is append-only: a commit that removes data-change files (an overwrite, a delete,
-// a merge that rewrote files) fails with DELTA_SOURCE_DATA_DELETED, unless the options say to
-// pass it over (Spark's ignoreDeletes and skipChangeCommits); or restart from a later
-// startingVersion to skip it. Commits without data change (compaction, metadata) are passed over.
+// Past its snapshot the source is append-only: a commit that removes data-change files (an
+// overwrite, a delete, a merge that rewrote files) fails with DELTA_SOURCE_DATA_DELETED, unless the
+// options say to pass it over (Spark's ignoreDeletes and skipChangeCommits); or restart from a
+// later startingVersion to skip it. Commits without data change (compaction, metadata) are passed
+// over.
 //
 // A DeltaSource is used by one thread at a time.
 #pragma once
@@ -28,15 +31,19 @@ namespace sluice::delta {
 struct SourceOffset {
   int64_t version = 0;
   int64_t index = 0;
+  bool snapshot = false;  // index counts the files of the snapshot at `version`
 
   bool operator==(const SourceOffset&) const = default;
   auto operator<=>(const SourceOffset&) const = default;
 };
 
 struct SourceOptions {
-  // The first version to read; std::nullopt means `latest`: only commits made after the source
-  // started.
-  std::optional<int64_t> starting_version = std::nullopt;
+  // Where a new stream starts: kSnapshot reads the table's content at its latest version first,
+  // then the commits after it (Spark's default); kLatest only the commits made after the source
+  // started; kVersion the files added by `starting_version` and every commit after it.
+  enum class Start { kSnapshot, kLatest, kVersion };
+  Start start = Start::kSnapshot;
+  int64_t starting_version = 0;
   // At most this many files per range planned by LatestOffset (at least 1).
   int64_t max_files_per_trigger = 1000;
   // A commit that only removes data (a delete of whole files, a truncation) is passed over; one
@@ -79,7 +86,7 @@ class DeltaSource {
   // The files of [start, end), in log order.
   Result<std::vector<AddFile>> Files(const SourceOffset& start, const SourceOffset& end);
 
-  // The rows of [start, end) as batches of the table's schema at `end`.
+  // The rows of [start, end) as batches of the table's schema at `end` (its last version read).
   Result<std::vector<BatchPtr>> Read(const SourceOffset& start, const SourceOffset& end);
 
  private:
@@ -87,6 +94,8 @@ class DeltaSource {
       : fs_(std::move(fs)), table_path_(std::move(table_path)), options_(options) {}
   // The data-change adds of one version, or std::nullopt when the version is not committed yet.
   Result<std::optional<std::vector<AddFile>>> VersionFiles(int64_t version);
+  // The files of the snapshot at `version`, in path order (loaded once per version).
+  Result<const std::vector<AddFile>*> SnapshotFiles(int64_t version);
   // DELTA_LOG_CORRUPT when the commit after `missing_version`, or a checkpoint past it, exists:
   // the missing one is a hole, not a commit still to come.
   Status CheckNotAHole(int64_t missing_version);
@@ -96,6 +105,8 @@ class DeltaSource {
   SourceOptions options_;
   SourceOffset initial_;
   std::optional<int64_t> started_at_;
+  std::optional<int64_t> snapshot_version_;  // of snapshot_files_
+  std::vector<AddFile> snapshot_files_;
 };
 
 }  // namespace sluice::delta
