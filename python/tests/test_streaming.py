@@ -19,7 +19,8 @@ def source_table(spark, commits=4, rows=3, name="main.src.events"):
 
 
 def stream(spark, name="main.src.events"):
-    return spark.readStream.format("delta").option("maxFilesPerTrigger", 1).table(name)
+    # From the first commit, one file (one commit) a batch: batches in the order the rows were written.
+    return spark.readStream.format("delta").option("startingVersion", 0).option("maxFilesPerTrigger", 1).table(name)
 
 
 def test_foreach_batch_gets_each_batch_once_with_its_id(spark, tmp_path):

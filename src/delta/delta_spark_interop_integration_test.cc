@@ -215,14 +215,42 @@ TEST(DeltaSparkInteropTest, ColumnMappedTablesReadTheSameInSparkAndSluice) {
 // Tables with V2 checkpoints (JSON and Parquet top-level files, sidecars) and with columns Spark
 // widened read in sluice as Spark reads them; the V2 ones with their commits before the last
 // checkpoint deleted, so that only the checkpoint and its sidecars can say what the table holds.
+// And Spark reads a table whose columns sluice widened, with a timestamp_ntz column.
 TEST(DeltaSparkInteropTest, V2CheckpointsAndWidenedColumnsReadAsSparkReadsThem) {
   sluice::testing::TempDir dir;
   auto fs = LocalFileSystem();
   const std::string v2_json = dir.Join("v2_json");
   const std::string v2_parquet = dir.Join("v2_parquet");
   const std::string widened = dir.Join("widened");
+  // And one sluice widens (an int column to bigint, a float to double) with a timestamp_ntz column,
+  // for Spark to read.
+  const std::string sluice_widened = dir.Join("sluice_widened");
+  {
+    TypePtr narrow = ParseTypeString("struct<i:int,f:float,t:timestamp_ntz>").value();
+    Int32Builder is(DataType::Integer());
+    FloatBuilder fs_(DataType::Float());
+    Int64Builder ts(DataType::TimestampNtz());
+    is.Append(7);
+    fs_.Append(2.5f);
+    ts.Append(1'700'000'000'123'456);  // 2023-11-14 22:13:20.123456
+    ASSERT_TRUE(WriteTable(fs, sluice_widened, {RecordBatch::Make(narrow, {is.Finish(), fs_.Finish(), ts.Finish()}, 1).value()}).ok());
+    TypePtr wide = ParseTypeString("struct<i:bigint,f:double,t:timestamp_ntz>").value();
+    Int64Builder il(DataType::Long());
+    DoubleBuilder fd(DataType::Double());
+    Int64Builder ts2(DataType::TimestampNtz());
+    il.Append(9'000'000'000);
+    fd.Append(0.25);
+    ts2.AppendNull();
+    ASSERT_TRUE(WriteTable(fs, sluice_widened, {RecordBatch::Make(wide, {il.Finish(), fd.Finish(), ts2.Finish()}, 1).value()},
+                           {.merge_schema = true, .widen_types = true})
+                    .ok());
+  }
   std::map<std::string, std::vector<std::string>> spark =
-      RunSpark({"write:v2-json:" + v2_json, "write:v2-parquet:" + v2_parquet, "write:widened:" + widened});
+      RunSpark({"write:v2-json:" + v2_json, "write:v2-parquet:" + v2_parquet, "write:widened:" + widened,
+                "read:" + sluice_widened});
+  EXPECT_EQ(spark["read:" + sluice_widened], SluiceRows(fs, sluice_widened));
+  EXPECT_EQ(spark["read:" + sluice_widened],
+            (std::vector<std::string>{R"([7,2.5,"2023-11-14T22:13:20.123456"])", R"([9000000000,0.25,null])"}));
 
   for (const auto& [table, extension] : {std::pair{v2_json, ".json"}, std::pair{v2_parquet, ".parquet"}}) {
     SCOPED_TRACE(table);

@@ -72,7 +72,12 @@ Result<std::unique_ptr<DeltaSource>> DeltaSource::Open(std::shared_ptr<FileSyste
 Result<const std::vector<AddFile>*> DeltaSource::SnapshotFiles(int64_t version) {
   if (snapshot_version_ != version) {
     SLUICE_ASSIGN_OR_RETURN(SnapshotPtr snapshot, Snapshot::Load(fs_, table_path_, {.version = version}));
-    snapshot_files_ = snapshot->files();  // in path order
+    snapshot_files_ = snapshot->files();
+    // Spark's order: oldest first, so that a snapshot read in several ranges goes roughly as the
+    // table was written.
+    std::stable_sort(snapshot_files_.begin(), snapshot_files_.end(), [](const AddFile& a, const AddFile& b) {
+      return a.modification_time < b.modification_time;
+    });
     snapshot_version_ = version;
   }
   return &snapshot_files_;

@@ -12,10 +12,11 @@ Usage: delta-spark/venv/bin/python delta_spark.py COMMAND... > rows.json
                      (write_widened)
 
 The output is one JSON object: for each command, the table's rows as Spark reads them, each a JSON
-array of the columns' values in table order (structs and maps as objects, dates as text), compact,
-sorted; or {"error": "..."} when the command failed. The session's jars come from
+array of the columns' values in table order (structs and maps as objects, dates and timestamps in
+ISO-8601), compact, sorted; or {"error": "..."} when the command failed. The session's jars come from
 tests/tools/delta-spark/jars (scripts/install-test-tools.sh).
 """
+import datetime
 import glob
 import json
 import os
@@ -48,6 +49,8 @@ def plain(value):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [plain(v) for v in value]
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()  # as sluice renders dates and timestamp_ntz values
     return value
 
 

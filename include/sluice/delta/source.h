@@ -1,8 +1,8 @@
 // DeltaSource: a Delta table read as a stream: the files of its snapshot at one version, then the
 // files its later commits add.
 //
-// An offset (version, index) names a position: with `snapshot`, the index-th file (in path order)
-// of the table's snapshot at `version`, then every commit after `version`, are still to be read;
+// An offset (version, index) names a position: with `snapshot`, the index-th file (by modification
+// time, then path, as Spark orders them) of the table's snapshot at `version`, then every commit after `version`, are still to be read;
 // without it, the data-change `add` actions of `version` from the index-th on, then those of every
 // later version. Offsets only move forward and a range [start, end) is always read the same way,
 // so a streaming query can replay a batch after a crash and get the same rows.
@@ -94,7 +94,8 @@ class DeltaSource {
       : fs_(std::move(fs)), table_path_(std::move(table_path)), options_(options) {}
   // The data-change adds of one version, or std::nullopt when the version is not committed yet.
   Result<std::optional<std::vector<AddFile>>> VersionFiles(int64_t version);
-  // The files of the snapshot at `version`, in path order (loaded once per version).
+  // The files of the snapshot at `version`, by modification time then path (loaded once per
+  // version).
   Result<const std::vector<AddFile>*> SnapshotFiles(int64_t version);
   // DELTA_LOG_CORRUPT when the commit after `missing_version`, or a checkpoint past it, exists:
   // the missing one is a hole, not a commit still to come.
