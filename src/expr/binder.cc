@@ -1317,6 +1317,54 @@ Result<BoundPtr> BindMath(Call& c) {
   return c.Finish(c.Make(Op::kMathUnary, DataType::Double()));
 }
 
+// factorial(n): n! for 0 <= n <= 20, else NULL.
+Result<BoundPtr> BindFactorial(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Integer()));
+  return c.Finish(c.Make(Op::kFactorial, DataType::Long()));
+}
+
+// timestamp_seconds|millis|micros(n) of an integral number; unix_seconds|millis|micros(ts),
+// unix_date(d), date_from_unix_date(n).
+Result<BoundPtr> BindUnixUnits(Call& c) {
+  const std::string& f = c.node.name;
+  if (f.starts_with("timestamp_")) {
+    if (c.args[0]->type != nullptr && !c.args[0]->type->is_integral()) {
+      return c.Mismatch(fmt::format("{} needs an integral number, got {}", f, c.TypeOf(0)));
+    }
+    SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Long()));
+    return c.Finish(c.Make(Op::kTimestampFromUnits, DataType::Timestamp(), c.args[0]->nullable));
+  }
+  if (f == "date_from_unix_date") {
+    SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Integer()));
+    return c.Finish(c.Make(Op::kDateFromUnixDate, DataType::Date(), c.args[0]->nullable));
+  }
+  // Spark takes exactly a date (unix_date) or a timestamp here, not a string.
+  const bool date = f == "unix_date";
+  const TypePtr want = date ? DataType::Date() : DataType::Timestamp();
+  if (c.args[0]->type != nullptr && !c.args[0]->type->Equals(*want)) {
+    return c.Mismatch(fmt::format("{} needs a {}, got {}", f, want->ToString(), c.TypeOf(0)));
+  }
+  SLUICE_RETURN_IF_ERROR(c.Expect(0, want));
+  return c.Finish(c.Make(date ? Op::kUnixDate : Op::kUnixUnits, date ? DataType::Integer() : DataType::Long(),
+                         c.args[0]->nullable));
+}
+
+// levenshtein(a, b[, threshold]): the edit distance in characters, -1 above the threshold;
+// soundex(s).
+Result<BoundPtr> BindStringDistance(Call& c) {
+  if (c.node.name == "soundex") return c.StringUnary(Op::kSoundex, DataType::String());
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
+  if (c.args.size() == 3) SLUICE_RETURN_IF_ERROR(c.Expect(2, DataType::Integer()));
+  return c.Finish(c.Make(Op::kLevenshtein, DataType::Integer(), AnyNullable(c.args)));
+}
+
+// crc32(binary) (a string is read as its UTF-8 bytes).
+Result<BoundPtr> BindCrc32(Call& c) {
+  const TypePtr& t = c.args[0]->type;
+  if (t == nullptr || t->id() != TypeId::kBinary) SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Binary()));
+  return c.Finish(c.Make(Op::kCrc32, DataType::Long(), c.args[0]->nullable));
+}
+
 Result<BoundPtr> BindUnixTimestamp(Call& c) {
   if (c.args.size() == 2) {
     SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
@@ -1589,6 +1637,25 @@ constexpr FunctionDef kFunctions[] = {
     {"radians", 1, 1, BindMath},
     {"sign", 1, 1, BindMath},
     {"signum", 1, 1, BindMath},
+    {"cot", 1, 1, BindMath},
+    {"sec", 1, 1, BindMath},
+    {"csc", 1, 1, BindMath},
+    {"asinh", 1, 1, BindMath},
+    {"acosh", 1, 1, BindMath},
+    {"atanh", 1, 1, BindMath},
+    {"rint", 1, 1, BindMath},
+    {"factorial", 1, 1, BindFactorial},
+    {"timestamp_seconds", 1, 1, BindUnixUnits},
+    {"timestamp_millis", 1, 1, BindUnixUnits},
+    {"timestamp_micros", 1, 1, BindUnixUnits},
+    {"unix_seconds", 1, 1, BindUnixUnits},
+    {"unix_millis", 1, 1, BindUnixUnits},
+    {"unix_micros", 1, 1, BindUnixUnits},
+    {"unix_date", 1, 1, BindUnixUnits},
+    {"date_from_unix_date", 1, 1, BindUnixUnits},
+    {"levenshtein", 2, 3, BindStringDistance},
+    {"soundex", 1, 1, BindStringDistance},
+    {"crc32", 1, 1, BindCrc32},
 };
 
 const FunctionDef* FindFunction(std::string_view name) {

@@ -40,17 +40,21 @@ enum class Op : uint8_t {
   kRegexpExtract, kStartsWith, kEndsWith, kContains, kRegexpReplace, kRegexpCount, kSplitPart,
   kLocate,  // args: substring, string, start position (1-based)
   kLPad, kRPad, kRepeat, kReverse, kInitCap, kLeft, kRight, kTranslate,
-  kHex, kUnhex, kBase64, kUnbase64,
+  kHex, kUnhex, kBase64, kUnbase64, kLevenshtein, kSoundex,
   // math
   kAbs, kRound, kFloor, kCeil, kSqrt, kPow,
   kMathUnary,  // a function of one double to a double, named by `name` (exp, ln, sin, ...)
   kLog,        // args: base, x
+  kFactorial,
   // hashing
-  kHash, kMd5, kSha2,
+  kHash, kMd5, kSha2, kCrc32,
   // date and time
   kCurrentTimestamp, kCurrentDate, kToTimestamp, kToDate, kDateTrunc, kDateFormat, kYear, kMonth, kDay,
   kQuarter, kDayOfWeek, kDayOfYear, kWeekOfYear, kHour, kMinute, kSecond, kUnixTimestamp, kFromUnixtime,
   kDateDiff, kAddMonths, kLastDay, kMakeDate,
+  kTimestampFromUnits,  // timestamp_seconds|millis|micros: the unit is the node's name
+  kUnixUnits,           // unix_seconds|millis|micros of a timestamp: the unit is the node's name
+  kUnixDate, kDateFromUnixDate,
   // JSON and nested values
   kGetJsonObject, kSize, kElementAt, kSubscript, kGetField, kStruct, kArray,
   kMap,  // args: key, value, key, value, ...

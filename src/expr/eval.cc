@@ -85,6 +85,8 @@ bool MayFail(const BoundNode& node) {
     case Op::kToTimestamp: case Op::kToDate: case Op::kUnixTimestamp: case Op::kMakeDate:
       if (node.mode == EvalMode::kAnsi) return true;
       break;
+    case Op::kTimestampFromUnits:  // overflow fails in both modes, as Spark's multiplyExact
+      return true;
     case Op::kLike: case Op::kRLike: case Op::kSplit: case Op::kRegexpExtract: case Op::kDateFormat:
     case Op::kFromUnixtime: case Op::kRegexpReplace: case Op::kRegexpCount:
       // A pattern that is not a constant was not checked at bind time.
@@ -272,16 +274,18 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kContains: case Op::kRegexpReplace: case Op::kRegexpCount: case Op::kSplitPart: case Op::kLocate:
       case Op::kLPad: case Op::kRPad: case Op::kRepeat: case Op::kReverse: case Op::kInitCap: case Op::kLeft:
       case Op::kRight: case Op::kTranslate: case Op::kHex: case Op::kUnhex: case Op::kBase64: case Op::kUnbase64:
+      case Op::kLevenshtein: case Op::kSoundex:
         return EvalStringFunction(node, args, rows);
       case Op::kAbs: case Op::kRound: case Op::kFloor: case Op::kCeil: case Op::kSqrt: case Op::kPow:
-      case Op::kMathUnary: case Op::kLog:
+      case Op::kMathUnary: case Op::kLog: case Op::kFactorial:
         return EvalMathFunction(node, args, rows);
-      case Op::kHash: case Op::kMd5: case Op::kSha2: return EvalHashFunction(node, args, rows);
+      case Op::kHash: case Op::kMd5: case Op::kSha2: case Op::kCrc32: return EvalHashFunction(node, args, rows);
       case Op::kCurrentTimestamp: case Op::kCurrentDate: case Op::kToTimestamp: case Op::kToDate:
       case Op::kDateTrunc: case Op::kDateFormat: case Op::kYear: case Op::kMonth: case Op::kDay: case Op::kHour:
       case Op::kQuarter: case Op::kDayOfWeek: case Op::kDayOfYear: case Op::kWeekOfYear: case Op::kMinute:
       case Op::kSecond: case Op::kUnixTimestamp: case Op::kFromUnixtime: case Op::kDateDiff: case Op::kAddMonths:
-      case Op::kLastDay: case Op::kMakeDate:
+      case Op::kLastDay: case Op::kMakeDate: case Op::kTimestampFromUnits: case Op::kUnixUnits: case Op::kUnixDate:
+      case Op::kDateFromUnixDate:
         return EvalDatetimeFunction(node, args, args.empty() ? 1 : rows, input.now_micros);
       case Op::kGetJsonObject: case Op::kSize: case Op::kElementAt: case Op::kSubscript: case Op::kGetField:
       case Op::kStruct: case Op::kArray: case Op::kMap: case Op::kMapKeys: case Op::kMapValues:

@@ -184,6 +184,23 @@ TEST(FunctionsTest, DateStringAndMathFunctionsOverColumns) {
   Check({{"make_date(2024, i, 1)", {"2024-01-01", "2024-02-01", "null", "null"}}});
 }
 
+TEST(FunctionsTest, DistanceUnitAndChecksumFunctionsOverColumns) {
+  Check({
+      {"levenshtein(s, s || 'x')", {"1", "1", "null", "1"}},
+      {"levenshtein(s, 'apple', 2)", {"0", "-1", "null", "-1"}},
+      {"soundex(s)", {"A140", "B550", "null", ""}},
+      {"factorial(i)", {"1", "2", "null", "null"}},
+      {"timestamp_seconds(i)", {"1970-01-01T00:00:01Z", "1970-01-01T00:00:02Z", "null", "1969-12-31T23:59:56Z"}},
+      {"unix_millis(timestamp_seconds(i))", {"1000", "2000", "null", "-4000"}},
+      {"date_from_unix_date(unix_date(dt))", {"2026-01-31", "null", "2024-02-29", "1969-12-31"}},
+      {"crc32(s)", {"2838417488", "69690105", "null", "0"}},
+  });
+  // Seconds beyond the timestamps' range fail in both modes, as Spark's exact multiplication.
+  EXPECT_EQ(EvalError("timestamp_seconds(i + 9223372036854775000)").error_class(), errors::kArithmeticOverflow);
+  const testing::NonAnsiMode non_ansi;
+  EXPECT_EQ(EvalError("timestamp_seconds(i + 9223372036854775000)").error_class(), errors::kArithmeticOverflow);
+}
+
 TEST(FunctionsTest, ArrayAndMapFunctionsOverColumns) {
   Check({
       {"array_contains(arr, 5)", {"false", "false", "null", "true"}},

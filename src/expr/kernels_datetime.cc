@@ -117,6 +117,36 @@ Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datu
         return true;
       });
     }
+    case Op::kTimestampFromUnits: {
+      FixedReader<int64_t> n = ReadFixed<int64_t>(args[0]);
+      const int64_t scale = node.name == "timestamp_seconds" ? kMicrosPerSecond
+                            : node.name == "timestamp_millis" ? 1000 : 1;
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        if (__builtin_mul_overflow(n[i], scale, out)) {
+          // Spark multiplies exactly in either mode.
+          return Status::Error(errors::kArithmeticOverflow,
+                               fmt::format("{}({}) is beyond the timestamps' range", node.name, n[i]));
+        }
+        return true;
+      });
+    }
+    case Op::kUnixUnits: {
+      FixedReader<int64_t> ts = ReadFixed<int64_t>(args[0]);
+      const int64_t scale = node.name == "unix_seconds" ? kMicrosPerSecond : node.name == "unix_millis" ? 1000 : 1;
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        *out = FloorDiv(ts[i], scale);
+        return true;
+      });
+    }
+    case Op::kUnixDate:
+    case Op::kDateFromUnixDate: {
+      // A date is its day number since 1970-01-01 already.
+      FixedReader<int32_t> days = ReadFixed<int32_t>(args[0]);
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        *out = days[i];
+        return true;
+      });
+    }
     case Op::kDateDiff: {
       FixedReader<int32_t> end = ReadFixed<int32_t>(args[0]), start = ReadFixed<int32_t>(args[1]);
       return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {

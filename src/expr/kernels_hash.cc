@@ -6,6 +6,8 @@
 
 #include <openssl/evp.h>
 
+#include <zlib.h>
+
 #include "sluice/core/error_classes.h"
 #include "expr/kernel_util.h"
 #include "expr/kernels.h"
@@ -164,6 +166,15 @@ Result<Datum> Digest(const BoundNode& node, const std::vector<Datum>& args, int6
 }  // namespace
 
 Result<Datum> EvalHashFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  if (node.op == Op::kCrc32) {
+    StringReader input = ReadString(args[0]);
+    return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+      const std::string_view bytes = input[i];
+      *out = static_cast<int64_t>(
+          crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+      return true;
+    });
+  }
   if (node.op != Op::kHash) return Digest(node, args, rows);
   auto out = NewFixedColumn(node.type, rows);
   int32_t* values = reinterpret_cast<int32_t*>(out->data.data());

@@ -166,6 +166,12 @@ const UnaryMath kUnaryMath[] = {
     {"cosh", [](double x) { return std::cosh(x); }, kNoNull},   {"tanh", [](double x) { return std::tanh(x); }, kNoNull},
     {"degrees", Degrees, kNoNull},                              {"radians", Radians, kNoNull},
     {"sign", Signum, kNoNull},                                  {"signum", Signum, kNoNull},
+    // As Spark computes them: reciprocals of Java's functions; atanh from logarithms.
+    {"cot", [](double x) { return 1 / std::tan(x); }, kNoNull},  {"sec", [](double x) { return 1 / std::cos(x); }, kNoNull},
+    {"csc", [](double x) { return 1 / std::sin(x); }, kNoNull},  {"asinh", [](double x) { return std::asinh(x); }, kNoNull},
+    {"acosh", [](double x) { return std::acosh(x); }, kNoNull},
+    {"atanh", [](double x) { return 0.5 * (std::log1p(x) - std::log1p(-x)); }, kNoNull},
+    {"rint", [](double x) { return std::nearbyint(x); }, kNoNull},
 };
 
 }  // namespace
@@ -183,6 +189,16 @@ Result<Datum> Compute(const BoundNode& node, const std::vector<Datum>& args, int
   TypeId id = a.column->type->id();
   switch (node.op) {
     case Op::kSqrt: return UnaryLoop<double, double>(node, a, rows, [](double x) { return std::sqrt(x); });
+    case Op::kFactorial: {
+      FixedReader<int32_t> n = ReadFixed<int32_t>(a);
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        if (n[i] < 0 || n[i] > 20) return false;
+        int64_t product = 1;
+        for (int32_t k = 2; k <= n[i]; ++k) product *= k;
+        *out = product;
+        return true;
+      });
+    }
     case Op::kMathUnary: {
       const UnaryMath* f = nullptr;
       for (const UnaryMath& candidate : kUnaryMath) {

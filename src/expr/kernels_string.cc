@@ -767,6 +767,59 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
         w->Append(text);
       });
     }
+    case Op::kLevenshtein: {
+      StringReader a = str(0), b = str(1);
+      const bool bounded = args.size() == 3;
+      FixedReader<int32_t> threshold = bounded ? ReadFixed<int32_t>(args[2]) : FixedReader<int32_t>{nullptr, 0};
+      std::vector<int64_t> previous, current;
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        const std::vector<std::string_view> x = Chars(a[i]), y = Chars(b[i]);
+        previous.resize(y.size() + 1);
+        current.resize(y.size() + 1);
+        for (size_t j = 0; j <= y.size(); ++j) previous[j] = static_cast<int64_t>(j);
+        for (size_t k = 1; k <= x.size(); ++k) {
+          current[0] = static_cast<int64_t>(k);
+          for (size_t j = 1; j <= y.size(); ++j) {
+            const int64_t substitution = previous[j - 1] + (x[k - 1] == y[j - 1] ? 0 : 1);
+            current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
+          }
+          std::swap(previous, current);
+        }
+        const int64_t distance = previous[y.size()];
+        *out = bounded && distance > threshold[i] ? -1 : static_cast<int32_t>(distance);
+        return true;
+      });
+    }
+    case Op::kSoundex: {
+      // Spark's American Soundex: the first letter, then the codes of the next consonants, a code
+      // not repeated unless a vowel came between (H and W are passed over), padded with 0 to four
+      // characters. A value not starting with an ASCII letter is returned as it is.
+      static constexpr char kCodes[] = "01230127022455012623017202";
+      StringReader s = str(0);
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        const std::string_view value = s[i];
+        auto upper = [](char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; };
+        if (value.empty() || upper(value[0]) < 'A' || upper(value[0]) > 'Z') {
+          w->Append(value);
+          return;
+        }
+        char code[4] = {upper(value[0]), '0', '0', '0'};
+        int written = 1;
+        char last = kCodes[code[0] - 'A'];
+        for (size_t k = 1; k < value.size() && written < 4; ++k) {
+          const char c = upper(value[k]);
+          if (c < 'A' || c > 'Z') {
+            last = '0';
+            continue;
+          }
+          const char next = kCodes[c - 'A'];
+          if (next == '7') continue;
+          if (next != '0' && next != last) code[written++] = next;
+          last = next;
+        }
+        w->Append(std::string_view(code, 4));
+      });
+    }
     default: return Status::Error(errors::kInternalError, "not a string function");
   }
 }
