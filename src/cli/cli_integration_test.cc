@@ -362,6 +362,54 @@ flows:
 )";
 }
 
+// A pipeline file's relative storage and warehouse are beside it, wherever sluice runs from; the
+// delta commands name its tables catalog.schema.table with --warehouse (or $SLUICE_WAREHOUSE) and
+// print fields inside structs by their dot paths.
+TEST_F(CliTest, RelativeFoldersAreBesideThePipelineAndTablesGoByTheirNames) {
+  std::filesystem::create_directories(dir_.Join("project"));
+  // A rate source started ten seconds ago: one batch of about ten rows.
+  const int64_t start_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch()).count() - 10'000;
+  std::ofstream(dir_.Join("project/p.yaml")) << R"(name: relative
+storage: state
+warehouse: ../tables
+sinks:
+  events: {format: delta, table: main.s.events}
+flows:
+  - name: numbers
+    source: {format: rate, options: {rowsPerSecond: 1, startTimestamp: )" << start_ms << R"(}}
+    select: ["named_struct('id', value, 'half', value / 2) AS payload", "value % 2 AS parity"]
+    sink: events
+    trigger: once
+)";
+  std::filesystem::create_directories(dir_.Join("elsewhere"));
+  Ran validated = RunSluice(dir_.Join("elsewhere"), {"validate", "../project/p.yaml"});
+  ASSERT_EQ(validated.exit_code, 0) << validated.out << validated.err;
+  Ran ran = RunSluice(dir_.Join("elsewhere"), {"run", "../project/p.yaml"});
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_TRUE(std::filesystem::exists(dir_.Join("project/state/system/events.jsonl")));
+  EXPECT_TRUE(std::filesystem::exists(dir_.Join("tables/main/s/events/_delta_log")));
+  EXPECT_FALSE(std::filesystem::exists(dir_.Join("elsewhere/state")));
+  Ran status = RunSluice(dir_.Join("elsewhere"), {"status", "../project/p.yaml", "--json"});
+  EXPECT_TRUE(Contains(status.out, "\"numbers\"")) << status.out << status.err;
+
+  Ran shown = RunSluice(dir_.path(), {"delta", "show", "main.s.events", "--warehouse", "tables", "--columns",
+                                      "payload.id,parity", "--where", "payload.id < 3", "--format", "csv"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_EQ(shown.out, "payload.id,parity\n0,0\n1,1\n2,0\n");
+  Ran history = RunSluice(dir_.path(), {"delta", "history", "main.s.events", "--warehouse", dir_.Join("tables")});
+  EXPECT_EQ(history.exit_code, 0) << history.err;
+  EXPECT_TRUE(Contains(history.out, "STREAMING UPDATE")) << history.out;
+  Ran missing = RunSluice(dir_.path(), {"delta", "describe", "main.s.nope", "--warehouse", "tables"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(Contains(missing.err, "DELTA_TABLE_NOT_FOUND")) << missing.err;
+  Ran hostile = RunSluice(dir_.path(), {"delta", "show", "main.s..x", "--warehouse", "tables"});
+  EXPECT_EQ(hostile.exit_code, 1) << hostile.out;
+  Ran field = RunSluice(dir_.path(), {"delta", "show", "main.s.events", "--warehouse", "tables", "--columns", "payload.nope"});
+  EXPECT_EQ(field.exit_code, 1);
+  EXPECT_TRUE(Contains(field.err, "UNRESOLVED_COLUMN")) << field.err;
+}
+
 // `sluice events` prints a pipeline's event log, filtered by flow, level and type, as text or JSON
 // lines, and follows it while runs append.
 TEST_F(CliTest, EventsPrintsTheLogFilteredAndFollowsIt) {

@@ -85,12 +85,9 @@ bool RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
 engine::Registry& CommandRegistry();
 
 // A pipeline file, parsed (FILE_NOT_FOUND, INVALID_PIPELINE), with the plugin formats it names
-// loaded. With `shape`, the parse keeps going (pipeline::ParsePipelineSpecKeepingGoing): the
+// loaded. A relative storage or warehouse is taken from the file's directory. With `shape`, the
+// parse keeps going (pipeline::ParsePipelineSpecKeepingGoing): the
 // problems of shape go to `*shape` and the parts that parsed are returned.
 Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path, Status* shape = nullptr);
-
-// The event log of the pipeline `spec` parsed from `file`: under its storage, which a pipeline run
-// by Python takes relative to the file's directory.
-std::string PipelineEventLogPath(const pipeline::PipelineSpec& spec, const std::string& file);
 
 }  // namespace sluice::cli

@@ -31,6 +31,7 @@ namespace {
 
 struct DeltaOptions {
   std::string table;
+  std::string warehouse;  // where catalog.schema.table names live
   int64_t version = -1;
   int64_t limit = 20;
   std::vector<std::string> columns;
@@ -152,19 +153,54 @@ Status RunDescribe(const DeltaOptions& options) {
   return Status::OK();
 }
 
-// Rows as `sluice parquet cat` prints them, optionally projected and filtered (files that the
-// filter rules out by partition values or statistics are not read).
+// The top-level column a dot path starts with ("value.user.id" -> value; "`a.b`.c" -> a.b).
+std::string TopLevelColumn(const std::string& path) {
+  if (path.starts_with('`')) {
+    const size_t close = path.find('`', 1);
+    return close == std::string::npos ? path : path.substr(1, close - 1);
+  }
+  return path.substr(0, path.find('.'));
+}
+
+// Rows as `sluice parquet cat` prints them, optionally projected (`--columns` names columns or dot
+// paths into structs) and filtered (files that the filter rules out by partition values or
+// statistics are not read).
 Status RunShow(const DeltaOptions& options) {
   SLUICE_RETURN_IF_ERROR(CheckRowFormat(options.format));
   SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, Load(options));
-  delta::ScanOptions scan_options{.columns = options.columns};
+  delta::ScanOptions scan_options;
+  for (const std::string& path : options.columns) {
+    std::string column = TopLevelColumn(path);
+    if (std::find(scan_options.columns.begin(), scan_options.columns.end(), column) == scan_options.columns.end()) {
+      scan_options.columns.push_back(std::move(column));
+    }
+  }
   if (!options.where.empty()) scan_options.filter = options.where;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(snapshot, scan_options));
-  return PrintRows(scan->schema(), [&] { return scan->Next(); }, options.format, options.limit);
+  if (options.columns.empty()) return PrintRows(scan->schema(), [&] { return scan->Next(); }, options.format, options.limit);
+  // Each printed column is its path's value, named by the path.
+  auto project = [&](const BatchPtr& batch) -> Result<BatchPtr> {
+    std::vector<Field> fields;
+    std::vector<ColumnPtr> columns;
+    for (const std::string& path : options.columns) {
+      SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, batch->ColumnAt(path));
+      fields.push_back(Field{path, column->type, true});
+      columns.push_back(std::move(column));
+    }
+    SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct(std::move(fields)));
+    return RecordBatch::Make(std::move(schema), std::move(columns), batch->num_rows());
+  };
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr shape, project(RecordBatch::Empty(scan->schema())));
+  return PrintRows(shape->schema(), [&]() -> Result<BatchPtr> {
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
+    if (batch == nullptr) return batch;
+    return project(batch);
+  }, options.format, options.limit);
 }
 
 struct DmlOptions {
   std::string table;
+  std::string warehouse;  // where catalog.schema.table names live
   std::vector<std::string> set;   // update: `col = expr`
   std::string where;              // update, delete
   std::string source;             // merge: a Delta table or a Parquet file
@@ -273,7 +309,7 @@ void AddDmlCommand(CLI::App* parent, const std::string& name, const std::string&
                    Status (*run)(const DmlOptions&)) {
   auto options = std::make_shared<DmlOptions>();
   CLI::App* command = parent->add_subcommand(name, description);
-  command->add_option("PATH", options->table, "The table's directory")->required();
+  AddTableArguments(command, &options->table, &options->warehouse);
   if (name == "update") {
     command->add_option("--set", options->set, "An assignment `column = expression` (repeat for more columns)")
         ->required();
@@ -297,9 +333,13 @@ void AddDmlCommand(CLI::App* parent, const std::string& name, const std::string&
   }
   command->add_option("--target-alias", options->target_alias, "The table's name in expressions")->capture_default_str();
   command->callback([options, run, name] {
-    options->table = AbsolutePath(options->table);
-    if (!options->source.empty()) options->source = AbsolutePath(options->source);
-    ExitOnFailure(name, run(*options));
+    ExitOnFailure(name, [&]() -> Status {
+      SLUICE_ASSIGN_OR_RETURN(options->table, TablePathArgument(options->table, options->warehouse));
+      if (!options->source.empty()) {
+        SLUICE_ASSIGN_OR_RETURN(options->source, TablePathArgument(options->source, options->warehouse));
+      }
+      return run(*options);
+    }());
   });
 }
 
@@ -310,7 +350,7 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
                 Status (*run)(const DeltaOptions&), bool with_version, Prints prints) {
   auto options = std::make_shared<DeltaOptions>();
   CLI::App* command = parent->add_subcommand(name, description);
-  command->add_option("PATH", options->table, "The table's directory")->required();
+  AddTableArguments(command, &options->table, &options->warehouse);
   if (with_version) command->add_option("--version", options->version, "Time travel: read this version");
   if (prints != Prints::kSummary) {
     command
@@ -324,19 +364,22 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
                                                   : "One JSON object");
   }
   if (prints == Prints::kRows) {
-    command->add_option("--columns", options->columns, "Columns to print, in this order")->delimiter(',');
+    command->add_option("--columns", options->columns, "Columns to print, in this order: names or dot paths into structs")
+        ->delimiter(',');
     command->add_option("--where", options->where, "Only rows for which this Spark SQL predicate is true");
     command->add_option("--format", options->format, "table, jsonl or csv")->capture_default_str();
   }
   command->callback([options, run, name] {
-    // The file system takes absolute paths only; a table is usually named relative to here.
-    options->table = AbsolutePath(options->table);
-    ExitOnFailure(name, run(*options));
+    ExitOnFailure(name, [&]() -> Status {
+      SLUICE_ASSIGN_OR_RETURN(options->table, TablePathArgument(options->table, options->warehouse));
+      return run(*options);
+    }());
   });
 }
 
 struct MaintenanceOptions {
   std::string table;
+  std::string warehouse;  // where catalog.schema.table names live
   std::string where;
   std::vector<std::string> zorder_by;
   int64_t target_file_size = 0;
@@ -387,7 +430,7 @@ void AddMaintenanceCommand(CLI::App* parent, const std::string& name, const std:
                            Status (*run)(const MaintenanceOptions&)) {
   auto options = std::make_shared<MaintenanceOptions>();
   CLI::App* command = parent->add_subcommand(name, description);
-  command->add_option("PATH", options->table, "The table's directory")->required();
+  AddTableArguments(command, &options->table, &options->warehouse);
   if (name == "optimize") {
     command->add_option("--where", options->where, "Only the partitions this predicate over partition columns holds for");
     command->add_option("--zorder-by", options->zorder_by,
@@ -408,8 +451,10 @@ void AddMaintenanceCommand(CLI::App* parent, const std::string& name, const std:
     command->add_option("--version", options->version, "The version whose rows the table gets back")->required();
   }
   command->callback([options, run, name] {
-    options->table = AbsolutePath(options->table);
-    ExitOnFailure(name, run(*options));
+    ExitOnFailure(name, [&]() -> Status {
+      SLUICE_ASSIGN_OR_RETURN(options->table, TablePathArgument(options->table, options->warehouse));
+      return run(*options);
+    }());
   });
 }
 

@@ -62,7 +62,7 @@ std::vector<std::string> LogPaths(const EventsArguments& arguments) {
   if (!arguments.file.empty()) {
     Result<pipeline::PipelineSpec> spec = LoadPipelineFile(arguments.file);
     if (!spec.ok()) Fail(spec.status(), 1);
-    return {PipelineEventLogPath(*spec, arguments.file)};
+    return {pipeline::EventLog::PathFor(spec->storage)};
   }
   pipeline::StreamCatalog catalog(storage::DefaultFileSystem(), AbsolutePath(arguments.warehouse), &CommandRegistry());
   std::vector<pipeline::StreamSpec> streams;

@@ -50,6 +50,11 @@ Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path, Status*
   Result<pipeline::PipelineSpec> spec = shape != nullptr ? pipeline::ParsePipelineSpecKeepingGoing(text.str(), shape)
                                                          : pipeline::ParsePipelineSpec(text.str());
   if (!spec.ok()) return spec.status().WithContext(path);
+  // A relative storage or warehouse is beside the pipeline file (as the Python runner takes it).
+  for (std::string* folder : {&spec->storage, &spec->warehouse}) {
+    if (folder->empty() || folder->starts_with('/') || storage::IsObjectStoreUri(*folder)) continue;
+    *folder = (std::filesystem::absolute(path).parent_path() / *folder).lexically_normal().string();
+  }
   Status stores = pipeline::ConfigureObjectStores(*spec);
   if (!stores.ok()) return stores.WithContext(path);
   // A format `plugin:/path/libx.so` is known once its library is loaded.
@@ -305,22 +310,13 @@ void ServeStatus(const std::string& warehouse, bool as_json) {
 
 }  // namespace
 
-std::string PipelineEventLogPath(const pipeline::PipelineSpec& spec, const std::string& file) {
-  std::string storage = spec.storage;
-  // As the Python runner takes it: relative to the pipeline file's directory (a URI as it is).
-  if (RunsInPython(spec) && !storage::IsObjectStoreUri(storage)) {
-    storage = (std::filesystem::absolute(file).parent_path() / storage).lexically_normal().string();
-  }
-  return pipeline::EventLog::PathFor(storage);
-}
-
 namespace {
 
 void Status_(const std::string& file, bool as_json) {
   Result<pipeline::PipelineSpec> spec = LoadPipelineFile(file);
   if (!spec.ok()) Fail(spec.status(), 1);
   const bool python = RunsInPython(*spec);
-  const std::string events = PipelineEventLogPath(*spec, file);
+  const std::string events = pipeline::EventLog::PathFor(spec->storage);
   Result<std::vector<std::string>> lines = pipeline::EventLog::ReadLines(events);
   if (!lines.ok()) Fail(lines.status(), 1);
   struct Last {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "sluice/core/status.h"
 #include "sluice/storage/file_systems.h"
 
 namespace CLI {
@@ -15,6 +16,15 @@ namespace sluice::cli {
 // Adds `--warehouse DIR` to `command`, storing into `*warehouse` the default first: the
 // SLUICE_WAREHOUSE environment variable when set, else ./warehouse.
 void AddWarehouseOption(CLI::App* command, std::string* warehouse);
+
+// Adds the positional TABLE, a Delta table's directory (or URI) or `catalog.schema.table` of the
+// warehouse, with `--warehouse` (AddWarehouseOption).
+void AddTableArguments(CLI::App* command, std::string* table, std::string* warehouse);
+
+// The path of a table given on the command line: `catalog.schema.table` (three names, no '/') is
+// <warehouse>/catalog/schema/table unless a directory of that name is here; anything else is a
+// path (AbsolutePath). INVALID_PIPELINE for a catalog name with a part that cannot be a folder.
+Result<std::string> TablePathArgument(const std::string& table, const std::string& warehouse);
 
 // Paths given to commands become the form the FileSystem interface takes (an object store's URI,
 // or an absolute local path; relative paths are taken from the working directory).
