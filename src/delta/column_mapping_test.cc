@@ -8,6 +8,7 @@
 #include <simdjson.h>
 
 #include "delta/data_files.h"
+#include "delta/scan_testing.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -55,21 +56,8 @@ class ColumnMappingTest : public ::testing::Test {
  protected:
   // Every row of the table, as its values joined by '|', sorted.
   std::vector<std::string> Rows(ScanOptions options = {}) {
-    std::vector<std::string> rows;
-    auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value(), std::move(options));
-    EXPECT_TRUE(scan.ok()) << scan.status().ToString();
-    while (scan.ok()) {
-      auto next = (*scan)->Next();
-      EXPECT_TRUE(next.ok()) << next.status().ToString();
-      if (!next.ok() || *next == nullptr) break;
-      for (int64_t row = 0; row < (*next)->num_rows(); ++row) {
-        std::string text;
-        for (int c = 0; c < (*next)->num_columns(); ++c) text += (c ? "|" : "") + FormatValue(*(*next)->column(c), row);
-        rows.push_back(std::move(text));
-      }
-    }
-    std::sort(rows.begin(), rows.end());
-    return rows;
+    return testing::ScannedLines(Snapshot::Load(fs_, table_).value(), std::move(options),
+                                 [](const RecordBatch& batch, int64_t row) { return testing::JoinedValues(batch, row, "|"); });
   }
 
   // The top-level column names of a data file and their Parquet field ids (-1: none).
@@ -91,7 +79,7 @@ class ColumnMappingTest : public ::testing::Test {
     return columns;
   }
 
-  testing::TempDir dir_;
+  sluice::testing::TempDir dir_;
   std::string table_ = dir_.Join("table");
   std::shared_ptr<FileSystem> fs_ = LocalFileSystem();
 };
@@ -240,7 +228,7 @@ TEST_F(ColumnMappingTest, RenamedAndDroppedColumnsReadByTheirPhysicalNames) {
 TEST_F(ColumnMappingTest, DmlAndOptimizeKeepThePhysicalNames) {
   for (bool deletion_vectors : {false, true}) {
     SCOPED_TRACE(deletion_vectors);
-    testing::TempDir dir;
+    sluice::testing::TempDir dir;
     table_ = dir.Join("table");
     StringMap properties = {{"delta.columnMapping.mode", "name"}};
     if (deletion_vectors) properties["delta.enableDeletionVectors"] = "true";

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "delta/delta_replay_testing.h"
+#include "delta/scan_testing.h"
 #include "parquet/duckdb_testing.h"
 #include "sluice/core/builder.h"
 #include "sluice/delta/dml.h"
@@ -47,19 +48,9 @@ std::string Line(int64_t id, const std::string& name) { return "[" + std::to_str
 
 // The same lines from sluice's own scan.
 std::vector<std::string> SluiceRows(const std::shared_ptr<FileSystem>& fs, const std::string& table) {
-  std::vector<std::string> rows;
-  auto scan = TableScan::Open(Snapshot::Load(fs, table).value());
-  EXPECT_TRUE(scan.ok()) << scan.status().ToString();
-  while (scan.ok()) {
-    auto batch = (*scan)->Next();
-    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
-    if (!batch.ok() || *batch == nullptr) break;
-    for (int64_t r = 0; r < (*batch)->num_rows(); ++r) {
-      rows.push_back(Line((*batch)->column(0)->Value<int64_t>(r), std::string((*batch)->column(1)->View(r))));
-    }
-  }
-  std::sort(rows.begin(), rows.end());
-  return rows;
+  return testing::ScannedLines(Snapshot::Load(fs, table).value(), {}, [](const RecordBatch& batch, int64_t row) {
+    return Line(batch.column(0)->Value<int64_t>(row), std::string(batch.column(1)->View(row)));
+  });
 }
 
 // DELETEs, UPDATEs and a MERGE mark rows deleted in the same files again and again (the vectors

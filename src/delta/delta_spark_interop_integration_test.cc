@@ -14,6 +14,7 @@
 
 #include "delta/column_mapping.h"
 #include "delta/delta_replay_testing.h"
+#include "delta/scan_testing.h"
 #include "parquet/duckdb_testing.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
@@ -59,27 +60,17 @@ BatchPtr Rows(int64_t first, int64_t count) {
 // The table's rows as sluice reads them, each a compact JSON array of its values in table order
 // (the rendering of tests/tools/delta_spark.py), sorted.
 std::vector<std::string> SluiceRows(const std::shared_ptr<FileSystem>& fs, const std::string& table) {
-  std::vector<std::string> rows;
   auto snapshot = Snapshot::Load(fs, table);
   EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
-  if (!snapshot.ok()) return rows;
-  auto scan = TableScan::Open(*snapshot);
-  EXPECT_TRUE(scan.ok()) << scan.status().ToString();
-  while (scan.ok()) {
-    auto batch = (*scan)->Next();
-    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
-    if (!batch.ok() || *batch == nullptr) break;
-    for (int64_t r = 0; r < (*batch)->num_rows(); ++r) {
-      std::string line = "[";
-      for (int c = 0; c < (*batch)->num_columns(); ++c) {
-        if (c > 0) line.push_back(',');
-        AppendValueJson(*(*batch)->column(c), r, &line);
-      }
-      rows.push_back(line + "]");
+  if (!snapshot.ok()) return {};
+  return testing::ScannedLines(*snapshot, {}, [](const RecordBatch& batch, int64_t row) {
+    std::string line = "[";
+    for (int c = 0; c < batch.num_columns(); ++c) {
+      if (c > 0) line.push_back(',');
+      AppendValueJson(*batch.column(c), row, &line);
     }
-  }
-  std::sort(rows.begin(), rows.end());
-  return rows;
+    return line + "]";
+  });
 }
 
 // What Spark printed for each command: its rows, or its error.

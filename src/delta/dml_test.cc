@@ -10,6 +10,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "delta/scan_testing.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/writer.h"
 #include "testing/store_root.h"
@@ -64,23 +65,7 @@ class DmlTest : public ::testing::TestWithParam<sluice::testing::Store> {
   }
 
   // The table's rows as "id,v,op" (every column, in table order), sorted.
-  std::vector<std::string> TableRows() {
-    std::vector<std::string> rows;
-    auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value());
-    EXPECT_TRUE(scan.ok()) << scan.status().ToString();
-    while (scan.ok()) {
-      auto next = (*scan)->Next();
-      EXPECT_TRUE(next.ok()) << next.status().ToString();
-      if (!next.ok() || *next == nullptr) break;
-      for (int64_t row = 0; row < (*next)->num_rows(); ++row) {
-        std::string text;
-        for (int c = 0; c < (*next)->num_columns(); ++c) text += (c ? "," : "") + FormatValue(*(*next)->column(c), row);
-        rows.push_back(std::move(text));
-      }
-    }
-    std::sort(rows.begin(), rows.end());
-    return rows;
-  }
+  std::vector<std::string> TableRows() { return testing::ScannedLines(Snapshot::Load(fs_, table_).value()); }
 
   Result<DmlResult> Merge(const std::string& sql, const std::vector<Row>& source) {
     return MergeInto(fs_, table_, {Rows(source)}, Spec(sql));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "delta/data_files.h"
+#include "delta/scan_testing.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -42,25 +43,9 @@ BatchPtr MakeBatch(const std::vector<Row>& rows) {
 // Every test runs on the local disk and on S3 (moto on loopback).
 class WriterTest : public ::testing::TestWithParam<sluice::testing::Store> {
  protected:
-  // Every id in the table's live files, sorted, read back with the Parquet reader.
   // The table's rows scanned for `columns`, each as its values joined by commas, sorted.
   std::vector<std::string> ScannedRows(const std::vector<std::string>& columns) {
-    std::vector<std::string> rows;
-    auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value(), {.columns = columns});
-    EXPECT_TRUE(scan.ok()) << scan.status().ToString();
-    if (!scan.ok()) return rows;
-    while (true) {
-      auto next = (*scan)->Next();
-      EXPECT_TRUE(next.ok()) << next.status().ToString();
-      if (!next.ok() || *next == nullptr) break;
-      for (int64_t row = 0; row < (*next)->num_rows(); ++row) {
-        std::string text;
-        for (int c = 0; c < (*next)->num_columns(); ++c) text += (c ? "," : "") + FormatValue(*(*next)->column(c), row);
-        rows.push_back(std::move(text));
-      }
-    }
-    std::sort(rows.begin(), rows.end());
-    return rows;
+    return delta::testing::ScannedLines(Snapshot::Load(fs_, table_).value(), {.columns = columns});
   }
 
   std::vector<int64_t> Ids() {
