@@ -515,7 +515,22 @@ TEST_F(CliTest, StatusAndValidateSpeakJson) {
   Ran text = RunSluice(dir_.path(), {"status", "p.yaml"});
   EXPECT_TRUE(Contains(text.out, "main.raw.idle")) << text.out;
 
-  // The table the run wrote, described and its history, as JSON.
+  // The table of the good flow (which the failing one may have stopped before its first commit),
+  // given a commit by a one-batch flow, described and its history, as JSON.
+  const int64_t start_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch()).count() - 10'000;
+  std::ofstream(dir_.Join("once.yaml")) << "name: once\nstorage: " << dir_.Join("once") << "\nwarehouse: "
+                                        << dir_.Join("w") << R"(
+sinks:
+  first: {format: delta, table: main.s.first}
+flows:
+  - name: one_batch
+    source: {format: rate, options: {rowsPerSecond: 1, startTimestamp: )" << start_ms << R"(}}
+    sink: first
+    trigger: once
+)";
+  Ran once = RunSluice(dir_.path(), {"run", "once.yaml"});
+  ASSERT_EQ(once.exit_code, 0) << once.out << once.err;
   const std::string table = dir_.Join("w/main/s/first");
   Ran history = RunSluice(dir_.path(), {"delta", "history", table, "--json"});
   ASSERT_EQ(history.exit_code, 0) << history.err;
