@@ -1358,6 +1358,22 @@ Result<BoundPtr> BindStringDistance(Call& c) {
   return c.Finish(c.Make(Op::kLevenshtein, DataType::Integer(), AnyNullable(c.args)));
 }
 
+// ascii(s) (the first character's code point), chr(n)/char(n), space(n), bin(n), bit_length(x),
+// octet_length(x) (of a string's UTF-8 bytes or a binary).
+Result<BoundPtr> BindCharacterCode(Call& c) {
+  const std::string& f = c.node.name;
+  if (f == "ascii") return c.StringUnary(Op::kAscii, DataType::Integer());
+  if (f == "bit_length" || f == "octet_length") {
+    const TypePtr& t = c.args[0]->type;
+    if (t == nullptr || t->id() != TypeId::kBinary) SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+    return c.Finish(c.Make(Op::kByteLength, DataType::Integer(), c.args[0]->nullable));
+  }
+  const bool space = f == "space";
+  SLUICE_RETURN_IF_ERROR(c.Expect(0, space ? DataType::Integer() : DataType::Long()));
+  return c.Finish(
+      c.Make(space ? Op::kSpace : f == "bin" ? Op::kBin : Op::kChr, DataType::String(), c.args[0]->nullable));
+}
+
 // crc32(binary) (a string is read as its UTF-8 bytes).
 Result<BoundPtr> BindCrc32(Call& c) {
   const TypePtr& t = c.args[0]->type;
@@ -1656,6 +1672,13 @@ constexpr FunctionDef kFunctions[] = {
     {"levenshtein", 2, 3, BindStringDistance},
     {"soundex", 1, 1, BindStringDistance},
     {"crc32", 1, 1, BindCrc32},
+    {"ascii", 1, 1, BindCharacterCode},
+    {"chr", 1, 1, BindCharacterCode},
+    {"char", 1, 1, BindCharacterCode},
+    {"space", 1, 1, BindCharacterCode},
+    {"bin", 1, 1, BindCharacterCode},
+    {"bit_length", 1, 1, BindCharacterCode},
+    {"octet_length", 1, 1, BindCharacterCode},
 };
 
 const FunctionDef* FindFunction(std::string_view name) {

@@ -40,7 +40,8 @@ enum class Op : uint8_t {
   kRegexpExtract, kStartsWith, kEndsWith, kContains, kRegexpReplace, kRegexpCount, kSplitPart,
   kLocate,  // args: substring, string, start position (1-based)
   kLPad, kRPad, kRepeat, kReverse, kInitCap, kLeft, kRight, kTranslate,
-  kHex, kUnhex, kBase64, kUnbase64, kLevenshtein, kSoundex,
+  kHex, kUnhex, kBase64, kUnbase64, kLevenshtein, kSoundex, kAscii, kChr, kSpace, kBin,
+  kByteLength,  // bit_length or octet_length: the node's name
   // math
   kAbs, kRound, kFloor, kCeil, kSqrt, kPow,
   kMathUnary,  // a function of one double to a double, named by `name` (exp, ln, sin, ...)

@@ -274,7 +274,8 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kContains: case Op::kRegexpReplace: case Op::kRegexpCount: case Op::kSplitPart: case Op::kLocate:
       case Op::kLPad: case Op::kRPad: case Op::kRepeat: case Op::kReverse: case Op::kInitCap: case Op::kLeft:
       case Op::kRight: case Op::kTranslate: case Op::kHex: case Op::kUnhex: case Op::kBase64: case Op::kUnbase64:
-      case Op::kLevenshtein: case Op::kSoundex:
+      case Op::kLevenshtein: case Op::kSoundex: case Op::kAscii: case Op::kChr: case Op::kSpace: case Op::kBin:
+      case Op::kByteLength:
         return EvalStringFunction(node, args, rows);
       case Op::kAbs: case Op::kRound: case Op::kFloor: case Op::kCeil: case Op::kSqrt: case Op::kPow:
       case Op::kMathUnary: case Op::kLog: case Op::kFactorial:

@@ -194,6 +194,10 @@ TEST(FunctionsTest, DistanceUnitAndChecksumFunctionsOverColumns) {
       {"unix_millis(timestamp_seconds(i))", {"1000", "2000", "null", "-4000"}},
       {"date_from_unix_date(unix_date(dt))", {"2026-01-31", "null", "2024-02-29", "1969-12-31"}},
       {"crc32(s)", {"2838417488", "69690105", "null", "0"}},
+      {"ascii(s)", {"97", "66", "null", "0"}},
+      {"octet_length(s)", {"5", "6", "null", "0"}},
+      {"bin(i)", {"1", "10", "null", "1111111111111111111111111111111111111111111111111111111111111100"}},
+      {"concat(chr(i + 64), space(i))", {"A ", "B  ", "null", "<"}},
   });
   // Seconds beyond the timestamps' range fail in both modes, as Spark's exact multiplication.
   EXPECT_EQ(EvalError("timestamp_seconds(i + 9223372036854775000)").error_class(), errors::kArithmeticOverflow);

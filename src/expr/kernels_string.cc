@@ -820,6 +820,69 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
         w->Append(std::string_view(code, 4));
       });
     }
+    case Op::kAscii: {
+      // The first character's code point (its bytes as UTF-8), 0 for an empty string.
+      StringReader s = str(0);
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        const std::string_view v = s[i];
+        const auto lead = v.empty() ? 0u : static_cast<unsigned char>(v[0]);
+        const size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+        int32_t code = length == 1 ? lead : static_cast<int32_t>(lead & (0x7F >> length));
+        for (size_t k = 1; k < length && k < v.size(); ++k) code = (code << 6) | (static_cast<unsigned char>(v[k]) & 0x3F);
+        *out = code;
+        return true;
+      });
+    }
+    case Op::kChr: {
+      // The character of code point n mod 256 (Spark's), "" for a negative n.
+      FixedReader<int64_t> n = ReadFixed<int64_t>(args[0]);
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        if (n[i] < 0) {
+          w->Append("");
+          return;
+        }
+        const auto code = static_cast<unsigned>(n[i] % 256);
+        char bytes[2];
+        if (code < 0x80) {
+          bytes[0] = static_cast<char>(code);
+          w->Append(std::string_view(bytes, 1));
+        } else {
+          bytes[0] = static_cast<char>(0xC0 | (code >> 6));
+          bytes[1] = static_cast<char>(0x80 | (code & 0x3F));
+          w->Append(std::string_view(bytes, 2));
+        }
+      });
+    }
+    case Op::kSpace: {
+      FixedReader<int32_t> n = ReadFixed<int32_t>(args[0]);
+      std::string spaces;
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        spaces.assign(static_cast<size_t>(std::clamp<int32_t>(n[i], 0, 64 << 20)), ' ');
+        w->Append(spaces);
+      });
+    }
+    case Op::kBin: {
+      // The two's complement bits of a bigint without leading zeros, as Java's Long.toBinaryString.
+      FixedReader<int64_t> n = ReadFixed<int64_t>(args[0]);
+      return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        auto bits = static_cast<uint64_t>(n[i]);
+        char text[64];
+        int at = 64;
+        do {
+          text[--at] = static_cast<char>('0' + (bits & 1));
+          bits >>= 1;
+        } while (bits != 0);
+        w->Append(std::string_view(text + at, static_cast<size_t>(64 - at)));
+      });
+    }
+    case Op::kByteLength: {
+      StringReader s = str(0);
+      const int32_t scale = node.name == "bit_length" ? 8 : 1;
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        *out = static_cast<int32_t>(s[i].size()) * scale;
+        return true;
+      });
+    }
     default: return Status::Error(errors::kInternalError, "not a string function");
   }
 }
