@@ -173,7 +173,10 @@ Result<FilePruner> FilePruner::Make(const expr::Expression& filter, const TypePt
       }
       SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct(fields));
       Result<expr::BoundExpression> predicate = expr::BindPredicate(conjunct, schema);
-      if (predicate.ok()) pruner.partition_tests_.push_back({std::move(fields), schema, std::move(predicate).value()});
+      if (!predicate.ok()) continue;
+      std::vector<std::string> physical_names;
+      for (const Field& field : fields) physical_names.push_back(PhysicalName(field));
+      pruner.partition_tests_.push_back({std::move(fields), std::move(physical_names), schema, std::move(predicate).value()});
       continue;
     }
 
@@ -206,8 +209,9 @@ Result<FilePruner> FilePruner::Make(const expr::Expression& filter, const TypePt
 
 bool FilePruner::PassesPartitionTest(const PartitionTest& test, const AddFile& file) const {
   std::vector<ColumnPtr> columns;
-  for (const Field& field : test.fields) {
-    auto value = file.partition_values.find(PhysicalName(field));
+  for (size_t i = 0; i < test.fields.size(); ++i) {
+    const Field& field = test.fields[i];
+    auto value = file.partition_values.find(test.physical_names[i]);
     std::optional<std::string> text = value == file.partition_values.end() ? std::nullopt : value->second;
     Result<ColumnPtr> column = PartitionValueColumn(text, field.type, 1);
     // A value that does not parse is the scan's error to report, when it reads the file.

@@ -45,6 +45,7 @@ class FilePruner {
   // A conjunct over partition columns only, bound to a schema of just those columns.
   struct PartitionTest {
     std::vector<Field> fields;
+    std::vector<std::string> physical_names;  // of fields: the keys of add.partitionValues
     TypePtr schema;
     expr::BoundExpression predicate;
   };

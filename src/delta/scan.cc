@@ -123,16 +123,39 @@ Result<ColumnPtr> PartitionValueColumn(const std::optional<std::string>& value, 
   }
 }
 
-// One data file being read: its batches arranged as the scan's schema. `schema` is the table's
-// (with column mapping metadata) and says which columns are read; the batches are of
-// WithoutColumnMapping(schema).
+// The columns every file of a scan reads, worked out once per scan from the columns read as the
+// table's schema has them (with column mapping metadata).
+struct TableScan::ReadColumns {
+  TypePtr output;                           // of the batches returned: without mapping metadata
+  TypePtr data_schema;                      // of the data columns, by physical names
+  std::vector<bool> is_partition;           // per output field
+  std::vector<std::string> physical_names;  // per output field: in the files and partition values
+
+  static Result<std::shared_ptr<const ReadColumns>> Of(const Snapshot& snapshot, const TypePtr& schema) {
+    auto columns = std::make_shared<ReadColumns>();
+    columns->output = WithoutColumnMapping(schema);
+    const auto& partition_columns = snapshot.metadata().partition_columns;
+    std::vector<Field> data_fields;
+    for (const Field& field : schema->fields()) {
+      bool is_partition = std::find(partition_columns.begin(), partition_columns.end(), field.name) != partition_columns.end();
+      columns->is_partition.push_back(is_partition);
+      columns->physical_names.push_back(PhysicalName(field));
+      if (!is_partition) data_fields.push_back(field);
+    }
+    SLUICE_ASSIGN_OR_RETURN(TypePtr data_schema, DataType::Struct(std::move(data_fields)));
+    columns->data_schema = PhysicalSchema(data_schema, false);
+    return std::shared_ptr<const ReadColumns>(std::move(columns));
+  }
+};
+
+// One data file being read: its batches arranged as the scan's output schema.
 class TableScan::FileReader {
  public:
   static Result<std::shared_ptr<FileReader>> Open(const Snapshot& snapshot, const AddFile& file,
-                                                  const TypePtr& schema) {
+                                                  std::shared_ptr<const ReadColumns> columns) {
     auto reader = std::shared_ptr<FileReader>(new FileReader());
     reader->file_ = &file;
-    reader->schema_ = WithoutColumnMapping(schema);
+    reader->columns_ = std::move(columns);
     SLUICE_ASSIGN_OR_RETURN(std::string path, DataFilePath(snapshot.table_path(), file.path));
     SLUICE_ASSIGN_OR_RETURN(reader->parquet_, parquet::ParquetReader::Open(*snapshot.file_system(), path));
     if (file.deletion_vector) {
@@ -141,20 +164,13 @@ class TableScan::FileReader {
       if (!deleted.ok()) return deleted.status().WithContext(fmt::format("data file '{}'", file.path));
       reader->deleted_ = std::move(*deleted);
     }
-    const auto& partition_columns = snapshot.metadata().partition_columns;
-    std::vector<Field> data_fields;
     parquet::ReadOptions options;
-    for (const Field& field : schema->fields()) {
-      bool is_partition = std::find(partition_columns.begin(), partition_columns.end(), field.name) != partition_columns.end();
-      reader->is_partition_.push_back(is_partition);
-      reader->physical_names_.push_back(PhysicalName(field));
-      if (is_partition) continue;
-      data_fields.push_back(field);
-      int index = reader->parquet_->schema()->FieldIndexIgnoreCase(reader->physical_names_.back());
+    const ReadColumns& read = *reader->columns_;
+    for (size_t i = 0; i < read.physical_names.size(); ++i) {
+      if (read.is_partition[i]) continue;
+      int index = reader->parquet_->schema()->FieldIndexIgnoreCase(read.physical_names[i]);
       if (index >= 0) options.columns.push_back(reader->parquet_->schema()->field(index).name);
     }
-    SLUICE_ASSIGN_OR_RETURN(TypePtr data_schema, DataType::Struct(std::move(data_fields)));
-    reader->data_schema_ = PhysicalSchema(data_schema, false);
     if (options.columns.empty()) {
       // No requested data column is in this file (or only partition columns were asked for):
       // its rows still count, with nulls or partition values only.
@@ -174,13 +190,13 @@ class TableScan::FileReader {
       rows = rows_without_columns_;
       rows_without_columns_ = 0;
       std::vector<ColumnPtr> nulls;
-      for (const Field& field : data_schema_->fields()) nulls.push_back(MakeNullColumn(field.type, rows));
-      SLUICE_ASSIGN_OR_RETURN(data, RecordBatch::Make(data_schema_, std::move(nulls), rows));
+      for (const Field& field : columns_->data_schema->fields()) nulls.push_back(MakeNullColumn(field.type, rows));
+      SLUICE_ASSIGN_OR_RETURN(data, RecordBatch::Make(columns_->data_schema, std::move(nulls), rows));
     } else {
       SLUICE_ASSIGN_OR_RETURN(BatchPtr raw, batches_->Next());
       if (raw == nullptr) return BatchPtr();
       rows = raw->num_rows();
-      SLUICE_ASSIGN_OR_RETURN(data, ConformToSchema(raw, data_schema_));
+      SLUICE_ASSIGN_OR_RETURN(data, ConformToSchema(raw, columns_->data_schema));
     }
     if (!deleted_.empty()) {
       SLUICE_ASSIGN_OR_RETURN(data, WithoutDeletedRows(data));
@@ -188,19 +204,20 @@ class TableScan::FileReader {
     rows = data->num_rows();
     std::vector<ColumnPtr> columns;
     int data_index = 0;
-    for (int i = 0; i < schema_->num_fields(); ++i) {
-      const Field& field = schema_->field(i);
-      if (!is_partition_[i]) {
+    const TypePtr& schema = columns_->output;
+    for (int i = 0; i < schema->num_fields(); ++i) {
+      const Field& field = schema->field(i);
+      if (!columns_->is_partition[static_cast<size_t>(i)]) {
         SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, Relabel(data->column(data_index++), field.type));
         columns.push_back(std::move(column));
         continue;
       }
-      auto value = file_->partition_values.find(physical_names_[i]);
+      auto value = file_->partition_values.find(columns_->physical_names[static_cast<size_t>(i)]);
       std::optional<std::string> text = value == file_->partition_values.end() ? std::nullopt : value->second;
       SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, PartitionValueColumn(text, field.type, rows));
       columns.push_back(std::move(column));
     }
-    return RecordBatch::Make(schema_, std::move(columns), rows);
+    return RecordBatch::Make(schema, std::move(columns), rows);
   }
 
  private:
@@ -225,10 +242,7 @@ class TableScan::FileReader {
   }
 
   const AddFile* file_ = nullptr;
-  TypePtr schema_;       // of the batches returned
-  TypePtr data_schema_;  // of the data columns, physical names
-  std::vector<bool> is_partition_;
-  std::vector<std::string> physical_names_;
+  std::shared_ptr<const ReadColumns> columns_;
   std::unique_ptr<parquet::ParquetReader> parquet_;
   std::unique_ptr<parquet::BatchReader> batches_;
   int64_t rows_without_columns_ = 0;
@@ -288,7 +302,10 @@ Result<BatchPtr> TableScan::Next() {
   while (true) {
     if (current_ == nullptr) {
       if (next_file_ >= files_.size()) return BatchPtr();
-      SLUICE_ASSIGN_OR_RETURN(current_, FileReader::Open(*snapshot_, files_[next_file_++], read_schema_));
+      if (read_columns_ == nullptr) {
+        SLUICE_ASSIGN_OR_RETURN(read_columns_, ReadColumns::Of(*snapshot_, read_schema_));
+      }
+      SLUICE_ASSIGN_OR_RETURN(current_, FileReader::Open(*snapshot_, files_[next_file_++], read_columns_));
     }
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, current_->Next());
     if (batch == nullptr) {

@@ -61,6 +61,8 @@ class TableScan {
   std::vector<int64_t> selection_;
   std::vector<AddFile> files_;
   size_t next_file_ = 0;
+  struct ReadColumns;
+  std::shared_ptr<const ReadColumns> read_columns_;  // of read_schema_, made by the first file's read
   class FileReader;
   std::shared_ptr<FileReader> current_;
 };
