@@ -94,7 +94,7 @@ const Batches& Records(bool avro) {
 }
 
 void Decode(benchmark::State& state, sluice::formats::Decoder& decoder, const Batches& batches) {
-  sluice::formats::DecodeStats stats;
+  sluice::DecodeStats stats;
   for (auto _ : state) {
     for (const sluice::ColumnPtr& batch : batches.columns) {
       sluice::Result<sluice::ColumnPtr> decoded = decoder.Decode(*batch, &stats);

@@ -145,7 +145,7 @@ int main() {
 
   int64_t malformed = 0;
   auto decode = [&] {
-    sluice::formats::DecodeStats stats;
+    sluice::DecodeStats stats;
     auto column = (*decoder)->Decode(*fixture.encoded, &stats);
     malformed += column.ok() ? stats.malformed : 1;
   };

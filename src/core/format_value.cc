@@ -5,6 +5,7 @@
 // otherwise "1.0E7" / "1.0E-4". Decimals are exact, from the 128-bit unscaled value.
 // Timestamps are ISO-8601 with microseconds, the fraction omitted when zero. Inside nested values
 // strings, dates, timestamps and binary are quoted JSON strings, so the text reads as JSON.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -135,6 +136,32 @@ int Base64DigitValue(char c) {
   if (c == '+') return 62;
   if (c == '/') return 63;
   return -1;
+}
+
+bool IsBase64(std::string_view text) {
+  if (text.size() % 4 != 0) return false;
+  size_t padding = 0;
+  if (!text.empty() && text.back() == '=') ++padding;
+  if (text.size() >= 2 && text[text.size() - 2] == '=') ++padding;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (Base64DigitValue(text[i]) < 0 && (text[i] != '=' || i < text.size() - padding)) return false;
+  }
+  return true;
+}
+
+bool AppendBase64Decoded(BinaryBuilder* builder, std::string_view text) {
+  // Checked whole before anything is appended: a builder cannot take a value back.
+  if (!IsBase64(text)) return false;
+  size_t padding = text.empty() ? 0 : (text.back() == '=') + (text.size() >= 2 && text[text.size() - 2] == '=');
+  int64_t size = static_cast<int64_t>(text.size() / 4 * 3 - padding);
+  uint8_t* out = builder->AppendUninitialized(size);
+  int64_t written = 0;
+  for (size_t i = 0; i < text.size(); i += 4) {
+    uint32_t bits = 0;
+    for (size_t k = 0; k < 4; ++k) bits = bits << 6 | static_cast<uint32_t>(std::max(0, Base64DigitValue(text[i + k])));
+    for (int k = 2; k >= 0 && written < size; --k) out[written++] = static_cast<uint8_t>(bits >> (8 * k));
+  }
+  return true;
 }
 
 void AppendBase64(std::string_view bytes, std::string* out) {

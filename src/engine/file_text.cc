@@ -66,30 +66,6 @@ bool ParseFloating(std::string_view text, T* value) {
   return ec == std::errc() && end == text.data() + text.size() && !text.empty();
 }
 
-bool AppendBase64Decoded(BinaryBuilder* builder, std::string_view text) {
-  if (text.size() % 4 != 0) return false;
-  size_t padding = 0;
-  if (!text.empty() && text.back() == '=') ++padding;
-  if (text.size() >= 2 && text[text.size() - 2] == '=') ++padding;
-  int64_t size = static_cast<int64_t>(text.size() / 4 * 3 - padding);
-  uint8_t* out = builder->AppendUninitialized(size);
-  int64_t written = 0;
-  for (size_t i = 0; i < text.size(); i += 4) {
-    uint32_t bits = 0;
-    for (size_t k = 0; k < 4; ++k) {
-      char c = text[i + k];
-      int v = Base64DigitValue(c);
-      if (v < 0) {
-        if (c != '=' || i + 4 != text.size() || k < 4 - padding) return false;
-        v = 0;
-      }
-      bits = bits << 6 | static_cast<uint32_t>(v);
-    }
-    for (int k = 2; k >= 0 && written < size; --k) out[written++] = static_cast<uint8_t>(bits >> (8 * k));
-  }
-  return true;
-}
-
 template <typename T>
 bool AppendParsedInteger(ColumnBuilder* builder, std::string_view text) {
   T value;

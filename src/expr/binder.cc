@@ -15,6 +15,7 @@
 #include "expr/bound.h"
 #include "expr/coercion.h"
 #include "expr/datetime.h"
+#include "expr/json_functions.h"
 #include "expr/like.h"
 #include "expr/parser.h"
 
@@ -1401,6 +1402,72 @@ Result<BoundPtr> BindGetJsonObject(Call& c) {
   return c.Finish(c.Make(Op::kGetJsonObject, DataType::String(), true));
 }
 
+// The options map of a JSON function (argument i, when given): a constant map<string,string>.
+Result<std::shared_ptr<const JsonOptions>> JsonOptionsArg(Call& c, size_t i) {
+  if (c.args.size() <= i) return ReadJsonOptions(c.node.name, nullptr);
+  const BoundPtr& options = c.args[i];
+  const bool string_map = options->type != nullptr && options->type->id() == TypeId::kMap &&
+                          options->type->key_type()->id() == TypeId::kString &&
+                          options->type->value_type()->id() == TypeId::kString;
+  if (options->op != Op::kConstant || !string_map) {
+    return c.Mismatch(fmt::format("the options of {} must be a constant map of strings, such as map('mode', 'FAILFAST')",
+                                  c.node.name));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const JsonOptions> read, ReadJsonOptions(c.node.name, options->constant.get()));
+  c.args.resize(i);  // read once here; the kernel takes them from the node's state
+  return read;
+}
+
+// from_json(json, schema [, options]): the schema a constant string (a DDL column list, a type, or
+// Spark's JSON form of one, schema_of_json's result included).
+Result<BoundPtr> BindFromJson(Call& c) {
+  if (c.args[0]->type != nullptr && c.args[0]->type->id() != TypeId::kString) {
+    return c.Mismatch(fmt::format("from_json reads a string, not {}", c.TypeOf(0)));
+  }
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  if (!IsConstantString(c.args[1]) || c.args[1]->constant->IsNull(0)) {
+    return Status::Error(errors::kInvalidSchema,
+                         fmt::format("the schema of from_json at {}:{} must be a constant string, such as 'a INT, b STRING'",
+                                     c.node.line, c.node.column));
+  }
+  SLUICE_ASSIGN_OR_RETURN(TypePtr type, ReadJsonSchema(c.args[1]->constant->View(0)));
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const JsonOptions> options, JsonOptionsArg(c, 2));
+  c.args.resize(1);
+  auto node = c.Make(Op::kFromJson, type, true);
+  node->state = options;
+  return c.Finish(node);
+}
+
+Result<BoundPtr> BindToJson(Call& c) {
+  if (c.args[0]->type == nullptr) {  // an untyped NULL writes no JSON
+    SLUICE_RETURN_IF_ERROR(JsonOptionsArg(c, 1).status());
+    return c.CastTo(c.args[0], DataType::String());
+  }
+  const TypePtr& t = c.args[0]->type;
+  if (t == nullptr || (t->id() != TypeId::kStruct && t->id() != TypeId::kArray && t->id() != TypeId::kMap)) {
+    return c.Mismatch(fmt::format("to_json writes a struct, an array or a map, not {}", c.TypeOf(0)));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const JsonOptions> options, JsonOptionsArg(c, 1));
+  auto node = c.Make(Op::kToJson, DataType::String(), c.args[0]->nullable);
+  node->state = options;
+  return c.Finish(node);
+}
+
+// schema_of_json(json [, options]): of a constant, folded here, as Spark requires.
+Result<BoundPtr> BindSchemaOfJson(Call& c) {
+  SLUICE_RETURN_IF_ERROR(JsonOptionsArg(c, 1).status());
+  if (!IsConstantString(c.args[0]) || c.args[0]->constant->IsNull(0)) {
+    return c.Mismatch("schema_of_json takes a constant JSON string, such as '{\"a\": 1}'");
+  }
+  return c.Finish(c.Make(Op::kSchemaOfJson, DataType::String(), false));
+}
+
+Result<BoundPtr> BindJsonStructure(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  if (c.node.name == "json_array_length") return c.Finish(c.Make(Op::kJsonArrayLength, DataType::Integer(), true));
+  return c.Finish(c.Make(Op::kJsonObjectKeys, DataType::Array(DataType::String()), true));
+}
+
 Result<BoundPtr> BindSize(Call& c) {
   // An untyped NULL is a null array: size -1, as in Spark.
   if (c.args[0]->type == nullptr) {
@@ -1576,6 +1643,11 @@ constexpr FunctionDef kFunctions[] = {
     {"unix_timestamp", 0, 2, BindUnixTimestamp},
     {"from_unixtime", 1, 2, BindFromUnixtime},
     {"get_json_object", 2, 2, BindGetJsonObject},
+    {"from_json", 2, 3, BindFromJson},
+    {"to_json", 1, 2, BindToJson},
+    {"schema_of_json", 1, 2, BindSchemaOfJson},
+    {"json_array_length", 1, 1, BindJsonStructure},
+    {"json_object_keys", 1, 1, BindJsonStructure},
     {"size", 1, 1, BindSize},
     {"element_at", 2, 2, BindElementAtOrSubscript},
     {"subscript", 2, 2, BindElementAtOrSubscript},

@@ -57,7 +57,8 @@ enum class Op : uint8_t {
   kUnixUnits,           // unix_seconds|millis|micros of a timestamp: the unit is the node's name
   kUnixDate, kDateFromUnixDate,
   // JSON and nested values
-  kGetJsonObject, kSize, kElementAt, kSubscript, kGetField, kStruct, kArray,
+  kGetJsonObject, kFromJson, kToJson, kSchemaOfJson, kJsonArrayLength, kJsonObjectKeys,
+  kSize, kElementAt, kSubscript, kGetField, kStruct, kArray,
   kMap,  // args: key, value, key, value, ...
   kMapKeys, kMapValues, kArrayContains, kArrayPosition, kArrayMax, kArrayMin, kSlice, kArrayDistinct,
   kSortArray,  // args: array, ascending (a constant boolean)

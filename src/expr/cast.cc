@@ -17,7 +17,7 @@
 
 #include "expr/coercion.h"
 #include "expr/datetime.h"
-#include "expr/decimal.h"
+#include "sluice/core/decimal.h"
 #include "expr/kernel_util.h"
 #include "sluice/core/ascii.h"
 #include "sluice/core/compute.h"
@@ -405,6 +405,7 @@ Status CastFailure(const LostValue& lost) {
 }  // namespace
 
 std::string JavaDoubleString(double value) { return JavaFloatingString(value); }
+std::string JavaFloatString(float value) { return JavaFloatingString(value); }
 
 bool CanCast(const DataType& from, const DataType& to, bool ansi) {
   if (from.Equals(to)) return true;

@@ -11,6 +11,7 @@
 #include "expr/bound.h"
 #include "expr/datetime.h"
 #include "expr/kernel_util.h"
+#include "expr/json_functions.h"
 #include "expr/kernels.h"
 
 namespace sluice::expr {
@@ -87,6 +88,9 @@ bool MayFail(const BoundNode& node) {
       break;
     case Op::kTimestampFromUnits:  // overflow fails in both modes, as Spark's multiplyExact
       return true;
+    case Op::kFromJson:
+      if (static_cast<const JsonOptions&>(*node.state).failfast) return true;
+      break;
     case Op::kLike: case Op::kRLike: case Op::kSplit: case Op::kRegexpExtract: case Op::kDateFormat:
     case Op::kFromUnixtime: case Op::kRegexpReplace: case Op::kRegexpCount:
       // A pattern that is not a constant was not checked at bind time.
@@ -288,7 +292,10 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kLastDay: case Op::kMakeDate: case Op::kTimestampFromUnits: case Op::kUnixUnits: case Op::kUnixDate:
       case Op::kDateFromUnixDate:
         return EvalDatetimeFunction(node, args, args.empty() ? 1 : rows, input.now_micros);
-      case Op::kGetJsonObject: case Op::kSize: case Op::kElementAt: case Op::kSubscript: case Op::kGetField:
+      case Op::kGetJsonObject: case Op::kFromJson: case Op::kToJson: case Op::kSchemaOfJson: case Op::kJsonArrayLength:
+      case Op::kJsonObjectKeys:
+        return EvalJsonFunction(node, args, rows);
+      case Op::kSize: case Op::kElementAt: case Op::kSubscript: case Op::kGetField:
       case Op::kStruct: case Op::kArray: case Op::kMap: case Op::kMapKeys: case Op::kMapValues:
       case Op::kArrayContains: case Op::kArrayPosition: case Op::kArrayMax: case Op::kArrayMin: case Op::kSlice:
       case Op::kArrayDistinct: case Op::kSortArray: case Op::kArrayJoin: case Op::kArrayAppend:

@@ -224,6 +224,42 @@ TEST(FunctionsTest, ArrayAndMapFunctionsOverColumns) {
   EXPECT_EQ(EvalError("slice(arr, i - 1, 1)").error_class(), errors::kInvalidParameterValue);
 }
 
+// The JSON functions over a column, row by row (the conformance suite folds constants), with the
+// options and errors Spark has.
+TEST(FunctionsTest, JsonFunctionsOverColumns) {
+  Check({
+      {"from_json(js, 'a STRUCT<b: ARRAY<INT>>, s STRING')",
+       {R"({"a":{"b":[10,20]},"s":"x"})", R"({"a":null,"s":null})", "null", R"({"a":null,"s":null})"}},
+      {"from_json(js, 'a INT')", {R"({"a":null})", R"({"a":1})", "null", R"({"a":null})"}},
+      {"from_json(s, 'a INT')", {R"({"a":null})", R"({"a":null})", "null", "null"}},
+      {"to_json(from_json(js, 'a MAP<STRING, ARRAY<INT>>, s STRING'))", {R"({"a":{"b":[10,20]},"s":"x"})", "{}", "null", "{}"}},
+      {"to_json(named_struct('i', i, 's', s))", {R"({"i":1,"s":"apple"})", R"({"i":2,"s":"Banana"})", "{}", R"({"i":-4,"s":""})"}},
+      {"to_json(arr)", {"[1,2,3]", "[]", "null", "[null,5]"}},
+      {"to_json(m)", {R"({"a":1,"b":2})", "{}", "null", R"({"c":null})"}},
+      {"json_array_length(to_json(arr))", {"3", "0", "null", "2"}},
+      {"json_object_keys(js)", {R"(["a","s"])", R"(["a"])", "null", "null"}},
+      {"from_json(js, schema_of_json('{\"a\": 1}')).a", {"null", "1", "null", "null"}},
+  });
+  // FAILFAST names the first record that does not read; PERMISSIVE gives nulls for it.
+  Status failfast = EvalError("from_json(js, 'a INT', map('mode', 'FAILFAST'))");
+  EXPECT_EQ(failfast.error_class(), errors::kMalformedRecordInParsing);
+  EXPECT_NE(failfast.message().find(R"({"a": {"b": [10, 20]}, "s": "x"})"), std::string::npos) << failfast.message();
+  EXPECT_EQ(EvalError("from_json(js, 'a INT', map('Mode', 'DROPMALFORMED'))").error_class(), errors::kInvalidParameterValue);
+  Status unknown = EvalError("from_json(js, 'a INT', map('allowComments', 'true'))");
+  EXPECT_EQ(unknown.error_class(), errors::kInvalidOptions);
+  EXPECT_NE(unknown.message().find("mode, dateFormat, timestampFormat"), std::string::npos) << unknown.message();
+  EXPECT_EQ(EvalError("from_json(js, 'a INT', map('timestampFormat', 'yyyy-MM-dd QQQ'))").error_class(),
+            errors::kInvalidParameterValue);
+  EXPECT_EQ(EvalError("from_json(js, s)").error_class(), errors::kInvalidSchema);
+  EXPECT_EQ(EvalError("from_json(js, 'a INT,')").error_class(), errors::kInvalidSchema);
+  EXPECT_EQ(EvalError("from_json(js, 'map<int, int>')").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("from_json(js, 'a INT', map('mode', s))").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("to_json(i)").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("to_json(arr, map('ignoreNullFields', 'maybe'))").error_class(), errors::kInvalidParameterValue);
+  EXPECT_EQ(EvalError("schema_of_json(js)").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("schema_of_json('{\"a\": ')").error_class(), errors::kMalformedRecordInParsing);
+}
+
 // A quantifier right after a quantifier is refused, as Java refuses it (a dangling meta
 // character), instead of being handed to an engine that backtracks on it without end; lazy
 // quantifiers, groups' `(?` syntax, escaped and bracketed quantifier characters stay valid.

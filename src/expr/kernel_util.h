@@ -149,5 +149,7 @@ auto DispatchFixed(TypeId id, F&& f) {
 
 // Java's Double.toString of `value` ("1.5", "100.0", "1.0E10", "NaN"), as Spark prints doubles.
 std::string JavaDoubleString(double value);
+// Java's Float.toString of `value`, as Spark prints floats.
+std::string JavaFloatString(float value);
 
 }  // namespace sluice::expr

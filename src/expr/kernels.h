@@ -21,6 +21,8 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
 Result<Datum> EvalMathFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, int64_t now_micros);
 Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+// get_json_object, from_json, to_json, schema_of_json, json_array_length, json_object_keys.
+Result<Datum> EvalJsonFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Result<Datum> EvalHashFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 
 // Per-row equality and ordering of two rows of one atomic type, as Spark compares them

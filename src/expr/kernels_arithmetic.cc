@@ -11,7 +11,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 
-#include "expr/decimal.h"
+#include "sluice/core/decimal.h"
 #include "expr/kernel_util.h"
 #include "expr/kernels.h"
 

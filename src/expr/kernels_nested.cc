@@ -1,9 +1,9 @@
-// get_json_object, size, element_at, [], struct field access, struct(), named_struct(), array().
+// size, element_at, [], struct field access, struct(), named_struct(), array().
+#include <algorithm>
 #include <charconv>
 #include <string>
 
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -13,194 +13,6 @@
 
 namespace sluice::expr {
 namespace {
-
-// One step of a JSON path: a field name or an array index.
-struct PathStep {
-  std::string field;
-  int64_t index = -1;  // >= 0 for an array step
-};
-
-// Spark's JSON path subset: $ then .name, ['name'] or [n]. nullopt for anything else.
-std::optional<std::vector<PathStep>> ParseJsonPath(std::string_view path) {
-  if (path.empty() || path[0] != '$') return std::nullopt;
-  std::vector<PathStep> steps;
-  size_t i = 1;
-  while (i < path.size()) {
-    if (path[i] == '.') {
-      size_t start = ++i;
-      while (i < path.size() && path[i] != '.' && path[i] != '[') ++i;
-      if (i == start) return std::nullopt;
-      steps.push_back({std::string(path.substr(start, i - start)), -1});
-    } else if (path[i] == '[') {
-      ++i;
-      if (i < path.size() && path[i] == '\'') {
-        size_t end = path.find('\'', i + 1);
-        if (end == std::string_view::npos || end + 1 >= path.size() || path[end + 1] != ']') return std::nullopt;
-        steps.push_back({std::string(path.substr(i + 1, end - i - 1)), -1});
-        i = end + 2;
-      } else {
-        int64_t index = 0;
-        auto [p, ec] = std::from_chars(path.data() + i, path.data() + path.size(), index);
-        if (ec != std::errc() || p == path.data() + path.size() || *p != ']' || index < 0) return std::nullopt;
-        steps.push_back({"", index});
-        i = static_cast<size_t>(p - path.data()) + 1;
-      }
-    } else {
-      return std::nullopt;
-    }
-  }
-  return steps;
-}
-
-// `value` written again as Spark's get_json_object writes a JSON value it returns (Jackson's
-// copyCurrentStructure): no whitespace, integers as written, other numbers as the double they
-// parse to in Java's Double.toString form ("1.50" is 1.5, "1e10" is 1.0E10). False when the text
-// is not valid JSON.
-bool AppendCompactJson(simdjson::ondemand::value value, std::string* out) {
-  simdjson::ondemand::json_type type;
-  if (value.type().get(type) != simdjson::SUCCESS) return false;
-  switch (type) {
-    case simdjson::ondemand::json_type::object: {
-      simdjson::ondemand::object object;
-      if (value.get_object().get(object) != simdjson::SUCCESS) return false;
-      *out += '{';
-      bool first = true;
-      for (auto field : object) {
-        std::string_view key;
-        simdjson::ondemand::value member;
-        if (field.unescaped_key().get(key) != simdjson::SUCCESS || field.value().get(member) != simdjson::SUCCESS) {
-          return false;
-        }
-        if (!first) *out += ',';
-        first = false;
-        AppendJsonString(out, key);
-        *out += ':';
-        if (!AppendCompactJson(member, out)) return false;
-      }
-      *out += '}';
-      return true;
-    }
-    case simdjson::ondemand::json_type::array: {
-      simdjson::ondemand::array array;
-      if (value.get_array().get(array) != simdjson::SUCCESS) return false;
-      *out += '[';
-      bool first = true;
-      for (auto element : array) {
-        simdjson::ondemand::value item;
-        if (element.get(item) != simdjson::SUCCESS) return false;
-        if (!first) *out += ',';
-        first = false;
-        if (!AppendCompactJson(item, out)) return false;
-      }
-      *out += ']';
-      return true;
-    }
-    case simdjson::ondemand::json_type::string: {
-      std::string_view text;
-      if (value.get_string().get(text) != simdjson::SUCCESS) return false;
-      AppendJsonString(out, text);
-      return true;
-    }
-    case simdjson::ondemand::json_type::number: {
-      simdjson::ondemand::number_type kind;
-      if (value.get_number_type().get(kind) != simdjson::SUCCESS) return false;
-      if (kind == simdjson::ondemand::number_type::floating_point_number) {
-        double number = 0;
-        if (value.get_double().get(number) != simdjson::SUCCESS) return false;
-        *out += JavaDoubleString(number);
-        return true;
-      }
-      std::string_view raw = value.raw_json_token();
-      while (!raw.empty() && std::isspace(static_cast<unsigned char>(raw.back()))) raw.remove_suffix(1);
-      out->append(raw);
-      return true;
-    }
-    case simdjson::ondemand::json_type::boolean: {
-      bool flag = false;
-      if (value.get_bool().get(flag) != simdjson::SUCCESS) return false;
-      *out += flag ? "true" : "false";
-      return true;
-    }
-    default: {
-      bool is_null = false;
-      if (value.is_null().get(is_null) != simdjson::SUCCESS || !is_null) return false;
-      *out += "null";
-      return true;
-    }
-  }
-}
-
-// Extracts one path from one JSON text; false when the path is missing, the value is null or
-// the text is not JSON.
-bool ExtractJson(simdjson::ondemand::parser& parser, std::string& buffer, std::string_view json,
-                 const std::vector<PathStep>& steps, std::string* out) {
-  buffer.assign(json);
-  buffer.resize(json.size() + simdjson::SIMDJSON_PADDING);
-  simdjson::ondemand::document doc;
-  if (parser.iterate(buffer.data(), json.size(), buffer.size()).get(doc) != simdjson::SUCCESS) return false;
-  simdjson::ondemand::value current;
-  if (doc.get_value().get(current) != simdjson::SUCCESS) return false;
-  for (const PathStep& step : steps) {
-    simdjson::ondemand::value next;
-    if (step.index < 0) {
-      simdjson::ondemand::object object;
-      if (current.get_object().get(object) != simdjson::SUCCESS) return false;
-      if (object.find_field_unordered(step.field).get(next) != simdjson::SUCCESS) return false;
-    } else {
-      simdjson::ondemand::array array;
-      if (current.get_array().get(array) != simdjson::SUCCESS) return false;
-      int64_t n = 0;
-      bool found = false;
-      for (auto element : array) {
-        if (n++ == step.index) {
-          if (element.get(next) != simdjson::SUCCESS) return false;
-          found = true;
-          break;
-        }
-      }
-      if (!found) return false;
-    }
-    current = next;
-  }
-  simdjson::ondemand::json_type type;
-  if (current.type().get(type) != simdjson::SUCCESS || type == simdjson::ondemand::json_type::null) return false;
-  if (type == simdjson::ondemand::json_type::string) {
-    std::string_view s;
-    if (current.get_string().get(s) != simdjson::SUCCESS) return false;
-    out->assign(s);
-    return true;
-  }
-  out->clear();
-  return AppendCompactJson(current, out);
-}
-
-Result<Datum> GetJsonObject(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
-  StringReader json = ReadString(args[0]), path = ReadString(args[1]);
-  ValidityReader vj = ReadValidity(args[0]), vp = ReadValidity(args[1]);
-  StringWriter writer(node.type, rows);
-  simdjson::ondemand::parser parser;
-  std::string buffer, value;
-  std::string last_path;
-  std::optional<std::vector<PathStep>> steps;
-  bool parsed_once = false;
-  for (int64_t i = 0; i < rows; ++i) {
-    if (!vj(i) || !vp(i)) {
-      writer.AppendNull();
-      continue;
-    }
-    if (!parsed_once || path[i] != last_path) {
-      last_path.assign(path[i]);
-      steps = ParseJsonPath(last_path);
-      parsed_once = true;
-    }
-    if (steps && ExtractJson(parser, buffer, json[i], *steps, &value)) {
-      writer.Append(value);
-    } else {
-      writer.AppendNull();
-    }
-  }
-  return Datum{writer.Finish(), false};
-}
 
 // map(k1, v1, ...): every row a map of the same keys, in order. A null key is NULL_MAP_KEY and a
 // key given twice DUPLICATED_MAP_KEY, as Spark's default mapKeyDedupPolicy (EXCEPTION) has it.
@@ -463,7 +275,6 @@ Result<Datum> ArrayFunction(const BoundNode& node, const std::vector<Datum>& arg
 
 Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
   switch (node.op) {
-    case Op::kGetJsonObject: return GetJsonObject(node, args, rows);
     case Op::kSize: {
       auto out = NewFixedColumn(node.type, rows);
       int32_t* values = reinterpret_cast<int32_t*>(out->data.data());

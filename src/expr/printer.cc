@@ -9,7 +9,7 @@
 
 #include "expr/ast.h"
 #include "expr/datetime.h"
-#include "expr/decimal.h"
+#include "sluice/core/decimal.h"
 #include "sluice/core/compute.h"
 
 namespace sluice::expr {

@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     input.remove_prefix(newline + 1);
   }
   sluice::ColumnPtr encoded = rows.Finish();
-  sluice::formats::DecodeStats stats;
+  sluice::DecodeStats stats;
   sluice::Result<sluice::ColumnPtr> decoded = decoder->Decode(*encoded, &stats);
   if (!decoded.ok() || (*decoded)->length != encoded->length || !(*decoded)->Validate().ok()) std::abort();
   if (stats.malformed > encoded->length) std::abort();

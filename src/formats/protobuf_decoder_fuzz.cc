@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     rows.Append(bytes.substr(start, split - start));
     start = split + 2;
   }
-  sluice::formats::DecodeStats stats;
+  sluice::DecodeStats stats;
   auto column = decoder->Decode(*rows.Finish(), &stats);
   if (!column.ok() || !(*column)->Validate().ok()) std::abort();
   return 0;

@@ -256,7 +256,7 @@ Result<ColumnPtr> IngestionSink::DecodePart(const ColumnPtr& encoded, Part* part
   if (part->as_string) {
     SLUICE_ASSIGN_OR_RETURN(decoded, AsUtf8String(*encoded, malformed, malformed_rows));
   } else if (part->decoder != nullptr) {
-    formats::DecodeStats stats;
+    DecodeStats stats;
     SLUICE_ASSIGN_OR_RETURN(decoded, part->decoder->Decode(*encoded, &stats));
     *malformed += stats.malformed;
     stats_.mismatched_fields += stats.mismatched_fields;
@@ -297,7 +297,7 @@ Result<BatchPtr> IngestionSink::Prepare(const RecordBatch& batch, PartitionEnds*
   SLUICE_ASSIGN_OR_RETURN(ColumnPtr decoded_value,
                           DecodePart(value, &value_, &stats_.malformed_values, &malformed_rows));
   for (int64_t row : malformed_rows) {
-    if (stats_.malformed_samples.size() >= formats::DecodeStats::kMaxSampledRows) break;
+    if (stats_.malformed_samples.size() >= DecodeStats::kMaxSampledRows) break;
     stats_.malformed_samples.push_back(std::string(topic->View(row)) + "/" +
                                        std::to_string(partition->Value<int32_t>(row)) + "@" +
                                        std::to_string(offset->Value<int64_t>(row)));

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/core/builder.h"
 #include "sluice/core/record_batch.h"
 
 namespace sluice {
@@ -57,6 +58,10 @@ std::string DecimalText(int128_t unscaled, int scale);
 void AppendBase64(std::string_view bytes, std::string* out);
 // The value (0-63) of a standard base64 digit, or -1 for any other character (padding included).
 int Base64DigitValue(char c);
+// Whether `text` is standard padded base64; AppendBase64Decoded appends its bytes as one value
+// (false, and nothing appended, when it is not).
+bool IsBase64(std::string_view text);
+bool AppendBase64Decoded(BinaryBuilder* builder, std::string_view text);
 
 // A console table of the first `max_rows` rows, like Spark's show().
 std::string PrettyPrint(const RecordBatch& batch, int64_t max_rows = 20);

@@ -43,6 +43,8 @@ inline constexpr std::string_view kInvalidArrayIndex = "INVALID_ARRAY_INDEX";
 inline constexpr std::string_view kInvalidArrayIndexInElementAt = "INVALID_ARRAY_INDEX_IN_ELEMENT_AT";
 inline constexpr std::string_view kCannotParseTimestamp = "CANNOT_PARSE_TIMESTAMP";
 inline constexpr std::string_view kDatetimeFieldOutOfBounds = "DATETIME_FIELD_OUT_OF_BOUNDS";
+// from_json in FAILFAST mode, schema_of_json
+inline constexpr std::string_view kMalformedRecordInParsing = "MALFORMED_RECORD_IN_PARSING";
 // Options and configuration
 inline constexpr std::string_view kInvalidOptions = "INVALID_OPTIONS";
 inline constexpr std::string_view kUnresolvedSecret = "UNRESOLVED_SECRET";

@@ -22,30 +22,11 @@
 #include <vector>
 
 #include "sluice/core/column.h"
+#include "sluice/core/decode_stats.h"
 #include "sluice/core/status.h"
 #include "sluice/core/types.h"
 
 namespace sluice::formats {
-
-// What one or more Decode() calls met. Counters accumulate across calls; reset by assigning {}.
-// Use one DecodeStats per batch when malformed_rows is to be mapped back to Kafka offsets.
-struct DecodeStats {
-  // How many sample rows malformed_rows keeps: enough to find the culprits, bounded per batch.
-  static constexpr size_t kMaxSampledRows = 10;
-
-  int64_t rows = 0;       // input rows seen, null rows included
-  int64_t malformed = 0;  // non-null input rows that became a null struct
-  // Fields set to null inside an otherwise decoded row (a JSON value of the wrong type).
-  int64_t mismatched_fields = 0;
-  // Row numbers (within the column passed to Decode) of the first malformed rows, at most
-  // kMaxSampledRows of them; the caller maps them to Kafka offsets.
-  std::vector<int64_t> malformed_rows;
-
-  void RecordMalformed(int64_t row) {
-    ++malformed;
-    if (malformed_rows.size() < kMaxSampledRows) malformed_rows.push_back(row);
-  }
-};
 
 class Decoder {
  public:

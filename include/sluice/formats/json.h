@@ -7,15 +7,11 @@
 // several non-null types, a recursive $ref, a remote $ref) fails with JSON_SCHEMA_INVALID
 // naming the JSON pointer of the offending schema, so a stream is refused before data moves.
 //
-// MakeJsonDecoder decodes JSON documents into any struct type built from boolean, integral,
-// float/double, string, date, timestamp, timestamp_ntz, struct, array and map<string,T> types
-// (what JsonSchemaToType produces, and more), with Spark's PERMISSIVE semantics:
-// - a document that is not JSON, or not an object, becomes a null row (DecodeStats::malformed);
-// - a value of the wrong JSON type nulls only that field (DecodeStats::mismatched_fields); a
-//   field that may not be null (a `required` one) makes its enclosing struct null instead, and
-//   the row malformed when that struct is the document itself;
-// - unknown keys are ignored, the last of duplicate keys wins, a missing field is null;
-// - a string field accepts any JSON value: a non-string is kept as its compact JSON text.
+// MakeJsonDecoder decodes JSON documents into a struct type with the JSON reader of core
+// (core/json_reader.h: Spark's conversions and PERMISSIVE semantics): a document that is not a
+// JSON object becomes a null row (DecodeStats::malformed); a value of the wrong JSON type nulls
+// its field (DecodeStats::mismatched_fields), or, for a field that may not be null (a `required`
+// one), its enclosing struct, and the row when that struct is the document itself.
 #pragma once
 
 #include <memory>

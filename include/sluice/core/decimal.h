@@ -1,4 +1,4 @@
-// 128-bit decimal helpers shared by literals, casts and arithmetic. Internal to expr.
+// 128-bit decimal helpers: SQL literals, casts and arithmetic, and the JSON reader.
 // Values are unscaled integers with a separate scale, as Spark's Decimal; all functions are pure.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 #include "sluice/core/types.h"
 
-namespace sluice::expr {
+namespace sluice {
 
 // 10^n for 0 <= n <= 38.
 int128_t Pow10(int n);
@@ -23,4 +23,4 @@ std::optional<int128_t> ParseDecimal(std::string_view text, int precision, int s
 // Division with HALF_UP rounding of the quotient (b != 0).
 int128_t DivideRoundHalfUp(int128_t a, int128_t b);
 
-}  // namespace sluice::expr
+}  // namespace sluice

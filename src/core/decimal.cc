@@ -1,8 +1,8 @@
-#include "expr/decimal.h"
+#include "sluice/core/decimal.h"
 
 #include <cctype>
 
-namespace sluice::expr {
+namespace sluice {
 namespace {
 
 struct Pow10Table {
@@ -114,4 +114,4 @@ std::optional<int128_t> ParseDecimal(std::string_view text, int precision, int s
   return negative ? -*scaled : *scaled;
 }
 
-}  // namespace sluice::expr
+}  // namespace sluice

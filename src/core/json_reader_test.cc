@@ -1,0 +1,94 @@
+// The JSON reader's conversions and failure rules (Spark's JSON reader): what each JSON value
+// becomes in each type, and how far a value that does not convert reaches.
+#include "sluice/core/json_reader.h"
+
+#include <gtest/gtest.h>
+
+#include "sluice/core/compute.h"
+#include "testing/columns.h"
+
+namespace sluice {
+namespace {
+
+struct ReadResult {
+  std::vector<std::string> rows;  // FormatValue of each row, or "null"
+  DecodeStats stats;
+};
+
+ReadResult ReadAs(const std::string& type_text, const std::vector<std::optional<std::string>>& documents,
+                  JsonReadOptions options = {}) {
+  TypePtr type = *ParseTypeString(type_text);
+  std::unique_ptr<JsonReader> reader = JsonReader::Make(type, std::move(options)).value();
+  ReadResult out;
+  ColumnPtr column = reader->Read(*testing::Strings(documents), &out.stats).value();
+  EXPECT_EQ(column->length, static_cast<int64_t>(documents.size()));
+  for (int64_t i = 0; i < column->length; ++i) out.rows.push_back(column->IsNull(i) ? "null" : FormatValue(*column, i));
+  return out;
+}
+
+TEST(JsonReaderTest, ConvertsScalarsAsSpark) {
+  ReadResult r = ReadAs("struct<d:decimal(5,2),b:binary,t:timestamp,n:timestamp_ntz,f:float,s:string>",
+                        {R"({"d": 1.005, "b": "AQI=", "t": 1577872800, "n": "2020-01-01T10:00:00", "f": 1e40, "s": 12})",
+                         R"({"d": "1.5", "b": "A", "t": "2020-01-01T10:00:00+02:00", "n": "2020-01-01T10:00:00Z", "f": "NaN", "s": [1, {"a": true}]})",
+                         R"({"d": 123456, "b": 1, "t": 1.5, "n": 1, "f": "x", "s": null})"});
+  EXPECT_EQ(r.rows[0], R"({"d":1.01,"b":"AQI=","t":"2020-01-01T10:00:00Z","n":"2020-01-01T10:00:00","f":Infinity,"s":"12"})");
+  EXPECT_EQ(r.rows[1], R"({"d":1.50,"b":null,"t":"2020-01-01T08:00:00Z","n":null,"f":NaN,"s":"[1,{\"a\":true}]"})");
+  EXPECT_EQ(r.rows[2], R"({"d":null,"b":null,"t":null,"n":null,"f":null,"s":null})");
+  EXPECT_EQ(r.stats.mismatched_fields, 2 + 5);
+  EXPECT_EQ(r.stats.malformed, 0);
+}
+
+// A value that does not convert nulls the innermost struct field holding it: an array or a map
+// with one bad element is null as a whole, a struct inside an array keeps its other fields.
+TEST(JsonReaderTest, AFailureNullsTheInnermostStructField) {
+  ReadResult r = ReadAs("struct<a:array<int>,m:map<string,int>,l:array<struct<c:int,d:int>>,k:string>",
+                        {R"({"a": [1, "x"], "m": {"k": 1, "j": "y"}, "l": [{"c": "x", "d": 1}], "k": "kept"})",
+                         R"({"a": [1, null], "m": {}, "l": [], "k": "z"})"});
+  EXPECT_EQ(r.rows[0], R"({"a":null,"m":null,"l":[{"c":null,"d":1}],"k":"kept"})");
+  EXPECT_EQ(r.rows[1], R"({"a":[1,null],"m":{},"l":[],"k":"z"})");
+  EXPECT_EQ(r.stats.mismatched_fields, 3);
+}
+
+TEST(JsonReaderTest, RootsOfEveryKindAndMalformedRows) {
+  ReadResult arrays = ReadAs("array<struct<a:int>>", {R"([{"a": 1}, {"a": 2}])", R"({"a": 3})", "[1]", "nope", std::nullopt});
+  EXPECT_EQ(arrays.rows, (std::vector<std::string>{R"([{"a":1},{"a":2}])", R"([{"a":3}])", "null", "null", "null"}));
+  EXPECT_EQ(arrays.stats.malformed, 2) << "a null row is not malformed";
+  EXPECT_EQ(arrays.stats.malformed_rows, (std::vector<int64_t>{2, 3}));
+  ReadResult maps = ReadAs("map<string,int>", {R"({"x": 1})", R"({"x": "1"})", "[]"});
+  EXPECT_EQ(maps.rows, (std::vector<std::string>{R"({"x":1})", "null", "null"}));
+  ReadResult structs = ReadAs("struct<a:int>", {"{\"a\": 1} trailing", "", "null", "7"});
+  EXPECT_EQ(structs.rows, (std::vector<std::string>(4, "null")));
+  EXPECT_EQ(structs.stats.malformed, 4);
+  JsonReadOptions null_fields;
+  null_fields.malformed_as_null_fields = true;
+  ReadResult permissive = ReadAs("struct<a:int,b:string>", {"{", R"({"a": 2})"}, null_fields);
+  EXPECT_EQ(permissive.rows, (std::vector<std::string>{R"({"a":null,"b":null})", R"({"a":2,"b":null})"}));
+  EXPECT_EQ(permissive.stats.malformed, 1);
+}
+
+TEST(JsonReaderTest, TheOptionsParseDatesAndTimestamps) {
+  JsonReadOptions options;
+  options.parse_date = [](std::string_view text, int32_t* days) {
+    if (text != "day one") return false;
+    *days = 1;
+    return true;
+  };
+  options.parse_timestamp = [](std::string_view text, int64_t* micros) {
+    if (text != "second one") return false;
+    *micros = 1'000'000;
+    return true;
+  };
+  ReadResult r = ReadAs("struct<d:date,t:timestamp>", {R"({"d": "day one", "t": "second one"})", R"({"d": "1970-01-02", "t": "x"})"},
+                        std::move(options));
+  EXPECT_EQ(r.rows, (std::vector<std::string>{R"({"d":"1970-01-02","t":"1970-01-01T00:00:01Z"})", R"({"d":null,"t":null})"}));
+}
+
+TEST(JsonReaderTest, RefusesMapsWithKeysJsonCannotCarry) {
+  Result<std::unique_ptr<JsonReader>> reader = JsonReader::Make(*ParseTypeString("struct<m:map<int,int>>"));
+  ASSERT_FALSE(reader.ok());
+  EXPECT_EQ(reader.status().error_class(), "INVALID_ARGUMENT");
+  EXPECT_NE(reader.status().message().find("value.m"), std::string::npos) << reader.status().message();
+}
+
+}  // namespace
+}  // namespace sluice
