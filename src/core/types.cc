@@ -208,6 +208,21 @@ bool DataType::Equals(const DataType& other) const {
   }
 }
 
+TypePtr AsNullable(const TypePtr& type) {
+  switch (type->id()) {
+    case TypeId::kStruct: {
+      std::vector<Field> fields;
+      for (const Field& f : type->fields()) fields.push_back(Field{f.name, AsNullable(f.type), true, f.metadata});
+      return *DataType::Struct(std::move(fields));
+    }
+    case TypeId::kArray: return DataType::Array(AsNullable(type->element_type()), true);
+    case TypeId::kMap: return DataType::Map(type->key_type(), AsNullable(type->value_type()), true);
+    default: return type;
+  }
+}
+
+bool EqualsIgnoringNullability(const TypePtr& a, const TypePtr& b) { return AsNullable(a)->Equals(*AsNullable(b)); }
+
 std::vector<std::string> SplitFieldPath(std::string_view path) {
   std::vector<std::string> parts;
   size_t begin = 0;

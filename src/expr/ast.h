@@ -36,6 +36,7 @@ enum class NodeKind : uint8_t {
   kCase,    // args = [operand?] (when, then)* [else?]
   kCast,    // args = {operand}; cast_type
   kStar,    // the `*` in count(*)
+  kLambda,  // x -> body, (x, y) -> body: path = the parameters, args = {body}; only as a function argument
 };
 
 struct Node;

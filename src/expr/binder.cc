@@ -100,6 +100,11 @@ class Binder {
       case NodeKind::kStar:
         return Status::Error(errors::kParseSyntaxError,
                              fmt::format("at {}:{}: '*' is allowed only in count(*)", n.line, n.column));
+      case NodeKind::kLambda:
+        return Status::Error(errors::kInvalidLambdaFunctionCall,
+                             fmt::format("the lambda function {} at {}:{} is allowed only as an argument of a "
+                                         "higher-order function (transform, filter, exists, forall, aggregate, zip_with)",
+                                         PrintSql(n), n.line, n.column));
     }
     return Status::Error(errors::kInternalError, "unknown expression node");
   }
@@ -201,6 +206,9 @@ class Binder {
   }
 
   Result<BoundPtr> BindColumn(const Node& n) {
+    for (auto it = lambda_scope_.rbegin(); it != lambda_scope_.rend(); ++it) {
+      if (EqualsIgnoreCase(it->name, n.path[0])) return BindLambdaVariable(n, *it);
+    }
     const DataType* current = schema_.get();
     std::vector<int> path;
     std::string resolved;
@@ -236,6 +244,77 @@ class Binder {
     auto it = std::find(slot_paths_.begin(), slot_paths_.end(), path);
     node->slot = static_cast<int>(it - slot_paths_.begin());
     if (it == slot_paths_.end()) slot_paths_.push_back(path);
+    return BoundPtr(node);
+  }
+
+  // --- lambdas ---
+  struct LambdaVariable {
+    std::string name;
+    int id;
+    TypePtr type;
+    bool nullable;
+  };
+
+  // A lambda parameter, then the struct fields its path names (`x.a.b`).
+  Result<BoundPtr> BindLambdaVariable(const Node& n, const LambdaVariable& variable) {
+    auto node = NewNode(Op::kLambdaVariable, variable.type);
+    node->slot = variable.id;
+    node->nullable = variable.nullable;
+    node->name = QuoteIdentifier(variable.name);
+    BoundPtr current = node;
+    for (size_t i = 1; i < n.path.size(); ++i) {
+      if (current->type->id() != TypeId::kStruct) {
+        return Unresolved(n, fmt::format("{} is {}, not a struct", PrintBound(*current), current->type->ToString()));
+      }
+      int index = current->type->FieldIndexIgnoreCase(n.path[i]);
+      if (index == -2) index = current->type->FieldIndex(n.path[i]);
+      if (index < 0) return Unresolved(n, fmt::format("{} has no field {}", PrintBound(*current), QuoteIdentifier(n.path[i])));
+      const Field& field = current->type->field(index);
+      auto get = NewNode(Op::kGetField, field.type, {current});
+      get->slot = index;
+      get->nullable = current->nullable || field.nullable;
+      current = get;
+    }
+    return current;
+  }
+
+  // Binds a lambda argument of a higher-order function whose parameters get `parameters` (type,
+  // nullable) in order; it must name at least `min_parameters` of them.
+  Result<BoundPtr> BindLambda(const Node& call, const Node& lambda, const std::vector<std::pair<TypePtr, bool>>& parameters,
+                              size_t min_parameters) {
+    if (lambda.kind != NodeKind::kLambda) {
+      // An expression where a lambda function is taken is one of no parameters, as in Spark:
+      // transform(a, 1) is transform(a, () -> 1).
+      SLUICE_ASSIGN_OR_RETURN(BoundPtr body, Bind(lambda));
+      auto node = NewNode(Op::kLambda, body->type, {body});
+      node->slot = lambda_variable_count_;
+      node->nullable = body->nullable;
+      return BoundPtr(node);
+    }
+    if (lambda.path.size() < min_parameters || lambda.path.size() > parameters.size()) {
+      return Status::Error(errors::kInvalidLambdaFunctionCall,
+                           fmt::format("the lambda function {} of {} at {}:{} takes {} parameter{}, not {}", PrintSql(lambda),
+                                       call.name, lambda.line, lambda.column,
+                                       min_parameters == parameters.size()
+                                           ? std::to_string(min_parameters)
+                                           : fmt::format("{} or {}", min_parameters, parameters.size()),
+                                       parameters.size() == 1 ? "" : "s", lambda.path.size()));
+    }
+    const int first = lambda_variable_count_;
+    const size_t scope = lambda_scope_.size();
+    std::string names;
+    for (size_t i = 0; i < lambda.path.size(); ++i) {
+      lambda_scope_.push_back({lambda.path[i], lambda_variable_count_++, parameters[i].first, parameters[i].second});
+      names += (i > 0 ? ", " : "") + QuoteIdentifier(lambda.path[i]);
+    }
+    Result<BoundPtr> body = Bind(*lambda.args[0]);
+    lambda_scope_.resize(scope);
+    SLUICE_RETURN_IF_ERROR(body.status());
+    auto node = NewNode(Op::kLambda, (*body)->type, {*body});
+    node->slot = first;
+    node->parameters = static_cast<int>(lambda.path.size());
+    node->nullable = (*body)->nullable;
+    node->name = std::move(names);
     return BoundPtr(node);
   }
 
@@ -358,6 +437,9 @@ class Binder {
   std::vector<std::vector<int>> slot_paths_;
   // Arguments of a try_ function, bound before it in the session's mode.
   std::map<const Node*, BoundPtr> prebound_;
+  // The lambda parameters in scope, innermost last, and how many ids have been given out.
+  std::vector<LambdaVariable> lambda_scope_;
+  int lambda_variable_count_ = 0;
 };
 
 // try_add(a, b) is a + b, ... with its own coercions and op in TRY mode (null where ANSI would
@@ -599,6 +681,8 @@ struct FunctionDef {
   size_t min;
   size_t max;
   Result<BoundPtr> (*bind)(Call& call);
+  // Takes lambda functions: its lambda arguments are bound by `bind` (Call::Lambda), not before.
+  bool higher_order = false;
 };
 const FunctionDef* FindFunction(std::string_view name);
 
@@ -738,6 +822,23 @@ class Call {
     bound->state = *compiled;
     return Status::OK();
   }
+  // Argument i, a lambda function, bound with its parameters' (type, nullable).
+  Status Lambda(size_t i, const std::vector<std::pair<TypePtr, bool>>& parameters, size_t min_parameters) {
+    SLUICE_ASSIGN_OR_RETURN(args[i], binder_.BindLambda(node, *node.args[i], parameters, min_parameters));
+    return Status::OK();
+  }
+  // Argument i an array (an untyped NULL is a null array of strings).
+  Status ArrayArg(size_t i) {
+    if (args[i] == nullptr) return Mismatch(fmt::format("argument {} of {} must be an array, not a lambda function", i + 1, node.name));
+    if (args[i]->type == nullptr) {
+      SLUICE_ASSIGN_OR_RETURN(args[i], CastTo(args[i], DataType::Array(DataType::String())));
+    }
+    if (args[i]->type->id() != TypeId::kArray) {
+      return Mismatch(fmt::format("argument {} of {} must be an array, got {}", i + 1, node.name, TypeOf(i)));
+    }
+    return Status::OK();
+  }
+
   // Argument i a number; a string or NULL is read as a double.
   Status NumericArg(size_t i) {
     if (args[i]->type == nullptr || args[i]->type->id() == TypeId::kString) return Expect(i, DataType::Double());
@@ -1468,6 +1569,62 @@ Result<BoundPtr> BindJsonStructure(Call& c) {
   return c.Finish(c.Make(Op::kJsonObjectKeys, DataType::Array(DataType::String()), true));
 }
 
+// transform, filter, exists, forall: an array and a lambda of its element (and, for transform and
+// filter, its 0-based index).
+Result<BoundPtr> BindArrayLambda(Call& c) {
+  static const std::map<std::string_view, Op> kOps = {
+      {"transform", Op::kTransform}, {"filter", Op::kFilter}, {"exists", Op::kExists}, {"forall", Op::kForall}};
+  const Op op = kOps.at(c.node.name);
+  SLUICE_RETURN_IF_ERROR(c.ArrayArg(0));
+  const TypePtr array = c.args[0]->type;
+  std::vector<std::pair<TypePtr, bool>> parameters = {{array->element_type(), array->contains_null()}};
+  if (op == Op::kTransform || op == Op::kFilter) parameters.push_back({DataType::Integer(), false});
+  SLUICE_RETURN_IF_ERROR(c.Lambda(1, parameters, 1));
+  if (op == Op::kTransform) {
+    return c.Finish(c.Make(op, DataType::Array(c.args[1]->type, c.args[1]->nullable), c.args[0]->nullable));
+  }
+  if (c.args[1]->type == nullptr || c.args[1]->type->id() != TypeId::kBoolean) {
+    return c.Mismatch(fmt::format("the lambda function of {} must return a boolean, not {}", c.node.name, c.TypeOf(1)));
+  }
+  if (op == Op::kFilter) return c.Finish(c.Make(op, array, c.args[0]->nullable));
+  return c.Finish(c.Make(op, DataType::Boolean(), true));
+}
+
+// aggregate(array, zero, (acc, x) -> merge[, acc -> finish]), also named reduce: the merge must
+// give the zero's type, as Spark requires.
+Result<BoundPtr> BindAggregateArray(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ArrayArg(0));
+  if (c.args[1] == nullptr) return c.Mismatch(fmt::format("the start value of {} cannot be a lambda function", c.node.name));
+  if (c.args[1]->type == nullptr) return c.Mismatch(fmt::format("the start value of {} needs a type, not an untyped NULL", c.node.name));
+  // The accumulator may hold NULLs anywhere: the start value is made nullable throughout.
+  const TypePtr zero = AsNullable(c.args[1]->type);
+  SLUICE_ASSIGN_OR_RETURN(c.args[1], c.CastTo(c.args[1], zero));
+  const TypePtr array = c.args[0]->type;
+  SLUICE_RETURN_IF_ERROR(c.Lambda(2, {{zero, true}, {array->element_type(), array->contains_null()}}, 2));
+  if (c.args[2]->type == nullptr || !EqualsIgnoringNullability(c.args[2]->type, zero)) {
+    return c.Mismatch(fmt::format("the merge function of {} must return the start value's type {}, not {}", c.node.name,
+                                  zero->ToString(), c.TypeOf(2)));
+  }
+  TypePtr result = zero;
+  if (c.args.size() == 4) {
+    SLUICE_RETURN_IF_ERROR(c.Lambda(3, {{zero, true}}, 1));
+    result = c.args[3]->type;
+    if (result == nullptr) return c.Mismatch(fmt::format("the finish function of {} returns an untyped NULL", c.node.name));
+  }
+  return c.Finish(c.Make(Op::kAggregateArray, result, true));
+}
+
+// zip_with(left, right, (x, y) -> f): elements paired by position, the shorter array padded with NULLs.
+Result<BoundPtr> BindZipWith(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ArrayArg(0));
+  SLUICE_RETURN_IF_ERROR(c.ArrayArg(1));
+  const TypePtr left = c.args[0]->type, right = c.args[1]->type;
+  SLUICE_RETURN_IF_ERROR(c.Lambda(2, {{left->element_type(), true}, {right->element_type(), true}}, 2));
+  if (c.args[2]->type == nullptr) return c.Mismatch("the lambda function of zip_with returns an untyped NULL");
+  return c.Finish(c.Make(Op::kZipWith, DataType::Array(c.args[2]->type, c.args[2]->nullable),
+                         c.args[0]->nullable || c.args[1]->nullable));
+}
+
 Result<BoundPtr> BindSize(Call& c) {
   // An untyped NULL is a null array: size -1, as in Spark.
   if (c.args[0]->type == nullptr) {
@@ -1648,6 +1805,13 @@ constexpr FunctionDef kFunctions[] = {
     {"schema_of_json", 1, 2, BindSchemaOfJson},
     {"json_array_length", 1, 1, BindJsonStructure},
     {"json_object_keys", 1, 1, BindJsonStructure},
+    {"transform", 2, 2, BindArrayLambda, true},
+    {"filter", 2, 2, BindArrayLambda, true},
+    {"exists", 2, 2, BindArrayLambda, true},
+    {"forall", 2, 2, BindArrayLambda, true},
+    {"aggregate", 3, 4, BindAggregateArray, true},
+    {"reduce", 3, 4, BindAggregateArray, true},
+    {"zip_with", 3, 3, BindZipWith, true},
     {"size", 1, 1, BindSize},
     {"element_at", 2, 2, BindElementAtOrSubscript},
     {"subscript", 2, 2, BindElementAtOrSubscript},
@@ -1768,7 +1932,16 @@ Result<BoundPtr> Binder::BindFunction(const Node& n) {
   }
   // count(*) binds no argument; a '*' anywhere else is refused by Bind.
   std::vector<BoundPtr> args;
-  if (n.name != "count" || n.args[0]->kind != NodeKind::kStar) {
+  if (def->higher_order) {
+    for (const NodePtr& a : n.args) {
+      if (a->kind == NodeKind::kLambda) {
+        args.push_back(nullptr);  // bound by the function's binder, which knows the parameters' types
+        continue;
+      }
+      SLUICE_ASSIGN_OR_RETURN(BoundPtr b, Bind(*a));
+      args.push_back(std::move(b));
+    }
+  } else if (n.name != "count" || n.args[0]->kind != NodeKind::kStar) {
     SLUICE_ASSIGN_OR_RETURN(args, BindArgs(n));
   }
   Call call(*this, n, std::move(args));
@@ -1784,9 +1957,21 @@ Result<Expression> Expression::Parse(std::string_view sql) {
 std::string Expression::ToSql() const { return PrintSql(*root_); }
 
 namespace {
+// The columns a tree reads; a lambda's parameters are not columns within its body.
+void CollectColumns(const Node& n, std::vector<std::string>* out, std::vector<std::string>* parameters) {
+  if (n.kind == NodeKind::kColumn && std::find(out->begin(), out->end(), n.path[0]) == out->end() &&
+      std::none_of(parameters->begin(), parameters->end(), [&](const std::string& p) { return EqualsIgnoreCase(p, n.path[0]); })) {
+    out->push_back(n.path[0]);
+  }
+  const size_t scope = parameters->size();
+  if (n.kind == NodeKind::kLambda) parameters->insert(parameters->end(), n.path.begin(), n.path.end());
+  for (const NodePtr& a : n.args) CollectColumns(*a, out, parameters);
+  parameters->resize(scope);
+}
+
 void CollectColumns(const Node& n, std::vector<std::string>* out) {
-  if (n.kind == NodeKind::kColumn && std::find(out->begin(), out->end(), n.path[0]) == out->end()) out->push_back(n.path[0]);
-  for (const NodePtr& a : n.args) CollectColumns(*a, out);
+  std::vector<std::string> parameters;
+  CollectColumns(n, out, &parameters);
 }
 }  // namespace
 

@@ -64,6 +64,12 @@ enum class Op : uint8_t {
   kSortArray,  // args: array, ascending (a constant boolean)
   kArrayJoin, kArrayAppend, kArrayPrepend, kArrayCompact,
   kAggregate,  // count, sum, ...: typed but not evaluable here
+  // lambda functions and the higher-order functions that call them
+  kLambda,          // args: {body}; slot: the id of its first parameter (the others follow); name: the parameters
+  kLambdaVariable,  // a lambda parameter: slot is its id, an index into EvalInput::variables
+  kTransform, kFilter, kExists, kForall,  // args: array, lambda (element[, index])
+  kAggregateArray,  // aggregate(array, zero, merge[, finish]): args: array, zero, lambda (acc, element)[, lambda (acc)]
+  kZipWith,         // args: array, array, lambda (left, right)
 };
 
 // How an op meets a value it cannot compute (Spark's EvalMode), fixed at bind time:
@@ -87,7 +93,8 @@ struct BoundNode {
   bool nullable = true;
   std::vector<BoundPtr> args;
   ColumnPtr constant;           // kConstant: one row
-  int slot = -1;                // kColumn: index into the evaluator's input slots; kGetField: field index
+  int slot = -1;                // kColumn: index into the evaluator's input slots; kGetField: field index;
+                                // kLambdaVariable: its id; kLambda: its first parameter's id
   char escape = '\\';           // kLike
   std::string name;             // kColumn: the resolved path as SQL; kAggregate/kCall: function name
   bool negated = false;
@@ -95,6 +102,7 @@ struct BoundNode {
   bool ilike = false;
   int32_t interval_months = 0;  // kTimestampAddInterval
   int64_t interval_micros = 0;
+  int parameters = 0;           // kLambda: how many parameters it names (ids slot, slot + 1, ...)
   std::shared_ptr<const CompiledState> state;
 };
 
@@ -121,9 +129,16 @@ struct EvalInput {
   int64_t num_rows;
   int64_t now_micros;      // current_timestamp() for this evaluation
   int64_t row_offset = 0;  // the first slot row to read
+  // The values of the lambda parameters in scope, by id (kLambdaVariable): num_rows rows from 0.
+  std::span<const ColumnPtr> variables = {};
 };
 
 Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input);
+// The input restricted to `rows` (ascending, in [0, input.num_rows)): the slots and lambda
+// variables `node` reads, taken at those rows into `slots` and `variables` (which the returned
+// input points into); the others null.
+EvalInput GatherInput(const BoundNode& node, const EvalInput& input, const std::vector<int64_t>& rows,
+                      std::vector<ColumnPtr>* slots, std::vector<ColumnPtr>* variables);
 // The datum as a column of exactly `num_rows` rows from offset 0 (broadcasting a scalar,
 // copying an offset window).
 ColumnPtr Materialize(const Datum& datum, int64_t num_rows);

@@ -77,6 +77,8 @@ std::string PrintBound(const BoundNode& node) {
   switch (node.op) {
     case Op::kConstant: return ConstantSql(node);
     case Op::kColumn: return node.name;
+    case Op::kLambdaVariable: return node.name;
+    case Op::kLambda: return fmt::format("({}) -> {}", node.name, PrintBound(*a[0]));
     case Op::kCast: return fmt::format("{}({} AS {})", node.mode == EvalMode::kTry ? "TRY_CAST" : "CAST", PrintBound(*a[0]), node.type->ToString());
     case Op::kNegate: return fmt::format("(- {})", PrintBound(*a[0]));
     case Op::kNot: return fmt::format("(NOT {})", PrintBound(*a[0]));

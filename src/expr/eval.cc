@@ -115,11 +115,35 @@ ColumnPtr Materialize(const Datum& datum, int64_t num_rows) {
 
 namespace {
 
-// Slots read by a subtree.
-void SlotsOf(const BoundNode& node, std::vector<bool>* used) {
-  if (node.op == Op::kColumn) (*used)[static_cast<size_t>(node.slot)] = true;
-  for (const BoundPtr& a : node.args) SlotsOf(*a, used);
+// The slots and lambda variables a subtree reads.
+void InputsOf(const BoundNode& node, std::vector<bool>* slots, std::vector<bool>* variables) {
+  if (node.op == Op::kColumn) (*slots)[static_cast<size_t>(node.slot)] = true;
+  if (node.op == Op::kLambdaVariable && static_cast<size_t>(node.slot) < variables->size()) {
+    (*variables)[static_cast<size_t>(node.slot)] = true;
+  }
+  for (const BoundPtr& a : node.args) InputsOf(*a, slots, variables);
 }
+
+}  // namespace
+
+EvalInput GatherInput(const BoundNode& node, const EvalInput& input, const std::vector<int64_t>& rows,
+                      std::vector<ColumnPtr>* slots, std::vector<ColumnPtr>* variables) {
+  std::vector<bool> used_slots(input.slots.size(), false), used_variables(input.variables.size(), false);
+  InputsOf(node, &used_slots, &used_variables);
+  std::vector<int64_t> absolute(rows);
+  for (int64_t& row : absolute) row += input.row_offset;
+  slots->assign(input.slots.size(), nullptr);
+  for (size_t s = 0; s < input.slots.size(); ++s) {
+    if (used_slots[s]) (*slots)[s] = Take(input.slots[s], absolute);
+  }
+  variables->assign(input.variables.size(), nullptr);
+  for (size_t v = 0; v < input.variables.size(); ++v) {
+    if (used_variables[v]) (*variables)[v] = Take(input.variables[v], rows);
+  }
+  return EvalInput{*slots, static_cast<int64_t>(rows.size()), input.now_micros, 0, *variables};
+}
+
+namespace {
 
 // `node` evaluated on the given rows of the input only (ascending, in [0, input.num_rows)), as a
 // datum of input.num_rows rows that are null elsewhere: the rows a conditional op does not pass
@@ -127,16 +151,9 @@ void SlotsOf(const BoundNode& node, std::vector<bool>* used) {
 Result<Datum> EvaluateOnRows(const BoundNode& node, const EvalInput& input, const std::vector<int64_t>& rows) {
   if (static_cast<int64_t>(rows.size()) == input.num_rows) return EvaluateNode(node, input);
   if (rows.empty()) return Datum{MakeNullColumn(node.type, 1), true};
-  std::vector<bool> used(input.slots.size(), false);
-  SlotsOf(node, &used);
-  std::vector<int64_t> absolute(rows);
-  for (int64_t& row : absolute) row += input.row_offset;
-  std::vector<ColumnPtr> gathered(input.slots.size());
-  for (size_t s = 0; s < input.slots.size(); ++s) {
-    if (used[s]) gathered[s] = Take(input.slots[s], absolute);
-  }
+  std::vector<ColumnPtr> slots, variables;
   const int64_t count = static_cast<int64_t>(rows.size());
-  SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(node, EvalInput{gathered, count, input.now_micros, 0}));
+  SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(node, GatherInput(node, input, rows, &slots, &variables)));
   if (d.scalar) return d;
   // Scatter back: every row not evaluated is null.
   std::vector<int64_t> indices(static_cast<size_t>(input.num_rows), -1);
@@ -228,6 +245,12 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
   switch (node.op) {
     case Op::kConstant: return Datum{node.constant, true};
     case Op::kColumn: return Datum{input.slots[static_cast<size_t>(node.slot)], false, input.row_offset};
+    case Op::kLambdaVariable: return Datum{input.variables[static_cast<size_t>(node.slot)], false, 0};
+    case Op::kTransform: case Op::kFilter: case Op::kExists: case Op::kForall: case Op::kAggregateArray:
+    case Op::kZipWith:
+      return EvalHigherOrderFunction(node, input);
+    case Op::kLambda:
+      return Status::Error(errors::kInternalError, "a lambda function is evaluated by its higher-order function");
     case Op::kAggregate:
       return Status::Error(errors::kNotImplemented,
                            fmt::format("the aggregate function {} cannot be evaluated row by row; use it in an aggregation", node.name));
@@ -423,15 +446,9 @@ Status FilterChunk(const std::vector<const BoundNode*>& conjuncts, const std::ve
     const bool gather = count < rows && (MayFail(conjunct) || static_cast<double>(count) < kGatherFraction * static_cast<double>(rows));
     if (gather) {
       // Short-circuit: evaluate on the surviving rows only, then map back to chunk rows.
-      std::vector<bool> used(slots.size(), false);
-      SlotsOf(conjunct, &used);
-      std::vector<int64_t> absolute(sel, sel + count);
-      for (int64_t& row : absolute) row += start;
-      std::vector<ColumnPtr> gathered(slots.size());
-      for (size_t s = 0; s < slots.size(); ++s) {
-        if (used[s]) gathered[s] = Take(slots[s], absolute);
-      }
-      EvalInput sub{gathered, count, now, 0};
+      std::vector<ColumnPtr> gathered_slots, gathered_variables;
+      const EvalInput sub = GatherInput(conjunct, input, std::vector<int64_t>(sel, sel + count), &gathered_slots,
+                                        &gathered_variables);
       SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(conjunct, sub));
       int64_t kept = SelectRows(d, count, positions);
       for (int64_t k = 0; k < kept; ++k) sel[n++] = sel[(*positions)[static_cast<size_t>(k)]];

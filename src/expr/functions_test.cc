@@ -260,6 +260,41 @@ TEST(FunctionsTest, JsonFunctionsOverColumns) {
   EXPECT_EQ(EvalError("schema_of_json('{\"a\": ')").error_class(), errors::kMalformedRecordInParsing);
 }
 
+// Lambda functions over columns: the body reads the outer row's columns and enclosing lambdas'
+// parameters, and conditional and failing operations inside it see only their own elements.
+TEST(FunctionsTest, HigherOrderFunctionsOverColumns) {
+  Check({
+      {"transform(arr, x -> x + i)", {"[2,3,4]", "[]", "null", "[null,1]"}},
+      {"transform(arr, (x, k) -> k * 10 + coalesce(x, 0))", {"[1,12,23]", "[]", "null", "[0,15]"}},
+      {"transform(arr, x -> transform(arr, y -> x * y))", {"[[1,2,3],[2,4,6],[3,6,9]]", "[]", "null", "[[null,null],[null,25]]"}},
+      {"transform(arr, x -> CASE WHEN x > 1 THEN 6 div (x - 1) ELSE 0 END)", {"[0,6,3]", "[]", "null", "[0,1]"}},
+      {"filter(arr, x -> x > i)", {"[2,3]", "[]", "null", "[5]"}},
+      {"filter(transform(arr, x -> s), t -> t LIKE 'a%')", {R"(["apple","apple","apple"])", "[]", "null", "[]"}},
+      {"exists(arr, x -> x = i + 1)", {"true", "false", "null", "null"}},
+      {"forall(arr, x -> x > 0)", {"true", "true", "null", "null"}},
+      {"aggregate(arr, 0, (acc, x) -> acc + coalesce(x, i))", {"6", "0", "null", "1"}},
+      {"aggregate(arr, l, (acc, x) -> acc + x, acc -> acc * 2)", {"32", "null", "null", "null"}},
+      {"zip_with(arr, transform(arr, x -> s), (x, t) -> t || x)", {R"(["apple1","apple2","apple3"])", "[]", "null", R"([null,"5"])"}},
+      {"transform(array(value.user.email), c -> upper(c))", {R"(["A@X.IO"])", "[null]", "[null]", R"(["D@X.IO"])"}},
+  });
+  // A filter over a lambda, on the rows earlier conjuncts kept (the gathered path).
+  BatchPtr batch = testing::SampleBatch();
+  auto bound = BindPredicate(*Expression::Parse("i > 1 AND exists(arr, x -> x > i)"), batch->schema());
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  EXPECT_EQ(bound->Filter(*batch).value_or({-1}), (std::vector<int64_t>{}));
+  auto kept = BindPredicate(*Expression::Parse("i < 0 AND exists(arr, x -> x > i)"), batch->schema());
+  EXPECT_EQ(kept->Filter(*batch).value_or({-1}), (std::vector<int64_t>{3}));
+  EXPECT_EQ(Expression::Parse("transform(arr, x -> x + i + `weird name`)")->ReferencedColumns(),
+            (std::vector<std::string>{"arr", "i", "weird name"}));
+  EXPECT_EQ(EvalError("transform(arr, x -> 10 / (x - 1))").error_class(), errors::kDivideByZero);
+  EXPECT_EQ(EvalError("transform(arr, (x, y, z) -> x)").error_class(), errors::kInvalidLambdaFunctionCall);
+  EXPECT_EQ(EvalError("upper(x -> x)").error_class(), errors::kInvalidLambdaFunctionCall);
+  EXPECT_EQ(EvalError("transform(arr, x -> y)").error_class(), errors::kUnresolvedColumn);
+  EXPECT_EQ(EvalError("filter(arr, x -> x + 1)").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("aggregate(arr, 0, (acc, x) -> acc + 1.5)").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("transform(arr, (x, x) -> x)").error_class(), errors::kParseSyntaxError);
+}
+
 // A quantifier right after a quantifier is refused, as Java refuses it (a dangling meta
 // character), instead of being handed to an engine that backtracks on it without end; lazy
 // quantifiers, groups' `(?` syntax, escaped and bracketed quantifier characters stay valid.

@@ -23,6 +23,9 @@ Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datu
 Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 // get_json_object, from_json, to_json, schema_of_json, json_array_length, json_object_keys.
 Result<Datum> EvalJsonFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+// transform, filter, exists, forall, aggregate, zip_with: they evaluate their own arguments, the
+// lambda bodies once per batch over all elements of all rows.
+Result<Datum> EvalHigherOrderFunction(const BoundNode& node, const EvalInput& input);
 Result<Datum> EvalHashFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 
 // Per-row equality and ordering of two rows of one atomic type, as Spark compares them

@@ -665,23 +665,6 @@ Result<std::shared_ptr<const JsonOptions>> ReadJsonOptions(std::string_view func
   return std::shared_ptr<const JsonOptions>(out);
 }
 
-namespace {
-
-TypePtr Nullable(const TypePtr& type) {
-  switch (type->id()) {
-    case TypeId::kStruct: {
-      std::vector<Field> fields;
-      for (const Field& f : type->fields()) fields.push_back(Field{f.name, Nullable(f.type), true});
-      return *DataType::Struct(std::move(fields));
-    }
-    case TypeId::kArray: return DataType::Array(Nullable(type->element_type()), true);
-    case TypeId::kMap: return DataType::Map(type->key_type(), Nullable(type->value_type()), true);
-    default: return type;
-  }
-}
-
-}  // namespace
-
 Result<TypePtr> ReadJsonSchema(std::string_view text) {
   std::string_view trimmed = text;
   while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.front()))) trimmed.remove_prefix(1);
@@ -709,7 +692,7 @@ Result<TypePtr> ReadJsonSchema(std::string_view text) {
       for (const Field& f : t->fields()) pending.push_back(f.type.get());
     }
   }
-  return Nullable(type);
+  return AsNullable(type);
 }
 
 Result<Datum> EvalJsonFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {

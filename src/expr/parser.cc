@@ -242,7 +242,7 @@ class Lexer {
   }
 
   Status LexSymbol(Token* t) {
-    static constexpr std::string_view kSymbols[] = {"<=>", "<=", ">=", "<>", "!=", "==", "||", "::", "+", "-",
+    static constexpr std::string_view kSymbols[] = {"<=>", "<=", ">=", "<>", "!=", "==", "||", "::", "->", "+", "-",
                                                     "*",   "/",  "%",  "(",  ")",  ",",  ".",  "[",  "]", "=",
                                                     "<",   ">",  "!",  ":",  ";"};
     for (std::string_view s : kSymbols) {
@@ -1203,7 +1203,7 @@ class Parser {
     if (AcceptKeyword("distinct")) n->distinct = true;
     if (!IsSymbol(Peek(), ")")) {
       do {
-        SLUICE_ASSIGN_OR_RETURN(NodePtr arg, ParseExpr());
+        SLUICE_ASSIGN_OR_RETURN(NodePtr arg, IsLambdaAhead() ? ParseLambda() : ParseExpr());
         n->args.push_back(std::move(arg));
         if ((name == "substring" || name == "substr") && n->args.size() == 1 && AcceptKeyword("from")) {
           SLUICE_ASSIGN_OR_RETURN(NodePtr from, ParseExpr());
@@ -1222,6 +1222,44 @@ class Parser {
       } while (AcceptSymbol(","));
     }
     SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
+    return Sealed(std::move(n));
+  }
+
+  bool IsParameter(const Token& t) const {
+    return t.kind == TokenKind::kQuotedWord || (t.kind == TokenKind::kWord && !IsReservedWord(t.text));
+  }
+
+  // Whether a lambda starts here: `x ->` or `(x, y, ...) ->`.
+  bool IsLambdaAhead() const {
+    if (IsParameter(Peek()) && IsSymbol(Peek(1), "->")) return true;
+    if (!IsSymbol(Peek(), "(")) return false;
+    size_t i = 1;
+    while (IsParameter(Peek(i))) {
+      if (IsSymbol(Peek(i + 1), ")")) return IsSymbol(Peek(i + 2), "->");
+      if (!IsSymbol(Peek(i + 1), ",")) return false;
+      i += 2;
+    }
+    return false;
+  }
+
+  // A lambda function argument: parameters, `->`, the body.
+  Result<NodePtr> ParseLambda() {
+    auto n = NewNode(NodeKind::kLambda, Peek());
+    const bool parenthesized = AcceptSymbol("(");
+    do {
+      const Token& parameter = Next();
+      for (const std::string& seen : n->path) {
+        if (EqualsIgnoreCase(seen, parameter.text)) {
+          return SyntaxError(parameter.line, parameter.column,
+                             fmt::format("the lambda parameter {} is named twice", QuoteIdentifier(parameter.text)));
+        }
+      }
+      n->path.push_back(parameter.text);
+    } while (parenthesized && AcceptSymbol(","));
+    if (parenthesized) SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
+    SLUICE_RETURN_IF_ERROR(ExpectSymbol("->"));
+    SLUICE_ASSIGN_OR_RETURN(NodePtr body, ParseExpr());
+    n->args.push_back(std::move(body));
     return Sealed(std::move(n));
   }
 

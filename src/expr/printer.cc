@@ -1,5 +1,6 @@
 // Tree -> SQL text. Every operator is parenthesized so that the text re-parses to the same tree
 // without the printer having to reason about precedence.
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -88,6 +89,10 @@ std::string PrintCall(const Node& n) {
   const auto& a = n.args;
   // `*` stands only as the one argument of a call: in(*) has no operator form.
   if (a.size() == 1 && a[0]->kind == NodeKind::kStar) return fmt::format("{}(*)", n.name);
+  // A lambda is read only as an argument written in call form.
+  if (std::any_of(a.begin(), a.end(), [](const NodePtr& x) { return x->kind == NodeKind::kLambda; })) {
+    return fmt::format("{}({})", n.name, JoinArgs(a));
+  }
   std::string_view infix = InfixOperator(n.name);
   if (!infix.empty() && a.size() == 2) return fmt::format("({} {} {})", PrintSql(*a[0]), infix, PrintSql(*a[1]));
   std::string_view not_word = n.negated ? "NOT " : "";
@@ -181,6 +186,11 @@ std::string PrintSql(const Node& n) {
   switch (n.kind) {
     case NodeKind::kLiteral: return PrintLiteral(n.literal);
     case NodeKind::kStar: return "*";
+    case NodeKind::kLambda: {
+      std::string parameters;
+      for (const std::string& p : n.path) parameters += (parameters.empty() ? "" : ", ") + QuoteIdentifier(p);
+      return fmt::format("({}) -> {}", parameters, PrintSql(*n.args[0]));
+    }
     case NodeKind::kColumn: {
       std::string out;
       for (size_t i = 0; i < n.path.size(); ++i) {

@@ -82,6 +82,7 @@ class GroupRewriter {
       if (!known) aggregates_.push_back(n);
       return ColumnNode(sql, *n);
     }
+    if (n->kind == NodeKind::kLambda) return n;  // its body reads its parameters, bound with it
     if (n->kind == NodeKind::kColumn) {
       return Status::Error(errors::kMissingAggregation,
                            fmt::format("{}: the non-aggregating expression {} is based on columns which are not "

@@ -28,6 +28,7 @@ inline constexpr std::string_view kInvalidParameterValue = "INVALID_PARAMETER_VA
 inline constexpr std::string_view kInvalidIndexOfZero = "INVALID_INDEX_OF_ZERO";
 inline constexpr std::string_view kNullMapKey = "NULL_MAP_KEY";
 inline constexpr std::string_view kDuplicatedMapKey = "DUPLICATED_MAP_KEY";
+inline constexpr std::string_view kInvalidLambdaFunctionCall = "INVALID_LAMBDA_FUNCTION_CALL";
 // SQL statements (MERGE, UPDATE, DELETE)
 inline constexpr std::string_view kNonLastMatchedClauseOmitCondition = "NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION";
 inline constexpr std::string_view kNonLastNotMatchedByTargetClauseOmitCondition = "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION";

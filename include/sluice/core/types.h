@@ -127,6 +127,11 @@ Result<TypePtr> ParseTypeString(std::string_view text);
 
 std::string_view TypeIdName(TypeId id);
 
+// The type with every field, element and map value nullable (Spark's asNullable).
+TypePtr AsNullable(const TypePtr& type);
+// Whether two types are equal once both are made nullable throughout.
+bool EqualsIgnoringNullability(const TypePtr& a, const TypePtr& b);
+
 // The parts of a dot path to a nested field (`value.card.number` -> value, card, number). Empty
 // parts are kept (`a..b` has three), for the caller to refuse.
 std::vector<std::string> SplitFieldPath(std::string_view path);
