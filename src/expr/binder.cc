@@ -742,6 +742,17 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
       {"try_divide", "/"}, {"try_mod", "%"},              {"try_element_at", "element_at"},
       {"try_to_timestamp", "to_timestamp"}};
   if (auto it = kTryFunctions.find(f); it != kTryFunctions.end()) return BindTry(n, it->second);
+  if ((f == "timestampadd" || f == "timestampdiff") && n.args[0]->kind == NodeKind::kColumn && n.args[0]->path.size() == 1) {
+    // The unit is a keyword (timestampadd(HOUR, 1, ts)), not a column: read as its name.
+    auto unit = std::make_shared<Node>(*n.args[0]);
+    unit->kind = NodeKind::kLiteral;
+    unit->literal.type = DataType::String();
+    unit->literal.text = AsciiUpper(n.args[0]->path[0]);
+    unit->path.clear();
+    auto call = std::make_shared<Node>(n);
+    call->args[0] = unit;
+    return BindFunction(*call);
+  }
   return BindFunction(n);
 }
 
@@ -1128,9 +1139,10 @@ Result<BoundPtr> BindPow(Call& c) {
 Result<BoundPtr> BindHash(Call& c) {
   for (size_t i = 0; i < c.args.size(); ++i) {
     if (c.args[i]->type != nullptr && c.args[i]->type->id() == TypeId::kMap) {
-      return c.Mismatch("hash cannot take map values");
+      return c.Mismatch(fmt::format("{} cannot take map values", c.node.name));
     }
   }
+  if (c.node.name == "xxhash64") return c.Finish(c.Make(Op::kXxHash64, DataType::Long(), false));
   return c.Finish(c.Make(Op::kHash, DataType::Integer(), false));
 }
 
@@ -1183,6 +1195,119 @@ Result<BoundPtr> BindDatePart(Call& c) {
   const bool of_time = op == Op::kHour || op == Op::kMinute || op == Op::kSecond;
   SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, of_time ? DataType::Timestamp() : DataType::Date()));
   return c.Finish(c.Make(op, DataType::Integer(), c.args[0]->nullable));
+}
+
+// extract(field FROM source) and date_part('field', source): the field names one of the date
+// part functions, under Spark's names and abbreviations.
+Result<BoundPtr> BindExtract(Call& c) {
+  if (!IsConstantString(c.args[0]) || c.args[0]->constant->IsNull(0)) {
+    return c.Mismatch("the field of date_part must be a constant string, such as 'YEAR'");
+  }
+  static const std::map<std::string, std::string, std::less<>> kFields = {
+      {"YEAR", "year"},       {"Y", "year"},           {"YEARS", "year"},      {"YR", "year"},
+      {"YRS", "year"},        {"QUARTER", "quarter"},  {"QTR", "quarter"},     {"MONTH", "month"},
+      {"MON", "month"},       {"MONS", "month"},       {"MONTHS", "month"},    {"WEEK", "weekofyear"},
+      {"W", "weekofyear"},    {"WEEKS", "weekofyear"}, {"DAY", "day"},         {"D", "day"},
+      {"DAYS", "day"},        {"DAYOFWEEK", "dayofweek"}, {"DOW", "dayofweek"}, {"DAYOFWEEK_ISO", "dow_iso"},
+      {"DOW_ISO", "dow_iso"}, {"DOY", "dayofyear"},    {"HOUR", "hour"},       {"H", "hour"},
+      {"HOURS", "hour"},      {"HR", "hour"},          {"HRS", "hour"},        {"MINUTE", "minute"},
+      {"M", "minute"},        {"MIN", "minute"},       {"MINS", "minute"},     {"MINUTES", "minute"},
+      {"SECOND", "second"},   {"S", "second"},         {"SEC", "second"},      {"SECONDS", "second"},
+      {"SECS", "second"}};
+  const std::string field = AsciiUpper(c.args[0]->constant->View(0));
+  auto it = kFields.find(field);
+  if (it == kFields.end()) {
+    return Status::Error(errors::kInvalidExtractField,
+                         fmt::format("cannot extract {} at {}:{}: the fields are YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFWEEK, "
+                                     "DAYOFWEEK_ISO, DOY, HOUR, MINUTE, SECOND (and their abbreviations)",
+                                     field, c.node.line, c.node.column));
+  }
+  c.args.erase(c.args.begin());
+  if (it->second == "second") {
+    SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, DataType::Timestamp()));
+    return c.Finish(c.Make(Op::kSecondWithFraction, *DataType::Decimal(8, 6), c.args[0]->nullable));
+  }
+  const bool dow_iso = it->second == "dow_iso";
+  const Op op = std::map<std::string, Op, std::less<>>{
+      {"year", Op::kYear},           {"quarter", Op::kQuarter},       {"month", Op::kMonth},
+      {"weekofyear", Op::kWeekOfYear}, {"day", Op::kDay},             {"dayofweek", Op::kDayOfWeek},
+      {"dow_iso", Op::kDayOfWeek},   {"dayofyear", Op::kDayOfYear},   {"hour", Op::kHour},
+      {"minute", Op::kMinute}}.at(it->second);
+  const bool of_time = op == Op::kHour || op == Op::kMinute;
+  SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, of_time ? DataType::Timestamp() : DataType::Date()));
+  SLUICE_ASSIGN_OR_RETURN(BoundPtr part, c.Finish(c.Make(op, DataType::Integer(), c.args[0]->nullable)));
+  if (!dow_iso) return part;
+  // Monday 1 ... Sunday 7: (dayofweek + 5) % 7 + 1.
+  auto constant = [&](int32_t value) {
+    auto node = c.NewNode(Op::kConstant, DataType::Integer());
+    LiteralValue v;
+    v.integer = value;
+    node->constant = LiteralColumn(v, DataType::Integer());
+    node->nullable = false;
+    return BoundPtr(node);
+  };
+  auto plus_five = c.NewNode(Op::kAdd, DataType::Integer(), {part, constant(5)});
+  plus_five->nullable = part->nullable;
+  auto modulo = c.NewNode(Op::kRemainder, DataType::Integer(), {plus_five, constant(7)});
+  modulo->nullable = part->nullable;
+  auto iso = c.NewNode(Op::kAdd, DataType::Integer(), {modulo, constant(1)});
+  iso->nullable = part->nullable;
+  return c.Finish(iso);
+}
+
+// months_between(end, start[, round_off]), next_day(date, day), make_timestamp(y, m, d, h, mi, s),
+// timestampadd(unit, n, ts), timestampdiff(unit, start, end).
+Result<BoundPtr> BindTimestampArithmetic(Call& c) {
+  const std::string& f = c.node.name;
+  if (f == "months_between") {
+    SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, DataType::Timestamp()));
+    SLUICE_RETURN_IF_ERROR(c.DatetimeArg(1, DataType::Timestamp()));
+    if (c.args.size() == 2) {
+      auto yes = c.NewNode(Op::kConstant, DataType::Boolean());
+      LiteralValue v;
+      v.boolean = true;
+      yes->constant = LiteralColumn(v, DataType::Boolean());
+      yes->nullable = false;
+      c.args.push_back(yes);
+    }
+    if (c.args[2]->op != Op::kConstant || c.args[2]->type == nullptr || c.args[2]->type->id() != TypeId::kBoolean ||
+        c.args[2]->constant->IsNull(0)) {
+      return c.Mismatch("the round-off of months_between must be a constant boolean");
+    }
+    return c.Finish(c.Make(Op::kMonthsBetween, DataType::Double(), c.args[0]->nullable || c.args[1]->nullable));
+  }
+  if (f == "next_day") {
+    SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, DataType::Date()));
+    SLUICE_RETURN_IF_ERROR(c.ExpectStrings(1, 2));
+    return c.Finish(c.Make(Op::kNextDay, DataType::Date(), true));
+  }
+  if (f == "make_timestamp") {
+    for (size_t i = 0; i < 5; ++i) SLUICE_RETURN_IF_ERROR(c.Expect(i, DataType::Integer()));
+    SLUICE_RETURN_IF_ERROR(c.Expect(5, *DataType::Decimal(16, 6)));
+    return c.Finish(c.Make(Op::kMakeTimestamp, DataType::Timestamp(), true));
+  }
+  // timestampadd, timestampdiff: the unit is a constant (the keyword, rewritten into its name).
+  static constexpr std::string_view kUnits[] = {"MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY",
+                                                "DAYOFYEAR",   "WEEK",        "MONTH",  "QUARTER", "YEAR"};
+  const std::string unit = IsConstantString(c.args[0]) && c.args[0]->constant->IsValid(0)
+                               ? AsciiUpper(c.args[0]->constant->View(0)) : std::string();
+  if (std::find(std::begin(kUnits), std::end(kUnits), unit) == std::end(kUnits)) {
+    return c.Mismatch(fmt::format("the unit of {} is one of MICROSECOND, MILLISECOND, SECOND, MINUTE, HOUR, DAY, "
+                                  "DAYOFYEAR, WEEK, MONTH, QUARTER, YEAR, not {}",
+                                  f, unit.empty() ? PrintSql(*c.node.args[0]) : unit));
+  }
+  c.args.erase(c.args.begin());
+  if (f == "timestampadd") {
+    SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Long()));
+    SLUICE_RETURN_IF_ERROR(c.DatetimeArg(1, DataType::Timestamp()));
+  } else {
+    SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, DataType::Timestamp()));
+    SLUICE_RETURN_IF_ERROR(c.DatetimeArg(1, DataType::Timestamp()));
+  }
+  auto node = c.Make(f == "timestampadd" ? Op::kTimestampAddUnits : Op::kTimestampDiffUnits,
+                     f == "timestampadd" ? DataType::Timestamp() : DataType::Long(), AnyNullable(c.args));
+  node->name = unit;
+  return c.Finish(node);
 }
 
 // date_add(d, n), date_sub(d, n): d plus or minus n days.
@@ -1289,6 +1414,62 @@ Result<BoundPtr> BindStringRewrite(Call& c) {
 }
 
 // hex(x) of a bigint (two's complement), string or binary; unhex(s); base64(bin); unbase64(s).
+// encode(text, charset), decode(bytes, charset): the charsets Spark (Java) always has.
+Result<BoundPtr> BindCharset(Call& c) {
+  const bool encode = c.node.name == "encode";
+  SLUICE_RETURN_IF_ERROR(encode ? c.ExpectStrings(0, 1) : c.Expect(0, DataType::Binary()));
+  static constexpr std::string_view kCharsets[] = {"US-ASCII", "ISO-8859-1", "UTF-8", "UTF-16BE", "UTF-16LE", "UTF-16"};
+  const std::string charset =
+      IsConstantString(c.args[1]) && c.args[1]->constant->IsValid(0) ? AsciiUpper(c.args[1]->constant->View(0)) : "";
+  if (std::find(std::begin(kCharsets), std::end(kCharsets), charset) == std::end(kCharsets)) {
+    return c.BadParameter(fmt::format("the charset of {} is a constant, one of US-ASCII, ISO-8859-1, UTF-8, UTF-16BE, "
+                                      "UTF-16LE, UTF-16 (any case), not {}",
+                                      c.node.name, PrintBound(*c.args[1])));
+  }
+  return c.Finish(c.Make(encode ? Op::kEncode : Op::kDecode, encode ? DataType::Binary() : DataType::String(),
+                         c.args[0]->nullable));
+}
+
+// to_binary(text[, format]): format hex (the default), utf-8 or base64, as unhex, a cast and unbase64.
+Result<BoundPtr> BindToBinary(Call& c) {
+  std::string format = "HEX";
+  if (c.args.size() == 2) {
+    if (!IsConstantString(c.args[1]) || c.args[1]->constant->IsNull(0)) {
+      return c.BadParameter("the format of to_binary is a constant: 'hex', 'utf-8' or 'base64'");
+    }
+    format = AsciiUpper(c.args[1]->constant->View(0));
+  }
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  if (format == "UTF-8" || format == "UTF8") return c.CastTo(c.args[0], DataType::Binary());
+  if (format != "HEX" && format != "BASE64") {
+    return c.BadParameter(fmt::format("the format of to_binary is 'hex', 'utf-8' or 'base64', not '{}'", format));
+  }
+  c.args.resize(1);
+  return c.Finish(c.Make(format == "HEX" ? Op::kUnhex : Op::kUnbase64, DataType::Binary(), true));
+}
+
+// conv(number, from_base, to_base), elt(n, strings...), width_bucket(value, min, max, buckets).
+Result<BoundPtr> BindNumberText(Call& c) {
+  const std::string& f = c.node.name;
+  if (f == "conv") {
+    SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+    SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
+    SLUICE_RETURN_IF_ERROR(c.Expect(2, DataType::Integer()));
+    return c.Finish(c.Make(Op::kConv, DataType::String(), true));
+  }
+  if (f == "elt") {
+    SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Integer()));
+    SLUICE_RETURN_IF_ERROR(c.ExpectStrings(1, c.args.size()));
+    return c.Finish(c.Make(Op::kElt, DataType::String(), true));
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    SLUICE_RETURN_IF_ERROR(c.NumericArg(i));
+    SLUICE_RETURN_IF_ERROR(c.Expect(i, DataType::Double()));
+  }
+  SLUICE_RETURN_IF_ERROR(c.Expect(3, DataType::Long()));
+  return c.Finish(c.Make(Op::kWidthBucket, DataType::Long(), true));
+}
+
 Result<BoundPtr> BindEncoding(Call& c) {
   const std::string& f = c.node.name;
   const TypePtr& t = c.args[0]->type;
@@ -1319,8 +1500,89 @@ Result<BoundPtr> BindMapPart(Call& c) {
 
 // The array functions. Elements are compared as Spark compares atomic values; arrays of structs,
 // arrays or maps are refused where elements are compared.
+// flatten, get, array_insert, sequence, arrays_zip, map_from_arrays, map_concat.
+Result<BoundPtr> BindCollection(Call& c) {
+  const std::string& f = c.node.name;
+  if (f == "sequence") {
+    TypePtr common;
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      if (c.args[i]->type != nullptr && !c.args[i]->type->is_integral()) {
+        return c.Mismatch(fmt::format("sequence takes integral numbers, not {}", c.TypeOf(i)));
+      }
+      bool ok = true;
+      if (i < 2) common = WiderCommonType(common, c.args[i]->type, false, c.ansi(), &ok);
+    }
+    if (common == nullptr) common = DataType::Integer();
+    for (BoundPtr& a : c.args) {
+      SLUICE_ASSIGN_OR_RETURN(a, c.CastTo(a, common));
+    }
+    return c.Finish(c.Make(Op::kSequence, DataType::Array(common, false), AnyNullable(c.args)));
+  }
+  if (f == "arrays_zip") {
+    std::vector<Field> fields;
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      SLUICE_RETURN_IF_ERROR(c.ArrayArg(i));
+      const Node& written = *c.node.args[i];
+      fields.push_back({written.kind == NodeKind::kColumn ? written.path.back() : std::to_string(i),
+                        c.args[i]->type->element_type(), true});
+    }
+    SLUICE_ASSIGN_OR_RETURN(TypePtr element, DataType::Struct(std::move(fields)));
+    return c.Finish(c.Make(Op::kArraysZip, DataType::Array(element, false), AnyNullable(c.args)));
+  }
+  if (f == "map_concat") {
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      if (c.args[i]->type == nullptr || c.args[i]->type->id() != TypeId::kMap) {
+        return c.Mismatch(fmt::format("map_concat takes maps, not {}", c.TypeOf(i)));
+      }
+    }
+    if (c.args.empty()) return c.Finish(c.Make(Op::kMapConcat, DataType::Map(DataType::String(), DataType::String()), false));
+    // Keys and values each widen to their common type, as Spark coerces map_concat.
+    TypePtr key, value;
+    bool ok = true, value_null = false;
+    for (const BoundPtr& a : c.args) {
+      key = WiderCommonType(key, a->type->key_type(), false, c.ansi(), &ok);
+      value = ok ? WiderCommonType(value, a->type->value_type(), false, c.ansi(), &ok) : value;
+      value_null = value_null || a->type->value_contains_null();
+      if (!ok) return c.Mismatch("the maps of map_concat have incompatible key or value types");
+    }
+    const TypePtr common = DataType::Map(key, value, value_null);
+    for (BoundPtr& a : c.args) {
+      SLUICE_ASSIGN_OR_RETURN(a, c.CastTo(a, common));
+    }
+    return c.Finish(c.Make(Op::kMapConcat, common, AnyNullable(c.args)));
+  }
+  if (f == "map_from_arrays") {
+    SLUICE_RETURN_IF_ERROR(c.ArrayArg(0));
+    SLUICE_RETURN_IF_ERROR(c.ArrayArg(1));
+    return c.Finish(c.Make(Op::kMapFromArrays,
+                           DataType::Map(c.args[0]->type->element_type(), c.args[1]->type->element_type(),
+                                         c.args[1]->type->contains_null()),
+                           AnyNullable(c.args)));
+  }
+  SLUICE_RETURN_IF_ERROR(c.ArrayArg(0));
+  const TypePtr array = c.args[0]->type;
+  if (f == "flatten") {
+    if (array->element_type()->id() != TypeId::kArray) {
+      return c.Mismatch(fmt::format("flatten takes an array of arrays, not {}", array->ToString()));
+    }
+    return c.Finish(c.Make(Op::kFlatten, array->element_type(), true));
+  }
+  SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
+  if (f == "get") return c.Finish(c.Make(Op::kGet, array->element_type(), true));
+  // array_insert: the array and the value meet at their tightest common type.
+  bool ok = true;
+  TypePtr common = TightestCommonType(array->element_type(), c.args[2]->type, c.ansi(), &ok);
+  if (!ok || common == nullptr) {
+    return c.Mismatch(fmt::format("array_insert cannot put a {} into an array of {}", c.TypeOf(2), array->element_type()->ToString()));
+  }
+  SLUICE_ASSIGN_OR_RETURN(c.args[0], c.CastTo(c.args[0], DataType::Array(common, true)));
+  SLUICE_ASSIGN_OR_RETURN(c.args[2], c.CastTo(c.args[2], common));
+  return c.Finish(c.Make(Op::kArrayInsert, c.args[0]->type, AnyNullable({c.args[0], c.args[1]})));
+}
+
 Result<BoundPtr> BindArrayFunction(Call& c) {
   const std::string& f = c.node.name;
+  if (c.args[0] == nullptr) return c.Mismatch(fmt::format("{} needs an array, not a lambda function", f));
   const TypePtr& t = c.args[0]->type;
   if (t == nullptr || t->id() != TypeId::kArray) return c.Mismatch(fmt::format("{} needs an array, got {}", f, c.TypeOf(0)));
   const TypePtr& element = t->element_type();
@@ -1369,21 +1631,31 @@ Result<BoundPtr> BindArrayFunction(Call& c) {
   if (f == "array_compact") {
     return c.Finish(c.Make(Op::kArrayCompact, DataType::Array(element, false), c.args[0]->nullable));
   }
-  if (f == "sort_array") {
+  if (f == "sort_array" || f == "array_sort") {
     SLUICE_RETURN_IF_ERROR(atomic());
-    if (c.args.size() == 1) {
-      auto ascending = c.NewNode(Op::kConstant, DataType::Boolean());
+    auto constant = [&](bool value) {
+      auto node = c.NewNode(Op::kConstant, DataType::Boolean());
       LiteralValue v;
-      v.boolean = true;
-      ascending->constant = LiteralColumn(v, DataType::Boolean());
-      ascending->nullable = false;
-      c.args.push_back(ascending);
+      v.boolean = value;
+      node->constant = LiteralColumn(v, DataType::Boolean());
+      node->nullable = false;
+      return node;
+    };
+    if (f == "array_sort") {  // ascending, NULLs last
+      if (c.args.size() > 1) {
+        return c.Mismatch("array_sort with a comparator function is not supported; sort with array_sort(a) or sort_array(a, false)");
+      }
+      c.args.push_back(constant(true));
+      c.args.push_back(constant(false));
+      return c.Finish(c.Make(Op::kSortArray, t, c.args[0]->nullable));
     }
+    if (c.args.size() == 1) c.args.push_back(constant(true));
     const BoundPtr& order = c.args[1];
     if (order->op != Op::kConstant || order->type == nullptr || order->type->id() != TypeId::kBoolean ||
         order->constant->IsNull(0)) {
       return c.Mismatch("the order of sort_array is a constant boolean (true for ascending)");
     }
+    c.args.push_back(constant(order->constant->Value<uint8_t>(0) != 0));  // NULLs first when ascending
     return c.Finish(c.Make(Op::kSortArray, t, c.args[0]->nullable));
   }
   // array_join(array, delimiter[, null_replacement]): elements read as strings.
@@ -1783,6 +2055,13 @@ constexpr FunctionDef kFunctions[] = {
     {"pow", 2, 2, BindPow},
     {"power", 2, 2, BindPow},
     {"hash", 1, kAny, BindHash},
+    {"xxhash64", 1, kAny, BindHash},
+    {"encode", 2, 2, BindCharset},
+    {"decode", 2, 2, BindCharset},
+    {"to_binary", 1, 2, BindToBinary},
+    {"conv", 3, 3, BindNumberText},
+    {"elt", 2, kAny, BindNumberText},
+    {"width_bucket", 4, 4, BindNumberText},
     {"md5", 1, 1, BindMd5},
     {"sha2", 2, 2, BindMd5},
     {"current_timestamp", 0, 0, BindCurrentTimestamp},
@@ -1831,6 +2110,14 @@ constexpr FunctionDef kFunctions[] = {
     {"array_distinct", 1, 1, BindArrayFunction},
     {"array_compact", 1, 1, BindArrayFunction},
     {"sort_array", 1, 2, BindArrayFunction},
+    {"array_sort", 1, 2, BindArrayFunction, true},
+    {"flatten", 1, 1, BindCollection},
+    {"get", 2, 2, BindCollection},
+    {"array_insert", 3, 3, BindCollection},
+    {"sequence", 2, 3, BindCollection},
+    {"arrays_zip", 0, kAny, BindCollection},
+    {"map_from_arrays", 2, 2, BindCollection},
+    {"map_concat", 0, kAny, BindCollection},
     {"array_join", 2, 3, BindArrayFunction},
     {"array_append", 2, 2, BindArrayFunction},
     {"array_prepend", 2, 2, BindArrayFunction},
@@ -1846,6 +2133,13 @@ constexpr FunctionDef kFunctions[] = {
     {"add_months", 2, 2, BindDateArithmetic},
     {"last_day", 1, 1, BindDateArithmetic},
     {"make_date", 3, 3, BindDateArithmetic},
+    {"date_part", 2, 2, BindExtract},
+    {"datepart", 2, 2, BindExtract},
+    {"months_between", 2, 3, BindTimestampArithmetic},
+    {"next_day", 2, 2, BindTimestampArithmetic},
+    {"make_timestamp", 6, 6, BindTimestampArithmetic},
+    {"timestampadd", 3, 3, BindTimestampArithmetic},
+    {"timestampdiff", 3, 3, BindTimestampArithmetic},
     {"regexp_like", 2, 2, BindRLike},
     {"regexp_replace", 3, 3, BindRegexp},
     {"regexp_count", 2, 2, BindRegexp},

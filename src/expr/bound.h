@@ -42,13 +42,17 @@ enum class Op : uint8_t {
   kLPad, kRPad, kRepeat, kReverse, kInitCap, kLeft, kRight, kTranslate,
   kHex, kUnhex, kBase64, kUnbase64, kLevenshtein, kSoundex, kAscii, kChr, kSpace, kBin,
   kByteLength,  // bit_length or octet_length: the node's name
+  kEncode, kDecode,  // args: value, charset (a constant, checked when bound)
+  kConv,             // args: number (text), from base, to base
+  kElt,              // args: n, strings...
   // math
   kAbs, kRound, kFloor, kCeil, kSqrt, kPow,
   kMathUnary,  // a function of one double to a double, named by `name` (exp, ln, sin, ...)
   kLog,        // args: base, x
   kFactorial,
+  kWidthBucket,  // args: value, min, max (doubles), buckets (bigint)
   // hashing
-  kHash, kMd5, kSha2, kCrc32,
+  kHash, kXxHash64, kMd5, kSha2, kCrc32,
   // date and time
   kCurrentTimestamp, kCurrentDate, kToTimestamp, kToDate, kDateTrunc, kDateFormat, kYear, kMonth, kDay,
   kQuarter, kDayOfWeek, kDayOfYear, kWeekOfYear, kHour, kMinute, kSecond, kUnixTimestamp, kFromUnixtime,
@@ -56,12 +60,19 @@ enum class Op : uint8_t {
   kTimestampFromUnits,  // timestamp_seconds|millis|micros: the unit is the node's name
   kUnixUnits,           // unix_seconds|millis|micros of a timestamp: the unit is the node's name
   kUnixDate, kDateFromUnixDate,
+  kMonthsBetween,       // args: end, start, round off (a constant boolean)
+  kNextDay,             // args: date, day of week (text)
+  kMakeTimestamp,       // args: year, month, day, hour, minute, seconds (decimal(16,6))
+  kSecondWithFraction,  // date_part('SECOND', ts): decimal(8,6)
+  kTimestampAddUnits,   // timestampadd: args: quantity (bigint), timestamp; the unit is the node's name
+  kTimestampDiffUnits,  // timestampdiff: args: start, end; the unit is the node's name
   // JSON and nested values
   kGetJsonObject, kFromJson, kToJson, kSchemaOfJson, kJsonArrayLength, kJsonObjectKeys,
   kSize, kElementAt, kSubscript, kGetField, kStruct, kArray,
   kMap,  // args: key, value, key, value, ...
   kMapKeys, kMapValues, kArrayContains, kArrayPosition, kArrayMax, kArrayMin, kSlice, kArrayDistinct,
-  kSortArray,  // args: array, ascending (a constant boolean)
+  kSortArray,  // args: array, ascending, NULLs first (constant booleans)
+  kFlatten, kGet, kArrayInsert, kSequence, kArraysZip, kMapFromArrays, kMapConcat,
   kArrayJoin, kArrayAppend, kArrayPrepend, kArrayCompact,
   kAggregate,  // count, sum, ...: typed but not evaluable here
   // lambda functions and the higher-order functions that call them

@@ -99,6 +99,8 @@ std::string PrintBound(const BoundNode& node) {
     }
     case Op::kDateAddDays: return fmt::format("date_add({})", Args(node));
     case Op::kPmod: return fmt::format("pmod({})", Args(node));
+    case Op::kTimestampAddUnits: return fmt::format("timestampadd({}, {})", node.name, Args(node));
+    case Op::kTimestampDiffUnits: return fmt::format("timestampdiff({}, {})", node.name, Args(node));
     case Op::kCase: {
       std::string out = "CASE";
       for (size_t i = 0; i + 1 < a.size(); i += 2) {

@@ -64,6 +64,7 @@ bool MayFail(const BoundNode& node) {
     case Op::kAggregate:
     case Op::kElementAt:  // element_at(array, 0) fails in every mode
     case Op::kMap:        // a null or repeated key fails in every mode
+    case Op::kMapFromArrays: case Op::kMapConcat: case Op::kArrayInsert: case Op::kSequence:
     case Op::kSlice:      // a start of 0 or a negative length fails in every mode
     case Op::kRepeat: case Op::kLPad: case Op::kRPad:  // a value beyond the size bound fails
       return true;
@@ -84,6 +85,8 @@ bool MayFail(const BoundNode& node) {
     }
     case Op::kDivide: case Op::kRemainder: case Op::kIntDivide: case Op::kPmod: case Op::kSubscript:
     case Op::kToTimestamp: case Op::kToDate: case Op::kUnixTimestamp: case Op::kMakeDate:
+    case Op::kNextDay: case Op::kMakeTimestamp: case Op::kConv: case Op::kElt:
+    case Op::kEncode: case Op::kDecode:
       if (node.mode == EvalMode::kAnsi) return true;
       break;
     case Op::kTimestampFromUnits:  // overflow fails in both modes, as Spark's multiplyExact
@@ -269,7 +272,7 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
   // Most kernels read their inputs through offset-aware readers; the few that index columns
   // directly get windows copied to offset 0.
   bool offset_aware = node.op != Op::kCast && node.op != Op::kConcatWs && node.op != Op::kHash && node.op != Op::kSize &&
-                      node.op != Op::kElementAt && node.op != Op::kSubscript;
+                      node.op != Op::kElementAt && node.op != Op::kSubscript && node.op != Op::kXxHash64;
   if (!offset_aware) {
     for (Datum& d : args) {
       if (!d.scalar && d.offset != 0) d = Datum{Materialize(d, input.num_rows), false, 0};
@@ -301,23 +304,28 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kContains: case Op::kRegexpReplace: case Op::kRegexpCount: case Op::kSplitPart: case Op::kLocate:
       case Op::kLPad: case Op::kRPad: case Op::kRepeat: case Op::kReverse: case Op::kInitCap: case Op::kLeft:
       case Op::kRight: case Op::kTranslate: case Op::kHex: case Op::kUnhex: case Op::kBase64: case Op::kUnbase64:
+      case Op::kEncode: case Op::kDecode: case Op::kConv: case Op::kElt:
       case Op::kLevenshtein: case Op::kSoundex: case Op::kAscii: case Op::kChr: case Op::kSpace: case Op::kBin:
       case Op::kByteLength:
         return EvalStringFunction(node, args, rows);
       case Op::kAbs: case Op::kRound: case Op::kFloor: case Op::kCeil: case Op::kSqrt: case Op::kPow:
-      case Op::kMathUnary: case Op::kLog: case Op::kFactorial:
+      case Op::kMathUnary: case Op::kLog: case Op::kFactorial: case Op::kWidthBucket:
         return EvalMathFunction(node, args, rows);
-      case Op::kHash: case Op::kMd5: case Op::kSha2: case Op::kCrc32: return EvalHashFunction(node, args, rows);
+      case Op::kHash: case Op::kXxHash64: case Op::kMd5: case Op::kSha2: case Op::kCrc32: return EvalHashFunction(node, args, rows);
       case Op::kCurrentTimestamp: case Op::kCurrentDate: case Op::kToTimestamp: case Op::kToDate:
       case Op::kDateTrunc: case Op::kDateFormat: case Op::kYear: case Op::kMonth: case Op::kDay: case Op::kHour:
       case Op::kQuarter: case Op::kDayOfWeek: case Op::kDayOfYear: case Op::kWeekOfYear: case Op::kMinute:
       case Op::kSecond: case Op::kUnixTimestamp: case Op::kFromUnixtime: case Op::kDateDiff: case Op::kAddMonths:
       case Op::kLastDay: case Op::kMakeDate: case Op::kTimestampFromUnits: case Op::kUnixUnits: case Op::kUnixDate:
-      case Op::kDateFromUnixDate:
+      case Op::kDateFromUnixDate: case Op::kMonthsBetween: case Op::kNextDay: case Op::kMakeTimestamp:
+      case Op::kSecondWithFraction: case Op::kTimestampAddUnits: case Op::kTimestampDiffUnits:
         return EvalDatetimeFunction(node, args, args.empty() ? 1 : rows, input.now_micros);
       case Op::kGetJsonObject: case Op::kFromJson: case Op::kToJson: case Op::kSchemaOfJson: case Op::kJsonArrayLength:
       case Op::kJsonObjectKeys:
         return EvalJsonFunction(node, args, rows);
+      case Op::kFlatten: case Op::kGet: case Op::kArrayInsert: case Op::kSequence: case Op::kArraysZip:
+      case Op::kMapFromArrays: case Op::kMapConcat:
+        return EvalCollectionFunction(node, args, rows);
       case Op::kSize: case Op::kElementAt: case Op::kSubscript: case Op::kGetField:
       case Op::kStruct: case Op::kArray: case Op::kMap: case Op::kMapKeys: case Op::kMapValues:
       case Op::kArrayContains: case Op::kArrayPosition: case Op::kArrayMax: case Op::kArrayMin: case Op::kSlice:

@@ -295,6 +295,35 @@ TEST(FunctionsTest, HigherOrderFunctionsOverColumns) {
   EXPECT_EQ(EvalError("transform(arr, (x, x) -> x)").error_class(), errors::kParseSyntaxError);
 }
 
+// The functions added with the conformance suite, row by row over columns (the suite folds
+// constants).
+TEST(FunctionsTest, CollectionDateAndEncodingFunctionsOverColumns) {
+  Check({
+      {"get(arr, i)", {"2", "null", "null", "null"}},
+      {"array_insert(arr, i, 0)", {"[0,1,2,3]", "[null,0]", "null", "[0,null,null,5]"}},
+      {"flatten(array(arr, arr))", {"[1,2,3,1,2,3]", "[]", "null", "[null,5,null,5]"}},
+      {"sequence(1, i)", {"[1]", "[1,2]", "null", "[1,0,-1,-2,-3,-4]"}},
+      {"arrays_zip(arr, array(s))", {R"([{"arr":1,"1":"apple"},{"arr":2,"1":null},{"arr":3,"1":null}])",
+                                     R"([{"arr":null,"1":"Banana"}])", "null", R"([{"arr":null,"1":""},{"arr":5,"1":null}])"}},
+      {"map_concat(m, map('z', i))", {R"({"a":1,"b":2,"z":1})", R"({"z":2})", "null", R"({"c":null,"z":-4})"}},
+      // As Spark 4.3 computes them for these rows.
+      {"xxhash64(s, i)", {"-297220854217062302", "-6833284433838304287", "42", "1276106006079191180"}},
+      {"timestampdiff(DAY, ts, timestampadd(HOUR, i * 24, ts))", {"1", "null", "null", "-4"}},
+      {"extract(DOY FROM dt)", {"31", "null", "60", "365"}},
+      {"months_between(dt, DATE'2024-01-31')", {"24.0", "null", "1.0", "-649.0"}},
+      {"conv(CAST(i AS STRING), 10, 2)", {"1", "10", "null", "1111111111111111111111111111111111111111111111111111111111111100"}},
+      {"decode(encode(s, 'UTF-16LE'), 'UTF-16LE')", {"apple", "Banana", "null", ""}},
+      {"elt(abs(i) % 2 + 1, s, 'x')", {"x", "Banana", "null", ""}},
+  });
+  EXPECT_EQ(EvalError("array_insert(arr, i - 1, 0)").error_class(), errors::kInvalidIndexOfZero);
+  EXPECT_EQ(EvalError("sequence(i, 10, -1)").error_class(), errors::kInvalidParameterValue);
+  EXPECT_EQ(EvalError("map_concat(m, m)").error_class(), errors::kDuplicatedMapKey);
+  EXPECT_EQ(EvalError("encode(s || '\u00e9', 'US-ASCII')").error_class(), errors::kMalformedCharacterCoding);
+  EXPECT_EQ(EvalError("extract(FORTNIGHT FROM dt)").error_class(), errors::kInvalidExtractField);
+  EXPECT_EQ(EvalError("next_day(dt, s)").error_class(), errors::kIllegalDayOfWeek);
+  EXPECT_EQ(EvalError("elt(i + 5, s)").error_class(), errors::kInvalidArrayIndex);
+}
+
 // A quantifier right after a quantifier is refused, as Java refuses it (a dangling meta
 // character), instead of being handed to an engine that backtracks on it without end; lazy
 // quantifiers, groups' `(?` syntax, escaped and bracketed quantifier characters stay valid.

@@ -58,4 +58,19 @@ void SetValidity(Column* column, std::vector<uint8_t> validity) {
   }
 }
 
+Datum GatherListBuilder::Make(const TypePtr& type, const std::vector<ColumnPtr>& sources) {
+  auto out = std::make_shared<Column>();
+  out->type = type;
+  out->length = static_cast<int64_t>(offsets_.size()) - 1;
+  out->offsets = std::move(offsets_);
+  if (sources.size() == 1) {
+    out->children.push_back(GatherChild(sources[0], type->element_type(), std::move(indices_)));
+  } else {
+    out->children.push_back(GatherChild(sources[0], type->key_type(), indices_));
+    out->children.push_back(GatherChild(sources[1], type->value_type(), std::move(indices_)));
+  }
+  SetValidity(out.get(), std::move(validity_));
+  return Datum{out, false};
+}
+
 }  // namespace sluice::expr

@@ -72,6 +72,27 @@ std::vector<uint8_t> CombinedValidity(const std::vector<Datum>& inputs, int64_t 
 // Row i of the result is row indices[i] of `source` (of type `type`), or null where it is -1.
 ColumnPtr GatherChild(const ColumnPtr& source, const TypePtr& type, std::vector<int64_t> indices);
 
+// Builds an array (or map) column row by row from rows of source columns (-1 for a null element).
+class GatherListBuilder {
+ public:
+  void Add(int64_t source_row) { indices_.push_back(source_row); }
+  void EndRow(bool valid) {
+    offsets_.push_back(static_cast<int64_t>(indices_.size()));
+    validity_.push_back(valid ? 1 : 0);
+  }
+  // An array of `type` whose elements are rows of `source`.
+  Datum Finish(const TypePtr& type, const ColumnPtr& source) { return Make(type, {source}); }
+  // A map of `type` whose entries are rows of `keys` and `values` (no null key added).
+  Datum FinishMap(const TypePtr& type, const ColumnPtr& keys, const ColumnPtr& values) { return Make(type, {keys, values}); }
+
+ private:
+  Datum Make(const TypePtr& type, const std::vector<ColumnPtr>& sources);
+
+  std::vector<int64_t> offsets_{0};
+  std::vector<int64_t> indices_;
+  std::vector<uint8_t> validity_;
+};
+
 // Installs `validity` on `column` (dropping it when nothing is null) and sets null_count.
 void SetValidity(Column* column, std::vector<uint8_t> validity);
 

@@ -26,6 +26,8 @@ Result<Datum> EvalJsonFunction(const BoundNode& node, const std::vector<Datum>& 
 // transform, filter, exists, forall, aggregate, zip_with: they evaluate their own arguments, the
 // lambda bodies once per batch over all elements of all rows.
 Result<Datum> EvalHigherOrderFunction(const BoundNode& node, const EvalInput& input);
+// flatten, get, array_insert, sequence, arrays_zip, map_from_arrays, map_concat.
+Result<Datum> EvalCollectionFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Result<Datum> EvalHashFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 
 // Per-row equality and ordering of two rows of one atomic type, as Spark compares them

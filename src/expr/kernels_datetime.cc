@@ -1,7 +1,11 @@
 // Date and time functions. The session time zone is UTC.
+#include <cmath>
+
 #include <fmt/format.h>
 
+#include "sluice/core/ascii.h"
 #include "sluice/core/civil_date.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "expr/datetime.h"
 #include "expr/kernel_util.h"
@@ -22,15 +26,9 @@ Result<std::optional<int64_t>> ParseOrFail(const BoundNode& node, std::string_vi
   return micros;
 }
 
-std::string Upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Truncates a timestamp to a unit; nullopt for an unknown unit.
 std::optional<int64_t> Truncate(std::string_view unit_text, int64_t micros) {
-  std::string unit = Upper(unit_text);
+  std::string unit = AsciiUpper(unit_text);
   int64_t days = FloorDiv(micros, kMicrosPerDay);
   CivilDate c = CivilFromDays(days);
   auto floor_to = [&](int64_t step) { return FloorDiv(micros, step) * step; };
@@ -71,6 +69,44 @@ int64_t DatePart(Op op, int64_t days) {
       return (thursday - DaysFromCivil(t.year, 1, 1)) / 7 + 1;
     }
   }
+}
+
+// The micros of one unit of timestampadd and timestampdiff below a month; 0 for the month units.
+int64_t MicrosOfUnit(std::string_view unit) {
+  if (unit == "MICROSECOND") return 1;
+  if (unit == "MILLISECOND") return 1000;
+  if (unit == "SECOND") return kMicrosPerSecond;
+  if (unit == "MINUTE") return 60 * kMicrosPerSecond;
+  if (unit == "HOUR") return 3600 * kMicrosPerSecond;
+  if (unit == "DAY" || unit == "DAYOFYEAR") return kMicrosPerDay;
+  if (unit == "WEEK") return 7 * kMicrosPerDay;
+  return 0;
+}
+int64_t MonthsOfUnit(std::string_view unit) { return unit == "YEAR" ? 12 : unit == "QUARTER" ? 3 : 1; }
+
+// Whole months from `start` to `end` as Java's ChronoUnit.MONTHS.between counts them: a month
+// counts once the day and time of `start` are reached again.
+int64_t WholeMonthsBetween(int64_t start, int64_t end) {
+  const int64_t start_day = FloorDiv(start, kMicrosPerDay), end_day = FloorDiv(end, kMicrosPerDay);
+  const CivilDate a = CivilFromDays(start_day), b = CivilFromDays(end_day);
+  int64_t months = (b.year * 12 + b.month) - (a.year * 12 + a.month);
+  // The day of month and time of day, compared as one number.
+  const int64_t a_rest = a.day * kMicrosPerDay + (start - start_day * kMicrosPerDay);
+  const int64_t b_rest = b.day * kMicrosPerDay + (end - end_day * kMicrosPerDay);
+  if (months > 0 && b_rest < a_rest) --months;
+  if (months < 0 && b_rest > a_rest) ++months;
+  return months;
+}
+
+// A day of the week as next_day reads it ("MO", "MON", "MONDAY", any case): 0 is Monday; -1 for
+// anything else.
+int DayOfWeekFromText(std::string_view text) {
+  static constexpr std::string_view kDays[] = {"MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"};
+  const std::string upper = AsciiUpper(text);
+  for (int d = 0; d < 7; ++d) {
+    if (upper == kDays[d] || upper == kDays[d].substr(0, 2) || upper == kDays[d].substr(0, 3)) return d;
+  }
+  return -1;
 }
 
 Status BadPattern(std::string_view pattern) {
@@ -181,6 +217,113 @@ Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datu
         }
         if (valid) *out = static_cast<int32_t>(DaysFromCivil(year[i], month[i], day[i]));
         return valid;
+      });
+    }
+    case Op::kMonthsBetween: {
+      // As Spark: whole months when the days of month match (or both are last days), else the
+      // difference of days and times over a 31-day month, rounded to 8 digits unless asked not to.
+      FixedReader<int64_t> end = ReadFixed<int64_t>(args[0]), start = ReadFixed<int64_t>(args[1]);
+      const bool round_off = args[2].column->Value<uint8_t>(0) != 0;
+      return FixedKernel<double>(node, args, rows, [&](int64_t i, double* out) -> Result<bool> {
+        const int64_t d1 = FloorDiv(end[i], kMicrosPerDay), d2 = FloorDiv(start[i], kMicrosPerDay);
+        const CivilDate a = CivilFromDays(d1), b = CivilFromDays(d2);
+        const double months = static_cast<double>((a.year * 12 + a.month) - (b.year * 12 + b.month));
+        const bool last1 = a.day == DaysInMonth(a.year, static_cast<int>(a.month));
+        const bool last2 = b.day == DaysInMonth(b.year, static_cast<int>(b.month));
+        if (a.day == b.day || (last1 && last2)) {
+          *out = months;
+          return true;
+        }
+        const int64_t micros = (a.day - b.day) * kMicrosPerDay + (end[i] - d1 * kMicrosPerDay) - (start[i] - d2 * kMicrosPerDay);
+        const double diff = months + static_cast<double>(micros) / static_cast<double>(31 * kMicrosPerDay);
+        *out = round_off ? static_cast<double>(std::llround(diff * 1e8)) / 1e8 : diff;
+        return true;
+      });
+    }
+    case Op::kNextDay: {
+      FixedReader<int32_t> day = ReadFixed<int32_t>(args[0]);
+      StringReader name = ReadString(args[1]);
+      return FixedKernel<int32_t>(node, args, rows, [&](int64_t i, int32_t* out) -> Result<bool> {
+        const int wanted = DayOfWeekFromText(name[i]);
+        if (wanted < 0) {
+          if (node.mode != EvalMode::kAnsi) return false;
+          return Status::Error(errors::kIllegalDayOfWeek, fmt::format("Illegal input for day of week: {}", name[i]));
+        }
+        const int64_t monday_based = day[i] + 3 - FloorDiv(day[i] + 3, 7) * 7;  // 1970-01-01 was a Thursday
+        int64_t ahead = (wanted - monday_based + 7) % 7;
+        if (ahead == 0) ahead = 7;
+        *out = static_cast<int32_t>(day[i] + ahead);
+        return true;
+      });
+    }
+    case Op::kMakeTimestamp: {
+      FixedReader<int32_t> year = ReadFixed<int32_t>(args[0]), month = ReadFixed<int32_t>(args[1]),
+                           day = ReadFixed<int32_t>(args[2]), hour = ReadFixed<int32_t>(args[3]),
+                           minute = ReadFixed<int32_t>(args[4]);
+      FixedReader<int128_t> seconds = ReadFixed<int128_t>(args[5]);  // decimal(16,6): micros
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        const int128_t micros = seconds[i];
+        // 60 seconds (with no fraction) is the next minute, as Spark allows it.
+        const bool valid = year[i] >= 1 && year[i] <= 9999 && month[i] >= 1 && month[i] <= 12 && day[i] >= 1 &&
+                           day[i] <= DaysInMonth(year[i], month[i]) && hour[i] >= 0 && hour[i] <= 23 &&
+                           minute[i] >= 0 && minute[i] <= 59 && micros >= 0 &&
+                           (micros < 60 * kMicrosPerSecond || micros == 60 * kMicrosPerSecond);
+        if (!valid) {
+          if (node.mode != EvalMode::kAnsi) return false;
+          return AnsiError(errors::kDatetimeFieldOutOfBounds, node,
+                           fmt::format("the time {}-{}-{} {}:{}:{} does not exist", year[i], month[i], day[i], hour[i],
+                                       minute[i], DecimalText(micros, 6)),
+                           "a CASE over the fields");
+        }
+        *out = DaysFromCivil(year[i], month[i], day[i]) * kMicrosPerDay + (hour[i] * 3600LL + minute[i] * 60LL) * kMicrosPerSecond +
+               static_cast<int64_t>(micros);
+        return true;
+      });
+    }
+    case Op::kSecondWithFraction: {
+      FixedReader<int64_t> ts = ReadFixed<int64_t>(args[0]);
+      return FixedKernel<int128_t>(node, args, rows, [&](int64_t i, int128_t* out) -> Result<bool> {
+        *out = ts[i] - FloorDiv(ts[i], 60 * kMicrosPerSecond) * 60 * kMicrosPerSecond;  // micros of the minute
+        return true;
+      });
+    }
+    case Op::kTimestampAddUnits: {
+      FixedReader<int64_t> quantity = ReadFixed<int64_t>(args[0]), ts = ReadFixed<int64_t>(args[1]);
+      const int64_t unit_micros = MicrosOfUnit(node.name);
+      const int64_t unit_months = MonthsOfUnit(node.name);
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        int64_t result = 0;
+        bool overflow = false;
+        if (unit_micros > 0) {
+          int64_t step = 0;
+          overflow = __builtin_mul_overflow(quantity[i], unit_micros, &step) || __builtin_add_overflow(ts[i], step, &result);
+        } else {
+          int64_t months = 0;
+          overflow = __builtin_mul_overflow(quantity[i], unit_months, &months) || months > INT32_MAX || months < INT32_MIN;
+          if (!overflow) {
+            const int64_t day = FloorDiv(ts[i], kMicrosPerDay);
+            result = AddMonths(day, static_cast<int32_t>(months)) * kMicrosPerDay + (ts[i] - day * kMicrosPerDay);
+          }
+        }
+        if (overflow) {
+          return Status::Error(errors::kArithmeticOverflow,
+                               fmt::format("timestampadd({}, {}, ...) leaves the range of timestamps", node.name, quantity[i]));
+        }
+        *out = result;
+        return true;
+      });
+    }
+    case Op::kTimestampDiffUnits: {
+      FixedReader<int64_t> start = ReadFixed<int64_t>(args[0]), end = ReadFixed<int64_t>(args[1]);
+      const int64_t unit_micros = MicrosOfUnit(node.name);
+      const int64_t unit_months = MonthsOfUnit(node.name);
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        if (unit_micros > 0) {
+          *out = static_cast<int64_t>((static_cast<__int128>(end[i]) - start[i]) / unit_micros);  // toward zero
+        } else {
+          *out = WholeMonthsBetween(start[i], end[i]) / unit_months;
+        }
+        return true;
       });
     }
     case Op::kToTimestamp:

@@ -1,6 +1,7 @@
 // hash() is Spark's: Murmur3 x86 32-bit with seed 42, each argument hashed into the running
 // seed, nulls skipped, with Spark's own treatment of the trailing bytes of strings (one
-// mixing round per byte). md5 and sha2 are OpenSSL's digests printed as lower-case hex.
+// mixing round per byte). xxhash64() is Spark's too: XXH64 with seed 42 over the same walk of
+// the values. md5 and sha2 are OpenSSL's digests printed as lower-case hex.
 #include <cmath>
 #include <cstring>
 
@@ -29,26 +30,91 @@ uint32_t Fmix(uint32_t h1, uint32_t length) {
   h1 ^= h1 >> 16;
   return h1;
 }
-uint32_t HashInt(uint32_t value, uint32_t seed) { return Fmix(MixH1(seed, MixK1(value)), 4); }
-uint32_t HashLong(uint64_t value, uint32_t seed) {
-  uint32_t h1 = MixH1(seed, MixK1(static_cast<uint32_t>(value)));
-  h1 = MixH1(h1, MixK1(static_cast<uint32_t>(value >> 32)));
-  return Fmix(h1, 8);
-}
-uint32_t HashBytes(std::string_view bytes, uint32_t seed) {
-  size_t aligned = bytes.size() - bytes.size() % 4;
-  uint32_t h1 = seed;
-  for (size_t i = 0; i < aligned; i += 4) {
-    uint32_t word;
-    std::memcpy(&word, bytes.data() + i, 4);  // little-endian, as Spark reads it on x86
-    h1 = MixH1(h1, MixK1(word));
+// Spark's Murmur3 hashing of ints, longs and bytes into a running 32-bit seed.
+struct Murmur3 {
+  using Seed = uint32_t;
+  static Seed Int(uint32_t value, Seed seed) { return Fmix(MixH1(seed, MixK1(value)), 4); }
+  static Seed Long(uint64_t value, Seed seed) {
+    uint32_t h1 = MixH1(seed, MixK1(static_cast<uint32_t>(value)));
+    h1 = MixH1(h1, MixK1(static_cast<uint32_t>(value >> 32)));
+    return Fmix(h1, 8);
   }
-  for (size_t i = aligned; i < bytes.size(); ++i) {
-    int32_t byte = static_cast<int8_t>(bytes[i]);  // Java bytes are signed
-    h1 = MixH1(h1, MixK1(static_cast<uint32_t>(byte)));
+  static Seed Bytes(std::string_view bytes, Seed seed) {
+    size_t aligned = bytes.size() - bytes.size() % 4;
+    uint32_t h1 = seed;
+    for (size_t i = 0; i < aligned; i += 4) {
+      uint32_t word;
+      std::memcpy(&word, bytes.data() + i, 4);  // little-endian, as Spark reads it on x86
+      h1 = MixH1(h1, MixK1(word));
+    }
+    for (size_t i = aligned; i < bytes.size(); ++i) {
+      int32_t byte = static_cast<int8_t>(bytes[i]);  // Java bytes are signed
+      h1 = MixH1(h1, MixK1(static_cast<uint32_t>(byte)));
+    }
+    return Fmix(h1, static_cast<uint32_t>(bytes.size()));
   }
-  return Fmix(h1, static_cast<uint32_t>(bytes.size()));
-}
+};
+
+// Spark's XXH64 (XXH64.java) of ints, longs and bytes into a running 64-bit seed.
+struct XxHash64 {
+  using Seed = uint64_t;
+  static constexpr uint64_t kPrime1 = 0x9E3779B185EBCA87ull, kPrime2 = 0xC2B2AE3D27D4EB4Full,
+                            kPrime3 = 0x165667B19E3779F9ull, kPrime4 = 0x85EBCA77C2B2AE63ull,
+                            kPrime5 = 0x27D4EB2F165667C5ull;
+  static uint64_t Rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+  static uint64_t Fmix(uint64_t h) {
+    h ^= h >> 33;
+    h *= kPrime2;
+    h ^= h >> 29;
+    h *= kPrime3;
+    h ^= h >> 32;
+    return h;
+  }
+  static uint64_t Word(std::string_view bytes, size_t at) {
+    uint64_t word;
+    std::memcpy(&word, bytes.data() + at, 8);
+    return word;
+  }
+  static uint64_t Round(uint64_t acc, uint64_t input) { return Rotl(acc + input * kPrime2, 31) * kPrime1; }
+  static Seed Int(uint32_t value, Seed seed) {
+    uint64_t h = seed + kPrime5 + 4;
+    h ^= static_cast<uint64_t>(value) * kPrime1;
+    return Fmix(Rotl(h, 23) * kPrime2 + kPrime3);
+  }
+  static Seed Long(uint64_t value, Seed seed) {
+    uint64_t h = seed + kPrime5 + 8;
+    h ^= Rotl(value * kPrime2, 31) * kPrime1;
+    return Fmix(Rotl(h, 27) * kPrime1 + kPrime4);
+  }
+  static Seed Bytes(std::string_view bytes, Seed seed) {
+    const size_t length = bytes.size();
+    size_t at = 0;
+    uint64_t h;
+    if (length >= 32) {
+      uint64_t v1 = seed + kPrime1 + kPrime2, v2 = seed + kPrime2, v3 = seed, v4 = seed - kPrime1;
+      for (; at + 32 <= length; at += 32) {
+        v1 = Round(v1, Word(bytes, at));
+        v2 = Round(v2, Word(bytes, at + 8));
+        v3 = Round(v3, Word(bytes, at + 16));
+        v4 = Round(v4, Word(bytes, at + 24));
+      }
+      h = Rotl(v1, 1) + Rotl(v2, 7) + Rotl(v3, 12) + Rotl(v4, 18);
+      for (uint64_t v : {v1, v2, v3, v4}) h = (h ^ Round(0, v)) * kPrime1 + kPrime4;
+    } else {
+      h = seed + kPrime5;
+    }
+    h += length;
+    for (; at + 8 <= length; at += 8) h = Rotl(h ^ Round(0, Word(bytes, at)), 27) * kPrime1 + kPrime4;
+    if (at + 4 <= length) {
+      uint32_t word;
+      std::memcpy(&word, bytes.data() + at, 4);
+      h = Rotl(h ^ (static_cast<uint64_t>(word) * kPrime1), 23) * kPrime2 + kPrime3;
+      at += 4;
+    }
+    for (; at < length; ++at) h = Rotl(h ^ (static_cast<uint64_t>(static_cast<uint8_t>(bytes[at])) * kPrime5), 11) * kPrime1;
+    return Fmix(h);
+  }
+};
 
 __extension__ typedef unsigned __int128 uint128_t;
 
@@ -66,52 +132,53 @@ std::string BigIntegerBytes(int128_t value) {
   return bytes.substr(start);
 }
 
-uint32_t HashValue(const Column& c, int64_t row, uint32_t seed) {
+template <typename H>
+typename H::Seed HashValue(const Column& c, int64_t row, typename H::Seed seed) {
   if (c.IsNull(row)) return seed;
   switch (c.type->id()) {
-    case TypeId::kBoolean: return HashInt(c.Value<uint8_t>(row) ? 1 : 0, seed);
-    case TypeId::kByte: return HashInt(static_cast<uint32_t>(static_cast<int32_t>(c.Value<int8_t>(row))), seed);
-    case TypeId::kShort: return HashInt(static_cast<uint32_t>(static_cast<int32_t>(c.Value<int16_t>(row))), seed);
+    case TypeId::kBoolean: return H::Int(c.Value<uint8_t>(row) ? 1 : 0, seed);
+    case TypeId::kByte: return H::Int(static_cast<uint32_t>(static_cast<int32_t>(c.Value<int8_t>(row))), seed);
+    case TypeId::kShort: return H::Int(static_cast<uint32_t>(static_cast<int32_t>(c.Value<int16_t>(row))), seed);
     case TypeId::kInteger:
-    case TypeId::kDate: return HashInt(static_cast<uint32_t>(c.Value<int32_t>(row)), seed);
+    case TypeId::kDate: return H::Int(static_cast<uint32_t>(c.Value<int32_t>(row)), seed);
     case TypeId::kLong:
     case TypeId::kTimestamp:
-    case TypeId::kTimestampNtz: return HashLong(static_cast<uint64_t>(c.Value<int64_t>(row)), seed);
+    case TypeId::kTimestampNtz: return H::Long(static_cast<uint64_t>(c.Value<int64_t>(row)), seed);
     case TypeId::kFloat: {
       float f = c.Value<float>(row);
-      if (f == 0.0f) return HashInt(0, seed);
+      if (f == 0.0f) return H::Int(0, seed);
       uint32_t bits;
       if (std::isnan(f)) {
         bits = 0x7fc00000u;
       } else {
         std::memcpy(&bits, &f, 4);
       }
-      return HashInt(bits, seed);
+      return H::Int(bits, seed);
     }
     case TypeId::kDouble: {
       double d = c.Value<double>(row);
-      if (d == 0.0) return HashLong(0, seed);
+      if (d == 0.0) return H::Long(0, seed);
       uint64_t bits;
       if (std::isnan(d)) {
         bits = 0x7ff8000000000000ull;
       } else {
         std::memcpy(&bits, &d, 8);
       }
-      return HashLong(bits, seed);
+      return H::Long(bits, seed);
     }
     case TypeId::kDecimal: {
       int128_t v = c.Value<int128_t>(row);
-      if (c.type->precision() <= 18) return HashLong(static_cast<uint64_t>(static_cast<int64_t>(v)), seed);
-      return HashBytes(BigIntegerBytes(v), seed);
+      if (c.type->precision() <= 18) return H::Long(static_cast<uint64_t>(static_cast<int64_t>(v)), seed);
+      return H::Bytes(BigIntegerBytes(v), seed);
     }
     case TypeId::kString:
-    case TypeId::kBinary: return HashBytes(c.View(row), seed);
+    case TypeId::kBinary: return H::Bytes(c.View(row), seed);
     case TypeId::kStruct:
-      for (const ColumnPtr& child : c.children) seed = HashValue(*child, row, seed);
+      for (const ColumnPtr& child : c.children) seed = HashValue<H>(*child, row, seed);
       return seed;
     case TypeId::kArray:
       for (int64_t e = c.offsets[static_cast<size_t>(row)]; e < c.offsets[static_cast<size_t>(row) + 1]; ++e) {
-        seed = HashValue(*c.children[0], e, seed);
+        seed = HashValue<H>(*c.children[0], e, seed);
       }
       return seed;
     default: return seed;
@@ -175,12 +242,22 @@ Result<Datum> EvalHashFunction(const BoundNode& node, const std::vector<Datum>& 
       return true;
     });
   }
+  if (node.op == Op::kXxHash64) {
+    auto out = NewFixedColumn(node.type, rows);
+    int64_t* values = reinterpret_cast<int64_t*>(out->data.data());
+    for (int64_t i = 0; i < rows; ++i) {
+      uint64_t h = kSeed;
+      for (const Datum& d : args) h = HashValue<XxHash64>(*d.column, d.scalar ? 0 : i, h);
+      values[i] = static_cast<int64_t>(h);
+    }
+    return Datum{out, false};
+  }
   if (node.op != Op::kHash) return Digest(node, args, rows);
   auto out = NewFixedColumn(node.type, rows);
   int32_t* values = reinterpret_cast<int32_t*>(out->data.data());
   for (int64_t i = 0; i < rows; ++i) {
     uint32_t h = kSeed;
-    for (const Datum& d : args) h = HashValue(*d.column, d.scalar ? 0 : i, h);
+    for (const Datum& d : args) h = HashValue<Murmur3>(*d.column, d.scalar ? 0 : i, h);
     values[i] = static_cast<int32_t>(h);
   }
   return Datum{out, false};

@@ -87,19 +87,19 @@ Result<Datum> TransformOrFilter(const BoundNode& node, const Datum& array, const
   std::vector<ColumnPtr> values = {f.elements};
   if (lambda.parameters == 2) values.push_back(Positions(f, rows));  // (x, i) -> ...
   SLUICE_ASSIGN_OR_RETURN(ColumnPtr results, EvaluateLambda(lambda, input, f.row_of, values));
-  std::vector<int64_t> offsets(static_cast<size_t>(rows) + 1, 0);
   if (node.op == Op::kTransform) {
+    std::vector<int64_t> offsets(static_cast<size_t>(rows) + 1, 0);
     for (int64_t r = 0; r <= rows; ++r) offsets[static_cast<size_t>(r)] = f.arrays->offsets[static_cast<size_t>(r)] - f.begin;
     return Datum{ListOf(node.type, *f.arrays, std::move(offsets), results), false};
   }
-  std::vector<int64_t> kept;
+  GatherListBuilder kept;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t e = f.Start(r); e < f.End(r); ++e) {
-      if (results->IsValid(e) && results->Value<uint8_t>(e) != 0) kept.push_back(e);
+      if (results->IsValid(e) && results->Value<uint8_t>(e) != 0) kept.Add(e);
     }
-    offsets[static_cast<size_t>(r) + 1] = static_cast<int64_t>(kept.size());
+    kept.EndRow(f.arrays->IsValid(r));
   }
-  return Datum{ListOf(node.type, *f.arrays, std::move(offsets), Take(f.elements, kept)), false};
+  return kept.Finish(node.type, f.elements);
 }
 
 // exists: TRUE if the predicate holds for an element, else NULL if it was NULL for one, else

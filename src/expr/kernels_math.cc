@@ -189,6 +189,23 @@ Result<Datum> Compute(const BoundNode& node, const std::vector<Datum>& args, int
   TypeId id = a.column->type->id();
   switch (node.op) {
     case Op::kSqrt: return UnaryLoop<double, double>(node, a, rows, [](double x) { return std::sqrt(x); });
+    case Op::kWidthBucket: {
+      // Spark's width_bucket: bucket 0 below the range, buckets + 1 above it; a range given high
+      // to low counts down; NULL for no buckets, an empty range or a value that is not a number.
+      FixedReader<double> value = ReadFixed<double>(args[0]), low = ReadFixed<double>(args[1]), high = ReadFixed<double>(args[2]);
+      FixedReader<int64_t> buckets = ReadFixed<int64_t>(args[3]);
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        const double v = value[i], min = low[i], max = high[i];
+        const int64_t n = buckets[i];
+        if (n <= 0 || n == INT64_MAX || std::isnan(v) || min == max || !std::isfinite(min) || !std::isfinite(max)) return false;
+        if (min < max) {
+          *out = v < min ? 0 : v >= max ? n + 1 : static_cast<int64_t>((v - min) / (max - min) * static_cast<double>(n)) + 1;
+        } else {
+          *out = v > min ? 0 : v <= max ? n + 1 : static_cast<int64_t>((min - v) / (min - max) * static_cast<double>(n)) + 1;
+        }
+        return true;
+      });
+    }
     case Op::kFactorial: {
       FixedReader<int32_t> n = ReadFixed<int32_t>(a);
       return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {

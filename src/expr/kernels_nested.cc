@@ -55,30 +55,6 @@ Result<Datum> MakeMap(const BoundNode& node, const std::vector<Datum>& args, int
   return Datum{out, false};
 }
 
-// Builds a list column row by row from rows of a source column (-1 for a null element).
-class ListBuilder {
- public:
-  void Add(int64_t source_row) { indices_.push_back(source_row); }
-  void EndRow(bool valid) {
-    offsets_.push_back(static_cast<int64_t>(indices_.size()));
-    validity_.push_back(valid ? 1 : 0);
-  }
-  Datum Finish(const TypePtr& type, const ColumnPtr& source) {
-    auto out = std::make_shared<Column>();
-    out->type = type;
-    out->length = static_cast<int64_t>(offsets_.size()) - 1;
-    out->offsets = std::move(offsets_);
-    out->children.push_back(GatherChild(source, type->element_type(), std::move(indices_)));
-    SetValidity(out.get(), std::move(validity_));
-    return Datum{out, false};
-  }
-
- private:
-  std::vector<int64_t> offsets_{0};
-  std::vector<int64_t> indices_;
-  std::vector<uint8_t> validity_;
-};
-
 // The array functions: each row's elements are child rows offsets[r] .. offsets[r + 1].
 Result<Datum> ArrayFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
   const ColumnPtr array = Materialize(args[0], rows);
@@ -144,7 +120,7 @@ Result<Datum> ArrayFunction(const BoundNode& node, const std::vector<Datum>& arg
     case Op::kSlice: {
       FixedReader<int32_t> start = ReadFixed<int32_t>(args[1]), length = ReadFixed<int32_t>(args[2]);
       ValidityReader start_valid = ReadValidity(args[1]), length_valid = ReadValidity(args[2]);
-      ListBuilder list;
+      GatherListBuilder list;
       for (int64_t r = 0; r < rows; ++r) {
         if (array->IsNull(r) || !start_valid(r) || !length_valid(r)) {
           list.EndRow(false);
@@ -170,7 +146,7 @@ Result<Datum> ArrayFunction(const BoundNode& node, const std::vector<Datum>& arg
     case Op::kArrayDistinct:
     case Op::kArrayCompact: {
       const bool distinct = node.op == Op::kArrayDistinct;
-      ListBuilder list;
+      GatherListBuilder list;
       std::vector<int64_t> kept;
       for (int64_t r = 0; r < rows; ++r) {
         if (array->IsNull(r)) {
@@ -196,9 +172,10 @@ Result<Datum> ArrayFunction(const BoundNode& node, const std::vector<Datum>& arg
       return list.Finish(node.type, elements);
     }
     case Op::kSortArray: {
-      // Ascending puts NULLs first, descending last, as Spark's sort_array.
+      // sort_array puts NULLs first ascending and last descending; array_sort last.
       const bool ascending = args[1].column->Value<uint8_t>(0) != 0;
-      ListBuilder list;
+      const bool nulls_first = args[2].column->Value<uint8_t>(0) != 0;
+      GatherListBuilder list;
       std::vector<int64_t> sorted;
       for (int64_t r = 0; r < rows; ++r) {
         if (array->IsNull(r)) {
@@ -218,9 +195,9 @@ Result<Datum> ArrayFunction(const BoundNode& node, const std::vector<Datum>& arg
           const int c = CompareRows(*elements, x, *elements, y);
           return ascending ? c < 0 : c > 0;
         });
-        if (ascending) for (int64_t k = 0; k < nulls; ++k) list.Add(-1);
+        if (nulls_first) for (int64_t k = 0; k < nulls; ++k) list.Add(-1);
         for (int64_t e : sorted) list.Add(e);
-        if (!ascending) for (int64_t k = 0; k < nulls; ++k) list.Add(-1);
+        if (!nulls_first) for (int64_t k = 0; k < nulls; ++k) list.Add(-1);
         list.EndRow(true);
       }
       return list.Finish(node.type, elements);
@@ -254,7 +231,7 @@ Result<Datum> ArrayFunction(const BoundNode& node, const std::vector<Datum>& arg
       const ColumnPtr parts[] = {elements, value};
       SLUICE_ASSIGN_OR_RETURN(ColumnPtr source, Concatenate(parts));
       const bool append = node.op == Op::kArrayAppend;
-      ListBuilder list;
+      GatherListBuilder list;
       for (int64_t r = 0; r < rows; ++r) {
         if (array->IsNull(r)) {
           list.EndRow(false);

@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/ascii.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/utf8.h"
 #include "expr/kernel_util.h"
 #include "expr/kernels.h"
 #include "expr/like.h"
@@ -97,6 +99,154 @@ void ChangeCase(std::string_view text, bool upper, std::string* out) {
     AppendUtf8(static_cast<uint32_t>(mapped), out);
     i += length;
   }
+}
+
+
+// The code points of UTF-8 text (valid, as sluice's strings are).
+std::vector<uint32_t> CodePoints(std::string_view text) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < text.size();) {
+    const auto b = static_cast<uint8_t>(text[i]);
+    const int n = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+    uint32_t cp = n == 1 ? b : n == 2 ? b & 0x1F : n == 3 ? b & 0x0F : b & 0x07;
+    for (int k = 1; k < n && i + static_cast<size_t>(k) < text.size(); ++k) cp = cp << 6 | (static_cast<uint8_t>(text[i + k]) & 0x3F);
+    out.push_back(cp);
+    i += static_cast<size_t>(n);
+  }
+  return out;
+}
+
+void AppendCodePoint(std::string* out, uint32_t cp) {
+  if (cp < 0x80) {
+    *out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    *out += static_cast<char>(0xC0 | (cp >> 6));
+    *out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    *out += static_cast<char>(0xE0 | (cp >> 12));
+    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    *out += static_cast<char>(0xF0 | (cp >> 18));
+    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// encode(text, charset): as Java's String.getBytes; false for a character the charset lacks
+// (Spark's MALFORMED_CHARACTER_CODING).
+bool EncodeText(std::string_view text, std::string_view charset, std::string* encoded) {
+  std::string& out = *encoded;
+  out.clear();
+  if (charset == "UTF-8") {
+    out.assign(text);
+    return true;
+  }
+  const bool utf16 = charset.starts_with("UTF-16");
+  const bool little = charset == "UTF-16LE";
+  if (charset == "UTF-16") out += "\xFE\xFF";  // Java writes a big-endian byte order mark
+  auto unit = [&](uint32_t u) {
+    const char high = static_cast<char>(u >> 8), low = static_cast<char>(u & 0xFF);
+    out += little ? low : high;
+    out += little ? high : low;
+  };
+  for (uint32_t cp : CodePoints(text)) {
+    if (utf16) {
+      if (cp < 0x10000) {
+        unit(cp);
+      } else {
+        unit(0xD800 + ((cp - 0x10000) >> 10));
+        unit(0xDC00 + ((cp - 0x10000) & 0x3FF));
+      }
+    } else {
+      const uint32_t limit = charset == "US-ASCII" ? 0x80 : 0x100;
+      if (cp >= limit) return false;
+      out += static_cast<char>(cp);
+    }
+  }
+  return true;
+}
+
+// decode(bytes, charset): as Java's new String(bytes, charset); false for bytes that are not
+// characters of the charset (Spark's MALFORMED_CHARACTER_CODING).
+bool DecodeBytes(std::string_view bytes, std::string_view charset, std::string* decoded) {
+  std::string& out = *decoded;
+  out.clear();
+  if (charset == "UTF-8") {
+    if (!IsValidUtf8(bytes)) return false;
+    out.assign(bytes);
+    return true;
+  }
+  if (!charset.starts_with("UTF-16")) {
+    for (char c : bytes) {
+      const auto b = static_cast<uint8_t>(c);
+      if (charset == "US-ASCII" && b >= 0x80) return false;
+      AppendCodePoint(&out, b);
+    }
+    return true;
+  }
+  bool little = charset == "UTF-16LE";
+  size_t at = 0;
+  if (charset == "UTF-16" && bytes.size() >= 2) {  // a byte order mark decides, big-endian without one
+    const auto b0 = static_cast<uint8_t>(bytes[0]), b1 = static_cast<uint8_t>(bytes[1]);
+    if (b0 == 0xFE && b1 == 0xFF) at = 2;
+    if (b0 == 0xFF && b1 == 0xFE) at = 2, little = true;
+  }
+  auto unit = [&](size_t i) {
+    const auto a = static_cast<uint8_t>(bytes[i]), b = static_cast<uint8_t>(bytes[i + 1]);
+    return little ? static_cast<uint32_t>(b << 8 | a) : static_cast<uint32_t>(a << 8 | b);
+  };
+  for (; at + 1 < bytes.size(); at += 2) {
+    const uint32_t u = unit(at);
+    if (u >= 0xD800 && u < 0xDC00 && at + 3 < bytes.size() && unit(at + 2) >= 0xDC00 && unit(at + 2) < 0xE000) {
+      AppendCodePoint(&out, 0x10000 + ((u - 0xD800) << 10) + (unit(at + 2) - 0xDC00));
+      at += 2;
+    } else if (u >= 0xD800 && u < 0xE000) {
+      return false;  // half of a surrogate pair
+    } else {
+      AppendCodePoint(&out, u);
+    }
+  }
+  return at == bytes.size();  // not a lone last byte
+}
+
+// conv(number, from_base, to_base) as Spark's NumberConverter: the digits up to the first that is
+// not one, as an unsigned 64-bit number (a leading '-' negates it), written in to_base (signed
+// when to_base is negative); NULL for a base outside 2..36.
+std::optional<std::string> ConvertBase(std::string_view text, int32_t from, int32_t to, bool* overflow) {
+  *overflow = false;
+  if (from < 2 || from > 36 || std::abs(to) < 2 || std::abs(to) > 36) return std::nullopt;
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  if (text.empty()) return std::nullopt;
+  const bool negative = !text.empty() && text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  uint64_t value = 0;
+  for (char ch : text) {
+    const int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'z' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'Z' ? ch - 'A' + 10 : 99;
+    if (d >= from) break;
+    if (value > (UINT64_MAX - static_cast<uint64_t>(d)) / static_cast<uint64_t>(from)) {
+      *overflow = true;
+      value = UINT64_MAX;
+      break;
+    }
+    value = value * static_cast<uint64_t>(from) + static_cast<uint64_t>(d);
+  }
+  if (negative && !*overflow) value = ~value + 1;
+  bool minus = false;
+  if (to < 0 && static_cast<int64_t>(value) < 0) {
+    minus = true;
+    value = ~value + 1;
+  }
+  const uint64_t base = static_cast<uint64_t>(std::abs(to));
+  std::string digits;
+  do {
+    const auto d = static_cast<int>(value % base);
+    digits += static_cast<char>(d < 10 ? '0' + d : 'A' + d - 10);
+    value /= base;
+  } while (value != 0);
+  if (minus) digits += '-';
+  return std::string(digits.rbegin(), digits.rend());
 }
 
 // True when every argument is valid at `row`.
@@ -882,6 +1032,74 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
         *out = static_cast<int32_t>(s[i].size()) * scale;
         return true;
       });
+    }
+    case Op::kEncode:
+    case Op::kDecode: {
+      StringReader value = str(0);
+      const std::string charset = AsciiUpper(args[1].column->View(0));
+      std::string coded;
+      Status malformed;
+      Datum d = StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
+        const bool ok = node.op == Op::kEncode ? EncodeText(value[i], charset, &coded) : DecodeBytes(value[i], charset, &coded);
+        if (!ok && malformed.ok()) {
+          malformed = Status::Error(errors::kMalformedCharacterCoding,
+                                    fmt::format("{} met {} that {} cannot {}", PrintBound(node),
+                                                node.op == Op::kEncode ? "a character" : "bytes", charset,
+                                                node.op == Op::kEncode ? "encode" : "decode"));
+        }
+        w->Append(coded);
+      });
+      if (!malformed.ok()) return malformed;
+      return d;
+    }
+    case Op::kConv: {
+      StringReader number = str(0);
+      FixedReader<int32_t> from = ReadFixed<int32_t>(args[1]), to = ReadFixed<int32_t>(args[2]);
+      AllValid valid(args);
+      StringWriter writer(node.type, rows);
+      for (int64_t i = 0; i < rows; ++i) {
+        bool overflow = false;
+        std::optional<std::string> converted = valid(i) ? ConvertBase(number[i], from[i], to[i], &overflow) : std::nullopt;
+        if (overflow && node.mode == EvalMode::kAnsi) {
+          return Status::Error(errors::kArithmeticOverflow,
+                               fmt::format("the number '{}' of {} overflows 64 bits; set sql.ansi: false for its largest value",
+                                           number[i], PrintBound(node)));
+        }
+        if (converted) {
+          writer.Append(*converted);
+        } else {
+          writer.AppendNull();
+        }
+      }
+      return Datum{writer.Finish(), false};
+    }
+    case Op::kElt: {
+      // elt(n, s1, s2, ...): the n-th string (1-based); out of range NULL, or INVALID_ARRAY_INDEX in ANSI mode.
+      FixedReader<int32_t> n = ReadFixed<int32_t>(args[0]);
+      ValidityReader n_valid = ReadValidity(args[0]);
+      const int64_t count = static_cast<int64_t>(args.size()) - 1;
+      StringWriter writer(node.type, rows);
+      for (int64_t i = 0; i < rows; ++i) {
+        if (!n_valid(i)) {
+          writer.AppendNull();
+          continue;
+        }
+        if (n[i] < 1 || n[i] > count) {
+          if (node.mode == EvalMode::kAnsi) {
+            return AnsiError(errors::kInvalidArrayIndex, node,
+                             fmt::format("the index {} is out of bounds: there are {} strings", n[i], count), "try_element_at");
+          }
+          writer.AppendNull();
+          continue;
+        }
+        const Datum& chosen = args[static_cast<size_t>(n[i])];
+        if (!ReadValidity(chosen)(i)) {
+          writer.AppendNull();
+        } else {
+          writer.Append(ReadString(chosen)[i]);
+        }
+      }
+      return Datum{writer.Finish(), false};
     }
     default: return Status::Error(errors::kInternalError, "not a string function");
   }

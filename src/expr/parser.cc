@@ -1200,6 +1200,17 @@ class Parser {
          IsKeyword(Peek(), "from"))) {
       return ParseTrim(n);
     }
+    if (name == "extract" && IsParameter(Peek()) && IsKeyword(Peek(1), "from")) {
+      // extract(FIELD FROM source) is date_part('FIELD', source).
+      n->name = "date_part";
+      const Token field = Next();
+      n->args.push_back(StringLiteral(field.text, field));
+      Next();  // FROM
+      SLUICE_ASSIGN_OR_RETURN(NodePtr source, ParseExpr());
+      n->args.push_back(std::move(source));
+      SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
+      return Sealed(std::move(n));
+    }
     if (AcceptKeyword("distinct")) n->distinct = true;
     if (!IsSymbol(Peek(), ")")) {
       do {

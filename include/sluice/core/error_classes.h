@@ -29,6 +29,8 @@ inline constexpr std::string_view kInvalidIndexOfZero = "INVALID_INDEX_OF_ZERO";
 inline constexpr std::string_view kNullMapKey = "NULL_MAP_KEY";
 inline constexpr std::string_view kDuplicatedMapKey = "DUPLICATED_MAP_KEY";
 inline constexpr std::string_view kInvalidLambdaFunctionCall = "INVALID_LAMBDA_FUNCTION_CALL";
+inline constexpr std::string_view kInvalidExtractField = "INVALID_EXTRACT_FIELD";
+inline constexpr std::string_view kMalformedCharacterCoding = "MALFORMED_CHARACTER_CODING";
 // SQL statements (MERGE, UPDATE, DELETE)
 inline constexpr std::string_view kNonLastMatchedClauseOmitCondition = "NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION";
 inline constexpr std::string_view kNonLastNotMatchedByTargetClauseOmitCondition = "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION";
@@ -44,6 +46,7 @@ inline constexpr std::string_view kInvalidArrayIndex = "INVALID_ARRAY_INDEX";
 inline constexpr std::string_view kInvalidArrayIndexInElementAt = "INVALID_ARRAY_INDEX_IN_ELEMENT_AT";
 inline constexpr std::string_view kCannotParseTimestamp = "CANNOT_PARSE_TIMESTAMP";
 inline constexpr std::string_view kDatetimeFieldOutOfBounds = "DATETIME_FIELD_OUT_OF_BOUNDS";
+inline constexpr std::string_view kIllegalDayOfWeek = "ILLEGAL_DAY_OF_WEEK";
 // from_json in FAILFAST mode, schema_of_json
 inline constexpr std::string_view kMalformedRecordInParsing = "MALFORMED_RECORD_IN_PARSING";
 // Options and configuration
