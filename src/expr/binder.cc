@@ -56,6 +56,16 @@ NodePtr MakeNullLiteral(const Node& at) {
   return n;
 }
 
+NodePtr IntegerLiteral(const Node& at, int64_t value) {
+  auto n = std::make_shared<Node>();
+  n->kind = NodeKind::kLiteral;
+  n->line = at.line;
+  n->column = at.column;
+  n->literal.type = DataType::Integer();
+  n->literal.integer = value;
+  return n;
+}
+
 NodePtr MakeCase(const Node& at, std::vector<NodePtr> args, bool has_else) {
   auto n = std::make_shared<Node>();
   n->kind = NodeKind::kCase;
@@ -670,7 +680,7 @@ constexpr CallArity kCalls[] = {
     {">", 2, 2}, {">=", 2, 2}, {"+", 2, 2}, {"-", 2, 2}, {"*", 2, 2}, {"/", 2, 2}, {"%", 2, 2}, {"div", 2, 2},
     {"||", 2, kAny}, {"between", 3, 3}, {"nullif", 2, 2}, {"if", 3, 3}, {"iff", 3, 3}, {"mod", 2, 2}, {"pmod", 2, 2},
     {"try_add", 2, 2}, {"try_subtract", 2, 2}, {"try_multiply", 2, 2}, {"try_divide", 2, 2}, {"try_mod", 2, 2},
-    {"try_element_at", 2, 2}, {"try_to_timestamp", 1, 2},
+    {"try_element_at", 2, 2}, {"try_to_timestamp", 1, 2}, {"overlay", 3, 4},
 };
 
 class Call;
@@ -742,6 +752,20 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
       {"try_divide", "/"}, {"try_mod", "%"},              {"try_element_at", "element_at"},
       {"try_to_timestamp", "to_timestamp"}};
   if (auto it = kTryFunctions.find(f); it != kTryFunctions.end()) return BindTry(n, it->second);
+  if (f == "overlay") {
+    // overlay(input, replace, pos[, len]) is input's characters before pos, replace, then input's
+    // characters from pos + len (len the length of replace when not given or negative), as Spark.
+    const NodePtr& input = n.args[0];
+    const NodePtr& replace = n.args[1];
+    const NodePtr& pos = n.args[2];
+    NodePtr length = MakeCall(n, "length", {replace});
+    if (n.args.size() == 4) {
+      length = MakeCase(n, {MakeCall(n, ">=", {n.args[3], IntegerLiteral(n, 0)}), n.args[3], length}, true);
+    }
+    NodePtr before = MakeCall(n, "substring", {input, IntegerLiteral(n, 1), MakeCall(n, "-", {pos, IntegerLiteral(n, 1)})});
+    NodePtr after = MakeCall(n, "substring", {input, MakeCall(n, "+", {pos, length})});
+    return Bind(*MakeCall(n, "concat", {before, replace, after}));
+  }
   if ((f == "timestampadd" || f == "timestampdiff") && n.args[0]->kind == NodeKind::kColumn && n.args[0]->path.size() == 1) {
     // The unit is a keyword (timestampadd(HOUR, 1, ts)), not a column: read as its name.
     auto unit = std::make_shared<Node>(*n.args[0]);
@@ -1058,11 +1082,14 @@ Result<BoundPtr> BindRegexpExtract(Call& c) {
     c.args.push_back(one);
   }
   SLUICE_RETURN_IF_ERROR(c.Expect(2, DataType::Integer()));
-  auto node = c.Make(Op::kRegexpExtract, DataType::String(), AnyNullable(c.args));
+  const bool all = c.node.name == "regexp_extract_all";
+  auto node = c.Make(all ? Op::kRegexpExtractAll : Op::kRegexpExtract,
+                     all ? DataType::Array(DataType::String(), false) : DataType::String(), AnyNullable(c.args));
   if (IsConstantString(c.args[1]) && c.args[1]->constant->IsValid(0)) {
     auto compiled = CompileRegex(c.args[1]->constant->View(0));
     if (!compiled.ok()) return c.BadParameter(compiled.status().message());
-    if (c.args[2]->op == Op::kConstant && c.args[2]->constant->IsValid(0)) {
+    // regexp_extract_all checks the group per match, as Spark: no match, no error.
+    if (!all && c.args[2]->op == Op::kConstant && c.args[2]->constant->IsValid(0)) {
       int group = c.args[2]->constant->Value<int32_t>(0);
       if (group < 0 || group > (*compiled)->groups) {
         return c.BadParameter(fmt::format("the regex has {} groups but group {} was asked for", (*compiled)->groups, group));
@@ -2043,6 +2070,7 @@ constexpr FunctionDef kFunctions[] = {
     {"replace", 2, 3, BindReplace},
     {"split", 2, 3, BindSplit},
     {"regexp_extract", 2, 3, BindRegexpExtract},
+    {"regexp_extract_all", 2, 3, BindRegexpExtract},
     {"startswith", 2, 2, BindStringPredicate},
     {"endswith", 2, 2, BindStringPredicate},
     {"contains", 2, 2, BindStringPredicate},

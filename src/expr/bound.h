@@ -37,7 +37,7 @@ enum class Op : uint8_t {
   kCoalesce, kGreatest, kLeast,
   // strings
   kLower, kUpper, kLength, kTrim, kLTrim, kRTrim, kSubstring, kConcat, kConcatWs, kReplace, kSplit,
-  kRegexpExtract, kStartsWith, kEndsWith, kContains, kRegexpReplace, kRegexpCount, kSplitPart,
+  kRegexpExtract, kRegexpExtractAll, kStartsWith, kEndsWith, kContains, kRegexpReplace, kRegexpCount, kSplitPart,
   kLocate,  // args: substring, string, start position (1-based)
   kLPad, kRPad, kRepeat, kReverse, kInitCap, kLeft, kRight, kTranslate,
   kHex, kUnhex, kBase64, kUnbase64, kLevenshtein, kSoundex, kAscii, kChr, kSpace, kBin,

@@ -94,7 +94,7 @@ bool MayFail(const BoundNode& node) {
     case Op::kFromJson:
       if (static_cast<const JsonOptions&>(*node.state).failfast) return true;
       break;
-    case Op::kLike: case Op::kRLike: case Op::kSplit: case Op::kRegexpExtract: case Op::kDateFormat:
+    case Op::kLike: case Op::kRLike: case Op::kSplit: case Op::kRegexpExtract: case Op::kRegexpExtractAll: case Op::kDateFormat:
     case Op::kFromUnixtime: case Op::kRegexpReplace: case Op::kRegexpCount:
       // A pattern that is not a constant was not checked at bind time.
       if (node.args.size() > 1 && node.args[1]->op != Op::kConstant) return true;
@@ -304,7 +304,7 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kContains: case Op::kRegexpReplace: case Op::kRegexpCount: case Op::kSplitPart: case Op::kLocate:
       case Op::kLPad: case Op::kRPad: case Op::kRepeat: case Op::kReverse: case Op::kInitCap: case Op::kLeft:
       case Op::kRight: case Op::kTranslate: case Op::kHex: case Op::kUnhex: case Op::kBase64: case Op::kUnbase64:
-      case Op::kEncode: case Op::kDecode: case Op::kConv: case Op::kElt:
+      case Op::kEncode: case Op::kDecode: case Op::kConv: case Op::kElt: case Op::kRegexpExtractAll:
       case Op::kLevenshtein: case Op::kSoundex: case Op::kAscii: case Op::kChr: case Op::kSpace: case Op::kBin:
       case Op::kByteLength:
         return EvalStringFunction(node, args, rows);

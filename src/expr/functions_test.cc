@@ -314,6 +314,8 @@ TEST(FunctionsTest, CollectionDateAndEncodingFunctionsOverColumns) {
       {"conv(CAST(i AS STRING), 10, 2)", {"1", "10", "null", "1111111111111111111111111111111111111111111111111111111111111100"}},
       {"decode(encode(s, 'UTF-16LE'), 'UTF-16LE')", {"apple", "Banana", "null", ""}},
       {"elt(abs(i) % 2 + 1, s, 'x')", {"x", "Banana", "null", ""}},
+      {"regexp_extract_all(s, '(p+|an)', 1)", {R"(["pp"])", R"(["an","an"])", "null", "[]"}},
+      {"overlay(s PLACING '*' FROM i FOR 2)", {"*ple", "B*ana", "null", "*"}},
   });
   EXPECT_EQ(EvalError("array_insert(arr, i - 1, 0)").error_class(), errors::kInvalidIndexOfZero);
   EXPECT_EQ(EvalError("sequence(i, 10, -1)").error_class(), errors::kInvalidParameterValue);

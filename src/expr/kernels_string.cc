@@ -697,6 +697,37 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
       SetValidity(out.get(), std::move(validity));
       return Datum{out, false};
     }
+    case Op::kRegexpExtractAll: {
+      // Group g of every match, left to right (an empty match moves on by one character).
+      StringReader s = str(0), pattern = str(1);
+      FixedReader<int32_t> group = ReadFixed<int32_t>(args[2]);
+      RegexCache cache(node);
+      AllValid valid(args);
+      StringWriter elements(DataType::String(), rows);
+      GatherListBuilder rows_of;  // offsets and validity only: element k is row k of `elements`
+      int64_t total = 0;
+      for (int64_t i = 0; i < rows; ++i) {
+        if (!valid(i)) {
+          rows_of.EndRow(false);
+          continue;
+        }
+        SLUICE_ASSIGN_OR_RETURN(const std::regex* re, cache.Get(pattern[i]));
+        const int32_t g = group[i];
+        const std::string_view v = s[i];
+        for (std::regex_iterator<std::string_view::const_iterator> it(v.begin(), v.end(), *re), end; it != end; ++it) {
+          if (g < 0 || static_cast<size_t>(g) > re->mark_count()) {
+            return Status::Error(errors::kInvalidParameterValue,
+                                 fmt::format("regexp_extract_all asks for group {} of a regex with {} groups", g, re->mark_count()));
+          }
+          const auto& sub = (*it)[static_cast<size_t>(g)];
+          elements.Append(sub.matched ? v.substr(static_cast<size_t>(sub.first - v.begin()), static_cast<size_t>(sub.length()))
+                                      : std::string_view());
+          rows_of.Add(total++);
+        }
+        rows_of.EndRow(true);
+      }
+      return rows_of.Finish(node.type, elements.Finish());
+    }
     case Op::kRegexpExtract: {
       StringReader s = str(0);
       FixedReader<int32_t> group = ReadFixed<int32_t>(args[2]);

@@ -1225,6 +1225,19 @@ class Parser {
           }
           break;
         }
+        if (name == "overlay" && n->args.size() == 1 && AcceptKeyword("placing")) {
+          // overlay(input PLACING replace FROM pos [FOR len]) -> overlay(input, replace, pos[, len]).
+          SLUICE_ASSIGN_OR_RETURN(NodePtr replace, ParseExpr());
+          n->args.push_back(std::move(replace));
+          SLUICE_RETURN_IF_ERROR(ExpectKeyword("from"));
+          SLUICE_ASSIGN_OR_RETURN(NodePtr pos, ParseExpr());
+          n->args.push_back(std::move(pos));
+          if (AcceptKeyword("for")) {
+            SLUICE_ASSIGN_OR_RETURN(NodePtr length, ParseExpr());
+            n->args.push_back(std::move(length));
+          }
+          break;
+        }
         if (name == "trim" && n->args.size() == 1 && AcceptKeyword("from")) {
           SLUICE_ASSIGN_OR_RETURN(NodePtr str, ParseExpr());
           n->args.insert(n->args.begin(), std::move(str));
