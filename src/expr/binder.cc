@@ -806,6 +806,16 @@ class Call {
   Result<BoundPtr> Finish(std::shared_ptr<BoundNode> bound) { return binder_.Finish(std::move(bound)); }
   Result<BoundPtr> CastTo(BoundPtr arg, const TypePtr& to) { return binder_.CastTo(std::move(arg), to); }
 
+  // A constant argument the call supplies itself (a default, a rewrite's operand).
+  BoundPtr Constant(const TypePtr& type, const LiteralValue& value) {
+    auto node = NewNode(Op::kConstant, type);
+    node->constant = LiteralColumn(value, type);
+    node->nullable = false;
+    return node;
+  }
+  BoundPtr IntegerConstant(int32_t value) { return Constant(DataType::Integer(), LiteralValue{.integer = value}); }
+  BoundPtr BooleanConstant(bool value) { return Constant(DataType::Boolean(), LiteralValue{.boolean = value}); }
+
   // A node of `op` over the arguments as they are now, named after the function.
   std::shared_ptr<BoundNode> Make(Op op, TypePtr type, bool nullable = true) {
     auto bound = NewNode(op, std::move(type), args);
@@ -1074,12 +1084,7 @@ Result<BoundPtr> BindSplit(Call& c) {
 Result<BoundPtr> BindRegexpExtract(Call& c) {
   SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
   if (c.args.size() == 2) {
-    auto one = c.NewNode(Op::kConstant, DataType::Integer());
-    LiteralValue v;
-    v.integer = 1;
-    one->constant = LiteralColumn(v, DataType::Integer());
-    one->nullable = false;
-    c.args.push_back(one);
+    c.args.push_back(c.IntegerConstant(1));
   }
   SLUICE_RETURN_IF_ERROR(c.Expect(2, DataType::Integer()));
   const bool all = c.node.name == "regexp_extract_all";
@@ -1125,10 +1130,7 @@ Result<BoundPtr> BindRound(Call& c) {
     SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
     scale = c.args[1]->constant->Value<int32_t>(0);
   } else {
-    auto zero = c.NewNode(Op::kConstant, DataType::Integer());
-    zero->constant = LiteralColumn(LiteralValue{}, DataType::Integer());
-    zero->nullable = false;
-    c.args.push_back(zero);
+    c.args.push_back(c.IntegerConstant(0));
   }
   TypePtr type = c.args[0]->type;
   if (type->id() == TypeId::kDecimal) {
@@ -1265,19 +1267,11 @@ Result<BoundPtr> BindExtract(Call& c) {
   SLUICE_ASSIGN_OR_RETURN(BoundPtr part, c.Finish(c.Make(op, DataType::Integer(), c.args[0]->nullable)));
   if (!dow_iso) return part;
   // Monday 1 ... Sunday 7: (dayofweek + 5) % 7 + 1.
-  auto constant = [&](int32_t value) {
-    auto node = c.NewNode(Op::kConstant, DataType::Integer());
-    LiteralValue v;
-    v.integer = value;
-    node->constant = LiteralColumn(v, DataType::Integer());
-    node->nullable = false;
-    return BoundPtr(node);
-  };
-  auto plus_five = c.NewNode(Op::kAdd, DataType::Integer(), {part, constant(5)});
+  auto plus_five = c.NewNode(Op::kAdd, DataType::Integer(), {part, c.IntegerConstant(5)});
   plus_five->nullable = part->nullable;
-  auto modulo = c.NewNode(Op::kRemainder, DataType::Integer(), {plus_five, constant(7)});
+  auto modulo = c.NewNode(Op::kRemainder, DataType::Integer(), {plus_five, c.IntegerConstant(7)});
   modulo->nullable = part->nullable;
-  auto iso = c.NewNode(Op::kAdd, DataType::Integer(), {modulo, constant(1)});
+  auto iso = c.NewNode(Op::kAdd, DataType::Integer(), {modulo, c.IntegerConstant(1)});
   iso->nullable = part->nullable;
   return c.Finish(iso);
 }
@@ -1289,14 +1283,7 @@ Result<BoundPtr> BindTimestampArithmetic(Call& c) {
   if (f == "months_between") {
     SLUICE_RETURN_IF_ERROR(c.DatetimeArg(0, DataType::Timestamp()));
     SLUICE_RETURN_IF_ERROR(c.DatetimeArg(1, DataType::Timestamp()));
-    if (c.args.size() == 2) {
-      auto yes = c.NewNode(Op::kConstant, DataType::Boolean());
-      LiteralValue v;
-      v.boolean = true;
-      yes->constant = LiteralColumn(v, DataType::Boolean());
-      yes->nullable = false;
-      c.args.push_back(yes);
-    }
+    if (c.args.size() == 2) c.args.push_back(c.BooleanConstant(true));
     if (c.args[2]->op != Op::kConstant || c.args[2]->type == nullptr || c.args[2]->type->id() != TypeId::kBoolean ||
         c.args[2]->constant->IsNull(0)) {
       return c.Mismatch("the round-off of months_between must be a constant boolean");
@@ -1394,12 +1381,7 @@ Result<BoundPtr> BindLocate(Call& c) {
   if (c.node.name == "instr") std::swap(c.args[0], c.args[1]);
   SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
   if (c.args.size() == 2) {
-    auto one = c.NewNode(Op::kConstant, DataType::Integer());
-    LiteralValue v;
-    v.integer = 1;
-    one->constant = LiteralColumn(v, DataType::Integer());
-    one->nullable = false;
-    c.args.push_back(one);
+    c.args.push_back(c.IntegerConstant(1));
   }
   SLUICE_RETURN_IF_ERROR(c.Expect(2, DataType::Integer()));
   return c.Finish(c.Make(Op::kLocate, DataType::Integer(), c.args[0]->nullable || c.args[1]->nullable));
@@ -1410,12 +1392,7 @@ Result<BoundPtr> BindPad(Call& c) {
   SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
   SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
   if (c.args.size() == 2) {
-    auto space = c.NewNode(Op::kConstant, DataType::String());
-    LiteralValue v;
-    v.text = " ";
-    space->constant = LiteralColumn(v, DataType::String());
-    space->nullable = false;
-    c.args.push_back(space);
+    c.args.push_back(c.Constant(DataType::String(), LiteralValue{.text = " "}));
   }
   SLUICE_RETURN_IF_ERROR(c.ExpectStrings(2, 3));
   return c.Finish(c.Make(c.node.name == "lpad" ? Op::kLPad : Op::kRPad, DataType::String(), AnyNullable(c.args)));
@@ -1660,29 +1637,21 @@ Result<BoundPtr> BindArrayFunction(Call& c) {
   }
   if (f == "sort_array" || f == "array_sort") {
     SLUICE_RETURN_IF_ERROR(atomic());
-    auto constant = [&](bool value) {
-      auto node = c.NewNode(Op::kConstant, DataType::Boolean());
-      LiteralValue v;
-      v.boolean = value;
-      node->constant = LiteralColumn(v, DataType::Boolean());
-      node->nullable = false;
-      return node;
-    };
     if (f == "array_sort") {  // ascending, NULLs last
       if (c.args.size() > 1) {
         return c.Mismatch("array_sort with a comparator function is not supported; sort with array_sort(a) or sort_array(a, false)");
       }
-      c.args.push_back(constant(true));
-      c.args.push_back(constant(false));
+      c.args.push_back(c.BooleanConstant(true));
+      c.args.push_back(c.BooleanConstant(false));
       return c.Finish(c.Make(Op::kSortArray, t, c.args[0]->nullable));
     }
-    if (c.args.size() == 1) c.args.push_back(constant(true));
+    if (c.args.size() == 1) c.args.push_back(c.BooleanConstant(true));
     const BoundPtr& order = c.args[1];
     if (order->op != Op::kConstant || order->type == nullptr || order->type->id() != TypeId::kBoolean ||
         order->constant->IsNull(0)) {
       return c.Mismatch("the order of sort_array is a constant boolean (true for ascending)");
     }
-    c.args.push_back(constant(order->constant->Value<uint8_t>(0) != 0));  // NULLs first when ascending
+    c.args.push_back(c.BooleanConstant(order->constant->Value<uint8_t>(0) != 0));  // NULLs first when ascending
     return c.Finish(c.Make(Op::kSortArray, t, c.args[0]->nullable));
   }
   // array_join(array, delimiter[, null_replacement]): elements read as strings.
@@ -1698,12 +1667,7 @@ Result<BoundPtr> BindArrayFunction(Call& c) {
 Result<BoundPtr> BindMath(Call& c) {
   const std::string& f = c.node.name;
   if (f == "pi" || f == "e") {
-    auto constant = c.NewNode(Op::kConstant, DataType::Double());
-    LiteralValue v;
-    v.floating = f == "pi" ? M_PI : M_E;
-    constant->constant = LiteralColumn(v, DataType::Double());
-    constant->nullable = false;
-    return BoundPtr(constant);
+    return c.Constant(DataType::Double(), LiteralValue{.floating = f == "pi" ? M_PI : M_E});
   }
   for (size_t i = 0; i < c.args.size(); ++i) {
     SLUICE_RETURN_IF_ERROR(c.NumericArg(i));

@@ -58,6 +58,16 @@ void SetValidity(Column* column, std::vector<uint8_t> validity) {
   }
 }
 
+Datum ArrayOf(const TypePtr& type, std::vector<int64_t> offsets, ColumnPtr elements, std::vector<uint8_t> validity) {
+  auto out = std::make_shared<Column>();
+  out->type = type;
+  out->length = static_cast<int64_t>(offsets.size()) - 1;
+  out->offsets = std::move(offsets);
+  out->children.push_back(std::move(elements));
+  SetValidity(out.get(), std::move(validity));
+  return Datum{out, false};
+}
+
 Datum GatherListBuilder::Make(const TypePtr& type, const std::vector<ColumnPtr>& sources) {
   auto out = std::make_shared<Column>();
   out->type = type;

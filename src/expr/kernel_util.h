@@ -72,6 +72,10 @@ std::vector<uint8_t> CombinedValidity(const std::vector<Datum>& inputs, int64_t 
 // Row i of the result is row indices[i] of `source` (of type `type`), or null where it is -1.
 ColumnPtr GatherChild(const ColumnPtr& source, const TypePtr& type, std::vector<int64_t> indices);
 
+// An array column of offsets.size() - 1 rows: row r holds `elements` rows [offsets[r],
+// offsets[r + 1]); `validity` as SetValidity takes it.
+Datum ArrayOf(const TypePtr& type, std::vector<int64_t> offsets, ColumnPtr elements, std::vector<uint8_t> validity);
+
 // Builds an array (or map) column row by row from rows of source columns (-1 for a null element).
 class GatherListBuilder {
  public:

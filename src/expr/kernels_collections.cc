@@ -139,13 +139,7 @@ Result<Datum> Sequence(const BoundNode& node, const std::vector<Datum>& args, in
   auto longs = NewFixedColumn(DataType::Long(), static_cast<int64_t>(values.size()));
   std::copy(values.begin(), values.end(), reinterpret_cast<int64_t*>(longs->data.data()));
   SLUICE_ASSIGN_OR_RETURN(ColumnPtr elements, CastColumn(*longs, node.type->element_type(), EvalMode::kLegacy));
-  auto out = std::make_shared<Column>();
-  out->type = node.type;
-  out->length = rows;
-  out->offsets = std::move(offsets);
-  out->children.push_back(std::move(elements));
-  SetValidity(out.get(), std::move(valid));
-  return Datum{out, false};
+  return ArrayOf(node.type, std::move(offsets), std::move(elements), std::move(valid));
 }
 
 // arrays_zip(a, b, ...): structs of the i-th elements, the shorter arrays padded with NULLs;
@@ -183,13 +177,7 @@ Result<Datum> ArraysZip(const BoundNode& node, const std::vector<Datum>& args, i
     structs->children.push_back(
         GatherChild(arrays[a].column->children[0], structs->type->field(static_cast<int>(a)).type, std::move(picked[a])));
   }
-  auto out = std::make_shared<Column>();
-  out->type = node.type;
-  out->length = rows;
-  out->offsets = std::move(offsets);
-  out->children.push_back(std::move(structs));
-  SetValidity(out.get(), std::move(valid));
-  return Datum{out, false};
+  return ArrayOf(node.type, std::move(offsets), std::move(structs), std::move(valid));
 }
 
 // The entries of one map row, checked as Spark's default mapKeyDedupPolicy (EXCEPTION) checks

@@ -185,6 +185,19 @@ typename H::Seed HashValue(const Column& c, int64_t row, typename H::Seed seed) 
   }
 }
 
+// Each row's arguments hashed in order into the running seed, starting from 42.
+template <typename H, typename Out>
+Datum HashRows(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  auto out = NewFixedColumn(node.type, rows);
+  Out* values = reinterpret_cast<Out*>(out->data.data());
+  for (int64_t i = 0; i < rows; ++i) {
+    typename H::Seed h = kSeed;
+    for (const Datum& d : args) h = HashValue<H>(*d.column, d.scalar ? 0 : i, h);
+    values[i] = static_cast<Out>(h);
+  }
+  return Datum{out, false};
+}
+
 Result<Datum> Digest(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
   StringReader input = ReadString(args[0]);
   ValidityReader valid = ReadValidity(args[0]);
@@ -242,25 +255,9 @@ Result<Datum> EvalHashFunction(const BoundNode& node, const std::vector<Datum>& 
       return true;
     });
   }
-  if (node.op == Op::kXxHash64) {
-    auto out = NewFixedColumn(node.type, rows);
-    int64_t* values = reinterpret_cast<int64_t*>(out->data.data());
-    for (int64_t i = 0; i < rows; ++i) {
-      uint64_t h = kSeed;
-      for (const Datum& d : args) h = HashValue<XxHash64>(*d.column, d.scalar ? 0 : i, h);
-      values[i] = static_cast<int64_t>(h);
-    }
-    return Datum{out, false};
-  }
+  if (node.op == Op::kXxHash64) return HashRows<XxHash64, int64_t>(node, args, rows);
   if (node.op != Op::kHash) return Digest(node, args, rows);
-  auto out = NewFixedColumn(node.type, rows);
-  int32_t* values = reinterpret_cast<int32_t*>(out->data.data());
-  for (int64_t i = 0; i < rows; ++i) {
-    uint32_t h = kSeed;
-    for (const Datum& d : args) h = HashValue<Murmur3>(*d.column, d.scalar ? 0 : i, h);
-    values[i] = static_cast<int32_t>(h);
-  }
-  return Datum{out, false};
+  return HashRows<Murmur3, int32_t>(node, args, rows);
 }
 
 }  // namespace sluice::expr

@@ -66,20 +66,6 @@ ColumnPtr Positions(const Flattened& f, int64_t rows) {
   return out;
 }
 
-// A list column of `rows` rows: row r holds `child` rows [offsets[r], offsets[r + 1]); null where
-// the arrays are.
-ColumnPtr ListOf(const TypePtr& type, const Column& arrays, std::vector<int64_t> offsets, ColumnPtr child) {
-  auto out = std::make_shared<Column>();
-  out->type = type;
-  out->length = arrays.length;
-  out->offsets = std::move(offsets);
-  out->children.push_back(std::move(child));
-  std::vector<uint8_t> valid(static_cast<size_t>(arrays.length));
-  for (int64_t r = 0; r < arrays.length; ++r) valid[static_cast<size_t>(r)] = arrays.IsValid(r) ? 1 : 0;
-  SetValidity(out.get(), std::move(valid));
-  return out;
-}
-
 Result<Datum> TransformOrFilter(const BoundNode& node, const Datum& array, const EvalInput& input) {
   const int64_t rows = input.num_rows;
   const Flattened f = Flatten(array, rows);
@@ -90,7 +76,9 @@ Result<Datum> TransformOrFilter(const BoundNode& node, const Datum& array, const
   if (node.op == Op::kTransform) {
     std::vector<int64_t> offsets(static_cast<size_t>(rows) + 1, 0);
     for (int64_t r = 0; r <= rows; ++r) offsets[static_cast<size_t>(r)] = f.arrays->offsets[static_cast<size_t>(r)] - f.begin;
-    return Datum{ListOf(node.type, *f.arrays, std::move(offsets), results), false};
+    std::vector<uint8_t> valid(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) valid[static_cast<size_t>(r)] = f.arrays->IsValid(r) ? 1 : 0;
+    return ArrayOf(node.type, std::move(offsets), results, std::move(valid));
   }
   GatherListBuilder kept;
   for (int64_t r = 0; r < rows; ++r) {
@@ -200,13 +188,7 @@ Result<Datum> ZipWith(const BoundNode& node, const Datum& left_array, const Datu
                           EvaluateLambda(*node.args[2], input, row_of,
                                          {GatherChild(left.elements, left_type, std::move(left_at)),
                                           GatherChild(right.elements, right_type, std::move(right_at))}));
-  auto out = std::make_shared<Column>();
-  out->type = node.type;
-  out->length = rows;
-  out->offsets = std::move(offsets);
-  out->children.push_back(std::move(results));
-  SetValidity(out.get(), std::move(valid));
-  return Datum{out, false};
+  return ArrayOf(node.type, std::move(offsets), std::move(results), std::move(valid));
 }
 
 }  // namespace
