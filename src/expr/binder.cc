@@ -151,6 +151,7 @@ class Binder {
   // failures (a bad constant pattern) are binding errors.
   Result<BoundPtr> Finish(std::shared_ptr<BoundNode> node) {
     bool foldable = node->op != Op::kCurrentTimestamp && node->op != Op::kCurrentDate && node->op != Op::kAggregate &&
+                    node->op != Op::kUuid &&
                     node->op != Op::kUnixTimestamp && node->op != Op::kColumn && node->op != Op::kConstant;
     if (node->op == Op::kUnixTimestamp && !node->args.empty()) foldable = true;
     for (const BoundPtr& a : node->args) foldable = foldable && a->op == Op::kConstant;
@@ -1186,6 +1187,13 @@ Result<BoundPtr> BindCurrentTimestamp(Call& c) {
   return c.Finish(c.Make(Op::kCurrentTimestamp, DataType::Timestamp(), false));
 }
 
+// uuid(): random-looking version 4 UUIDs that a replayed batch makes again (see EvalUuid).
+Result<BoundPtr> BindUuid(Call& c) {
+  auto node = c.Make(Op::kUuid, DataType::String(), false);
+  node->slot = c.node.line * 65536 + c.node.column;
+  return c.Finish(node);
+}
+
 Result<BoundPtr> BindCurrentDate(Call& c) {
   return c.Finish(c.Make(Op::kCurrentDate, DataType::Date(), false));
 }
@@ -2058,6 +2066,7 @@ constexpr FunctionDef kFunctions[] = {
     {"sha2", 2, 2, BindMd5},
     {"current_timestamp", 0, 0, BindCurrentTimestamp},
     {"now", 0, 0, BindCurrentTimestamp},
+    {"uuid", 0, 0, BindUuid},
     {"current_date", 0, 0, BindCurrentDate},
     {"to_timestamp", 1, 2, BindToTimestampOrDate},
     {"to_date", 1, 2, BindToTimestampOrDate},

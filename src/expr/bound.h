@@ -53,6 +53,7 @@ enum class Op : uint8_t {
   kWidthBucket,  // args: value, min, max (doubles), buckets (bigint)
   // hashing
   kHash, kXxHash64, kMd5, kSha2, kCrc32,
+  kUuid,  // slot: a salt telling apart the calls of one expression
   // date and time
   kCurrentTimestamp, kCurrentDate, kToTimestamp, kToDate, kDateTrunc, kDateFormat, kYear, kMonth, kDay,
   kQuarter, kDayOfWeek, kDayOfYear, kWeekOfYear, kHour, kMinute, kSecond, kUnixTimestamp, kFromUnixtime,

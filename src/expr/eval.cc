@@ -249,6 +249,7 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
     case Op::kConstant: return Datum{node.constant, true};
     case Op::kColumn: return Datum{input.slots[static_cast<size_t>(node.slot)], false, input.row_offset};
     case Op::kLambdaVariable: return Datum{input.variables[static_cast<size_t>(node.slot)], false, 0};
+    case Op::kUuid: return EvalUuid(node, input);
     case Op::kTransform: case Op::kFilter: case Op::kExists: case Op::kForall: case Op::kAggregateArray:
     case Op::kZipWith:
       return EvalHigherOrderFunction(node, input);
@@ -485,11 +486,12 @@ Status FilterChunk(const std::vector<const BoundNode*>& conjuncts, const std::ve
 
 }  // namespace
 
-Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch) const {
+Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch) const { return Evaluate(batch, NowMicros()); }
+
+Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch, int64_t now) const {
   SLUICE_RETURN_IF_ERROR(CheckSchema(*root_, batch));
   std::vector<ColumnPtr> slots = ResolveSlots(*root_, batch);
   int64_t total = batch.num_rows();
-  int64_t now = NowMicros();
   std::vector<ColumnPtr> chunks;
   // No rows: nothing is evaluated (so nothing fails), as in Spark.
   if (total == 0) return MakeNullColumn(root_->node->type, 0);

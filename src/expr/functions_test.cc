@@ -1,6 +1,9 @@
 // Built-in functions over the sample batch (test_util.h): strings, math, hashing, date and time.
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
+
 #include "expr/test_util.h"
 #include "sluice/core/error_classes.h"
 
@@ -324,6 +327,30 @@ TEST(FunctionsTest, CollectionDateAndEncodingFunctionsOverColumns) {
   EXPECT_EQ(EvalError("extract(FORTNIGHT FROM dt)").error_class(), errors::kInvalidExtractField);
   EXPECT_EQ(EvalError("next_day(dt, s)").error_class(), errors::kIllegalDayOfWeek);
   EXPECT_EQ(EvalError("elt(i + 5, s)").error_class(), errors::kInvalidArrayIndex);
+}
+
+// uuid(): version 4 UUIDs, distinct across rows and calls, the same again for the same batch
+// evaluated at the same time (a replay).
+TEST(FunctionsTest, UuidsAreDistinctAndReplayable) {
+  const std::vector<std::string> first = Eval("uuid()");
+  ASSERT_EQ(first.size(), 4u);
+  std::set<std::string> seen(first.begin(), first.end());
+  for (const std::string& u : first) {
+    EXPECT_TRUE(std::regex_match(u, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"))) << u;
+  }
+  const std::vector<std::string> pairs = Eval("uuid() || uuid()");
+  for (const std::string& p : pairs) {
+    EXPECT_NE(p.substr(0, 36), p.substr(36)) << "two calls in one expression differ";
+    seen.insert(p.substr(0, 36));
+  }
+  EXPECT_EQ(seen.size(), 8u);
+  BatchPtr batch = testing::SampleBatch();
+  BoundExpression bound = *Bind(*Expression::Parse("uuid()"), batch->schema());
+  ColumnPtr once = *bound.Evaluate(*batch, 1'700'000'000'000'000);
+  ColumnPtr again = *bound.Evaluate(*batch, 1'700'000'000'000'000);
+  ColumnPtr later = *bound.Evaluate(*batch, 1'700'000'000'000'001);
+  EXPECT_EQ(testing::Render(*once), testing::Render(*again));
+  EXPECT_NE(testing::Render(*once), testing::Render(*later));
 }
 
 // A quantifier right after a quantifier is refused, as Java refuses it (a dangling meta

@@ -28,6 +28,9 @@ Result<Datum> EvalJsonFunction(const BoundNode& node, const std::vector<Datum>& 
 Result<Datum> EvalHigherOrderFunction(const BoundNode& node, const EvalInput& input);
 // flatten, get, array_insert, sequence, arrays_zip, map_from_arrays, map_concat.
 Result<Datum> EvalCollectionFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+// uuid(): a version 4 UUID per row, drawn from the evaluation's now_micros (fixed per batch), the
+// row's position and the call's salt, so that a replayed batch gets the same values.
+Result<Datum> EvalUuid(const BoundNode& node, const EvalInput& input);
 Result<Datum> EvalHashFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 
 // Per-row equality and ordering of two rows of one atomic type, as Spark compares them

@@ -245,6 +245,27 @@ Result<Datum> Digest(const BoundNode& node, const std::vector<Datum>& args, int6
 
 }  // namespace
 
+Result<Datum> EvalUuid(const BoundNode& node, const EvalInput& input) {
+  StringWriter writer(node.type, input.num_rows);
+  const uint64_t seed = XxHash64::Long(static_cast<uint64_t>(input.now_micros), static_cast<uint64_t>(node.slot));
+  static constexpr char kHex[] = "0123456789abcdef";
+  char text[36];
+  for (int64_t i = 0; i < input.num_rows; ++i) {
+    const uint64_t row = static_cast<uint64_t>(input.row_offset + i);
+    uint64_t high = XxHash64::Long(row, seed), low = XxHash64::Long(row, ~seed);
+    high = (high & ~0xF000ull) | 0x4000ull;                       // version 4
+    low = (low & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;  // the RFC 4122 variant
+    int at = 0;
+    for (int nibble = 0; nibble < 32; ++nibble) {
+      if (nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20) text[at++] = '-';
+      const uint64_t word = nibble < 16 ? high : low;
+      text[at++] = kHex[(word >> (60 - 4 * (nibble % 16))) & 0xF];
+    }
+    writer.Append(std::string_view(text, 36));
+  }
+  return Datum{writer.Finish(), false};
+}
+
 Result<Datum> EvalHashFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
   if (node.op == Op::kCrc32) {
     StringReader input = ReadString(args[0]);

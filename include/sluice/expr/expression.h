@@ -102,6 +102,9 @@ class BoundExpression {
   // One value per row of `batch`, whose schema must equal the schema bound to (else
   // INVALID_ARGUMENT). The column has batch.num_rows() rows.
   Result<ColumnPtr> Evaluate(const RecordBatch& batch) const;
+  // Evaluate() at the time `now_micros`: what current_timestamp() returns and uuid() draws from.
+  // A caller that evaluates a batch again (a replay) and passes the same time gets the same values.
+  Result<ColumnPtr> Evaluate(const RecordBatch& batch, int64_t now_micros) const;
   // The rows (ascending) for which the expression is TRUE; false and null rows are dropped.
   // DATATYPE_MISMATCH unless result_type() is boolean.
   Result<std::vector<int64_t>> Filter(const RecordBatch& batch) const;
