@@ -31,6 +31,14 @@ int128_t DivideRoundHalfUp(int128_t a, int128_t b) {
   return q;
 }
 
+int128_t DivideRoundHalfEven(int128_t a, int128_t b) {
+  int128_t q = a / b;
+  int128_t r = a % b;
+  const int128_t twice = Abs(r) * 2;
+  if (twice > Abs(b) || (twice == Abs(b) && q % 2 != 0)) q += ((a < 0) != (b < 0)) ? -1 : 1;
+  return q;
+}
+
 std::optional<int128_t> Rescale(int128_t value, int from_scale, int to_scale) {
   if (to_scale == from_scale) return value;
   if (to_scale > from_scale) {

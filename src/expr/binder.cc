@@ -1124,6 +1124,9 @@ Result<BoundPtr> BindAbs(Call& c) {
 Result<BoundPtr> BindRound(Call& c) {
   SLUICE_RETURN_IF_ERROR(c.NumericArg(0));
   int scale = 0;
+  // A NULL scale makes the result NULL, typed as for scale 0 (as Spark types it).
+  const bool null_scale = c.args.size() == 2 && c.args[1]->op == Op::kConstant && c.args[1]->constant->IsNull(0);
+  if (null_scale) c.args[1] = c.IntegerConstant(0);
   if (c.args.size() == 2) {
     if (c.args[1]->op != Op::kConstant || c.args[1]->type == nullptr || !c.args[1]->type->is_integral() || c.args[1]->constant->IsNull(0)) {
       return c.Mismatch("the scale of round must be a constant integer");
@@ -1138,6 +1141,11 @@ Result<BoundPtr> BindRound(Call& c) {
     int p = type->precision(), s = type->scale();
     int new_scale = std::clamp(scale, 0, s);
     type = BoundedDecimal(p - s + 1 + new_scale, new_scale);
+  }
+  if (null_scale) {
+    auto null = c.NewNode(Op::kConstant, type);
+    null->constant = MakeNullColumn(type, 1);
+    return BoundPtr(null);
   }
   return c.Finish(c.Make(Op::kRound, type, c.args[0]->nullable));
 }
@@ -2048,6 +2056,7 @@ constexpr FunctionDef kFunctions[] = {
     {"contains", 2, 2, BindStringPredicate},
     {"abs", 1, 1, BindAbs},
     {"round", 1, 2, BindRound},
+    {"bround", 1, 2, BindRound},
     {"floor", 1, 1, BindFloorOrCeil},
     {"ceil", 1, 1, BindFloorOrCeil},
     {"ceiling", 1, 1, BindFloorOrCeil},

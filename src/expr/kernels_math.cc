@@ -31,47 +31,60 @@ Datum UnaryLoop(const BoundNode& node, const Datum& in, int64_t rows, F f) {
   return Datum{out, false};
 }
 
-// x rounded HALF_UP to a multiple of 10^-scale (scale < 0; any other scale leaves it), as an
-// int128 (which cannot overflow here).
-int128_t RoundedIntegral(int64_t x, int32_t scale) {
+// round() rounds HALF_UP, bround() HALF_EVEN: the quotient of a by b so rounded.
+int128_t DivideRounded(int128_t a, int128_t b, bool half_even) {
+  return half_even ? DivideRoundHalfEven(a, b) : DivideRoundHalfUp(a, b);
+}
+
+// x rounded to a multiple of 10^-scale (scale < 0; any other scale leaves it), as an int128
+// (which cannot overflow here).
+int128_t RoundedIntegral(int64_t x, int32_t scale, bool half_even) {
   if (scale >= 0) return x;
   if (-scale > 18) return 0;
-  int64_t factor = 1;
-  for (int i = 0; i < -scale; ++i) factor *= 10;
-  int64_t q = x / factor, r = x % factor;
-  if (r * 2 >= factor) ++q;
-  if (r * 2 <= -factor) --q;
-  return static_cast<int128_t>(q) * factor;
+  const int128_t factor = Pow10(-scale);
+  return DivideRounded(x, factor, half_even) * factor;
 }
 
 // Non-ANSI: the rounded value wraps into T.
 template <typename T>
-T RoundIntegral(T v, int32_t scale) {
-  return static_cast<T>(static_cast<uint64_t>(RoundedIntegral(static_cast<int64_t>(v), scale)));
+T RoundIntegral(T v, int32_t scale, bool half_even) {
+  return static_cast<T>(static_cast<uint64_t>(RoundedIntegral(static_cast<int64_t>(v), scale, half_even)));
 }
 
-// HALF_UP on the shortest decimal text of the double, as Spark rounds through BigDecimal.
-double RoundDouble(double v, int32_t scale) {
+// Rounds the shortest decimal text of the double, as Spark rounds through BigDecimal.
+double RoundDouble(double v, int32_t scale, bool half_even) {
   if (!std::isfinite(v) || scale > 30) return v;
   char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  int kept = std::max(scale, 0);
-  std::optional<int128_t> dec = ParseDecimal(std::string_view(buf, static_cast<size_t>(end - buf)), 38, kept);
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
+  const std::string_view text(buf, static_cast<size_t>(end - buf));  // "-1.2345e+02"
+  // The scale the text is exact at: its fraction digits less the exponent.
+  const size_t e = text.find('e');
+  const size_t dot = text.find('.');
+  const int fraction = dot == std::string_view::npos ? 0 : static_cast<int>(e - dot - 1);
+  int exponent = 0;
+  std::from_chars(text.data() + e + 1 + (text[e + 1] == '+'), text.data() + text.size(), exponent);
+  const int exact = std::max(fraction - exponent, 0);
+  const int kept = std::max(scale, 0);
+  if (exact <= scale) return v;
+  // Digits beyond the 38th cannot tip a rounding at scale 30 or less.
+  const int parsed = std::min(exact, 38);
+  std::optional<int128_t> dec = ParseDecimal(text, 38, parsed);
   if (!dec) return v;  // beyond 38 digits a double has no fractional part left to round
+  *dec = DivideRounded(*dec, Pow10(parsed - kept), half_even);
   if (scale < 0) {
-    int128_t f = Pow10(std::min(-scale, 38));
-    *dec = DivideRoundHalfUp(*dec, f) * f;
+    const int128_t f = Pow10(std::min(-scale, 38));
+    *dec = DivideRounded(*dec, f, half_even) * f;
   }
-  std::string text = DecimalText(*dec, kept);
+  std::string rounded = DecimalText(*dec, kept);
   double out = 0;
-  std::from_chars(text.data(), text.data() + text.size(), out);
+  std::from_chars(rounded.data(), rounded.data() + rounded.size(), out);
   return out;
 }
 
 // Whether rounding `v` to `scale` leaves T's range.
 template <typename T>
-bool RoundIntegralOverflows(T v, int32_t scale) {
-  const int128_t rounded = RoundedIntegral(static_cast<int64_t>(v), scale);
+bool RoundIntegralOverflows(T v, int32_t scale, bool half_even) {
+  const int128_t rounded = RoundedIntegral(static_cast<int64_t>(v), scale, half_even);
   return rounded < std::numeric_limits<T>::min() || rounded > std::numeric_limits<T>::max();
 }
 
@@ -122,10 +135,11 @@ Status CheckMathOverflow(const BoundNode& node, const std::vector<Datum>& args, 
     }
     case Op::kRound: {
       const int32_t scale = args[1].column->Value<int32_t>(0);
+      const bool half_even = node.name == "bround";
       return DispatchFixed(id, [&](auto zero) -> Status {
         using T = decltype(zero);
         if constexpr (std::is_integral_v<T> && !std::is_same_v<T, int128_t>) {
-          return CheckOverflow<T>(node, a, rows, [scale](T x) { return RoundIntegralOverflows<T>(x, scale); });
+          return CheckOverflow<T>(node, a, rows, [scale, half_even](T x) { return RoundIntegralOverflows<T>(x, scale, half_even); });
         }
         return Status::OK();
       });
@@ -302,6 +316,7 @@ Result<Datum> Compute(const BoundNode& node, const std::vector<Datum>& args, int
     }
     case Op::kRound: {
       int32_t scale = args[1].column->Value<int32_t>(0);
+      const bool half_even = node.name == "bround";
       if (id == TypeId::kDecimal) {
         int from = a.column->type->scale(), to = node.type->scale();
         int precision = node.type->precision();
@@ -312,12 +327,12 @@ Result<Datum> Compute(const BoundNode& node, const std::vector<Datum>& args, int
         for (int64_t i = 0; i < rows; ++i) {
           int128_t x = r[i];
           if (scale < 0) {
-            // Round to tens, hundreds...: to scale `scale` then back to scale 0.
-            auto v = Rescale(x, from, 0);
-            int128_t f = Pow10(std::min(-scale, 38));
-            values[i] = v ? DivideRoundHalfUp(*v, f) * f : 0;
+            // Round to tens, hundreds...: to scale `scale` in one rounding, then back to scale 0.
+            const int drop = from - scale;
+            const int128_t f = Pow10(std::min(-scale, 38));
+            values[i] = drop > 38 ? 0 : DivideRounded(x, Pow10(drop), half_even) * f;
           } else {
-            values[i] = Rescale(x, from, to).value_or(0);
+            values[i] = to < from ? DivideRounded(x, Pow10(from - to), half_even) : Rescale(x, from, to).value_or(0);
           }
           if (!FitsPrecision(values[i], precision)) {
             if (validity.empty()) validity.assign(static_cast<size_t>(rows), 1);
@@ -331,11 +346,11 @@ Result<Datum> Compute(const BoundNode& node, const std::vector<Datum>& args, int
         using T = decltype(zero);
         return UnaryLoop<T, T>(node, a, rows, [=](T x) -> T {
           if constexpr (std::is_floating_point_v<T>) {
-            return static_cast<T>(RoundDouble(static_cast<double>(x), scale));
+            return static_cast<T>(RoundDouble(static_cast<double>(x), scale, half_even));
           } else if constexpr (std::is_same_v<T, int128_t>) {
             return x;
           } else {
-            return RoundIntegral<T>(x, scale);
+            return RoundIntegral<T>(x, scale, half_even);
           }
         });
       });

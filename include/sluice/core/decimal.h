@@ -20,7 +20,8 @@ std::optional<int128_t> Rescale(int128_t value, int from_scale, int to_scale);
 // Parses "12.5", "-1e3", " 7 " into a value of the given scale (HALF_UP); nullopt when the text
 // is not a number or does not fit `precision`.
 std::optional<int128_t> ParseDecimal(std::string_view text, int precision, int scale);
-// Division with HALF_UP rounding of the quotient (b != 0).
+// Division with HALF_UP (HALF_EVEN) rounding of the quotient (b != 0).
 int128_t DivideRoundHalfUp(int128_t a, int128_t b);
+int128_t DivideRoundHalfEven(int128_t a, int128_t b);
 
 }  // namespace sluice
