@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -244,6 +245,45 @@ TEST_F(CliTest, DeltaCommandsWorkOnATableInS3) {
     EXPECT_EQ(refused.exit_code, 1) << bad;
     EXPECT_TRUE(Contains(refused.err, "INVALID_STORAGE_URI")) << bad << ": " << refused.err;
   }
+}
+
+// Rows as newcomers explore them: sorted (--order-by), all of them (--limit all), long values cut
+// where asked (--truncate, --no-truncate), and the table saying when it shows only some; bad values
+// of the options refused with exit code 2 (flags) or 1 (values), naming the option.
+TEST_F(CliTest, DeltaShowOrdersLimitsAndTruncatesRows) {
+  const std::string table = dir_.path() + "/words";
+  TypePtr schema = *DataType::Struct({{"id", DataType::Long()}, {"word", DataType::String()}});
+  for (int64_t version = 0; version < 3; ++version) {
+    Int64Builder ids(DataType::Long());
+    BinaryBuilder words(DataType::String());
+    for (int64_t k = 0; k < 10; ++k) {
+      ids.Append(30 - version * 10 - k);
+      words.Append(std::string(static_cast<size_t>(k + 1) * 3, static_cast<char>('a' + k)));
+    }
+    ASSERT_TRUE(delta::WriteTable(LocalFileSystem(), table, {*RecordBatch::Make(schema, {ids.Finish(), words.Finish()}, 10)}, {}).ok());
+  }
+  Ran sorted = RunSluice(dir_.path(), {"delta", "show", table, "--order-by", "id", "--limit", "3", "--format", "csv"});
+  EXPECT_EQ(sorted.exit_code, 0) << sorted.err;
+  EXPECT_EQ(sorted.out, "id,word\n1,jjjjjjjjjjjjjjjjjjjjjjjjjjjjjj\n2,iiiiiiiiiiiiiiiiiiiiiiiiiii\n3,hhhhhhhhhhhhhhhhhhhhhhhh\n");
+  Ran all = RunSluice(dir_.path(), {"delta", "show", table, "--limit", "all", "--format", "jsonl"});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(std::count(all.out.begin(), all.out.end(), '\n'), 30) << all.out;
+  Ran table_view = RunSluice(dir_.path(), {"delta", "show", table, "--order-by", "id", "--limit", "2", "--truncate", "8"});
+  EXPECT_EQ(table_view.exit_code, 0) << table_view.err;
+  EXPECT_TRUE(Contains(table_view.out, "|jjjjj...|")) << table_view.out;
+  EXPECT_TRUE(Contains(table_view.out, "only showing top 2 rows")) << table_view.out;
+  Ran whole = RunSluice(dir_.path(), {"delta", "show", table, "--order-by", "id", "--limit", "1", "--no-truncate"});
+  EXPECT_TRUE(Contains(whole.out, "|jjjjjjjjjjjjjjjjjjjjjjjjjjjjjj|")) << whole.out;
+  Ran every = RunSluice(dir_.path(), {"delta", "show", table, "--limit", "all"});
+  EXPECT_FALSE(Contains(every.out, "only showing")) << every.out;
+  Ran bad_limit = RunSluice(dir_.path(), {"delta", "show", table, "--limit", "most"});
+  EXPECT_EQ(bad_limit.exit_code, 1);
+  EXPECT_TRUE(Contains(bad_limit.err, "--limit takes a number of rows or all")) << bad_limit.err;
+  Ran bad_column = RunSluice(dir_.path(), {"delta", "show", table, "--order-by", "nope"});
+  EXPECT_EQ(bad_column.exit_code, 1);
+  EXPECT_TRUE(Contains(bad_column.err, "no column nope; the columns are id, word")) << bad_column.err;
+  Ran bad_truncate = RunSluice(dir_.path(), {"delta", "show", table, "--truncate", "many"});
+  EXPECT_EQ(bad_truncate.exit_code, 2) << bad_truncate.err;
 }
 
 // SIGINT while the PostgreSQL sink waits between retries of a server that is not there: the run

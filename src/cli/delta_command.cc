@@ -36,7 +36,7 @@ struct DeltaOptions {
   int64_t limit = 20;
   std::vector<std::string> columns;
   std::string where;
-  std::string format = "table";
+  RowPrinting rows;  // show
   bool json = false;  // history: one JSON object per version; describe: one object
 };
 
@@ -166,7 +166,7 @@ std::string TopLevelColumn(const std::string& path) {
 // paths into structs) and filtered (files that the filter rules out by partition values or
 // statistics are not read).
 Status RunShow(const DeltaOptions& options) {
-  SLUICE_RETURN_IF_ERROR(CheckRowFormat(options.format));
+  SLUICE_RETURN_IF_ERROR(CheckRowPrinting(options.rows));
   SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, Load(options));
   delta::ScanOptions scan_options;
   for (const std::string& path : options.columns) {
@@ -177,7 +177,7 @@ Status RunShow(const DeltaOptions& options) {
   }
   if (!options.where.empty()) scan_options.filter = options.where;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(snapshot, scan_options));
-  if (options.columns.empty()) return PrintRows(scan->schema(), [&] { return scan->Next(); }, options.format, options.limit);
+  if (options.columns.empty()) return PrintRows(scan->schema(), [&] { return scan->Next(); }, options.rows);
   // Each printed column is its path's value, named by the path.
   auto project = [&](const BatchPtr& batch) -> Result<BatchPtr> {
     std::vector<Field> fields;
@@ -195,7 +195,7 @@ Status RunShow(const DeltaOptions& options) {
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
     if (batch == nullptr) return batch;
     return project(batch);
-  }, options.format, options.limit);
+  }, options.rows);
 }
 
 struct DmlOptions {
@@ -352,11 +352,8 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
   CLI::App* command = parent->add_subcommand(name, description);
   AddTableArguments(command, &options->table, &options->warehouse);
   if (with_version) command->add_option("--version", options->version, "Time travel: read this version");
-  if (prints != Prints::kSummary) {
-    command
-        ->add_option("--limit", options->limit,
-                     prints == Prints::kRows ? "Print at most this many rows" : "Print at most this many versions")
-        ->capture_default_str();
+  if (prints == Prints::kVersions) {
+    command->add_option("--limit", options->limit, "Print at most this many versions")->capture_default_str();
   }
   if (prints != Prints::kRows) {
     command->add_flag("--json", options->json,
@@ -367,7 +364,7 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
     command->add_option("--columns", options->columns, "Columns to print, in this order: names or dot paths into structs")
         ->delimiter(',');
     command->add_option("--where", options->where, "Only rows for which this Spark SQL predicate is true");
-    command->add_option("--format", options->format, "table, jsonl or csv")->capture_default_str();
+    AddRowPrintingOptions(command, &options->rows, "20");
   }
   command->callback([options, run, name] {
     ExitOnFailure(name, [&]() -> Status {

@@ -25,8 +25,7 @@ using parquet::ParquetReader;
 struct ParquetOptions {
   std::string file;
   std::vector<std::string> columns;
-  int64_t limit = -1;
-  std::string format = "table";
+  RowPrinting rows;
 };
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
@@ -128,11 +127,11 @@ Status RunMeta(const ParquetReader& reader) {
 // --- cat
 
 Status RunCat(const ParquetReader& reader, const ParquetOptions& options) {
-  SLUICE_RETURN_IF_ERROR(CheckRowFormat(options.format));
+  SLUICE_RETURN_IF_ERROR(CheckRowPrinting(options.rows));
   parquet::ReadOptions read;
   read.columns = options.columns;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::BatchReader> batches, reader.NewBatchReader(read));
-  return PrintRows(batches->schema(), [&] { return batches->Next(); }, options.format, options.limit);
+  return PrintRows(batches->schema(), [&] { return batches->Next(); }, options.rows);
 }
 
 void AddCommand(CLI::App* parent, const std::string& name, const std::string& description,
@@ -143,8 +142,7 @@ void AddCommand(CLI::App* parent, const std::string& name, const std::string& de
   if (with_cat_options) {
     command->add_option("--columns", options->columns, "Columns to print: names or dot paths into structs")
         ->delimiter(',');
-    command->add_option("--limit", options->limit, "Print at most this many rows");
-    command->add_option("--format", options->format, "table, jsonl or csv")->capture_default_str();
+    AddRowPrintingOptions(command, &options->rows, "all");
   }
   command->callback([options, run, name] {
     Status status;

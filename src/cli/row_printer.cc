@@ -1,8 +1,12 @@
 #include "cli/row_printer.h"
 
+#include <charconv>
 #include <climits>
 #include <cstdio>
 #include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -60,14 +64,83 @@ std::string CsvRows(const RecordBatch& batch) {
 
 }  // namespace
 
-Status CheckRowFormat(const std::string& format) {
-  if (format == "table" || format == "jsonl" || format == "csv") return Status::OK();
-  return Status::Error(errors::kInvalidArgument, "--format must be table, jsonl or csv, not " + format);
+void AddRowPrintingOptions(CLI::App* command, RowPrinting* printing, const std::string& default_limit) {
+  printing->limit = default_limit;
+  command->add_option("--format", printing->format, "table, jsonl or csv")->capture_default_str();
+  command->add_option("--limit", printing->limit, "Print at most this many rows, or all")->capture_default_str();
+  command->add_option("--truncate", printing->truncate, "Cut table cells beyond this many characters")
+      ->capture_default_str();
+  command->add_flag_callback("--no-truncate", [printing] { printing->truncate = 0; }, "Print table cells whole");
+  command->add_option("--order-by", printing->order_by, "Sort by these columns, ascending (reads every row first)")
+      ->delimiter(',');
 }
 
-Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next, const std::string& format,
-                 int64_t limit) {
-  SLUICE_RETURN_IF_ERROR(CheckRowFormat(format));
+namespace {
+
+// The limit as a number of rows; -1 for all.
+Result<int64_t> RowLimit(const std::string& text) {
+  if (text == "all") return -1;
+  int64_t limit = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), limit);
+  if (ec != std::errc() || end != text.data() + text.size() || limit < 0) {
+    return Status::Error(errors::kInvalidArgument, "--limit takes a number of rows or all, not " + text);
+  }
+  return limit;
+}
+
+// Every batch of `next`, sorted by the named columns: a source of one batch.
+Result<std::function<Result<BatchPtr>()>> Sorted(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next,
+                                                 const std::vector<std::string>& order_by) {
+  std::vector<int> keys;
+  for (const std::string& name : order_by) {
+    const int index = schema->FieldIndex(name);
+    if (index < 0) {
+      std::vector<std::string> names;
+      for (const Field& f : schema->fields()) names.push_back(f.name);
+      return Status::Error(errors::kInvalidArgument, fmt::format("--order-by: no column {}; the columns are {}", name,
+                                                                 fmt::join(names, ", ")));
+    }
+    keys.push_back(index);
+  }
+  std::vector<BatchPtr> batches;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, next());
+    if (batch == nullptr) break;
+    batches.push_back(std::move(batch));
+  }
+  BatchPtr all = RecordBatch::Empty(schema);
+  if (!batches.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(all, Concatenate(batches));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> order, SortIndices(all, keys));
+  std::vector<ColumnPtr> columns;
+  for (int c = 0; c < all->num_columns(); ++c) columns.push_back(Take(all->column(c), order));
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr sorted, RecordBatch::Make(schema, std::move(columns), all->num_rows()));
+  return std::function<Result<BatchPtr>()>([sorted, done = false]() mutable -> Result<BatchPtr> {
+    if (done) return BatchPtr(nullptr);
+    done = true;
+    return sorted;
+  });
+}
+
+}  // namespace
+
+Status CheckRowPrinting(const RowPrinting& printing) {
+  if (printing.format != "table" && printing.format != "jsonl" && printing.format != "csv") {
+    return Status::Error(errors::kInvalidArgument, "--format must be table, jsonl or csv, not " + printing.format);
+  }
+  if (printing.truncate < 0) return Status::Error(errors::kInvalidArgument, "--truncate takes 0 or more characters");
+  return RowLimit(printing.limit).status();
+}
+
+Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& source, const RowPrinting& printing) {
+  SLUICE_RETURN_IF_ERROR(CheckRowPrinting(printing));
+  SLUICE_ASSIGN_OR_RETURN(const int64_t limit, RowLimit(printing.limit));
+  std::function<Result<BatchPtr>()> next = source;
+  if (!printing.order_by.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(next, Sorted(schema, source, printing.order_by));
+  }
+  const std::string& format = printing.format;
   if (format == "csv") {
     std::string header;
     for (const Field& field : schema->fields()) {
@@ -77,7 +150,8 @@ Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>&
     Print(header + "\n");
   }
   std::vector<BatchPtr> table;
-  int64_t remaining = limit < 0 ? INT64_MAX : limit;
+  // A table reads one row beyond the limit, to say whether it shows them all.
+  int64_t remaining = limit < 0 ? INT64_MAX : limit + (format == "table" ? 1 : 0);
   while (remaining > 0) {
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, next());
     if (batch == nullptr) break;
@@ -94,7 +168,7 @@ Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>&
     if (!table.empty()) {
       SLUICE_ASSIGN_OR_RETURN(all, Concatenate(table));
     }
-    Print(PrettyPrint(*all, all->num_rows()));
+    Print(PrettyPrint(*all, limit < 0 ? all->num_rows() : limit, printing.truncate));
   }
   return Status::OK();
 }

@@ -5,20 +5,35 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "sluice/core/record_batch.h"
 #include "sluice/core/status.h"
 
 namespace sluice::cli {
 
-// INVALID_ARGUMENT unless `format` is table, jsonl or csv.
-Status CheckRowFormat(const std::string& format);
+// How rows are printed, as the options of AddRowPrintingOptions set it.
+struct RowPrinting {
+  std::string format = "table";      // table, jsonl or csv
+  std::string limit = "20";          // a number of rows, or "all"
+  int64_t truncate = 20;             // table cells cut beyond this many characters; 0 never
+  std::vector<std::string> order_by;  // top-level columns to sort by, ascending, NULLs first
+};
 
-// Prints to stdout at most `limit` rows (all when negative) of the batches `next` returns until
-// it returns nullptr. `table` collects the rows first to size its columns; `jsonl` (timestamps
-// ISO-8601, decimals as exact strings, binary base64, NaN and infinities quoted) and `csv` (a
-// header, nulls as empty fields) print batch by batch. Errors of `next` and of CheckRowFormat.
-Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next, const std::string& format,
-                 int64_t limit);
+// --format, --limit N|all (default `default_limit`), --truncate N, --no-truncate, --order-by.
+void AddRowPrintingOptions(CLI::App* command, RowPrinting* printing, const std::string& default_limit);
+
+// INVALID_ARGUMENT unless the format is table, jsonl or csv and the limit a number or "all".
+Status CheckRowPrinting(const RowPrinting& printing);
+
+// Prints to stdout the rows of the batches `next` returns until it returns nullptr, at most
+// `limit` of them, in the order of `order_by` (which reads every row first; an unknown column is
+// INVALID_ARGUMENT naming the columns). `table` collects the rows to size its columns and ends
+// with "only showing top N rows" when there were more; `jsonl` (timestamps ISO-8601, decimals as
+// exact strings, binary base64, NaN and infinities quoted) and `csv` (a header, nulls as empty
+// fields) print batch by batch. Errors of `next` and of CheckRowPrinting.
+Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next, const RowPrinting& printing);
 
 }  // namespace sluice::cli

@@ -1,5 +1,6 @@
 // PrettyPrint: Spark's Dataset.show() layout. Cells are right-aligned in columns at least three
-// characters wide; a cell longer than 20 characters is cut to 17 and ends in "..."; widths count
+// characters wide; a cell longer than the truncation (20) is cut to 3 less and ends in "..." (below
+// 4, cut without it, as Spark's show(n, truncate)); widths count
 // UTF-8 code points, not bytes. Line breaks and tabs in values are shown escaped so that one row
 // stays one line.
 #include <algorithm>
@@ -14,7 +15,6 @@
 namespace sluice {
 namespace {
 
-constexpr size_t kTruncateAt = 20;
 constexpr size_t kMinWidth = 3;
 
 size_t CodePoints(std::string_view text) {
@@ -35,7 +35,7 @@ size_t PrefixBytes(std::string_view text, size_t points) {
   return text.size();
 }
 
-std::string Cell(std::string_view value) {
+std::string Cell(std::string_view value, int64_t truncate) {
   std::string cell;
   cell.reserve(value.size());
   for (char c : value) {
@@ -46,23 +46,24 @@ std::string Cell(std::string_view value) {
       default: cell.push_back(c);
     }
   }
-  if (CodePoints(cell) > kTruncateAt) {
-    cell.resize(PrefixBytes(cell, kTruncateAt - 3));
-    cell.append("...");
+  const auto limit = static_cast<size_t>(std::max<int64_t>(truncate, 0));
+  if (limit > 0 && CodePoints(cell) > limit) {
+    cell.resize(PrefixBytes(cell, limit < 4 ? limit : limit - 3));
+    if (limit >= 4) cell.append("...");
   }
   return cell;
 }
 
 }  // namespace
 
-std::string PrettyPrint(const RecordBatch& batch, int64_t max_rows) {
+std::string PrettyPrint(const RecordBatch& batch, int64_t max_rows, int64_t truncate) {
   const int64_t shown = std::clamp<int64_t>(batch.num_rows(), 0, std::max<int64_t>(max_rows, 0));
   const int columns = batch.num_columns();
   // rows[0] is the header.
   std::vector<std::vector<std::string>> rows(shown + 1);
-  for (int c = 0; c < columns; ++c) rows[0].push_back(Cell(batch.field(c).name));
+  for (int c = 0; c < columns; ++c) rows[0].push_back(Cell(batch.field(c).name, truncate));
   for (int64_t r = 0; r < shown; ++r) {
-    for (int c = 0; c < columns; ++c) rows[r + 1].push_back(Cell(FormatValue(*batch.column(c), r)));
+    for (int c = 0; c < columns; ++c) rows[r + 1].push_back(Cell(FormatValue(*batch.column(c), r), truncate));
   }
   std::vector<size_t> widths(columns, kMinWidth);
   for (const auto& row : rows) {

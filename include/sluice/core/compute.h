@@ -64,6 +64,8 @@ bool IsBase64(std::string_view text);
 bool AppendBase64Decoded(BinaryBuilder* builder, std::string_view text);
 
 // A console table of the first `max_rows` rows, like Spark's show().
-std::string PrettyPrint(const RecordBatch& batch, int64_t max_rows = 20);
+// Cells longer than `truncate` characters are cut (to truncate - 3 and "...", as Spark's show());
+// 0 keeps them whole.
+std::string PrettyPrint(const RecordBatch& batch, int64_t max_rows = 20, int64_t truncate = 20);
 
 }  // namespace sluice
