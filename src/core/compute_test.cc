@@ -513,6 +513,32 @@ TEST(PrettyPrintTest, LooksLikeSparkShow) {
             "only showing top 1 row\n");
 }
 
+TEST(PrettyPrintTest, TruncatesWhereAskedAsSparkShow) {
+  BatchPtr batch = Batch({{"name", Strings({"abcdefgh", "ab"})}});
+  EXPECT_EQ(PrettyPrint(*batch, 20, 0),
+            "+--------+\n"
+            "|    name|\n"
+            "+--------+\n"
+            "|abcdefgh|\n"
+            "|      ab|\n"
+            "+--------+\n");
+  EXPECT_EQ(PrettyPrint(*batch, 20, 6),
+            "+------+\n"
+            "|  name|\n"
+            "+------+\n"
+            "|abc...|\n"
+            "|    ab|\n"
+            "+------+\n");
+  // Below four characters there is no room for "...": the value is cut alone.
+  EXPECT_EQ(PrettyPrint(*batch, 20, 3),
+            "+---+\n"
+            "|nam|\n"
+            "+---+\n"
+            "|abc|\n"
+            "| ab|\n"
+            "+---+\n");
+}
+
 TEST(PrettyPrintTest, CountsCharactersNotBytes) {
   BatchPtr batch = Batch({{"città", Strings({"Zürich", "ééééééééééééééééééééé"})}});
   EXPECT_EQ(PrettyPrint(*batch),
