@@ -101,7 +101,6 @@ void ChangeCase(std::string_view text, bool upper, std::string* out) {
   }
 }
 
-
 // The code points of UTF-8 text (valid, as sluice's strings are).
 std::vector<uint32_t> CodePoints(std::string_view text) {
   std::vector<uint32_t> out;
@@ -114,24 +113,6 @@ std::vector<uint32_t> CodePoints(std::string_view text) {
     i += static_cast<size_t>(n);
   }
   return out;
-}
-
-void AppendCodePoint(std::string* out, uint32_t cp) {
-  if (cp < 0x80) {
-    *out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    *out += static_cast<char>(0xC0 | (cp >> 6));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    *out += static_cast<char>(0xE0 | (cp >> 12));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    *out += static_cast<char>(0xF0 | (cp >> 18));
-    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 // encode(text, charset): as Java's String.getBytes; false for a character the charset lacks
@@ -182,7 +163,7 @@ bool DecodeBytes(std::string_view bytes, std::string_view charset, std::string* 
     for (char c : bytes) {
       const auto b = static_cast<uint8_t>(c);
       if (charset == "US-ASCII" && b >= 0x80) return false;
-      AppendCodePoint(&out, b);
+      AppendUtf8(b, &out);
     }
     return true;
   }
@@ -200,12 +181,12 @@ bool DecodeBytes(std::string_view bytes, std::string_view charset, std::string* 
   for (; at + 1 < bytes.size(); at += 2) {
     const uint32_t u = unit(at);
     if (u >= 0xD800 && u < 0xDC00 && at + 3 < bytes.size() && unit(at + 2) >= 0xDC00 && unit(at + 2) < 0xE000) {
-      AppendCodePoint(&out, 0x10000 + ((u - 0xD800) << 10) + (unit(at + 2) - 0xDC00));
+      AppendUtf8(0x10000 + ((u - 0xD800) << 10) + (unit(at + 2) - 0xDC00), &out);
       at += 2;
     } else if (u >= 0xD800 && u < 0xE000) {
       return false;  // half of a surrogate pair
     } else {
-      AppendCodePoint(&out, u);
+      AppendUtf8(u, &out);
     }
   }
   return at == bytes.size();  // not a lone last byte
