@@ -141,14 +141,35 @@ bool AppendCompactJson(simdjson::ondemand::value value, std::string* out) {
   }
 }
 
-// Extracts one path from one JSON text; false when the path is missing, the value is null or
+// Each row's JSON document, read on demand: only what `f` asks of it is parsed, and what follows
+// the part it reads is not looked at (as Spark's streaming parser does not). `f(row, doc)` gets a
+// null doc for a NULL row or text simdjson cannot start on.
+template <typename F>
+void ForEachDocument(const Datum& json, int64_t rows, F f) {
+  StringReader text = ReadString(json);
+  ValidityReader valid = ReadValidity(json);
+  simdjson::ondemand::parser parser;
+  std::string buffer;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (!valid(r)) {
+      f(r, nullptr);
+      continue;
+    }
+    buffer.assign(text[r]);
+    const size_t length = buffer.size();
+    buffer.resize(length + simdjson::SIMDJSON_PADDING);
+    simdjson::ondemand::document doc;
+    if (parser.iterate(buffer.data(), length, buffer.size()).get(doc) != simdjson::SUCCESS) {
+      f(r, nullptr);
+      continue;
+    }
+    f(r, &doc);
+  }
+}
+
+// Extracts one path from one JSON document; false when the path is missing, the value is null or
 // the text is not JSON.
-bool ExtractJson(simdjson::ondemand::parser& parser, std::string& buffer, std::string_view json,
-                 const std::vector<PathStep>& steps, std::string* out) {
-  buffer.assign(json);
-  buffer.resize(json.size() + simdjson::SIMDJSON_PADDING);
-  simdjson::ondemand::document doc;
-  if (parser.iterate(buffer.data(), json.size(), buffer.size()).get(doc) != simdjson::SUCCESS) return false;
+bool ExtractJson(simdjson::ondemand::document& doc, const std::vector<PathStep>& steps, std::string* out) {
   simdjson::ondemand::value current;
   if (doc.get_value().get(current) != simdjson::SUCCESS) return false;
   for (const PathStep& step : steps) {
@@ -186,33 +207,30 @@ bool ExtractJson(simdjson::ondemand::parser& parser, std::string& buffer, std::s
 }
 
 Result<Datum> GetJsonObject(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
-  StringReader json = ReadString(args[0]), path = ReadString(args[1]);
-  ValidityReader vj = ReadValidity(args[0]), vp = ReadValidity(args[1]);
+  StringReader path = ReadString(args[1]);
+  ValidityReader vp = ReadValidity(args[1]);
   StringWriter writer(node.type, rows);
-  simdjson::ondemand::parser parser;
-  std::string buffer, value;
-  std::string last_path;
+  std::string value, last_path;
   std::optional<std::vector<PathStep>> steps;
   bool parsed_once = false;
-  for (int64_t i = 0; i < rows; ++i) {
-    if (!vj(i) || !vp(i)) {
+  ForEachDocument(args[0], rows, [&](int64_t i, simdjson::ondemand::document* doc) {
+    if (doc == nullptr || !vp(i)) {
       writer.AppendNull();
-      continue;
+      return;
     }
     if (!parsed_once || path[i] != last_path) {
       last_path.assign(path[i]);
       steps = ParseJsonPath(last_path);
       parsed_once = true;
     }
-    if (steps && ExtractJson(parser, buffer, json[i], *steps, &value)) {
+    if (steps && ExtractJson(*doc, *steps, &value)) {
       writer.Append(value);
     } else {
       writer.AppendNull();
     }
-  }
+  });
   return Datum{writer.Finish(), false};
 }
-
 
 // --- from_json ---
 
@@ -410,31 +428,6 @@ Result<Datum> ToJson(const BoundNode& node, const std::vector<Datum>& args, int6
 }
 
 // --- json_array_length, json_object_keys ---
-
-// The outermost value of each row, read lazily (only its first level; what follows it is not
-// looked at, as Spark's streaming parser does not). `f` returns false for a row that is NULL.
-template <typename F>
-void ForEachDocument(const Datum& json, int64_t rows, F f) {
-  StringReader text = ReadString(json);
-  ValidityReader valid = ReadValidity(json);
-  simdjson::ondemand::parser parser;
-  std::string buffer;
-  for (int64_t r = 0; r < rows; ++r) {
-    if (!valid(r)) {
-      f(r, nullptr);
-      continue;
-    }
-    buffer.assign(text[r]);
-    const size_t length = buffer.size();
-    buffer.resize(length + simdjson::SIMDJSON_PADDING);
-    simdjson::ondemand::document doc;
-    if (parser.iterate(buffer.data(), length, buffer.size()).get(doc) != simdjson::SUCCESS) {
-      f(r, nullptr);
-      continue;
-    }
-    f(r, &doc);
-  }
-}
 
 Result<Datum> JsonArrayLength(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
   auto out = NewFixedColumn(node.type, rows);
