@@ -26,6 +26,9 @@ Result<std::optional<int64_t>> ParseOrFail(const BoundNode& node, std::string_vi
   return micros;
 }
 
+// The day of the week of a day number: 0 is Monday ... 6 is Sunday (1970-01-01 was a Thursday).
+int64_t WeekdayFromMonday(int64_t days) { return days + 3 - FloorDiv(days + 3, 7) * 7; }
+
 // Truncates a timestamp to a unit; nullopt for an unknown unit.
 std::optional<int64_t> Truncate(std::string_view unit_text, int64_t micros) {
   std::string unit = AsciiUpper(unit_text);
@@ -36,8 +39,7 @@ std::optional<int64_t> Truncate(std::string_view unit_text, int64_t micros) {
   if (unit == "QUARTER") return DaysFromCivil(c.year, (c.month - 1) / 3 * 3 + 1, 1) * kMicrosPerDay;
   if (unit == "MONTH" || unit == "MM" || unit == "MON") return DaysFromCivil(c.year, c.month, 1) * kMicrosPerDay;
   if (unit == "WEEK") {
-    int64_t weekday = ((days % 7) + 7 + 3) % 7;  // 0 = Monday (1970-01-01 was a Thursday)
-    return (days - weekday) * kMicrosPerDay;
+    return (days - WeekdayFromMonday(days)) * kMicrosPerDay;
   }
   if (unit == "DAY" || unit == "DD") return days * kMicrosPerDay;
   if (unit == "HOUR") return floor_to(3600 * kMicrosPerSecond);
@@ -57,14 +59,12 @@ int64_t DatePart(Op op, int64_t days) {
     case Op::kDay: return c.day;
     case Op::kQuarter: return (c.month - 1) / 3 + 1;
     case Op::kDayOfWeek: {
-      const int64_t sunday_based = days + 4 - FloorDiv(days + 4, 7) * 7;  // 1970-01-01 was a Thursday (4)
-      return sunday_based + 1;
+      return (WeekdayFromMonday(days) + 1) % 7 + 1;  // 1 is Sunday
     }
     case Op::kDayOfYear: return days - DaysFromCivil(c.year, 1, 1) + 1;
     default: {
       // The ISO week is the week of its Thursday, counted from the first Thursday of that year.
-      const int64_t monday_based = days + 3 - FloorDiv(days + 3, 7) * 7;  // 0 is Monday
-      const int64_t thursday = days - monday_based + 3;
+      const int64_t thursday = days - WeekdayFromMonday(days) + 3;
       const CivilDate t = CivilFromDays(thursday);
       return (thursday - DaysFromCivil(t.year, 1, 1)) / 7 + 1;
     }
@@ -249,8 +249,7 @@ Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datu
           if (node.mode != EvalMode::kAnsi) return false;
           return Status::Error(errors::kIllegalDayOfWeek, fmt::format("Illegal input for day of week: {}", name[i]));
         }
-        const int64_t monday_based = day[i] + 3 - FloorDiv(day[i] + 3, 7) * 7;  // 1970-01-01 was a Thursday
-        int64_t ahead = (wanted - monday_based + 7) % 7;
+        int64_t ahead = (wanted - WeekdayFromMonday(day[i]) + 7) % 7;
         if (ahead == 0) ahead = 7;
         *out = static_cast<int32_t>(day[i] + ahead);
         return true;
