@@ -1216,20 +1216,16 @@ class Parser {
       do {
         SLUICE_ASSIGN_OR_RETURN(NodePtr arg, IsLambdaAhead() ? ParseLambda() : ParseExpr());
         n->args.push_back(std::move(arg));
-        if ((name == "substring" || name == "substr") && n->args.size() == 1 && AcceptKeyword("from")) {
-          SLUICE_ASSIGN_OR_RETURN(NodePtr from, ParseExpr());
-          n->args.push_back(std::move(from));
-          if (AcceptKeyword("for")) {
-            SLUICE_ASSIGN_OR_RETURN(NodePtr len, ParseExpr());
-            n->args.push_back(std::move(len));
+        // substring(s FROM pos [FOR len]) and overlay(s PLACING replace FROM pos [FOR len]) are
+        // the calls substring(s, pos[, len]) and overlay(s, replace, pos[, len]).
+        const bool substring = (name == "substring" || name == "substr") && n->args.size() == 1;
+        const bool overlay = name == "overlay" && n->args.size() == 1;
+        if ((substring && AcceptKeyword("from")) || (overlay && AcceptKeyword("placing"))) {
+          if (overlay) {
+            SLUICE_ASSIGN_OR_RETURN(NodePtr replace, ParseExpr());
+            n->args.push_back(std::move(replace));
+            SLUICE_RETURN_IF_ERROR(ExpectKeyword("from"));
           }
-          break;
-        }
-        if (name == "overlay" && n->args.size() == 1 && AcceptKeyword("placing")) {
-          // overlay(input PLACING replace FROM pos [FOR len]) -> overlay(input, replace, pos[, len]).
-          SLUICE_ASSIGN_OR_RETURN(NodePtr replace, ParseExpr());
-          n->args.push_back(std::move(replace));
-          SLUICE_RETURN_IF_ERROR(ExpectKeyword("from"));
           SLUICE_ASSIGN_OR_RETURN(NodePtr pos, ParseExpr());
           n->args.push_back(std::move(pos));
           if (AcceptKeyword("for")) {
