@@ -162,7 +162,7 @@ void RunRate(benchmark::State& state, bool into_delta) {
     } else {
       sink = std::make_unique<MemorySink>(std::make_shared<MemoryTable>());
     }
-    auto query = StreamingQuery::Start(std::move(source), std::move(sink), config);
+    auto query = StreamingQuery::Start(std::move(source), std::move(sink), std::move(config));
     running = query->get();
     state.ResumeTiming();
     auto start = std::chrono::steady_clock::now();

@@ -287,7 +287,7 @@ void KafkaLatency(const EmbeddedPostgres& server, const std::string& dir, const 
   config.checkpoint_location = dir + "/kafka_checkpoint";
   config.trigger = engine::Trigger::RealTime();
   config.output_mode = engine::OutputMode::kUpdate;
-  auto query = engine::StreamingQuery::Start(std::move(*source), std::move(stamping), config);
+  auto query = engine::StreamingQuery::Start(std::move(*source), std::move(stamping), std::move(config));
   Die(query.status(), "query");
   Status query_status;
   std::thread runner([&] { query_status = (*query)->Run(); });

@@ -20,9 +20,10 @@
 #include "sluice/engine/batch_write.h"
 #include "sluice/engine/checkpoint.h"
 #include "sluice/expr/dml.h"
+#include "sluice/expr/select.h"
 #include "sluice/pipeline/catalog.h"
 #include "sluice/pipeline/copy.h"
-#include "sluice/pipeline/flow_transform.h"
+#include "sluice/pipeline/flow_operators.h"
 #include "sluice/pipeline/pipeline_spec.h"
 #include "sluice/storage/file_systems.h"
 
@@ -74,6 +75,17 @@ FramePtr FromArrow(const py::object& data) {
 
 expr::SqlOptions Sql(bool ansi) { return expr::SqlOptions{.ansi = ansi}; }
 
+// The rows of `frame` through a flow's operators as one batch at the time of the call.
+FramePtr RunFlowOnce(const pipeline::FlowSpec& flow, const FramePtr& frame, bool ansi) {
+  engine::OperatorChain chain(
+      Check(pipeline::MakeFlowOperators(flow, Sql(ansi), engine::OutputMode::kComplete)).operators);
+  engine::ChainOutput output = Check(engine::RunChainOnce(chain, frame->schema, frame->batches, SystemClock()->NowMicros()));
+  auto out = std::make_shared<Frame>();
+  out->schema = std::move(output.schema);
+  out->batches = std::move(output.batches);
+  return out;
+}
+
 // where, then select (either may be empty), with a flow's meaning.
 FramePtr Transform(const FramePtr& frame, const std::string& where, const std::vector<std::string>& select, bool ansi) {
   pipeline::FlowSpec flow;
@@ -81,20 +93,7 @@ FramePtr Transform(const FramePtr& frame, const std::string& where, const std::v
   if (!where.empty()) flow.where = where;
   flow.select = select;
   py::gil_scoped_release nogil;
-  pipeline::FlowTransform transform = Check(pipeline::FlowTransform::Make(flow, Sql(ansi)));
-  Check(transform.Check(frame->schema));
-  auto out = std::make_shared<Frame>();
-  std::vector<pipeline::ExpectationCounts> counts;
-  for (const BatchPtr& batch : frame->batches) {
-    BatchPtr result = Check(transform.Apply(batch, &counts));
-    out->schema = result->schema();
-    if (result->num_rows() > 0) out->batches.push_back(std::move(result));
-  }
-  if (out->schema == nullptr) {
-    // No batch to learn the output schema from: transform an empty one.
-    out->schema = Check(transform.Apply(RecordBatch::Empty(frame->schema), &counts))->schema();
-  }
-  return out;
+  return RunFlowOnce(flow, frame, ansi);
 }
 
 std::string MakeTemporaryDirectory() {
@@ -368,21 +367,7 @@ FramePtr RunSelect(const std::string& sql, const Namespace& where, const std::ma
   flow.name = "sql";
   flow.sql = sql;
   py::gil_scoped_release nogil;
-  pipeline::FlowTransform transform = Check(pipeline::FlowTransform::Make(flow, Sql(ansi)));
-  Check(transform.Check(source->schema));
-  auto out = std::make_shared<Frame>();
-  std::vector<pipeline::ExpectationCounts> counts;
-  for (const BatchPtr& batch : source->batches) {
-    BatchPtr result = Check(transform.Apply(batch, &counts));
-    if (!transform.is_aggregation() && result->num_rows() > 0) out->batches.push_back(std::move(result));
-  }
-  if (transform.is_aggregation()) {
-    out->batches.push_back(Check(transform.FinishAggregation(engine::OutputMode::kComplete, &counts)));
-  } else if (out->batches.empty()) {
-    out->schema = Check(transform.Apply(RecordBatch::Empty(source->schema), &counts))->schema();
-  }
-  if (!out->batches.empty()) out->schema = out->batches.front()->schema();
-  return out;
+  return RunFlowOnce(flow, source, ansi);
 }
 
 // A MERGE, UPDATE or DELETE statement over the warehouse's tables, delta.`/path` tables and the

@@ -14,7 +14,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/builtin_sinks.h"
 #include "sluice/engine/streaming_query.h"
-#include "sluice/pipeline/flow_transform.h"
+#include "sluice/pipeline/flow_operators.h"
 
 namespace sluice::python {
 namespace {
@@ -100,19 +100,17 @@ class Query {
       } else {
         sink = Check(registry.MakeSink(spec.sink_format, spec.sink_options));
       }
-      if (!spec.where.empty() || !spec.select.empty()) {
-        pipeline::FlowSpec flow;
-        flow.name = spec.name;
-        if (!spec.where.empty()) flow.where = spec.where;
-        flow.select = spec.select;
-        sink = std::make_unique<pipeline::TransformingSink>(
-            Check(pipeline::FlowTransform::Make(flow, expr::SqlOptions{.ansi = spec.ansi})), std::move(sink));
-      }
       engine::QueryConfig config;
       config.name = spec.name;
       config.checkpoint_location = spec.checkpoint;
       config.trigger = Check(engine::ParseTrigger(spec.trigger, spec.trigger_interval));
       config.output_mode = Check(engine::ParseOutputMode(spec.output_mode));
+      pipeline::FlowSpec flow;
+      flow.name = spec.name;
+      if (!spec.where.empty()) flow.where = spec.where;
+      flow.select = spec.select;
+      config.operators =
+          Check(pipeline::MakeFlowOperators(flow, expr::SqlOptions{.ansi = spec.ansi}, config.output_mode)).operators;
       Query* raw = query.get();
       config.on_progress = [raw](const engine::QueryProgress& progress) { raw->Record(progress.ToJson()); };
       query->query_ = Check(engine::StreamingQuery::Start(std::move(source), std::move(sink), std::move(config)));

@@ -80,7 +80,7 @@ Status RunKafkaIntoPostgres(const Pipeline& p, engine::Trigger trigger) {
   config.checkpoint_location = p.checkpoint;
   config.trigger = trigger;
   config.output_mode = engine::OutputMode::kUpdate;
-  SLUICE_ASSIGN_OR_RETURN(auto query, engine::StreamingQuery::Start(std::move(source), std::move(sink), config));
+  SLUICE_ASSIGN_OR_RETURN(auto query, engine::StreamingQuery::Start(std::move(source), std::move(sink), std::move(config)));
   return query->Run();
 }
 

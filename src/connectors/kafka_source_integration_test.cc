@@ -622,7 +622,7 @@ std::shared_ptr<engine::MemoryTable> RunIntoMemory(const std::string& topic, con
   config.name = "kafka_to_memory";
   config.checkpoint_location = checkpoint;
   config.trigger = engine::Trigger::AvailableNow();
-  auto query = engine::StreamingQuery::Start(std::move(*source), std::make_unique<engine::MemorySink>(table), config);
+  auto query = engine::StreamingQuery::Start(std::move(*source), std::make_unique<engine::MemorySink>(table), std::move(config));
   EXPECT_TRUE(query.ok()) << query.status().ToString();
   if (!query.ok()) return table;
   Status run = (*query)->Run();

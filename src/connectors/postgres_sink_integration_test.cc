@@ -55,7 +55,7 @@ Status RunRateIntoPostgres(const std::map<std::string, std::string>& sink_option
   config.checkpoint_location = checkpoint;
   config.trigger = trigger;
   config.output_mode = engine::OutputMode::kUpdate;
-  SLUICE_ASSIGN_OR_RETURN(auto query, engine::StreamingQuery::Start(std::move(source), std::move(sink), config));
+  SLUICE_ASSIGN_OR_RETURN(auto query, engine::StreamingQuery::Start(std::move(source), std::move(sink), std::move(config)));
   return query->Run();
 }
 
@@ -131,7 +131,7 @@ TEST_F(PostgresSinkTest, RefusesTheCompleteOutputMode) {
   engine::QueryConfig config;
   config.checkpoint_location = dir_.Join("checkpoint");
   config.output_mode = engine::OutputMode::kComplete;
-  auto query = engine::StreamingQuery::Start(std::move(*source), std::move(*sink), config);
+  auto query = engine::StreamingQuery::Start(std::move(*source), std::move(*sink), std::move(config));
   EXPECT_EQ(query.status().error_class(), "UNSUPPORTED_OUTPUT_MODE");
 }
 

@@ -152,7 +152,7 @@ class PostgresSinkRealTimeTest : public ::testing::Test {
     config.checkpoint_location = dir_.Join("checkpoint");
     config.trigger = engine::Trigger::RealTime(checkpoint_interval);
     config.output_mode = engine::OutputMode::kUpdate;
-    auto query = engine::StreamingQuery::Start(std::move(*source), std::move(*sink), config);
+    auto query = engine::StreamingQuery::Start(std::move(*source), std::move(*sink), std::move(config));
     ASSERT_TRUE(query.ok()) << query.status().ToString();
     query_ = std::move(*query);
     runner_ = std::thread([this] { run_status_ = query_->Run(); });

@@ -32,7 +32,7 @@ TEST(PostgresSinkStopTest, AStopDuringTheRetryBackOffEndsTheQueryAsStopped) {
     config.checkpoint_location = dir.Join("c");
     config.trigger = trigger;
     config.output_mode = engine::OutputMode::kUpdate;
-    auto query = engine::StreamingQuery::Start(std::move(source).value(), std::move(sink).value(), config);
+    auto query = engine::StreamingQuery::Start(std::move(source).value(), std::move(sink).value(), std::move(config));
     ASSERT_TRUE(query.ok()) << query.status().ToString();
     std::thread stopper([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -72,7 +72,7 @@ TEST(PostgresSinkStopTest, RunningOutOfRetriesFailsTheQueryWithTheLastError) {
     config.checkpoint_location = dir.Join("c");
     config.trigger = engine::Trigger::Once();
     config.output_mode = engine::OutputMode::kUpdate;
-    auto query = engine::StreamingQuery::Start(std::move(source).value(), std::move(sink).value(), config);
+    auto query = engine::StreamingQuery::Start(std::move(source).value(), std::move(sink).value(), std::move(config));
     ASSERT_TRUE(query.ok()) << query.status().ToString();
     auto started = std::chrono::steady_clock::now();
     Status status = (*query)->Run();

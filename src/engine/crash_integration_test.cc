@@ -48,7 +48,7 @@ Result<std::unique_ptr<StreamingQuery>> StartQuery(const std::string& directory,
   config.name = "crash";
   config.checkpoint_location = directory + "/checkpoint";
   config.trigger = trigger;
-  return StreamingQuery::Start(std::move(source), std::move(sink), config);
+  return StreamingQuery::Start(std::move(source), std::move(sink), std::move(config));
 }
 
 [[maybe_unused]] const bool kIsCrashChild = [] {

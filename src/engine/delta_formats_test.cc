@@ -49,7 +49,7 @@ class DeltaFormatsTest : public ::testing::Test {
     config.checkpoint_location = dir_.Join(checkpoint);
     config.clock = clock_;
     config.trigger = trigger;
-    SLUICE_ASSIGN_OR_RETURN(auto query, StreamingQuery::Start(std::move(source), std::move(sink), config));
+    SLUICE_ASSIGN_OR_RETURN(auto query, StreamingQuery::Start(std::move(source), std::move(sink), std::move(config)));
     return query->Run();
   }
 
@@ -92,7 +92,7 @@ TEST_F(DeltaFormatsTest, TheSinkRefusesUpdateMode) {
   config.checkpoint_location = dir_.Join("checkpoint");
   config.output_mode = OutputMode::kUpdate;
   auto source = Registry::Default().MakeSource("rate", {}).value();
-  auto query = StreamingQuery::Start(std::move(source), std::move(sink), config);
+  auto query = StreamingQuery::Start(std::move(source), std::move(sink), std::move(config));
   ASSERT_FALSE(query.ok());
   EXPECT_EQ(query.status().error_class(), errors::kUnsupportedOutputMode);
 }

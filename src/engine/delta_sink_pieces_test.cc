@@ -56,7 +56,7 @@ class DeltaSinkPiecesTest : public ::testing::Test {
     config.checkpoint_location = dir_.Join("checkpoint");
     config.trigger = Trigger::Once();
     SLUICE_ASSIGN_OR_RETURN(auto query,
-                            StreamingQuery::Start(std::make_unique<TenPiecesSource>(fail_at), std::move(sink), config));
+                            StreamingQuery::Start(std::make_unique<TenPiecesSource>(fail_at), std::move(sink), std::move(config)));
     return query->Run();
   }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sluice/core/builder.h"
+#include "sluice/core/clock.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "core/group_keys.h"
@@ -596,12 +597,12 @@ class HashAggregation::Impl {
     if (plan_.keys.empty()) Grow(1);
   }
 
-  Status Add(const RecordBatch& rows) {
+  Status Add(const RecordBatch& rows, int64_t now) {
     const int64_t n = rows.num_rows();
     if (n == 0) return Status::OK();
     std::vector<ColumnPtr> keys;
     for (const expr::BoundExpression& key : plan_.keys) {
-      SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, key.Evaluate(rows));
+      SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, key.Evaluate(rows, now));
       keys.push_back(std::move(column));
     }
     std::vector<int32_t> groups;
@@ -609,7 +610,7 @@ class HashAggregation::Impl {
     for (size_t a = 0; a < accumulators_.size(); ++a) {
       std::vector<ColumnPtr> args;
       for (const expr::BoundExpression& argument : plan_.aggregates[a].arguments) {
-        SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, argument.Evaluate(rows));
+        SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, argument.Evaluate(rows, now));
         args.push_back(std::move(column));
       }
       SLUICE_RETURN_IF_ERROR(accumulators_[a]->Update(args, groups));
@@ -618,19 +619,20 @@ class HashAggregation::Impl {
     return Status::OK();
   }
 
-  Result<BatchPtr> Output(OutputMode mode) {
+  Result<BatchPtr> Output(OutputMode mode, int64_t now) {
     if (mode == OutputMode::kAppend) {
       return Status::Error(errors::kInvalidArgument, "an aggregation has no append output without a watermark");
     }
     std::vector<int64_t> groups = mode == OutputMode::kComplete ? AllGroups() : ChangedGroups();
     SLUICE_ASSIGN_OR_RETURN(BatchPtr grouped, Grouped(groups));
     if (plan_.having) {
-      SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> kept, plan_.having->Filter(*grouped));
+      std::vector<int64_t> kept;
+      SLUICE_RETURN_IF_ERROR(plan_.having->Filter(*grouped, now, &kept));
       if (static_cast<int64_t>(kept.size()) != grouped->num_rows()) grouped = Take(grouped, kept);
     }
     std::vector<ColumnPtr> columns;
     for (const expr::BoundExpression& output : plan_.outputs) {
-      SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, output.Evaluate(*grouped));
+      SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, output.Evaluate(*grouped, now));
       columns.push_back(std::move(column));
     }
     return RecordBatch::Make(plan_.output_schema, std::move(columns), grouped->num_rows());
@@ -742,8 +744,12 @@ HashAggregation::~HashAggregation() = default;
 
 const expr::BoundAggregation& HashAggregation::plan() const { return impl_->plan_; }
 const TypePtr& HashAggregation::state_schema() const { return impl_->state_schema_; }
-Status HashAggregation::Add(const RecordBatch& rows) { return impl_->Add(rows); }
-Result<BatchPtr> HashAggregation::Output(OutputMode mode) { return impl_->Output(mode); }
+Status HashAggregation::Add(const RecordBatch& rows) { return impl_->Add(rows, SystemClock()->NowMicros()); }
+Status HashAggregation::Add(const RecordBatch& rows, int64_t now_micros) { return impl_->Add(rows, now_micros); }
+Result<BatchPtr> HashAggregation::Output(OutputMode mode) { return impl_->Output(mode, SystemClock()->NowMicros()); }
+Result<BatchPtr> HashAggregation::Output(OutputMode mode, int64_t now_micros) {
+  return impl_->Output(mode, now_micros);
+}
 Result<BatchPtr> HashAggregation::State() { return impl_->State(impl_->AllGroups()); }
 Result<BatchPtr> HashAggregation::ChangedState() { return impl_->State(impl_->ChangedGroups()); }
 Status HashAggregation::Load(const RecordBatch& state) { return impl_->Load(state); }

@@ -18,8 +18,8 @@
 namespace sluice::engine {
 namespace {
 
-constexpr uint32_t kRecordedVersion = 7;
-constexpr uint64_t kRecordedHash = 131045604666768045ull;
+constexpr uint32_t kRecordedVersion = 8;
+constexpr uint64_t kRecordedHash = 16895938362966142647ull;
 
 // The header's text without comments and blank space.
 std::string Significant(const std::string& path) {

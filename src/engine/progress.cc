@@ -45,7 +45,15 @@ std::string QueryProgress::ToJson() const {
             ",\"processedRowsPerSecond\":" + JsonDouble(source.processed_rows_per_second) + "}";
   }
   json += "],\"sink\":{\"description\":" + JsonString(sink.description) +
-          ",\"numOutputRows\":" + std::to_string(sink.num_output_rows) + "}}";
+          ",\"numOutputRows\":" + std::to_string(sink.num_output_rows) + "},\"operators\":[";
+  for (size_t i = 0; i < operators.size(); ++i) {
+    const OperatorProgress& op = operators[i];
+    if (i > 0) json += ',';
+    json += "{\"name\":" + JsonString(op.name) + ",\"numInputRows\":" + std::to_string(op.num_input_rows) +
+            ",\"numOutputRows\":" + std::to_string(op.num_output_rows) +
+            ",\"durationMs\":" + JsonDouble(static_cast<double>(op.duration_micros) / 1000.0) + "}";
+  }
+  json += "]}";
   return json;
 }
 

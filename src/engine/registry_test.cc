@@ -104,7 +104,7 @@ TEST(RegistryTest, ForeachBatchGetsTheSameBatchIdWhenABatchIsReplayed) {
     config.trigger = trigger;
     auto source = registry.MakeSource("rate", {{"rowsPerSecond", "10"}, {"maxRowsPerBatch", "5"}, {"startTimestamp", "0"}});
     auto sink = registry.MakeSink("foreachBatch", {{"function", "flaky"}});
-    auto query = StreamingQuery::Start(std::move(source).value(), std::move(sink).value(), config);
+    auto query = StreamingQuery::Start(std::move(source).value(), std::move(sink).value(), std::move(config));
     return query.ok() ? (*query)->Run() : query.status();
   };
   clock->AdvanceBy(std::chrono::seconds(2));

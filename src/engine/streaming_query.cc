@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "engine/piece_pipe.h"
+#include "engine/query_state.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/json_text.h"
 #include "sluice/core/error_classes.h"
@@ -82,7 +83,9 @@ Result<Trigger> ParseTrigger(std::string_view kind, std::string_view interval) {
                                                     "'; use processing_time, once, available_now or real_time");
 }
 
-Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode output_mode, bool aggregation) {
+Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode output_mode,
+                       const OperatorChain& operators) {
+  const bool aggregation = operators.aggregates();
   std::vector<OutputMode> modes = sink.supported_output_modes();
   if (std::find(modes.begin(), modes.end(), output_mode) == modes.end()) {
     return Status::Error(errors::kUnsupportedOutputMode,
@@ -99,6 +102,12 @@ Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode outp
     return Status::Error(errors::kUnsupportedOutputMode,
                          "the complete output mode rewrites the whole result of an aggregation every batch, and this "
                          "query has no aggregation; use append");
+  }
+  if (trigger.kind == Trigger::Kind::kRealTime && operators.keeps_state()) {
+    return Status::Error(errors::kUnsupportedTrigger,
+                         "a query that keeps state between batches (an aggregation, a deduplication) runs in "
+                         "micro-batches, whose ends are its state's versions; use the processing_time trigger "
+                         "with a short interval instead of real_time");
   }
   if (trigger.kind == Trigger::Kind::kRealTime && !sink.supports_real_time()) {
     return Status::Error(errors::kUnsupportedTrigger, sink.description() +
@@ -119,12 +128,14 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<So
   if (config.checkpoint_location.empty()) {
     return Status::Error(errors::kInvalidArgument, "a streaming query needs a checkpoint location");
   }
-  SLUICE_RETURN_IF_ERROR(CheckQueryShape(*sink, config.trigger, config.output_mode, config.aggregation));
+  OperatorChain operators(std::move(config.operators));
+  SLUICE_RETURN_IF_ERROR(CheckQueryShape(*sink, config.trigger, config.output_mode, operators));
 
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> checkpoint,
                           Checkpoint::Open(config.file_system, config.checkpoint_location, config.new_query_id));
   std::unique_ptr<StreamingQuery> query(
-      new StreamingQuery(std::move(source), std::move(sink), std::move(config), std::move(checkpoint)));
+      new StreamingQuery(std::move(source), std::move(operators), std::move(sink), std::move(config),
+                         std::move(checkpoint)));
   const std::string& query_id = query->checkpoint_->query_id();
   SourceContext source_context{query_id, query->config_.file_system, query->checkpoint_->SourceStateDirectory(0),
                                query->config_.clock};
@@ -135,11 +146,13 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(std::unique_ptr<So
   return query;
 }
 
-StreamingQuery::StreamingQuery(std::unique_ptr<Source> source, std::unique_ptr<Sink> sink, QueryConfig config,
-                               std::unique_ptr<Checkpoint> checkpoint)
+StreamingQuery::StreamingQuery(std::unique_ptr<Source> source, OperatorChain operators, std::unique_ptr<Sink> sink,
+                               QueryConfig config, std::unique_ptr<Checkpoint> checkpoint)
     : source_(std::move(source)),
+      operators_(std::move(operators)),
       sink_(std::move(sink)),
       config_(std::move(config)),
+      state_(std::make_unique<QueryState>(config_.file_system, config_.checkpoint_location)),
       checkpoint_(std::move(checkpoint)),
       run_id_(NewUuid()) {}
 
@@ -227,7 +240,8 @@ Status StreamingQuery::Recover() {
   }
   // Batch N was planned and may have partly reached the sink: run it again, same id, same range.
   SLUICE_ASSIGN_OR_RETURN(std::string start, StartOf(batch_id));
-  return ExecuteBatch(batch_id, start, planned.source_offsets[0], NowMicros(), QueryProgress::Durations{});
+  return ExecuteBatch(batch_id, start, planned.source_offsets[0], NowMicros(), planned.batch_timestamp_ms,
+                      QueryProgress::Durations{});
 }
 
 Result<StreamingQuery::BatchOutcome> StreamingQuery::RunBatch(const ReadLimit& limit) {
@@ -242,16 +256,65 @@ Result<StreamingQuery::BatchOutcome> StreamingQuery::RunBatch(const ReadLimit& l
   int64_t phase_start = NowMicros();
   SLUICE_RETURN_IF_ERROR(checkpoint_->WriteOffsets(batch_id, OffsetLogEntry{Millis(trigger_micros), {end}}));
   durations.wal_commit = Millis(NowMicros() - phase_start);
-  SLUICE_RETURN_IF_ERROR(ExecuteBatch(batch_id, start_offset_, end, trigger_micros, durations));
+  SLUICE_RETURN_IF_ERROR(
+      ExecuteBatch(batch_id, start_offset_, end, trigger_micros, Millis(trigger_micros), durations));
   return BatchOutcome::kRan;
 }
 
-Status StreamingQuery::ExecuteBatch(int64_t batch_id, std::string start, std::string end, int64_t trigger_micros, QueryProgress::Durations durations) {
+Status StreamingQuery::BeginOperators(int64_t batch_id, int64_t timestamp_ms) {
+  output_rows_ = 0;
+  const TypePtr& input = source_->schema();
+  if (output_schema_ == nullptr || !operators_.input_schema()->Equals(*input)) {
+    state_->Forget();
+    SLUICE_ASSIGN_OR_RETURN(output_schema_, operators_.Bind(input));
+  }
+  if (operators_.keeps_state()) SLUICE_RETURN_IF_ERROR(state_->Load(operators_, batch_id - 1));
+  return operators_.BeginBatch(BatchStart{batch_id, timestamp_ms * 1000});
+}
+
+// The writer the source's pieces go to: each piece through the operators, what comes out to the
+// sink's writer; at Commit the operators' end-of-batch rows, then their state as the batch's
+// version, then the sink's commit. A batch that does not commit leaves the state somewhere
+// between two versions: it is loaded again for the next batch.
+class StreamingQuery::OperatorWriter final : public BatchWriter {
+ public:
+  OperatorWriter(StreamingQuery* query, int64_t batch_id, std::unique_ptr<BatchWriter> sink_writer)
+      : query_(query), batch_id_(batch_id), sink_writer_(std::move(sink_writer)),
+        emit_([this](BatchPtr rows) {
+          query_->output_rows_ += rows->num_rows();
+          return sink_writer_->Add(std::move(rows));
+        }) {}
+  ~OperatorWriter() override {
+    if (!committed_) query_->state_->Forget();
+  }
+  Status Add(BatchPtr piece) override { return query_->operators_.Push(std::move(piece), emit_); }
+  Status Commit() override {
+    SLUICE_RETURN_IF_ERROR(query_->operators_.Finish(emit_));
+    if (query_->operators_.keeps_state()) SLUICE_RETURN_IF_ERROR(query_->state_->Save(query_->operators_, batch_id_));
+    SLUICE_RETURN_IF_ERROR(sink_writer_->Commit());
+    committed_ = true;
+    return Status::OK();
+  }
+
+ private:
+  StreamingQuery* query_;
+  int64_t batch_id_;
+  std::unique_ptr<BatchWriter> sink_writer_;
+  OperatorChain::Emit emit_;
+  bool committed_ = false;
+};
+
+Status StreamingQuery::ExecuteBatch(int64_t batch_id, std::string start, std::string end, int64_t trigger_micros,
+                                    int64_t timestamp_ms, QueryProgress::Durations durations) {
+  const std::string context = "batch " + std::to_string(batch_id);
   int64_t phase_start = NowMicros();
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchWriter> writer, sink_->BeginBatch(batch_id, source_->schema()));
+  Status begun = BeginOperators(batch_id, timestamp_ms);
+  if (!begun.ok()) return begun.WithContext(context);
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchWriter> sink_writer, sink_->BeginBatch(batch_id, output_schema_));
+  auto writer = std::make_unique<OperatorWriter>(this, batch_id, std::move(sink_writer));
   // The sink writes each piece while the source reads the next; nothing is durable before Commit.
   PipeOutcome piped = PipePieces(*source_, start, end, *writer);
-  if (!piped.write.ok()) return piped.write.WithContext("batch " + std::to_string(batch_id));
+  if (!piped.write.ok()) return piped.write.WithContext(context);
   SLUICE_RETURN_IF_ERROR(piped.read);
   const int64_t rows = piped.rows;
   durations.get_batch = Millis(NowMicros() - phase_start);
@@ -259,7 +322,7 @@ Status StreamingQuery::ExecuteBatch(int64_t batch_id, std::string start, std::st
   phase_start = NowMicros();
   Status added = writer->Commit();
   writer.reset();
-  if (!added.ok()) return added.WithContext("batch " + std::to_string(batch_id));
+  if (!added.ok()) return added.WithContext(context);
   durations.add_batch = Millis(NowMicros() - phase_start);
 
   phase_start = NowMicros();
@@ -309,6 +372,7 @@ Status StreamingQuery::RunRealTimeEpoch() {
   int64_t reads = 0;
   int64_t rows = 0;
   QueryProgress::Durations durations;
+  SLUICE_RETURN_IF_ERROR(BeginOperators(epoch_id, Millis(epoch_start)));
   while (!stop_requested_.load() && NowMicros() < deadline) {
     int64_t phase_start = NowMicros();
     SLUICE_ASSIGN_OR_RETURN(std::string end, source_->LatestOffset(current, ReadLimit{}));
@@ -344,6 +408,7 @@ Status StreamingQuery::ReplayRealTimeEpoch(int64_t epoch_id, const std::vector<s
   std::string current = start;
   int64_t rows = 0;
   QueryProgress::Durations durations;
+  SLUICE_RETURN_IF_ERROR(BeginOperators(epoch_id, Millis(epoch_start)));
   for (const std::string& end : ends) {
     SLUICE_RETURN_IF_ERROR(CheckOffset(end, *source_));
     SLUICE_RETURN_IF_ERROR(DeliverRealTimeRead(epoch_id, current, end, &rows, &durations));
@@ -365,9 +430,21 @@ Status StreamingQuery::DeliverRealTimeRead(int64_t epoch_id, const std::string& 
     SLUICE_ASSIGN_OR_RETURN(read, Concatenate(pieces));
   }
   pieces.clear();
-  Status added = sink_->AddRealTimeRows(epoch_id, *read);
-  if (!added.ok()) return added.WithContext("epoch " + std::to_string(epoch_id));
   *rows += read->num_rows();
+  // One call per read, whatever the operators leave of it.
+  std::vector<BatchPtr> out;
+  SLUICE_RETURN_IF_ERROR(operators_.Push(std::move(read), [&out](BatchPtr rows) {
+    out.push_back(std::move(rows));
+    return Status::OK();
+  }));
+  BatchPtr delivered = RecordBatch::Empty(output_schema_);
+  if (out.size() == 1) delivered = std::move(out[0]);
+  if (out.size() > 1) {
+    SLUICE_ASSIGN_OR_RETURN(delivered, Concatenate(out));
+  }
+  output_rows_ += delivered->num_rows();
+  Status added = sink_->AddRealTimeRows(epoch_id, *delivered);
+  if (!added.ok()) return added.WithContext("epoch " + std::to_string(epoch_id));
   durations->add_batch += Millis(NowMicros() - phase_start);
   return Status::OK();
 }
@@ -422,8 +499,9 @@ QueryProgress StreamingQuery::MakeProgress(int64_t batch_id, const std::string& 
   progress.sources.push_back(SourceProgress{source_->description(), start, end,
                                             source_->ReportLatestOffset().value_or(end), rows,
                                             progress.input_rows_per_second, progress.processed_rows_per_second});
-  progress.sink = SinkProgress{sink_->description(), rows};
-  progress.state_operators = sink_->state_operators();
+  progress.sink = SinkProgress{sink_->description(), output_rows_};
+  if (operators_.keeps_state()) progress.state_operators = state_->progress();
+  progress.operators = operators_.progress();
   return progress;
 }
 

@@ -6,11 +6,13 @@
 #include <thread>
 
 #include "sluice/core/builder.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/engine/builtin_sinks.h"
 #include "sluice/engine/memory_sink.h"
 #include "sluice/engine/rate_source.h"
 #include "sluice/engine/read_once_source.h"
+#include "sluice/engine/relational_operators.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::engine {
@@ -360,7 +362,7 @@ TEST_F(StreamingQueryTest, ASinkGetsTheBatchInTheSourcesPiecesOrWholeByDefault) 
     QueryConfig config = Config(Trigger::Once());
     config.checkpoint_location = dir_.Join(takes_pieces ? "pieces" : "whole");
     auto query = StreamingQuery::Start(std::make_unique<ThreePiecesSource>(),
-                                       std::make_unique<PieceCountingSink>(takes_pieces, &rows), config);
+                                       std::make_unique<PieceCountingSink>(takes_pieces, &rows), std::move(config));
     ASSERT_TRUE(query.ok()) << query.status().ToString();
     ASSERT_TRUE((*query)->Run().ok());
     EXPECT_EQ(rows, takes_pieces ? std::vector<int64_t>({2, 2, 2}) : std::vector<int64_t>({6}));
@@ -371,7 +373,7 @@ TEST_F(StreamingQueryTest, ASinkGetsTheBatchInTheSourcesPiecesOrWholeByDefault) 
 TEST_F(StreamingQueryTest, RefusesOutputModesTheSinkOrTheQueryCannotHonour) {
   QueryConfig update = Config(Trigger::Once());
   update.output_mode = OutputMode::kUpdate;
-  auto refused = StreamingQuery::Start(Rate(1), std::make_unique<AppendOnlySink>(), update);
+  auto refused = StreamingQuery::Start(Rate(1), std::make_unique<AppendOnlySink>(), std::move(update));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().error_class(), errors::kUnsupportedOutputMode);
   EXPECT_NE(refused.status().message().find("it supports: append"), std::string_view::npos);
@@ -379,7 +381,7 @@ TEST_F(StreamingQueryTest, RefusesOutputModesTheSinkOrTheQueryCannotHonour) {
   QueryConfig complete = Config(Trigger::Once());
   complete.output_mode = OutputMode::kComplete;
   std::ostringstream out;
-  auto no_aggregation = StreamingQuery::Start(Rate(1), MakeConsoleSink(&out, 20), complete);
+  auto no_aggregation = StreamingQuery::Start(Rate(1), MakeConsoleSink(&out, 20), std::move(complete));
   ASSERT_FALSE(no_aggregation.ok());
   EXPECT_EQ(no_aggregation.status().error_class(), errors::kUnsupportedOutputMode);
 
@@ -511,7 +513,7 @@ TEST_F(StreamingQueryTest, StopFromAnotherThreadEndsTheRunGracefully) {
   auto table = std::make_shared<MemoryTable>();
   std::map<std::string, std::string> rate = {{"rowsPerSecond", "1000"}};
   auto source = MakeRateSource(ValidateOptions("rate source", kRateSourceOptions, rate).value()).value();
-  auto query = StreamingQuery::Start(std::move(source), std::make_unique<MemorySink>(table), config);
+  auto query = StreamingQuery::Start(std::move(source), std::make_unique<MemorySink>(table), std::move(config));
   ASSERT_TRUE(query.ok());
   std::thread stopper([&] {
     std::this_thread::sleep_for(milliseconds(300));
@@ -534,6 +536,177 @@ TEST(TriggerTest, ParsesNamesAndIntervals) {
   EXPECT_EQ(ParseTrigger("continuous").status().error_class(), errors::kInvalidOptions);
   EXPECT_EQ(ParseTrigger("once", "1s").status().error_class(), errors::kInvalidOptions);
   EXPECT_EQ(ParseTrigger("processing_time", "10").status().error_class(), errors::kInvalidOptions);
+}
+
+// ---- Operators between the source and the sink -------------------------------------------------
+
+std::vector<std::unique_ptr<Operator>> Operators(std::unique_ptr<Operator> a, std::unique_ptr<Operator> b = nullptr) {
+  std::vector<std::unique_ptr<Operator>> operators;
+  operators.push_back(std::move(a));
+  if (b) operators.push_back(std::move(b));
+  return operators;
+}
+
+std::unique_ptr<Operator> Where(const std::string& sql) {
+  return std::make_unique<FilterOperator>(expr::Expression::Parse(sql).value(), expr::SqlOptions{}, "where");
+}
+
+std::unique_ptr<Operator> Select(const std::vector<std::string>& items) {
+  std::vector<expr::NamedExpression> named;
+  for (const std::string& item : items) named.push_back(expr::ParseNamedExpression(item).value());
+  return std::make_unique<ProjectOperator>(std::move(named), expr::SqlOptions{}, "select");
+}
+
+std::unique_ptr<Operator> GroupBy(const std::string& sql, OutputMode mode) {
+  return std::make_unique<AggregateOperator>(expr::ParseSelect(sql).value(), mode, expr::SqlOptions{}, "sql");
+}
+
+// Each row of each batch as "batch:col0,col1,...".
+struct SeenRows {
+  std::vector<std::string> rows;
+  ForeachBatchFunction Recorder(std::function<Status(int64_t)> also = nullptr) {
+    return [this, also](const RecordBatch& batch, const BatchContext& context) -> Status {
+      for (int64_t row = 0; row < batch.num_rows(); ++row) {
+        std::string text = std::to_string(context.batch_id) + ":";
+        for (int c = 0; c < batch.num_columns(); ++c) {
+          text += (c > 0 ? "," : "") + FormatValue(*batch.column(c), row);
+        }
+        rows.push_back(std::move(text));
+      }
+      return also ? also(context.batch_id) : Status::OK();
+    };
+  }
+};
+
+TEST_F(StreamingQueryTest, OperatorsRunBetweenTheSourceAndTheSinkAndReportTheirRows) {
+  clock_->AdvanceBy(seconds(2));
+  SeenRows seen;
+  QueryConfig config = Config(Trigger::Once());
+  config.operators = Operators(Where("value % 4 = 1"), Select({"value * 10 AS tens"}));
+  auto query = StreamingQuery::Start(Rate(10), MakeForeachBatchSink("record", seen.Recorder()), std::move(config));
+  ASSERT_TRUE(query.ok()) << query.status().ToString();
+  ASSERT_TRUE((*query)->Run().ok());
+  EXPECT_EQ(seen.rows, (std::vector<std::string>{"0:10", "0:50", "0:90", "0:130", "0:170"}));
+
+  ASSERT_EQ(progress_.size(), 1u);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(progress_[0].ToJson()).value();
+  EXPECT_EQ(doc["numInputRows"].get_int64().value(), 20);
+  EXPECT_EQ(doc["sink"]["numOutputRows"].get_int64().value(), 5) << "what the sink got, not what was read";
+  simdjson::dom::array operators = doc["operators"].get_array().value();
+  ASSERT_EQ(operators.size(), 2u);
+  EXPECT_EQ(std::string_view(operators.at(0)["name"].get_string().value()), "filter");
+  EXPECT_EQ(operators.at(0)["numInputRows"].get_int64().value(), 20);
+  EXPECT_EQ(operators.at(0)["numOutputRows"].get_int64().value(), 5);
+  EXPECT_EQ(std::string_view(operators.at(1)["name"].get_string().value()), "project");
+  EXPECT_EQ(operators.at(1)["numInputRows"].get_int64().value(), 5);
+  EXPECT_EQ(operators.at(1)["numOutputRows"].get_int64().value(), 5);
+  EXPECT_TRUE(operators.at(1)["durationMs"].is_number());
+}
+
+// current_timestamp() is the batch's time as offsets/N logged it: a batch run again after a crash,
+// a minute later, gives the values of its first run, and the next batch has its own time.
+TEST_F(StreamingQueryTest, ABatchRunAgainEvaluatesAtTheTimeItsOffsetsLogged) {
+  for (int run = 0; run < 2; ++run) {
+    clock_->AdvanceBy(run == 0 ? milliseconds(3250) : seconds(60));
+    SeenRows seen;
+    QueryConfig config = Config(run == 0 ? Trigger::ProcessingTime(seconds(0)) : Trigger::Once());
+    config.operators = Operators(Select({"value", "unix_micros(current_timestamp()) AS at"}));
+    auto fail_first_run = [run](int64_t) {
+      return run == 0 ? Status::Error(errors::kIoError, "disk full") : Status::OK();
+    };
+    auto query = StreamingQuery::Start(Rate(4), MakeForeachBatchSink("record", seen.Recorder(fail_first_run)),
+                                       std::move(config));
+    ASSERT_TRUE(query.ok()) << query.status().ToString();
+    Status ran = (*query)->Run();
+    if (run == 0) {
+      ASSERT_EQ(ran.error_class(), errors::kIoError);
+      EXPECT_EQ(seen.rows.front(), "0:0,3250000") << "the trigger's time, to the millisecond";
+      continue;
+    }
+    ASSERT_TRUE(ran.ok()) << ran.ToString();
+    ASSERT_EQ(seen.rows.size(), 253u);
+    for (int64_t value = 0; value < 13; ++value) {
+      EXPECT_EQ(seen.rows[value], "0:" + std::to_string(value) + ",3250000") << "batch 0 again, at its first time";
+    }
+    EXPECT_EQ(seen.rows[13], "1:13,63250000");
+  }
+}
+
+TEST_F(StreamingQueryTest, AnAggregationsStateIsTheCheckpointsAndABatchRunAgainStartsFromItsVersion) {
+  const std::string sql = "SELECT value % 3 AS k, count(*) AS n, sum(value) AS s FROM t GROUP BY value % 3";
+  std::vector<std::string> batches;
+  for (int run = 0; run < 3; ++run) {
+    clock_->AdvanceBy(seconds(1));
+    SeenRows seen;
+    QueryConfig config = Config(Trigger::Once());
+    config.output_mode = OutputMode::kComplete;
+    config.operators = Operators(GroupBy(sql, OutputMode::kComplete));
+    // The second run fails batch 1 after the groups took its rows: the third starts it over.
+    auto fail = [run](int64_t) { return run == 1 ? Status::Error(errors::kIoError, "disk full") : Status::OK(); };
+    auto query = StreamingQuery::Start(Rate(6), MakeForeachBatchSink("record", seen.Recorder(fail)), std::move(config));
+    ASSERT_TRUE(query.ok()) << query.status().ToString();
+    Status ran = (*query)->Run();
+    ASSERT_EQ(ran.ok(), run != 1) << ran.ToString();
+    std::sort(seen.rows.begin(), seen.rows.end());
+    std::string joined;
+    for (const std::string& row : seen.rows) joined += row + " ";
+    batches.push_back(joined);
+  }
+  // Rows 0..5; then 6..11, failed after the groups took them; then 6..11 again (batch 1, from
+  // state version 0, not from the groups the failed run left) and 12..17 (batch 2).
+  EXPECT_EQ(batches[0], "0:0,2,3 0:1,2,5 0:2,2,7 ");
+  EXPECT_EQ(batches[2], "1:0,4,18 1:1,4,22 1:2,4,26 2:0,6,45 2:1,6,51 2:2,6,57 ");
+  EXPECT_TRUE(Exists("state/0/2.delta.parquet"));
+  EXPECT_EQ(progress_.back().state_operators.at(0).num_rows_total, 3);
+}
+
+TEST_F(StreamingQueryTest, QueriesWithStateOrGroupsRefuseModesAndTriggersTheyCannotHonour) {
+  std::ostringstream out;
+  QueryConfig append = Config(Trigger::Once());
+  append.operators = Operators(GroupBy("SELECT count(*) AS n FROM t", OutputMode::kUpdate));
+  auto no_append = StreamingQuery::Start(Rate(1), MakeConsoleSink(&out, 20), std::move(append));
+  EXPECT_EQ(no_append.status().error_class(), errors::kUnsupportedOutputMode);
+
+  QueryConfig real_time = Config(Trigger::RealTime());
+  real_time.operators =
+      Operators(std::make_unique<DeduplicateOperator>(std::vector<std::string>{"value"}, expr::SqlOptions{}, "dedup"));
+  auto table = MemoryTable::Named("dedup_real_time");
+  auto no_real_time = StreamingQuery::Start(Rate(1), std::make_unique<MemorySink>(table), std::move(real_time));
+  EXPECT_EQ(no_real_time.status().error_class(), errors::kUnsupportedTrigger);
+  EXPECT_NE(no_real_time.status().message().find("keeps state"), std::string_view::npos);
+  EXPECT_FALSE(Exists("metadata")) << "refused before touching the checkpoint";
+}
+
+TEST_F(StreamingQueryTest, BindingErrorsOfTheOperatorsStopTheFirstBatchBeforeTheSinkGetsARow) {
+  clock_->AdvanceBy(seconds(1));
+  SeenRows seen;
+  QueryConfig config = Config(Trigger::Once());
+  config.operators = Operators(Select({"nope + 1 AS x"}));
+  auto query = StreamingQuery::Start(Rate(4), MakeForeachBatchSink("record", seen.Recorder()), std::move(config));
+  ASSERT_TRUE(query.ok()) << query.status().ToString();
+  Status ran = (*query)->Run();
+  EXPECT_EQ(ran.error_class(), "UNRESOLVED_COLUMN") << ran.ToString();
+  EXPECT_NE(ran.message().find("select 'x'"), std::string_view::npos) << ran.ToString();
+  EXPECT_TRUE(seen.rows.empty());
+  EXPECT_FALSE(Exists("commits/0"));
+}
+
+TEST_F(StreamingQueryTest, GeneratorsInASelectGiveRowsPerElementAndMultiply) {
+  clock_->AdvanceBy(seconds(1));
+  SeenRows seen;
+  QueryConfig config = Config(Trigger::Once());
+  config.operators = Operators(Select({"value", "explode(slice(array(10, 20), 1, CAST(value % 3 AS INT))) AS e",
+                                       "value + 100 AS v", "posexplode(array('x', 'y'))"}));
+  auto query = StreamingQuery::Start(Rate(3), MakeForeachBatchSink("record", seen.Recorder()), std::move(config));
+  ASSERT_TRUE(query.ok()) << query.status().ToString();
+  ASSERT_TRUE((*query)->Run().ok());
+  // value 0 has no element (no row), 1 has one, 2 has two; each then twice, by posexplode.
+  EXPECT_EQ(seen.rows, (std::vector<std::string>{"0:1,10,101,0,x", "0:1,10,101,1,y", "0:2,10,102,0,x",
+                                                 "0:2,10,102,1,y", "0:2,20,102,0,x", "0:2,20,102,1,y"}));
+  EXPECT_EQ(progress_.back().operators.at(0).name, "generate");
+  EXPECT_EQ(progress_.back().operators.at(0).num_input_rows, 3);
+  EXPECT_EQ(progress_.back().operators.at(0).num_output_rows, 6);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/core/edit_distance.h"
 #include "sluice/expr/expression.h"
+#include "sluice/expr/generator.h"
 #include "expr/bound.h"
 #include "expr/coercion.h"
 #include "expr/datetime.h"
@@ -710,6 +711,12 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
   const std::string& f = n.name;
   CallArity call;
   if (!FindCall(f, &call)) {
+    if (IsGeneratorFunction(f)) {
+      return Status::Error(errors::kUnsupportedGenerator,
+                           fmt::format("OUTSIDE_SELECT: the generator {} at {}:{} may only be a whole item of a "
+                                       "select list without aggregation",
+                                       f, n.line, n.column));
+    }
     std::string_view best;
     size_t best_distance = SIZE_MAX;
     for (std::string_view candidate : CallableNames()) {

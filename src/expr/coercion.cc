@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sluice/core/ascii.h"
+
 namespace sluice::expr {
 namespace {
 
@@ -97,6 +99,29 @@ TypePtr TightestCommonType(const TypePtr& a, const TypePtr& b, bool ansi, bool* 
   if (IsDatetime(*a) && IsDatetime(*b)) {
     if (a->id() == TypeId::kTimestamp || b->id() == TypeId::kTimestamp) return DataType::Timestamp();
     if (is_ts(*a) || is_ts(*b)) return DataType::TimestampNtz();
+  }
+  // Nested types of one shape: their parts' tightest types, nullable where either side is.
+  if (a->id() == TypeId::kArray && b->id() == TypeId::kArray) {
+    TypePtr element = TightestCommonType(a->element_type(), b->element_type(), ansi, ok);
+    if (*ok) return DataType::Array(element, a->contains_null() || b->contains_null());
+  }
+  if (a->id() == TypeId::kMap && b->id() == TypeId::kMap) {
+    TypePtr key = TightestCommonType(a->key_type(), b->key_type(), ansi, ok);
+    TypePtr value = *ok ? TightestCommonType(a->value_type(), b->value_type(), ansi, ok) : nullptr;
+    if (*ok) return DataType::Map(key, value, a->value_contains_null() || b->value_contains_null());
+  }
+  if (a->id() == TypeId::kStruct && b->id() == TypeId::kStruct && a->fields().size() == b->fields().size()) {
+    std::vector<Field> fields;
+    for (size_t i = 0; i < a->fields().size() && *ok; ++i) {
+      const Field& fa = a->fields()[i];
+      const Field& fb = b->fields()[i];
+      *ok = EqualsIgnoreCase(fa.name, fb.name);
+      if (*ok) fields.push_back(Field{fa.name, TightestCommonType(fa.type, fb.type, ansi, ok), fa.nullable || fb.nullable});
+    }
+    if (*ok) {
+      Result<TypePtr> merged = DataType::Struct(std::move(fields));
+      if (merged.ok()) return *merged;
+    }
   }
   *ok = false;
   return nullptr;

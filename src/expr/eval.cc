@@ -514,6 +514,10 @@ Result<std::vector<int64_t>> BoundExpression::Filter(const RecordBatch& batch) c
 }
 
 Status BoundExpression::Filter(const RecordBatch& batch, std::vector<int64_t>* rows) const {
+  return Filter(batch, NowMicros(), rows);
+}
+
+Status BoundExpression::Filter(const RecordBatch& batch, int64_t now, std::vector<int64_t>* rows) const {
   rows->clear();
   if (result_type()->id() != TypeId::kBoolean) {
     return Status::Error(errors::kDatatypeMismatch,
@@ -524,7 +528,6 @@ Status BoundExpression::Filter(const RecordBatch& batch, std::vector<int64_t>* r
   std::vector<const BoundNode*> conjuncts;
   Conjuncts(root_->node, &conjuncts);
   int64_t total = batch.num_rows();
-  int64_t now = NowMicros();
   std::vector<int64_t> scratch, positions;
   for (int64_t start = 0; start < total; start += kChunkRows) {
     int64_t chunk_rows = std::min(kChunkRows, total - start);

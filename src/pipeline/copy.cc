@@ -174,7 +174,7 @@ Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, con
   config.file_system = options.file_system;
   config.on_progress = [&result](const engine::QueryProgress& progress) { result.rows += progress.num_input_rows; };
   auto started = std::chrono::steady_clock::now();
-  SLUICE_ASSIGN_OR_RETURN(auto query, engine::StreamingQuery::Start(std::move(source), std::move(sink), config));
+  SLUICE_ASSIGN_OR_RETURN(auto query, engine::StreamingQuery::Start(std::move(source), std::move(sink), std::move(config)));
   Status ran = query->Run();
   query.reset();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -26,7 +26,10 @@ struct PipelineRun::Flow {
   const FlowSpec* spec = nullptr;
   std::unique_ptr<engine::StreamingQuery> query;
   std::unique_ptr<GroupIngestion> group;  // instead of the query, for a stream in a workers group
-  TransformingSink* sink = nullptr;  // owned by the query
+  // The flow's operators whose figures it reports, owned by the query; null for a stream in a
+  // workers group (which runs no query) and for a flow without expectations.
+  const EventTimeOperator* event_time = nullptr;
+  const ExpectationsOperator* expectations = nullptr;
   IngestionSink* ingestion = nullptr;  // the inner sink of a stream, owned by the query
   // Source options set by the run, over the file's: where a flow that started over reads from.
   std::map<std::string, std::string> source_overrides;
@@ -324,20 +327,17 @@ Status PipelineRun::OpenFlow(Flow* flow) {
   if (!sink.ok()) return sink.status().WithContext(context + " sink '" + flow->figures.sink + "'");
   Result<std::unique_ptr<engine::Source>> source = registry.MakeSource(spec.source.format, source_options);
   if (!source.ok()) return source.status().WithContext(context + " source");
-  SLUICE_ASSIGN_OR_RETURN(FlowTransform transform, FlowTransform::Make(spec, spec_.sql));
   engine::QueryConfig config;
   config.name = spec.name;
   config.checkpoint_location = spec_.CheckpointOf(spec);
   SLUICE_ASSIGN_OR_RETURN(config.trigger, engine::ParseTrigger(spec.trigger, spec.trigger_interval));
   SLUICE_ASSIGN_OR_RETURN(config.output_mode, engine::ParseOutputMode(spec.output_mode));
-  config.aggregation = transform.is_aggregation();
-  std::optional<FlowState> state;
-  if (transform.is_stateful()) {
-    state = FlowState{options_.file_system, config.checkpoint_location + "/state/0", config.output_mode};
-  }
-  auto transforming =
-      std::make_unique<TransformingSink>(std::move(transform), std::move(sink).value(), std::move(state));
-  flow->sink = transforming.get();
+  SLUICE_ASSIGN_OR_RETURN(FlowOperators operators, MakeFlowOperators(spec, spec_.sql, config.output_mode));
+  auto event_time = std::make_unique<EventTimeOperator>();
+  flow->event_time = event_time.get();
+  flow->expectations = operators.expectations;
+  config.operators.push_back(std::move(event_time));
+  for (auto& op : operators.operators) config.operators.push_back(std::move(op));
 
   config.file_system = options_.file_system;
   config.clock = options_.clock;
@@ -388,7 +388,7 @@ Status PipelineRun::OpenFlow(Flow* flow) {
         RecordFlowQuery(*options_.file_system, spec_.storage, spec.name, config.new_query_id).WithContext(context));
   }
   Result<std::unique_ptr<engine::StreamingQuery>> query =
-      engine::StreamingQuery::Start(std::move(source).value(), std::move(transforming), std::move(config));
+      engine::StreamingQuery::Start(std::move(source).value(), std::move(sink).value(), std::move(config));
   if (!query.ok()) return query.status().WithContext(context);
   const std::string query_id = (*query)->id();
   SLUICE_RETURN_IF_ERROR(RecordFlowQuery(*options_.file_system, spec_.storage, spec.name, query_id).WithContext(context));
@@ -623,12 +623,14 @@ void PipelineRun::LogBackfill(Flow* flow) {
 }
 
 void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) {
-  // A stream in a workers group writes without a transforming sink. A stream's own filter
-  // (record_type_filter) drops records inside the ingestion sink: out is what reached the table.
-  int64_t output_rows = flow->sink != nullptr ? flow->sink->last_output_rows() : progress.sink.num_output_rows;
-  if (flow->sink != nullptr && flow->ingestion != nullptr) output_rows -= flow->ingestion->last_stats().filtered_out;
+  // A stream's own filter (record_type_filter) drops records inside the ingestion sink: out is
+  // what reached the table (a stream in a workers group reports that itself).
+  int64_t output_rows = progress.sink.num_output_rows;
+  if (flow->event_time != nullptr && flow->ingestion != nullptr) {
+    output_rows -= flow->ingestion->last_stats().filtered_out;
+  }
   static const std::vector<ExpectationCounts> kNoCounts;
-  const std::vector<ExpectationCounts>& counts = flow->sink != nullptr ? flow->sink->last_counts() : kNoCounts;
+  const std::vector<ExpectationCounts>& counts = flow->expectations != nullptr ? flow->expectations->counts() : kNoCounts;
   {
     std::lock_guard lock(mutex_);
     FlowFigures& figures = flow->figures;
@@ -643,7 +645,7 @@ void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) 
                                                                        : progress.processed_rows_per_second;
     figures.last_batch_micros = options_.clock->NowMicros();
     figures.records_behind = RecordsBehind(progress);
-    if (std::optional<int64_t> newest = flow->sink != nullptr ? flow->sink->newest_event_micros() : std::nullopt) {
+    if (std::optional<int64_t> newest = flow->event_time != nullptr ? flow->event_time->newest_micros() : std::nullopt) {
       figures.event_time_lag_seconds = static_cast<double>(options_.clock->NowMicros() - *newest) / 1e6;
     }
   }

@@ -8,7 +8,7 @@
 #include "sluice/expr/expression.h"
 #include "sluice/expr/select.h"
 #include "sluice/pipeline/change_feed_status.h"
-#include "sluice/pipeline/flow_transform.h"
+#include "sluice/pipeline/flow_operators.h"
 #include "sluice/pipeline/ingestion_sink.h"
 #include "sluice/pipeline/pipeline_spec.h"
 #include "sluice/storage/file_systems.h"
@@ -148,13 +148,14 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
     }
     // Parsed expressions are bound to the source's schema when the source knows it before
     // reading: unknown columns and functions, wrong argument counts and types are found here.
-    if (problems.size() == before_parsing && source && source->source && source->source->schema()) {
-      Result<FlowTransform> transform = FlowTransform::Make(flow, spec.sql);
-      if (transform.ok()) {
-        problems.Add(transform->Check(source->source->schema()));
-      } else {
-        problems.Add(transform.status());
-      }
+    // (Parse errors are reported above; a flow that does not parse has no operators to check.)
+    Result<engine::OutputMode> output_mode = engine::ParseOutputMode(flow.output_mode);
+    Result<FlowOperators> operators =
+        MakeFlowOperators(flow, spec.sql, output_mode.ok() ? *output_mode : engine::OutputMode::kAppend);
+    engine::OperatorChain chain(operators.ok() ? std::move(operators->operators)
+                                               : std::vector<std::unique_ptr<engine::Operator>>{});
+    if (operators.ok() && problems.size() == before_parsing && source && source->source && source->source->schema()) {
+      problems.Add(chain.Bind(source->source->schema()).status());
     }
     if (!spec.sinks.count(flow.sink)) {
       std::string declared;
@@ -164,15 +165,9 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
     }
     Result<engine::Trigger> trigger = engine::ParseTrigger(flow.trigger, flow.trigger_interval);
     problems.Add(trigger.status(), context + " trigger");
-    Result<engine::OutputMode> output_mode = engine::ParseOutputMode(flow.output_mode);
     problems.Add(output_mode.status(), context + " output_mode");
     if (auto sink = made_sinks.find(flow.sink); sink != made_sinks.end() && trigger.ok() && output_mode.ok()) {
-      bool aggregation = false;
-      if (flow.sql) {
-        Result<expr::SelectStatement> select = expr::ParseSelect(*flow.sql);
-        aggregation = select.ok() && select->is_aggregation();
-      }
-      problems.Add(engine::CheckQueryShape(*sink->second, *trigger, *output_mode, aggregation), context);
+      problems.Add(engine::CheckQueryShape(*sink->second, *trigger, *output_mode, chain), context);
     }
     if (source && flow.source.format == "delta" && delta_sink_paths.count(flow.sink)) {
       reads_to_writes.emplace(source->options["path"], delta_sink_paths[flow.sink]);

@@ -19,6 +19,8 @@ inline constexpr std::string_view kMissingAggregation = "MISSING_AGGREGATION";
 inline constexpr std::string_view kNestedAggregateFunction = "NESTED_AGGREGATE_FUNCTION";
 inline constexpr std::string_view kInvalidWhereCondition = "INVALID_WHERE_CONDITION";
 inline constexpr std::string_view kUnsupportedGroupingExpression = "UNSUPPORTED_GROUPING_EXPRESSION";
+inline constexpr std::string_view kUnsupportedGenerator = "UNSUPPORTED_GENERATOR";
+inline constexpr std::string_view kUdtfAliasNumberMismatch = "UDTF_ALIAS_NUMBER_MISMATCH";
 inline constexpr std::string_view kCollectionSizeLimitExceeded = "COLLECTION_SIZE_LIMIT_EXCEEDED";
 // SQL expressions
 inline constexpr std::string_view kParseSyntaxError = "PARSE_SYNTAX_ERROR";

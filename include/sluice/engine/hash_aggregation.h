@@ -44,9 +44,12 @@ class HashAggregation final : public StatefulOperator {
   // Adds rows (of the schema the plan was bound to) to their groups. An evaluation error
   // (ANSI) may leave some of the rows added: Reset() and load the state again after one.
   Status Add(const RecordBatch& rows);
+  // Add() with the expressions at the time `now_micros` (a batch's time; see operator.h).
+  Status Add(const RecordBatch& rows, int64_t now_micros);
   // The result rows (the plan's output_schema, HAVING applied): the groups changed since the last
   // ClearChanges() for kUpdate, every group for kComplete. INVALID_ARGUMENT for kAppend.
   Result<BatchPtr> Output(OutputMode mode);
+  Result<BatchPtr> Output(OutputMode mode, int64_t now_micros);
 
   // Every group's state, and the changed groups' state.
   Result<BatchPtr> State() override;

@@ -33,6 +33,15 @@ struct StateOperatorProgress {
   int64_t memory_used_bytes = 0;
 };
 
+// One operator's figures for a batch (engine/operator.h): what it took, gave, and the time it
+// spent on the writing thread.
+struct OperatorProgress {
+  std::string name;
+  int64_t num_input_rows = 0;
+  int64_t num_output_rows = 0;
+  int64_t duration_micros = 0;
+};
+
 struct QueryProgress {
   std::string id;      // the query id, stable across restarts
   std::string run_id;  // new on every start
@@ -59,10 +68,12 @@ struct QueryProgress {
   std::vector<SourceProgress> sources;
   SinkProgress sink;
   std::vector<StateOperatorProgress> state_operators;
+  std::vector<OperatorProgress> operators;  // in chain order
 
   // Spark's JSON: {"id":...,"runId":...,"name":...,"timestamp":"2026-01-31T10:00:00.000Z",
   // "batchId":..,"numInputRows":..,"inputRowsPerSecond":..,"processedRowsPerSecond":..,
-  // "durationMs":{...},"stateOperators":[...],"sources":[...],"sink":{...}} on one line.
+  // "durationMs":{...},"stateOperators":[...],"sources":[...],"sink":{...}} on one line, then
+  // sluice's own "operators":[{"name":..,"numInputRows":..,"numOutputRows":..,"durationMs":..}].
   std::string ToJson() const;
 };
 

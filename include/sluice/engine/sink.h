@@ -18,7 +18,6 @@
 #include "sluice/core/file_system.h"
 #include "sluice/core/record_batch.h"
 #include "sluice/core/status.h"
-#include "sluice/engine/progress.h"
 
 namespace sluice::engine {
 
@@ -95,10 +94,6 @@ class Sink {
   virtual Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows);
   // Makes every row of the epoch durable before the engine logs the epoch as committed.
   virtual Status EndEpoch(int64_t epoch_id);
-
-  // The figures of the stateful operators the sink runs before it writes (a pipeline flow's
-  // aggregation), for the last batch: the query reports them in its progress.
-  virtual std::vector<StateOperatorProgress> state_operators() const { return {}; }
 };
 
 }  // namespace sluice::engine

@@ -28,12 +28,15 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/file_system.h"
 #include "sluice/engine/checkpoint.h"
+#include "sluice/engine/operator.h"
 #include "sluice/engine/progress.h"
 #include "sluice/engine/sink.h"
 #include "sluice/engine/source.h"
 #include "sluice/storage/file_systems.h"
 
 namespace sluice::engine {
+
+class QueryState;
 
 struct Trigger {
   enum class Kind {
@@ -81,17 +84,20 @@ struct QueryConfig {
   OutputMode output_mode = OutputMode::kAppend;
   std::shared_ptr<FileSystem> file_system = storage::DefaultFileSystem();
   std::shared_ptr<Clock> clock = SystemClock();
-  // Whether the query aggregates (its sink groups rows, as a pipeline's aggregating flow does):
-  // the output modes it may run in are update and complete, not append.
-  bool aggregation = false;
+  // What the query does to each batch between the source and the sink, in order (operator.h);
+  // none: the source's rows reach the sink as they are. A query with an aggregating operator runs
+  // in the update and complete output modes, not append; one with state keeps it under
+  // `<checkpoint>/state/` and cannot run under the real_time trigger.
+  std::vector<std::unique_ptr<Operator>> operators;
   // Called on the query's thread after every batch (and every real_time epoch).
   std::function<void(const QueryProgress&)> on_progress;
 };
 
-// Whether `sink` can run a query of `output_mode` under `trigger`, aggregating or not:
+// Whether `sink` can run a query of `output_mode` under `trigger` with `operators`:
 // UNSUPPORTED_OUTPUT_MODE, UNSUPPORTED_TRIGGER or INVALID_ARGUMENT otherwise. StreamingQuery::Start
 // checks it first; `sluice validate` checks it without starting anything.
-Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode output_mode, bool aggregation = false);
+Status CheckQueryShape(const Sink& sink, const Trigger& trigger, OutputMode output_mode,
+                       const OperatorChain& operators);
 
 class StreamingQuery {
  public:
@@ -118,8 +124,10 @@ class StreamingQuery {
   std::optional<QueryProgress> last_progress() const;
 
  private:
-  StreamingQuery(std::unique_ptr<Source> source, std::unique_ptr<Sink> sink, QueryConfig config,
-                 std::unique_ptr<Checkpoint> checkpoint);
+  class OperatorWriter;
+
+  StreamingQuery(std::unique_ptr<Source> source, OperatorChain operators, std::unique_ptr<Sink> sink,
+                 QueryConfig config, std::unique_ptr<Checkpoint> checkpoint);
 
   enum class BatchOutcome { kRan, kNoData };
 
@@ -131,8 +139,12 @@ class StreamingQuery {
   Result<BatchOutcome> RunBatch(const ReadLimit& limit);
   // Reads [start, end), hands it to the sink as batch `batch_id`, logs the commit, reports.
   // (start and end are copies: the caller may pass start_offset_, which this moves forward.)
+  // `timestamp_ms` is the batch's time as offsets/N logs it.
   Status ExecuteBatch(int64_t batch_id, std::string start, std::string end, int64_t trigger_micros,
-                      QueryProgress::Durations durations);
+                      int64_t timestamp_ms, QueryProgress::Durations durations);
+  // The operators bound to the source's schema (again when it changed: their state is then
+  // loaded again) and begun on batch or epoch `batch_id` at `timestamp_ms`.
+  Status BeginOperators(int64_t batch_id, int64_t timestamp_ms);
   Status RunRealTimeEpoch();
   // Where batch (or epoch) `batch_id` starts: the end of the one before, or the source's initial
   // offset for the first.
@@ -157,8 +169,12 @@ class StreamingQuery {
   int64_t NowMicros() const { return config_.clock->NowMicros(); }
 
   std::unique_ptr<Source> source_;
+  OperatorChain operators_;
   std::unique_ptr<Sink> sink_;
   QueryConfig config_;
+  std::unique_ptr<QueryState> state_;
+  TypePtr output_schema_;  // what the operators give, for the schema they were last bound to
+  int64_t output_rows_ = 0;  // rows handed to the sink in the batch or epoch
   std::unique_ptr<Checkpoint> checkpoint_;
   std::string run_id_;
   std::atomic<bool> stop_requested_{false};

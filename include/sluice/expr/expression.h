@@ -112,6 +112,8 @@ class BoundExpression {
   // batch after batch with the same vector touches no fresh memory once it has grown, which is
   // most of a selective filter's cost on large batches.
   Status Filter(const RecordBatch& batch, std::vector<int64_t>* rows) const;
+  // Filter() into `rows` at the time `now_micros`, as Evaluate(batch, now_micros).
+  Status Filter(const RecordBatch& batch, int64_t now_micros, std::vector<int64_t>* rows) const;
 
   // The resolved expression as SQL, implicit casts included.
   std::string ToSql() const;

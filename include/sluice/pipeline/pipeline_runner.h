@@ -39,7 +39,7 @@
 #include "sluice/engine/registry.h"
 #include "sluice/engine/streaming_query.h"
 #include "sluice/pipeline/event_log.h"
-#include "sluice/pipeline/flow_transform.h"
+#include "sluice/pipeline/flow_operators.h"
 #include "sluice/pipeline/pipeline_spec.h"
 #include "sluice/storage/file_systems.h"
 
@@ -70,7 +70,7 @@ struct FlowFigures {
   int64_t last_batch_duration_ms = 0;
   double input_rows_per_second = 0;
   int64_t last_batch_micros = 0;  // when the last batch ended (the run's clock); 0 before the first
-  // Now minus the newest source `timestamp` written (see TransformingSink), when the source has one.
+  // Now minus the newest source `timestamp` written (see EventTimeOperator), when the source has one.
   std::optional<double> event_time_lag_seconds;
   // A Kafka source's records between the last batch's end and the latest offsets it saw.
   std::optional<int64_t> records_behind;
