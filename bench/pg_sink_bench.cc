@@ -107,7 +107,7 @@ double ThroughSink(const EmbeddedPostgres& server, const std::string& query_id, 
     batches.push_back(Rows(from, std::min(flags.rows, from + kPieceRows), salt));
   }
   const Clock::time_point start = Clock::now();
-  for (size_t b = 0; b < batches.size(); ++b) Die(sink->AddBatch(static_cast<int64_t>(b), *batches[b]), "batch");
+  for (size_t b = 0; b < batches.size(); ++b) Die(engine::AddBatch(*sink, static_cast<int64_t>(b), *batches[b]), "batch");
   return static_cast<double>(flags.rows) / Seconds(start);
 }
 
@@ -223,9 +223,11 @@ class StampingSink final : public engine::Sink {
   std::string description() const override { return inner_->description(); }
   std::vector<engine::OutputMode> supported_output_modes() const override { return inner_->supported_output_modes(); }
   Status Open(const engine::SinkContext& context) override { return inner_->Open(context); }
-  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
-    Stamp(batch);
-    return inner_->AddBatch(batch_id, batch);
+  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
+    return engine::WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+      Stamp(batch);
+      return engine::AddBatch(*inner_, batch_id, batch);
+    });
   }
   bool supports_real_time() const override { return true; }
   Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) override {

@@ -15,7 +15,7 @@ def test_the_module_runs_the_command(spark, tmp_path):
     spark.range(3).write.save(str(tmp_path / "t"))
     history = run("delta", "history", str(tmp_path / "t"))
     assert history.returncode == 0, history.stderr
-    assert "\tWRITE\t" in history.stdout
+    assert "|    WRITE|" in history.stdout
     rows = run("delta", "show", str(tmp_path / "t"))
     assert [line for line in rows.stdout.splitlines() if line.startswith("|")] == ["| id|", "|  0|", "|  1|", "|  2|"]
     wrong = run("delta", "history", str(tmp_path / "missing"))

@@ -205,6 +205,11 @@ TEST_F(CliTest, DeltaCommandsRefuseATableWithAHoleInItsLog) {
   }
   Ran whole = RunSluice(dir_.path(), {"delta", "history", "t"});
   EXPECT_EQ(whole.exit_code, 0) << whole.err;
+  // A table in `delta show`'s style, newest first, values whole.
+  EXPECT_TRUE(Contains(whole.out, "|version|")) << whole.out;
+  EXPECT_TRUE(Contains(whole.out, " operationParameters|")) << whole.out;
+  EXPECT_LT(whole.out.find("|      4|"), whole.out.find("|      0|")) << whole.out;
+  EXPECT_TRUE(Contains(whole.out, "{mode=Append, partitionBy=[]}")) << whole.out;
   std::filesystem::remove(table + "/_delta_log/00000000000000000002.json");
   for (const char* command : {"history", "show", "describe"}) {
     SCOPED_TRACE(command);
@@ -271,7 +276,9 @@ TEST_F(CliTest, DeltaShowOrdersLimitsAndTruncatesRows) {
   Ran table_view = RunSluice(dir_.path(), {"delta", "show", table, "--order-by", "id", "--limit", "2", "--truncate", "8"});
   EXPECT_EQ(table_view.exit_code, 0) << table_view.err;
   EXPECT_TRUE(Contains(table_view.out, "|jjjjj...|")) << table_view.out;
-  EXPECT_TRUE(Contains(table_view.out, "only showing top 2 rows")) << table_view.out;
+  EXPECT_TRUE(Contains(table_view.out, "\n2 of 30 rows\n")) << "the total from the files' statistics: " << table_view.out;
+  Ran filtered = RunSluice(dir_.path(), {"delta", "show", table, "--where", "id > 25", "--limit", "2"});
+  EXPECT_TRUE(Contains(filtered.out, "only showing top 2 rows")) << "a filter's total is unknown: " << filtered.out;
   Ran whole = RunSluice(dir_.path(), {"delta", "show", table, "--order-by", "id", "--limit", "1", "--no-truncate"});
   EXPECT_TRUE(Contains(whole.out, "|jjjjjjjjjjjjjjjjjjjjjjjjjjjjjj|")) << whole.out;
   Ran every = RunSluice(dir_.path(), {"delta", "show", table, "--limit", "all"});
@@ -284,6 +291,10 @@ TEST_F(CliTest, DeltaShowOrdersLimitsAndTruncatesRows) {
   EXPECT_TRUE(Contains(bad_column.err, "no column nope; the columns are id, word")) << bad_column.err;
   Ran bad_truncate = RunSluice(dir_.path(), {"delta", "show", table, "--truncate", "many"});
   EXPECT_EQ(bad_truncate.exit_code, 2) << bad_truncate.err;
+  Ran deleted = RunSluice(dir_.path(), {"delta", "delete", table, "--where", "id <= 5"});
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  Ran after_delete = RunSluice(dir_.path(), {"delta", "show", table, "--limit", "3"});
+  EXPECT_TRUE(Contains(after_delete.out, "\n3 of 25 rows\n")) << after_delete.out;
 }
 
 // SIGINT while the PostgreSQL sink waits between retries of a server that is not there: the run

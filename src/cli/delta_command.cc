@@ -57,7 +57,7 @@ std::string MapText(const delta::StringMap& map) {
   return out + "}";
 }
 
-// One line per version, newest first, like Spark's DESCRIBE HISTORY.
+// One row per version, newest first, like Spark's DESCRIBE HISTORY: a table, or JSON lines.
 Status RunHistory(const DeltaOptions& options) {
   auto fs = storage::DefaultFileSystem();
   SLUICE_ASSIGN_OR_RETURN(delta::LogListing listing, delta::ListLog(*fs, options.table));
@@ -67,7 +67,11 @@ Status RunHistory(const DeltaOptions& options) {
   // A hole after the latest checkpoint is DELTA_LOG_CORRUPT, found by loading the snapshot; older
   // commits are history only as far back as they are contiguous.
   SLUICE_RETURN_IF_ERROR(delta::Snapshot::Load(fs, options.table).status());
-  std::string out = options.json ? "" : "version\ttimestamp\toperation\tparameters\tmetrics\tengine\n";
+  std::string out;
+  // The text form is a table in `delta show`'s style, its values whole.
+  Int64Builder versions(DataType::Long());
+  BinaryBuilder timestamps(DataType::String()), operations(DataType::String()), parameters(DataType::String()),
+      metrics(DataType::String()), engines(DataType::String());
   int64_t printed = 0;
   for (auto it = listing.commit_versions.rbegin(); it != listing.commit_versions.rend(); ++it) {
     if (options.limit >= 0 && printed++ >= options.limit) break;
@@ -77,8 +81,13 @@ Status RunHistory(const DeltaOptions& options) {
     for (const delta::Action& action : actions) {
       if ((info = std::get_if<delta::CommitInfo>(&action)) != nullptr) break;
     }
+    if (info == nullptr && options.json) {
+      out += fmt::format("{{\"version\":{}}}\n", *it);
+      continue;
+    }
     if (info == nullptr) {
-      out += options.json ? fmt::format("{{\"version\":{}}}\n", *it) : fmt::format("{}\t\t\t\t\t\n", *it);
+      versions.Append(*it);
+      for (BinaryBuilder* column : {&timestamps, &operations, &parameters, &metrics, &engines}) column->AppendNull();
       continue;
     }
     std::string timestamp;
@@ -97,8 +106,26 @@ Status RunHistory(const DeltaOptions& options) {
                          info->engine_info ? JsonString(*info->engine_info) : "null");
       continue;
     }
-    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", *it, timestamp, info->operation, MapText(info->operation_parameters),
-                       MapText(info->operation_metrics.value_or(delta::StringMap{})), info->engine_info.value_or(""));
+    versions.Append(*it);
+    timestamps.Append(timestamp);
+    operations.Append(info->operation);
+    parameters.Append(MapText(info->operation_parameters));
+    metrics.Append(MapText(info->operation_metrics.value_or(delta::StringMap{})));
+    engines.Append(info->engine_info.value_or(""));
+  }
+  if (!options.json) {
+    const int64_t rows = versions.length();
+    SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct({{"version", DataType::Long()},
+                                                              {"timestamp", DataType::String()},
+                                                              {"operation", DataType::String()},
+                                                              {"operationParameters", DataType::String()},
+                                                              {"operationMetrics", DataType::String()},
+                                                              {"engineInfo", DataType::String()}}));
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr table, RecordBatch::Make(schema, {versions.Finish(), timestamps.Finish(),
+                                                                        operations.Finish(), parameters.Finish(),
+                                                                        metrics.Finish(), engines.Finish()},
+                                                              rows));
+    out = PrettyPrint(*table, rows, /*truncate=*/0);
   }
   Print(out);
   return Status::OK();
@@ -177,7 +204,9 @@ Status RunShow(const DeltaOptions& options) {
   }
   if (!options.where.empty()) scan_options.filter = options.where;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<delta::TableScan> scan, delta::TableScan::Open(snapshot, scan_options));
-  if (options.columns.empty()) return PrintRows(scan->schema(), [&] { return scan->Next(); }, options.rows);
+  // The table's rows are known from its statistics when no filter leaves some out.
+  const std::optional<int64_t> total = options.where.empty() ? snapshot->num_records() : std::nullopt;
+  if (options.columns.empty()) return PrintRows(scan->schema(), [&] { return scan->Next(); }, options.rows, total);
   // Each printed column is its path's value, named by the path.
   auto project = [&](const BatchPtr& batch) -> Result<BatchPtr> {
     std::vector<Field> fields;
@@ -195,7 +224,7 @@ Status RunShow(const DeltaOptions& options) {
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
     if (batch == nullptr) return batch;
     return project(batch);
-  }, options.rows);
+  }, options.rows, total);
 }
 
 struct DmlOptions {

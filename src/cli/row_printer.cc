@@ -133,7 +133,8 @@ Status CheckRowPrinting(const RowPrinting& printing) {
   return RowLimit(printing.limit).status();
 }
 
-Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& source, const RowPrinting& printing) {
+Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& source, const RowPrinting& printing,
+                 std::optional<int64_t> total_rows) {
   SLUICE_RETURN_IF_ERROR(CheckRowPrinting(printing));
   SLUICE_ASSIGN_OR_RETURN(const int64_t limit, RowLimit(printing.limit));
   std::function<Result<BatchPtr>()> next = source;
@@ -168,7 +169,13 @@ Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>&
     if (!table.empty()) {
       SLUICE_ASSIGN_OR_RETURN(all, Concatenate(table));
     }
-    Print(PrettyPrint(*all, limit < 0 ? all->num_rows() : limit, printing.truncate));
+    const int64_t shown = limit < 0 ? all->num_rows() : std::min(limit, all->num_rows());
+    if (total_rows && all->num_rows() > shown) {
+      Print(PrettyPrint(*Slice(all, 0, shown), shown, printing.truncate) +
+            fmt::format("{} of {} rows\n", shown, *total_rows));
+    } else {
+      Print(PrettyPrint(*all, shown, printing.truncate));
+    }
   }
   return Status::OK();
 }

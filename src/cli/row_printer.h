@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,12 @@ Status CheckRowPrinting(const RowPrinting& printing);
 
 // Prints to stdout the rows of the batches `next` returns until it returns nullptr, at most
 // `limit` of them, in the order of `order_by` (which reads every row first; an unknown column is
-// INVALID_ARGUMENT naming the columns). `table` collects the rows to size its columns and ends
-// with "only showing top N rows" when there were more; `jsonl` (timestamps ISO-8601, decimals as
+// INVALID_ARGUMENT naming the columns). `table` collects the rows to size its columns and, when
+// there were more, ends with "20 of 364 rows" (`total_rows`, when the caller knows it) or "only
+// showing top 20 rows"; `jsonl` (timestamps ISO-8601, decimals as
 // exact strings, binary base64, NaN and infinities quoted) and `csv` (a header, nulls as empty
 // fields) print batch by batch. Errors of `next` and of CheckRowPrinting.
-Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next, const RowPrinting& printing);
+Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next, const RowPrinting& printing,
+                 std::optional<int64_t> total_rows = std::nullopt);
 
 }  // namespace sluice::cli

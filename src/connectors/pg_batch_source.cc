@@ -95,16 +95,15 @@ class PostgresBatchSink final : public engine::Sink {
   std::vector<engine::OutputMode> supported_output_modes() const override { return {engine::OutputMode::kAppend}; }
   Status Open(const engine::SinkContext&) override { return Status::OK(); }
 
-  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
-    return AddBatchPieces(batch_id, {std::make_shared<const RecordBatch>(batch)});
-  }
-
-  Status AddBatchPieces(int64_t, const std::vector<BatchPtr>& pieces) override {
-    SLUICE_ASSIGN_OR_RETURN(auto writer, PgBatchWriter::Open(options_, pieces[0]->schema()));
-    for (const BatchPtr& piece : pieces) SLUICE_RETURN_IF_ERROR(writer->Write(*piece));
-    SLUICE_RETURN_IF_ERROR(writer->Commit());
-    options_.mode = PgWriteMode::kAppend;
-    return Status::OK();
+  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t, TypePtr schema) override {
+    return std::unique_ptr<engine::BatchWriter>(
+        new engine::WholeBatchWriter(std::move(schema), [this](const std::vector<BatchPtr>& pieces) {
+          SLUICE_ASSIGN_OR_RETURN(auto writer, PgBatchWriter::Open(options_, pieces[0]->schema()));
+          for (const BatchPtr& piece : pieces) SLUICE_RETURN_IF_ERROR(writer->Write(*piece));
+          SLUICE_RETURN_IF_ERROR(writer->Commit());
+          options_.mode = PgWriteMode::kAppend;
+          return Status::OK();
+        }));
   }
 
  private:

@@ -104,7 +104,13 @@ class PostgresSink final : public engine::Sink {
     return real_time_ == nullptr ? Status::OK() : real_time_->EndEpoch(epoch_id);
   }
 
-  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
+  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
+    return engine::WholeBatchWriter::Concatenating(
+        std::move(schema), [this, batch_id](const RecordBatch& batch) { return WriteBatch(batch_id, batch); });
+  }
+
+  // The batch's rows in chunks, each chunk's transaction recording it in the progress table.
+  Status WriteBatch(int64_t batch_id, const RecordBatch& batch) {
     if (batch.num_rows() == 0) return Status::OK();
     // A query that ran under real_time and now runs batches had its last epoch replayed first
     // (through the real-time writer, which took the connections).

@@ -295,6 +295,27 @@ TEST_P(DmlTest, TheCommitRecordsDeltasOperationMetrics) {
   }
 }
 
+// The table's row count from its files' statistics follows deletes, with deletion vectors (the
+// files keep their numRecords; the vectors' cardinality comes off) and without (files rewritten).
+TEST_P(DmlTest, TheRowCountFromStatisticsFollowsDeletesWithAndWithoutDeletionVectors) {
+  for (bool deletion_vectors : {false, true}) {
+    SCOPED_TRACE(deletion_vectors);
+    table_ = dir_.Join(deletion_vectors ? "with_dv" : "without_dv");
+    StringMap properties;
+    if (deletion_vectors) properties["delta.enableDeletionVectors"] = "true";
+    Append(0, 10, {.table_properties = properties});
+    Append(10, 10);
+    EXPECT_EQ(Snapshot::Load(fs_, table_).value()->num_records(), 20);
+    auto del = DeleteFromTable(fs_, table_, {.where = expr::Expression::Parse("id % 4 = 0").value()});
+    ASSERT_TRUE(del.ok()) << del.status().ToString();
+    SnapshotPtr snapshot = Snapshot::Load(fs_, table_).value();
+    EXPECT_EQ(snapshot->num_records(), 15);
+    bool any_vector = false;
+    for (const AddFile& file : snapshot->files()) any_vector = any_vector || file.deletion_vector.has_value();
+    EXPECT_EQ(any_vector, deletion_vectors);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, DmlTest, ::testing::ValuesIn(sluice::testing::kAllStores),
                          sluice::testing::StoreName);
 

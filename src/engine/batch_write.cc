@@ -28,7 +28,7 @@ Status WriteBatch(const Registry& registry, std::string_view format, const std::
   context.query_name = "batch write";
   context.file_system = storage::DefaultFileSystem();
   SLUICE_RETURN_IF_ERROR(sink->Open(context));
-  return sink->AddBatch(0, batch);
+  return AddBatch(*sink, 0, batch);
 }
 
 }  // namespace sluice::engine

@@ -15,9 +15,11 @@ class ConsoleSink final : public Sink {
     return {OutputMode::kAppend, OutputMode::kUpdate, OutputMode::kComplete};
   }
   Status Open(const SinkContext&) override { return Status::OK(); }
-  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
-    Print("Batch: " + std::to_string(batch_id), batch);
-    return Status::OK();
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
+    return WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+      Print("Batch: " + std::to_string(batch_id), batch);
+      return Status::OK();
+    });
   }
   bool supports_real_time() const override { return true; }
   Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) override {
@@ -56,11 +58,15 @@ class ForeachBatchSink final : public Sink {
     context_.flow_name = context.query_name;
     return Status::OK();
   }
-  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
-    context_.batch_id = batch_id;
-    Status status = function_(batch, context_);
-    if (!status.ok()) return status.WithContext("foreachBatch function '" + name_ + "', batch " + std::to_string(batch_id));
-    return status;
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
+    return WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+      context_.batch_id = batch_id;
+      Status status = function_(batch, context_);
+      if (!status.ok()) {
+        return status.WithContext("foreachBatch function '" + name_ + "', batch " + std::to_string(batch_id));
+      }
+      return status;
+    });
   }
 
  private:

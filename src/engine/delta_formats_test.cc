@@ -77,9 +77,9 @@ TEST_F(DeltaFormatsTest, TheSinkSkipsABatchTheTableAlreadyHolds) {
   Int64Builder values(DataType::Long());
   values.Append(42);
   auto batch = RecordBatch::Make(schema, {values.Finish()}, 1).value();
-  ASSERT_TRUE(sink->AddBatch(0, *batch).ok());
-  ASSERT_TRUE(sink->AddBatch(0, *batch).ok()) << "the replay of batch 0";
-  ASSERT_TRUE(sink->AddBatch(1, *batch).ok());
+  ASSERT_TRUE(AddBatch(*sink, 0, *batch).ok());
+  ASSERT_TRUE(AddBatch(*sink, 0, *batch).ok()) << "the replay of batch 0";
+  ASSERT_TRUE(AddBatch(*sink, 1, *batch).ok());
   EXPECT_EQ(TableValues(table_), (std::vector<int64_t>{42, 42}));
   auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table_).value();
   EXPECT_EQ(snapshot->TransactionVersion("query-1"), 1);

@@ -56,24 +56,13 @@ class DeltaSink final : public Sink {
     return Status::OK();
   }
 
-  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
-    // The copy shares the batch's columns; the writer keeps nothing after it returns.
-    return AddBatchPieces(batch_id, {std::make_shared<const RecordBatch>(batch)});
-  }
-
-  Status AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces) override {
-    if (merge_) return Merge(batch_id, pieces);
-    Result<delta::WriteResult> written = delta::WriteTable(file_system_, path_, pieces, WriteOptionsFor(batch_id));
-    if (!written.ok()) return written.status().WithContext(description());
-    // The run's later batches add to what its first one wrote.
-    overwritten_ = true;
-    return Status::OK();
-  }
-
   // Each piece goes into the table's data files as it comes; the commit comes once at the end.
-  // (A MERGE needs the whole batch: the default writer collects the pieces for AddBatchPieces.)
+  // A MERGE needs the whole batch.
   Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
-    if (merge_) return Sink::BeginBatch(batch_id, std::move(schema));
+    if (merge_) {
+      return std::unique_ptr<BatchWriter>(new WholeBatchWriter(
+          std::move(schema), [this, batch_id](const std::vector<BatchPtr>& pieces) { return Merge(batch_id, pieces); }));
+    }
     return std::unique_ptr<BatchWriter>(new PieceWriter(this, batch_id, std::move(schema)));
   }
 

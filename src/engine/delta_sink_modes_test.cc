@@ -24,7 +24,7 @@ class DeltaSinkModeTest : public ::testing::Test {
     for (int64_t v = from; v < to; ++v) values.Append(v);
     TypePtr schema = DataType::Struct({{"value", DataType::Long()}}).value();
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, RecordBatch::Make(schema, {values.Finish()}, to - from));
-    return sink->AddBatch(batch_id, *batch);
+    return AddBatch(*sink, batch_id, *batch);
   }
 
   std::vector<int64_t> Values() {

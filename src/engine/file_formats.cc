@@ -238,9 +238,11 @@ class FileSink final : public Sink {
     return Status::OK();
   }
 
-  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
-    Status written = transaction_ ? WriteInTransaction(batch) : Write(batch_id, batch);
-    return written.ok() ? written : written.WithContext(description());
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
+    return WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+      Status written = transaction_ ? WriteInTransaction(batch) : Write(batch_id, batch);
+      return written.ok() ? written : written.WithContext(description());
+    });
   }
 
  private:

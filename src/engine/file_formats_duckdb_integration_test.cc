@@ -21,7 +21,7 @@ class FileFormatsDuckDbTest : public ::testing::Test {
     auto sink = Registry::Default().MakeSink(format, {{"path", dir_.Join(format)}});
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
     ASSERT_TRUE((*sink)->Open(SinkContext{"query", OutputMode::kAppend, LocalFileSystem()}).ok());
-    Status written = (*sink)->AddBatch(0, *batch);
+    Status written = AddBatch(**sink, 0, *batch);
     ASSERT_TRUE(written.ok()) << written.ToString();
   }
 

@@ -32,7 +32,7 @@ class FileFormatsTest : public ::testing::Test {
                const std::string& query_id = "query-1", int64_t batch_id = 0) {
     SLUICE_ASSIGN_OR_RETURN(auto sink, Registry::Default().MakeSink(format, options));
     SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{query_id, OutputMode::kAppend, LocalFileSystem()}));
-    return sink->AddBatch(batch_id, *batch);
+    return AddBatch(*sink, batch_id, *batch);
   }
 
   // Everything the source reads, in one batch.

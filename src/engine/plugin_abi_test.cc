@@ -19,7 +19,7 @@ namespace sluice::engine {
 namespace {
 
 constexpr uint32_t kRecordedVersion = 8;
-constexpr uint64_t kRecordedHash = 16895938362966142647ull;
+constexpr uint64_t kRecordedHash = 2503859340584694189ull;
 
 // The header's text without comments and blank space.
 std::string Significant(const std::string& path) {

@@ -74,7 +74,7 @@ TEST(RegistryTest, ForeachBatchFunctionsAreFoundByName) {
   auto sink = registry.MakeSink("foreachBatch", {{"function", "summarize"}});
   ASSERT_TRUE(sink.ok()) << sink.status().ToString();
   EXPECT_EQ((*sink)->description(), "ForeachBatchSink[summarize]");
-  ASSERT_TRUE((*sink)->AddBatch(7, *RecordBatch::Empty(DataType::Struct({}).value())).ok());
+  ASSERT_TRUE(AddBatch(**sink, 7, *RecordBatch::Empty(DataType::Struct({}).value())).ok());
   EXPECT_EQ(ids, std::vector<int64_t>{7});
 }
 
@@ -121,7 +121,7 @@ TEST(ConsoleSinkTest, PrintsABannerAndAtMostTheRowLimit) {
   for (int64_t v : {1, 2, 3}) values.Append(v);
   auto schema = DataType::Struct({Field{"value", DataType::Long()}}).value();
   auto batch = RecordBatch::Make(schema, {values.Finish()}, 3).value();
-  ASSERT_TRUE(sink->AddBatch(4, *batch).ok());
+  ASSERT_TRUE(AddBatch(*sink, 4, *batch).ok());
   std::string text = out.str();
   EXPECT_EQ(text.rfind("-------------------------------------------\nBatch: 4\n", 0), 0u) << text;
   EXPECT_NE(text.find("|    2|"), std::string::npos) << text;
@@ -135,9 +135,9 @@ TEST(MemorySinkTest, IgnoresABatchIdItAlreadyHas) {
   Int64Builder values(DataType::Long());
   values.Append(1);
   auto batch = RecordBatch::Make(schema, {values.Finish()}, 1).value();
-  ASSERT_TRUE(sink.AddBatch(0, *batch).ok());
-  ASSERT_TRUE(sink.AddBatch(0, *batch).ok());
-  ASSERT_TRUE(sink.AddBatch(1, *batch).ok());
+  ASSERT_TRUE(AddBatch(sink, 0, *batch).ok());
+  ASSERT_TRUE(AddBatch(sink, 0, *batch).ok());
+  ASSERT_TRUE(AddBatch(sink, 1, *batch).ok());
   EXPECT_EQ(table->batch_ids(), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(MemoryTable::Named("t"), MemoryTable::Named("t"));
   EXPECT_NE(MemoryTable::Named("t"), MemoryTable::Named("u"));

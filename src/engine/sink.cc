@@ -27,43 +27,38 @@ Result<OutputMode> ParseOutputMode(std::string_view name) {
                        "unknown output mode '" + std::string(name) + "'; use append, update or complete");
 }
 
-Status Sink::AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces) {
-  if (pieces.size() == 1) return AddBatch(batch_id, *pieces[0]);
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, Concatenate(pieces));
-  return AddBatch(batch_id, *batch);
+Status WholeBatchWriter::Add(BatchPtr piece) {
+  pieces_.push_back(std::move(piece));
+  return Status::OK();
 }
 
-namespace {
+Status WholeBatchWriter::Commit() {
+  if (pieces_.empty()) pieces_.push_back(RecordBatch::Empty(schema_));
+  std::vector<BatchPtr> pieces = std::move(pieces_);
+  pieces_.clear();
+  return write_(pieces);
+}
 
-// The default BatchWriter: the whole batch is handed to AddBatchPieces at Commit.
-class CollectingBatchWriter final : public BatchWriter {
- public:
-  CollectingBatchWriter(Sink* sink, int64_t batch_id, TypePtr schema)
-      : sink_(sink), batch_id_(batch_id), schema_(std::move(schema)) {}
+std::unique_ptr<BatchWriter> WholeBatchWriter::Concatenating(TypePtr schema,
+                                                             std::function<Status(const RecordBatch&)> write) {
+  return std::make_unique<WholeBatchWriter>(std::move(schema),
+                                            [write = std::move(write)](const std::vector<BatchPtr>& pieces) {
+                                              if (pieces.size() == 1) return write(*pieces[0]);
+                                              SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, Concatenate(pieces));
+                                              return write(*batch);
+                                            });
+}
 
-  Status Add(BatchPtr piece) override {
-    pieces_.push_back(std::move(piece));
-    return Status::OK();
-  }
+Status AddBatchPieces(Sink& sink, int64_t batch_id, const std::vector<BatchPtr>& pieces) {
+  if (pieces.empty()) return Status::Error(errors::kInvalidArgument, "a batch has at least one piece");
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchWriter> writer, sink.BeginBatch(batch_id, pieces[0]->schema()));
+  for (const BatchPtr& piece : pieces) SLUICE_RETURN_IF_ERROR(writer->Add(piece));
+  return writer->Commit();
+}
 
-  Status Commit() override {
-    if (pieces_.empty()) pieces_.push_back(RecordBatch::Empty(schema_));
-    std::vector<BatchPtr> pieces = std::move(pieces_);
-    pieces_.clear();
-    return sink_->AddBatchPieces(batch_id_, pieces);
-  }
-
- private:
-  Sink* sink_;
-  int64_t batch_id_;
-  TypePtr schema_;
-  std::vector<BatchPtr> pieces_;
-};
-
-}  // namespace
-
-Result<std::unique_ptr<BatchWriter>> Sink::BeginBatch(int64_t batch_id, TypePtr schema) {
-  return std::unique_ptr<BatchWriter>(new CollectingBatchWriter(this, batch_id, std::move(schema)));
+Status AddBatch(Sink& sink, int64_t batch_id, const RecordBatch& batch) {
+  // A non-owning handle: the batch outlives the call.
+  return AddBatchPieces(sink, batch_id, {BatchPtr(BatchPtr(), &batch)});
 }
 
 Status Sink::AddRealTimeRows(int64_t, const RecordBatch&) {

@@ -194,7 +194,9 @@ class AppendOnlySink final : public Sink {
   std::string description() const override { return "AppendOnlySink"; }
   std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
   Status Open(const SinkContext&) override { return Status::OK(); }
-  Status AddBatch(int64_t, const RecordBatch&) override { return Status::OK(); }
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t, TypePtr schema) override {
+    return WholeBatchWriter::Concatenating(std::move(schema), [](const RecordBatch&) { return Status::OK(); });
+  }
 };
 
 // A source whose one batch is read in three pieces: values 0-1, 2-3 and 4-5.
@@ -218,15 +220,29 @@ class ThreePiecesSource final : public ReadOnceSource {
   }
 };
 
-// Records the row counts it is handed: one entry per AddBatch, or one per piece when it takes
-// pieces.
+// Records the row counts it is handed: one entry per batch (a WholeBatchWriter), or one per piece
+// when it takes pieces (a writer of its own).
 class PieceCountingSink final : public Sink {
  public:
   PieceCountingSink(bool takes_pieces, std::vector<int64_t>* rows) : takes_pieces_(takes_pieces), rows_(rows) {}
   std::string description() const override { return "PieceCountingSink"; }
   std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
   Status Open(const SinkContext&) override { return Status::OK(); }
-  Status AddBatch(int64_t, const RecordBatch& batch) override {
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t, TypePtr schema) override {
+    if (!takes_pieces_) {
+      return WholeBatchWriter::Concatenating(std::move(schema), [this](const RecordBatch& batch) { return Count(batch); });
+    }
+    struct EachPiece final : BatchWriter {
+      PieceCountingSink* sink;
+      explicit EachPiece(PieceCountingSink* s) : sink(s) {}
+      Status Add(BatchPtr piece) override { return sink->Count(*piece); }
+      Status Commit() override { return Status::OK(); }
+    };
+    return std::unique_ptr<BatchWriter>(new EachPiece(this));
+  }
+
+ private:
+  Status Count(const RecordBatch& batch) {
     for (int64_t row = 0; row < batch.num_rows(); ++row) {
       if (batch.column(0)->Value<int64_t>(row) != static_cast<int64_t>(values_seen_++)) {
         return Status::Error("TEST", "rows out of order");
@@ -235,13 +251,7 @@ class PieceCountingSink final : public Sink {
     rows_->push_back(batch.num_rows());
     return Status::OK();
   }
-  Status AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces) override {
-    if (!takes_pieces_) return Sink::AddBatchPieces(batch_id, pieces);
-    for (const BatchPtr& piece : pieces) SLUICE_RETURN_IF_ERROR(AddBatch(batch_id, *piece));
-    return Status::OK();
-  }
 
- private:
   bool takes_pieces_;
   std::vector<int64_t>* rows_;
   size_t values_seen_ = 0;
@@ -265,9 +275,11 @@ class ReadRecordingSink final : public Sink {
     ended.push_back(epoch_id);
     return Status::OK();
   }
-  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override {
-    batches.push_back({batch_id, Values(batch)});
-    return Status::OK();
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
+    return WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+      batches.push_back({batch_id, Values(batch)});
+      return Status::OK();
+    });
   }
 
   std::vector<std::pair<int64_t, std::vector<int64_t>>> reads;

@@ -415,13 +415,6 @@ class IngestionSink::PieceWriter final : public engine::BatchWriter {
   std::optional<int64_t> written_min_us_;
 };
 
-Status IngestionSink::AddBatch(int64_t batch_id, const RecordBatch& batch) {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<engine::BatchWriter> writer, BeginBatch(batch_id, batch.schema()));
-  // The writer is done with the batch when Add returns.
-  SLUICE_RETURN_IF_ERROR(writer->Add(BatchPtr(BatchPtr(), &batch)));
-  return writer->Commit();
-}
-
 Result<std::unique_ptr<engine::BatchWriter>> IngestionSink::BeginBatch(int64_t, TypePtr) {
   SLUICE_RETURN_IF_ERROR(BeginBatchStats());
   return std::unique_ptr<engine::BatchWriter>(new PieceWriter(this, std::nullopt, nullptr));

@@ -67,6 +67,9 @@ class Snapshot {
   int64_t checkpoint_version() const { return checkpoint_version_; }
 
   int64_t total_size_bytes() const;
+  // The rows of the live files, from their statistics (numRecords, less the rows their deletion
+  // vectors remove); nullopt when a file has no numRecords (its rows are known only by reading it).
+  std::optional<int64_t> num_records() const;
   // A table property of metadata().configuration, or `fallback`.
   std::string Property(std::string_view key, std::string_view fallback) const;
 

@@ -1,15 +1,18 @@
-// Sink: where a streaming query writes. A sink is idempotent per batch id: AddBatch(N, ...) called
-// again after a crash (with the same rows, since the offset log fixed the batch's range) leaves the
-// destination as if it had been called once. That, with replayable sources, is exactly once.
+// Sink: where a streaming query writes. A sink is idempotent per batch id: batch N written again
+// after a crash (with the same rows, since the offset log fixed the batch's range) leaves the
+// destination as if it had been written once. That, with replayable sources, is exactly once.
 //
-// Lifecycle: the engine calls Open() once before any batch, then AddBatch() per batch from the
-// query's thread; a sink need not be thread-safe. AddBatch returns only when the batch is durable:
-// the engine writes `commits/N` right after. An error stops the query with that error (a sink that
-// can retry transient failures does so inside AddBatch).
+// Lifecycle: the engine calls Open() once before any batch, then per batch BeginBatch(), the
+// writer's Add() for each piece and its Commit(); a sink need not be thread-safe. Commit returns
+// only when the batch is durable: the engine writes `commits/N` right after. An error stops the
+// query with that error (a sink that can retry transient failures does so inside the writer).
+// There is one way to write a batch: AddBatch() and AddBatchPieces() below are helpers over it, and
+// WholeBatchWriter serves sinks that need a batch's rows all at once.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,7 +48,7 @@ struct SinkContext {
 };
 
 // One batch written piece by piece (Sink::BeginBatch): Add() each piece in order, then Commit()
-// makes the whole batch durable at once, exactly as AddBatchPieces would with every piece.
+// makes the whole batch durable at once.
 // Destroying the writer without a successful Commit() leaves the destination as if the batch had
 // never started (a Delta table may keep unreferenced data files; no reader sees them). The calls
 // never overlap, but may come from a thread other than the query's; while a batch writer is
@@ -55,8 +58,25 @@ class BatchWriter {
   virtual ~BatchWriter() = default;
   // Pieces all have the schema given to BeginBatch.
   virtual Status Add(BatchPtr piece) = 0;
-  // After every piece. Errors as AddBatch; after an error the writer is spent.
+  // After every piece; after an error the writer is spent.
   virtual Status Commit() = 0;
+};
+
+// A writer for sinks that write a batch whole: it keeps the pieces and hands them, at Commit, to
+// `write` (at least one piece: an empty batch of the schema when none came).
+class WholeBatchWriter final : public BatchWriter {
+ public:
+  using Write = std::function<Status(const std::vector<BatchPtr>& pieces)>;
+  WholeBatchWriter(TypePtr schema, Write write) : schema_(std::move(schema)), write_(std::move(write)) {}
+  Status Add(BatchPtr piece) override;
+  Status Commit() override;
+  // `write` takes the pieces concatenated into one batch.
+  static std::unique_ptr<BatchWriter> Concatenating(TypePtr schema, std::function<Status(const RecordBatch&)> write);
+
+ private:
+  TypePtr schema_;
+  Write write_;
+  std::vector<BatchPtr> pieces_;
 };
 
 class Sink {
@@ -68,20 +88,12 @@ class Sink {
   virtual std::vector<OutputMode> supported_output_modes() const = 0;
 
   virtual Status Open(const SinkContext& context) = 0;
-  // Writes batch `batch_id` durably, or does nothing when that batch id is already durable here.
-  // The batch is read-only and valid for the duration of the call only.
-  virtual Status AddBatch(int64_t batch_id, const RecordBatch& batch) = 0;
-  // AddBatch for a batch that comes in pieces, as sources read it (its rows are the pieces' rows
-  // in order; at least one piece, all of one schema). The engine calls this one. By default the
-  // pieces are concatenated for AddBatch; sinks that write pieces as they are (Delta tables,
-  // PostgreSQL COPY) override it and spare a copy of the whole batch.
-  virtual Status AddBatchPieces(int64_t batch_id, const std::vector<BatchPtr>& pieces);
   // Starts batch `batch_id`, whose pieces have `schema`, to be written as the source reads it
-  // (the engine calls this one, and overlaps the source's reading with the writer's work). By
-  // default the writer keeps the pieces and hands them to AddBatchPieces on Commit (an empty
-  // batch of `schema` when there were none); sinks that can write pieces as they come (Delta
-  // tables) override it, and then hold no piece after Add returns.
-  virtual Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema);
+  // (the engine overlaps the source's reading with the writer's work). Its Commit writes the batch
+  // durably, or does nothing when that batch id is already durable here. Sinks that can write
+  // pieces as they come (Delta tables) hold no piece after Add returns; the others collect them
+  // (WholeBatchWriter).
+  virtual Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) = 0;
 
   // The `real_time` trigger delivers rows as they arrive, in several calls per epoch, and ends
   // each epoch with EndEpoch(). Only sinks that return true here may run under that trigger.
@@ -95,5 +107,10 @@ class Sink {
   // Makes every row of the epoch durable before the engine logs the epoch as committed.
   virtual Status EndEpoch(int64_t epoch_id);
 };
+
+// Writes batch `batch_id` of `pieces` (at least one, all of one schema) through BeginBatch, Add and
+// Commit: the whole of a batch that is at hand, as tools and tests write one.
+Status AddBatchPieces(Sink& sink, int64_t batch_id, const std::vector<BatchPtr>& pieces);
+Status AddBatch(Sink& sink, int64_t batch_id, const RecordBatch& batch);
 
 }  // namespace sluice::engine

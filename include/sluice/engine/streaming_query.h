@@ -1,7 +1,7 @@
 // StreamingQuery: the micro-batch loop that moves a source into a sink exactly once.
 //
 // Each batch N: plan the range (Source::LatestOffset), write offsets/N, read the range, hand it to
-// the sink (Sink::AddBatch(N, ...)), write commits/N, commit the source. A restart finds an
+// the operators and the sink (Sink::BeginBatch(N, ...), its pieces, Commit), write commits/N, commit the source. A restart finds an
 // offsets/N without commits/N and runs batch N again with the same range and id before planning
 // new ones. See checkpoint.h for the files and docs/engine.md for the whole story.
 //

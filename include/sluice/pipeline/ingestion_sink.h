@@ -90,7 +90,6 @@ class IngestionSink : public engine::Sink {
   // Fetches the registry schemas (SCHEMA_REGISTRY_* errors, INVALID_OPTIONS for a subject of
   // another format than declared).
   Status Open(const engine::SinkContext& context) override;
-  Status AddBatch(int64_t batch_id, const RecordBatch& batch) override;
   // Decodes each piece of the batch as the source hands it over and writes it into the table's
   // data files at once; the batch is committed once.
   Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override;
