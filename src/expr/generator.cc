@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "expr/ast.h"
+#include "expr/json_functions.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -18,15 +19,17 @@ struct GeneratorName {
   bool outer;
   bool position;
   bool is_inline;
+  bool json_tuple = false;
 };
 
-constexpr std::array<GeneratorName, 6> kGenerators = {{
+constexpr std::array<GeneratorName, 7> kGenerators = {{
     {"explode", false, false, false},
     {"explode_outer", true, false, false},
     {"posexplode", false, true, false},
     {"posexplode_outer", true, true, false},
     {"inline", false, false, true},
     {"inline_outer", true, false, true},
+    {"json_tuple", false, false, false, true},
 }};
 
 const GeneratorName* FindGenerator(const Node& node) {
@@ -64,10 +67,14 @@ bool IsGeneratorFunction(std::string_view name) {
 bool IsGeneratorCall(const Expression& expression) { return FindGenerator(expression.node()) != nullptr; }
 bool CallsGenerator(const Expression& expression) { return AnyGenerator(expression.node()); }
 
+// json_tuple's binding: its arguments differ from the others' (a JSON string, then field names).
+Result<BoundGenerator> BindJsonTuple(const NamedExpression& item, const TypePtr& input_schema, SqlOptions options);
+
 Result<BoundGenerator> BindGenerator(const NamedExpression& item, const TypePtr& input_schema, SqlOptions options) {
   const Node& call = item.expression.node();
   const GeneratorName* name = FindGenerator(call);
   if (name == nullptr) return Status::Error(errors::kInternalError, item.expression.ToSql() + " is no generator");
+  if (name->json_tuple) return BindJsonTuple(item, input_schema, options);
   if (call.args.size() != 1) {
     return Status::Error(errors::kWrongNumArgs, fmt::format("{} takes 1 argument, got {} at {}:{}", name->name,
                                                             call.args.size(), call.line, call.column));
@@ -117,9 +124,58 @@ Result<BoundGenerator> BindGenerator(const NamedExpression& item, const TypePtr&
   return generator;
 }
 
+Result<BoundGenerator> BindJsonTuple(const NamedExpression& item, const TypePtr& input_schema, SqlOptions options) {
+  const Node& call = item.expression.node();
+  if (call.args.size() < 2) {
+    return Status::Error(errors::kWrongNumArgs,
+                         fmt::format("json_tuple takes a JSON string and at least one field name, got {} argument(s) "
+                                     "at {}:{}",
+                                     call.args.size(), call.line, call.column));
+  }
+  const Expression json(call.args[0]);
+  if (CallsGenerator(json)) {
+    return Status::Error(errors::kUnsupportedGenerator,
+                         "NESTED_IN_EXPRESSIONS: a generator cannot be nested in an expression, as in " +
+                             item.expression.ToSql());
+  }
+  SLUICE_ASSIGN_OR_RETURN(BoundExpression bound, Bind(json, input_schema, options));
+  if (bound.result_type()->id() != TypeId::kString) {
+    return Status::Error(errors::kDatatypeMismatch, fmt::format("json_tuple reads a string, not {}: {}",
+                                                                bound.result_type()->ToString(), item.expression.ToSql()));
+  }
+  BoundGenerator generator;
+  generator.json_tuple_ = true;
+  for (size_t i = 1; i < call.args.size(); ++i) {
+    const Node& field = *call.args[i];
+    if (field.kind != NodeKind::kLiteral || field.literal.type == nullptr ||
+        field.literal.type->id() != TypeId::kString) {
+      return Status::Error(errors::kDatatypeMismatch,
+                           fmt::format("json_tuple's field names are string literals; argument {} is {}", i + 1,
+                                       PrintSql(field)));
+    }
+    generator.json_fields_.push_back(field.literal.text);
+    generator.fields_.push_back(Field{"c" + std::to_string(i - 1), DataType::String(), true});
+  }
+  if (item.name != item.expression.ToSql() && generator.fields_.size() == 1) generator.fields_[0].name = item.name;
+  if (item.name != item.expression.ToSql() && generator.fields_.size() > 1) {
+    return Status::Error(errors::kUdtfAliasNumberMismatch,
+                         fmt::format("json_tuple gives {} columns, which one alias cannot name: {} AS {}",
+                                     generator.fields_.size(), item.expression.ToSql(), item.name));
+  }
+  generator.argument_ = std::move(bound);
+  return generator;
+}
+
 Result<GeneratedRows> BoundGenerator::Generate(const RecordBatch& batch, int64_t now_micros) const {
   SLUICE_ASSIGN_OR_RETURN(ColumnPtr values, argument_->Evaluate(batch, now_micros));
   GeneratedRows out;
+  if (json_tuple_) {
+    // One row for every input row, as Spark's json_tuple gives.
+    out.parents.resize(static_cast<size_t>(values->length));
+    for (int64_t row = 0; row < values->length; ++row) out.parents[static_cast<size_t>(row)] = row;
+    out.columns = JsonTupleColumns(values, json_fields_);
+    return out;
+  }
   std::vector<int64_t> elements;  // into the list's children; -1: the outer form's row of nulls
   std::vector<int32_t> positions;
   bool any_null_row = false;

@@ -86,6 +86,21 @@ TEST(GeneratorTest, InlineGivesAColumnPerFieldOfTheStructs) {
   EXPECT_EQ(Generate("inline(CASE WHEN i > 0 THEN array(named_struct('n', i)) END)").rows, (Rows{"0: 1", "1: 2"}));
 }
 
+// js: '{"a": {"b": [10, 20]}, "s": "x"}', '{"a": 1}', null, 'not json'.
+TEST(GeneratorTest, JsonTupleGivesEachFieldAsTextInOneRowPerInputRow) {
+  Generated tuple = Generate("json_tuple(js, 'a', 's', 'missing')");
+  EXPECT_EQ(tuple.fields, "c0 string, c1 string, c2 string");
+  EXPECT_EQ(tuple.rows, (Rows{"0: {\"b\":[10,20]}, x, null", "1: 1, null, null", "2: null, null, null",
+                              "3: null, null, null"}));
+  EXPECT_EQ(Generate("json_tuple('{\"k\": null, \"n\": 1.50, \"t\": true}', 'k', 'n', 't')").rows[0],
+            "0: null, 1.5, true");
+  EXPECT_EQ(Generate("json_tuple(js, 's') AS only_s").fields, "only_s string");
+  EXPECT_EQ(BindError("json_tuple(js)").error_class(), errors::kWrongNumArgs);
+  EXPECT_EQ(BindError("json_tuple(i, 'a')").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(BindError("json_tuple(js, s)").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(BindError("json_tuple(js, 'a', 'b') AS ab").error_class(), errors::kUdtfAliasNumberMismatch);
+}
+
 TEST(GeneratorTest, AnAliasNamesTheColumnOfAOneColumnGenerator) {
   EXPECT_EQ(Generate("explode(arr) AS item").fields, "item int");
   EXPECT_EQ(Generate("explode(sequence(1, 3)) n").fields, "n int");

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/core/column.h"
 #include "sluice/core/status.h"
@@ -34,5 +35,10 @@ Result<TypePtr> ReadJsonSchema(std::string_view text);
 // schema_of_json of one document: its type in SQL form ("STRUCT<a: BIGINT, b: ARRAY<STRING>>"),
 // fields in name order, as Spark infers it. MALFORMED_RECORD_IN_PARSING when it is not JSON.
 Result<std::string> InferJsonSchema(std::string_view json);
+
+// json_tuple's columns (expr/generator.h): for each of `fields`, the value of that top-level field
+// of each row's document, as get_json_object gives it (a string unquoted, another value as compact
+// JSON); NULL where the row is NULL, is not a JSON object, or lacks the field or holds null in it.
+std::vector<ColumnPtr> JsonTupleColumns(const ColumnPtr& json, const std::vector<std::string>& fields);
 
 }  // namespace sluice::expr

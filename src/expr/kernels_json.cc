@@ -602,6 +602,24 @@ Result<Datum> SchemaOfJson(const BoundNode& node, const std::vector<Datum>& args
 
 }  // namespace
 
+std::vector<ColumnPtr> JsonTupleColumns(const ColumnPtr& json, const std::vector<std::string>& fields) {
+  std::vector<ColumnPtr> columns;
+  std::string value;
+  for (const std::string& field : fields) {
+    const std::vector<PathStep> steps = {PathStep{field}};
+    StringWriter writer(DataType::String(), json->length);
+    ForEachDocument(Datum{json}, json->length, [&](int64_t, simdjson::ondemand::document* doc) {
+      if (doc != nullptr && ExtractJson(*doc, steps, &value)) {
+        writer.Append(value);
+      } else {
+        writer.AppendNull();
+      }
+    });
+    columns.push_back(writer.Finish());
+  }
+  return columns;
+}
+
 Result<std::string> InferJsonSchema(std::string_view json) {
   simdjson::dom::parser parser;
   simdjson::dom::element document;

@@ -3,6 +3,8 @@
 //   explode(array)      one row per element, column `col`       (map: columns `key`, `value`)
 //   posexplode(array)   the same with the element's position first, column `pos` (int, from 0)
 //   inline(array<struct>)  one row per element, one column per field of the struct
+//   json_tuple(json, 'f1', 'f2', ...)  one row, string columns c0, c1, ...: each top-level field's
+//                       value as get_json_object gives it (NULL when the text is no JSON object)
 //
 // A null or empty array or map gives no row; the `_outer` forms (explode_outer, posexplode_outer,
 // inline_outer) give one row of nulls instead. The other items of the select list are repeated
@@ -48,7 +50,10 @@ class BoundGenerator {
 
  private:
   friend Result<BoundGenerator> BindGenerator(const NamedExpression&, const TypePtr&, SqlOptions);
+  friend Result<BoundGenerator> BindJsonTuple(const NamedExpression&, const TypePtr&, SqlOptions);
   bool outer_ = false;
+  bool json_tuple_ = false;
+  std::vector<std::string> json_fields_;
   bool position_ = false;
   bool inline_ = false;
   std::optional<BoundExpression> argument_;
