@@ -1475,6 +1475,21 @@ Result<BoundPtr> BindToBinary(Call& c) {
   return c.Finish(c.Make(format == "HEX" ? Op::kUnhex : Op::kUnbase64, DataType::Binary(), true));
 }
 
+// format_string(pattern, values...) and printf: Java's Formatter over the values as Spark hands
+// them over (dates as day numbers, timestamps as microseconds, decimals as text). Values Spark
+// prints as the addresses or internals of its objects (binary, arrays, maps, structs) are refused.
+Result<BoundPtr> BindFormatString(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  for (size_t i = 1; i < c.args.size(); ++i) {
+    if (c.args[i]->type == nullptr) {
+      SLUICE_RETURN_IF_ERROR(c.Expect(i, DataType::String()));
+    } else if (c.args[i]->type->is_nested() || c.args[i]->type->id() == TypeId::kBinary) {
+      return c.Mismatch(fmt::format("{} formats atomic values, not {} (argument {})", c.node.name, c.TypeOf(i), i + 1));
+    }
+  }
+  return c.Finish(c.Make(Op::kFormatString, DataType::String(), true));
+}
+
 // conv(number, from_base, to_base), elt(n, strings...), width_bucket(value, min, max, buckets).
 Result<BoundPtr> BindNumberText(Call& c) {
   const std::string& f = c.node.name;
@@ -2077,6 +2092,8 @@ constexpr FunctionDef kFunctions[] = {
     {"to_binary", 1, 2, BindToBinary},
     {"conv", 3, 3, BindNumberText},
     {"elt", 2, kAny, BindNumberText},
+    {"format_string", 1, kAny, BindFormatString},
+    {"printf", 1, kAny, BindFormatString},
     {"width_bucket", 4, 4, BindNumberText},
     {"md5", 1, 1, BindMd5},
     {"sha2", 2, 2, BindMd5},

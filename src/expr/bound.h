@@ -45,6 +45,7 @@ enum class Op : uint8_t {
   kEncode, kDecode,  // args: value, charset (a constant, checked when bound)
   kConv,             // args: number (text), from base, to base
   kElt,              // args: n, strings...
+  kFormatString,     // args: pattern, values... (Java's Formatter; java_format.h)
   // math
   kAbs, kRound, kFloor, kCeil, kSqrt, kPow,
   kMathUnary,  // a function of one double to a double, named by `name` (exp, ln, sin, ...)

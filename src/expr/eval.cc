@@ -90,6 +90,7 @@ bool MayFail(const BoundNode& node) {
       if (node.mode == EvalMode::kAnsi) return true;
       break;
     case Op::kTimestampFromUnits:  // overflow fails in both modes, as Spark's multiplyExact
+    case Op::kFormatString:        // a pattern that does not fit its values, in both modes
       return true;
     case Op::kFromJson:
       if (static_cast<const JsonOptions&>(*node.state).failfast) return true;
@@ -312,6 +313,7 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kAbs: case Op::kRound: case Op::kFloor: case Op::kCeil: case Op::kSqrt: case Op::kPow:
       case Op::kMathUnary: case Op::kLog: case Op::kFactorial: case Op::kWidthBucket:
         return EvalMathFunction(node, args, rows);
+      case Op::kFormatString: return EvalFormatString(node, args, rows);
       case Op::kHash: case Op::kXxHash64: case Op::kMd5: case Op::kSha2: case Op::kCrc32: return EvalHashFunction(node, args, rows);
       case Op::kCurrentTimestamp: case Op::kCurrentDate: case Op::kToTimestamp: case Op::kToDate:
       case Op::kDateTrunc: case Op::kDateFormat: case Op::kYear: case Op::kMonth: case Op::kDay: case Op::kHour:

@@ -171,6 +171,10 @@ TEST(FunctionsTest, DateStringAndMathFunctionsOverColumns) {
       {"minute(ts)", {"30", "null", "0", "59"}},
       {"second(ts)", {"15", "null", "0", "59"}},
       {"regexp_replace(s, '[aeiou]', '*')", {"*ppl*", "B*n*n*", "null", ""}},
+      {"format_string('%s|%05d|%.1f|%s', s, i, d, dec)",
+       {"apple|00001|1.5|1.50", "Banana|00002|-2.0|-2.25", "null| null|n|null", "|-0004|NaN|100.00"}},
+      {"format_string(concat(s, '%d'), i)", {"apple1", "Banana2", "null", "-4"}},
+      {"printf('%2$s=%1$x', l, s)", {"apple=a", "Banana=null", "null=1e", "=28"}},
       {"regexp_count(s, 'a|p')", {"3", "3", "null", "0"}},
       {"split_part(s, 'a', 2)", {"pple", "n", "null", ""}},
       {"lpad(s, 7, '.')", {"..apple", ".Banana", "null", "......."}},
@@ -183,6 +187,18 @@ TEST(FunctionsTest, DateStringAndMathFunctionsOverColumns) {
   });
   // make_date of a day that does not exist: NULL, or DATETIME_FIELD_OUT_OF_BOUNDS in ANSI mode.
   EXPECT_EQ(EvalError("make_date(2024, i, 1)").error_class(), errors::kDatetimeFieldOutOfBounds);
+  // A pattern that does not fit its values fails in both modes, naming the specifier.
+  for (const char* sql : {"format_string('%d', d)", "format_string('%s %s', s)", "format_string(s || '%q', i)"}) {
+    Status bad = EvalError(sql);
+    EXPECT_EQ(bad.error_class(), errors::kInvalidParameterValue) << sql;
+    EXPECT_NE(bad.message().find("format specifier"), std::string::npos) << bad.ToString();
+  }
+  EXPECT_EQ(EvalError("format_string('%s', arr)").error_class(), errors::kDatatypeMismatch);
+  // No pattern makes a value beyond the bound every made value has.
+  for (const char* sql : {"format_string('%100000000d', i)", "format_string('%.100000000f', d)",
+                          "format_string('%99999999999999s', s)"}) {
+    EXPECT_EQ(EvalError(sql).error_class(), errors::kInvalidParameterValue) << sql;
+  }
   const testing::NonAnsiMode non_ansi;
   Check({{"make_date(2024, i, 1)", {"2024-01-01", "2024-02-01", "null", "null"}}});
 }

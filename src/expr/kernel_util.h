@@ -172,6 +172,17 @@ auto DispatchFixed(TypeId id, F&& f) {
   }
 }
 
+// repeat, lpad, rpad and format_string make values of the size they are asked for: beyond this many
+// bytes a value is refused (INVALID_PARAMETER_VALUE) before anything is allocated.
+constexpr int64_t kMaxMadeValueBytes = int64_t{64} << 20;
+
+// The UTF-8 bytes of `code_point` (at most U+10FFFF) appended to `out`.
+void AppendUtf8(uint32_t code_point, std::string* out);
+// `text` upper- or lower-cased into `out` (replacing it) by Unicode's one-to-one case mappings, as
+// upper() and lower() do (Java's, minus those that change the length, like ß → SS); bytes that are
+// not well-formed UTF-8 are copied unchanged.
+void ChangeCase(std::string_view text, bool upper, std::string* out);
+
 // Java's Double.toString of `value` ("1.5", "100.0", "1.0E10", "NaN"), as Spark prints doubles.
 std::string JavaDoubleString(double value);
 // Java's Float.toString of `value`, as Spark prints floats.

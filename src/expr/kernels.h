@@ -18,6 +18,7 @@ Datum EvalIn(const BoundNode& node, const std::vector<Datum>& args, int64_t rows
 // CASE, coalesce, greatest, least: each row takes one argument's value.
 Result<Datum> EvalChoice(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+Result<Datum> EvalFormatString(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Result<Datum> EvalMathFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, int64_t now_micros);
 Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
