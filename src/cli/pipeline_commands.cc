@@ -85,9 +85,25 @@ struct RunArguments {
   std::string instance_id;
 };
 
+// "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB".
+std::string HumanBytes(int64_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = static_cast<double>(bytes) / 1024;
+  for (const char* unit : {"KiB", "MiB", "GiB"}) {
+    if (value < 1024 || std::string_view(unit) == "GiB") return fmt::format("{:.1f} {}", value, unit);
+    value /= 1024;
+  }
+  return "";
+}
+
 // `now_micros` on the run's clock.
-std::string ProgressLine(const std::vector<pipeline::FlowFigures>& flows, int64_t now_micros) {
+std::string ProgressLine(const std::vector<pipeline::FlowFigures>& flows,
+                         const std::vector<pipeline::ChangeFeedFigures>& feeds, int64_t now_micros) {
   std::string line;
+  for (const pipeline::ChangeFeedFigures& feed : feeds) {
+    line += fmt::format("{}feed {}: {} history rows", line.empty() ? "" : " | ", feed.name, feed.history_rows);
+    if (feed.slot_lag_bytes >= 0) line += fmt::format(", slot lag {}", HumanBytes(feed.slot_lag_bytes));
+  }
   for (const pipeline::FlowFigures& flow : flows) {
     // A flow without a batch for two seconds (or twice its last batch's time) is idle: rate 0.
     const int64_t idle_after = std::max<int64_t>(2'000'000, 2000 * flow.last_batch_duration_ms);
@@ -156,7 +172,8 @@ bool RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
       break;
     }
     if (tty) {
-      std::printf("\r\033[K%s", ProgressLine(running.flows(), SystemClock()->NowMicros()).c_str());
+      std::printf("\r\033[K%s",
+                  ProgressLine(running.flows(), running.change_feeds(), SystemClock()->NowMicros()).c_str());
       std::fflush(stdout);
     }
   }
@@ -168,7 +185,8 @@ bool RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions op
                 static_cast<long long>(flow.output_rows));
   }
   for (const pipeline::ChangeFeedFigures& feed : running.change_feeds()) {
-    std::printf("change feed %s: %s -> %s\n", feed.name.c_str(), feed.state.c_str(), feed.target.c_str());
+    std::printf("change feed %s: %s -> %s, %lld history rows\n", feed.name.c_str(), feed.state.c_str(),
+                feed.target.c_str(), static_cast<long long>(feed.history_rows));
   }
   std::fflush(stdout);
   if (!result.ok()) Fail(result, 1);

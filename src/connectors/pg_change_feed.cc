@@ -75,12 +75,13 @@ Status WaitUntilSlotIsFree(PgConnection& conn, const std::string& slot) {
 
 }  // namespace
 
-PgChangeFeed::Impl::Impl(ChangeFeedConfig config_in, std::atomic<uint64_t>* confirmed)
+PgChangeFeed::Impl::Impl(ChangeFeedConfig config_in, ChangeFeedProgress* progress_in)
     : config(std::move(config_in)),
       fs(storage::DefaultFileSystem()),
       state_path(config.state_directory() + "/state.json"),
       status_path(config.state_directory() + "/status.json"),
-      confirmed_lsn(confirmed) {}
+      progress(progress_in),
+      confirmed_lsn(&progress_in->confirmed_lsn) {}
 
 PgChangeFeed::Impl::~Impl() {
   if (lock != nullptr) (void)fs->Delete(PidPath(config));
@@ -249,7 +250,7 @@ PgChangeFeed::~PgChangeFeed() = default;
 
 Result<std::unique_ptr<PgChangeFeed>> PgChangeFeed::Start(ChangeFeedConfig config) {
   auto feed = std::unique_ptr<PgChangeFeed>(new PgChangeFeed(nullptr));
-  feed->impl_ = std::make_unique<Impl>(std::move(config), &feed->confirmed_lsn_);
+  feed->impl_ = std::make_unique<Impl>(std::move(config), feed->progress_.get());
   if (Status setup = feed->impl_->Setup(); !setup.ok()) {
     feed->impl_->ReportFailure(setup);
     return setup;

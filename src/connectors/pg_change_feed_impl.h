@@ -23,7 +23,7 @@ int64_t NowMs();
 
 class PgChangeFeed::Impl {
  public:
-  Impl(ChangeFeedConfig config, std::atomic<uint64_t>* confirmed);
+  Impl(ChangeFeedConfig config, ChangeFeedProgress* progress);
   ~Impl();
 
   Status Setup();
@@ -69,7 +69,8 @@ class PgChangeFeed::Impl {
   std::shared_ptr<FileSystem> fs;
   std::string state_path;
   std::string status_path;
-  std::atomic<uint64_t>* confirmed_lsn;
+  ChangeFeedProgress* progress;
+  std::atomic<uint64_t>* confirmed_lsn;  // &progress->confirmed_lsn
   std::unique_ptr<FileLock> lock;  // the feed's, while it runs
 
   std::unique_ptr<PgConnection> sql;

@@ -293,6 +293,10 @@ Status PgChangeFeed::Impl::WriteStatus(std::string_view feed_status) {
   }
   const int64_t now_pg = NowMicros() - kPostgresEpochOffsetMicros;
   lag.seconds = lag.bytes > 0 && cursor_commit_time > 0 ? static_cast<double>(now_pg - cursor_commit_time) / 1e6 : 0;
+  int64_t history_rows = 0;
+  for (const TableState& table : state.tables) history_rows += table.rows;
+  progress->history_rows.store(history_rows);
+  progress->slot_lag_bytes.store(lag.bytes);
   return fs->AtomicWrite(status_path, cdf::StatusJson(state, lag, feed_status, feed_error, skipped));
 }
 

@@ -40,6 +40,8 @@ struct PipelineRun::Feed {
   const ChangeFeedSpec* spec = nullptr;
   connectors::ChangeFeedConfig config;
   std::unique_ptr<connectors::PgChangeFeed> feed;
+  // The feed's figures, kept past the feed's end.
+  std::shared_ptr<const connectors::ChangeFeedProgress> progress;
   std::atomic<bool> stop{false};
   ChangeFeedFigures figures;
 };
@@ -555,6 +557,7 @@ Status PipelineRun::StartFeed(const ChangeFeedSpec& spec) {
   Result<std::unique_ptr<connectors::PgChangeFeed>> started = connectors::PgChangeFeed::Start(feed->config);
   if (!started.ok()) return started.status().WithContext(context);
   feed->feed = std::move(started).value();
+  feed->progress = feed->feed->progress();
   feed->figures.state = "RUNNING";
 
   std::string tables = "[", listed;
@@ -762,7 +765,13 @@ PipelineRun::~PipelineRun() {
 std::vector<ChangeFeedFigures> PipelineRun::change_feeds() const {
   std::lock_guard lock(mutex_);
   std::vector<ChangeFeedFigures> figures;
-  for (const auto& feed : feeds_) figures.push_back(feed->figures);
+  for (const auto& feed : feeds_) {
+    figures.push_back(feed->figures);
+    if (feed->progress != nullptr) {
+      figures.back().history_rows = feed->progress->history_rows.load();
+      figures.back().slot_lag_bytes = feed->progress->slot_lag_bytes.load();
+    }
+  }
   return figures;
 }
 

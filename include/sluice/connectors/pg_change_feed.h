@@ -92,6 +92,17 @@ Result<ChangeFeedCheck> CheckChangeFeed(const std::string& conninfo, const std::
 Result<std::vector<std::string>> SetReplicaIdentityFull(const std::string& conninfo, const std::string& schema,
                                                         bool future);
 
+// What a running feed has done, for progress displays; its fields may be read from any thread
+// while the feed runs (and after it ended: a holder keeps the last values).
+struct ChangeFeedProgress {
+  // The end LSN of the last transaction confirmed to the server (everything before it is in Delta).
+  std::atomic<uint64_t> confirmed_lsn{0};
+  // Rows in the feed's history tables: the initial snapshots' and the changes captured since.
+  std::atomic<int64_t> history_rows{0};
+  // WAL the server keeps for the slot beyond what is in Delta; -1 until first measured.
+  std::atomic<int64_t> slot_lag_bytes{-1};
+};
+
 class PgChangeFeed {
  public:
   // Sets up (publication, slot, initial snapshot into Delta) or resumes from state.json, and
@@ -108,14 +119,16 @@ class PgChangeFeed {
 
   // The end LSN of the last transaction confirmed to the server (everything before it is in
   // Delta). Thread-safe.
-  uint64_t confirmed_lsn() const { return confirmed_lsn_.load(); }
+  uint64_t confirmed_lsn() const { return progress_->confirmed_lsn.load(); }
+  // Updated as the feed runs (at each flush and status refresh).
+  std::shared_ptr<const ChangeFeedProgress> progress() const { return progress_; }
 
   class Impl;
 
  private:
   explicit PgChangeFeed(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
-  std::atomic<uint64_t> confirmed_lsn_{0};
+  std::shared_ptr<ChangeFeedProgress> progress_ = std::make_shared<ChangeFeedProgress>();
 };
 
 // Drops the feed's replication slot (the server stops retaining WAL for it). state.json keeps the

@@ -84,6 +84,8 @@ struct ChangeFeedFigures {
   std::string target;  // catalog.schema of its history tables
   std::string state;   // RUNNING, STOPPED, FAILED
   std::string error;   // the failure, when FAILED
+  int64_t history_rows = 0;     // rows in its history tables (snapshots and changes captured)
+  int64_t slot_lag_bytes = -1;  // WAL its slot retains beyond what is in Delta; -1 unknown
 };
 
 class PipelineRun {
