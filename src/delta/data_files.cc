@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include "delta/column_mapping.h"
 #include "delta/uuid.h"
@@ -280,6 +281,19 @@ RemoveFile RemovalOf(const AddFile& file, int64_t now_ms) {
   remove.size = file.size;
   remove.deletion_vector = file.deletion_vector;
   return remove;
+}
+
+std::optional<int64_t> StatsNumRecords(const std::optional<std::string>& stats) {
+  if (!stats) return std::nullopt;
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string text(*stats);
+  simdjson::ondemand::document document;
+  int64_t records = 0;
+  if (parser.iterate(text).get(document) != simdjson::SUCCESS ||
+      document["numRecords"].get_int64().get(records) != simdjson::SUCCESS) {
+    return std::nullopt;
+  }
+  return records;
 }
 
 }  // namespace sluice::delta

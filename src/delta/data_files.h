@@ -46,6 +46,9 @@ std::optional<std::string> SerializePartitionValue(const Column& column, int64_t
 // binary, boolean and NaN-only columns get no bounds.
 std::string StatsJson(const parquet::FileStats& stats, int max_indexed_columns = 32);
 
+// The numRecords of a file's `stats` JSON; nullopt without stats or without the field.
+std::optional<int64_t> StatsNumRecords(const std::optional<std::string>& stats);
+
 // The remove action that deletes a live file, with the file's metadata kept for readers of the
 // change history.
 RemoveFile RemovalOf(const AddFile& file, int64_t now_ms);

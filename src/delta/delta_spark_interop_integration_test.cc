@@ -6,6 +6,7 @@
 // as Spark reads them. delta-rs reads sluice's tables too.
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "parquet/duckdb_testing.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
 #include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
 #include "sluice/delta/maintenance.h"
@@ -286,6 +288,64 @@ TEST(DeltaSparkInteropTest, V2CheckpointsAndWidenedColumnsReadAsSparkReadsThem) 
   EXPECT_EQ(ours, spark["write:widened:" + widened]);
   EXPECT_EQ(ours, (std::vector<std::string>{R"([1,2,1.5,{"x":3}])", R"([100000,9000000000,0.1,{"x":70000}])"}));
   EXPECT_EQ(Snapshot::Load(fs, widened).value()->schema()->field(1).type->id(), TypeId::kLong);
+}
+
+// A table Spark made with row tracking (Databricks' default for new tables) takes sluice's
+// appends and deletion-vector deletes: Spark then reads every row with a row id unique in the
+// table, sluice's rows with the ids above the ones Spark gave and the version of the commit that
+// wrote them, Spark's rows with the ids and versions they had. An UPDATE, which writes changed rows
+// again and would have to carry their ids over, is refused.
+TEST(DeltaSparkInteropTest, SluiceWritesIntoATableWithRowTrackingAsSparkReadsIt) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  const std::string table = dir.Join("tracked");
+  std::map<std::string, std::vector<std::string>> made = RunSpark({"write:rowtracking:" + table});
+  ASSERT_EQ(made["write:rowtracking:" + table].size(), 15u);
+  // Spark's two inserts are versions 1 and 2; sluice appends 15-19 (version 3) and 20-22 (4).
+  TypePtr schema = ParseTypeString("struct<id:bigint,name:string>").value();
+  for (auto [first, count] : {std::pair<int64_t, int64_t>{15, 5}, {20, 3}}) {
+    Int64Builder ids(DataType::Long());
+    BinaryBuilder names(DataType::String());
+    for (int64_t id = first; id < first + count; ++id) {
+      ids.Append(id);
+      names.Append("x" + std::to_string(id));
+    }
+    auto written = WriteTable(fs, table, {RecordBatch::Make(schema, {ids.Finish(), names.Finish()}, count).value()}, {});
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  }
+  auto deleted = DeleteFromTable(fs, table, {.where = expr::Expression::Parse("id IN (3, 16)").value()});
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  SnapshotPtr snapshot = Snapshot::Load(fs, table).value();
+  ASSERT_TRUE(snapshot->domains().contains("delta.rowTracking"));
+  EXPECT_EQ(snapshot->domains().at("delta.rowTracking").configuration, R"({"rowIdHighWaterMark":22})");
+
+  std::map<std::string, std::vector<std::string>> read = RunSpark({"rowids:" + table});
+  const std::vector<std::string>& rows = read["rowids:" + table];
+  ASSERT_EQ(rows.size(), 21u);
+  std::set<int64_t> row_ids;
+  for (const std::string& row : rows) {
+    simdjson::dom::parser parser;
+    simdjson::dom::array values = parser.parse(simdjson::padded_string(row)).get_array().value();
+    const int64_t id = values.at(0).get_int64().value();
+    const int64_t row_id = values.at(1).get_int64().value();
+    const int64_t version = values.at(2).get_int64().value();
+    row_ids.insert(row_id);
+    if (id >= 15) {
+      // Spark's rows hold ids 0-14 in some order; sluice's follow the mark, file by file.
+      EXPECT_EQ(row_id, id) << row;
+      EXPECT_EQ(version, id < 20 ? 3 : 4) << row;
+    } else {
+      EXPECT_LT(row_id, 15) << row;
+      EXPECT_EQ(version, id < 10 ? 1 : 2) << row;
+    }
+  }
+  EXPECT_EQ(row_ids.size(), 21u) << "row ids are unique";
+
+  // An UPDATE writes the changed row again, a copy whose id sluice cannot carry over: refused.
+  auto updated = UpdateTable(fs, table, {.assignments = {{{"name"}, expr::Expression::Parse("'u'").value()}},
+                                         .where = expr::Expression::Parse("id = 5").value()});
+  EXPECT_EQ(updated.status().error_class(), errors::kDeltaProtocolUnsupported) << updated.status().ToString();
+  EXPECT_NE(updated.status().message().find("rowTracking"), std::string::npos);
 }
 
 }  // namespace

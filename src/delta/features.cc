@@ -44,7 +44,8 @@ bool SchemaMetadataMentions(const std::string& schema_string, std::string_view k
 Status CheckWriterFeature(std::string_view feature, const Metadata& metadata) {
   if (feature == "appendOnly" || feature == "timestampNtz" || feature == "domainMetadata" ||
       feature == "typeWidening" || feature == "typeWidening-preview" || feature == "deletionVectors" ||
-      feature == "columnMapping" || feature == "v2Checkpoint" || feature == "vacuumProtocolCheck") {
+      feature == "columnMapping" || feature == "v2Checkpoint" || feature == "vacuumProtocolCheck" ||
+      feature == "rowTracking") {
     return Status::OK();
   }
   if (feature == "invariants") {

@@ -12,9 +12,9 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include "delta/column_mapping.h"
+#include "delta/data_files.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/checkpoint.h"
 #include "sluice/delta/features.h"
@@ -253,18 +253,11 @@ int64_t Snapshot::total_size_bytes() const {
 }
 
 std::optional<int64_t> Snapshot::num_records() const {
-  simdjson::ondemand::parser parser;
   int64_t total = 0;
   for (const AddFile& file : files_) {
-    if (!file.stats) return std::nullopt;
-    simdjson::padded_string stats(*file.stats);
-    simdjson::ondemand::document document;
-    int64_t records = 0;
-    if (parser.iterate(stats).get(document) != simdjson::SUCCESS ||
-        document["numRecords"].get_int64().get(records) != simdjson::SUCCESS) {
-      return std::nullopt;
-    }
-    total += records - (file.deletion_vector ? file.deletion_vector->cardinality : 0);
+    std::optional<int64_t> records = StatsNumRecords(file.stats);
+    if (!records) return std::nullopt;
+    total += *records - (file.deletion_vector ? file.deletion_vector->cardinality : 0);
   }
   return total;
 }

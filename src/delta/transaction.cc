@@ -1,9 +1,11 @@
 #include "sluice/delta/transaction.h"
 
+#include <algorithm>
 #include <charconv>
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <simdjson.h>
 #include <spdlog/spdlog.h>
 
 #include "delta/column_mapping.h"
@@ -17,6 +19,21 @@
 
 namespace sluice::delta {
 namespace {
+
+constexpr std::string_view kRowTrackingDomain = "delta.rowTracking";
+
+// The row id high-water mark the domain `delta.rowTracking` records among `domains`; -1 for none.
+int64_t RowIdHighWaterMark(const std::map<std::string, DomainMetadata>& domains) {
+  auto it = domains.find(std::string(kRowTrackingDomain));
+  if (it == domains.end() || it->second.removed) return -1;
+  simdjson::dom::parser parser;
+  int64_t mark = -1;
+  if (parser.parse(simdjson::padded_string(it->second.configuration))["rowIdHighWaterMark"].get(mark) !=
+      simdjson::SUCCESS) {
+    return -1;
+  }
+  return mark;
+}
 
 Status Conflict(std::string_view kind, int64_t version, std::string_view what) {
   return Status::Error(errors::kDeltaConcurrentModification,
@@ -179,6 +196,51 @@ Status Transaction::CheckConflicts(int64_t version, const std::vector<Action>& w
   return Status::OK();
 }
 
+bool Transaction::TracksRowIds() const {
+  const Protocol* protocol = protocol_ ? &*protocol_ : snapshot_ ? &snapshot_->protocol() : nullptr;
+  return protocol != nullptr && protocol->writer_features &&
+         std::find(protocol->writer_features->begin(), protocol->writer_features->end(), "rowTracking") !=
+             protocol->writer_features->end();
+}
+
+Status Transaction::CheckRowTrackingWrite(std::string_view operation) const {
+  const bool copies = operation == kOperationUpdate || operation == kOperationMerge ||
+                      operation == kOperationDelete || operation == kOperationOptimize;
+  if (!copies) return Status::OK();
+  for (const AddFile& add : adds_) {
+    if (!add.base_row_id && StatsNumRecords(add.stats).value_or(1) > 0) {
+      return Status::Error(
+          errors::kDeltaProtocolUnsupported,
+          fmt::format("the table tracks row ids (rowTracking), and this {} would copy rows into new files, whose "
+                      "ids sluice does not carry over yet; with delta.enableDeletionVectors a DELETE marks rows "
+                      "instead of copying them",
+                      operation));
+    }
+  }
+  return Status::OK();
+}
+
+Status Transaction::AssignRowIds(std::vector<Action>* actions, int64_t version, int64_t high_water_mark) const {
+  const int64_t start = high_water_mark;
+  for (Action& action : *actions) {
+    auto* add = std::get_if<AddFile>(&action);
+    if (add == nullptr || add->base_row_id) continue;
+    std::optional<int64_t> records = StatsNumRecords(add->stats);
+    if (!records) {
+      return Status::Error(errors::kInternalError,
+                           fmt::format("'{}' has no numRecords, which row ids are assigned by", add->path));
+    }
+    add->base_row_id = high_water_mark + 1;
+    add->default_row_commit_version = version;
+    high_water_mark += *records;
+  }
+  if (high_water_mark != start) {
+    actions->emplace_back(DomainMetadata{std::string(kRowTrackingDomain),
+                                         fmt::format("{{\"rowIdHighWaterMark\":{}}}", high_water_mark), false});
+  }
+  return Status::OK();
+}
+
 void Transaction::CheckpointIfDue(int64_t version) const {
   const Metadata* metadata = effective_metadata();
   auto it = metadata->configuration.find("delta.checkpointInterval");
@@ -221,11 +283,23 @@ Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operat
     protocol_ = ProtocolForNewTable(*schema, *metadata_);
   }
   SLUICE_RETURN_IF_ERROR(Validate());
-  std::string content = SerializeActions(BuildActions(operation, std::move(operation_parameters), std::move(operation_metrics)));
+  const bool row_ids = TracksRowIds();
+  if (row_ids) SLUICE_RETURN_IF_ERROR(CheckRowTrackingWrite(operation));
+  const std::vector<Action> actions =
+      BuildActions(operation, std::move(operation_parameters), std::move(operation_metrics));
+  int64_t high_water_mark = snapshot_ ? RowIdHighWaterMark(snapshot_->domains()) : -1;
+  // Row ids depend on the version and on the mark the winners of earlier attempts left.
+  auto content_at = [&](int64_t version) -> Result<std::string> {
+    if (!row_ids) return SerializeActions(actions);
+    std::vector<Action> with_ids = actions;
+    SLUICE_RETURN_IF_ERROR(AssignRowIds(&with_ids, version, high_water_mark));
+    return SerializeActions(with_ids);
+  };
 
   int64_t version = read_version() + 1;
   for (int attempt = 1;; ++attempt) {
     std::string path = CommitPath(table_path_, version);
+    SLUICE_ASSIGN_OR_RETURN(const std::string content, content_at(version));
     Status put = fs_->PutIfAbsent(path, content);
     if (put.ok()) {
       committed_ = true;
@@ -255,6 +329,11 @@ Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operat
     }
     SLUICE_ASSIGN_OR_RETURN(std::vector<Action> winner, ReadCommit(*fs_, table_path_, version));
     SLUICE_RETURN_IF_ERROR(CheckConflicts(version, winner));
+    for (const Action& action : winner) {
+      if (const auto* domain = std::get_if<DomainMetadata>(&action); domain && domain->domain == kRowTrackingDomain) {
+        high_water_mark = std::max(high_water_mark, RowIdHighWaterMark({{domain->domain, *domain}}));
+      }
+    }
     ++version;
   }
 }

@@ -263,6 +263,42 @@ TEST_P(TransactionTest, BlindAppendsFromTheSameSnapshotBothCommit) {
   EXPECT_EQ(std::get<CommitInfo>(actions->at(0)).read_version, 0);
 }
 
+// Row tracking: fresh files get ids above the table's high-water mark and their commit's version,
+// also when a concurrent append took the ids first (the retry assigns after the winner's mark);
+// a file without numRecords cannot be given ids; a copying commit is refused.
+TEST_P(TransactionTest, AppendsToARowTrackingTableGetFreshRowIdsAfterEveryWinner) {
+  WriteCommit(0, {Protocol{1, 7, std::nullopt, std::vector<std::string>{"rowTracking", "domainMetadata"}},
+                  TableMetadata()});
+  auto counted = [](std::string path, int64_t rows) {
+    AddFile add = File(std::move(path));
+    add.stats = "{\"numRecords\":" + std::to_string(rows) + "}";
+    return add;
+  };
+  auto first = Transaction::Start(fs_, table_);
+  auto second = Transaction::Start(fs_, table_);
+  (*first)->Add(counted("a.parquet", 10));
+  (*first)->Add(counted("b.parquet", 5));
+  (*second)->Add(counted("c.parquet", 7));
+  ASSERT_EQ((*first)->Commit(kOperationWrite, {}).value_or(-1), 1);
+  ASSERT_EQ((*second)->Commit(kOperationWrite, {}).value_or(-1), 2);
+  SnapshotPtr snapshot = Load();
+  std::map<std::string, std::pair<int64_t, int64_t>> ids;
+  for (const AddFile& file : snapshot->files()) {
+    ids[file.path] = {file.base_row_id.value_or(-9), file.default_row_commit_version.value_or(-9)};
+  }
+  EXPECT_EQ(ids, (std::map<std::string, std::pair<int64_t, int64_t>>{
+                     {"a.parquet", {0, 1}}, {"b.parquet", {10, 1}}, {"c.parquet", {15, 2}}}));
+  EXPECT_EQ(snapshot->domains().at("delta.rowTracking").configuration, R"({"rowIdHighWaterMark":21})");
+
+  auto uncounted = Transaction::Start(fs_, table_);
+  (*uncounted)->Add(File("d.parquet"));
+  EXPECT_EQ((*uncounted)->Commit(kOperationWrite, {}).status().error_class(), errors::kInternalError);
+  auto copying = Transaction::Start(fs_, table_);
+  (*copying)->Remove(Tombstone("a.parquet"));
+  (*copying)->Add(counted("a2.parquet", 9));
+  EXPECT_EQ((*copying)->Commit(kOperationDelete, {}).status().error_class(), errors::kDeltaProtocolUnsupported);
+}
+
 TEST_P(TransactionTest, ConcurrentTxnForTheSameApplicationConflicts) {
   CreateTable();
   auto first = Transaction::Start(fs_, table_);

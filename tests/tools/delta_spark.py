@@ -4,12 +4,15 @@ src/delta/delta_spark_interop_integration_test.cc: one local[1] session runs eve
 Usage: delta-spark/venv/bin/python delta_spark.py COMMAND... > rows.json
 
   read:PATH          reads the table at PATH as Spark does
+  rowids:PATH        reads each row's `id` with its row id and row commit version
+                     (_metadata.row_id, _metadata.row_commit_version) of a row-tracking table
   write:KIND:PATH    creates a table at PATH, changes it, then reads it back. KIND: `name` or
                      `id`, column mapping in that mode with deletion vectors, changed the ways that
                      leave physical names apart from logical ones (write_mapped); `v2-json` or
                      `v2-parquet`, V2 checkpoints with that top-level file and sidecars
                      (write_v2_checkpoints); `widened`, columns widened by type widening
-                     (write_widened)
+                     (write_widened); `rowtracking`, a table with row tracking and deletion
+                     vectors, rows inserted twice (write_row_tracking)
 
 The output is one JSON object: for each command, the table's rows as Spark reads them, each a JSON
 array of the columns' values in table order (structs and maps as objects, dates and timestamps in
@@ -123,6 +126,21 @@ def write_widened(spark, path):
     return rows(spark, path)
 
 
+def write_row_tracking(spark, path):
+    """A table with row tracking (and deletion vectors), ids 0-9 then 10-14 in two inserts."""
+    table = f"delta.`{path}`"
+    spark.sql(f"""CREATE TABLE {table} (id BIGINT, name STRING) USING delta
+                  TBLPROPERTIES ('delta.enableRowTracking' = 'true', 'delta.enableDeletionVectors' = 'true')""")
+    spark.sql(f"INSERT INTO {table} SELECT id, concat('s', id) FROM range(0, 10)")
+    spark.sql(f"INSERT INTO {table} SELECT id, concat('s', id) FROM range(10, 15)")
+    return rows(spark, path)
+
+
+def row_ids(spark, path):
+    frame = spark.read.format("delta").load(path).select("id", "_metadata.row_id", "_metadata.row_commit_version")
+    return sorted(json.dumps(list(row), separators=(",", ":")) for row in frame.collect())
+
+
 def main() -> None:
     spark = session()
     spark.sparkContext.setLogLevel("ERROR")
@@ -132,6 +150,8 @@ def main() -> None:
         try:
             if kind == "read":
                 out[command] = rows(spark, rest)
+            elif kind == "rowids":
+                out[command] = row_ids(spark, rest)
             elif kind == "write":
                 what, _, path = rest.partition(":")
                 if what in ("name", "id"):
@@ -140,6 +160,8 @@ def main() -> None:
                     out[command] = write_v2_checkpoints(spark, what[3:], path)
                 elif what == "widened":
                     out[command] = write_widened(spark, path)
+                elif what == "rowtracking":
+                    out[command] = write_row_tracking(spark, path)
                 else:
                     raise ValueError(f"unknown table kind {what}")
             else:
