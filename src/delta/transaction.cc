@@ -204,8 +204,11 @@ bool Transaction::TracksRowIds() const {
 }
 
 Status Transaction::CheckRowTrackingWrite(std::string_view operation) const {
-  const bool copies = operation == kOperationUpdate || operation == kOperationMerge ||
-                      operation == kOperationDelete || operation == kOperationOptimize;
+  // Rows these operations write into new files while removing (or re-marking) files are copies;
+  // a MERGE that removes nothing only inserts new rows.
+  const bool copies = (operation == kOperationUpdate || operation == kOperationMerge ||
+                       operation == kOperationDelete || operation == kOperationOptimize) &&
+                      !removes_.empty();
   if (!copies) return Status::OK();
   for (const AddFile& add : adds_) {
     if (!add.base_row_id && StatsNumRecords(add.stats).value_or(1) > 0) {

@@ -293,6 +293,10 @@ TEST_P(TransactionTest, AppendsToARowTrackingTableGetFreshRowIdsAfterEveryWinner
   auto uncounted = Transaction::Start(fs_, table_);
   (*uncounted)->Add(File("d.parquet"));
   EXPECT_EQ((*uncounted)->Commit(kOperationWrite, {}).status().error_class(), errors::kInternalError);
+  auto inserting = Transaction::Start(fs_, table_);
+  (*inserting)->Add(counted("e.parquet", 2));
+  ASSERT_EQ((*inserting)->Commit(kOperationMerge, {}).value_or(-1), 3) << "a MERGE that only inserts";
+  EXPECT_EQ(Load()->domains().at("delta.rowTracking").configuration, R"({"rowIdHighWaterMark":23})");
   auto copying = Transaction::Start(fs_, table_);
   (*copying)->Remove(Tombstone("a.parquet"));
   (*copying)->Add(counted("a2.parquet", 9));

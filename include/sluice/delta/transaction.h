@@ -126,8 +126,9 @@ class Transaction {
   // row ids above the table's high-water mark (`baseRowId`) and the commit's version
   // (`defaultRowCommitVersion`), and the commit raises the mark (domain `delta.rowTracking`).
   // Files re-added as they were (with a deletion vector, by RESTORE) keep theirs. A commit that
-  // copies rows into new files (UPDATE, MERGE, copy-on-write DELETE, OPTIMIZE) would have to carry
-  // their ids over in materialized columns, which sluice does not write: DELTA_PROTOCOL_UNSUPPORTED.
+  // copies rows into new files (UPDATE, a MERGE that changes rows, copy-on-write DELETE, OPTIMIZE:
+  // new files beside removed ones) would have to carry their ids over in materialized columns,
+  // which sluice does not write: DELTA_PROTOCOL_UNSUPPORTED.
   bool TracksRowIds() const;
   Status CheckRowTrackingWrite(std::string_view operation) const;
   // `actions` as committed at `version` after the mark `high_water_mark` (-1: none yet).
