@@ -25,6 +25,11 @@ struct Spec {
   char conversion = 0;
 };
 
+// Each flag and the field it sets.
+constexpr std::pair<char, bool Spec::*> kFlags[] = {{'-', &Spec::left}, {'#', &Spec::alternate}, {'+', &Spec::plus},
+                                                    {' ', &Spec::space}, {'0', &Spec::zero},     {',', &Spec::group},
+                                                    {'(', &Spec::paren}};
+
 Status Bad(const Spec& spec, std::string_view why) {
   return Status::Error(errors::kInvalidParameterValue, fmt::format("format specifier '{}': {}", spec.text, why));
 }
@@ -49,35 +54,20 @@ Result<Spec> ParseSpec(std::string_view pattern, size_t& at) {
     spec.index = number(at, end);
     at = end + 1;
   }
-  auto set = [&](bool* flag) -> Status {
-    if (*flag) {
-      spec.text = pattern.substr(start, at + 1 - start);
-      return Bad(spec, fmt::format("the flag '{}' is given twice", pattern[at]));
-    }
-    *flag = true;
-    return Status::OK();
-  };
+  // The flags, each at most once.
   for (; at < pattern.size(); ++at) {
     const char c = pattern[at];
-    if (c == '-') {
-      SLUICE_RETURN_IF_ERROR(set(&spec.left));
-    } else if (c == '#') {
-      SLUICE_RETURN_IF_ERROR(set(&spec.alternate));
-    } else if (c == '+') {
-      SLUICE_RETURN_IF_ERROR(set(&spec.plus));
-    } else if (c == ' ') {
-      SLUICE_RETURN_IF_ERROR(set(&spec.space));
-    } else if (c == '0') {
-      SLUICE_RETURN_IF_ERROR(set(&spec.zero));
-    } else if (c == ',') {
-      SLUICE_RETURN_IF_ERROR(set(&spec.group));
-    } else if (c == '(') {
-      SLUICE_RETURN_IF_ERROR(set(&spec.paren));
-    } else if (c == '<' && spec.index == 0) {
+    if (c == '<' && spec.index == 0) {
       spec.index = -1;
-    } else {
-      break;
+      continue;
     }
+    const auto* flag = std::find_if(std::begin(kFlags), std::end(kFlags), [c](const auto& f) { return f.first == c; });
+    if (flag == std::end(kFlags)) break;
+    if (spec.*(flag->second)) {
+      spec.text = pattern.substr(start, at + 1 - start);
+      return Bad(spec, fmt::format("the flag '{}' is given twice", c));
+    }
+    spec.*(flag->second) = true;
   }
   if (size_t end = digits(at); end > at) {
     spec.width = number(at, end);
@@ -111,10 +101,8 @@ Status CheckSpec(const Spec& s) {
   if (s.left && s.zero) return Bad(s, "the flags '-' and '0' exclude each other");
   if (s.plus && s.space) return Bad(s, "the flags '+' and ' ' exclude each other");
   auto only = [&](std::string_view allowed) -> Status {
-    const std::pair<bool, char> flags[] = {{s.left, '-'},  {s.alternate, '#'}, {s.plus, '+'}, {s.space, ' '},
-                                           {s.zero, '0'},  {s.group, ','},     {s.paren, '('}};
-    for (const auto& [given, flag] : flags) {
-      if (given && allowed.find(flag) == std::string_view::npos) {
+    for (const auto& [flag, field] : kFlags) {
+      if (s.*field && allowed.find(flag) == std::string_view::npos) {
         return Bad(s, fmt::format("the conversion '{}' does not take the flag '{}'", s.conversion, flag));
       }
     }
