@@ -46,6 +46,7 @@ Result<TypePtr> OperatorChain::Bind(const TypePtr& input) {
     SLUICE_ASSIGN_OR_RETURN(schema, op->Bind(schema));
   }
   input_schema_ = input;
+  output_schema_ = schema;
   return schema;
 }
 
@@ -76,7 +77,18 @@ Status OperatorChain::PushFrom(size_t first, BatchPtr piece, const Emit& emit) {
   return emit(std::move(piece));
 }
 
-Status OperatorChain::Push(BatchPtr piece, const Emit& emit) { return PushFrom(0, std::move(piece), emit); }
+Status OperatorChain::Push(BatchPtr piece, const Emit& emit) {
+  if (input_schema_ != nullptr && !piece->schema()->Equals(*input_schema_)) {
+    if (keeps_state()) {
+      return Status::Error(errors::kInvalidSchema,
+                           "the source's rows changed schema within a batch, from " + input_schema_->ToString() +
+                               " to " + piece->schema()->ToString() +
+                               "; a query that keeps state is bound to one schema: restart it to bind to the new one");
+    }
+    SLUICE_RETURN_IF_ERROR(Bind(piece->schema()).status());
+  }
+  return PushFrom(0, std::move(piece), emit);
+}
 
 Status OperatorChain::Finish(const Emit& emit) {
   for (size_t i = 0; i < operators_.size(); ++i) {

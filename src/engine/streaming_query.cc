@@ -264,9 +264,9 @@ Result<StreamingQuery::BatchOutcome> StreamingQuery::RunBatch(const ReadLimit& l
 Status StreamingQuery::BeginOperators(int64_t batch_id, int64_t timestamp_ms) {
   output_rows_ = 0;
   const TypePtr& input = source_->schema();
-  if (output_schema_ == nullptr || !operators_.input_schema()->Equals(*input)) {
+  if (operators_.input_schema() == nullptr || !operators_.input_schema()->Equals(*input)) {
     state_->Forget();
-    SLUICE_ASSIGN_OR_RETURN(output_schema_, operators_.Bind(input));
+    SLUICE_RETURN_IF_ERROR(operators_.Bind(input).status());
   }
   if (operators_.keeps_state()) SLUICE_RETURN_IF_ERROR(state_->Load(operators_, batch_id - 1));
   return operators_.BeginBatch(BatchStart{batch_id, timestamp_ms * 1000});
@@ -310,7 +310,7 @@ Status StreamingQuery::ExecuteBatch(int64_t batch_id, std::string start, std::st
   int64_t phase_start = NowMicros();
   Status begun = BeginOperators(batch_id, timestamp_ms);
   if (!begun.ok()) return begun.WithContext(context);
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchWriter> sink_writer, sink_->BeginBatch(batch_id, output_schema_));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchWriter> sink_writer, sink_->BeginBatch(batch_id, operators_.output_schema()));
   auto writer = std::make_unique<OperatorWriter>(this, batch_id, std::move(sink_writer));
   // The sink writes each piece while the source reads the next; nothing is durable before Commit.
   PipeOutcome piped = PipePieces(*source_, start, end, *writer);
@@ -437,7 +437,7 @@ Status StreamingQuery::DeliverRealTimeRead(int64_t epoch_id, const std::string& 
     out.push_back(std::move(rows));
     return Status::OK();
   }));
-  BatchPtr delivered = RecordBatch::Empty(output_schema_);
+  BatchPtr delivered = RecordBatch::Empty(operators_.output_schema());
   if (out.size() == 1) delivered = std::move(out[0]);
   if (out.size() > 1) {
     SLUICE_ASSIGN_OR_RETURN(delivered, Concatenate(out));

@@ -721,5 +721,47 @@ TEST_F(StreamingQueryTest, GeneratorsInASelectGiveRowsPerElementAndMultiply) {
   EXPECT_EQ(progress_.back().operators.at(0).num_output_rows, 6);
 }
 
+// A source whose batch comes in two pieces of two schemas, as a Delta table whose schema evolved
+// within the batch's range gives them: `value`, then `value` and `extra`.
+class EvolvingSource final : public ReadOnceSource {
+ public:
+  std::string description() const override { return "EvolvingSource"; }
+  TypePtr schema() const override { return DataType::Struct({{"value", DataType::Long()}}).value(); }
+  Status Open(const SourceContext&) override { return Status::OK(); }
+
+ protected:
+  Result<std::vector<BatchPtr>> ReadAll() override {
+    Int64Builder first(DataType::Long()), second(DataType::Long()), extra(DataType::Long());
+    first.Append(1);
+    second.Append(2);
+    extra.Append(20);
+    TypePtr wider = DataType::Struct({{"value", DataType::Long()}, {"extra", DataType::Long()}}).value();
+    return std::vector<BatchPtr>{RecordBatch::Make(schema(), {first.Finish()}, 1).value(),
+                                 RecordBatch::Make(wider, {second.Finish(), extra.Finish()}, 1).value()};
+  }
+};
+
+TEST_F(StreamingQueryTest, PiecesOfAnEvolvedSchemaBindTheOperatorsAgainUnlessTheyKeepState) {
+  SeenRows seen;
+  QueryConfig config = Config(Trigger::Once());
+  config.operators = Operators(Where("value > 0"), Select({"value * 10 AS tens"}));
+  auto query = StreamingQuery::Start(std::make_unique<EvolvingSource>(), MakeForeachBatchSink("record", seen.Recorder()),
+                                     std::move(config));
+  ASSERT_TRUE(query.ok()) << query.status().ToString();
+  ASSERT_TRUE((*query)->Run().ok());
+  EXPECT_EQ(seen.rows, (std::vector<std::string>{"0:10", "0:20"}));
+
+  QueryConfig grouped = Config(Trigger::Once());
+  grouped.checkpoint_location = dir_.Join("grouped");
+  grouped.output_mode = OutputMode::kComplete;
+  grouped.operators = Operators(GroupBy("SELECT count(*) AS n FROM t", OutputMode::kComplete));
+  auto stateful = StreamingQuery::Start(std::make_unique<EvolvingSource>(),
+                                        MakeForeachBatchSink("record", seen.Recorder()), std::move(grouped));
+  ASSERT_TRUE(stateful.ok()) << stateful.status().ToString();
+  Status ran = (*stateful)->Run();
+  EXPECT_EQ(ran.error_class(), errors::kInvalidSchema) << ran.ToString();
+  EXPECT_NE(ran.message().find("restart"), std::string_view::npos) << ran.ToString();
+}
+
 }  // namespace
 }  // namespace sluice::engine

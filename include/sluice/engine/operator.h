@@ -78,11 +78,15 @@ class OperatorChain {
 
   // Binds every operator in order; the schema of what reaches the sink. Errors as Operator::Bind.
   Result<TypePtr> Bind(const TypePtr& input);
-  // The schema Bind was last given (null before).
+  // The schema Bind was last given, and what it gave (null before).
   const TypePtr& input_schema() const { return input_schema_; }
+  const TypePtr& output_schema() const { return output_schema_; }
   Status BeginBatch(const BatchStart& batch);
   // Runs `piece` through every operator; `emit` gets what comes out of the last one, when it has
-  // rows. An empty chain emits the piece itself.
+  // rows. An empty chain emits the piece itself. A piece of another schema than the bound one (a
+  // Delta table's schema evolved within the batch) binds the chain to it first, unless an
+  // operator keeps state: INVALID_SCHEMA then (state is bound to one schema; a restart binds the
+  // query to the new one).
   Status Push(BatchPtr piece, const Emit& emit);
   // Finishes every operator in order, each one's end-of-batch rows pushed through the ones after
   // it; then the figures of the batch are final.
@@ -97,6 +101,7 @@ class OperatorChain {
   std::vector<std::unique_ptr<Operator>> operators_;
   std::vector<OperatorProgress> progress_;
   TypePtr input_schema_;
+  TypePtr output_schema_;
 };
 
 // Runs `batches` (of `schema`) through `chain` as one batch at `timestamp_micros`: what comes out,

@@ -173,7 +173,6 @@ class StreamingQuery {
   std::unique_ptr<Sink> sink_;
   QueryConfig config_;
   std::unique_ptr<QueryState> state_;
-  TypePtr output_schema_;  // what the operators give, for the schema they were last bound to
   int64_t output_rows_ = 0;  // rows handed to the sink in the batch or epoch
   std::unique_ptr<Checkpoint> checkpoint_;
   std::string run_id_;
