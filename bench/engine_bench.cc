@@ -6,6 +6,9 @@
 //                           advances its offset past filtered records)
 //   BM_OneRowBatches        batches of one row
 //   BM_RateToMemory         rate source into the memory sink, 100 000-row batches
+//   BM_RateThroughOperators the same through a filter (half the rows) and a projection of two
+//                           computed columns, as a flow's where/select run; its ratio to
+//                           BM_RateToMemory is what the operators cost
 //   BM_RateToDelta          rate source into a Delta table, 100 000-row batches (one Parquet
 //                           file and one commit each), beside the same rows written by
 //                           delta::WriteTable without the engine (BM_DeltaWriteReference)
@@ -22,6 +25,7 @@
 #include "sluice/engine/delta_formats.h"
 #include "sluice/engine/memory_sink.h"
 #include "sluice/engine/rate_source.h"
+#include "sluice/engine/relational_operators.h"
 #include "sluice/engine/streaming_query.h"
 
 namespace sluice::engine {
@@ -110,7 +114,7 @@ void RunBatches(benchmark::State& state, int64_t rows_per_step) {
       if (progress.batch_id + 1 >= kBatchesPerRun) running->Stop();
     };
     auto query = StreamingQuery::Start(std::make_unique<StepSource>(rows_per_step), std::make_unique<MemorySink>(table),
-                                       config);
+                                       std::move(config));
     if (!query.ok()) {
       state.SkipWithError(query.status().ToString().c_str());
       return;
@@ -135,8 +139,12 @@ void BM_OneRowBatches(benchmark::State& state) { RunBatches(state, 1); }
 constexpr int64_t kRowsPerBatch = 100'000;
 constexpr int64_t kRateBatches = 20;
 double reference_rows_per_second = 0;
+double memory_rows_per_second = 0;
 
-void RunRate(benchmark::State& state, bool into_delta) {
+enum class RateTarget { kMemory, kMemoryThroughOperators, kDelta };
+
+void RunRate(benchmark::State& state, RateTarget target) {
+  const bool into_delta = target == RateTarget::kDelta;
   std::chrono::steady_clock::duration timed{0};
   for (auto _ : state) {
     state.PauseTiming();
@@ -155,6 +163,13 @@ void RunRate(benchmark::State& state, bool into_delta) {
     config.on_progress = [&running](const QueryProgress& progress) {
       if (progress.batch_id + 1 >= kRateBatches) running->Stop();
     };
+    if (target == RateTarget::kMemoryThroughOperators) {
+      config.operators.push_back(std::make_unique<FilterOperator>(expr::Expression::Parse("value % 2 = 0").value(),
+                                                                  expr::SqlOptions{}, "where"));
+      std::vector<expr::NamedExpression> items = {expr::ParseNamedExpression("value * 3 + 1 AS x").value(),
+                                                  expr::ParseNamedExpression("timestamp AS at").value()};
+      config.operators.push_back(std::make_unique<ProjectOperator>(std::move(items), expr::SqlOptions{}, "select"));
+    }
     std::unique_ptr<Sink> sink;
     if (into_delta) {
       std::map<std::string, std::string> delta_options = {{"path", directory + "/table"}};
@@ -179,10 +194,15 @@ void RunRate(benchmark::State& state, bool into_delta) {
   if (into_delta && reference_rows_per_second > 0) {
     state.counters["ratio_to_write_table"] = rows_per_second / reference_rows_per_second;
   }
+  if (target == RateTarget::kMemory) memory_rows_per_second = rows_per_second;
+  if (target == RateTarget::kMemoryThroughOperators && memory_rows_per_second > 0) {
+    state.counters["ratio_to_rate_to_memory"] = rows_per_second / memory_rows_per_second;
+  }
 }
 
-void BM_RateToMemory(benchmark::State& state) { RunRate(state, false); }
-void BM_RateToDelta(benchmark::State& state) { RunRate(state, true); }
+void BM_RateToMemory(benchmark::State& state) { RunRate(state, RateTarget::kMemory); }
+void BM_RateThroughOperators(benchmark::State& state) { RunRate(state, RateTarget::kMemoryThroughOperators); }
+void BM_RateToDelta(benchmark::State& state) { RunRate(state, RateTarget::kDelta); }
 
 // The same rows and batch sizes appended with delta::WriteTable directly.
 void BM_DeltaWriteReference(benchmark::State& state) {
@@ -221,6 +241,7 @@ BENCHMARK(BM_LogWritesReference)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_EmptyBatches)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_OneRowBatches)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RateToMemory)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RateThroughOperators)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DeltaWriteReference)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RateToDelta)->Unit(benchmark::kMillisecond)->UseRealTime();
 
