@@ -295,6 +295,10 @@ TEST_F(CliTest, DeltaShowOrdersLimitsAndTruncatesRows) {
   ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
   Ran after_delete = RunSluice(dir_.path(), {"delta", "show", table, "--limit", "3"});
   EXPECT_TRUE(Contains(after_delete.out, "\n3 of 25 rows\n")) << after_delete.out;
+  Ran described = RunSluice(dir_.path(), {"delta", "describe", table});
+  EXPECT_TRUE(Contains(described.out, "\nrows: 25\n")) << described.out;
+  Ran described_json = RunSluice(dir_.path(), {"delta", "describe", table, "--json"});
+  EXPECT_TRUE(Contains(described_json.out, "\"numRecords\":25,")) << described_json.out;
 }
 
 // SIGINT while the PostgreSQL sink waits between retries of a server that is not there: the run

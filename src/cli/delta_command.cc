@@ -141,6 +141,8 @@ Status RunDescribe(const DeltaOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, Load(options));
   const delta::Protocol& protocol = snapshot->protocol();
   const delta::Metadata& metadata = snapshot->metadata();
+  // From the files' statistics: unknown when a file has none.
+  const std::optional<int64_t> records = snapshot->num_records();
   if (options.json) {
     auto list = [](const std::vector<std::string>& names) {
       std::string out;
@@ -153,14 +155,14 @@ Status RunDescribe(const DeltaOptions& options) {
     Print(fmt::format("{{\"table\":{},\"version\":{},\"id\":{},\"name\":{},\"description\":{},"
                       "\"protocol\":{{\"minReaderVersion\":{},\"minWriterVersion\":{},\"readerFeatures\":{},"
                       "\"writerFeatures\":{}}},\"partitionColumns\":{},\"properties\":{},\"numFiles\":{},"
-                      "\"sizeInBytes\":{},\"schema\":{}}}\n",
+                      "\"sizeInBytes\":{},\"numRecords\":{},\"schema\":{}}}\n",
                       JsonString(snapshot->table_path()), snapshot->version(), JsonString(metadata.id),
                       metadata.name ? JsonString(*metadata.name) : "null",
                       metadata.description ? JsonString(*metadata.description) : "null", protocol.min_reader_version,
                       protocol.min_writer_version, features(protocol.reader_features),
                       features(protocol.writer_features), list(metadata.partition_columns),
                       MapJson(metadata.configuration), snapshot->files().size(), snapshot->total_size_bytes(),
-                      snapshot->schema()->ToJson()));
+                      records ? std::to_string(*records) : "null", snapshot->schema()->ToJson()));
     return Status::OK();
   }
   std::string out = fmt::format("table: {}\nversion: {}\nid: {}\n", snapshot->table_path(), snapshot->version(), metadata.id);
@@ -171,7 +173,8 @@ Status RunDescribe(const DeltaOptions& options) {
   if (protocol.writer_features) out += fmt::format("writer features: {}\n", fmt::join(*protocol.writer_features, ", "));
   out += fmt::format("partition columns: {}\n", fmt::join(metadata.partition_columns, ", "));
   out += fmt::format("properties: {}\n", MapText(metadata.configuration));
-  out += fmt::format("files: {}\nsize: {} bytes\n", snapshot->files().size(), snapshot->total_size_bytes());
+  out += fmt::format("files: {}\nsize: {} bytes\nrows: {}\n", snapshot->files().size(), snapshot->total_size_bytes(),
+                     records ? std::to_string(*records) : "unknown (a file has no statistics)");
   out += "schema:\n";
   for (const Field& field : snapshot->schema()->fields()) {
     out += fmt::format("  {}: {}{}\n", field.name, field.type->ToString(), field.nullable ? "" : " not null");
