@@ -11,17 +11,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 rows=${1:-10000000}
 groups=${2:-1000000}
-build=${SLUICE_BENCH_DIR:-$root/build-bench}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-bash "$root/scripts/install-test-tools.sh" >/dev/null
-if [[ ! -f "$build/build.ninja" ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BENCH=ON >/dev/null
-fi
-cmake --build "$build" --target aggregation_bench -j"$(nproc)" >/dev/null
-
-duck() { (cd "$root/tests/tools" && node duckdb_timed.mjs "SET threads=1" "$@" | tail -n 1 | sed 's/^seconds=\([0-9.]*\).*/\1/'); }
+source "$root/bench/duckdb_compare_support.sh"
+build_benches aggregation_bench
 rate() { awk -v r="$rows" -v s="$1" 'BEGIN { printf "%.0f", r / s }'; }
 
 duck "COPY (SELECT ((i * 2654435761) % $groups)::BIGINT AS k, (i % 1000)::BIGINT AS x, (i % 100003) * 0.37::DOUBLE AS d

@@ -15,31 +15,21 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 rows=${1:-10000000}
 files=${2:-80}
-build=${SLUICE_BENCH_DIR:-$root/build-bench}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-bash "$root/scripts/install-test-tools.sh" >/dev/null
-if [[ ! -f "$build/build.ninja" ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BENCH=ON >/dev/null
-fi
-cmake --build "$build" --target dml_bench -j"$(nproc)" >/dev/null
-
-duck() { (cd "$root/tests/tools" && node duckdb_timed.mjs "SET threads=1" "$@"); }
+source "$root/bench/duckdb_compare_support.sh"
+build_benches dml_bench
 onepct=$((rows / 100))
 rowsql="id::BIGINT AS id, (id % 1000)::BIGINT AS qty, 'item-' || (id % 5000)::VARCHAR AS name"
-duck "COPY (SELECT $rowsql FROM range(0, $rows) t(id)) TO '$work/target.parquet' (FORMAT parquet)" \
+duck_lines "COPY (SELECT $rowsql FROM range(0, $rows) t(id)) TO '$work/target.parquet' (FORMAT parquet)" \
   "COPY (SELECT id, qty + 1 AS qty, name FROM (SELECT $rowsql FROM range(0, $rows, 100) t(id))
          UNION ALL SELECT $rowsql FROM range($rows, $rows + $onepct) t(id)) TO '$work/spread.parquet' (FORMAT parquet)" \
   "COPY (SELECT id, qty + 1 AS qty, name FROM (SELECT $rowsql FROM range($((rows / 2)), $((rows / 2 + onepct))) t(id))
          UNION ALL SELECT $rowsql FROM range($rows, $rows + $onepct) t(id)) TO '$work/clustered.parquet' (FORMAT parquet)" >/dev/null
 
-seconds_of() { sed -n "$1p" | sed 's/^seconds=\([0-9.]*\).*/\1/'; }
 merge="MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
 duck_run() {  # $1: source file or empty for the delete; prints the operation's and the write-back's seconds
   local op="$merge"
   [[ -z "$1" ]] && op="DELETE FROM t WHERE id % 100 = 50"
-  duck "CREATE TABLE t AS FROM '$work/target.parquet'" "CREATE TABLE s AS FROM '${1:-$work/spread.parquet}'" "$op" \
+  duck_lines "CREATE TABLE t AS FROM '$work/target.parquet'" "CREATE TABLE s AS FROM '${1:-$work/spread.parquet}'" "$op" \
     "COPY t TO '$work/out.parquet' (FORMAT parquet)" | awk 'NR >= 4 { sub(/^seconds=/, ""); sub(/ .*/, ""); printf "%s ", $0 }'
 }
 read -r duck_spread duck_spread_write <<<"$(duck_run "$work/spread.parquet")"

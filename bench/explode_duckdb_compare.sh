@@ -10,17 +10,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 rows=${1:-2000000}
-build=${SLUICE_BENCH_DIR:-$root/build-bench}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-bash "$root/scripts/install-test-tools.sh" >/dev/null
-if [[ ! -f "$build/build.ninja" ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BENCH=ON >/dev/null
-fi
-cmake --build "$build" --target explode_bench -j"$(nproc)" >/dev/null
-
-duck() { (cd "$root/tests/tools" && node duckdb_timed.mjs "SET threads=1" "$@" | tail -n 1 | sed 's/^seconds=\([0-9.]*\).*/\1/'); }
+source "$root/bench/duckdb_compare_support.sh"
+build_benches explode_bench
 
 duck "COPY (SELECT i::BIGINT AS k, list_transform(range(0, (i * 7) % 10), x -> (x + i)::BIGINT) AS items
   FROM range(0, $rows) t(i)) TO '$work/data.parquet' (FORMAT parquet, COMPRESSION snappy)" >/dev/null

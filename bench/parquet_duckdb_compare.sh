@@ -10,17 +10,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 rows=${1:-10000000}
-build=${SLUICE_BENCH_DIR:-$root/build-bench}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-bash "$root/scripts/install-test-tools.sh"
-if [[ ! -x "$build/parquet_write_bench" || ! -x "$build/parquet_read_bench" ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BENCH=ON >/dev/null
-fi
-cmake --build "$build" --target parquet_write_bench parquet_read_bench -j"$(nproc)" >/dev/null
-
-duck() { (cd "$root/tests/tools" && node duckdb_timed.mjs "SET threads=1" "$@" | tail -n 1 | sed 's/^seconds=\([0-9.]*\).*/\1/'); }
+source "$root/bench/duckdb_compare_support.sh"
+build_benches parquet_write_bench parquet_read_bench
 rate() { awk -v r="$rows" -v s="$1" 'BEGIN { printf "%.0f", r / s }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
