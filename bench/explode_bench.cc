@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
         if (!*batch) break;
         input_rows += (*batch)->num_rows();
         if (!explode) continue;
-        auto out = generate.Push(*batch);
+        auto out = generate.Push(sluice::engine::BatchStart{}, *batch);
         Check(out.status());
         output_rows += (*out)->num_rows();
         const sluice::Column& item = *(*out)->column(1);

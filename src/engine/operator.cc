@@ -51,6 +51,7 @@ Result<TypePtr> OperatorChain::Bind(const TypePtr& input) {
 }
 
 Status OperatorChain::BeginBatch(const BatchStart& batch) {
+  batch_ = batch;
   for (size_t i = 0; i < operators_.size(); ++i) {
     progress_[i] = OperatorProgress{std::string(operators_[i]->name())};
     SLUICE_RETURN_IF_ERROR(operators_[i]->BeginBatch(batch));
@@ -63,7 +64,7 @@ Status OperatorChain::PushFrom(size_t first, BatchPtr piece, const Emit& emit) {
     OperatorProgress& figures = progress_[i];
     figures.num_input_rows += piece->num_rows();
     const int64_t started = SteadyMicros();
-    Result<BatchPtr> out = operators_[i]->Push(piece);
+    Result<BatchPtr> out = operators_[i]->Push(batch_, piece);
     figures.duration_micros += SteadyMicros() - started;
     if (!out.ok()) return out.status();
     piece = std::move(out).value();
@@ -94,7 +95,7 @@ Status OperatorChain::Finish(const Emit& emit) {
   for (size_t i = 0; i < operators_.size(); ++i) {
     OperatorProgress& figures = progress_[i];
     const int64_t started = SteadyMicros();
-    Result<BatchPtr> out = operators_[i]->Finish();
+    Result<BatchPtr> out = operators_[i]->Finish(batch_);
     figures.duration_micros += SteadyMicros() - started;
     if (!out.ok()) return out.status();
     if (*out == nullptr) continue;

@@ -15,13 +15,8 @@ Result<TypePtr> FilterOperator::Bind(const TypePtr& input) {
   return input;
 }
 
-Status FilterOperator::BeginBatch(const BatchStart& batch) {
-  now_micros_ = batch.timestamp_micros;
-  return Status::OK();
-}
-
-Result<BatchPtr> FilterOperator::Push(const BatchPtr& piece) {
-  SLUICE_RETURN_IF_ERROR(bound_->Filter(*piece, now_micros_, &selection_));
+Result<BatchPtr> FilterOperator::Push(const BatchStart& batch, const BatchPtr& piece) {
+  SLUICE_RETURN_IF_ERROR(bound_->Filter(*piece, batch.timestamp_micros, &selection_));
   if (static_cast<int64_t>(selection_.size()) == piece->num_rows()) return piece;
   return Take(piece, selection_);
 }
@@ -64,18 +59,13 @@ Result<TypePtr> ProjectOperator::Bind(const TypePtr& input) {
   return output_schema_;
 }
 
-Status ProjectOperator::BeginBatch(const BatchStart& batch) {
-  now_micros_ = batch.timestamp_micros;
-  return Status::OK();
-}
-
-Result<BatchPtr> ProjectOperator::Push(const BatchPtr& piece) {
+Result<BatchPtr> ProjectOperator::Push(const BatchStart& batch, const BatchPtr& piece) {
   // Each item's columns, all over the same rows: at first the piece's, then those each generator
   // gives (each evaluated over the rows the generators before it gave).
   std::vector<std::vector<ColumnPtr>> columns(bound_.size());
   for (size_t i = 0; i < bound_.size(); ++i) {
     if (!bound_[i].expression) continue;
-    SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, bound_[i].expression->Evaluate(*piece, now_micros_));
+    SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, bound_[i].expression->Evaluate(*piece, batch.timestamp_micros));
     columns[i].push_back(std::move(column));
   }
   BatchPtr rows = piece;
@@ -84,7 +74,7 @@ Result<BatchPtr> ProjectOperator::Push(const BatchPtr& piece) {
   for (const BoundItem& item : bound_) generators_left += item.generator ? 1 : 0;
   for (size_t i = 0; i < bound_.size(); ++i) {
     if (!bound_[i].generator) continue;
-    SLUICE_ASSIGN_OR_RETURN(expr::GeneratedRows generated, bound_[i].generator->Generate(*rows, now_micros_));
+    SLUICE_ASSIGN_OR_RETURN(expr::GeneratedRows generated, bound_[i].generator->Generate(*rows, batch.timestamp_micros));
     for (std::vector<ColumnPtr>& item_columns : columns) {
       for (ColumnPtr& column : item_columns) column = Take(column, generated.parents);
     }
@@ -119,17 +109,14 @@ Result<TypePtr> AggregateOperator::Bind(const TypePtr& input) {
   return output_schema;
 }
 
-Status AggregateOperator::BeginBatch(const BatchStart& batch) {
-  now_micros_ = batch.timestamp_micros;
-  return Status::OK();
-}
-
-Result<BatchPtr> AggregateOperator::Push(const BatchPtr& piece) {
-  SLUICE_RETURN_IF_ERROR(groups_->Add(*piece, now_micros_));
+Result<BatchPtr> AggregateOperator::Push(const BatchStart& batch, const BatchPtr& piece) {
+  SLUICE_RETURN_IF_ERROR(groups_->Add(*piece, batch.timestamp_micros));
   return no_rows_;
 }
 
-Result<BatchPtr> AggregateOperator::Finish() { return groups_->Output(mode_, now_micros_); }
+Result<BatchPtr> AggregateOperator::Finish(const BatchStart& batch) {
+  return groups_->Output(mode_, batch.timestamp_micros);
+}
 
 DeduplicateOperator::DeduplicateOperator(std::vector<std::string> columns, expr::SqlOptions sql, std::string context)
     : columns_(std::move(columns)), sql_(sql), context_(std::move(context)) {}

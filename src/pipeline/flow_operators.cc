@@ -45,8 +45,7 @@ Result<TypePtr> ExpectationsOperator::Bind(const TypePtr& input) {
   return input;
 }
 
-Status ExpectationsOperator::BeginBatch(const engine::BatchStart& batch) {
-  now_micros_ = batch.timestamp_micros;
+Status ExpectationsOperator::BeginBatch(const engine::BatchStart& /*batch*/) {
   counts_.clear();
   for (const Expectation& expectation : expectations_) {
     counts_.push_back(ExpectationCounts{expectation.name, expectation.action});
@@ -54,12 +53,12 @@ Status ExpectationsOperator::BeginBatch(const engine::BatchStart& batch) {
   return Status::OK();
 }
 
-Result<BatchPtr> ExpectationsOperator::Push(const BatchPtr& piece) {
+Result<BatchPtr> ExpectationsOperator::Push(const engine::BatchStart& batch, const BatchPtr& piece) {
   const int64_t n = piece->num_rows();
   std::vector<bool> drop(static_cast<size_t>(n), false);
   bool any_drop = false;
   for (size_t i = 0; i < expectations_.size(); ++i) {
-    SLUICE_RETURN_IF_ERROR(bound_[i].Filter(*piece, now_micros_, &selection_));
+    SLUICE_RETURN_IF_ERROR(bound_[i].Filter(*piece, batch.timestamp_micros, &selection_));
     const int64_t passed = static_cast<int64_t>(selection_.size());
     const int64_t failed = n - passed;
     if (failed > 0 && expectations_[i].action == ExpectationAction::kFail) {
@@ -94,7 +93,7 @@ Result<TypePtr> EventTimeOperator::Bind(const TypePtr& input) {
   return input;
 }
 
-Result<BatchPtr> EventTimeOperator::Push(const BatchPtr& piece) {
+Result<BatchPtr> EventTimeOperator::Push(const engine::BatchStart& /*batch*/, const BatchPtr& piece) {
   if (timestamp_index_ < 0) return piece;
   const Column& times = *piece->column(timestamp_index_);
   for (int64_t row = 0; row < piece->num_rows(); ++row) {

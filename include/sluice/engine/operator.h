@@ -46,14 +46,15 @@ class Operator {
   // gives: binding errors (UNRESOLVED_COLUMN, DATATYPE_MISMATCH, ...) come from here, before any
   // row. Binding again (another input schema) starts with no state: the engine loads it again.
   virtual Result<TypePtr> Bind(const TypePtr& input) = 0;
-  // Before the first piece of each batch (and of each real_time epoch).
+  // Before the first piece of each batch (and of each real_time epoch): for operators that count
+  // per batch.
   virtual Status BeginBatch(const BatchStart& /*batch*/) { return Status::OK(); }
-  // One piece of the batch, of the bound input schema: the rows to pass on (of the output
-  // schema; no rows is fine). The piece is shared and must not be changed.
-  virtual Result<BatchPtr> Push(const BatchPtr& piece) = 0;
+  // One piece of `batch` (the one BeginBatch announced), of the bound input schema: the rows to
+  // pass on (of the output schema; no rows is fine). The piece is shared and must not be changed.
+  virtual Result<BatchPtr> Push(const BatchStart& batch, const BatchPtr& piece) = 0;
   // After the batch's last piece: rows to pass on at the end of the batch (an aggregation's
   // groups), or null for none.
-  virtual Result<BatchPtr> Finish() { return BatchPtr(); }
+  virtual Result<BatchPtr> Finish(const BatchStart& /*batch*/) { return BatchPtr(); }
 
   // Whether this operator groups rows (its output modes are update and complete, not append).
   virtual bool aggregates() const { return false; }
@@ -100,6 +101,7 @@ class OperatorChain {
 
   std::vector<std::unique_ptr<Operator>> operators_;
   std::vector<OperatorProgress> progress_;
+  BatchStart batch_;  // the one BeginBatch was last given
   TypePtr input_schema_;
   TypePtr output_schema_;
 };

@@ -25,15 +25,13 @@ class FilterOperator final : public Operator {
   FilterOperator(expr::Expression condition, expr::SqlOptions sql, std::string context);
   std::string_view name() const override { return "filter"; }
   Result<TypePtr> Bind(const TypePtr& input) override;
-  Status BeginBatch(const BatchStart& batch) override;
-  Result<BatchPtr> Push(const BatchPtr& piece) override;
+  Result<BatchPtr> Push(const BatchStart& batch, const BatchPtr& piece) override;
 
  private:
   expr::Expression condition_;
   expr::SqlOptions sql_;
   std::string context_;
   std::optional<expr::BoundExpression> bound_;
-  int64_t now_micros_ = 0;
   // Kept across pieces so that filtering touches no fresh memory once it has grown.
   std::vector<int64_t> selection_;
 };
@@ -47,8 +45,7 @@ class ProjectOperator final : public Operator {
   ProjectOperator(std::vector<expr::NamedExpression> items, expr::SqlOptions sql, std::string context);
   std::string_view name() const override { return generates_ ? "generate" : "project"; }
   Result<TypePtr> Bind(const TypePtr& input) override;
-  Status BeginBatch(const BatchStart& batch) override;
-  Result<BatchPtr> Push(const BatchPtr& piece) override;
+  Result<BatchPtr> Push(const BatchStart& batch, const BatchPtr& piece) override;
 
  private:
   std::vector<expr::NamedExpression> items_;
@@ -64,7 +61,6 @@ class ProjectOperator final : public Operator {
   // The output batch of the items' columns (an item may have several: a generator's).
   Result<BatchPtr> Assemble(std::vector<std::vector<ColumnPtr>> columns, int64_t length) const;
   TypePtr output_schema_;
-  int64_t now_micros_ = 0;
 };
 
 // An aggregating SELECT (GROUP BY, aggregates, HAVING; its WHERE is a FilterOperator before it):
@@ -75,9 +71,8 @@ class AggregateOperator final : public Operator {
   AggregateOperator(expr::SelectStatement statement, OutputMode mode, expr::SqlOptions sql, std::string context);
   std::string_view name() const override { return "aggregate"; }
   Result<TypePtr> Bind(const TypePtr& input) override;
-  Status BeginBatch(const BatchStart& batch) override;
-  Result<BatchPtr> Push(const BatchPtr& piece) override;
-  Result<BatchPtr> Finish() override;
+  Result<BatchPtr> Push(const BatchStart& batch, const BatchPtr& piece) override;
+  Result<BatchPtr> Finish(const BatchStart& batch) override;
   bool aggregates() const override { return true; }
   bool keeps_state() const override { return true; }
   StatefulOperator* state() override { return groups_.get(); }
@@ -89,7 +84,6 @@ class AggregateOperator final : public Operator {
   std::string context_;
   std::unique_ptr<HashAggregation> groups_;
   BatchPtr no_rows_;  // of the output schema
-  int64_t now_micros_ = 0;
 };
 
 // Spark's dropDuplicates(columns): the rows whose key no earlier row of the query had.
@@ -98,7 +92,7 @@ class DeduplicateOperator final : public Operator {
   DeduplicateOperator(std::vector<std::string> columns, expr::SqlOptions sql, std::string context);
   std::string_view name() const override { return "dedupe"; }
   Result<TypePtr> Bind(const TypePtr& input) override;
-  Result<BatchPtr> Push(const BatchPtr& piece) override { return seen_->Filter(piece); }
+  Result<BatchPtr> Push(const BatchStart& /*batch*/, const BatchPtr& piece) override { return seen_->Filter(piece); }
   bool keeps_state() const override { return true; }
   StatefulOperator* state() override { return seen_.get(); }
 

@@ -47,7 +47,7 @@ class ExpectationsOperator final : public engine::Operator {
   std::string_view name() const override { return "expectations"; }
   Result<TypePtr> Bind(const TypePtr& input) override;
   Status BeginBatch(const engine::BatchStart& batch) override;
-  Result<BatchPtr> Push(const BatchPtr& piece) override;
+  Result<BatchPtr> Push(const engine::BatchStart& batch, const BatchPtr& piece) override;
 
   // One entry per expectation, in declaration order: the batch's (or epoch's) rows so far.
   const std::vector<ExpectationCounts>& counts() const { return counts_; }
@@ -59,7 +59,6 @@ class ExpectationsOperator final : public engine::Operator {
   expr::SqlOptions sql_;
   std::vector<expr::BoundExpression> bound_;
   std::vector<ExpectationCounts> counts_;
-  int64_t now_micros_ = 0;
   std::vector<int64_t> selection_;
 };
 
@@ -70,7 +69,7 @@ class EventTimeOperator final : public engine::Operator {
  public:
   std::string_view name() const override { return "eventTime"; }
   Result<TypePtr> Bind(const TypePtr& input) override;
-  Result<BatchPtr> Push(const BatchPtr& piece) override;
+  Result<BatchPtr> Push(const engine::BatchStart& batch, const BatchPtr& piece) override;
   // In microseconds; nullopt when the source has no such column or sent no row yet.
   std::optional<int64_t> newest_micros() const { return newest_micros_; }
 
