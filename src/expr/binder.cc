@@ -18,6 +18,7 @@
 #include "expr/datetime.h"
 #include "expr/json_functions.h"
 #include "expr/like.h"
+#include "expr/number_format.h"
 #include "expr/parser.h"
 
 namespace sluice::expr {
@@ -683,6 +684,9 @@ constexpr CallArity kCalls[] = {
     {"||", 2, kAny}, {"between", 3, 3}, {"nullif", 2, 2}, {"if", 3, 3}, {"iff", 3, 3}, {"mod", 2, 2}, {"pmod", 2, 2},
     {"try_add", 2, 2}, {"try_subtract", 2, 2}, {"try_multiply", 2, 2}, {"try_divide", 2, 2}, {"try_mod", 2, 2},
     {"try_element_at", 2, 2}, {"try_to_timestamp", 1, 2}, {"overlay", 3, 4},
+    // Spark's cast functions.
+    {"boolean", 1, 1}, {"tinyint", 1, 1}, {"smallint", 1, 1}, {"int", 1, 1}, {"bigint", 1, 1}, {"float", 1, 1},
+    {"double", 1, 1}, {"decimal", 1, 1}, {"string", 1, 1}, {"binary", 1, 1}, {"date", 1, 1}, {"timestamp", 1, 1},
 };
 
 class Call;
@@ -755,6 +759,19 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
     return Bind(*MakeCase(n, {n.args[0], n.args[1], n.args[2]}, true));
   }
   if (f == "||") return Bind(*MakeCall(n, "concat", n.args));
+  // Spark's cast functions: int(x) is CAST(x AS INT).
+  static const std::map<std::string, TypePtr, std::less<>> kCastFunctions = {
+      {"boolean", DataType::Boolean()}, {"tinyint", DataType::Byte()},     {"smallint", DataType::Short()},
+      {"int", DataType::Integer()},     {"bigint", DataType::Long()},      {"float", DataType::Float()},
+      {"double", DataType::Double()},   {"decimal", DataType::Decimal(10, 0).value()},
+      {"string", DataType::String()},   {"binary", DataType::Binary()},    {"date", DataType::Date()},
+      {"timestamp", DataType::Timestamp()}};
+  if (auto it = kCastFunctions.find(f); it != kCastFunctions.end()) {
+    auto cast = std::make_shared<Node>(n);
+    cast->kind = NodeKind::kCast;
+    cast->cast_type = it->second;
+    return BindCast(*cast);
+  }
   static const std::map<std::string, std::string> kTryFunctions = {
       {"try_add", "+"},  {"try_subtract", "-"},           {"try_multiply", "*"},
       {"try_divide", "/"}, {"try_mod", "%"},              {"try_element_at", "element_at"},
@@ -1490,6 +1507,85 @@ Result<BoundPtr> BindFormatString(Call& c) {
   return c.Finish(c.Make(Op::kFormatString, DataType::String(), true));
 }
 
+// typeof(x): the name of x's type as Spark writes it ("int", "decimal(10,2)", "array<string>", "void").
+Result<BoundPtr> BindTypeof(Call& c) {
+  return c.Constant(DataType::String(), LiteralValue{.text = TypeName(c.args[0]->type)});
+}
+
+// The number format a call's argument i gives (a constant string: number_format.h), or null for a
+// NULL format; DATATYPE_MISMATCH when it is not a constant, INVALID_FORMAT when Spark refuses it.
+Result<std::shared_ptr<const NumberFormat>> ConstantNumberFormat(Call& c, size_t i) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(i, i + 1));
+  if (!IsConstantString(c.args[i])) {
+    return c.Mismatch(fmt::format("the format of {} must be a constant string, such as '999.99'", c.node.name));
+  }
+  if (c.args[i]->constant->IsNull(0)) return std::shared_ptr<const NumberFormat>();
+  Result<std::shared_ptr<const NumberFormat>> format = NumberFormat::Make(c.args[i]->constant->View(0));
+  if (!format.ok()) {
+    return format.status().WithContext(fmt::format("{} at {}:{}", c.node.name, c.node.line, c.node.column));
+  }
+  return format;
+}
+
+// to_number(text, format) and try_to_number: the text read by a constant number format, which
+// gives the decimal type; a NULL format gives NULL as DECIMAL(10,0), as Spark.
+Result<BoundPtr> BindToNumber(Call& c) {
+  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const NumberFormat> format, ConstantNumberFormat(c, 1));
+  if (format == nullptr) return c.CastTo(c.args[1], DataType::Decimal(10, 0).value());
+  if (format->precision() > 38) {
+    return Status::Error(errors::kNumericValueOutOfRange,
+                         fmt::format("the format of {} at {}:{} has {} digits; a decimal has at most 38", c.node.name,
+                                     c.node.line, c.node.column, format->precision()));
+  }
+  const bool try_ = c.node.name == "try_to_number";
+  SLUICE_ASSIGN_OR_RETURN(TypePtr type, DataType::Decimal(format->precision(), format->scale()));
+  auto bound = c.Make(try_ ? Op::kTryToNumber : Op::kToNumber, std::move(type), true);
+  bound->state = std::move(format);
+  return c.Finish(bound);
+}
+
+// to_char(value, format) and to_varchar: a date or timestamp as date_format does; binary as
+// 'base64', 'hex' or 'utf-8'; a number, or a string read as a decimal, by a constant number format.
+Result<BoundPtr> BindToChar(Call& c) {
+  const TypePtr& t = c.args[0]->type;
+  if (t != nullptr && IsDatetime(*t)) return BindDateFormat(c);
+  if (t != nullptr && t->id() == TypeId::kBinary) {
+    if (!IsConstantString(c.args[1]) || c.args[1]->constant->IsNull(0)) {
+      return c.Mismatch(fmt::format("the format of {} over binary must be a constant: 'base64', 'hex' or 'utf-8'", c.node.name));
+    }
+    const std::string format = AsciiUpper(c.args[1]->constant->View(0));
+    if (format == "UTF-8") return c.CastTo(c.args[0], DataType::String());
+    if (format != "HEX" && format != "BASE64") {
+      return c.BadParameter(fmt::format("BINARY_FORMAT: {} formats binary as 'base64', 'hex' or 'utf-8', not '{}'",
+                                        c.node.name, c.args[1]->constant->View(0)));
+    }
+    c.args.resize(1);
+    return c.Finish(c.Make(format == "HEX" ? Op::kHex : Op::kBase64, DataType::String(), c.args[0]->nullable));
+  }
+  // Spark's implicit decimal of each type.
+  TypePtr decimal;
+  if (t == nullptr || t->id() == TypeId::kString) {
+    decimal = DataType::Decimal(38, 18).value();
+  } else if (t->id() == TypeId::kDecimal) {
+    decimal = t;
+  } else if (t->id() == TypeId::kFloat) {
+    decimal = DataType::Decimal(14, 7).value();
+  } else if (t->id() == TypeId::kDouble) {
+    decimal = DataType::Decimal(30, 15).value();
+  } else if (t->is_numeric()) {
+    decimal = DecimalForIntegral(*t);
+  } else {
+    return c.Mismatch(fmt::format("{} formats a number, a date, a timestamp or binary, not {}", c.node.name, c.TypeOf(0)));
+  }
+  SLUICE_RETURN_IF_ERROR(c.Expect(0, decimal));
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const NumberFormat> format, ConstantNumberFormat(c, 1));
+  if (format == nullptr) return c.args[1];
+  auto bound = c.Make(Op::kToChar, DataType::String(), c.args[0]->nullable);
+  bound->state = std::move(format);
+  return c.Finish(bound);
+}
+
 // conv(number, from_base, to_base), elt(n, strings...), width_bucket(value, min, max, buckets).
 Result<BoundPtr> BindNumberText(Call& c) {
   const std::string& f = c.node.name;
@@ -2094,6 +2190,11 @@ constexpr FunctionDef kFunctions[] = {
     {"elt", 2, kAny, BindNumberText},
     {"format_string", 1, kAny, BindFormatString},
     {"printf", 1, kAny, BindFormatString},
+    {"typeof", 1, 1, BindTypeof},
+    {"to_number", 2, 2, BindToNumber},
+    {"try_to_number", 2, 2, BindToNumber},
+    {"to_char", 2, 2, BindToChar},
+    {"to_varchar", 2, 2, BindToChar},
     {"width_bucket", 4, 4, BindNumberText},
     {"md5", 1, 1, BindMd5},
     {"sha2", 2, 2, BindMd5},

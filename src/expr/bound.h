@@ -46,6 +46,8 @@ enum class Op : uint8_t {
   kConv,             // args: number (text), from base, to base
   kElt,              // args: n, strings...
   kFormatString,     // args: pattern, values... (Java's Formatter; java_format.h)
+  kToNumber, kTryToNumber,  // args: text, format; state: its NumberFormat (number_format.h)
+  kToChar,                  // args: decimal, format; state: its NumberFormat
   // math
   kAbs, kRound, kFloor, kCeil, kSqrt, kPow,
   kMathUnary,  // a function of one double to a double, named by `name` (exp, ln, sin, ...)

@@ -91,6 +91,7 @@ bool MayFail(const BoundNode& node) {
       break;
     case Op::kTimestampFromUnits:  // overflow fails in both modes, as Spark's multiplyExact
     case Op::kFormatString:        // a pattern that does not fit its values, in both modes
+    case Op::kToNumber: case Op::kTryToNumber:  // text that does not match or fit its format, in both modes
       return true;
     case Op::kFromJson:
       if (static_cast<const JsonOptions&>(*node.state).failfast) return true;
@@ -314,6 +315,7 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kMathUnary: case Op::kLog: case Op::kFactorial: case Op::kWidthBucket:
         return EvalMathFunction(node, args, rows);
       case Op::kFormatString: return EvalFormatString(node, args, rows);
+      case Op::kToNumber: case Op::kTryToNumber: case Op::kToChar: return EvalNumberFormat(node, args, rows);
       case Op::kHash: case Op::kXxHash64: case Op::kMd5: case Op::kSha2: case Op::kCrc32: return EvalHashFunction(node, args, rows);
       case Op::kCurrentTimestamp: case Op::kCurrentDate: case Op::kToTimestamp: case Op::kToDate:
       case Op::kDateTrunc: case Op::kDateFormat: case Op::kYear: case Op::kMonth: case Op::kDay: case Op::kHour:

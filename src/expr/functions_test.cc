@@ -203,6 +203,54 @@ TEST(FunctionsTest, DateStringAndMathFunctionsOverColumns) {
   Check({{"make_date(2024, i, 1)", {"2024-01-01", "2024-02-01", "null", "null"}}});
 }
 
+// to_number, try_to_number and to_char read and write each row by one constant number format;
+// the format gives the decimal type, and Spark's refusals of a format are binding errors.
+TEST(FunctionsTest, NumberFormatsReadAndWriteEachRow) {
+  Check({
+      {"to_char(dec, 'S999.99')", {"  +1.50", "  -2.25", "null", "+100.00"}},
+      {"to_char(dec, '999.99PR')", {"  1.50  ", "  <2.25>", "null", "100.00  "}},
+      {"to_char(dec, '9.9')", {"1.5", "#.#", "null", "#.#"}},
+      {"to_char(i, '0000')", {"0001", "0002", "null", "0004"}},
+      {"to_varchar(i * 1000, 'MI$9,999')", {" $1,000", " $2,000", "null", "-$4,000"}},
+      {"to_number(string(i), 'S99')", {"1", "2", "null", "-4"}},
+      {"typeof(to_number(string(i), 'S99.9'))", Four("decimal(3,1)")},
+      {"try_to_number(format_string('%,d', i * 1000), 'S9G999')", {"1000", "2000", "null", "-4000"}},
+      {"try_to_number(s, '999')", {"null", "null", "null", "null"}},
+      // to_char pads with blanks that to_number reads only between digits.
+      {"to_number(trim(to_char(dec, 'S999.99')), 'S999.99') = dec", {"true", "true", "null", "true"}},
+  });
+  // A row that does not match fails the whole evaluation, naming the row's text and the format.
+  Status mismatch = EvalError("to_number(s, '999')");
+  EXPECT_EQ(mismatch.error_class(), errors::kInvalidFormat);
+  EXPECT_NE(mismatch.message().find("MISMATCH_INPUT: the input 'apple'"), std::string::npos) << mismatch.ToString();
+  // Digits a format that starts at its point cannot hold: an error even for try_to_number.
+  EXPECT_EQ(EvalError("try_to_number(string(i), '.9')").error_class(), errors::kNumericValueOutOfRange);
+  const std::pair<const char*, const char*> kRefused[] = {
+      {"to_number(s, '')", "EMPTY"},
+      {"to_number(s, 'abc')", "WRONG_NUM_DIGIT"},
+      {"to_number(s, '99$')", "CUR_MUST_BEFORE_DIGIT"},
+      {"to_number(s, '9.$9')", "CUR_MUST_BEFORE_DIGIT"},
+      {"to_char(dec, '9,,9')", "CONT_THOUSANDS_SEPS"},
+      {"to_char(dec, '9.9,9')", "THOUSANDS_SEPS_MUST_BEFORE_DEC"},
+      {"to_char(dec, 'S9S')", "WRONG_NUM_TOKEN"},
+      {"to_char(dec, '9PRPR')", "WRONG_NUM_TOKEN"},
+      {"try_to_number(s, 'L99')", "UNEXPECTED_TOKEN"},
+      {"try_to_number(s, 'PR9')", "UNEXPECTED_TOKEN"},
+  };
+  for (const auto& [sql, sub_class] : kRefused) {
+    Status refused = EvalError(sql);
+    EXPECT_EQ(refused.error_class(), errors::kInvalidFormat) << sql;
+    EXPECT_NE(refused.message().find(sub_class), std::string::npos) << sql << ": " << refused.ToString();
+  }
+  // The format is a constant; over binary it is one of three encodings.
+  EXPECT_EQ(EvalError("to_number('1', s)").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("to_char(dec, s)").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("to_char(true, '9')").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("to_char(X'00', 'latin1')").error_class(), errors::kInvalidParameterValue);
+  EXPECT_EQ(EvalError("to_number(s, '9999999999999999999999999999999999999999')").error_class(),
+            errors::kNumericValueOutOfRange);
+}
+
 TEST(FunctionsTest, DistanceUnitAndChecksumFunctionsOverColumns) {
   Check({
       {"levenshtein(s, s || 'x')", {"1", "1", "null", "1"}},

@@ -19,6 +19,8 @@ Datum EvalIn(const BoundNode& node, const std::vector<Datum>& args, int64_t rows
 Result<Datum> EvalChoice(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Result<Datum> EvalFormatString(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
+// to_number, try_to_number, to_char over decimals: by the node's NumberFormat.
+Result<Datum> EvalNumberFormat(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Result<Datum> EvalMathFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, int64_t now_micros);
 Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);

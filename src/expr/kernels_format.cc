@@ -1,10 +1,13 @@
-// format_string / printf: each row's pattern applied to its values by Java's Formatter rules.
+// format_string / printf: each row's pattern applied to its values by Java's Formatter rules;
+// to_number, try_to_number and to_char: decimals read and written by a number format.
 #include <vector>
 
 #include "expr/java_format.h"
 #include "expr/kernel_util.h"
 #include "expr/kernels.h"
+#include "expr/number_format.h"
 #include "sluice/core/compute.h"
+#include "sluice/core/error_classes.h"
 
 namespace sluice::expr {
 namespace {
@@ -70,6 +73,42 @@ Result<Datum> EvalFormatString(const BoundNode& node, const std::vector<Datum>& 
     writer.Append(out);
   }
   return Datum{writer.Finish(), false};
+}
+
+Result<Datum> EvalNumberFormat(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  const auto& format = static_cast<const NumberFormat&>(*node.state);
+  if (node.op == Op::kToChar) {
+    const int scale = args[0].column->type->scale();
+    ValidityReader valid = ReadValidity(args[0]);
+    FixedReader<int128_t> value = ReadFixed<int128_t>(args[0]);
+    StringWriter writer(node.type, rows);
+    std::string text;
+    for (int64_t row = 0; row < rows; ++row) {
+      if (!valid(row)) {
+        writer.AppendNull();
+        continue;
+      }
+      format.Format(value[row], scale, &text);
+      writer.Append(text);
+    }
+    return Datum{writer.Finish(), false};
+  }
+  StringReader text = ReadString(args[0]);
+  const bool fails = node.op == Op::kToNumber;  // try_to_number gives NULL for a mismatch
+  return FixedKernel<int128_t>(node, {args[0]}, rows, [&](int64_t row, int128_t* value) -> Result<bool> {
+    switch (format.Parse(text[row], value)) {
+      case NumberFormat::Parsed::kValue: return true;
+      case NumberFormat::Parsed::kMismatch:
+        if (!fails) return false;
+        return Status::Error(errors::kInvalidFormat, "MISMATCH_INPUT: the input '" + std::string(text[row]) +
+                                                         "' does not match the number format '" + format.text() + "'");
+      case NumberFormat::Parsed::kTooManyDigits:  // an error even for try_to_number, as Spark
+        return Status::Error(errors::kNumericValueOutOfRange,
+                             "'" + std::string(text[row]) + "' read by the number format '" + format.text() +
+                                 "' cannot be represented as " + node.type->ToString());
+    }
+    return false;
+  });
 }
 
 }  // namespace sluice::expr
