@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "sluice/connectors/embedded_kafka.h"
+#include "sluice/connectors/kafka_transactions.h"
 #include "sluice/connectors/register_formats.h"
 #include "sluice/delta/snapshot.h"
-#include "sluice/pipeline/ingestion_sink.h"
 #include "sluice/pipeline/pipeline_runner.h"
 #include "sluice/storage/file_systems.h"
 #include "testing/kafka_broker.h"
@@ -96,7 +96,7 @@ inline bool AllWritten(const std::string& table, const std::string& topic, const
   if (!snapshot.ok()) return false;
   for (size_t partition = 0; partition < last_offsets.size(); ++partition) {
     auto txn = (*snapshot)->TransactionVersion(
-        pipeline::IngestionAppId("main.raw.events", topic, static_cast<int32_t>(partition)));
+        connectors::PartitionAppId("main.raw.events", topic, static_cast<int32_t>(partition)));
     if (!txn || *txn < last_offsets[partition]) return false;
   }
   return true;

@@ -223,8 +223,8 @@ class StampingSink final : public engine::Sink {
   std::string description() const override { return inner_->description(); }
   std::vector<engine::OutputMode> supported_output_modes() const override { return inner_->supported_output_modes(); }
   Status Open(const engine::SinkContext& context) override { return inner_->Open(context); }
-  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
-    return engine::WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(const engine::BatchInfo& info) override {
+    return engine::WholeBatchWriter::Concatenating(info.schema, [this, batch_id = info.batch_id](const RecordBatch& batch) {
       Stamp(batch);
       return engine::AddBatch(*inner_, batch_id, batch);
     });

@@ -95,9 +95,9 @@ class PostgresBatchSink final : public engine::Sink {
   std::vector<engine::OutputMode> supported_output_modes() const override { return {engine::OutputMode::kAppend}; }
   Status Open(const engine::SinkContext&) override { return Status::OK(); }
 
-  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t, TypePtr schema) override {
+  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(const engine::BatchInfo& info) override {
     return std::unique_ptr<engine::BatchWriter>(
-        new engine::WholeBatchWriter(std::move(schema), [this](const std::vector<BatchPtr>& pieces) {
+        new engine::WholeBatchWriter(info.schema, [this](const std::vector<BatchPtr>& pieces) {
           SLUICE_ASSIGN_OR_RETURN(auto writer, PgBatchWriter::Open(options_, pieces[0]->schema()));
           for (const BatchPtr& piece : pieces) SLUICE_RETURN_IF_ERROR(writer->Write(*piece));
           SLUICE_RETURN_IF_ERROR(writer->Commit());

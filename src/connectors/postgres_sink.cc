@@ -104,9 +104,9 @@ class PostgresSink final : public engine::Sink {
     return real_time_ == nullptr ? Status::OK() : real_time_->EndEpoch(epoch_id);
   }
 
-  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
+  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(const engine::BatchInfo& info) override {
     return engine::WholeBatchWriter::Concatenating(
-        std::move(schema), [this, batch_id](const RecordBatch& batch) { return WriteBatch(batch_id, batch); });
+        info.schema, [this, batch_id = info.batch_id](const RecordBatch& batch) { return WriteBatch(batch_id, batch); });
   }
 
   // The batch's rows in chunks, each chunk's transaction recording it in the progress table.

@@ -15,8 +15,8 @@ class ConsoleSink final : public Sink {
     return {OutputMode::kAppend, OutputMode::kUpdate, OutputMode::kComplete};
   }
   Status Open(const SinkContext&) override { return Status::OK(); }
-  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
-    return WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(const BatchInfo& info) override {
+    return WholeBatchWriter::Concatenating(info.schema, [this, batch_id = info.batch_id](const RecordBatch& batch) {
       Print("Batch: " + std::to_string(batch_id), batch);
       return Status::OK();
     });
@@ -58,8 +58,8 @@ class ForeachBatchSink final : public Sink {
     context_.flow_name = context.query_name;
     return Status::OK();
   }
-  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
-    return WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(const BatchInfo& info) override {
+    return WholeBatchWriter::Concatenating(info.schema, [this, batch_id = info.batch_id](const RecordBatch& batch) {
       context_.batch_id = batch_id;
       Status status = function_(batch, context_);
       if (!status.ok()) {

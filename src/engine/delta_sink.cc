@@ -58,12 +58,12 @@ class DeltaSink final : public Sink {
 
   // Each piece goes into the table's data files as it comes; the commit comes once at the end.
   // A MERGE needs the whole batch.
-  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(const BatchInfo& info) override {
     if (merge_) {
       return std::unique_ptr<BatchWriter>(new WholeBatchWriter(
-          std::move(schema), [this, batch_id](const std::vector<BatchPtr>& pieces) { return Merge(batch_id, pieces); }));
+          info.schema, [this, batch_id = info.batch_id](const std::vector<BatchPtr>& pieces) { return Merge(batch_id, pieces); }));
     }
-    return std::unique_ptr<BatchWriter>(new PieceWriter(this, batch_id, std::move(schema)));
+    return std::unique_ptr<BatchWriter>(new PieceWriter(this, info.batch_id, info.schema));
   }
 
  private:

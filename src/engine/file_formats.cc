@@ -238,8 +238,8 @@ class FileSink final : public Sink {
     return Status::OK();
   }
 
-  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
-    return WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(const BatchInfo& info) override {
+    return WholeBatchWriter::Concatenating(info.schema, [this, batch_id = info.batch_id](const RecordBatch& batch) {
       Status written = transaction_ ? WriteInTransaction(batch) : Write(batch_id, batch);
       return written.ok() ? written : written.WithContext(description());
     });

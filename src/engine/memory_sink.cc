@@ -42,8 +42,8 @@ void MemoryTable::Append(int64_t batch_id, BatchPtr batch) {
   last_batch_id_ = std::max(last_batch_id_, batch_id);
 }
 
-Result<std::unique_ptr<BatchWriter>> MemorySink::BeginBatch(int64_t batch_id, TypePtr schema) {
-  return WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+Result<std::unique_ptr<BatchWriter>> MemorySink::BeginBatch(const BatchInfo& info) {
+  return WholeBatchWriter::Concatenating(info.schema, [this, batch_id = info.batch_id](const RecordBatch& batch) {
     if (batch_id <= table_->last_batch_id()) return Status::OK();
     // Copying a RecordBatch copies its column pointers, not the data.
     table_->Append(batch_id, std::make_shared<const RecordBatch>(batch));

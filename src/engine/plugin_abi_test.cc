@@ -18,8 +18,8 @@
 namespace sluice::engine {
 namespace {
 
-constexpr uint32_t kRecordedVersion = 8;
-constexpr uint64_t kRecordedHash = 2503859340584694189ull;
+constexpr uint32_t kRecordedVersion = 9;
+constexpr uint64_t kRecordedHash = 15644324103959190801ull;
 
 // The header's text without comments and blank space.
 std::string Significant(const std::string& path) {

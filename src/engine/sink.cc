@@ -51,7 +51,7 @@ std::unique_ptr<BatchWriter> WholeBatchWriter::Concatenating(TypePtr schema,
 
 Status AddBatchPieces(Sink& sink, int64_t batch_id, const std::vector<BatchPtr>& pieces) {
   if (pieces.empty()) return Status::Error(errors::kInvalidArgument, "a batch has at least one piece");
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchWriter> writer, sink.BeginBatch(batch_id, pieces[0]->schema()));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchWriter> writer, sink.BeginBatch(BatchInfo{batch_id, pieces[0]->schema()}));
   for (const BatchPtr& piece : pieces) SLUICE_RETURN_IF_ERROR(writer->Add(piece));
   return writer->Commit();
 }

@@ -310,7 +310,7 @@ Status StreamingQuery::ExecuteBatch(int64_t batch_id, std::string start, std::st
   int64_t phase_start = NowMicros();
   Status begun = BeginOperators(batch_id, timestamp_ms);
   if (!begun.ok()) return begun.WithContext(context);
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchWriter> sink_writer, sink_->BeginBatch(batch_id, operators_.output_schema()));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BatchWriter> sink_writer, sink_->BeginBatch(BatchInfo{batch_id, operators_.output_schema(), start, end}));
   auto writer = std::make_unique<OperatorWriter>(this, batch_id, std::move(sink_writer));
   // The sink writes each piece while the source reads the next; nothing is durable before Commit.
   PipeOutcome piped = PipePieces(*source_, start, end, *writer);

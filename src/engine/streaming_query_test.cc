@@ -194,8 +194,8 @@ class AppendOnlySink final : public Sink {
   std::string description() const override { return "AppendOnlySink"; }
   std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
   Status Open(const SinkContext&) override { return Status::OK(); }
-  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t, TypePtr schema) override {
-    return WholeBatchWriter::Concatenating(std::move(schema), [](const RecordBatch&) { return Status::OK(); });
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(const BatchInfo& info) override {
+    return WholeBatchWriter::Concatenating(info.schema, [](const RecordBatch&) { return Status::OK(); });
   }
 };
 
@@ -228,9 +228,9 @@ class PieceCountingSink final : public Sink {
   std::string description() const override { return "PieceCountingSink"; }
   std::vector<OutputMode> supported_output_modes() const override { return {OutputMode::kAppend}; }
   Status Open(const SinkContext&) override { return Status::OK(); }
-  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t, TypePtr schema) override {
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(const BatchInfo& info) override {
     if (!takes_pieces_) {
-      return WholeBatchWriter::Concatenating(std::move(schema), [this](const RecordBatch& batch) { return Count(batch); });
+      return WholeBatchWriter::Concatenating(info.schema, [this](const RecordBatch& batch) { return Count(batch); });
     }
     struct EachPiece final : BatchWriter {
       PieceCountingSink* sink;
@@ -275,8 +275,8 @@ class ReadRecordingSink final : public Sink {
     ended.push_back(epoch_id);
     return Status::OK();
   }
-  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override {
-    return WholeBatchWriter::Concatenating(std::move(schema), [this, batch_id](const RecordBatch& batch) {
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(const BatchInfo& info) override {
+    return WholeBatchWriter::Concatenating(info.schema, [this, batch_id = info.batch_id](const RecordBatch& batch) {
       batches.push_back({batch_id, Values(batch)});
       return Status::OK();
     });

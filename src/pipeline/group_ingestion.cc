@@ -48,11 +48,23 @@ int64_t NowMicros() {
 
 }  // namespace
 
+namespace {
+
+std::vector<std::unique_ptr<engine::Operator>> OnlyOperator(std::unique_ptr<engine::Operator> op) {
+  std::vector<std::unique_ptr<engine::Operator>> operators;
+  operators.push_back(std::move(op));
+  return operators;
+}
+
+}  // namespace
+
 GroupIngestion::GroupIngestion(IngestionSpec spec, std::map<std::string, std::string> source_options,
-                               std::unique_ptr<IngestionSink> sink, std::shared_ptr<FileSystem> fs,
-                               GroupIngestionConfig config)
+                               std::unique_ptr<StreamDecodeOperator> decode, std::unique_ptr<IngestionSink> sink,
+                               std::shared_ptr<FileSystem> fs, GroupIngestionConfig config)
     : spec_(std::move(spec)),
       source_options_(std::move(source_options)),
+      decode_(decode.get()),
+      decoding_(OnlyOperator(std::move(decode))),
       sink_(std::move(sink)),
       fs_(std::move(fs)),
       config_(std::move(config)),
@@ -66,8 +78,10 @@ Result<std::unique_ptr<GroupIngestion>> GroupIngestion::Make(IngestionSpec spec,
                                                              std::shared_ptr<FileSystem> fs,
                                                              GroupIngestionConfig config) {
   if (config.group_id.empty()) return Status::Error(errors::kInvalidArgument, "a workers group needs a group id");
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<StreamDecodeOperator> decode, StreamDecodeOperator::Make(spec));
   return std::unique_ptr<GroupIngestion>(new GroupIngestion(std::move(spec), std::move(source_options),
-                                                            std::move(sink), std::move(fs), std::move(config)));
+                                                            std::move(decode), std::move(sink), std::move(fs),
+                                                            std::move(config)));
 }
 
 Result<std::map<Place, std::optional<int64_t>>> GroupIngestion::TableTxns(const std::vector<Place>& partitions) {
@@ -92,7 +106,7 @@ Result<std::map<Place, std::optional<int64_t>>> GroupIngestion::TableTxns(const 
   for (const Place& place : partitions) {
     txns[place] = snapshot == nullptr
                       ? std::nullopt
-                      : snapshot->TransactionVersion(IngestionAppId(spec_.stream_id, place.first, place.second));
+                      : snapshot->TransactionVersion(connectors::PartitionAppId(spec_.stream_id, place.first, place.second));
   }
   return txns;
 }
@@ -142,6 +156,15 @@ Status GroupIngestion::Run() {
   return status.ok() ? status : status.WithContext("stream " + spec_.stream_id);
 }
 
+Result<std::unique_ptr<engine::BatchWriter>> GroupIngestion::BeginBatch(const TypePtr& schema,
+                                                                        const connectors::PartitionEnds* ends) {
+  if (decoding_.input_schema() == nullptr) SLUICE_RETURN_IF_ERROR(decoding_.Bind(schema).status());
+  SLUICE_RETURN_IF_ERROR(decoding_.BeginBatch(engine::BatchStart{batch_id_, NowMicros()}));
+  IngestionSink::OwnedPartitions expected;
+  for (const auto& [place, owned] : owned_) expected[place] = owned.txn;
+  return sink_->BeginOwnedBatch(decoding_.output_schema(), std::move(expected), ends);
+}
+
 Status GroupIngestion::RunBatch() {
   const auto started = std::chrono::steady_clock::now();
   const int64_t started_micros = NowMicros();
@@ -149,7 +172,7 @@ Status GroupIngestion::RunBatch() {
   const auto deadline = started + config_.trigger_interval;
 
   std::unique_ptr<engine::BatchWriter> writer;
-  IngestionSink::PartitionEnds lasts;  // kept by the writer
+  connectors::PartitionEnds lasts;  // the last offset read of each partition
   int64_t rows = 0;
   auto drop = [&](const std::string& why) {
     if (rows > 0) {
@@ -183,14 +206,15 @@ Status GroupIngestion::RunBatch() {
     if (polled.records != nullptr) {
       Status added = Status::OK();
       if (writer == nullptr) {
-        IngestionSink::OwnedPartitions expected;
-        for (const auto& [place, owned] : owned_) expected[place] = owned.txn;
-        Result<std::unique_ptr<engine::BatchWriter>> begun = sink_->BeginOwnedBatch(std::move(expected), &lasts);
+        Result<std::unique_ptr<engine::BatchWriter>> begun = BeginBatch(polled.records->schema(), &lasts);
         if (begun.ok()) writer = std::move(begun).value();
         added = begun.status();
       }
       rows += polled.records->num_rows();
-      if (added.ok()) added = writer->Add(polled.records);
+      if (added.ok()) added = connectors::AddPartitionEnds(*polled.records, &lasts);
+      if (added.ok()) {
+        added = decoding_.Push(polled.records, [&writer](BatchPtr decoded) { return writer->Add(std::move(decoded)); });
+      }
       if (!added.ok()) {
         if (!IsTakeover(added)) return added;
         drop(std::string(added.message()));
@@ -247,7 +271,7 @@ Status GroupIngestion::RunBatch() {
   source.input_rows_per_second = source.processed_rows_per_second = progress.input_rows_per_second;
   progress.sources.push_back(std::move(source));
   progress.sink.description = sink_->description();
-  progress.sink.num_output_rows = rows - sink_->last_stats().filtered_out;
+  progress.sink.num_output_rows = rows - decode_->last_stats().filtered_out;
   if (config_.on_progress) config_.on_progress(progress);
   return Status::OK();
 }

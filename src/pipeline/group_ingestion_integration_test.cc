@@ -196,11 +196,10 @@ class GroupIngestionTest : public ::testing::Test {
     auto member = std::make_unique<LocalMember>();
     const StreamSpec& stream = spec.streams.at(0);
     IngestionSpec ingestion = IngestionSpecOf(spec, stream).value();
-    auto sink = IngestionSink::Make(ingestion, storage::DefaultFileSystem());
-    EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+    auto sink = std::make_unique<IngestionSink>(ingestion, storage::DefaultFileSystem());
     GroupIngestionConfig config{.group_id = "sluice-" + stream.name + "-" + spec.warehouse, .instance_id = instance};
-    member->ingestion = GroupIngestion::Make(ingestion, spec.ResolvedOptions(stream.source).value(),
-                                             std::move(sink).value(), storage::DefaultFileSystem(), config)
+    member->ingestion = GroupIngestion::Make(ingestion, spec.ResolvedOptions(stream.source).value(), std::move(sink),
+                                             storage::DefaultFileSystem(), config)
                             .value();
     LocalMember* raw = member.get();
     member->thread = std::thread([raw] {
@@ -243,7 +242,7 @@ TEST_F(GroupIngestionTest, TwoMembersShareThePartitionsAndOneTakesAllOverWhenThe
   // Every partition's progress is in the table, each as a txn of its own.
   auto snapshot = delta::Snapshot::Load(storage::DefaultFileSystem(), table).value();
   for (int partition = 0; partition < 12; ++partition) {
-    EXPECT_EQ(snapshot->TransactionVersion(IngestionAppId("main.raw.events", *topic, partition)), 199)
+    EXPECT_EQ(snapshot->TransactionVersion(connectors::PartitionAppId("main.raw.events", *topic, partition)), 199)
         << "partition " << partition;
   }
 
@@ -320,7 +319,7 @@ TEST_F(GroupIngestionTest, MembersRideOutABrokerRestartAndReadPartitionsAddedToT
   ExpectExactlyOnce(AwaitRows(table, 2400), 2400);
   auto snapshot = delta::Snapshot::Load(storage::DefaultFileSystem(), table).value();
   for (int partition = 4; partition < 8; ++partition) {
-    EXPECT_EQ(snapshot->TransactionVersion(IngestionAppId("main.raw.events", *topic, partition)), 99)
+    EXPECT_EQ(snapshot->TransactionVersion(connectors::PartitionAppId("main.raw.events", *topic, partition)), 99)
         << "added partition " << partition;
   }
   a->Stop();

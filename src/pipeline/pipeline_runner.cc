@@ -30,7 +30,9 @@ struct PipelineRun::Flow {
   // workers group (which runs no query) and for a flow without expectations.
   const EventTimeOperator* event_time = nullptr;
   const ExpectationsOperator* expectations = nullptr;
-  IngestionSink* ingestion = nullptr;  // the inner sink of a stream, owned by the query
+  IngestionSink* ingestion = nullptr;  // the sink of a stream, owned by its query or group
+  // The first operator of a stream, owned by its query or group: the decoding's figures.
+  const StreamDecodeOperator* decode = nullptr;
   // Source options set by the run, over the file's: where a flow that started over reads from.
   std::map<std::string, std::string> source_overrides;
   FlowFigures figures;
@@ -304,18 +306,25 @@ Status PipelineRun::OpenFlow(Flow* flow) {
   }
   std::string sink_format_name, sink_options_json = "{}";
   Result<std::unique_ptr<engine::Sink>> sink = Status::OK();
+  std::unique_ptr<StreamDecodeOperator> stream_decode;
   if (stream != nullptr) {
     SLUICE_ASSIGN_OR_RETURN(IngestionSpec ingestion, IngestionSpecOf(spec_, *stream));
     SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> resume,
-                            ResumeOffsets(options_.file_system, ingestion.table_path, stream->name));
+                            connectors::ResumeOffsets(options_.file_system, ingestion.table_path, stream->name));
     if (resume) source_options["starting_offsets"] = *resume;
     sink_format_name = "ingestion";
     sink_options_json = "{\"table\":" + JsonString(stream->table) + "}";
     flow->figures.sink = stream->table;
-    Result<std::unique_ptr<IngestionSink>> made = IngestionSink::Make(std::move(ingestion), options_.file_system);
-    if (made.ok()) flow->ingestion = made->get();
-    sink = made.ok() ? Result<std::unique_ptr<engine::Sink>>(std::move(made).value())
-                     : Result<std::unique_ptr<engine::Sink>>(made.status());
+    Result<std::unique_ptr<StreamDecodeOperator>> decode = StreamDecodeOperator::Make(ingestion);
+    if (decode.ok()) {
+      stream_decode = std::move(decode).value();
+      flow->decode = stream_decode.get();
+      auto made = std::make_unique<IngestionSink>(std::move(ingestion), options_.file_system);
+      flow->ingestion = made.get();
+      sink = Result<std::unique_ptr<engine::Sink>>(std::move(made));
+    } else {
+      sink = decode.status();
+    }
   } else {
     const Endpoint& sink_endpoint = spec_.sinks.at(spec.sink);
     SLUICE_ASSIGN_OR_RETURN(auto sink_options, spec_.ResolvedOptions(sink_endpoint));
@@ -339,6 +348,7 @@ Status PipelineRun::OpenFlow(Flow* flow) {
   flow->event_time = event_time.get();
   flow->expectations = operators.expectations;
   config.operators.push_back(std::move(event_time));
+  if (stream_decode != nullptr) config.operators.push_back(std::move(stream_decode));
   for (auto& op : operators.operators) config.operators.push_back(std::move(op));
 
   config.file_system = options_.file_system;
@@ -409,7 +419,7 @@ Status PipelineRun::OpenFlow(Flow* flow) {
 Status PipelineRun::OpenGroupStream(Flow* flow, const StreamSpec& stream,
                                     std::map<std::string, std::string> source_options) {
   SLUICE_ASSIGN_OR_RETURN(IngestionSpec ingestion, IngestionSpecOf(spec_, stream));
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<IngestionSink> sink, IngestionSink::Make(ingestion, options_.file_system));
+  auto sink = std::make_unique<IngestionSink>(ingestion, options_.file_system);
   flow->ingestion = sink.get();
   flow->figures.sink = stream.table;
   SLUICE_ASSIGN_OR_RETURN(engine::Trigger trigger, engine::ParseTrigger(stream.trigger, stream.trigger_interval));
@@ -421,6 +431,7 @@ Status PipelineRun::OpenGroupStream(Flow* flow, const StreamSpec& stream,
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<GroupIngestion> group,
                           GroupIngestion::Make(std::move(ingestion), std::move(source_options), std::move(sink),
                                                options_.file_system, std::move(config)));
+  flow->decode = &group->decode();
   {
     std::lock_guard lock(mutex_);
     flow->group = std::move(group);
@@ -626,12 +637,8 @@ void PipelineRun::LogBackfill(Flow* flow) {
 }
 
 void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) {
-  // A stream's own filter (record_type_filter) drops records inside the ingestion sink: out is
-  // what reached the table (a stream in a workers group reports that itself).
-  int64_t output_rows = progress.sink.num_output_rows;
-  if (flow->event_time != nullptr && flow->ingestion != nullptr) {
-    output_rows -= flow->ingestion->last_stats().filtered_out;
-  }
+  // What reached the sink: a stream's record_type_filter drops records in its decoding.
+  const int64_t output_rows = progress.sink.num_output_rows;
   static const std::vector<ExpectationCounts> kNoCounts;
   const std::vector<ExpectationCounts>& counts = flow->expectations != nullptr ? flow->expectations->counts() : kNoCounts;
   {
@@ -668,8 +675,8 @@ void PipelineRun::OnProgress(Flow* flow, const engine::QueryProgress& progress) 
               std::to_string(dropped) + ",\"expectations\":" + list + "]}";
   }
   std::string ingestion;
-  if (flow->ingestion != nullptr) {
-    const IngestionStats& stats = flow->ingestion->last_stats();
+  if (flow->decode != nullptr) {
+    const IngestionStats& stats = flow->decode->last_stats();
     std::string samples = "[";
     for (const std::string& sample : stats.malformed_samples) samples += (samples.size() > 1 ? "," : "") + JsonString(sample);
     ingestion = "{\"records\":" + std::to_string(stats.records) + ",\"filtered_out\":" +

@@ -286,6 +286,16 @@ TEST_F(StreamTest, FiltersRecordTypesAndDropsExcludedColumns) {
   EXPECT_EQ(in, 30);
   EXPECT_EQ(out, static_cast<int64_t>(rows.size()));
   EXPECT_EQ(in - filtered, out);
+
+  // Every partition's txn is its last offset read, records the filter dropped included: partition
+  // 2 holds only pings, none of which reached the table, and is recorded all the same.
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), Table());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  for (int32_t partition = 0; partition < 3; ++partition) {
+    EXPECT_EQ((*snapshot)->TransactionVersion(connectors::PartitionAppId("main.raw.events", topic_, partition)), 9)
+        << partition;
+  }
+  for (const auto& [place, row] : rows) EXPECT_NE(place.first, 2) << "a ping of partition 2 reached the table";
 }
 
 TEST_F(StreamTest, ResumesExactlyOnceFromTheTableEvenWithoutItsCheckpoint) {
@@ -295,7 +305,7 @@ TEST_F(StreamTest, ResumesExactlyOnceFromTheTableEvenWithoutItsCheckpoint) {
   ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, Messages(30, 45)).ok());
   ASSERT_TRUE(Run(spec).ok());
 
-  auto resume = ResumeOffsets(LocalFileSystem(), Table(), "main.raw.events");
+  auto resume = connectors::ResumeOffsets(LocalFileSystem(), Table(), "main.raw.events");
   ASSERT_TRUE(resume.ok());
   EXPECT_EQ(resume->value_or(""), "{\"" + topic_ + "\":{\"0\":15,\"1\":15,\"2\":15}}");
 

@@ -9,7 +9,7 @@
 #include "sluice/expr/select.h"
 #include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/flow_operators.h"
-#include "sluice/pipeline/ingestion_sink.h"
+#include "sluice/pipeline/stream_decoding.h"
 #include "sluice/pipeline/pipeline_spec.h"
 #include "sluice/storage/file_systems.h"
 
@@ -198,7 +198,7 @@ std::vector<Status> ValidatePipeline(const PipelineSpec& spec, const engine::Reg
     }
     Result<IngestionSpec> ingestion = IngestionSpecOf(spec, stream);
     problems.Add(ingestion.status(), context + " ingestion_config");
-    if (ingestion.ok()) problems.Add(IngestionSink::Make(*ingestion, storage::DefaultFileSystem()).status(), context);
+    if (ingestion.ok()) problems.Add(StreamDecodeOperator::Make(*ingestion).status(), context);
   }
 
   std::map<std::string, std::string> slots;  // slot name -> change feed

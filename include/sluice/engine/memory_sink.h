@@ -47,7 +47,7 @@ class MemorySink final : public Sink {
     return {OutputMode::kAppend, OutputMode::kUpdate};
   }
   Status Open(const SinkContext&) override { return Status::OK(); }
-  Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) override;
+  Result<std::unique_ptr<BatchWriter>> BeginBatch(const BatchInfo& info) override;
   bool supports_real_time() const override { return true; }
   Status AddRealTimeRows(int64_t epoch_id, const RecordBatch& rows) override;
   Status EndEpoch(int64_t) override { return Status::OK(); }

@@ -79,6 +79,17 @@ class WholeBatchWriter final : public BatchWriter {
   std::vector<BatchPtr> pieces_;
 };
 
+// What a sink is told of the batch it is to write.
+struct BatchInfo {
+  int64_t batch_id = 0;
+  TypePtr schema;  // of every piece
+  // The source's offsets before and after the batch, as the offset log holds them (the source's
+  // JSON; empty when the batch was not read by the engine). A sink may record them with the batch
+  // instead of the batch id: the ingestion table keeps each Kafka partition's last offset.
+  std::string start_offset = {};
+  std::string end_offset = {};
+};
+
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -88,12 +99,11 @@ class Sink {
   virtual std::vector<OutputMode> supported_output_modes() const = 0;
 
   virtual Status Open(const SinkContext& context) = 0;
-  // Starts batch `batch_id`, whose pieces have `schema`, to be written as the source reads it
-  // (the engine overlaps the source's reading with the writer's work). Its Commit writes the batch
-  // durably, or does nothing when that batch id is already durable here. Sinks that can write
-  // pieces as they come (Delta tables) hold no piece after Add returns; the others collect them
-  // (WholeBatchWriter).
-  virtual Result<std::unique_ptr<BatchWriter>> BeginBatch(int64_t batch_id, TypePtr schema) = 0;
+  // Starts batch `info.batch_id`, to be written as the source reads it (the engine overlaps the
+  // source's reading with the writer's work). Its Commit writes the batch durably, or does nothing
+  // when that batch is already durable here. Sinks that can write pieces as they come (Delta
+  // tables) hold no piece after Add returns; the others collect them (WholeBatchWriter).
+  virtual Result<std::unique_ptr<BatchWriter>> BeginBatch(const BatchInfo& info) = 0;
 
   // The `real_time` trigger delivers rows as they arrive, in several calls per epoch, and ends
   // each epoch with EndEpoch(). Only sinks that return true here may run under that trigger.

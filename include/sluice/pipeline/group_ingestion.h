@@ -3,8 +3,9 @@
 // consumer-group protocol decides who reads which partition, and the table decides what has been
 // written. There is no checkpoint and no coordinator of sluice's own.
 //
-// Each batch is one blind-append commit carrying one txn per partition it read
-// (IngestionAppId, version = the last offset written). A member owns a partition's progress from
+// Each batch's records are decoded (StreamDecodeOperator) and written in one blind-append commit
+// carrying one txn per partition it read (connectors::PartitionAppId, version = the last offset
+// read). A member owns a partition's progress from
 // the txn it found when the partition was assigned (read from a fresh snapshot; the partition
 // resumes at txn + 1, or at starting_offsets when the table has none): the commit goes through
 // only while the table still records that txn for every owned partition and no concurrent commit
@@ -29,8 +30,10 @@
 
 #include "sluice/core/file_system.h"
 #include "sluice/core/status.h"
+#include "sluice/engine/operator.h"
 #include "sluice/engine/progress.h"
 #include "sluice/pipeline/ingestion_sink.h"
+#include "sluice/pipeline/stream_decoding.h"
 
 namespace sluice::connectors {
 class KafkaGroupConsumer;
@@ -50,7 +53,8 @@ struct GroupIngestionConfig {
 class GroupIngestion {
  public:
   // `source_options` are the stream's `kafka` source options (KafkaGroupConsumer's errors);
-  // `sink` writes the ingestion table `spec` names.
+  // `sink` writes the ingestion table `spec` names; the records are decoded as `spec` says
+  // (StreamDecodeOperator::Make's errors).
   static Result<std::unique_ptr<GroupIngestion>> Make(IngestionSpec spec,
                                                       std::map<std::string, std::string> source_options,
                                                       std::unique_ptr<IngestionSink> sink,
@@ -64,23 +68,31 @@ class GroupIngestion {
   void Stop() { stop_ = true; }
 
   int64_t batches_committed() const { return batch_id_; }
+  // The decoding's figures of the last batch; read on Run()'s thread (the progress callback).
+  const StreamDecodeOperator& decode() const { return *decode_; }
   int64_t batches_dropped() const { return dropped_; }
 
  private:
   GroupIngestion(IngestionSpec spec, std::map<std::string, std::string> source_options,
-                 std::unique_ptr<IngestionSink> sink, std::shared_ptr<FileSystem> fs, GroupIngestionConfig config);
+                 std::unique_ptr<StreamDecodeOperator> decode, std::unique_ptr<IngestionSink> sink,
+                 std::shared_ptr<FileSystem> fs, GroupIngestionConfig config);
   using Place = std::pair<std::string, int32_t>;
   // The txn the table records for each of `partitions` (nullopt: none), read from a fresh
   // snapshot. INVALID_PIPELINE when the table may expire its txns.
   Result<std::map<Place, std::optional<int64_t>>> TableTxns(const std::vector<Place>& partitions);
-  // One batch: read, write, commit (or drop).
+  // One batch: read, decode, write, commit (or drop).
   Status RunBatch();
+  // The writer of a batch whose first records have `schema`, which keeps the last offsets read
+  // in `*ends`.
+  Result<std::unique_ptr<engine::BatchWriter>> BeginBatch(const TypePtr& schema, const connectors::PartitionEnds* ends);
   // Reads every owned partition's txn from the table again and seeks to the offset after it (a
   // partition the table has none for goes back to where it started when it was assigned).
   Status Resynchronize();
 
   IngestionSpec spec_;
   std::map<std::string, std::string> source_options_;
+  const StreamDecodeOperator* decode_;  // owned by decoding_
+  engine::OperatorChain decoding_;
   std::unique_ptr<IngestionSink> sink_;
   std::shared_ptr<FileSystem> fs_;
   GroupIngestionConfig config_;
