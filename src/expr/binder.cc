@@ -49,6 +49,8 @@ NodePtr MakeCall(const Node& at, std::string name, std::vector<NodePtr> args, bo
   return n;
 }
 
+bool IsBinary(const BoundPtr& b) { return b->type != nullptr && b->type->id() == TypeId::kBinary; }
+
 NodePtr MakeNullLiteral(const Node& at) {
   auto n = std::make_shared<Node>();
   n->kind = NodeKind::kLiteral;
@@ -115,7 +117,8 @@ class Binder {
       case NodeKind::kLambda:
         return Status::Error(errors::kInvalidLambdaFunctionCall,
                              fmt::format("the lambda function {} at {}:{} is allowed only as an argument of a "
-                                         "higher-order function (transform, filter, exists, forall, aggregate, zip_with)",
+                                         "higher-order function (transform, filter, exists, forall, aggregate, "
+                                         "zip_with, array_sort)",
                                          PrintSql(n), n.line, n.column));
     }
     return Status::Error(errors::kInternalError, "unknown expression node");
@@ -759,6 +762,26 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
     return Bind(*MakeCase(n, {n.args[0], n.args[1], n.args[2]}, true));
   }
   if (f == "||") return Bind(*MakeCall(n, "concat", n.args));
+  if (f == "decode" && n.args.size() >= 3) {
+    // decode(expr, search, result, ..., [default]): the result of the first search equal to expr
+    // (NULL equal to NULL), else the default or NULL.
+    std::vector<NodePtr> branches;
+    for (size_t i = 1; i + 1 < n.args.size(); i += 2) {
+      branches.push_back(MakeCall(n, "<=>", {n.args[0], n.args[i]}));
+      branches.push_back(n.args[i + 1]);
+    }
+    // Without a default, Spark's is a NULL of type string, which takes part in the result's type.
+    if (n.args.size() % 2 == 0) {
+      branches.push_back(n.args.back());
+    } else {
+      auto null_string = std::make_shared<Node>(n);
+      null_string->kind = NodeKind::kCast;
+      null_string->args = {MakeNullLiteral(n)};
+      null_string->cast_type = DataType::String();
+      branches.push_back(null_string);
+    }
+    return Bind(*MakeCase(n, std::move(branches), true));
+  }
   // Spark's cast functions: int(x) is CAST(x AS INT).
   static const std::map<std::string, TypePtr, std::less<>> kCastFunctions = {
       {"boolean", DataType::Boolean()}, {"tinyint", DataType::Byte()},     {"smallint", DataType::Short()},
@@ -783,6 +806,13 @@ Result<BoundPtr> Binder::BindCall(const Node& n) {
     const NodePtr& input = n.args[0];
     const NodePtr& replace = n.args[1];
     const NodePtr& pos = n.args[2];
+    // Strings, or binary values (in bytes), not one of each.
+    SLUICE_ASSIGN_OR_RETURN(BoundPtr bound_input, Bind(*input));
+    SLUICE_ASSIGN_OR_RETURN(BoundPtr bound_replace, Bind(*replace));
+    if (IsBinary(bound_input) != IsBinary(bound_replace)) {
+      return Mismatch(n, fmt::format("the input and the replacement of overlay are both strings or both binary, not {} and {}",
+                                     TypeName(bound_input->type), TypeName(bound_replace->type)));
+    }
     NodePtr length = MakeCall(n, "length", {replace});
     if (n.args.size() == 4) {
       length = MakeCase(n, {MakeCall(n, ">=", {n.args[3], IntegerLiteral(n, 0)}), n.args[3], length}, true);
@@ -1064,10 +1094,12 @@ Result<BoundPtr> BindTrim(Call& c) {
   return c.Finish(c.Make(op, DataType::String(), AnyNullable(c.args)));
 }
 
+// substring(s, pos[, len]): characters of a string, bytes of a binary value (which stays binary).
 Result<BoundPtr> BindSubstring(Call& c) {
-  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  const bool binary = IsBinary(c.args[0]);
+  if (!binary) SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
   for (size_t i = 1; i < c.args.size(); ++i) SLUICE_RETURN_IF_ERROR(c.Expect(i, DataType::Integer()));
-  return c.Finish(c.Make(Op::kSubstring, DataType::String(), AnyNullable(c.args)));
+  return c.Finish(c.Make(Op::kSubstring, binary ? DataType::Binary() : DataType::String(), AnyNullable(c.args)));
 }
 
 Result<BoundPtr> BindConcat(Call& c) {
@@ -1438,13 +1470,17 @@ Result<BoundPtr> BindPad(Call& c) {
   return c.Finish(c.Make(c.node.name == "lpad" ? Op::kLPad : Op::kRPad, DataType::String(), AnyNullable(c.args)));
 }
 
-// repeat(s, n), left(s, n), right(s, n): a string and a count.
+// repeat(s, n), left(s, n), right(s, n): a string and a count. left and right count the bytes
+// of a binary value; left gives binary, right a string, as Spark's.
 Result<BoundPtr> BindStringAndCount(Call& c) {
   const std::string& f = c.node.name;
-  SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
+  const bool bytes = f != "repeat" && IsBinary(c.args[0]);
+  if (!bytes) SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 1));
   SLUICE_RETURN_IF_ERROR(c.Expect(1, DataType::Integer()));
   const Op op = f == "repeat" ? Op::kRepeat : f == "left" ? Op::kLeft : Op::kRight;
-  return c.Finish(c.Make(op, DataType::String(), AnyNullable(c.args)));
+  if (!bytes) return c.Finish(c.Make(op, DataType::String(), AnyNullable(c.args)));
+  SLUICE_ASSIGN_OR_RETURN(BoundPtr kept, c.Finish(c.Make(op, DataType::Binary(), AnyNullable(c.args))));
+  return op == Op::kLeft ? kept : c.CastTo(kept, DataType::String());
 }
 
 // reverse(s), initcap(s); translate(s, from, to).
@@ -1769,12 +1805,17 @@ Result<BoundPtr> BindArrayFunction(Call& c) {
   if (f == "array_compact") {
     return c.Finish(c.Make(Op::kArrayCompact, DataType::Array(element, false), c.args[0]->nullable));
   }
+  if (f == "array_sort" && c.args.size() == 2) {
+    // array_sort(a, (l, r) -> n): n < 0 puts l first, n > 0 r, 0 keeps their order.
+    SLUICE_RETURN_IF_ERROR(c.Lambda(1, {{element, t->contains_null()}, {element, t->contains_null()}}, 2));
+    if (c.args[1]->type == nullptr || c.args[1]->type->id() != TypeId::kInteger) {
+      return c.Mismatch(fmt::format("the comparator of array_sort must return an int, not {}", c.TypeOf(1)));
+    }
+    return c.Finish(c.Make(Op::kArraySortWith, t, c.args[0]->nullable));
+  }
   if (f == "sort_array" || f == "array_sort") {
     SLUICE_RETURN_IF_ERROR(atomic());
     if (f == "array_sort") {  // ascending, NULLs last
-      if (c.args.size() > 1) {
-        return c.Mismatch("array_sort with a comparator function is not supported; sort with array_sort(a) or sort_array(a, false)");
-      }
       c.args.push_back(c.BooleanConstant(true));
       c.args.push_back(c.BooleanConstant(false));
       return c.Finish(c.Make(Op::kSortArray, t, c.args[0]->nullable));
@@ -1822,10 +1863,19 @@ Result<BoundPtr> BindFactorial(Call& c) {
   return c.Finish(c.Make(Op::kFactorial, DataType::Long()));
 }
 
-// timestamp_seconds|millis|micros(n) of an integral number; unix_seconds|millis|micros(ts),
+// timestamp_seconds|millis|micros(n) of an integral number (timestamp_seconds also of a
+// fraction: a float or double saturating, a decimal exactly); unix_seconds|millis|micros(ts),
 // unix_date(d), date_from_unix_date(n).
 Result<BoundPtr> BindUnixUnits(Call& c) {
   const std::string& f = c.node.name;
+  const TypePtr& t = c.args[0]->type;
+  if (f == "timestamp_seconds" && t != nullptr && (t->id() == TypeId::kFloat || t->id() == TypeId::kDouble)) {
+    SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Double()));
+    return c.Finish(c.Make(Op::kTimestampFromUnits, DataType::Timestamp(), true));
+  }
+  if (f == "timestamp_seconds" && t != nullptr && t->id() == TypeId::kDecimal) {
+    return c.Finish(c.Make(Op::kTimestampFromUnits, DataType::Timestamp(), c.args[0]->nullable));
+  }
   if (f.starts_with("timestamp_")) {
     if (c.args[0]->type != nullptr && !c.args[0]->type->is_integral()) {
       return c.Mismatch(fmt::format("{} needs an integral number, got {}", f, c.TypeOf(0)));
@@ -2184,7 +2234,7 @@ constexpr FunctionDef kFunctions[] = {
     {"hash", 1, kAny, BindHash},
     {"xxhash64", 1, kAny, BindHash},
     {"encode", 2, 2, BindCharset},
-    {"decode", 2, 2, BindCharset},
+    {"decode", 2, kAny, BindCharset},  // 3+ arguments: BindCall rewrites it into a CASE
     {"to_binary", 1, 2, BindToBinary},
     {"conv", 3, 3, BindNumberText},
     {"elt", 2, kAny, BindNumberText},

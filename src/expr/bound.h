@@ -85,6 +85,7 @@ enum class Op : uint8_t {
   kTransform, kFilter, kExists, kForall,  // args: array, lambda (element[, index])
   kAggregateArray,  // aggregate(array, zero, merge[, finish]): args: array, zero, lambda (acc, element)[, lambda (acc)]
   kZipWith,         // args: array, array, lambda (left, right)
+  kArraySortWith,   // args: array, lambda (left, right) -> int
 };
 
 // How an op meets a value it cannot compute (Spark's EvalMode), fixed at bind time:

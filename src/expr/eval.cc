@@ -253,7 +253,7 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
     case Op::kLambdaVariable: return Datum{input.variables[static_cast<size_t>(node.slot)], false, 0};
     case Op::kUuid: return EvalUuid(node, input);
     case Op::kTransform: case Op::kFilter: case Op::kExists: case Op::kForall: case Op::kAggregateArray:
-    case Op::kZipWith:
+    case Op::kZipWith: case Op::kArraySortWith:
       return EvalHigherOrderFunction(node, input);
     case Op::kLambda:
       return Status::Error(errors::kInternalError, "a lambda function is evaluated by its higher-order function");

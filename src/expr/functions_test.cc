@@ -362,6 +362,42 @@ TEST(FunctionsTest, HigherOrderFunctionsOverColumns) {
   EXPECT_EQ(EvalError("transform(arr, (x, x) -> x)").error_class(), errors::kParseSyntaxError);
 }
 
+// array_sort with a comparator: per row, the outer row's columns visible in the comparator, stable
+// for ties, arrays whose pairs exceed one evaluation's bound sorted in several, NULL arrays NULL.
+TEST(FunctionsTest, ArraySortByAComparatorOverColumns) {
+  Check({
+      {"array_sort(arr, (l, r) -> coalesce(r, 0) - coalesce(l, 0))", {"[3,2,1]", "[]", "null", "[5,null]"}},
+      // The outer i decides the direction: descending where i > 1.
+      {"array_sort(transform(arr, x -> coalesce(x, -1)), (l, r) -> CASE WHEN i > 1 THEN r - l ELSE l - r END)",
+       {"[1,2,3]", "[]", "null", "[-1,5]"}},
+      // Ties keep the array's order: by the key alone, (2,b) stays before (2,a).
+      {"transform(array_sort(array(named_struct('k', 2, 'v', s), named_struct('k', 1, 'v', 'x'), named_struct('k', 2, "
+       "'v', 'a')), (l, r) -> l.k - r.k), e -> e.v)",
+       {R"(["x","apple","a"])", R"(["x","Banana","a"])", R"(["x",null,"a"])", R"(["x","","a"])"}},
+      // Rows of 997 to 1002 elements: more pairs than one evaluation takes, so several run.
+      {"element_at(array_sort(sequence(1, 1000 + i), (l, r) -> r - l), 1)", {"1001", "1002", "null", "996"}},
+      {"size(array_sort(sequence(1, 1000 + i), (l, r) -> r - l))", {"1001", "1002", "null", "996"}},
+  });
+  EXPECT_EQ(EvalError("array_sort(array(1, i), (l, r) -> l - r)").error_class(), errors::kComparatorReturnsNull);
+  EXPECT_EQ(EvalError("array_sort(sequence(1, 1025 + i), (l, r) -> l - r)").error_class(), errors::kInvalidParameterValue);
+  EXPECT_EQ(EvalError("array_sort(arr, (l, r) -> 1L)").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("array_sort(arr, l -> 1)").error_class(), errors::kInvalidLambdaFunctionCall);
+}
+
+// decode(expr, search, result, ..., default), and binary values by bytes in substring, left and
+// right, over columns.
+TEST(FunctionsTest, DecodeAndBinaryPositionsOverColumns) {
+  Check({
+      {"decode(i, 1, 'one', 2, 'two', -4, 'minus four', 'other')", {"one", "two", "other", "minus four"}},
+      {"decode(s, NULL, 'no name', 'apple', 'fruit')", {"fruit", "null", "no name", "null"}},
+      {"hex(substring(encode(s, 'UTF-8'), 2, 3))", {"70706C", "616E61", "null", ""}},
+      {"hex(left(encode(s, 'UTF-8'), i))", {"61", "4261", "null", ""}},
+      {"right(encode(s, 'UTF-8'), 2)", {"le", "na", "null", ""}},
+      {"hex(overlay(encode(s, 'UTF-8') PLACING X'FF' FROM 2 FOR 0))", {"61FF70706C65", "42FF616E616E61", "null", "FF"}},
+  });
+  EXPECT_EQ(EvalError("overlay(encode(s, 'UTF-8') PLACING 'x' FROM 1)").error_class(), errors::kDatatypeMismatch);
+}
+
 // The functions added with the conformance suite, row by row over columns (the suite folds
 // constants).
 TEST(FunctionsTest, CollectionDateAndEncodingFunctionsOverColumns) {

@@ -6,6 +6,7 @@
 #include "sluice/core/ascii.h"
 #include "sluice/core/civil_date.h"
 #include "sluice/core/compute.h"
+#include "sluice/core/decimal.h"
 #include "sluice/core/error_classes.h"
 #include "expr/datetime.h"
 #include "expr/kernel_util.h"
@@ -154,6 +155,44 @@ Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datu
       });
     }
     case Op::kTimestampFromUnits: {
+      const TypeId from = args[0].column->type->id();
+      if (from == TypeId::kDouble) {
+        // Spark's (seconds * 1e6).toLong: saturating, NULL for NaN and the infinities.
+        FixedReader<double> seconds = ReadFixed<double>(args[0]);
+        return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+          if (!std::isfinite(seconds[i])) return false;
+          const double micros = seconds[i] * static_cast<double>(kMicrosPerSecond);
+          *out = micros >= 9.223372036854775807e18    ? INT64_MAX
+                 : micros <= -9.223372036854775808e18 ? INT64_MIN
+                                                      : static_cast<int64_t>(micros);
+          return true;
+        });
+      }
+      if (from == TypeId::kDecimal) {
+        // Exact, as Spark's longValueExact: digits below a microsecond or beyond the range fail.
+        FixedReader<int128_t> seconds = ReadFixed<int128_t>(args[0]);
+        const int scale = args[0].column->type->scale();
+        return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+          int128_t micros = seconds[i];
+          if (scale > 6) {
+            const int128_t unit = Pow10(scale - 6);
+            if (micros % unit != 0) {
+              return Status::Error(errors::kArithmeticOverflow,
+                                   fmt::format("{}({}) has digits below a microsecond", node.name,
+                                               DecimalText(seconds[i], scale)));
+            }
+            micros /= unit;
+          } else {
+            micros *= Pow10(6 - scale);
+          }
+          if (micros > INT64_MAX || micros < INT64_MIN) {
+            return Status::Error(errors::kArithmeticOverflow, fmt::format("{}({}) is beyond the timestamps' range",
+                                                                          node.name, DecimalText(seconds[i], scale)));
+          }
+          *out = static_cast<int64_t>(micros);
+          return true;
+        });
+      }
       FixedReader<int64_t> n = ReadFixed<int64_t>(args[0]);
       const int64_t scale = node.name == "timestamp_seconds" ? kMicrosPerSecond
                             : node.name == "timestamp_millis" ? 1000 : 1;

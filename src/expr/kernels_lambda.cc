@@ -1,4 +1,5 @@
-// The higher-order functions: transform, filter, exists, forall, aggregate (reduce), zip_with.
+// The higher-order functions: transform, filter, exists, forall, aggregate (reduce), zip_with,
+// array_sort with a comparator.
 // A lambda body is evaluated once per batch over every element of every row, not per element: its
 // input is the outer input taken at each element's row (only the slots and lambda variables the
 // body reads), its parameters bound to the elements (and their indices). aggregate folds in
@@ -191,6 +192,68 @@ Result<Datum> ZipWith(const BoundNode& node, const Datum& left_array, const Datu
   return ArrayOf(node.type, std::move(offsets), std::move(results), std::move(valid));
 }
 
+// array_sort(a, (l, r) -> n): the comparator is evaluated once per batch over every pair of
+// elements of each array (l before r in the array; the other order is the opposite sign), then
+// each array is sorted stably by those answers, as Spark's TimSort orders it for a consistent
+// comparator. Rows are taken in groups of at most kMaxPairs pairs.
+constexpr int64_t kMaxSortedElements = 1024;
+constexpr int64_t kMaxPairs = 1 << 20;
+
+Result<Datum> SortWith(const BoundNode& node, const Datum& array, const EvalInput& input) {
+  const int64_t rows = input.num_rows;
+  const Flattened f = Flatten(array, rows);
+  const TypePtr& element_type = node.type->element_type();
+  GatherListBuilder sorted;
+  std::vector<int64_t> order;
+  for (int64_t first = 0; first < rows;) {
+    // The pairs (i < j) of the rows [first, last): pair k compares left_at[k] with right_at[k].
+    std::vector<int64_t> row_of, left_at, right_at, pair_base(static_cast<size_t>(rows), 0);
+    int64_t last = first;
+    for (; last < rows; ++last) {
+      const int64_t n = f.arrays->IsValid(last) ? f.Length(last) : 0;
+      if (n > kMaxSortedElements) {
+        return Status::Error(errors::kInvalidParameterValue,
+                             "array_sort with a comparator sorts arrays of at most " +
+                                 std::to_string(kMaxSortedElements) + " elements; this one has " + std::to_string(n));
+      }
+      if (last > first && static_cast<int64_t>(row_of.size()) + n * (n - 1) / 2 > kMaxPairs) break;
+      pair_base[static_cast<size_t>(last)] = static_cast<int64_t>(row_of.size());
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t j = i + 1; j < n; ++j) {
+          row_of.push_back(last);
+          left_at.push_back(f.Start(last) + i);
+          right_at.push_back(f.Start(last) + j);
+        }
+      }
+    }
+    SLUICE_ASSIGN_OR_RETURN(ColumnPtr answers,
+                            EvaluateLambda(*node.args[1], input, row_of,
+                                           {GatherChild(f.elements, element_type, std::move(left_at)),
+                                            GatherChild(f.elements, element_type, std::move(right_at))}));
+    if (answers->null_count > 0) {
+      return Status::Error(errors::kComparatorReturnsNull,
+                           "the comparator of array_sort returned NULL; it must return a negative number, 0 or a "
+                           "positive number for every pair of elements");
+    }
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t n = f.arrays->IsValid(r) ? f.Length(r) : 0;
+      const int64_t base = pair_base[static_cast<size_t>(r)];
+      // The answer for elements i < j of the row.
+      auto answer = [&](int64_t i, int64_t j) {
+        return answers->Value<int32_t>(base + i * n - i * (i + 1) / 2 + (j - i - 1));
+      };
+      order.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return a < b ? answer(a, b) < 0 : answer(b, a) > 0; });
+      for (int64_t i : order) sorted.Add(f.Start(r) + i);
+      sorted.EndRow(f.arrays->IsValid(r));
+    }
+    first = last;
+  }
+  return sorted.Finish(node.type, f.elements);
+}
+
 }  // namespace
 
 Result<Datum> EvalHigherOrderFunction(const BoundNode& node, const EvalInput& input) {
@@ -207,6 +270,7 @@ Result<Datum> EvalHigherOrderFunction(const BoundNode& node, const EvalInput& in
     case Op::kForall: return ExistsOrForall(node, values[0], input);
     case Op::kAggregateArray: return AggregateArray(node, values[0], values[1], input);
     case Op::kZipWith: return ZipWith(node, values[0], values[1], input);
+    case Op::kArraySortWith: return SortWith(node, values[0], input);
     default: return Status::Error(errors::kInternalError, "not a higher-order function");
   }
 }

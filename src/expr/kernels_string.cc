@@ -194,6 +194,17 @@ Datum BooleanKernel(const BoundNode& node, const std::vector<Datum>& args, int64
   return Datum{out, false};
 }
 
+// What positions count in: characters of a string, bytes of a binary value.
+struct Units {
+  explicit Units(bool bytes) : bytes(bytes) {}
+  int64_t Count(std::string_view v) const { return bytes ? static_cast<int64_t>(v.size()) : CountChars(v); }
+  // The byte offset of unit n (the end when there are fewer).
+  size_t Offset(std::string_view v, int64_t n) const {
+    return bytes ? static_cast<size_t>(std::min<int64_t>(n, static_cast<int64_t>(v.size()))) : CharOffset(v, n);
+  }
+  bool bytes;
+};
+
 // A string result: emit(row, writer) appends one row for rows where every argument is valid.
 template <typename E>
 Datum StringKernel(const BoundNode& node, const std::vector<Datum>& args, int64_t rows, E emit) {
@@ -504,11 +515,12 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
       FixedReader<int32_t> pos = ReadFixed<int32_t>(args[1]);
       bool has_len = args.size() > 2;
       FixedReader<int32_t> len = has_len ? ReadFixed<int32_t>(args[2]) : pos;
+      const Units units(node.type->id() == TypeId::kBinary);
       return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
         std::string_view v = s[i];
         int64_t p = pos[i];
         int64_t length = has_len ? len[i] : INT32_MAX;
-        int64_t chars = p < 0 ? CountChars(v) : 0;
+        int64_t chars = p < 0 ? units.Count(v) : 0;
         int64_t start = p > 0 ? p - 1 : (p < 0 ? chars + p : 0);
         int64_t end = std::clamp<int64_t>(start + length, INT32_MIN, INT32_MAX);
         start = std::max<int64_t>(start, 0);
@@ -516,8 +528,8 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
           w->Append("");
           return;
         }
-        size_t from = CharOffset(v, start);
-        size_t to = from + CharOffset(v.substr(from), end - start);
+        size_t from = units.Offset(v, start);
+        size_t to = from + units.Offset(v.substr(from), end - start);
         w->Append(v.substr(from, to - from));
       });
     }
@@ -792,16 +804,17 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
       StringReader s = str(0);
       FixedReader<int32_t> count = ReadFixed<int32_t>(args[1]);
       const bool left = node.op == Op::kLeft;
+      const Units units(args[0].column->type->id() == TypeId::kBinary);
       return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
         std::string_view v = s[i];
         const int64_t n = count[i];
         if (n <= 0) {
           w->Append("");
         } else if (left) {
-          w->Append(v.substr(0, CharOffset(v, n)));
+          w->Append(v.substr(0, units.Offset(v, n)));
         } else {
-          const int64_t chars = CountChars(v);
-          w->Append(v.substr(CharOffset(v, std::max<int64_t>(chars - n, 0))));
+          const int64_t chars = units.Count(v);
+          w->Append(v.substr(units.Offset(v, std::max<int64_t>(chars - n, 0))));
         }
       });
     }

@@ -28,6 +28,7 @@ inline constexpr std::string_view kUnresolvedRoutine = "UNRESOLVED_ROUTINE";
 inline constexpr std::string_view kWrongNumArgs = "WRONG_NUM_ARGS";
 inline constexpr std::string_view kInvalidParameterValue = "INVALID_PARAMETER_VALUE";
 inline constexpr std::string_view kInvalidFormat = "INVALID_FORMAT";
+inline constexpr std::string_view kComparatorReturnsNull = "COMPARATOR_RETURNS_NULL";
 inline constexpr std::string_view kInvalidIndexOfZero = "INVALID_INDEX_OF_ZERO";
 inline constexpr std::string_view kNullMapKey = "NULL_MAP_KEY";
 inline constexpr std::string_view kDuplicatedMapKey = "DUPLICATED_MAP_KEY";
