@@ -244,9 +244,7 @@ void AddCommon(CLI::App* command, CdfOptions* options, bool needs_target) {
   command->add_option("--password-ref", options->password_ref, "Password reference: ${env:NAME} or ${file:/path}");
   command->add_option("--database", options->database, "Database (default postgres)");
   command->add_option("--schema", options->schema, "Source schema")->capture_default_str();
-  const char* from_env = std::getenv("SLUICE_WAREHOUSE");
-  options->warehouse = from_env != nullptr ? from_env : "warehouse";
-  command->add_option("--warehouse", options->warehouse, "Warehouse directory (default $SLUICE_WAREHOUSE or ./warehouse)");
+  AddWarehouseOption(command, &options->warehouse);
   if (needs_target) {
     command->add_option("--target", options->target, "Target catalog.schema of the history tables")->required();
     command->add_option("--slot-name", options->slot_name, "Replication slot (default sluice_cdf_<database>_<schema>)");

@@ -465,6 +465,57 @@ flows:
   EXPECT_TRUE(Contains(field.err, "UNRESOLVED_COLUMN")) << field.err;
 }
 
+// A project file (./sluice.yaml, or --config before or after the command) gives every command its
+// warehouse, relative to the file; --warehouse and $SLUICE_WAREHOUSE win over it; a file with an
+// unknown key, of the wrong shape or missing is invalid input.
+TEST_F(CliTest, AProjectFileGivesEveryCommandItsWarehouse) {
+  std::filesystem::create_directories(dir_.Join("proj"));
+  std::filesystem::create_directories(dir_.Join("elsewhere"));
+  std::ofstream(dir_.Join("proj/sluice.yaml")) << "# the project's defaults\nwarehouse: tables\n";
+  Int64Builder ids(DataType::Long());
+  for (int64_t id = 0; id < 3; ++id) ids.Append(id);
+  BatchPtr rows = RecordBatch::Make(DataType::Struct({{"id", DataType::Long()}}).value(), {ids.Finish()}, 3).value();
+  ASSERT_TRUE(delta::WriteTable(storage::DefaultFileSystem(), dir_.Join("proj/tables/main/s/t"), {rows}).ok());
+
+  Ran here = RunSluice(dir_.Join("proj"), {"delta", "show", "main.s.t", "--format", "csv"});
+  ASSERT_EQ(here.exit_code, 0) << here.err;
+  EXPECT_EQ(here.out, "id\n0\n1\n2\n");
+  Ran after = RunSluice(dir_.Join("elsewhere"), {"delta", "show", "main.s.t", "--config", "../proj/sluice.yaml",
+                                                  "--format", "csv"});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, "id\n0\n1\n2\n");
+  Ran before = RunSluice(dir_.Join("elsewhere"), {"--config=../proj/sluice.yaml", "delta", "describe", "main.s.t"});
+  EXPECT_EQ(before.exit_code, 0) << before.err;
+  Ran catalog = RunSluice(dir_.Join("proj"), {"connection", "list", "--json"});
+  EXPECT_EQ(catalog.exit_code, 0) << catalog.err;
+
+  Ran flag = RunSluice(dir_.Join("proj"), {"delta", "show", "main.s.t", "--warehouse", "other"});
+  EXPECT_EQ(flag.exit_code, 1);
+  EXPECT_TRUE(Contains(flag.err, dir_.Join("proj/other/main/s/t"))) << flag.err;
+  std::ofstream(dir_.Join("env.sh")) << "SLUICE_WAREHOUSE=" << dir_.Join("env") << " " << SluiceBinary()
+                                     << " delta show main.s.t\n";
+  Ran environment = RunShell(dir_.Join("proj"), dir_.Join("env.sh"));
+  EXPECT_EQ(environment.exit_code, 1);
+  EXPECT_TRUE(Contains(environment.err, dir_.Join("env/main/s/t"))) << environment.err;
+
+  const std::pair<std::string, std::string> kInvalid[] = {
+      {"wherehouse: tables\n", "unknown key `wherehouse`"},
+      {"warehouse: [a, b]\n", "`warehouse` must be a directory"},
+      {"warehouse: [\n", "not YAML"},
+      {"- tables\n", "expected a mapping"},
+  };
+  for (const auto& [text, complaint] : kInvalid) {
+    std::ofstream(dir_.Join("elsewhere/sluice.yaml")) << text;
+    Ran invalid = RunSluice(dir_.Join("elsewhere"), {"delta", "show", "main.s.t"});
+    EXPECT_EQ(invalid.exit_code, 2) << text;
+    EXPECT_TRUE(Contains(invalid.err, "INVALID_OPTIONS")) << invalid.err;
+    EXPECT_TRUE(Contains(invalid.err, complaint)) << text << ": " << invalid.err;
+  }
+  Ran missing = RunSluice(dir_.Join("proj"), {"--config", "nope.yaml", "delta", "show", "main.s.t"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(Contains(missing.err, "nope.yaml: no such file")) << missing.err;
+}
+
 // `sluice events` prints a pipeline's event log, filtered by flow, level and type, as text or JSON
 // lines, and follows it while runs append.
 TEST_F(CliTest, EventsPrintsTheLogFilteredAndFollowsIt) {

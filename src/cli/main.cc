@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/project_file.h"
 #include "sluice/core/edit_distance.h"
 
 namespace {
@@ -33,8 +34,16 @@ void SuggestCommand(const CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The project file's defaults come before the commands that take them.
+  sluice::Result<sluice::cli::ProjectDefaults> project = sluice::cli::LoadProjectFile(argc, argv);
+  if (!project.ok()) {
+    std::fprintf(stderr, "%s\n", project.status().ToString().c_str());
+    return kInvalidInput;
+  }
   CLI::App app{"sluice: moves data exactly once between Kafka, PostgreSQL and Delta Lake tables"};
   app.require_subcommand(1);
+  app.fallthrough();  // --config may also follow the command
+  sluice::cli::AddConfigOption(&app);
   app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
   sluice::cli::RegisterDemoCommand(app);
   sluice::cli::RegisterKafkaEmbeddedCommand(app);

@@ -6,14 +6,20 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "cli/project_file.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
 namespace sluice::cli {
 
 void AddWarehouseOption(CLI::App* command, std::string* warehouse) {
   const char* from_environment = std::getenv("SLUICE_WAREHOUSE");
-  *warehouse = from_environment != nullptr && *from_environment != '\0' ? from_environment : "warehouse";
-  command->add_option("--warehouse", *warehouse, "Warehouse directory (default: $SLUICE_WAREHOUSE, else ./warehouse)");
+  if (from_environment != nullptr && *from_environment != '\0') {
+    *warehouse = from_environment;
+  } else {
+    *warehouse = Project().warehouse.value_or("warehouse");
+  }
+  command->add_option("--warehouse", *warehouse,
+                      "Warehouse directory (default: $SLUICE_WAREHOUSE, else the project file's, else ./warehouse)");
 }
 
 void AddTableArguments(CLI::App* command, std::string* table, std::string* warehouse) {

@@ -14,7 +14,8 @@ class App;
 namespace sluice::cli {
 
 // Adds `--warehouse DIR` to `command`, storing into `*warehouse` the default first: the
-// SLUICE_WAREHOUSE environment variable when set, else ./warehouse.
+// SLUICE_WAREHOUSE environment variable when set, else the project file's (project_file.h), else
+// ./warehouse.
 void AddWarehouseOption(CLI::App* command, std::string* warehouse);
 
 // Adds the positional TABLE, a Delta table's directory (or URI) or `catalog.schema.table` of the

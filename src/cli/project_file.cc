@@ -1,0 +1,74 @@
+#include "cli/project_file.h"
+
+#include <CLI/CLI.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <string_view>
+
+#include "sluice/core/error_classes.h"
+
+namespace sluice::cli {
+namespace {
+
+ProjectDefaults& Defaults() {
+  static ProjectDefaults defaults;
+  return defaults;
+}
+
+Status Invalid(const std::string& path, const std::string& detail) {
+  return Status::Error(errors::kInvalidOptions, "project file " + path + ": " + detail);
+}
+
+}  // namespace
+
+Result<ProjectDefaults> LoadProjectFile(int argc, char** argv) {
+  std::optional<std::string> given;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--config") {
+      if (i + 1 >= argc) return Status::Error(errors::kInvalidOptions, "--config needs a file");
+      given = argv[i + 1];
+    } else if (arg.starts_with("--config=")) {
+      given = std::string(arg.substr(9));
+    }
+  }
+  namespace fs = std::filesystem;
+  const std::string path = given ? *given : "sluice.yaml";
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) {
+    if (given) return Invalid(path, "no such file");
+    return Defaults() = ProjectDefaults{};
+  }
+  ProjectDefaults defaults;
+  defaults.path = fs::absolute(path).lexically_normal().string();
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    return Invalid(defaults.path, std::string("not YAML: ") + e.what());
+  }
+  if (root.IsNull()) return Defaults() = defaults;  // an empty file
+  if (!root.IsMap()) return Invalid(defaults.path, "expected a mapping of defaults, such as `warehouse: ./warehouse`");
+  for (const auto& entry : root) {
+    const std::string key = entry.first.as<std::string>("");
+    if (key != "warehouse") return Invalid(defaults.path, "unknown key `" + key + "`; the file takes `warehouse`");
+    if (!entry.second.IsScalar() || entry.second.as<std::string>("").empty()) {
+      return Invalid(defaults.path, "`warehouse` must be a directory, such as ./warehouse");
+    }
+    const fs::path directory(entry.second.as<std::string>());
+    defaults.warehouse = directory.is_absolute() || directory.string().find("://") != std::string::npos
+                             ? directory.string()
+                             : (fs::path(defaults.path).parent_path() / directory).lexically_normal().string();
+  }
+  return Defaults() = defaults;
+}
+
+const ProjectDefaults& Project() { return Defaults(); }
+
+void AddConfigOption(CLI::App* app) {
+  // Read before the commands were made (LoadProjectFile); kept here so that the parser takes it.
+  app->add_option("--config", "Project file of defaults (default: ./sluice.yaml when present)");
+}
+
+}  // namespace sluice::cli

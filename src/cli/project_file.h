@@ -1,0 +1,38 @@
+// The project file: defaults every command takes, so that a project's commands need no
+// `--warehouse` each. It is `sluice.yaml` in the working directory, or the file `--config FILE`
+// names (an error when that file is missing):
+//
+//   warehouse: DIR     the warehouse of every command that takes --warehouse (its tables by
+//                      catalog.schema.table, its catalog of connections and streams); a relative
+//                      DIR is taken from the file's directory
+//
+// What the command line gives wins, then $SLUICE_WAREHOUSE, then the file, then ./warehouse.
+// Unknown keys, a malformed file and values of the wrong kind are INVALID_OPTIONS, naming the
+// file.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "sluice/core/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace sluice::cli {
+
+struct ProjectDefaults {
+  std::string path;                      // the file read; empty when there is none
+  std::optional<std::string> warehouse;  // absolute
+};
+
+// Reads the project file `argv` points to (`--config FILE` or `--config=FILE`, before or after the
+// command), else ./sluice.yaml when it exists. Call once, before the commands are registered.
+Result<ProjectDefaults> LoadProjectFile(int argc, char** argv);
+// The defaults LoadProjectFile read (none before it ran).
+const ProjectDefaults& Project();
+// Adds `--config FILE` to `app`, so that the parser accepts what LoadProjectFile read.
+void AddConfigOption(CLI::App* app);
+
+}  // namespace sluice::cli
