@@ -24,6 +24,7 @@
 #include "sluice/delta/log.h"
 #include "sluice/delta/maintenance.h"
 #include "sluice/delta/scan.h"
+#include "sluice/delta/transaction.h"
 #include "sluice/delta/writer.h"
 #include "sluice/expr/dml.h"
 #include "testing/temp_dir.h"
@@ -346,6 +347,62 @@ TEST(DeltaSparkInteropTest, SluiceWritesIntoATableWithRowTrackingAsSparkReadsIt)
                                          .where = expr::Expression::Parse("id = 5").value()});
   EXPECT_EQ(updated.status().error_class(), errors::kDeltaProtocolUnsupported) << updated.status().ToString();
   EXPECT_NE(updated.status().message().find("rowTracking"), std::string::npos);
+}
+
+// A table sluice creates with delta.enableRowTracking: the protocol lists rowTracking and
+// domainMetadata for writers (readers need neither), the configuration names the materialized
+// columns, and every row sluice appends gets an id Spark reads as unique, with the commit version
+// that wrote it; a DELETE by deletion vectors keeps the other rows' ids.
+TEST(DeltaSparkInteropTest, SparkReadsTheRowIdsOfATableSluiceCreatesWithRowTracking) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  const std::string table = dir.Join("created");
+  TypePtr schema = ParseTypeString("struct<id:bigint,name:string>").value();
+  for (auto [first, count] : {std::pair<int64_t, int64_t>{0, 4}, {4, 3}, {7, 2}}) {
+    Int64Builder ids(DataType::Long());
+    BinaryBuilder names(DataType::String());
+    for (int64_t id = first; id < first + count; ++id) {
+      ids.Append(id);
+      names.Append("n" + std::to_string(id));
+    }
+    auto written = WriteTable(fs, table, {RecordBatch::Make(schema, {ids.Finish(), names.Finish()}, count).value()},
+                              {.table_properties = {{"delta.enableRowTracking", "true"},
+                                                    {"delta.enableDeletionVectors", "true"}}});
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  }
+  auto deleted = DeleteFromTable(fs, table, {.where = expr::Expression::Parse("id IN (1, 5)").value()});
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  SnapshotPtr snapshot = Snapshot::Load(fs, table).value();
+  const Protocol& protocol = snapshot->protocol();
+  EXPECT_EQ(protocol.min_writer_version, 7);
+  ASSERT_TRUE(protocol.writer_features.has_value());
+  for (const char* feature : {"rowTracking", "domainMetadata", "deletionVectors"}) {
+    EXPECT_NE(std::find(protocol.writer_features->begin(), protocol.writer_features->end(), feature),
+              protocol.writer_features->end())
+        << feature;
+  }
+  EXPECT_TRUE(snapshot->metadata().configuration.at("delta.rowTracking.materializedRowIdColumnName").starts_with("_row-id-col-"));
+  EXPECT_EQ(snapshot->domains().at("delta.rowTracking").configuration, R"({"rowIdHighWaterMark":8})");
+
+  std::map<std::string, std::vector<std::string>> read = RunSpark({"rowids:" + table});
+  const std::vector<std::string>& rows = read["rowids:" + table];
+  ASSERT_EQ(rows.size(), 7u);
+  for (const std::string& row : rows) {
+    simdjson::dom::parser parser;
+    simdjson::dom::array values = parser.parse(simdjson::padded_string(row)).get_array().value();
+    const int64_t id = values.at(0).get_int64().value();
+    EXPECT_EQ(values.at(1).get_int64().value(), id) << row;  // ids follow the appends, file by file
+    EXPECT_EQ(values.at(2).get_int64().value(), id < 4 ? 0 : id < 7 ? 1 : 2) << row;
+  }
+
+  // Enabling it on a table that exists without it is refused: its rows would need their ids first.
+  const std::string plain = dir.Join("plain");
+  ASSERT_TRUE(WriteTable(fs, plain, {RecordBatch::Empty(schema)}).ok());
+  auto alter = Transaction::Start(fs, plain);
+  ASSERT_TRUE(alter.ok());
+  Metadata enabled = Snapshot::Load(fs, plain).value()->metadata();
+  enabled.configuration["delta.enableRowTracking"] = "true";
+  EXPECT_EQ((*alter)->SetMetadata(enabled).status().error_class(), errors::kDeltaProtocolUnsupported);
 }
 
 }  // namespace

@@ -223,10 +223,15 @@ bool ContainsTimestampNtz(const DataType& type) {
 
 Protocol ProtocolForNewTable(const DataType& schema, const Metadata& metadata) {
   std::vector<std::string> features = FeaturesInUse(schema, metadata);
-  auto dv = metadata.configuration.find(std::string(kEnableDeletionVectors));
-  if (dv != metadata.configuration.end() && dv->second == "true") features.push_back("deletionVectors");
-  if (features.empty()) return Protocol{};
-  return Protocol{3, 7, features, features};
+  if (ConfigurationIs(metadata, kEnableDeletionVectors, "true")) features.push_back("deletionVectors");
+  std::vector<std::string> writer_features = features;
+  if (ConfigurationIs(metadata, kEnableRowTracking, "true")) {
+    writer_features.push_back("domainMetadata");
+    writer_features.push_back("rowTracking");
+  }
+  if (writer_features.empty()) return Protocol{};
+  if (features.empty()) return Protocol{1, 7, std::nullopt, writer_features};
+  return Protocol{3, 7, features, writer_features};
 }
 
 Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema,

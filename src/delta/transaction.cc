@@ -11,6 +11,7 @@
 #include "delta/column_mapping.h"
 #include "delta/data_files.h"
 #include "delta/uuid.h"
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/checkpoint.h"
 #include "sluice/delta/features.h"
@@ -77,6 +78,20 @@ void Transaction::SetTransactionVersion(std::string app_id, int64_t version) {
 
 Result<TypePtr> Transaction::SetMetadata(Metadata metadata) {
   SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ApplyColumnMapping(&metadata, snapshot_ ? snapshot_->schema() : nullptr));
+  auto tracking = metadata.configuration.find(std::string(kEnableRowTracking));
+  if (tracking != metadata.configuration.end() && AsciiLower(tracking->second) == "true") {
+    if (snapshot_ && !TracksRowIds()) {
+      return Status::Error(errors::kDeltaProtocolUnsupported,
+                           fmt::format("'{}' exists without row tracking; sluice enables {} only on the tables it "
+                                       "creates (the existing rows would need their ids first)",
+                                       table_path_, kEnableRowTracking));
+    }
+    // Where rows that move into new files would keep their ids (names unique to the table, as
+    // Delta Spark makes them); a table keeps the names it has.
+    metadata.configuration.try_emplace(std::string(kMaterializedRowIdColumn), "_row-id-col-" + NewUuid());
+    metadata.configuration.try_emplace(std::string(kMaterializedRowCommitVersionColumn),
+                                       "_row-commit-version-col-" + NewUuid());
+  }
   if (snapshot_) {
     SLUICE_ASSIGN_OR_RETURN(std::optional<Protocol> protocol,
                             ProtocolForEvolvedSchema(protocol_ ? *protocol_ : snapshot_->protocol(), *schema, metadata));

@@ -26,11 +26,19 @@ Status CheckWriteSupport(const Protocol& protocol, const Metadata& metadata);
 
 // The table property by which writers mark rows deleted instead of rewriting files.
 inline constexpr std::string_view kEnableDeletionVectors = "delta.enableDeletionVectors";
+// The table property by which a new table tracks row ids (the rowTracking feature), and the
+// configuration naming the columns where rewritten rows keep their ids and commit versions.
+inline constexpr std::string_view kEnableRowTracking = "delta.enableRowTracking";
+inline constexpr std::string_view kMaterializedRowIdColumn = "delta.rowTracking.materializedRowIdColumnName";
+inline constexpr std::string_view kMaterializedRowCommitVersionColumn =
+    "delta.rowTracking.materializedRowCommitVersionColumnName";
 
-// The protocol of a new table with this schema and metadata: reader 1 / writer 2, or reader 3 /
-// writer 7 with, in both feature lists, `timestampNtz` when a timestamp_ntz column exists at any
-// depth, `columnMapping` when delta.columnMapping.mode is name or id, and `deletionVectors` when
-// delta.enableDeletionVectors is true.
+// The protocol of a new table with this schema and metadata: reader 1 / writer 2, or table
+// features (writer 7; reader 3 when a feature readers need is listed, else reader 1) with
+// `timestampNtz` when a timestamp_ntz column exists at any depth, `columnMapping` when
+// delta.columnMapping.mode is name or id and `deletionVectors` when delta.enableDeletionVectors
+// is true (in both lists), and the writer features `rowTracking` and `domainMetadata` when
+// delta.enableRowTracking is true.
 Protocol ProtocolForNewTable(const DataType& schema, const Metadata& metadata);
 
 // Whether the type or any type nested in it is timestamp_ntz.
