@@ -16,6 +16,7 @@
 #include "delta/column_mapping.h"
 #include "delta/delta_replay_testing.h"
 #include "delta/scan_testing.h"
+#include "delta/spark_testing.h"
 #include "parquet/duckdb_testing.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
@@ -34,6 +35,7 @@ namespace {
 
 using parquet::testing::ShellQuote;
 using parquet::testing::ToolsDir;
+using testing::RunSpark;
 
 constexpr const char* kSchema =
     "struct<`order id`:bigint,`a.b`:string,`day=of,week`:string,`s(x)`:struct<`in ner`:int,plain:string>,"
@@ -74,31 +76,6 @@ std::vector<std::string> SluiceRows(const std::shared_ptr<FileSystem>& fs, const
     }
     return line + "]";
   });
-}
-
-// What Spark printed for each command: its rows, or its error.
-std::map<std::string, std::vector<std::string>> RunSpark(const std::vector<std::string>& commands) {
-  const std::string python = ToolsDir() + "/delta-spark/venv/bin/python";
-  EXPECT_TRUE(std::ifstream(python).good()) << "Spark with Delta is not installed for the tests: run scripts/install-test-tools.sh";
-  std::string command = ShellQuote(python) + " " + ShellQuote(ToolsDir() + "/delta_spark.py");
-  for (const std::string& c : commands) command += " " + ShellQuote(c);
-  // Spark's log goes to a file: stdout holds the JSON alone.
-  sluice::testing::TempDir log;
-  const std::string out = testing::CommandOutput("(" + command + " 2> " + ShellQuote(log.Join("spark.log")) + ")");
-  std::map<std::string, std::vector<std::string>> result;
-  simdjson::dom::parser parser;
-  simdjson::dom::object object;
-  EXPECT_EQ(parser.parse(simdjson::padded_string(out)).get(object), simdjson::SUCCESS) << out.substr(0, 2000);
-  for (auto [key, value] : object) {
-    simdjson::dom::array lines;
-    if (value.get(lines) != simdjson::SUCCESS) {
-      ADD_FAILURE() << key << ": " << simdjson::minify(value);
-      continue;
-    }
-    std::vector<std::string>& rows = result[std::string(key)];
-    for (simdjson::dom::element line : lines) rows.emplace_back(line.get_string().value());
-  }
-  return result;
 }
 
 // Changes a table the ways that move rows between files and mark them deleted: an UPDATE and a

@@ -134,15 +134,36 @@ bool Listed(const std::optional<std::vector<std::string>>& list, std::string_vie
   return list && std::find(list->begin(), list->end(), feature) != list->end();
 }
 
-// Whether the protocol has the feature, listed or implied by a legacy version.
+// Whether writers of the protocol know the feature, listed or implied by a legacy version.
+bool WriterHas(const Protocol& protocol, std::string_view feature) {
+  if (protocol.min_writer_version == 7) return Listed(protocol.writer_features, feature);
+  return std::any_of(std::begin(kLegacyWriterFeatures), std::end(kLegacyWriterFeatures), [&](const auto& legacy) {
+    return legacy.second == feature && protocol.min_writer_version >= legacy.first;
+  });
+}
+
+// Whether the protocol has the reader-and-writer feature, listed or implied by a legacy version.
 bool ProtocolHas(const Protocol& protocol, std::string_view feature) {
   bool reader = protocol.min_reader_version == 3 ? Listed(protocol.reader_features, feature)
                                                  : feature == "columnMapping" && protocol.min_reader_version >= 2;
-  if (protocol.min_writer_version == 7) return reader && Listed(protocol.writer_features, feature);
-  bool writer = std::any_of(std::begin(kLegacyWriterFeatures), std::end(kLegacyWriterFeatures), [&](const auto& legacy) {
-    return legacy.second == feature && protocol.min_writer_version >= legacy.first;
-  });
-  return reader && writer;
+  return reader && WriterHas(protocol, feature);
+}
+
+// Whether a field of the struct, or of a struct inside it, is not nullable: Delta takes that as a
+// NOT NULL invariant, which writers must know (the `invariants` feature).
+bool HasNotNullField(const DataType& type) {
+  if (type.id() != TypeId::kStruct) return false;
+  return std::any_of(type.fields().begin(), type.fields().end(),
+                     [](const Field& field) { return !field.nullable || HasNotNullField(*field.type); });
+}
+
+// The writer-only features a table with this schema and metadata uses (legacy writer version 2
+// implies both).
+std::vector<std::string> WriterFeaturesInUse(const DataType& schema, const Metadata& metadata) {
+  std::vector<std::string> features;
+  if (ConfigurationIs(metadata, "delta.appendOnly", "true")) features.push_back("appendOnly");
+  if (HasNotNullField(schema)) features.push_back("invariants");
+  return features;
 }
 
 // The reader-and-writer features a table with this schema and metadata uses.
@@ -224,12 +245,14 @@ bool ContainsTimestampNtz(const DataType& type) {
 Protocol ProtocolForNewTable(const DataType& schema, const Metadata& metadata) {
   std::vector<std::string> features = FeaturesInUse(schema, metadata);
   if (ConfigurationIs(metadata, kEnableDeletionVectors, "true")) features.push_back("deletionVectors");
+  const bool row_tracking = ConfigurationIs(metadata, kEnableRowTracking, "true");
+  if (features.empty() && !row_tracking) return Protocol{};
   std::vector<std::string> writer_features = features;
-  if (ConfigurationIs(metadata, kEnableRowTracking, "true")) {
+  for (std::string& feature : WriterFeaturesInUse(schema, metadata)) writer_features.push_back(std::move(feature));
+  if (row_tracking) {
     writer_features.push_back("domainMetadata");
     writer_features.push_back("rowTracking");
   }
-  if (writer_features.empty()) return Protocol{};
   if (features.empty()) return Protocol{1, 7, std::nullopt, writer_features};
   return Protocol{3, 7, features, writer_features};
 }
@@ -237,7 +260,9 @@ Protocol ProtocolForNewTable(const DataType& schema, const Metadata& metadata) {
 Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema,
                                                          const Metadata& metadata) {
   std::vector<std::string> needed = FeaturesInUse(schema, metadata);
-  if (std::all_of(needed.begin(), needed.end(), [&](const std::string& f) { return ProtocolHas(current, f); })) {
+  const std::vector<std::string> writers_need = WriterFeaturesInUse(schema, metadata);
+  if (std::all_of(needed.begin(), needed.end(), [&](const std::string& f) { return ProtocolHas(current, f); }) &&
+      std::all_of(writers_need.begin(), writers_need.end(), [&](const std::string& f) { return WriterHas(current, f); })) {
     return std::optional<Protocol>();
   }
   if (current.min_reader_version > 3 || current.min_writer_version > 7) {
@@ -262,6 +287,9 @@ Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current
   }
   for (const std::string& feature : needed) {
     if (!Listed(upgraded.reader_features, feature)) upgraded.reader_features->push_back(feature);
+    if (!Listed(upgraded.writer_features, feature)) upgraded.writer_features->push_back(feature);
+  }
+  for (const std::string& feature : writers_need) {
     if (!Listed(upgraded.writer_features, feature)) upgraded.writer_features->push_back(feature);
   }
   return std::optional<Protocol>(std::move(upgraded));

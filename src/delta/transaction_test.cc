@@ -117,6 +117,47 @@ TEST_P(TransactionTest, TimestampNtzColumnsGetTheTableFeatureInBothLists) {
                                             std::vector<std::string>{"timestampNtz"}}));
 }
 
+// Writers of a table of features must know every feature its metadata uses: a field that is not
+// nullable (at any depth) is a NOT NULL invariant, delta.appendOnly the appendOnly feature (Delta
+// Spark refuses a table whose metadata uses a feature its protocol does not list); a legacy
+// protocol (writer 2) implies both and stays.
+TEST_P(TransactionTest, TablesOfFeaturesListTheWriterFeaturesTheirMetadataUses) {
+  const std::string kNotNullInside =
+      R"({"type":"struct","fields":[{"name":"s","type":{"type":"struct","fields":[)"
+      R"({"name":"t","type":"timestamp_ntz","nullable":true,"metadata":{}},)"
+      R"({"name":"k","type":"long","nullable":false,"metadata":{}}]},"nullable":true,"metadata":{}}]})";
+  auto txn = Transaction::Start(fs_, table_);
+  ASSERT_TRUE(txn.ok());
+  Metadata metadata = TableMetadata(kNotNullInside);
+  metadata.partition_columns.clear();
+  metadata.configuration["delta.appendOnly"] = "true";
+  ASSERT_TRUE((*txn)->SetMetadata(metadata).ok());
+  ASSERT_TRUE((*txn)->Commit(kOperationCreateTable, {}).ok());
+  EXPECT_EQ(Load()->protocol(), (Protocol{3, 7, std::vector<std::string>{"timestampNtz"},
+                                          std::vector<std::string>{"timestampNtz", "appendOnly", "invariants"}}));
+
+  // A legacy table that gains a timestamp_ntz column lists the features writer 2 implied.
+  const std::string legacy = table_ + "_legacy";
+  auto create = Transaction::Start(fs_, legacy);
+  Metadata ids = TableMetadata(R"({"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}}]})");
+  ids.partition_columns.clear();
+  ASSERT_TRUE((*create)->SetMetadata(ids).ok());
+  ASSERT_TRUE((*create)->Commit(kOperationCreateTable, {}).ok());
+  auto snapshot = Snapshot::Load(fs_, legacy);
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_EQ((*snapshot)->protocol(), (Protocol{1, 2, std::nullopt, std::nullopt}));
+  auto evolve = Transaction::Start(fs_, legacy);
+  Metadata evolved = TableMetadata(R"({"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}},)"
+                                   R"({"name":"t","type":"timestamp_ntz","nullable":true,"metadata":{}}]})");
+  evolved.partition_columns.clear();
+  ASSERT_TRUE((*evolve)->SetMetadata(evolved).ok());
+  ASSERT_TRUE((*evolve)->Commit(kOperationWrite, {}).ok());
+  snapshot = Snapshot::Load(fs_, legacy);
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_EQ((*snapshot)->protocol(), (Protocol{3, 7, std::vector<std::string>{"timestampNtz"},
+                                               std::vector<std::string>{"appendOnly", "invariants", "timestampNtz"}}));
+}
+
 TEST_P(TransactionTest, SnapshotReconcilesAddsRemovesAndTxns) {
   CreateTable();
   EXPECT_EQ(Append({"a.parquet", "b.parquet"}), 1);

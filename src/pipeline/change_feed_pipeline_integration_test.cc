@@ -12,8 +12,10 @@
 #include <map>
 #include <thread>
 
+#include "delta/spark_testing.h"
 #include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
@@ -320,6 +322,37 @@ flows:
   }
   std::sort(lake.begin(), lake.end());
   EXPECT_EQ(lake, db_->Query("SELECT product_id, ordered FROM ops.ordered ORDER BY 1").value());
+
+  // Spark with Delta Lake reads both tables sluice wrote as sluice reads them: the aggregate's and
+  // the orders' history (its changes, their kinds and positions).
+  const std::string ordered = "sql:SELECT product_id, ordered FROM delta.`" + dir_.Join("warehouse/main/ops/ordered") + "`";
+  const std::string history_path = dir_.Join("warehouse/main/cdc/lb_orders_history");
+  const std::vector<std::string> kHistoryColumns = {"order_id", "product_id", "quantity", "_pg_change_type", "_pg_lsn"};
+  std::string history = "sql:SELECT ";
+  for (const std::string& column : kHistoryColumns) history += column + (column == kHistoryColumns.back() ? "" : ", ");
+  history += " FROM delta.`" + history_path + "`";
+  std::map<std::string, std::vector<std::string>> spark = delta::testing::RunSpark({ordered, history});
+  std::vector<std::string> ordered_rows;
+  for (const std::vector<std::string>& row : lake) ordered_rows.push_back("[" + row[0] + "," + row[1] + "]");
+  std::sort(ordered_rows.begin(), ordered_rows.end());
+  EXPECT_EQ(spark[ordered], ordered_rows);
+  auto changes = delta::TableScan::Open(delta::Snapshot::Load(LocalFileSystem(), history_path).value(),
+                                        {.columns = kHistoryColumns});
+  ASSERT_TRUE(changes.ok()) << changes.status().ToString();
+  std::vector<std::string> history_rows;
+  while (BatchPtr batch = (*changes)->Next().value()) {
+    for (int64_t row = 0; row < batch->num_rows(); ++row) {
+      std::string line = "[";
+      for (int c = 0; c < batch->num_columns(); ++c) {
+        if (c > 0) line += ",";
+        AppendValueJson(*batch->column(c), row, &line);
+      }
+      history_rows.push_back(line + "]");
+    }
+  }
+  std::sort(history_rows.begin(), history_rows.end());
+  EXPECT_FALSE(history_rows.empty());
+  EXPECT_EQ(spark[history], history_rows);
 }
 
 // The declarative-pipelines example of the change feed's page as a pipeline file: inventory

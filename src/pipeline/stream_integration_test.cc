@@ -19,6 +19,7 @@
 #include "sluice/pipeline/event_log.h"
 #include "sluice/pipeline/ingestion_sink.h"
 #include "sluice/pipeline/pipeline_runner.h"
+#include "delta/spark_testing.h"
 #include "pipeline/stream_testing.h"
 #include "testing/temp_dir.h"
 
@@ -296,6 +297,41 @@ TEST_F(StreamTest, FiltersRecordTypesAndDropsExcludedColumns) {
         << partition;
   }
   for (const auto& [place, row] : rows) EXPECT_NE(place.first, 2) << "a ping of partition 2 reached the table";
+}
+
+// Spark with Delta Lake reads the ingestion table as sluice does: the same rows, keys, decoded and
+// trimmed values, Kafka places and record times, over two runs (two commits).
+TEST_F(StreamTest, SparkReadsTheIngestionTableAsSluiceWroteIt) {
+  const PipelineSpec spec = Spec("    record_type_filter: value.kind = 'order' OR value IS NULL\n"
+                                 "    excluded_columns: [value.card.number]\n");
+  ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, Messages(0, 30)).ok());
+  ASSERT_TRUE(Run(spec).ok());
+  ASSERT_TRUE(connectors::ProduceMessages(bootstrap_, topic_, Messages(30, 45)).ok());
+  ASSERT_TRUE(Run(spec).ok());
+
+  std::vector<std::string> sluice_rows;
+  testing::ForEachBatch(Table(), [&](const RecordBatch& b) {
+    const char* kColumns[] = {"kafka_partition", "kafka_offset", "key", "value.kind", "value.amount",
+                              "value.card.brand", "record_source"};
+    for (int64_t row = 0; row < b.num_rows(); ++row) {
+      std::string line = "[";
+      for (const char* column : kColumns) {
+        AppendValueJson(*b.ColumnAt(column).value(), row, &line);
+        line += ",";
+      }
+      line += std::to_string(b.ColumnAt("stream_record_timestamp").value()->Value<int64_t>(row)) + "]";
+      sluice_rows.push_back(line);
+    }
+  });
+  std::sort(sluice_rows.begin(), sluice_rows.end());
+  // 45 records: the pings (a third) filtered out, the malformed ones (every tenth) kept as nulls.
+  size_t kept = 0;
+  for (int i = 0; i < 45; ++i) kept += i % 10 == 9 || i % 3 != 2 ? 1 : 0;
+  ASSERT_EQ(sluice_rows.size(), kept);
+  const std::string query = "sql:SELECT kafka_partition, kafka_offset, key, value.kind, value.amount, value.card.brand, "
+                            "record_source, unix_micros(stream_record_timestamp) FROM delta.`" + Table() + "`";
+  std::map<std::string, std::vector<std::string>> spark = delta::testing::RunSpark({query});
+  EXPECT_EQ(spark[query], sluice_rows);
 }
 
 TEST_F(StreamTest, ResumesExactlyOnceFromTheTableEvenWithoutItsCheckpoint) {

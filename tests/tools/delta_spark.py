@@ -6,6 +6,7 @@ Usage: delta-spark/venv/bin/python delta_spark.py COMMAND... > rows.json
   read:PATH          reads the table at PATH as Spark does
   rowids:PATH        reads each row's `id` with its row id and row commit version
                      (_metadata.row_id, _metadata.row_commit_version) of a row-tracking table
+  sql:QUERY          runs a query (tables as delta.`PATH`) and gives its rows
   write:KIND:PATH    creates a table at PATH, changes it, then reads it back. KIND: `name` or
                      `id`, column mapping in that mode with deletion vectors, changed the ways that
                      leave physical names apart from logical ones (write_mapped); `v2-json` or
@@ -58,7 +59,10 @@ def plain(value):
 
 
 def rows(spark, path):
-    frame = spark.read.format("delta").load(path)
+    return rendered(spark.read.format("delta").load(path))
+
+
+def rendered(frame):
     lines = [json.dumps([plain(v) for v in row], ensure_ascii=False, default=str, separators=(",", ":"))
              for row in frame.collect()]
     return sorted(lines)
@@ -152,6 +156,8 @@ def main() -> None:
                 out[command] = rows(spark, rest)
             elif kind == "rowids":
                 out[command] = row_ids(spark, rest)
+            elif kind == "sql":
+                out[command] = rendered(spark.sql(rest))
             elif kind == "write":
                 what, _, path = rest.partition(":")
                 if what in ("name", "id"):

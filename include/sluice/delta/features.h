@@ -38,7 +38,9 @@ inline constexpr std::string_view kMaterializedRowCommitVersionColumn =
 // `timestampNtz` when a timestamp_ntz column exists at any depth, `columnMapping` when
 // delta.columnMapping.mode is name or id and `deletionVectors` when delta.enableDeletionVectors
 // is true (in both lists), and the writer features `rowTracking` and `domainMetadata` when
-// delta.enableRowTracking is true.
+// delta.enableRowTracking is true; a table of features also lists for writers `invariants` when a
+// struct field (at any depth) is not nullable and `appendOnly` when delta.appendOnly is true,
+// which legacy writer version 2 implies.
 Protocol ProtocolForNewTable(const DataType& schema, const Metadata& metadata);
 
 // Whether the type or any type nested in it is timestamp_ntz.
@@ -51,7 +53,8 @@ bool RecordsTypeChanges(const std::string& schema_string);
 // The protocol a table needs after its metadata changed to `metadata` (whose schema is `schema`):
 // the timestampNtz feature once it has a timestamp_ntz column, the typeWidening feature once a
 // column was widened (readers must then widen older files' values), the columnMapping feature
-// once columns are mapped. nullopt when the current protocol has what is needed, listed or implied
+// once columns are mapped, and for writers `invariants` once a field is not nullable and
+// `appendOnly` once delta.appendOnly is true. nullopt when the current protocol has what is needed, listed or implied
 // by its legacy versions; else the current protocol as table features (reader 3 / writer 7, the
 // features its legacy versions implied listed) with the needed ones added.
 Result<std::optional<Protocol>> ProtocolForEvolvedSchema(const Protocol& current, const DataType& schema,
