@@ -1285,6 +1285,76 @@ Result<BoundPtr> BindDateFormat(Call& c) {
   return c.Finish(c.Make(Op::kDateFormat, DataType::String(), true));
 }
 
+// window(ts, duration[, slide[, start]]): the tumbling window holding each time, as
+// struct<start, end> of ts's type (a string or date is read as a timestamp). The durations are
+// constants: interval strings ('10 minutes') or microseconds. A slide shorter than the window
+// (sliding windows, several per time) is not supported yet.
+Result<BoundPtr> BindTimeWindow(Call& c) {
+  const TypePtr& t = c.args[0]->type;
+  const bool ntz = t != nullptr && t->id() == TypeId::kTimestampNtz;
+  if (!ntz) {
+    if (t != nullptr && t->id() != TypeId::kString && t->id() != TypeId::kDate && t->id() != TypeId::kTimestamp) {
+      return c.Mismatch(fmt::format("window takes a timestamp, not {}", c.TypeOf(0)));
+    }
+    SLUICE_RETURN_IF_ERROR(c.Expect(0, DataType::Timestamp()));
+  }
+  // Each duration: a constant string or integer (microseconds).
+  auto duration = [&c](size_t i, std::string_view what) -> Result<int64_t> {
+    const BoundPtr& a = c.args[i];
+    if (a->op == Op::kConstant && a->type != nullptr && a->type->is_integral() && a->constant->IsValid(0)) {
+      return a->type->id() == TypeId::kLong ? a->constant->Value<int64_t>(0) : a->constant->Value<int32_t>(0);
+    }
+    if (!IsConstantString(a) || a->constant->IsNull(0)) {
+      return c.Mismatch(fmt::format("the {} of window must be an integer, long or string literal", what));
+    }
+    bool month_or_year = false;
+    std::optional<int64_t> micros = ParseDurationMicros(a->constant->View(0), &month_or_year);
+    if (!micros) {
+      return c.BadParameter(fmt::format("the {} of window, '{}', is {}", what, a->constant->View(0),
+                                        month_or_year ? "longer than a month can be: give weeks, days or less"
+                                                      : "not an interval such as '10 minutes'"));
+    }
+    return *micros;
+  };
+  auto window = std::make_shared<TimeWindow>();
+  SLUICE_ASSIGN_OR_RETURN(window->duration, duration(1, "window duration"));
+  int64_t slide = window->duration;
+  if (c.args.size() > 2) {
+    SLUICE_ASSIGN_OR_RETURN(slide, duration(2, "slide duration"));
+  }
+  if (c.args.size() > 3) {
+    SLUICE_ASSIGN_OR_RETURN(window->start, duration(3, "start time"));
+  }
+  if (window->duration <= 0 || slide <= 0) return c.Mismatch("the window and slide durations of window must be positive");
+  if (slide > window->duration) return c.Mismatch("the slide duration of window must not exceed its window duration");
+  if (window->start <= -slide || window->start >= slide) {
+    return c.Mismatch("the start time of window must be shorter than its slide duration");
+  }
+  if (slide != window->duration) {
+    return Status::Error(errors::kNotImplemented,
+                         fmt::format("window at {}:{}: sliding windows (a slide shorter than the window) are not "
+                                     "supported; give one duration for tumbling windows",
+                                     c.node.line, c.node.column));
+  }
+  const TypePtr time = ntz ? DataType::TimestampNtz() : DataType::Timestamp();
+  SLUICE_ASSIGN_OR_RETURN(TypePtr type, DataType::Struct({Field{"start", time, true}, Field{"end", time, true}}));
+  c.args.resize(1);
+  auto bound = c.Make(Op::kTimeWindow, std::move(type), c.args[0]->nullable);
+  bound->state = std::move(window);
+  return c.Finish(bound);
+}
+
+// window_time(w): the last microsecond of a window that window() made.
+Result<BoundPtr> BindWindowTime(Call& c) {
+  const TypePtr& t = c.args[0]->type;
+  const bool is_window = t != nullptr && t->id() == TypeId::kStruct && t->fields().size() == 2 &&
+                         t->field(0).name == "start" && t->field(1).name == "end" &&
+                         (t->field(0).type->id() == TypeId::kTimestamp || t->field(0).type->id() == TypeId::kTimestampNtz) &&
+                         t->field(1).type->Equals(*t->field(0).type);
+  if (!is_window) return c.Mismatch(fmt::format("window_time takes the window column window() makes, not {}", c.TypeOf(0)));
+  return c.Finish(c.Make(Op::kWindowTime, t->field(1).type, true));
+}
+
 // year, month, day ... of a date; hour, minute, second of a timestamp.
 Result<BoundPtr> BindDatePart(Call& c) {
   static const std::map<std::string, Op, std::less<>> kDateParts = {
@@ -2256,6 +2326,8 @@ constexpr FunctionDef kFunctions[] = {
     {"to_date", 1, 2, BindToTimestampOrDate},
     {"date_trunc", 2, 2, BindDateTrunc},
     {"date_format", 2, 2, BindDateFormat},
+    {"window", 2, 4, BindTimeWindow},
+    {"window_time", 1, 1, BindWindowTime},
     {"year", 1, 1, BindDatePart},
     {"month", 1, 1, BindDatePart},
     {"day", 1, 1, BindDatePart},

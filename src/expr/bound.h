@@ -68,6 +68,8 @@ enum class Op : uint8_t {
   kNextDay,             // args: date, day of week (text)
   kMakeTimestamp,       // args: year, month, day, hour, minute, seconds (decimal(16,6))
   kSecondWithFraction,  // date_part('SECOND', ts): decimal(8,6)
+  kTimeWindow,          // window(ts, ...): args: ts; state: its TimeWindow
+  kWindowTime,          // window_time(w): args: a window struct
   kTimestampAddUnits,   // timestampadd: args: quantity (bigint), timestamp; the unit is the node's name
   kTimestampDiffUnits,  // timestampdiff: args: start, end; the unit is the node's name
   // JSON and nested values
@@ -101,6 +103,12 @@ using BoundPtr = std::shared_ptr<const BoundNode>;
 // State compiled once at bind time for one node (a regex, a LIKE matcher).
 struct CompiledState {
   virtual ~CompiledState() = default;
+};
+
+// window(ts, duration[, slide[, start]]): the tumbling window of each time, in microseconds.
+struct TimeWindow final : CompiledState {
+  int64_t duration = 0;
+  int64_t start = 0;  // the windows' offset from the epoch, |start| < duration
 };
 
 struct BoundNode {

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <string>
+#include <vector>
 
+#include "sluice/core/ascii.h"
 #include "sluice/core/civil_date.h"
 
 namespace sluice::expr {
@@ -83,6 +86,52 @@ int64_t AddMonths(int64_t days, int32_t months) {
   int month = static_cast<int>(total - year * 12) + 1;
   int day = std::min(c.day, DaysInMonth(year, month));
   return DaysFromCivil(year, month, day);
+}
+
+std::optional<int64_t> ParseDurationMicros(std::string_view text, bool* month_or_year) {
+  *month_or_year = false;
+  std::vector<std::string> words;
+  for (size_t at = 0; at < text.size();) {
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+    size_t end = at;
+    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+    if (end > at) words.push_back(AsciiLower(text.substr(at, end - at)));
+    at = end;
+  }
+  size_t first = !words.empty() && words[0] == "interval" ? 1 : 0;
+  if (words.size() == first || (words.size() - first) % 2 != 0) return std::nullopt;
+  static const std::pair<std::string_view, int64_t> kUnits[] = {
+      {"week", 7 * kMicrosPerDay}, {"day", kMicrosPerDay},       {"hour", 3600 * kMicrosPerSecond},
+      {"minute", 60 * kMicrosPerSecond}, {"second", kMicrosPerSecond}, {"millisecond", 1000},
+      {"microsecond", 1}};
+  int64_t total = 0;
+  for (size_t i = first; i < words.size(); i += 2) {
+    std::string unit = words[i + 1];
+    if (unit.size() > 1 && unit.back() == 's') unit.pop_back();
+    if (unit == "month" || unit == "year") {
+      *month_or_year = true;
+      return std::nullopt;
+    }
+    const auto* known = std::find_if(std::begin(kUnits), std::end(kUnits), [&](const auto& u) { return u.first == unit; });
+    if (known == std::end(kUnits)) return std::nullopt;
+    std::string_view number = words[i];
+    const bool negative = !number.empty() && number[0] == '-';
+    if (!number.empty() && (number[0] == '-' || number[0] == '+')) number.remove_prefix(1);
+    const size_t point = number.find('.');
+    std::string_view whole = number.substr(0, point);
+    std::string_view fraction = point == std::string_view::npos ? std::string_view() : number.substr(point + 1);
+    // Only seconds take a fraction, of at most six digits.
+    if (whole.empty() || whole.size() > 12 || whole.find_first_not_of("0123456789") != std::string_view::npos ||
+        (point != std::string_view::npos && (unit != "second" || fraction.empty() || fraction.size() > 6 ||
+                                             fraction.find_first_not_of("0123456789") != std::string_view::npos))) {
+      return std::nullopt;
+    }
+    int64_t micros = 0;
+    if (__builtin_mul_overflow(std::stoll(std::string(whole)), known->second, &micros)) return std::nullopt;
+    if (!fraction.empty()) micros += std::stoll(std::string(fraction) + std::string(6 - fraction.size(), '0'));
+    if (__builtin_add_overflow(total, negative ? -micros : micros, &total)) return std::nullopt;
+  }
+  return total;
 }
 
 std::optional<int32_t> ParseDate(std::string_view text) {

@@ -29,6 +29,12 @@ std::optional<int32_t> ParseDate(std::string_view text);
 // an optional zone ("Z", "UTC", "+hh:mm", "-hhmm", "+hh"). Without a zone the text is read in UTC.
 std::optional<int64_t> ParseTimestamp(std::string_view text);
 
+// A duration as Spark's interval strings write it: "10 minutes", "1 hour 30 minutes", "interval
+// 250 milliseconds" (units from week to microsecond, singular or plural, in any case; a fraction
+// of seconds only), in microseconds. nullopt for text that is not one, or that has months or
+// years (`*month_or_year` is set then: a window cannot be that long).
+std::optional<int64_t> ParseDurationMicros(std::string_view text, bool* month_or_year);
+
 // "2026-01-31".
 std::string FormatDate(int32_t days);
 // "2026-01-31 10:00:00" with the fraction's trailing zeros dropped ("…:00.5"), as Spark casts a

@@ -324,6 +324,7 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
       case Op::kLastDay: case Op::kMakeDate: case Op::kTimestampFromUnits: case Op::kUnixUnits: case Op::kUnixDate:
       case Op::kDateFromUnixDate: case Op::kMonthsBetween: case Op::kNextDay: case Op::kMakeTimestamp:
       case Op::kSecondWithFraction: case Op::kTimestampAddUnits: case Op::kTimestampDiffUnits:
+      case Op::kTimeWindow: case Op::kWindowTime:
         return EvalDatetimeFunction(node, args, args.empty() ? 1 : rows, input.now_micros);
       case Op::kGetJsonObject: case Op::kFromJson: case Op::kToJson: case Op::kSchemaOfJson: case Op::kJsonArrayLength:
       case Op::kJsonObjectKeys:

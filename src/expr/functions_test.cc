@@ -384,6 +384,29 @@ TEST(FunctionsTest, ArraySortByAComparatorOverColumns) {
   EXPECT_EQ(EvalError("array_sort(arr, l -> 1)").error_class(), errors::kInvalidLambdaFunctionCall);
 }
 
+// window(ts, duration[, slide, start]): the tumbling window of each row's time (NULL for a NULL
+// time), window_time its last microsecond; durations are constants Spark accepts.
+TEST(FunctionsTest, TimeWindowsOverColumns) {
+  Check({
+      {"window(ts, '1 hour').start", {"2026-01-31T10:00:00Z", "null", "2024-02-29T00:00:00Z", "1969-12-31T23:00:00Z"}},
+      {"window(ts, '1 hour').end", {"2026-01-31T11:00:00Z", "null", "2024-02-29T01:00:00Z", "1970-01-01T00:00:00Z"}},
+      {"window(ts, '1 day', '1 day', '-6 hours').start",
+       {"2026-01-30T18:00:00Z", "null", "2024-02-28T18:00:00Z", "1969-12-31T18:00:00Z"}},
+      {"window(ts, 'interval 250 milliseconds').end",
+       {"2026-01-31T10:30:15.750000Z", "null", "2024-02-29T00:00:00.250000Z", "1969-12-31T23:59:59.250000Z"}},
+      {"window_time(window(dt, '1 week'))",
+       // Weeks start on Thursdays, as 1970-01-01 did.
+       {"2026-02-04T23:59:59.999999Z", "null", "2024-03-06T23:59:59.999999Z", "1969-12-31T23:59:59.999999Z"}},
+  });
+  EXPECT_EQ(EvalError("window(ts, '10 minutes', '5 minutes')").error_class(), errors::kNotImplemented);
+  EXPECT_EQ(EvalError("window(ts, '1 month')").error_class(), errors::kInvalidParameterValue);
+  EXPECT_EQ(EvalError("window(ts, '1.5 minutes')").error_class(), errors::kInvalidParameterValue);
+  EXPECT_EQ(EvalError("window(ts, s)").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("window(ts, '0 seconds')").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("window(i, '1 hour')").error_class(), errors::kDatatypeMismatch);
+  EXPECT_EQ(EvalError("window_time(named_struct('a', ts))").error_class(), errors::kDatatypeMismatch);
+}
+
 // decode(expr, search, result, ..., default), and binary values by bytes in substring, left and
 // right, over columns.
 TEST(FunctionsTest, DecodeAndBinaryPositionsOverColumns) {

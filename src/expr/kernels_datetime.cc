@@ -154,6 +154,45 @@ Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datu
         return true;
       });
     }
+    case Op::kTimeWindow: {
+      // start = ts - (ts - offset) mod duration, the modulo taken toward the past.
+      const auto& window = static_cast<const TimeWindow&>(*node.state);
+      FixedReader<int64_t> ts = ReadFixed<int64_t>(args[0]);
+      ValidityReader valid = ReadValidity(args[0]);
+      const TypePtr& time_type = node.type->field(0).type;
+      auto starts = NewFixedColumn(time_type, rows);
+      auto ends = NewFixedColumn(time_type, rows);
+      int64_t* start = reinterpret_cast<int64_t*>(starts->data.data());
+      int64_t* end = reinterpret_cast<int64_t*>(ends->data.data());
+      std::vector<uint8_t> validity(static_cast<size_t>(rows), 1);
+      bool any_null = false;
+      for (int64_t i = 0; i < rows; ++i) {
+        if (!valid(i)) {
+          validity[static_cast<size_t>(i)] = 0;
+          any_null = true;
+          continue;
+        }
+        const int64_t into = (ts[i] - window.start) % window.duration;
+        start[i] = ts[i] - (into < 0 ? into + window.duration : into);
+        end[i] = start[i] + window.duration;
+      }
+      auto out = std::make_shared<Column>();
+      out->type = node.type;
+      out->length = rows;
+      out->children = {starts, ends};
+      if (any_null) SetValidity(out.get(), std::move(validity));
+      return Datum{out, false};
+    }
+    case Op::kWindowTime: {
+      // The window's last microsecond.
+      ColumnPtr window = Materialize(args[0], rows);
+      const Column& ends = *window->children[1];
+      return FixedKernel<int64_t>(node, args, rows, [&](int64_t i, int64_t* out) -> Result<bool> {
+        if (ends.IsNull(i)) return false;
+        *out = ends.Value<int64_t>(i) - 1;
+        return true;
+      });
+    }
     case Op::kTimestampFromUnits: {
       const TypeId from = args[0].column->type->id();
       if (from == TypeId::kDouble) {

@@ -267,7 +267,14 @@ Result<Datum> EvalNestedFunction(const BoundNode& node, const std::vector<Datum>
     }
     case Op::kGetField: {
       const Column& c = *args[0].column;
-      return Datum{c.children[static_cast<size_t>(node.slot)], args[0].scalar, args[0].offset};
+      const ColumnPtr& child = c.children[static_cast<size_t>(node.slot)];
+      if (c.null_count == 0) return Datum{child, args[0].scalar, args[0].offset};
+      // A field of a struct that is NULL is NULL, whatever the child holds at that row.
+      std::vector<uint8_t> validity(static_cast<size_t>(child->length));
+      for (int64_t r = 0; r < child->length; ++r) validity[static_cast<size_t>(r)] = c.IsValid(r) && child->IsValid(r);
+      auto field = std::make_shared<Column>(*child);
+      SetValidity(field.get(), std::move(validity));
+      return Datum{field, args[0].scalar, args[0].offset};
     }
     case Op::kElementAt:
     case Op::kSubscript: {

@@ -57,6 +57,49 @@ NodePtr CastNode(const NodePtr& operand, TypePtr type) {
   return n;
 }
 
+// A call of `name` over `args`, where `at` is written.
+NodePtr CallNode(const Node& at, std::string name, std::vector<NodePtr> args) {
+  auto n = std::make_shared<Node>();
+  n->kind = NodeKind::kCall;
+  n->line = at.line;
+  n->column = at.column;
+  n->name = std::move(name);
+  int height = 0;
+  for (const NodePtr& arg : args) height = std::max(height, arg->height);
+  n->height = height + 1;
+  n->args = std::move(args);
+  return n;
+}
+
+// The first grouping key that is a time window (window(ts, ...)), or null.
+NodePtr WindowKey(const std::vector<Expression>& group_by) {
+  for (const Expression& key : group_by) {
+    if (key.node().kind == NodeKind::kCall && key.node().name == "window") return key.node_ptr();
+  }
+  return nullptr;
+}
+
+// `n` with the column `window` (and paths into it, `window.start`) read as `window`, the grouping
+// key: Spark's name for the time window a grouping makes.
+NodePtr SubstituteWindowColumn(const NodePtr& n, const NodePtr& window) {
+  if (n->kind == NodeKind::kColumn && EqualsIgnoreCase(n->path[0], "window")) {
+    NodePtr out = window;
+    for (size_t i = 1; i < n->path.size(); ++i) {
+      auto field = std::make_shared<Node>();
+      field->line = n->line;
+      field->column = n->column;
+      field->literal.type = DataType::String();
+      field->literal.text = n->path[i];
+      out = CallNode(*n, "get_field", {out, field});
+    }
+    return out;
+  }
+  if (n->args.empty() || n->kind == NodeKind::kLambda) return n;
+  auto copy = std::make_shared<Node>(*n);
+  for (NodePtr& arg : copy->args) arg = SubstituteWindowColumn(arg, window);
+  return copy;
+}
+
 // Rewrites the per-group expressions (select items, HAVING) to read the grouped schema: grouping
 // keys and aggregate calls become references to its fields.
 class GroupRewriter {
@@ -241,6 +284,11 @@ Result<SelectStatement> ParseSelect(std::string_view sql) {
   if (tree.where) select.where = Expression(std::move(tree.where));
   for (NodePtr& key : tree.group_by) select.group_by.emplace_back(std::move(key));
   if (tree.having) select.having = Expression(std::move(tree.having));
+  // As Spark, a row whose time is NULL is in no time window: a grouping by window leaves it out.
+  if (NodePtr window = WindowKey(select.group_by); window != nullptr && !window->args.empty()) {
+    NodePtr known = CallNode(*window, "isnotnull", {window->args[0]});
+    select.where = Expression(select.where ? CallNode(*window, "and", {select.where->node_ptr(), known}) : known);
+  }
   if (select.items.empty() && select.is_aggregation()) {
     return Status::Error(errors::kParseSyntaxError,
                          "SELECT * cannot be grouped: name the grouping keys and aggregates to select");
@@ -255,6 +303,16 @@ Result<BoundAggregation> BindAggregation(const SelectStatement& select, const Ty
                          fmt::format("the WHERE condition {} contains an aggregate function; filter groups with "
                                      "HAVING instead",
                                      select.where->ToSql()));
+  }
+  // Grouped by a time window, the items and HAVING may name it `window` (unless a column is so
+  // named).
+  std::vector<NamedExpression> items = select.items;
+  std::optional<Expression> having_given = select.having;
+  if (NodePtr window = WindowKey(select.group_by); window != nullptr && input_schema->FieldIndexIgnoreCase("window") < 0) {
+    for (NamedExpression& item : items) {
+      item.expression = Expression(SubstituteWindowColumn(item.expression.node_ptr(), window));
+    }
+    if (having_given) having_given = Expression(SubstituteWindowColumn(having_given->node_ptr(), window));
   }
   BoundAggregation bound;
   std::vector<Field> grouped;
@@ -271,12 +329,12 @@ Result<BoundAggregation> BindAggregation(const SelectStatement& select, const Ty
 
   // Each item and HAVING must bind as written first (unknown columns and functions, types), as
   // Spark resolves them before it checks the grouping.
-  for (const NamedExpression& item : select.items) {
+  for (const NamedExpression& item : items) {
     Result<BoundExpression> as_written = Bind(item.expression, input_schema, options);
     if (!as_written.ok()) return as_written.status().WithContext("SELECT " + item.name);
   }
   std::optional<Expression> having_written;
-  if (select.having) having_written = Expression(SubstituteAliases(select.having->node_ptr(), select.items));
+  if (having_given) having_written = Expression(SubstituteAliases(having_given->node_ptr(), items));
   if (having_written) {
     Result<BoundExpression> as_written = Bind(*having_written, input_schema, options);
     if (!as_written.ok()) return as_written.status().WithContext("HAVING");
@@ -284,7 +342,7 @@ Result<BoundAggregation> BindAggregation(const SelectStatement& select, const Ty
 
   GroupRewriter rewriter(select.group_by);
   std::vector<NodePtr> outputs;
-  for (const NamedExpression& item : select.items) {
+  for (const NamedExpression& item : items) {
     SLUICE_ASSIGN_OR_RETURN(NodePtr output, rewriter.Rewrite(item.expression.node_ptr(), "SELECT " + item.name));
     outputs.push_back(std::move(output));
   }
@@ -303,7 +361,7 @@ Result<BoundAggregation> BindAggregation(const SelectStatement& select, const Ty
 
   std::vector<Field> output_fields;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const NamedExpression& item = select.items[i];
+    const NamedExpression& item = items[i];
     Result<BoundExpression> output = Bind(Expression(outputs[i]), bound.grouped_schema, options);
     if (!output.ok()) return output.status().WithContext("SELECT " + item.name);
     output_fields.push_back(Field{item.name, output->result_type(), output->nullable()});

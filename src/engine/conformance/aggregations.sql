@@ -32,3 +32,5 @@ SELECT count(*) FROM t GROUP BY sum(x)
 SELECT k, count(*) FROM t WHERE sum(x) > 1 GROUP BY k
 SELECT k, sum(k) FROM t GROUP BY k
 SELECT k, sum(true) FROM t GROUP BY k
+SELECT unix_micros(window.start) AS s, unix_micros(window.end) AS e, count(*), sum(x) FROM t GROUP BY window(dt, '2 days')
+SELECT unix_micros(window.start) AS s, count(*), max(x) FROM t GROUP BY window(dt, '1 week', '1 week', '1 day') HAVING count(*) > 1
