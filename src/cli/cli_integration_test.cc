@@ -2,6 +2,8 @@
 // exit code and output checked. Covers what only the command line does (relative paths, listing
 // with a damaged catalog file, signals).
 #include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,6 +17,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 #include <filesystem>
 #include <fstream>
@@ -119,6 +122,46 @@ Ran RunShell(const std::string& cwd, const std::string& script) {
 }
 
 bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+// The sluice binary run with `args` in `cwd` under a pseudo-terminal (its stdout and stderr both),
+// sent SIGINT after `interrupt_after`: what the terminal showed (in `out`) and the exit code.
+Ran RunInTerminal(const std::string& cwd, std::vector<std::string> args, std::chrono::milliseconds interrupt_after) {
+  args.insert(args.begin(), SluiceBinary());
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  int terminal = -1;
+  const pid_t pid = forkpty(&terminal, nullptr, nullptr, nullptr);
+  if (pid < 0) return {-1, "", "forkpty failed"};
+  if (pid == 0) {
+    if (chdir(cwd.c_str()) == 0) execv(argv[0], argv.data());
+    _exit(127);
+  }
+  std::string shown;
+  const auto interrupt_at = std::chrono::steady_clock::now() + interrupt_after;
+  const auto give_up = interrupt_at + std::chrono::seconds(60);
+  bool interrupted = false;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (!interrupted && std::chrono::steady_clock::now() >= interrupt_at) {
+      kill(pid, SIGINT);
+      interrupted = true;
+    }
+    pollfd ready{terminal, POLLIN, 0};
+    if (poll(&ready, 1, 100) <= 0) continue;
+    char buffer[4096];
+    const ssize_t n = read(terminal, buffer, sizeof(buffer));
+    if (n <= 0) break;  // EIO: the child closed the terminal
+    shown.append(buffer, static_cast<size_t>(n));
+  }
+  close(terminal);
+  int status = 0;
+  if (waitpid(pid, &status, WNOHANG) == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return {-1, shown, "did not end within a minute of SIGINT"};
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), shown, ""};
+}
 
 class CliTest : public ::testing::Test {
  protected:
@@ -398,6 +441,51 @@ flows:
   const std::string events = ReadAll(dir_.Join("storage/system/events.jsonl"));
   EXPECT_TRUE(Contains(events, "\"status\":\"STOPPED\"")) << events;
   EXPECT_FALSE(Contains(events, "\"status\":\"FAILED\"")) << events;
+}
+
+// Under a terminal, `sluice run` keeps one progress line current, redrawn in place (rows in, the
+// rate, rows out, the last batch); Ctrl-C stops the run after the batches in progress and leaves the
+// closing figures. Written to a file, the same run draws no line.
+TEST_F(CliTest, ARunKeepsItsProgressOnOneTerminalLineAndStopsOnInterrupt) {
+  std::ofstream(dir_.Join("p.yaml")) << "name: live\nstorage: " << dir_.Join("storage") << "\nwarehouse: "
+                                     << dir_.Join("w") << R"(
+sinks:
+  events: {format: delta, table: main.s.events}
+flows:
+  - {name: numbers, source: {format: rate, options: {rowsPerSecond: 50}}, sink: events, trigger: {kind: processing_time, interval: 200 milliseconds}}
+)";
+  Ran shown = RunInTerminal(dir_.path(), {"run", "p.yaml"}, std::chrono::seconds(4));
+  EXPECT_EQ(shown.exit_code, 0) << shown.out << shown.err;
+  static const std::regex kLine("\r\x1b\\[Knumbers: (\\d+) in \\((\\d+)/s\\), (\\d+) out, batch (\\d+)");
+  int64_t lines = 0, last_in = -1, last_out = -1, last_batch = -1;
+  for (auto it = std::sregex_iterator(shown.out.begin(), shown.out.end(), kLine); it != std::sregex_iterator(); ++it) {
+    ++lines;
+    const int64_t in = std::stoll((*it)[1]), batch = std::stoll((*it)[4]);
+    EXPECT_GE(in, last_in) << "rows in never go down";
+    EXPECT_GE(batch, last_batch) << "batches never go back";
+    last_in = in;
+    last_out = std::stoll((*it)[3]);
+    last_batch = batch;
+  }
+  EXPECT_GE(lines, 3) << shown.out;
+  EXPECT_GT(last_in, 0) << shown.out;
+  EXPECT_EQ(last_out, last_in) << "nothing is filtered: every row read is written";
+  EXPECT_GE(last_batch, 1) << shown.out;
+  EXPECT_FALSE(Contains(shown.out, "batch -1")) << shown.out;
+  EXPECT_TRUE(Contains(shown.out, "stopping after the batches in progress...")) << shown.out;
+  static const std::regex kClosing("flow numbers: STOPPED, (\\d+) batch\\(es\\), (\\d+) rows in, (\\d+) rows out");
+  std::smatch closing;
+  ASSERT_TRUE(std::regex_search(shown.out, closing, kClosing)) << shown.out;
+  EXPECT_GE(std::stoll(closing[2]), last_in);
+  EXPECT_EQ(closing[2], closing[3]);
+
+  ChildProcess plain(dir_.path(), {SluiceBinary(), "run", "p.yaml"});
+  ASSERT_TRUE(plain.started());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  plain.Signal(SIGINT);
+  EXPECT_EQ(plain.Wait(), 0) << plain.err();
+  EXPECT_FALSE(Contains(plain.out(), "\x1b[K")) << plain.out();
+  EXPECT_TRUE(Contains(plain.out(), "flow numbers: STOPPED")) << plain.out();
 }
 
 // Pipeline `name` (storage and warehouse under `dir`) whose flow `good` writes rate rows into the
