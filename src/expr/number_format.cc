@@ -126,9 +126,10 @@ Status NumberFormat::Check() const {
   }
   constexpr std::array<std::pair<Kind, std::string_view>, 5> kOnce = {
       {{Kind::kPoint, ". or D"}, {Kind::kSign, "S"}, {Kind::kMinus, "MI"}, {Kind::kDollar, "$"}, {Kind::kCloseBracket, "PR"}}};
-  for (const auto& [kind, name] : kOnce) {
+  for (const auto& once : kOnce) {
+    const Kind kind = once.first;
     if (std::count_if(tokens_.begin(), tokens_.end(), [kind](const Token& t) { return t.kind == kind; }) > 1) {
-      return invalid("WRONG_NUM_TOKEN", "at most one " + std::string(name) + " is allowed");
+      return invalid("WRONG_NUM_TOKEN", "at most one " + std::string(once.second) + " is allowed");
     }
   }
   // [PR's <] [MI|S] [$] [digits] [.|D] [digits] [$] [PR|MI|S], each optional, in this order.
