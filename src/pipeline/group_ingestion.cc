@@ -46,10 +46,6 @@ int64_t NowMicros() {
       .count();
 }
 
-}  // namespace
-
-namespace {
-
 std::vector<std::unique_ptr<engine::Operator>> OnlyOperator(std::unique_ptr<engine::Operator> op) {
   std::vector<std::unique_ptr<engine::Operator>> operators;
   operators.push_back(std::move(op));
@@ -104,9 +100,8 @@ Result<std::map<Place, std::optional<int64_t>>> GroupIngestion::TableTxns(const 
   }
   std::map<Place, std::optional<int64_t>> txns;
   for (const Place& place : partitions) {
-    txns[place] = snapshot == nullptr
-                      ? std::nullopt
-                      : snapshot->TransactionVersion(connectors::PartitionAppId(spec_.stream_id, place.first, place.second));
+    const std::string app_id = connectors::PartitionAppId(spec_.stream_id, place.first, place.second);
+    txns[place] = snapshot == nullptr ? std::nullopt : snapshot->TransactionVersion(app_id);
   }
   return txns;
 }
