@@ -154,11 +154,15 @@ Ran RunInTerminal(const std::string& cwd, std::vector<std::string> args, std::ch
     shown.append(buffer, static_cast<size_t>(n));
   }
   close(terminal);
+  // The terminal closes as the child exits; it is reaped a moment later.
   int status = 0;
-  if (waitpid(pid, &status, WNOHANG) == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return {-1, shown, "did not end within a minute of SIGINT"};
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= give_up) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return {-1, shown, "did not end within a minute of SIGINT"};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), shown, ""};
 }
