@@ -68,14 +68,7 @@ std::vector<std::string> SluiceRows(const std::shared_ptr<FileSystem>& fs, const
   auto snapshot = Snapshot::Load(fs, table);
   EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
   if (!snapshot.ok()) return {};
-  return testing::ScannedLines(*snapshot, {}, [](const RecordBatch& batch, int64_t row) {
-    std::string line = "[";
-    for (int c = 0; c < batch.num_columns(); ++c) {
-      if (c > 0) line.push_back(',');
-      AppendValueJson(*batch.column(c), row, &line);
-    }
-    return line + "]";
-  });
+  return testing::ScannedLines(*snapshot, {}, testing::JsonRow);
 }
 
 // Changes a table the ways that move rows between files and mark them deleted: an UPDATE and a

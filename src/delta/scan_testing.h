@@ -24,6 +24,17 @@ inline std::string JoinedValues(const RecordBatch& batch, int64_t row, std::stri
   return text;
 }
 
+// A row as a compact JSON array of its values (AppendValueJson), as tests/tools/delta_spark.py
+// renders Spark's rows.
+inline std::string JsonRow(const RecordBatch& batch, int64_t row) {
+  std::string line = "[";
+  for (int c = 0; c < batch.num_columns(); ++c) {
+    if (c > 0) line.push_back(',');
+    AppendValueJson(*batch.column(c), row, &line);
+  }
+  return line + "]";
+}
+
 // Every row a scan of the snapshot returns, rendered by `line` (default: values joined by ","),
 // sorted. The calling test fails on a scan error.
 inline std::vector<std::string> ScannedLines(

@@ -1103,9 +1103,7 @@ Result<BoundPtr> BindSubstring(Call& c) {
 }
 
 Result<BoundPtr> BindConcat(Call& c) {
-  bool all_binary = !c.args.empty() && std::all_of(c.args.begin(), c.args.end(), [](const BoundPtr& a) {
-    return a->type != nullptr && a->type->id() == TypeId::kBinary;
-  });
+  bool all_binary = !c.args.empty() && std::all_of(c.args.begin(), c.args.end(), IsBinary);
   TypePtr type = all_binary ? DataType::Binary() : DataType::String();
   if (!all_binary) SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, c.args.size()));
   return c.Finish(c.Make(Op::kConcat, type, AnyNullable(c.args)));
@@ -1165,8 +1163,7 @@ Result<BoundPtr> BindRegexpExtract(Call& c) {
 Result<BoundPtr> BindStringPredicate(Call& c) {
   const std::string& f = c.node.name;
   // Two binary values are compared as bytes, as Spark does; otherwise both are strings.
-  const bool binary = c.args[0]->type != nullptr && c.args[1]->type != nullptr &&
-                      c.args[0]->type->id() == TypeId::kBinary && c.args[1]->type->id() == TypeId::kBinary;
+  const bool binary = IsBinary(c.args[0]) && IsBinary(c.args[1]);
   if (!binary) SLUICE_RETURN_IF_ERROR(c.ExpectStrings(0, 2));
   return c.Finish(c.Make(f == "startswith" ? Op::kStartsWith : f == "endswith" ? Op::kEndsWith : Op::kContains,
                      DataType::Boolean(), AnyNullable(c.args)));
@@ -1656,7 +1653,7 @@ Result<BoundPtr> BindToNumber(Call& c) {
 Result<BoundPtr> BindToChar(Call& c) {
   const TypePtr& t = c.args[0]->type;
   if (t != nullptr && IsDatetime(*t)) return BindDateFormat(c);
-  if (t != nullptr && t->id() == TypeId::kBinary) {
+  if (IsBinary(c.args[0])) {
     if (!IsConstantString(c.args[1]) || c.args[1]->constant->IsNull(0)) {
       return c.Mismatch(fmt::format("the format of {} over binary must be a constant: 'base64', 'hex' or 'utf-8'", c.node.name));
     }

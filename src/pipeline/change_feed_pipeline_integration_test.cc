@@ -12,10 +12,10 @@
 #include <map>
 #include <thread>
 
+#include "delta/scan_testing.h"
 #include "delta/spark_testing.h"
 #include "sluice/connectors/register_formats.h"
 #include "sluice/connectors/testing/postgres_fixture.h"
-#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
@@ -336,21 +336,9 @@ flows:
   for (const std::vector<std::string>& row : lake) ordered_rows.push_back("[" + row[0] + "," + row[1] + "]");
   std::sort(ordered_rows.begin(), ordered_rows.end());
   EXPECT_EQ(spark[ordered], ordered_rows);
-  auto changes = delta::TableScan::Open(delta::Snapshot::Load(LocalFileSystem(), history_path).value(),
-                                        {.columns = kHistoryColumns});
-  ASSERT_TRUE(changes.ok()) << changes.status().ToString();
-  std::vector<std::string> history_rows;
-  while (BatchPtr batch = (*changes)->Next().value()) {
-    for (int64_t row = 0; row < batch->num_rows(); ++row) {
-      std::string line = "[";
-      for (int c = 0; c < batch->num_columns(); ++c) {
-        if (c > 0) line += ",";
-        AppendValueJson(*batch->column(c), row, &line);
-      }
-      history_rows.push_back(line + "]");
-    }
-  }
-  std::sort(history_rows.begin(), history_rows.end());
+  const std::vector<std::string> history_rows = delta::testing::ScannedLines(
+      delta::Snapshot::Load(LocalFileSystem(), history_path).value(), {.columns = kHistoryColumns},
+      delta::testing::JsonRow);
   EXPECT_FALSE(history_rows.empty());
   EXPECT_EQ(spark[history], history_rows);
 }
