@@ -13,6 +13,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/utf8.h"
+#include "sluice/delta/features.h"
 
 namespace sluice::delta {
 namespace {
@@ -159,7 +160,7 @@ DataFileWriter::~DataFileWriter() = default;
 
 Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(FileSystem& fs, std::string table_path,
                                                              TypePtr table_schema, const Metadata& metadata,
-                                                             int64_t now_ms) {
+                                                             int64_t now_ms, bool row_tracking) {
   SLUICE_ASSIGN_OR_RETURN(ColumnMappingMode mode, MappingModeOf(metadata));
   std::unique_ptr<DataFileWriter> writer(new DataFileWriter(fs, std::move(table_path), table_schema, now_ms));
   for (const std::string& name : metadata.partition_columns) {
@@ -182,7 +183,22 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(FileSystem& fs, std
     data_fields.push_back(table_schema->field(i));
   }
   SLUICE_ASSIGN_OR_RETURN(TypePtr data_schema, DataType::Struct(std::move(data_fields)));
-  writer->data_schema_ = PhysicalSchema(data_schema, mode == ColumnMappingMode::kId);
+  data_schema = PhysicalSchema(data_schema, mode == ColumnMappingMode::kId);
+  if (row_tracking) {
+    std::vector<Field> fields = data_schema->fields();
+    int batch_index = table_schema->num_fields();  // the row-tracking columns follow the table's
+    for (std::string_view key : {kMaterializedRowIdColumn, kMaterializedRowCommitVersionColumn}) {
+      auto name = metadata.configuration.find(std::string(key));
+      if (name == metadata.configuration.end() || name->second.empty()) {
+        return Status::Error(errors::kInvalidArgument,
+                             fmt::format("the table tracks row ids but its configuration has no {}", key));
+      }
+      writer->data_indices_.push_back(batch_index++);
+      fields.push_back(Field{name->second, DataType::Long(), true});
+    }
+    SLUICE_ASSIGN_OR_RETURN(data_schema, DataType::Struct(std::move(fields)));
+  }
+  writer->data_schema_ = std::move(data_schema);
   writer->random_folders_ = mode != ColumnMappingMode::kNone;
   return writer;
 }

@@ -64,13 +64,18 @@ class DataFileWriter {
   // `table_schema` is the table's schema with its column mapping metadata (the snapshot's, or what
   // Transaction::SetMetadata returned); `metadata` gives the partition columns and the mapping
   // mode. UNRESOLVED_COLUMN for a partition column not in the schema, INVALID_SCHEMA for a nested
-  // one, DELTA_PROTOCOL_UNSUPPORTED for an unknown mapping mode.
+  // one, DELTA_PROTOCOL_UNSUPPORTED for an unknown mapping mode. With `row_tracking` (rows a
+  // rewrite copies on a table that tracks row ids), every batch has after the table's columns the
+  // two row-tracking columns (long; null for a row that takes the new file's id or version), which
+  // the files store as the metadata's materialized columns; INVALID_ARGUMENT when the metadata
+  // names none.
   static Result<std::unique_ptr<DataFileWriter>> Open(FileSystem& fs, std::string table_path, TypePtr table_schema,
-                                                      const Metadata& metadata, int64_t now_ms);
+                                                      const Metadata& metadata, int64_t now_ms,
+                                                      bool row_tracking = false);
   ~DataFileWriter();
 
-  // Appends the batch's rows (of the table schema; field metadata may differ) to the files of
-  // their partitions.
+  // Appends the batch's rows (of the table schema, with the row-tracking columns when opened with
+  // them; field metadata may differ) to the files of their partitions.
   Status Write(const BatchPtr& batch);
   // Closes every file and returns the `add` actions describing them, ordered by partition
   // directory. The writer is then empty.

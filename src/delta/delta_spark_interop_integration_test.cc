@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include "delta/column_mapping.h"
@@ -262,10 +263,10 @@ TEST(DeltaSparkInteropTest, V2CheckpointsAndWidenedColumnsReadAsSparkReadsThem) 
 }
 
 // A table Spark made with row tracking (Databricks' default for new tables) takes sluice's
-// appends and deletion-vector deletes: Spark then reads every row with a row id unique in the
-// table, sluice's rows with the ids above the ones Spark gave and the version of the commit that
-// wrote them, Spark's rows with the ids and versions they had. An UPDATE, which writes changed rows
-// again and would have to carry their ids over, is refused.
+// appends, deletion-vector deletes, UPDATE and OPTIMIZE: Spark then reads every row with a row id
+// unique in the table, sluice's rows with the ids above the ones Spark gave and the version of the
+// commit that wrote them, Spark's rows with the ids and versions they had; rows sluice rewrote keep
+// their ids, and those it changed take the UPDATE's version.
 TEST(DeltaSparkInteropTest, SluiceWritesIntoATableWithRowTrackingAsSparkReadsIt) {
   sluice::testing::TempDir dir;
   auto fs = LocalFileSystem();
@@ -290,39 +291,56 @@ TEST(DeltaSparkInteropTest, SluiceWritesIntoATableWithRowTrackingAsSparkReadsIt)
   ASSERT_TRUE(snapshot->domains().contains("delta.rowTracking"));
   EXPECT_EQ(snapshot->domains().at("delta.rowTracking").configuration, R"({"rowIdHighWaterMark":22})");
 
-  std::map<std::string, std::vector<std::string>> read = RunSpark({"rowids:" + table});
-  const std::vector<std::string>& rows = read["rowids:" + table];
-  ASSERT_EQ(rows.size(), 21u);
+  // id -> (row id, commit version) as Spark reads them.
+  auto read_ids = [&] {
+    std::map<int64_t, std::pair<int64_t, int64_t>> ids;
+    std::map<std::string, std::vector<std::string>> read = RunSpark({"rowids:" + table});
+    for (const std::string& row : read["rowids:" + table]) {
+      simdjson::dom::parser parser;
+      simdjson::dom::array values = parser.parse(simdjson::padded_string(row)).get_array().value();
+      ids[values.at(0).get_int64().value()] = {values.at(1).get_int64().value(), values.at(2).get_int64().value()};
+    }
+    return ids;
+  };
+  const std::map<int64_t, std::pair<int64_t, int64_t>> before = read_ids();
+  ASSERT_EQ(before.size(), 21u);
   std::set<int64_t> row_ids;
-  for (const std::string& row : rows) {
-    simdjson::dom::parser parser;
-    simdjson::dom::array values = parser.parse(simdjson::padded_string(row)).get_array().value();
-    const int64_t id = values.at(0).get_int64().value();
-    const int64_t row_id = values.at(1).get_int64().value();
-    const int64_t version = values.at(2).get_int64().value();
-    row_ids.insert(row_id);
+  for (const auto& [id, tracked] : before) {
+    row_ids.insert(tracked.first);
     if (id >= 15) {
       // Spark's rows hold ids 0-14 in some order; sluice's follow the mark, file by file.
-      EXPECT_EQ(row_id, id) << row;
-      EXPECT_EQ(version, id < 20 ? 3 : 4) << row;
+      EXPECT_EQ(tracked.first, id) << id;
+      EXPECT_EQ(tracked.second, id < 20 ? 3 : 4) << id;
     } else {
-      EXPECT_LT(row_id, 15) << row;
-      EXPECT_EQ(version, id < 10 ? 1 : 2) << row;
+      EXPECT_LT(tracked.first, 15) << id;
+      EXPECT_EQ(tracked.second, id < 10 ? 1 : 2) << id;
     }
   }
   EXPECT_EQ(row_ids.size(), 21u) << "row ids are unique";
+  // sluice's own reading agrees with Spark's.
+  for (const std::string& line : testing::ScannedLines(Snapshot::Load(fs, table).value(),
+                                                       {.columns = {"id"}, .row_tracking = true})) {
+    const int64_t id = std::stoll(line);
+    EXPECT_EQ(line, fmt::format("{},{},{}", id, before.at(id).first, before.at(id).second));
+  }
 
-  // An UPDATE writes the changed row again, a copy whose id sluice cannot carry over: refused.
+  // An UPDATE writes the changed rows again and OPTIMIZE every row: the ids stay.
   auto updated = UpdateTable(fs, table, {.assignments = {{{"name"}, expr::Expression::Parse("'u'").value()}},
-                                         .where = expr::Expression::Parse("id = 5").value()});
-  EXPECT_EQ(updated.status().error_class(), errors::kDeltaProtocolUnsupported) << updated.status().ToString();
-  EXPECT_NE(updated.status().message().find("rowTracking"), std::string::npos);
+                                         .where = expr::Expression::Parse("id IN (5, 17)").value()});
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  auto optimized = Optimize(fs, table, {});
+  ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
+  ASSERT_EQ(Snapshot::Load(fs, table).value()->files().size(), 1u);
+  std::map<int64_t, std::pair<int64_t, int64_t>> expected = before;
+  for (int64_t id : {5, 17}) expected[id].second = updated->version;
+  EXPECT_EQ(read_ids(), expected);
 }
 
 // A table sluice creates with delta.enableRowTracking: the protocol lists rowTracking and
 // domainMetadata for writers (readers need neither), the configuration names the materialized
 // columns, and every row sluice appends gets an id Spark reads as unique, with the commit version
-// that wrote it; a DELETE by deletion vectors keeps the other rows' ids.
+// that wrote it; a DELETE by deletion vectors keeps the other rows' ids, and a MERGE keeps the id of
+// the row it updates and gives the row it inserts a new one.
 TEST(DeltaSparkInteropTest, SparkReadsTheRowIdsOfATableSluiceCreatesWithRowTracking) {
   sluice::testing::TempDir dir;
   auto fs = LocalFileSystem();
@@ -354,15 +372,38 @@ TEST(DeltaSparkInteropTest, SparkReadsTheRowIdsOfATableSluiceCreatesWithRowTrack
   EXPECT_TRUE(snapshot->metadata().configuration.at("delta.rowTracking.materializedRowIdColumnName").starts_with("_row-id-col-"));
   EXPECT_EQ(snapshot->domains().at("delta.rowTracking").configuration, R"({"rowIdHighWaterMark":8})");
 
+  // A MERGE then updates id 2 (written again, keeping its row id) and inserts id 50.
+  MergeSpec upsert;
+  upsert.target_alias = "t";
+  upsert.source_alias = "s";
+  upsert.on = expr::Expression::Parse("t.id = s.id").value();
+  upsert.clauses = {{.match = expr::MergeMatch::kMatched, .action = expr::MergeActionKind::kUpdateAll},
+                    {.match = expr::MergeMatch::kNotMatched, .action = expr::MergeActionKind::kInsertAll}};
+  Int64Builder source_ids(DataType::Long());
+  BinaryBuilder source_names(DataType::String());
+  for (int64_t id : {2, 50}) {
+    source_ids.Append(id);
+    source_names.Append("m" + std::to_string(id));
+  }
+  auto merged = MergeInto(fs, table, {RecordBatch::Make(schema, {source_ids.Finish(), source_names.Finish()}, 2).value()},
+                          upsert);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_EQ(merged->version, 4);
+
   std::map<std::string, std::vector<std::string>> read = RunSpark({"rowids:" + table});
   const std::vector<std::string>& rows = read["rowids:" + table];
-  ASSERT_EQ(rows.size(), 7u);
+  ASSERT_EQ(rows.size(), 8u);
   for (const std::string& row : rows) {
     simdjson::dom::parser parser;
     simdjson::dom::array values = parser.parse(simdjson::padded_string(row)).get_array().value();
     const int64_t id = values.at(0).get_int64().value();
+    if (id == 50) {
+      EXPECT_GE(values.at(1).get_int64().value(), 9) << row;  // a new id, above the mark before
+      EXPECT_EQ(values.at(2).get_int64().value(), 4) << row;
+      continue;
+    }
     EXPECT_EQ(values.at(1).get_int64().value(), id) << row;  // ids follow the appends, file by file
-    EXPECT_EQ(values.at(2).get_int64().value(), id < 4 ? 0 : id < 7 ? 1 : 2) << row;
+    EXPECT_EQ(values.at(2).get_int64().value(), id == 2 ? 4 : id < 4 ? 0 : id < 7 ? 1 : 2) << row;
   }
 
   // Enabling it on a table that exists without it is refused: its rows would need their ids first.

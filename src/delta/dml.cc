@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <span>
 #include <utility>
 
 #include <fmt/format.h>
@@ -118,6 +119,19 @@ Result<expr::BoundExpression> BindAs(const expr::Expression& expression, const T
   return expr::Bind(cast, schema, sql);
 }
 
+// The row ids and commit versions of target rows, on a table that tracks row ids (else null).
+struct RowIds {
+  ColumnPtr row_ids;
+  ColumnPtr row_commit_versions;
+
+  // Of the rows at `indices`: the ids, and the versions when `keep_versions` (a copied row keeps
+  // its version, an updated one takes the commit's).
+  RowIds Take(std::span<const int64_t> indices, bool keep_versions) const {
+    if (!row_ids) return {};
+    return {sluice::Take(row_ids, indices), keep_versions ? sluice::Take(row_commit_versions, indices) : nullptr};
+  }
+};
+
 // Where one column of a written row comes from.
 struct ColumnValue {
   enum Kind {
@@ -186,6 +200,7 @@ class MergeRun {
     deletion_vectors_ = snapshot_->Property(kEnableDeletionVectors, "false") == "true" && features &&
                         std::find(features->begin(), features->end(), "deletionVectors") != features->end();
     if (deletion_vectors_) deciding_columns_ = DecidingColumns();
+    row_tracking_ = TracksRowIds(snapshot_->protocol());
     std::vector<AddFile> candidates = CandidateFiles();
     txn_->ReadFiles(candidates);
     result_.num_files_scanned = static_cast<int64_t>(candidates.size());
@@ -442,11 +457,14 @@ class MergeRun {
   }
 
   // The file's rows in the table schema, or null when it has none. With `columns`, only those are
-  // read and the others are NULL.
-  Result<BatchPtr> ReadFile(const AddFile& file, const std::optional<std::vector<std::string>>& columns) const {
+  // read and the others are NULL. On a table that tracks row ids, `*ids` gets the rows' ids and
+  // commit versions.
+  Result<BatchPtr> ReadFile(const AddFile& file, const std::optional<std::vector<std::string>>& columns,
+                            RowIds* ids) const {
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableScan> scan,
                             TableScan::Open(snapshot_, {.columns = columns.value_or(std::vector<std::string>{}),
-                                                        .files = std::vector<AddFile>{file}}));
+                                                        .files = std::vector<AddFile>{file},
+                                                        .row_tracking = row_tracking_}));
     std::vector<BatchPtr> parts;
     while (true) {
       SLUICE_ASSIGN_OR_RETURN(BatchPtr part, scan->Next());
@@ -455,6 +473,14 @@ class MergeRun {
     }
     if (parts.empty()) return BatchPtr();
     SLUICE_ASSIGN_OR_RETURN(BatchPtr rows, Concatenate(parts));
+    if (row_tracking_) {
+      const int n = rows->num_columns();
+      *ids = RowIds{rows->column(n - 2), rows->column(n - 1)};
+      std::vector<Field> fields(rows->schema()->fields().begin(), rows->schema()->fields().end() - 2);
+      SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct(std::move(fields)));
+      std::vector<ColumnPtr> data(rows->columns().begin(), rows->columns().end() - 2);
+      SLUICE_ASSIGN_OR_RETURN(rows, RecordBatch::Make(std::move(schema), std::move(data), rows->num_rows()));
+    }
     if (!columns) return ConformToSchema(rows, table_schema_);
     std::vector<ColumnPtr> all;
     for (const Field& field : table_schema_->fields()) {
@@ -561,13 +587,25 @@ class MergeRun {
     return RecordBatch::Make(table_schema_, std::move(columns), n);
   }
 
-  Status Write(const BatchPtr& rows) {
+  // Writes rows of the table schema. On a table that tracks row ids, `ids` are the rows' ids and
+  // commit versions to keep: the ids of rows copied or updated, the versions of rows copied (an
+  // updated row takes the commit's version, an inserted one a new id too).
+  Status Write(const BatchPtr& rows, RowIds ids = {}) {
     if (rows->num_rows() == 0) return Status::OK();
     if (!writer_) {
-      SLUICE_ASSIGN_OR_RETURN(writer_,
-                              DataFileWriter::Open(*fs_, table_path_, mapped_schema_, *txn_->effective_metadata(), now_));
+      SLUICE_ASSIGN_OR_RETURN(writer_, DataFileWriter::Open(*fs_, table_path_, mapped_schema_,
+                                                            *txn_->effective_metadata(), now_, row_tracking_));
     }
-    return writer_->Write(rows);
+    if (!row_tracking_) return writer_->Write(rows);
+    std::vector<Field> fields = rows->schema()->fields();
+    std::vector<ColumnPtr> columns = rows->columns();
+    for (const auto& [name, column] : {std::pair{kRowIdColumn, ids.row_ids}, {kRowCommitVersionColumn, ids.row_commit_versions}}) {
+      fields.push_back(Field{std::string(name), DataType::Long(), true});
+      columns.push_back(column ? column : MakeNullColumn(DataType::Long(), rows->num_rows()));
+    }
+    SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct(std::move(fields)));
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr tracked, RecordBatch::Make(std::move(schema), std::move(columns), rows->num_rows()));
+    return writer_->Write(tracked);
   }
 
   Status MergeFile(const AddFile& file) {
@@ -575,7 +613,8 @@ class MergeRun {
     // what happens to each row are read first, and the whole rows only of a file with updates.
     const std::optional<std::vector<std::string>> columns =
         deletion_vectors_ ? deciding_columns_ : std::optional<std::vector<std::string>>();
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr rows, ReadFile(file, columns));
+    RowIds ids;
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr rows, ReadFile(file, columns, &ids));
     const int64_t n = rows ? rows->num_rows() : 0;
     if (n == 0) return Status::OK();
     SLUICE_ASSIGN_OR_RETURN(BatchPtr target_rows_view, target_view_->Rows({rows}, n));
@@ -666,7 +705,7 @@ class MergeRun {
     if (deletion_vectors_ && !copied.empty()) {
       SLUICE_RETURN_IF_ERROR(MarkDeleted(file, copied, n));
     } else {
-      SLUICE_RETURN_IF_ERROR(Write(Take(rows, copied)));
+      SLUICE_RETURN_IF_ERROR(Write(Take(rows, copied), ids.Take(copied, true)));
       result_.num_rows_copied += static_cast<int64_t>(copied.size());
       result_.num_files_removed += 1;
       txn_->Remove(RemovalOf(file, now_));
@@ -674,7 +713,7 @@ class MergeRun {
     BatchPtr whole = rows;
     const bool any_update = std::any_of(updated.begin(), updated.end(), [](const auto& rows) { return !rows.empty(); });
     if (columns && any_update) {
-      SLUICE_ASSIGN_OR_RETURN(whole, ReadFile(file, std::nullopt));
+      SLUICE_ASSIGN_OR_RETURN(whole, ReadFile(file, std::nullopt, &ids));
       if (whole == nullptr || whole->num_rows() != n) {
         return Status::Error(errors::kIoError,
                              fmt::format("data file '{}' gave another number of rows when read again", file.path));
@@ -694,7 +733,7 @@ class MergeRun {
         SLUICE_ASSIGN_OR_RETURN(view, target_view_->Rows({target}, target->num_rows()));
       }
       SLUICE_ASSIGN_OR_RETURN(BatchPtr values, Values(clauses_[c], view, target, source));
-      SLUICE_RETURN_IF_ERROR(Write(values));
+      SLUICE_RETURN_IF_ERROR(Write(values, ids.Take(targets, false)));
       result_.num_rows_updated += values->num_rows();
     }
     result_.num_rows_deleted += deleted;
@@ -825,6 +864,7 @@ class MergeRun {
   std::unique_ptr<DataFileWriter> writer_;
   bool deletion_vectors_ = false;
   std::optional<std::vector<std::string>> deciding_columns_;  // with deletion vectors
+  bool row_tracking_ = false;
   int64_t now_ = 0;
   DmlResult result_;
 };

@@ -11,6 +11,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "delta/scan_testing.h"
+#include "sluice/delta/maintenance.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/writer.h"
 #include "testing/store_root.h"
@@ -314,6 +315,68 @@ TEST_P(DmlTest, TheRowCountFromStatisticsFollowsDeletesWithAndWithoutDeletionVec
     for (const AddFile& file : snapshot->files()) any_vector = any_vector || file.deletion_vector.has_value();
     EXPECT_EQ(any_vector, deletion_vectors);
   }
+}
+
+// On a table that tracks row ids, a row keeps its id through every rewrite (UPDATE, MERGE,
+// copy-on-write DELETE, OPTIMIZE) and its commit version until it changes; an inserted row gets
+// an id no other row has. With and without deletion vectors.
+TEST_P(DmlTest, RowsKeepTheirIdsThroughUpdatesMergesDeletesAndCompaction) {
+  for (bool deletion_vectors : {false, true}) {
+    SCOPED_TRACE(deletion_vectors);
+    table_ = dir_.Join(deletion_vectors ? "with_dv" : "without_dv");
+    StringMap properties = {{"delta.enableRowTracking", "true"}};
+    if (deletion_vectors) properties["delta.enableDeletionVectors"] = "true";
+    Append(0, 5, {.table_properties = properties});  // version 0: ids 0-4, row ids 0-4
+    Append(5, 5);                                    // version 1: ids 5-9, row ids 5-9
+    // "id,row id,commit version" of every row, sorted by id.
+    auto tracked = [&] {
+      std::vector<std::string> lines = testing::ScannedLines(Snapshot::Load(fs_, table_).value(),
+                                                             {.columns = {"id"}, .row_tracking = true});
+      std::sort(lines.begin(), lines.end(), [](const std::string& a, const std::string& b) {
+        return std::stoll(a) < std::stoll(b);
+      });
+      return lines;
+    };
+    EXPECT_EQ(tracked(), (std::vector<std::string>{"0,0,0", "1,1,0", "2,2,0", "3,3,0", "4,4,0", "5,5,1", "6,6,1",
+                                                   "7,7,1", "8,8,1", "9,9,1"}));
+
+    auto updated = UpdateTable(fs_, table_, {.assignments = {{{"v"}, expr::Expression::Parse("-1").value()}},
+                                             .where = expr::Expression::Parse("id IN (2, 7)").value()});
+    ASSERT_TRUE(updated.ok()) << updated.status().ToString();  // version 2
+    auto merged = Merge("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+                        {{3, 33, "new"}, {100, 1000, "new"}});  // version 3
+    ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+    std::vector<std::string> after_merge = tracked();
+    ASSERT_EQ(after_merge.size(), 11u);
+    EXPECT_EQ(std::vector<std::string>(after_merge.begin(), after_merge.end() - 1),
+              (std::vector<std::string>{"0,0,0", "1,1,0", "2,2,2", "3,3,3", "4,4,0", "5,5,1", "6,6,1", "7,7,2", "8,8,1",
+                                        "9,9,1"}));
+    // The inserted row's id is above every id the table gave before, its version the MERGE's.
+    const std::string inserted = after_merge.back();
+    ASSERT_TRUE(inserted.starts_with("100,")) << inserted;
+    EXPECT_GT(std::stoll(inserted.substr(4)), 9) << inserted;
+    EXPECT_TRUE(inserted.ends_with(",3")) << inserted;
+
+    ASSERT_TRUE(DeleteFromTable(fs_, table_, {.where = expr::Expression::Parse("id = 4").value()}).ok());
+    auto optimized = Optimize(fs_, table_, {});
+    ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
+    EXPECT_EQ(Snapshot::Load(fs_, table_).value()->files().size(), 1u);
+    after_merge.erase(after_merge.begin() + 4);  // id 4
+    EXPECT_EQ(tracked(), after_merge);
+    // The stored ids stay out of the table's rows.
+    std::vector<std::string> rows = TableRows();
+    ASSERT_EQ(rows.size(), 10u);
+    EXPECT_EQ(rows.front(), "0,0,old");
+    EXPECT_EQ(std::count(rows.begin(), rows.end(), "3,33,new"), 1);
+    EXPECT_EQ(std::count(rows.begin(), rows.end(), "7,-1,old"), 1);
+  }
+}
+
+// Row ids are only asked of tables that track them.
+TEST_P(DmlTest, RowIdsOfATableWithoutRowTrackingAreRefused) {
+  Append(0, 3);
+  auto scan = TableScan::Open(Snapshot::Load(fs_, table_).value(), {.row_tracking = true});
+  EXPECT_EQ(scan.status().error_class(), errors::kDeltaProtocolUnsupported) << scan.status().ToString();
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, DmlTest, ::testing::ValuesIn(sluice::testing::kAllStores),

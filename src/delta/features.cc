@@ -226,6 +226,8 @@ Status CheckWriteSupport(const Protocol& protocol, const Metadata& metadata) {
   return Status::OK();
 }
 
+bool TracksRowIds(const Protocol& protocol) { return protocol.min_writer_version == 7 && Listed(protocol.writer_features, "rowTracking"); }
+
 bool RecordsTypeChanges(const std::string& schema_string) {
   return SchemaMetadataMentions(schema_string, "delta.typeChanges");
 }

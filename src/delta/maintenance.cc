@@ -13,6 +13,7 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/checkpoint.h"
 #include "sluice/delta/deletion_vector.h"
+#include "sluice/delta/features.h"
 #include "sluice/delta/log.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
@@ -190,10 +191,13 @@ Result<OptimizeResult> Optimize(std::shared_ptr<FileSystem> fs, const std::strin
   }
 
   const int64_t now = NowMs();
+  const bool row_tracking = TracksRowIds(snapshot->protocol());
   std::vector<AddFile> compacted;
   std::vector<int64_t> added_sizes;
   for (const std::vector<AddFile>& bin : bins) {
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableScan> scan, TableScan::Open(snapshot, ScanOptions{.files = bin}));
+    // Rows keep their ids and commit versions (the scan gives them, the files store them).
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TableScan> scan,
+                            TableScan::Open(snapshot, ScanOptions{.files = bin, .row_tracking = row_tracking}));
     std::vector<BatchPtr> batches;
     int64_t bin_bytes = 0;
     for (const AddFile& file : bin) bin_bytes += file.size;
@@ -218,7 +222,8 @@ Result<OptimizeResult> Optimize(std::shared_ptr<FileSystem> fs, const std::strin
     std::vector<AddFile> adds;
     auto write = [&](const std::vector<BatchPtr>& rows) -> Status {
       SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<DataFileWriter> writer,
-                              DataFileWriter::Open(*fs, table_path, snapshot->schema(), snapshot->metadata(), now));
+                              DataFileWriter::Open(*fs, table_path, snapshot->schema(), snapshot->metadata(), now,
+                                                   row_tracking));
       for (const BatchPtr& batch : rows) SLUICE_RETURN_IF_ERROR(writer->Write(batch));
       SLUICE_ASSIGN_OR_RETURN(std::vector<AddFile> written, writer->Finish());
       for (AddFile& add : written) adds.push_back(std::move(add));

@@ -213,29 +213,7 @@ Status Transaction::CheckConflicts(int64_t version, const std::vector<Action>& w
 
 bool Transaction::TracksRowIds() const {
   const Protocol* protocol = protocol_ ? &*protocol_ : snapshot_ ? &snapshot_->protocol() : nullptr;
-  return protocol != nullptr && protocol->writer_features &&
-         std::find(protocol->writer_features->begin(), protocol->writer_features->end(), "rowTracking") !=
-             protocol->writer_features->end();
-}
-
-Status Transaction::CheckRowTrackingWrite(std::string_view operation) const {
-  // Rows these operations write into new files while removing (or re-marking) files are copies;
-  // a MERGE that removes nothing only inserts new rows.
-  const bool copies = (operation == kOperationUpdate || operation == kOperationMerge ||
-                       operation == kOperationDelete || operation == kOperationOptimize) &&
-                      !removes_.empty();
-  if (!copies) return Status::OK();
-  for (const AddFile& add : adds_) {
-    if (!add.base_row_id && StatsNumRecords(add.stats).value_or(1) > 0) {
-      return Status::Error(
-          errors::kDeltaProtocolUnsupported,
-          fmt::format("the table tracks row ids (rowTracking), and this {} would copy rows into new files, whose "
-                      "ids sluice does not carry over yet; with delta.enableDeletionVectors a DELETE marks rows "
-                      "instead of copying them",
-                      operation));
-    }
-  }
-  return Status::OK();
+  return protocol != nullptr && delta::TracksRowIds(*protocol);
 }
 
 Status Transaction::AssignRowIds(std::vector<Action>* actions, int64_t version, int64_t high_water_mark) const {
@@ -302,7 +280,6 @@ Result<int64_t> Transaction::Commit(std::string_view operation, StringMap operat
   }
   SLUICE_RETURN_IF_ERROR(Validate());
   const bool row_ids = TracksRowIds();
-  if (row_ids) SLUICE_RETURN_IF_ERROR(CheckRowTrackingWrite(operation));
   const std::vector<Action> actions =
       BuildActions(operation, std::move(operation_parameters), std::move(operation_metrics));
   int64_t high_water_mark = snapshot_ ? RowIdHighWaterMark(snapshot_->domains()) : -1;

@@ -306,7 +306,8 @@ TEST_P(TransactionTest, BlindAppendsFromTheSameSnapshotBothCommit) {
 
 // Row tracking: fresh files get ids above the table's high-water mark and their commit's version,
 // also when a concurrent append took the ids first (the retry assigns after the winner's mark);
-// a file without numRecords cannot be given ids; a copying commit is refused.
+// a file without numRecords cannot be given ids; a file re-added keeps its ids while the file a
+// rewrite adds gets fresh ones (the rows it copied keep theirs in its materialized columns).
 TEST_P(TransactionTest, AppendsToARowTrackingTableGetFreshRowIdsAfterEveryWinner) {
   WriteCommit(0, {Protocol{1, 7, std::nullopt, std::vector<std::string>{"rowTracking", "domainMetadata"}},
                   TableMetadata()});
@@ -341,7 +342,20 @@ TEST_P(TransactionTest, AppendsToARowTrackingTableGetFreshRowIdsAfterEveryWinner
   auto copying = Transaction::Start(fs_, table_);
   (*copying)->Remove(Tombstone("a.parquet"));
   (*copying)->Add(counted("a2.parquet", 9));
-  EXPECT_EQ((*copying)->Commit(kOperationDelete, {}).status().error_class(), errors::kDeltaProtocolUnsupported);
+  std::vector<AddFile> files = Load()->files();
+  AddFile marked = *std::find_if(files.begin(), files.end(), [](const AddFile& f) { return f.path == "b.parquet"; });
+  marked.deletion_vector = DeletionVectorDescriptor{"i", "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L", std::nullopt, 36, 1};
+  (*copying)->Remove(Tombstone(marked.path));
+  (*copying)->Add(marked);
+  ASSERT_EQ((*copying)->Commit(kOperationDelete, {}).value_or(-1), 4);
+  ids.clear();
+  snapshot = Load();
+  for (const AddFile& file : snapshot->files()) {
+    ids[file.path] = {file.base_row_id.value_or(-9), file.default_row_commit_version.value_or(-9)};
+  }
+  EXPECT_EQ(ids, (std::map<std::string, std::pair<int64_t, int64_t>>{
+                     {"a2.parquet", {24, 4}}, {"b.parquet", {10, 1}}, {"c.parquet", {15, 2}}, {"e.parquet", {22, 3}}}));
+  EXPECT_EQ(Load()->domains().at("delta.rowTracking").configuration, R"({"rowIdHighWaterMark":32})");
 }
 
 TEST_P(TransactionTest, ConcurrentTxnForTheSameApplicationConflicts) {

@@ -33,6 +33,9 @@ inline constexpr std::string_view kMaterializedRowIdColumn = "delta.rowTracking.
 inline constexpr std::string_view kMaterializedRowCommitVersionColumn =
     "delta.rowTracking.materializedRowCommitVersionColumnName";
 
+// Whether the table tracks row ids: its protocol lists the rowTracking writer feature.
+bool TracksRowIds(const Protocol& protocol);
+
 // The protocol of a new table with this schema and metadata: reader 1 / writer 2, or table
 // features (writer 7; reader 3 when a feature readers need is listed, else reader 1) with
 // `timestampNtz` when a timestamp_ntz column exists at any depth, `columnMapping` when

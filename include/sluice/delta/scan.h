@@ -28,29 +28,39 @@ struct ScanOptions {
   // A Spark SQL predicate over the table's columns (projected or not): only rows for which it is
   // TRUE are returned.
   std::optional<std::string> filter = std::nullopt;
+  // Append to every batch the row-tracking columns kRowIdColumn and kRowCommitVersionColumn
+  // (long, never null), Spark's `_metadata.row_id` and `_metadata.row_commit_version`: the id and
+  // commit version a rewrite stored in the file's materialized columns, else the file's baseRowId
+  // plus the row's position in the file and its defaultRowCommitVersion.
+  bool row_tracking = false;
 };
+
+inline constexpr std::string_view kRowIdColumn = "_metadata.row_id";
+inline constexpr std::string_view kRowCommitVersionColumn = "_metadata.row_commit_version";
 
 class TableScan {
  public:
   // UNRESOLVED_COLUMN when a requested column is not in the table; the expression errors of
   // expr::Expression::Parse and expr::BindPredicate for a filter that is not a valid predicate
-  // over the table.
+  // over the table; DELTA_PROTOCOL_UNSUPPORTED for row_tracking on a table that does not track
+  // row ids.
   static Result<std::unique_ptr<TableScan>> Open(SnapshotPtr snapshot, ScanOptions options = {});
 
   // The schema of every batch: the table's columns by their logical names, without column
-  // mapping metadata.
+  // mapping metadata (and the row-tracking columns last when asked for).
   const TypePtr& schema() const { return schema_; }
   // The data files the scan reads: those of the snapshot (or ScanOptions::files) that the filter
   // does not rule out.
   const std::vector<AddFile>& files() const { return files_; }
 
   // The next batch, or nullptr after the last. DELTA_LOG_CORRUPT when a partition value does not
-  // parse as its column's type; Parquet and IO errors of the data files.
+  // parse as its column's type or, with row_tracking, a file has no baseRowId; Parquet and IO
+  // errors of the data files.
   Result<BatchPtr> Next();
 
  private:
   // `schema`: the columns read, as the table's schema has them (with column mapping metadata).
-  TableScan(SnapshotPtr snapshot, const TypePtr& schema, std::vector<AddFile> files);
+  TableScan(SnapshotPtr snapshot, const TypePtr& schema, std::vector<AddFile> files, bool row_tracking);
 
   SnapshotPtr snapshot_;
   TypePtr schema_;
@@ -60,6 +70,7 @@ class TableScan {
   std::optional<expr::BoundExpression> filter_;
   std::vector<int64_t> selection_;
   std::vector<AddFile> files_;
+  bool row_tracking_;
   size_t next_file_ = 0;
   struct ReadColumns;
   std::shared_ptr<const ReadColumns> read_columns_;  // of read_schema_, made by the first file's read

@@ -125,12 +125,10 @@ class Transaction {
   // Row tracking (a table with the rowTracking writer feature): each file of new rows gets fresh
   // row ids above the table's high-water mark (`baseRowId`) and the commit's version
   // (`defaultRowCommitVersion`), and the commit raises the mark (domain `delta.rowTracking`).
-  // Files re-added as they were (with a deletion vector, by RESTORE) keep theirs. A commit that
-  // copies rows into new files (UPDATE, a MERGE that changes rows, copy-on-write DELETE, OPTIMIZE:
-  // new files beside removed ones) would have to carry their ids over in materialized columns,
-  // which sluice does not write: DELTA_PROTOCOL_UNSUPPORTED.
+  // Files re-added as they were (with a deletion vector, by RESTORE) keep theirs. Rows a commit
+  // copies into new files (UPDATE, MERGE, copy-on-write DELETE, OPTIMIZE) keep their ids in the
+  // files' materialized columns, which the writers of those operations fill (DataFileWriter).
   bool TracksRowIds() const;
-  Status CheckRowTrackingWrite(std::string_view operation) const;
   // `actions` as committed at `version` after the mark `high_water_mark` (-1: none yet).
   Status AssignRowIds(std::vector<Action>* actions, int64_t version, int64_t high_water_mark) const;
   void CheckpointIfDue(int64_t version) const;
