@@ -92,13 +92,19 @@ class DeltaTable:
     def restoreToVersion(self, version: int):
         """Gives the table back the rows of ``version`` in a new commit; its metrics as a one-row
         DataFrame."""
+        return self._restore(version=version)
+
+    def restoreToTimestamp(self, timestamp: str):
+        """Gives the table back the rows of the latest version committed at or before
+        ``timestamp`` (``yyyy-MM-dd[ HH:mm:ss[.f]][zone]``, UTC unless a zone is written) in a new
+        commit; its metrics as a one-row DataFrame."""
+        return self._restore(timestamp=timestamp)
+
+    def _restore(self, **target):
         from .dataframe import DataFrame, metrics_frame
 
         names = ["table_size_after_restore", "num_of_files_after_restore", "num_removed_files", "num_restored_files"]
-        return DataFrame(self._session, metrics_frame(_sluice.restore(self._path, version), names))
-
-    def restoreToTimestamp(self, timestamp: str):
-        raise SluiceError("NOT_IMPLEMENTED", "RESTORE to a timestamp: restore to a version (history() lists them)")
+        return DataFrame(self._session, metrics_frame(_sluice.restore(self._path, **target), names))
 
 
 class DeltaOptimizeBuilder:

@@ -17,7 +17,8 @@ _OPTIMIZE = re.compile(r"^\s*OPTIMIZE\s+" + _NAME + r"(?:\s+WHERE\s+(.+?))?(?:\s
                        re.IGNORECASE | re.DOTALL)
 _VACUUM = re.compile(r"^\s*VACUUM\s+" + _NAME + r"(?:\s+RETAIN\s+([0-9.]+)\s+HOURS)?(\s+DRY\s+RUN)?\s*;?\s*$",
                      re.IGNORECASE)
-_RESTORE = re.compile(r"^\s*RESTORE\s+(?:TABLE\s+)?" + _NAME + r"\s+TO\s+VERSION\s+AS\s+OF\s+([0-9]+)\s*;?\s*$",
+_RESTORE = re.compile(r"^\s*RESTORE\s+(?:TABLE\s+)?" + _NAME +
+                      r"\s+TO\s+(?:VERSION\s+AS\s+OF\s+([0-9]+)|TIMESTAMP\s+AS\s+OF\s+'([^']*)')\s*;?\s*$",
                       re.IGNORECASE)
 
 
@@ -108,7 +109,7 @@ class Session:
 
     def _maintenance(self, statement: str):
         """OPTIMIZE t [WHERE ...], VACUUM t [RETAIN n HOURS] [DRY RUN], RESTORE [TABLE] t TO VERSION
-        AS OF n, through DeltaTable; None for other statements."""
+        AS OF n | TIMESTAMP AS OF 'ts', through DeltaTable; None for other statements."""
         from .delta import DeltaTable
 
         for pattern, kind in ((_OPTIMIZE, "optimize"), (_VACUUM, "vacuum"), (_RESTORE, "restore")):
@@ -135,7 +136,9 @@ class Session:
                 hours = float(match.group(2)) if match.group(2) else None
                 files = table.vacuum(hours, dryRun=bool(match.group(3)))
                 return DataFrame(self, frame_of(pa.table({"path": pa.array(files, pa.large_string())})))
-            return table.restoreToVersion(int(match.group(2)))
+            if match.group(2) is not None:
+                return table.restoreToVersion(int(match.group(2)))
+            return table.restoreToTimestamp(match.group(3))
         return None
 
     def stop(self) -> None:

@@ -253,11 +253,11 @@ std::vector<std::string> Vacuum(const std::string& path, std::optional<double> r
   return Check(delta::Vacuum(storage::DefaultFileSystem(), path, spec)).files;
 }
 
-py::dict Restore(const std::string& path, int64_t version) {
+py::dict Restore(const std::string& path, std::optional<int64_t> version, std::optional<std::string> timestamp) {
   delta::RestoreResult result;
   {
     py::gil_scoped_release nogil;
-    result = Check(delta::Restore(storage::DefaultFileSystem(), path, version));
+    result = Check(delta::Restore(storage::DefaultFileSystem(), path, {.version = version, .timestamp = timestamp}));
   }
   py::dict out;
   out["table_size_after_restore"] = result.table_size_after_restore;
@@ -465,7 +465,7 @@ void DefineFrames(py::module_& m) {
   m.def("optimize", &Optimize, py::arg("path"), py::arg("where"), py::arg("target_file_size"), py::arg("zorder_by"),
         py::arg("ansi"));
   m.def("vacuum", &Vacuum, py::arg("path"), py::arg("retention_hours"), py::arg("dry_run"), py::arg("force"));
-  m.def("restore", &Restore, py::arg("path"), py::arg("version"));
+  m.def("restore", &Restore, py::arg("path"), py::arg("version") = py::none(), py::arg("timestamp") = py::none());
   m.def(
       "sink_option_names",
       [](const std::string& format) {

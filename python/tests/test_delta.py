@@ -97,6 +97,35 @@ def test_spark_sql_merge_update_delete(spark, tmp_path):
     assert spark.table("main.s.t").count() == 3
 
 
+def test_restore_to_a_timestamp(spark):
+    import datetime
+    import time
+
+    marks = []
+    for i in range(3):
+        spark.range(i * 2, i * 2 + 2).write.mode("append").saveAsTable("main.s.when")
+        time.sleep(0.05)
+        marks.append(datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f"))
+        time.sleep(0.05)
+    table = sluice.DeltaTable.forName(spark, "main.s.when")
+    restored = table.restoreToTimestamp(marks[0]).collect()[0]
+    assert restored.num_of_files_after_restore == 1
+    assert sorted(r.id for r in table.toDF().collect()) == [0, 1]
+    spark.sql(f"RESTORE TABLE main.s.when TO TIMESTAMP AS OF '{marks[1]}'")
+    assert sorted(r.id for r in table.toDF().collect()) == [0, 1, 2, 3]
+    last = table.history(1).collect()[0]
+    assert last.operation == "RESTORE" and dict(last.operationParameters) == {"timestamp": marks[1]}
+    for action, error_class in [
+        (lambda: table.restoreToTimestamp("2000-01-01"), "DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER"),
+        (lambda: table.restoreToTimestamp("2999-01-01 00:00:00"), "DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER"),
+        (lambda: spark.sql("RESTORE TABLE main.s.when TO TIMESTAMP AS OF 'noon'"), "INVALID_ARGUMENT"),
+    ]:
+        with pytest.raises(sluice.SluiceError) as error:
+            action()
+        assert error.value.error_class == error_class, str(error.value)
+    assert len(table.history().collect()) == 5  # three appends, two restores
+
+
 def test_optimize_restore_and_vacuum(spark):
     import os
     import time

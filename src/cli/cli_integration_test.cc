@@ -289,9 +289,23 @@ TEST_F(CliTest, DeltaCommandsWorkOnATableInS3) {
   EXPECT_EQ(shown.exit_code, 0) << shown.err;
   for (const char* id : {"0", "1", "102", "3"}) EXPECT_TRUE(Contains(shown.out, std::string("\n") + id + "\n")) << shown.out;
   EXPECT_FALSE(Contains(shown.out, "\n2\n")) << shown.out;
+  // RESTORE by version or by time; a time before the first commit is refused by class (exit 1),
+  // both targets or neither are usage errors (exit 2).
+  Ran restored = RunSluice(dir_.path(), {"delta", "restore", table, "--version", "4"});
+  EXPECT_EQ(restored.exit_code, 0) << restored.err;
+  EXPECT_TRUE(Contains(restored.out, "version 6: the rows of version 4")) << restored.out;
+  Ran too_early = RunSluice(dir_.path(), {"delta", "restore", table, "--timestamp", "2000-01-01"});
+  EXPECT_EQ(too_early.exit_code, 1) << too_early.err;
+  EXPECT_TRUE(Contains(too_early.err, "DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER")) << too_early.err;
+  Ran by_time = RunSluice(dir_.path(), {"delta", "restore", table, "--timestamp", "2999-01-01 00:00:00"});
+  EXPECT_TRUE(Contains(by_time.err, "DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER")) << by_time.err;
+  for (std::vector<std::string> wrong : {std::vector<std::string>{"delta", "restore", table},
+                                         {"delta", "restore", table, "--version", "1", "--timestamp", "2026-01-01"}}) {
+    EXPECT_EQ(RunSluice(dir_.path(), wrong).exit_code, 2) << wrong.size();
+  }
   Ran vacuum = RunSluice(dir_.path(), {"delta", "vacuum", table, "--retain", "0", "--force"});
   EXPECT_EQ(vacuum.exit_code, 0) << vacuum.err;
-  EXPECT_EQ(delta::Snapshot::Load(fs, table).value()->files().size(), 1u);
+  EXPECT_EQ(delta::Snapshot::Load(fs, table).value()->files().size(), 4u);  // the files of version 4, before OPTIMIZE
   for (const std::string bad : {"s3://Upper_Case/t", "s3://bucket/a/../t", "gs://bucket/t"}) {
     Ran refused = RunSluice(dir_.path(), {"delta", "history", bad});
     EXPECT_EQ(refused.exit_code, 1) << bad;

@@ -415,7 +415,8 @@ struct MaintenanceOptions {
   std::optional<double> retain_hours;
   bool dry_run = false;
   bool force = false;
-  int64_t version = -1;
+  std::optional<int64_t> version;
+  std::optional<std::string> timestamp;
 };
 
 Status RunOptimize(const MaintenanceOptions& options) {
@@ -447,10 +448,11 @@ Status RunVacuum(const MaintenanceOptions& options) {
 }
 
 Status RunRestore(const MaintenanceOptions& options) {
-  SLUICE_ASSIGN_OR_RETURN(delta::RestoreResult result,
-                          delta::Restore(storage::DefaultFileSystem(), options.table, options.version));
+  SLUICE_ASSIGN_OR_RETURN(
+      delta::RestoreResult result,
+      delta::Restore(storage::DefaultFileSystem(), options.table, {.version = options.version, .timestamp = options.timestamp}));
   Print(fmt::format("version {}: the rows of version {} ({} file(s) restored, {} removed; {} files, {} bytes)\n",
-                    result.version, options.version, result.num_files_restored, result.num_files_removed,
+                    result.version, result.restored_version, result.num_files_restored, result.num_files_removed,
                     result.num_files_after_restore, result.table_size_after_restore));
   return Status::OK();
 }
@@ -477,9 +479,14 @@ void AddMaintenanceCommand(CLI::App* parent, const std::string& name, const std:
     command->add_flag("--force", options->force, "Allow a retention below delta.deletedFileRetentionDuration");
   }
   if (name == "restore") {
-    command->add_option("--version", options->version, "The version whose rows the table gets back")->required();
+    CLI::Option* version = command->add_option("--version", options->version, "The version whose rows the table gets back");
+    CLI::Option* timestamp = command->add_option(
+        "--timestamp", options->timestamp,
+        "Or the latest version committed at or before this time (yyyy-MM-dd[ HH:mm:ss[.f]][zone], UTC by default)");
+    version->excludes(timestamp);
   }
   command->callback([options, run, name] {
+    if (name == "restore" && !options->version && !options->timestamp) throw CLI::RequiredError("--version or --timestamp");
     ExitOnFailure(name, [&]() -> Status {
       SLUICE_ASSIGN_OR_RETURN(options->table, TablePathArgument(options->table, options->warehouse));
       return run(*options);

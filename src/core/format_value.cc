@@ -129,6 +129,12 @@ void AppendTimestamp(int64_t micros, bool utc, std::string* out) {
 
 }  // namespace
 
+std::string TimestampText(int64_t micros) {
+  std::string text;
+  AppendTimestamp(micros, true, &text);
+  return text;
+}
+
 int Base64DigitValue(char c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';
   if (c >= 'a' && c <= 'z') return c - 'a' + 26;

@@ -11,6 +11,7 @@
 #include "sluice/core/ascii.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/iso_datetime.h"
 #include "sluice/delta/checkpoint.h"
 #include "sluice/delta/deletion_vector.h"
 #include "sluice/delta/features.h"
@@ -135,6 +136,32 @@ std::string Percentile(std::vector<int64_t> sizes, double p) {
   if (sizes.empty()) return "0";
   std::sort(sizes.begin(), sizes.end());
   return std::to_string(sizes[static_cast<size_t>(p * static_cast<double>(sizes.size() - 1))]);
+}
+
+// The latest version committed at or before the ISO-8601 `timestamp`.
+Result<int64_t> VersionAt(FileSystem& fs, const std::string& table_path, const std::string& timestamp) {
+  int64_t micros = 0;
+  if (!ParseIsoTimestamp(timestamp, &micros)) {
+    return Status::Error(errors::kInvalidArgument,
+                         fmt::format("'{}' is not a timestamp (yyyy-MM-dd[ HH:mm:ss[.f]][zone])", timestamp));
+  }
+  const int64_t ms = micros / 1000 - (micros % 1000 < 0 ? 1 : 0);
+  SLUICE_ASSIGN_OR_RETURN(LogListing listing, ListLog(fs, table_path));
+  if (listing.commit_versions.empty()) return TableNotFound(table_path);
+  const std::vector<int64_t> times = MonotonicCommitTimes(listing.commit_times_ms);
+  auto at = [&](size_t i) { return TimestampText(times[i] * 1000); };
+  if (ms > times.back()) {
+    return Status::Error(errors::kDeltaCannotRestoreTimestampGreater,
+                         fmt::format("cannot restore '{}' to {}: it is after the latest commit (version {}, {})",
+                                     table_path, timestamp, listing.commit_versions.back(), at(times.size() - 1)));
+  }
+  auto after = std::upper_bound(times.begin(), times.end(), ms);
+  if (after == times.begin()) {
+    return Status::Error(errors::kDeltaCannotRestoreTimestampEarlier,
+                         fmt::format("cannot restore '{}' to {}: it is before the earliest commit kept (version {}, {})",
+                                     table_path, timestamp, listing.commit_versions.front(), at(0)));
+  }
+  return listing.commit_versions[static_cast<size_t>(after - times.begin() - 1)];
 }
 
 }  // namespace
@@ -378,10 +405,20 @@ Result<VacuumResult> Vacuum(std::shared_ptr<FileSystem> fs, const std::string& t
   return result;
 }
 
-Result<RestoreResult> Restore(std::shared_ptr<FileSystem> fs, const std::string& table_path, int64_t version) {
+Result<RestoreResult> Restore(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                              const RestoreTarget& target) {
+  if (target.version.has_value() == target.timestamp.has_value()) {
+    return Status::Error(errors::kInvalidArgument, "RESTORE takes either a version or a timestamp");
+  }
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> txn, Transaction::Start(fs, table_path));
   const SnapshotPtr latest = txn->read_snapshot();
   if (latest == nullptr) return TableNotFound(table_path);
+  int64_t version = 0;
+  if (target.version) {
+    version = *target.version;
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(version, VersionAt(*fs, table_path, *target.timestamp));
+  }
   if (version < 0 || version > latest->version()) {
     return Status::Error(errors::kDeltaCannotRestoreTableVersion,
                          fmt::format("cannot restore '{}' to version {}: its versions are 0 to {}", table_path,
@@ -405,6 +442,7 @@ Result<RestoreResult> Restore(std::shared_ptr<FileSystem> fs, const std::string&
   for (const AddFile& file : old->files()) in_old.insert(identity(file));
 
   RestoreResult result;
+  result.restored_version = version;
   const int64_t now = NowMs();
   for (const AddFile& file : old->files()) {
     result.table_size_after_restore += file.size;
@@ -438,7 +476,9 @@ Result<RestoreResult> Restore(std::shared_ptr<FileSystem> fs, const std::string&
     SLUICE_RETURN_IF_ERROR(txn->SetMetadata(std::move(metadata)).status());
   }
   txn->ReadWholeTable();
-  StringMap parameters = {{"version", std::to_string(version)}};
+  // As Spark records it: the target as given.
+  StringMap parameters = target.version ? StringMap{{"version", std::to_string(version)}}
+                                        : StringMap{{"timestamp", *target.timestamp}};
   StringMap metrics = {{"tableSizeAfterRestore", std::to_string(result.table_size_after_restore)},
                        {"numOfFilesAfterRestore", std::to_string(result.num_files_after_restore)},
                        {"numRemovedFiles", std::to_string(result.num_files_removed)},

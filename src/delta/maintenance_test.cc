@@ -373,7 +373,7 @@ TEST_P(MaintenanceTest, RestoreBringsBackAnEarlierVersionsRows) {
   const std::vector<std::string> at_one = TableRows(1);
   ASSERT_EQ(at_one.size(), 10u);
 
-  auto restored = Restore(fs_, table_, 1);
+  auto restored = Restore(fs_, table_, {.version = 1});
   ASSERT_TRUE(restored.ok()) << restored.status().ToString();
   EXPECT_EQ(restored->version, 4);
   EXPECT_EQ(TableRows(), at_one);
@@ -383,13 +383,13 @@ TEST_P(MaintenanceTest, RestoreBringsBackAnEarlierVersionsRows) {
   EXPECT_EQ(Info(4)->operation, "RESTORE");
   EXPECT_EQ(Info(4)->operation_parameters.at("version"), "1");
   // Restoring the latest version again changes no file.
-  auto same = Restore(fs_, table_, 4);
+  auto same = Restore(fs_, table_, {.version = 4});
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(same->num_files_restored + same->num_files_removed, 0);
   EXPECT_EQ(TableRows(), at_one);
 
   for (int64_t version : {-1, 99}) {
-    auto wrong = Restore(fs_, table_, version);
+    auto wrong = Restore(fs_, table_, {.version = version});
     ASSERT_FALSE(wrong.ok()) << version;
     EXPECT_EQ(wrong.status().error_class(), errors::kDeltaCannotRestoreTableVersion);
   }
@@ -397,10 +397,45 @@ TEST_P(MaintenanceTest, RestoreBringsBackAnEarlierVersionsRows) {
   VacuumSpec later;
   later.now_ms = Info(5)->timestamp.value() + 2 * kWeekMs;
   ASSERT_TRUE(Vacuum(fs_, table_, later).ok());
-  auto gone = Restore(fs_, table_, 2);
+  auto gone = Restore(fs_, table_, {.version = 2});
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.status().error_class(), errors::kDeltaCannotRestoreTableVersion);
   EXPECT_NE(gone.status().message().find("gone"), std::string_view::npos) << gone.status().ToString();
+}
+
+// RESTORE TO TIMESTAMP takes the latest version committed at or before the time (commit times as
+// time travel has them); a time before the first commit or after the last is refused by class,
+// and so are text that is not a timestamp and a target that is both or neither.
+TEST_P(MaintenanceTest, RestoreToATimestampTakesTheVersionCommittedAtOrBeforeIt) {
+  Append(0, 5);  // v0
+  Append(5, 5);  // v1
+  Append(10, 5);  // v2
+  const std::vector<int64_t> times = MonotonicCommitTimes(ListLog(*fs_, table_).value().commit_times_ms);
+  ASSERT_EQ(times.size(), 3u);
+  const std::vector<std::string> at_one = TableRows(1);
+  // Exactly the time of version 1, in UTC and with a zone offset written out.
+  const std::string utc = TimestampText(times[1] * 1000);
+  for (const std::string& timestamp : {utc, utc.substr(0, utc.size() - 1) + "+00:00"}) {
+    SCOPED_TRACE(timestamp);
+    auto restored = Restore(fs_, table_, {.timestamp = timestamp});
+    ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+    EXPECT_EQ(restored->restored_version, 1);
+    EXPECT_EQ(TableRows(), at_one);
+    EXPECT_EQ(Info(restored->version)->operation_parameters.at("timestamp"), timestamp);
+    EXPECT_EQ(Info(restored->version)->operation_parameters.count("version"), 0u);
+  }
+  auto earlier = Restore(fs_, table_, {.timestamp = TimestampText((times[0] - 1) * 1000)});
+  EXPECT_EQ(earlier.status().error_class(), errors::kDeltaCannotRestoreTimestampEarlier) << earlier.status().ToString();
+  const std::vector<int64_t> now_times = MonotonicCommitTimes(ListLog(*fs_, table_).value().commit_times_ms);
+  auto greater = Restore(fs_, table_, {.timestamp = TimestampText((now_times.back() + 1) * 1000)});
+  EXPECT_EQ(greater.status().error_class(), errors::kDeltaCannotRestoreTimestampGreater) << greater.status().ToString();
+  EXPECT_NE(greater.status().message().find("version " + std::to_string(now_times.size() - 1)), std::string::npos)
+      << greater.status().ToString();
+  for (const RestoreTarget& bad : {RestoreTarget{.timestamp = "yesterday"}, RestoreTarget{.timestamp = "2026-13-01"},
+                                   RestoreTarget{}, RestoreTarget{.version = 1, .timestamp = "2026-01-01"}}) {
+    EXPECT_EQ(Restore(fs_, table_, bad).status().error_class(), errors::kInvalidArgument);
+  }
+  EXPECT_EQ(ListLog(*fs_, table_).value().commit_versions.size(), now_times.size()) << "nothing committed";
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, MaintenanceTest, ::testing::ValuesIn(sluice::testing::kAllStores),

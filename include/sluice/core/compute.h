@@ -40,6 +40,8 @@ std::vector<uint64_t> HashRows(const BatchPtr& batch, std::span<const int> key_c
 // omitted when zero: "2026-01-31T10:00:00Z"), binary as base64, nested values as JSON text
 // (strings, dates, timestamps and binary quoted; map keys as quoted text); null as "null".
 std::string FormatValue(const Column& column, int64_t row);
+// A timestamp (microseconds since the epoch) as FormatValue writes one, in UTC.
+std::string TimestampText(int64_t micros);
 // FormatValue appended to `out`.
 void AppendValue(const Column& column, int64_t row, std::string* out);
 // One value as a JSON value: null; booleans and integers bare; floating point bare when finite,

@@ -89,6 +89,8 @@ inline constexpr std::string_view kDeltaNonPartitionColumnReference = "DELTA_NON
 inline constexpr std::string_view kDeltaZorderingOnPartitionColumn = "DELTA_ZORDERING_ON_PARTITION_COLUMN";
 inline constexpr std::string_view kDeltaVacuumRetentionPeriodTooShort = "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT";
 inline constexpr std::string_view kDeltaCannotRestoreTableVersion = "DELTA_CANNOT_RESTORE_TABLE_VERSION";
+inline constexpr std::string_view kDeltaCannotRestoreTimestampEarlier = "DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER";
+inline constexpr std::string_view kDeltaCannotRestoreTimestampGreater = "DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER";
 // PostgreSQL
 inline constexpr std::string_view kJdbcStreamingSinkInvalidOptions = "JDBC_STREAMING_SINK_INVALID_OPTIONS";
 inline constexpr std::string_view kPgUpsertKeyMismatch = "PG_UPSERT_KEY_MISMATCH";

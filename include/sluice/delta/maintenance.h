@@ -101,17 +101,31 @@ struct VacuumResult {
 Result<VacuumResult> Vacuum(std::shared_ptr<FileSystem> fs, const std::string& table_path, const VacuumSpec& spec);
 
 struct RestoreResult {
-  int64_t version = -1;  // the version committed
+  int64_t version = -1;           // the version committed
+  int64_t restored_version = -1;  // the version whose rows the table got back
   int64_t num_files_removed = 0;
   int64_t num_files_restored = 0;
   int64_t table_size_after_restore = 0;  // bytes
   int64_t num_files_after_restore = 0;
 };
 
-// Makes the table's rows, schema and properties those of `version` in a new commit (operation
-// RESTORE): files the latest version has and that one does not are removed, files that one has
-// and the latest does not are added again (dataChange=true: a stream reading the table sees the
-// change). The protocol is never lowered.
-Result<RestoreResult> Restore(std::shared_ptr<FileSystem> fs, const std::string& table_path, int64_t version);
+// The version RESTORE gives the table back: one of
+struct RestoreTarget {
+  std::optional<int64_t> version = std::nullopt;
+  // the latest version committed at or before this time: ISO-8601 text (`2026-12-05`,
+  // `2026-12-05 10:30:00.5`, UTC unless a zone is written), as Spark's TIMESTAMP AS OF takes it.
+  // Commit times are those time travel uses (snapshot.h).
+  std::optional<std::string> timestamp = std::nullopt;
+};
+
+// Makes the table's rows, schema and properties those of the target version in a new commit
+// (operation RESTORE): files the latest version has and that one does not are removed, files that
+// one has and the latest does not are added again (dataChange=true: a stream reading the table
+// sees the change). The protocol is never lowered. INVALID_ARGUMENT unless exactly one target is
+// given or for a timestamp that does not parse; DELTA_CANNOT_RESTORE_TABLE_VERSION for a version
+// the table does not have (or whose files were vacuumed); DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER /
+// _GREATER for a time before the earliest commit kept or after the latest.
+Result<RestoreResult> Restore(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                              const RestoreTarget& target);
 
 }  // namespace sluice::delta
