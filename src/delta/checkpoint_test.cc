@@ -21,7 +21,7 @@ constexpr int64_t kNow = 1800000000000;
 class CheckpointTest : public ::testing::Test {
  protected:
   void Commit(const std::vector<std::string>& adds, const std::vector<std::string>& removes = {},
-              std::optional<int64_t> txn = std::nullopt) {
+              std::optional<int64_t> txn = std::nullopt, const StringMap& properties = {}) {
     auto transaction = Transaction::Start(fs_, table_);
     ASSERT_TRUE(transaction.ok()) << transaction.status().ToString();
     if (!(*transaction)->read_snapshot()) {
@@ -30,6 +30,7 @@ class CheckpointTest : public ::testing::Test {
       metadata.schema_string = std::string(kSchema);
       metadata.partition_columns = {"day"};
       metadata.configuration = {{"delta.checkpointInterval", "10"}};
+      metadata.configuration.insert(properties.begin(), properties.end());
       ASSERT_TRUE((*transaction)->SetMetadata(metadata).ok());
     }
     for (const std::string& path : adds) {
@@ -191,6 +192,37 @@ TEST_F(CheckpointTest, V2CheckpointsAreReadWithTheirSidecars) {
   EXPECT_FALSE(Snapshot::Load(fs_, table_).ok());
   ASSERT_TRUE(fs_->AtomicWrite(v2, "{\"sidecar\":{\"sizeInBytes\":3}}\n").ok());
   EXPECT_FALSE(Snapshot::Load(fs_, table_).ok());
+}
+
+// A table with delta.checkpointPolicy = v2 has the v2Checkpoint feature, and its checkpoints are V2:
+// a UUID-named JSON file ending with checkpointMetadata, pointed at by _last_checkpoint, from which
+// the table loads alone once the commits before it are gone.
+TEST_F(CheckpointTest, ATableWithV2CheckpointsGetsV2Checkpoints) {
+  Commit({}, {}, std::nullopt, {{"delta.checkpointPolicy", "v2"}});
+  for (int i = 1; i <= 12; ++i) {
+    std::vector<std::string> removes;
+    if (i % 3 == 0) removes.push_back("f" + std::to_string(i - 2) + ".parquet");
+    Commit({"f" + std::to_string(i) + ".parquet"}, removes, i);
+  }
+  SnapshotPtr expected = ReplayWithoutCheckpoints(12);
+  const Protocol& protocol = expected->protocol();
+  ASSERT_TRUE(protocol.reader_features && protocol.writer_features);
+  EXPECT_NE(std::find(protocol.reader_features->begin(), protocol.reader_features->end(), "v2Checkpoint"),
+            protocol.reader_features->end());
+  LogListing listing = ListLog(*fs_, table_).value();
+  ASSERT_EQ(listing.checkpoints.size(), 1u);
+  ASSERT_EQ(listing.checkpoints.begin()->first, 10);
+  const std::string path = listing.checkpoints.begin()->second.paths.at(0);
+  EXPECT_TRUE(path.ends_with(".json") && path.find("/00000000000000000010.checkpoint.") != std::string::npos) << path;
+  EXPECT_FALSE(fs_->Exists(ClassicCheckpointPath(table_, 10)).value());
+  const std::string text = fs_->ReadFile(path).value();
+  EXPECT_TRUE(text.ends_with("{\"checkpointMetadata\":{\"version\":10}}\n")) << text;
+  EXPECT_EQ(ParseLastCheckpoint(fs_->ReadFile(LastCheckpointPath(table_)).value()).value().version, 10);
+  for (int64_t version = 0; version <= 10; ++version) ASSERT_TRUE(fs_->Delete(CommitPath(table_, version)).ok());
+  auto snapshot = Snapshot::Load(fs_, table_);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  EXPECT_EQ((*snapshot)->checkpoint_version(), 10);
+  ExpectSameState(**snapshot, *expected);
 }
 
 TEST_F(CheckpointTest, EveryActionKindSurvivesACheckpoint) {

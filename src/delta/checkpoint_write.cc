@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <type_traits>
 
 #include <fmt/format.h>
 
+#include "delta/uuid.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/checkpoint.h"
@@ -209,6 +211,58 @@ class CheckpointRows {
   int64_t num_adds_ = 0;
 };
 
+// Calls `put` with every action a checkpoint of the snapshot holds at `now_ms`: its protocol,
+// metadata, txns, domains, live files and the tombstones younger than
+// delta.deletedFileRetentionDuration.
+template <typename Put>
+Status PutCheckpointActions(const Snapshot& snapshot, int64_t now_ms, Put&& put) {
+  SLUICE_ASSIGN_OR_RETURN(int64_t retention_ms,
+                          ParseIntervalMs(snapshot.Property("delta.deletedFileRetentionDuration", "interval 1 week")));
+  put(snapshot.protocol());
+  put(snapshot.metadata());
+  for (const auto& [app_id, txn] : snapshot.transactions()) put(txn);
+  for (const auto& [name, domain] : snapshot.domains()) put(domain);
+  for (const AddFile& add : snapshot.files()) put(add);
+  for (const RemoveFile& remove : snapshot.tombstones()) {
+    if (remove.deletion_timestamp.value_or(0) > now_ms - retention_ms) put(remove);
+  }
+  return Status::OK();
+}
+
+// Points `_last_checkpoint` at `pointer` unless it points at a checkpoint as new already.
+Status UpdateLastCheckpoint(FileSystem& fs, const std::string& table_path, const LastCheckpoint& pointer) {
+  std::string pointer_path = LastCheckpointPath(table_path);
+  Result<std::string> current = fs.ReadFile(pointer_path);
+  if (current.ok()) {
+    Result<LastCheckpoint> existing = ParseLastCheckpoint(*current);
+    if (existing.ok() && existing->version >= pointer.version) return Status::OK();
+  } else if (current.status().error_class() != errors::kFileNotFound) {
+    return current.status();
+  }
+  return fs.AtomicWrite(pointer_path, SerializeLastCheckpoint(pointer));
+}
+
+// A V2 checkpoint as one UUID-named JSON file (`%020d.checkpoint.<uuid>.json`, no sidecars): an
+// action per line, the last one `checkpointMetadata`. A unique name, so writers never collide.
+Status WriteV2Checkpoint(const Snapshot& snapshot, int64_t now_ms) {
+  std::string text;
+  int64_t actions = 0, adds = 0;
+  SLUICE_RETURN_IF_ERROR(PutCheckpointActions(snapshot, now_ms, [&](const auto& action) {
+    text += SerializeAction(Action(action));
+    text.push_back('\n');
+    ++actions;
+    if constexpr (std::is_same_v<std::decay_t<decltype(action)>, AddFile>) ++adds;
+  }));
+  text += fmt::format("{{\"checkpointMetadata\":{{\"version\":{}}}}}\n", snapshot.version());
+  ++actions;
+  FileSystem& fs = *snapshot.file_system();
+  const std::string path = fmt::format("{}/{:020d}.checkpoint.{}.json", LogDirectory(snapshot.table_path()),
+                                       snapshot.version(), NewUuid());
+  SLUICE_RETURN_IF_ERROR(fs.PutIfAbsent(path, text));
+  return UpdateLastCheckpoint(fs, snapshot.table_path(),
+                              {snapshot.version(), actions, std::nullopt, static_cast<int64_t>(text.size()), adds});
+}
+
 }  // namespace
 
 const TypePtr& CheckpointSchema() {
@@ -247,21 +301,15 @@ Result<int64_t> ParseIntervalMs(std::string_view text) {
 }
 
 Status WriteCheckpoint(const Snapshot& snapshot, int64_t now_ms) {
+  const auto& features = snapshot.protocol().writer_features;
+  if (features && std::find(features->begin(), features->end(), "v2Checkpoint") != features->end()) {
+    return WriteV2Checkpoint(snapshot, now_ms);
+  }
   FileSystem& fs = *snapshot.file_system();
   std::string path = ClassicCheckpointPath(snapshot.table_path(), snapshot.version());
-  SLUICE_ASSIGN_OR_RETURN(int64_t retention_ms,
-                          ParseIntervalMs(snapshot.Property("delta.deletedFileRetentionDuration", "interval 1 week")));
-
   const TypePtr& schema = CheckpointSchema();
   CheckpointRows rows(schema);
-  rows.Put(snapshot.protocol());
-  rows.Put(snapshot.metadata());
-  for (const auto& [app_id, txn] : snapshot.transactions()) rows.Put(txn);
-  for (const auto& [name, domain] : snapshot.domains()) rows.Put(domain);
-  for (const AddFile& add : snapshot.files()) rows.Put(add);
-  for (const RemoveFile& remove : snapshot.tombstones()) {
-    if (remove.deletion_timestamp.value_or(0) > now_ms - retention_ms) rows.Put(remove);
-  }
+  SLUICE_RETURN_IF_ERROR(PutCheckpointActions(snapshot, now_ms, [&](const auto& action) { rows.Put(action); }));
   SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, rows.Finish(schema));
 
   SLUICE_ASSIGN_OR_RETURN(bool exists, fs.Exists(path));
@@ -278,16 +326,8 @@ Status WriteCheckpoint(const Snapshot& snapshot, int64_t now_ms) {
     size_in_bytes = info.size;
   }
 
-  std::string pointer_path = LastCheckpointPath(snapshot.table_path());
-  Result<std::string> current = fs.ReadFile(pointer_path);
-  if (current.ok()) {
-    Result<LastCheckpoint> pointer = ParseLastCheckpoint(*current);
-    if (pointer.ok() && pointer->version >= snapshot.version()) return Status::OK();
-  } else if (current.status().error_class() != errors::kFileNotFound) {
-    return current.status();
-  }
-  LastCheckpoint pointer{snapshot.version(), rows.num_rows(), std::nullopt, size_in_bytes, rows.num_adds()};
-  return fs.AtomicWrite(pointer_path, SerializeLastCheckpoint(pointer));
+  return UpdateLastCheckpoint(fs, snapshot.table_path(),
+                              {snapshot.version(), rows.num_rows(), std::nullopt, size_in_bytes, rows.num_adds()});
 }
 
 Result<int64_t> CleanUpExpiredLog(FileSystem& fs, const Snapshot& snapshot, int64_t now_ms) {

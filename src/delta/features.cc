@@ -173,6 +173,7 @@ std::vector<std::string> FeaturesInUse(const DataType& schema, const Metadata& m
   if (RecordsTypeChanges(metadata.schema_string)) features.push_back("typeWidening");
   Result<ColumnMappingMode> mode = MappingModeOf(metadata);
   if (mode.ok() && *mode != ColumnMappingMode::kNone) features.push_back("columnMapping");
+  if (ConfigurationIs(metadata, "delta.checkpointPolicy", "v2")) features.push_back("v2Checkpoint");
   return features;
 }
 

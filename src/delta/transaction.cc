@@ -246,12 +246,6 @@ void Transaction::CheckpointIfDue(int64_t version) const {
     if (ec != std::errc() || interval < 1) interval = 10;
   }
   if (version == 0 || version % interval != 0) return;
-  // Tables with V2 checkpoints take no classic one; the log stays valid without.
-  const Protocol& protocol = protocol_ ? *protocol_ : snapshot_->protocol();
-  if (protocol.writer_features && std::find(protocol.writer_features->begin(), protocol.writer_features->end(),
-                                            "v2Checkpoint") != protocol.writer_features->end()) {
-    return;
-  }
   // The commit stands whatever happens here: a missing checkpoint only makes loading slower.
   Result<SnapshotPtr> snapshot = Snapshot::Load(fs_, table_path_, {.version = version});
   Status status = snapshot.ok() ? WriteCheckpoint(**snapshot, NowMs()) : snapshot.status();

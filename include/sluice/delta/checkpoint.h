@@ -2,9 +2,10 @@
 // at one version, stored as Parquet so that readers skip replaying the log before it.
 //
 // sluice writes classic single-file V1 checkpoints (`%020d.checkpoint.parquet`) with one action
-// per row in the struct columns txn, add, remove, metaData, protocol and domainMetadata, then
-// points `_last_checkpoint` at them; it writes none for tables with the v2Checkpoint feature,
-// whose checkpoints must be V2 (commits alone are a valid log). It reads classic and multi-part V1
+// per row in the struct columns txn, add, remove, metaData, protocol and domainMetadata, and for
+// tables with the v2Checkpoint feature V2 checkpoints as one UUID-named JSON file
+// (`%020d.checkpoint.<uuid>.json`, ending with `checkpointMetadata`), then points
+// `_last_checkpoint` at them. It reads classic and multi-part V1
 // checkpoints and V2 checkpoints (UUID-named JSON or Parquet files, or classic-named ones, with
 // their `sidecar` files under `_delta_log/_sidecars/`) written by any engine (columns and actions
 // it does not know are ignored).
@@ -34,10 +35,11 @@ Status ReadCheckpoint(FileSystem& fs, const CheckpointFiles& checkpoint, const A
 // The checkpoint's Parquet schema as sluice writes it.
 const TypePtr& CheckpointSchema();
 
-// Writes the classic checkpoint of `snapshot` (its protocol, metadata, txns, domains, live files
-// and the tombstones younger than delta.deletedFileRetentionDuration at `now_ms`), then updates
-// `_last_checkpoint` unless it already points at a newer checkpoint. A checkpoint that already
-// exists is left alone. Errors are IO errors; the table stays readable whatever happens.
+// Writes the checkpoint of `snapshot` (its protocol, metadata, txns, domains, live files and the
+// tombstones younger than delta.deletedFileRetentionDuration at `now_ms`), classic or V2 as the
+// table's features say, then updates `_last_checkpoint` unless it already points at a newer
+// checkpoint. A classic checkpoint that already exists is left alone. Errors are IO errors; the
+// table stays readable whatever happens.
 Status WriteCheckpoint(const Snapshot& snapshot, int64_t now_ms);
 
 // Table properties holding durations ("interval 7 days", "interval 1 week"): the duration in ms.

@@ -39,8 +39,8 @@ bool TracksRowIds(const Protocol& protocol);
 // The protocol of a new table with this schema and metadata: reader 1 / writer 2, or table
 // features (writer 7; reader 3 when a feature readers need is listed, else reader 1) with
 // `timestampNtz` when a timestamp_ntz column exists at any depth, `columnMapping` when
-// delta.columnMapping.mode is name or id and `deletionVectors` when delta.enableDeletionVectors
-// is true (in both lists), and the writer features `rowTracking` and `domainMetadata` when
+// delta.columnMapping.mode is name or id, `v2Checkpoint` when delta.checkpointPolicy is v2 and
+// `deletionVectors` when delta.enableDeletionVectors is true (in both lists), and the writer features `rowTracking` and `domainMetadata` when
 // delta.enableRowTracking is true; a table of features also lists for writers `invariants` when a
 // struct field (at any depth) is not nullable and `appendOnly` when delta.appendOnly is true,
 // which legacy writer version 2 implies.
@@ -56,7 +56,7 @@ bool RecordsTypeChanges(const std::string& schema_string);
 // The protocol a table needs after its metadata changed to `metadata` (whose schema is `schema`):
 // the timestampNtz feature once it has a timestamp_ntz column, the typeWidening feature once a
 // column was widened (readers must then widen older files' values), the columnMapping feature
-// once columns are mapped, and for writers `invariants` once a field is not nullable and
+// once columns are mapped, the v2Checkpoint feature once delta.checkpointPolicy is v2, and for writers `invariants` once a field is not nullable and
 // `appendOnly` once delta.appendOnly is true. nullopt when the current protocol has what is needed, listed or implied
 // by its legacy versions; else the current protocol as table features (reader 3 / writer 7, the
 // features its legacy versions implied listed) with the needed ones added.
