@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -199,6 +200,9 @@ TEST(DmlDuckDbIntegrationTest, RandomStatementsLeaveTheRowsDuckDbLeaves) {
     // Every third round marks rows deleted with deletion vectors instead of rewriting files.
     const bool deletion_vectors = round % 3 == 2;
     if (deletion_vectors) options.table_properties = {{"delta.enableDeletionVectors", "true"}};
+    // Every fourth round tracks row ids: rewritten rows carry theirs in materialized columns.
+    const bool row_tracking = round % 4 == 3;
+    if (row_tracking) options.table_properties["delta.enableRowTracking"] = "true";
     const size_t commits = 1 + round % 4;
     for (size_t c = 0; c < commits; ++c) {
       std::vector<Row> part(target.begin() + static_cast<std::ptrdiff_t>(target.size() * c / commits),
@@ -223,6 +227,21 @@ TEST(DmlDuckDbIntegrationTest, RandomStatementsLeaveTheRowsDuckDbLeaves) {
     ASSERT_TRUE(ok) << error;
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(SluiceRows(fs, table), expected);
+    if (row_tracking) {
+      std::set<int64_t> row_ids;
+      int64_t rows = 0;
+      auto scan = TableScan::Open(Snapshot::Load(fs, table).value(), {.columns = {"id"}, .row_tracking = true});
+      ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+      while (true) {
+        auto batch = (*scan)->Next();
+        ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+        if (*batch == nullptr) break;
+        for (int64_t row = 0; row < (*batch)->num_rows(); ++row, ++rows) {
+          row_ids.insert((*batch)->column(1)->Value<int64_t>(row));
+        }
+      }
+      EXPECT_EQ(static_cast<int64_t>(row_ids.size()), rows) << "row ids stay unique";
+    }
 
     if (deletion_vectors) {
       EXPECT_EQ(applied->num_rows_copied, 0);  // rows are marked deleted, never written again
