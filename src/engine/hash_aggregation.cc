@@ -597,11 +597,32 @@ class HashAggregation::Impl {
     if (plan_.keys.empty()) Grow(1);
   }
 
-  Status Add(const RecordBatch& rows, int64_t now) {
+  Status Add(const RecordBatch& given, int64_t now) {
+    if (given.num_rows() == 0) return Status::OK();
+    // Grouped by sliding windows, a row counts once in each window that holds it.
+    const RecordBatch* batch = &given;
+    BatchPtr expanded;
+    ColumnPtr windows;
+    for (const expr::BoundExpression& key : plan_.keys) {
+      if (!expr::IsSlidingWindow(key)) continue;
+      SLUICE_ASSIGN_OR_RETURN(expr::SlidingWindows sliding, expr::SlidingWindowsOf(key, given, now));
+      std::vector<ColumnPtr> columns;
+      for (const ColumnPtr& column : given.columns()) columns.push_back(Take(column, sliding.rows));
+      SLUICE_ASSIGN_OR_RETURN(expanded, RecordBatch::Make(given.schema(), std::move(columns),
+                                                          static_cast<int64_t>(sliding.rows.size())));
+      windows = std::move(sliding.windows);
+      batch = expanded.get();
+      break;  // one time window per grouping (BindAggregation)
+    }
+    const RecordBatch& rows = *batch;
     const int64_t n = rows.num_rows();
     if (n == 0) return Status::OK();
     std::vector<ColumnPtr> keys;
     for (const expr::BoundExpression& key : plan_.keys) {
+      if (windows && expr::IsSlidingWindow(key)) {
+        keys.push_back(windows);
+        continue;
+      }
       SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, key.Evaluate(rows, now));
       keys.push_back(std::move(column));
     }

@@ -148,6 +148,40 @@ TEST(HashAggregationTest, UpdateModeGivesTheGroupsChangedSinceTheLastBatch) {
   EXPECT_EQ(groups.Output(OutputMode::kAppend).status().error_class(), errors::kInvalidArgument);
 }
 
+// Sliding windows: a row counts in every window holding its time (10-minute windows every 5
+// minutes: a time in two), a null time in none, and a later batch updates the windows it reaches.
+// Anywhere but a grouping key a sliding window is refused.
+TEST(HashAggregationTest, SlidingWindowsCountARowInEveryWindowHoldingIt) {
+  auto aggregation = Aggregation(
+      "SELECT CAST(unix_seconds(window.start) / 60 AS INT) AS m, count(*) AS n, sum(x) AS s FROM t "
+      "GROUP BY window(timestamp_seconds(x * 60), '10 minutes', '5 minutes')");
+  ASSERT_TRUE(aggregation.ok()) << aggregation.status().ToString();
+  HashAggregation& groups = **aggregation;
+  auto minutes = [](const std::vector<std::optional<int32_t>>& x) {
+    return Input(std::vector<std::optional<std::string>>(x.size(), "a"), x,
+                 std::vector<std::optional<int128_t>>(x.size(), int128_t{0}), std::vector<std::optional<double>>(x.size(), 0.0));
+  };
+  ASSERT_TRUE(groups.Add(*minutes({1, 6, 12, std::nullopt})).ok());
+  EXPECT_EQ(Rows(*groups.Output(OutputMode::kComplete).value()),
+            (std::vector<std::string>{"-5|1|1", "0|2|7", "10|1|12", "5|2|18"}));
+  groups.ClearChanges();
+  ASSERT_TRUE(groups.Add(*minutes({14})).ok());
+  EXPECT_EQ(Rows(*groups.Output(OutputMode::kUpdate).value()), (std::vector<std::string>{"10|2|26", "5|3|32"}));
+
+  // A window duration that is not a multiple of the slide: 7 minutes every 3, from minute 1.
+  auto uneven = Aggregation(
+      "SELECT CAST(unix_seconds(window.start) / 60 AS INT) AS m, count(*) AS n FROM t "
+      "GROUP BY window(timestamp_seconds(x * 60), '7 minutes', '3 minutes', '1 minute')");
+  ASSERT_TRUE(uneven.ok()) << uneven.status().ToString();
+  ASSERT_TRUE((*uneven)->Add(*minutes({10})).ok());  // in [4, 11), [7, 14) and [10, 17)
+  EXPECT_EQ(Rows(*(*uneven)->Output(OutputMode::kComplete).value()), (std::vector<std::string>{"10|1", "4|1", "7|1"}));
+
+  auto projected = expr::Bind(expr::Expression::Parse("window(timestamp_seconds(x * 60), '10 minutes', '5 minutes')").value(),
+                              InputSchema());
+  ASSERT_TRUE(projected.ok()) << projected.status().ToString();
+  EXPECT_EQ(projected->Evaluate(*minutes({1})).status().error_class(), errors::kNotImplemented);
+}
+
 TEST(HashAggregationTest, StateRowsRestoreEveryAggregateExactly) {
   auto first = Aggregation(kEveryAggregate);
   ASSERT_TRUE(first.ok()) << first.status().ToString();

@@ -1282,10 +1282,10 @@ Result<BoundPtr> BindDateFormat(Call& c) {
   return c.Finish(c.Make(Op::kDateFormat, DataType::String(), true));
 }
 
-// window(ts, duration[, slide[, start]]): the tumbling window holding each time, as
-// struct<start, end> of ts's type (a string or date is read as a timestamp). The durations are
-// constants: interval strings ('10 minutes') or microseconds. A slide shorter than the window
-// (sliding windows, several per time) is not supported yet.
+// window(ts, duration[, slide[, start]]): the window holding each time, as struct<start, end> of
+// ts's type (a string or date is read as a timestamp). The durations are constants: interval
+// strings ('10 minutes') or microseconds. With a slide shorter than the duration a time is in
+// several windows (sliding windows): only a GROUP BY key can be one (SlidingWindowsOf).
 Result<BoundPtr> BindTimeWindow(Call& c) {
   const TypePtr& t = c.args[0]->type;
   const bool ntz = t != nullptr && t->id() == TypeId::kTimestampNtz;
@@ -1315,7 +1315,8 @@ Result<BoundPtr> BindTimeWindow(Call& c) {
   };
   auto window = std::make_shared<TimeWindow>();
   SLUICE_ASSIGN_OR_RETURN(window->duration, duration(1, "window duration"));
-  int64_t slide = window->duration;
+  int64_t& slide = window->slide;
+  slide = window->duration;
   if (c.args.size() > 2) {
     SLUICE_ASSIGN_OR_RETURN(slide, duration(2, "slide duration"));
   }
@@ -1326,12 +1327,6 @@ Result<BoundPtr> BindTimeWindow(Call& c) {
   if (slide > window->duration) return c.Mismatch("the slide duration of window must not exceed its window duration");
   if (window->start <= -slide || window->start >= slide) {
     return c.Mismatch("the start time of window must be shorter than its slide duration");
-  }
-  if (slide != window->duration) {
-    return Status::Error(errors::kNotImplemented,
-                         fmt::format("window at {}:{}: sliding windows (a slide shorter than the window) are not "
-                                     "supported; give one duration for tumbling windows",
-                                     c.node.line, c.node.column));
   }
   const TypePtr time = ntz ? DataType::TimestampNtz() : DataType::Timestamp();
   SLUICE_ASSIGN_OR_RETURN(TypePtr type, DataType::Struct({Field{"start", time, true}, Field{"end", time, true}}));

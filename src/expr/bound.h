@@ -108,7 +108,8 @@ struct CompiledState {
 // window(ts, duration[, slide[, start]]): the tumbling window of each time, in microseconds.
 struct TimeWindow final : CompiledState {
   int64_t duration = 0;
-  int64_t start = 0;  // the windows' offset from the epoch, |start| < duration
+  int64_t slide = 0;  // between window starts: the duration (tumbling) or less (sliding)
+  int64_t start = 0;  // the windows' offset from the epoch, |start| < slide
 };
 
 struct BoundNode {

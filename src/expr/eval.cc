@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/expr/expression.h"
@@ -508,6 +509,43 @@ Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch, int64_t no
   }
   if (chunks.size() == 1) return chunks[0];
   return Concatenate(chunks);
+}
+
+bool IsSlidingWindow(const BoundExpression& key) {
+  const BoundNode& node = *key.root().node;
+  if (node.op != Op::kTimeWindow) return false;
+  const auto& window = static_cast<const TimeWindow&>(*node.state);
+  return window.slide != window.duration;
+}
+
+Result<SlidingWindows> SlidingWindowsOf(const BoundExpression& key, const RecordBatch& batch, int64_t now_micros) {
+  const BoundRoot& root = key.root();
+  const auto& window = static_cast<const TimeWindow&>(*root.node->state);
+  const BoundExpression time(std::make_shared<BoundRoot>(BoundRoot{root.node->args[0], root.input_schema, root.slot_paths}));
+  SLUICE_ASSIGN_OR_RETURN(ColumnPtr times, time.Evaluate(batch, now_micros));
+  const TypePtr& time_type = root.node->type->field(0).type;
+  Int64Builder starts(time_type), ends(time_type);
+  SlidingWindows out;
+  // The latest window holding a time starts at time - (time - offset) mod slide, the earlier ones
+  // a slide apart as long as they still hold it: `into` + j * slide < duration.
+  for (int64_t row = 0; row < batch.num_rows(); ++row) {
+    if (times->IsNull(row)) continue;
+    const int64_t t = times->Value<int64_t>(row);
+    int64_t into = (t - window.start) % window.slide;
+    if (into < 0) into += window.slide;
+    for (int64_t j = (window.duration - 1 - into) / window.slide; j >= 0; --j) {
+      const int64_t start = t - into - j * window.slide;
+      out.rows.push_back(row);
+      starts.Append(start);
+      ends.Append(start + window.duration);
+    }
+  }
+  auto windows = std::make_shared<Column>();
+  windows->type = root.node->type;
+  windows->length = static_cast<int64_t>(out.rows.size());
+  windows->children = {starts.Finish(), ends.Finish()};
+  out.windows = std::move(windows);
+  return out;
 }
 
 Result<std::vector<int64_t>> BoundExpression::Filter(const RecordBatch& batch) const {

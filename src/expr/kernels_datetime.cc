@@ -157,6 +157,11 @@ Result<Datum> EvalDatetimeFunction(const BoundNode& node, const std::vector<Datu
     case Op::kTimeWindow: {
       // start = ts - (ts - offset) mod duration, the modulo taken toward the past.
       const auto& window = static_cast<const TimeWindow&>(*node.state);
+      if (window.slide != window.duration) {
+        return Status::Error(errors::kNotImplemented,
+                             "a sliding window (a slide shorter than the window) puts a row in several windows: "
+                             "it can only be a GROUP BY key");
+      }
       FixedReader<int64_t> ts = ReadFixed<int64_t>(args[0]);
       ValidityReader valid = ReadValidity(args[0]);
       const TypePtr& time_type = node.type->field(0).type;

@@ -1,8 +1,9 @@
 #include "sluice/expr/select.h"
 
-#include <fmt/format.h>
-
+#include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
@@ -71,10 +72,13 @@ NodePtr CallNode(const Node& at, std::string name, std::vector<NodePtr> args) {
   return n;
 }
 
-// The first grouping key that is a time window (window(ts, ...)), or null.
+// Whether a grouping key is a time window (window(ts, ...)).
+bool IsWindowKey(const Expression& key) { return key.node().kind == NodeKind::kCall && key.node().name == "window"; }
+
+// The first grouping key that is a time window, or null.
 NodePtr WindowKey(const std::vector<Expression>& group_by) {
   for (const Expression& key : group_by) {
-    if (key.node().kind == NodeKind::kCall && key.node().name == "window") return key.node_ptr();
+    if (IsWindowKey(key)) return key.node_ptr();
   }
   return nullptr;
 }
@@ -313,6 +317,11 @@ Result<BoundAggregation> BindAggregation(const SelectStatement& select, const Ty
       item.expression = Expression(SubstituteWindowColumn(item.expression.node_ptr(), window));
     }
     if (having_given) having_given = Expression(SubstituteWindowColumn(having_given->node_ptr(), window));
+  }
+  if (std::count_if(select.group_by.begin(), select.group_by.end(), IsWindowKey) > 1) {
+    return Status::Error(errors::kUnsupportedGroupingExpression,
+                         "GROUP BY: more than one time window would put every row in the product of their windows; "
+                         "group by one");
   }
   BoundAggregation bound;
   std::vector<Field> grouped;

@@ -139,6 +139,18 @@ Result<BoundExpression> Bind(const Expression& expression, const TypePtr& input_
 Result<BoundExpression> BindPredicate(const Expression& expression, const TypePtr& input_schema,
                                       SqlOptions options = {});
 
+// The windows of a GROUP BY key `window(ts, duration, slide[, start])` whose slide is shorter than
+// its duration (Spark's sliding windows): a row is in every window that holds its time.
+struct SlidingWindows {
+  std::vector<int64_t> rows;  // per window of a row: the row's index in the batch, ascending
+  ColumnPtr windows;          // the windows, as the key's struct<start, end>
+};
+// Whether the bound `key` is such a sliding window.
+bool IsSlidingWindow(const BoundExpression& key);
+// The windows of the rows of `batch` (of the key's input schema); a row whose time is null is in
+// none. Errors are those of evaluating the key's time.
+Result<SlidingWindows> SlidingWindowsOf(const BoundExpression& key, const RecordBatch& batch, int64_t now_micros);
+
 // Every name Bind() accepts as a call (functions, aggregates, and operators written as calls).
 std::vector<std::string_view> CallableNames();
 

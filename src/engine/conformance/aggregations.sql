@@ -34,3 +34,7 @@ SELECT k, sum(k) FROM t GROUP BY k
 SELECT k, sum(true) FROM t GROUP BY k
 SELECT unix_micros(window.start) AS s, unix_micros(window.end) AS e, count(*), sum(x) FROM t GROUP BY window(dt, '2 days')
 SELECT unix_micros(window.start) AS s, count(*), max(x) FROM t GROUP BY window(dt, '1 week', '1 week', '1 day') HAVING count(*) > 1
+SELECT unix_micros(window.start) AS s, unix_micros(window.end) AS e, count(*), sum(x), first(x), last(x) FROM t GROUP BY window(dt, '2 days', '1 day')
+SELECT k, unix_micros(window.start) AS s, count(*), collect_list(x) FROM t GROUP BY k, window(dt, '10 days', '3 days', '1 day')
+SELECT unix_micros(window.end) AS e, count(DISTINCT k) FROM t GROUP BY window(dt, '1 week', '36 hours') HAVING count(*) > 1
+SELECT count(*) FROM t GROUP BY window(dt, '2 days'), window(dt, '3 days', '1 day')
