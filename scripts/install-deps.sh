@@ -26,6 +26,8 @@ packages=(
   # the real Kafka broker of the integration tests runs on Java (its jars come from the Maven
   # registry); the tests make its certificates with openssl
   openjdk-17-jre-headless maven openssl
+  # the CLI test renders `sluice man` with groff to check the page
+  groff-base
 )
 
 missing=()

@@ -869,6 +869,20 @@ complete_words sluice stream run main.raw.x --work
   Ran zsh = RunSluice(dir_.path(), {"completion", "zsh"});
   EXPECT_TRUE(Contains(zsh.out, "bashcompinit") && Contains(zsh.out, "complete -F _sluice sluice")) << zsh.out;
   EXPECT_EQ(RunSluice(dir_.path(), {"completion", "tcsh"}).exit_code, 2);
+
+  // The man page: every command with its flags, which groff renders without a warning.
+  Ran man = RunSluice(dir_.path(), {"man"});
+  ASSERT_EQ(man.exit_code, 0) << man.err;
+  EXPECT_TRUE(man.out.starts_with(".TH SLUICE 1 ")) << man.out.substr(0, 100);
+  std::ofstream(dir_.Join("sluice.1")) << man.out;
+  std::ofstream(dir_.Join("render.sh")) << "groff -man -Tascii -ww -P-cbou " << dir_.Join("sluice.1") << "\n";
+  Ran rendered = RunShell(dir_.path(), dir_.Join("render.sh"));
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+  EXPECT_EQ(rendered.err, "") << "groff's warnings";
+  for (const char* text : {"sluice delta history", "--json", "sluice stream run", "--workers-group", "sluice man",
+                           "SLUICE_WAREHOUSE", "EXIT STATUS"}) {
+    EXPECT_TRUE(Contains(rendered.out, text)) << text;
+  }
 }
 
 // `sluice demo --keep-running` leaves its Kafka and PostgreSQL up, so that the pipeline file it

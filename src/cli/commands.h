@@ -61,7 +61,8 @@ void RegisterPipelineCommands(CLI::App& app);
 // [--json]`: an event log, pretty-printed or as JSON lines.
 void RegisterEventsCommand(CLI::App& app);
 
-// `sluice help [COMMAND...]` and `sluice completion bash|zsh|fish`, from the commands `app` has.
+// `sluice help [COMMAND...]`, `sluice completion bash|zsh|fish` and `sluice man`, from the commands
+// `app` has.
 void RegisterHelpCommands(CLI::App& app);
 
 // `sluice stream create FILE|get NAME|list|delete NAME|run NAME [--warehouse DIR]`: the streams

@@ -1,5 +1,5 @@
-// `sluice help [COMMAND...]` and `sluice completion bash|zsh|fish`: both read the command
-// definitions the other commands registered, so they stay true as commands change.
+// `sluice help [COMMAND...]`, `sluice completion bash|zsh|fish` and `sluice man`: all read the
+// command definitions the other commands registered, so they stay true as commands change.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -90,6 +90,62 @@ std::string FishCompletion(const CLI::App& app) {
   return script;
 }
 
+// Text for a man page: roff's escape, hyphens as \- and no line starting with a control character.
+std::string Roff(std::string_view text) {
+  std::string out;
+  bool line_start = true;
+  for (char c : text) {
+    if (line_start && (c == '.' || c == '\'')) out += "\\&";
+    if (c == '\\') {
+      out += "\\e";
+    } else if (c == '-') {
+      out += "\\-";
+    } else {
+      out.push_back(c);
+    }
+    line_start = c == '\n';
+  }
+  return out;
+}
+
+// The program's description without its leading "sluice: ".
+std::string Description(const CLI::App& app) {
+  std::string description = app.get_description();
+  if (description.starts_with("sluice: ")) description.erase(0, 8);
+  return description;
+}
+
+// The man page's entry of each command under `command` (whose words are `path`), depth first:
+// its description, positionals and options.
+void AppendCommands(const CLI::App& command, const std::string& path, std::string* page) {
+  for (const CLI::App* sub : Subcommands(command)) {
+    const std::string sub_path = path.empty() ? sub->get_name() : path + " " + sub->get_name();
+    *page += ".TP\n.B sluice " + Roff(sub_path) + "\n" + Roff(sub->get_description()) + "\n";
+    for (const CLI::Option* option : sub->get_options()) {
+      if (option == sub->get_help_ptr()) continue;
+      *page += ".RS\n.TP\n.B " + Roff(option->get_name(true, true)) + "\n" + Roff(option->get_description()) + "\n.RE\n";
+    }
+    AppendCommands(*sub, sub_path, page);
+  }
+}
+
+// sluice(1): every command with its description, positionals and options, as --help gives them.
+std::string ManPage(const CLI::App& app) {
+  std::string page = ".TH SLUICE 1 \"\" \"sluice " SLUICE_VERSION "\" \"User Commands\"\n"
+                     ".SH NAME\nsluice \\- " + Roff(Description(app)) + "\n"
+                     ".SH SYNOPSIS\n.B sluice\n[\\-\\-config \\fIFILE\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR...]\n"
+                     ".SH COMMANDS\n";
+  AppendCommands(app, "", &page);
+  page +=
+      ".SH EXIT STATUS\n0 success; 1 a command that failed (its error class on standard error); 2 invalid input "
+      "(an unknown command or flag, a missing argument, a bad project file).\n"
+      ".SH ENVIRONMENT\n.TP\n.B SLUICE_WAREHOUSE\nThe warehouse of catalog tables when \\-\\-warehouse is not given.\n"
+      ".SH FILES\n.TP\n.B sluice.yaml\nThe project file of the working directory (or \\-\\-config \\fIFILE\\fR): "
+      "defaults such as the warehouse for every command.\n"
+      ".SH SEE ALSO\nThe documentation in docs/ (quickstart.md first); sluice help \\fICOMMAND\\fR.\n";
+  return page;
+}
+
 }  // namespace
 
 void RegisterHelpCommands(CLI::App& app) {
@@ -117,6 +173,9 @@ void RegisterHelpCommands(CLI::App& app) {
     // runs (this one).
     std::printf("%s", command->get_formatter()->make_help(command, name, CLI::AppFormatMode::Normal).c_str());
   });
+
+  CLI::App* man = app.add_subcommand("man", "Print the sluice(1) man page: sluice man | man -l -");
+  man->callback([root] { std::printf("%s", ManPage(*root).c_str()); });
 
   auto shell = std::make_shared<std::string>();
   CLI::App* completion =
