@@ -447,6 +447,76 @@ void DeleteRecordsBefore(const std::string& topic, int64_t offset) {
   rd_kafka_queue_destroy(queue);
 }
 
+void DeleteTopic(const std::string& topic) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char errstr[512];
+  const std::string servers = Broker().bootstrap_servers(Listener::kPlaintext);
+  ASSERT_EQ(rd_kafka_conf_set(conf, "bootstrap.servers", servers.c_str(), errstr, sizeof(errstr)), RD_KAFKA_CONF_OK);
+  std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)> admin(
+      rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr)), &rd_kafka_destroy);
+  ASSERT_NE(admin, nullptr) << errstr;
+  rd_kafka_DeleteTopic_t* request = rd_kafka_DeleteTopic_new(topic.c_str());
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(admin.get());
+  rd_kafka_DeleteTopics(admin.get(), &request, 1, nullptr, queue);
+  rd_kafka_DeleteTopic_destroy(request);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 60000);
+  ASSERT_NE(event, nullptr);
+  EXPECT_EQ(rd_kafka_event_error(event), RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_event_error_string(event);
+  size_t count = 0;
+  const rd_kafka_topic_result_t** results =
+      rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(event), &count);
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(rd_kafka_topic_result_error(results[0]), RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_event_destroy(event);
+  rd_kafka_queue_destroy(queue);
+}
+
+// A topic deleted while a stream reads it (Spark: "partitions are gone"): KAFKA_DATA_LOSS naming
+// it by default; with `fail_on_data_loss` false the source goes on without it, and a topic made
+// again under that name is new to it, read from its start.
+TEST(KafkaBrokerTest, ATopicDeletedUnderTheSourceIsDataLossOrForgotten) {
+  for (bool fail : {true, false}) {
+    SCOPED_TRACE(fail);
+    const std::string topic = NewTopic();
+    Produce(topic, Values("v", 0, 5));
+    Options options = {{"bootstrap_servers", Broker().bootstrap_servers(Listener::kPlaintext)},
+                       {"subscribe", topic},
+                       {"fail_on_data_loss", fail ? "true" : "false"}};
+    auto source = OpenSource::Make(options);
+    ASSERT_TRUE(source.ok()) << source.status().ToString();
+    auto first = (*source)->ReadAll();
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    EXPECT_EQ(*first, Values("v", 0, 5));
+    DeleteTopic(topic);
+    // The deletion reaches the cluster's metadata shortly after the request returns.
+    Result<std::vector<std::string>> after = std::vector<std::string>{};
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      after = (*source)->ReadAll();
+      if (!after.ok() || (*source)->position() == "{}") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (fail) {
+      EXPECT_EQ(after.status().error_class(), errors::kKafkaDataLoss) << after.status().ToString();
+      EXPECT_NE(after.status().message().find("topic " + topic + " partition 0 is gone"), std::string::npos)
+          << after.status().ToString();
+      continue;
+    }
+    ASSERT_TRUE(after.ok()) << after.status().ToString();
+    EXPECT_TRUE(after->empty());
+    EXPECT_EQ((*source)->position(), "{}");
+    ASSERT_TRUE(Broker().CreateTopic(topic, 1).ok());
+    Produce(topic, Values("w", 0, 3));
+    std::vector<std::string> again;
+    for (int attempt = 0; attempt < 100 && again.size() < 3; ++attempt) {
+      auto read = (*source)->ReadAll();
+      ASSERT_TRUE(read.ok()) << read.status().ToString();
+      again.insert(again.end(), read->begin(), read->end());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(again, Values("w", 0, 3));
+  }
+}
+
 // Records deleted before the source read them: KAFKA_DATA_LOSS by default; with
 // `fail_on_data_loss` false the source skips to the earliest record left and reads the rest.
 TEST(KafkaBrokerTest, RecordsDeletedBeforeTheyWereReadAreDataLossOrSkipped) {
@@ -473,6 +543,69 @@ TEST(KafkaBrokerTest, RecordsDeletedBeforeTheyWereReadAreDataLossOrSkipped) {
       EXPECT_EQ(*rest, Values("v", 25, 30));
     }
   }
+}
+
+// A compacted topic: the log cleaner leaves the last record of each key, so offsets have gaps. A
+// source reading from the start reads the survivors in order, and one that starts inside a gap
+// (as a stream whose next offset was compacted away resumes) reads on from the next survivor;
+// neither takes a gap for data loss.
+TEST(KafkaBrokerTest, ACompactedTopicIsReadWithItsGapsAndNoDataLoss) {
+  auto topic = sluice::testing::CreateBrokerTopic(1, {{"cleanup.policy", "compact"},
+                                                      {"segment.ms", "100"},
+                                                      {"min.cleanable.dirty.ratio", "0.01"},
+                                                      {"min.compaction.lag.ms", "0"},
+                                                      {"delete.retention.ms", "100"}});
+  ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+  // Five keys, four values each: k<i> v<j> at offset j * 5 + i.
+  std::vector<KafkaTestMessage> messages;
+  for (int j = 0; j < 4; ++j) {
+    for (int i = 0; i < 5; ++i) {
+      KafkaTestMessage message;
+      message.key = fmt::format("k{}", i);
+      message.value = fmt::format("k{}-v{}", i, j);
+      message.partition = 0;
+      messages.push_back(std::move(message));
+    }
+  }
+  const std::string servers = Broker().bootstrap_servers(Listener::kPlaintext);
+  ASSERT_TRUE(ProduceMessages(servers, *topic, messages).ok());
+  Options options = {{"bootstrap_servers", servers}, {"subscribe", *topic}, {"fail_on_data_loss", "true"}};
+
+  // A record after segment.ms rolls the segment; the cleaner then compacts the first one.
+  std::vector<std::string> expected = {"k0-v3", "k1-v3", "k2-v3", "k3-v3", "k4-v3", "tail"};
+  bool compacted = false;
+  for (int attempt = 0; attempt < 60 && !compacted; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    KafkaTestMessage tail;
+    tail.key = "tail";
+    tail.value = "tail";
+    tail.partition = 0;
+    ASSERT_TRUE(ProduceMessages(servers, *topic, {tail}).ok());
+    auto fresh = OpenSource::Make(options);
+    ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+    auto read = (*fresh)->ReadAll({.all_available = true});
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    std::vector<std::string> survivors(read->begin(), read->end());
+    // Later tails replace the earlier ones once they are cleaned too; the keys' values stay.
+    std::erase(survivors, "tail");
+    compacted = survivors == std::vector<std::string>(expected.begin(), expected.end() - 1);
+    if (compacted) {
+      EXPECT_EQ(read->back(), "tail");
+      EXPECT_LT(read->size(), 21u);
+    }
+  }
+  ASSERT_TRUE(compacted) << "the log cleaner did not compact the topic in 30 s";
+  // From offset 2, now in a gap: the survivors after it, no data loss.
+  Options in_gap = options;
+  in_gap["starting_offsets"] = fmt::format(R"({{"{}":{{"0":2}}}})", *topic);
+  auto resumed = OpenSource::Make(in_gap);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  auto rest = (*resumed)->ReadAll();
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  std::vector<std::string> rest_values(rest->begin(), rest->end());
+  std::erase(rest_values, "tail");
+  EXPECT_EQ(rest_values, std::vector<std::string>(expected.begin(), expected.end() - 1));
+  EXPECT_GE(std::count(rest->begin(), rest->end(), "tail"), 1);
 }
 
 // The broker stops and comes back while the source reads: every record is read once, in order,

@@ -433,4 +433,17 @@ Status KafkaClient::DataLoss(const TopicPartition& partition, int64_t from, int6
   return Status::OK();
 }
 
+Status KafkaClient::PartitionGone(const TopicPartition& partition, int64_t position) {
+  std::string message = fmt::format(
+      "topic {} partition {} is gone (the topic was deleted): records after offset {} not read before may be lost",
+      partition.topic, partition.partition, position);
+  if (config_.fail_on_data_loss) {
+    return Status::Error(errors::kKafkaDataLoss,
+                         message + "; set fail_on_data_loss to false to go on (a topic made again under that "
+                                   "name is then read from its start), or start a new checkpoint");
+  }
+  LogWarn("kafka source: {}; going on without it (fail_on_data_loss is false)", message);
+  return Status::OK();
+}
+
 }  // namespace sluice::connectors

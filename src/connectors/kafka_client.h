@@ -372,6 +372,9 @@ class KafkaClient {
   // Offsets [from, until) of `partition` cannot be read: KAFKA_DATA_LOSS when fail_on_data_loss,
   // else a warning in the log and OK.
   Status DataLoss(const TopicPartition& partition, int64_t from, int64_t until, std::string_view why);
+  // `partition`, read up to `position`, is gone with its deleted topic: the records it had beyond
+  // that are lost. KAFKA_DATA_LOSS when fail_on_data_loss, else a warning in the log and OK.
+  Status PartitionGone(const TopicPartition& partition, int64_t position);
 
  private:
   explicit KafkaClient(KafkaSourceConfig config) : config_(std::move(config)) {}

@@ -106,7 +106,7 @@ class KafkaSource final : public engine::Source {
       return *kept;
     }
     if (kept.status().error_class() != errors::kFileNotFound) return kept.status();
-    SLUICE_ASSIGN_OR_RETURN(std::vector<TopicPartition> partitions, DiscoverPartitions());
+    SLUICE_ASSIGN_OR_RETURN(std::vector<TopicPartition> partitions, DiscoverPartitions(nullptr));
     PartitionOffsets offsets;
     std::vector<std::pair<TopicPartition, int64_t>> to_resolve;  // (partition, kEarliest or kLatest)
     for (const TopicPartition& partition : partitions) {
@@ -132,13 +132,23 @@ class KafkaSource final : public engine::Source {
 
   Result<std::string> LatestOffset(const std::string& start_text, const engine::ReadLimit& limit) override {
     SLUICE_ASSIGN_OR_RETURN(PartitionOffsets start, ParseOffset(start_text));
-    SLUICE_ASSIGN_OR_RETURN(std::vector<TopicPartition> partitions, DiscoverPartitions());
+    std::set<std::string> listed_topics;
+    SLUICE_ASSIGN_OR_RETURN(std::vector<TopicPartition> partitions, DiscoverPartitions(&listed_topics));
     std::optional<PartitionOffsets> bound;
     if (limit.not_beyond) {
       SLUICE_ASSIGN_OR_RETURN(bound, ParseOffset(*limit.not_beyond));
     }
-    // Partitions that vanished from the cluster keep their position.
+    // A partition whose topic the cluster no longer lists went with its deleted topic: the position
+    // forgets it (a topic made again under that name is new, read from its start). One the cluster
+    // lists but cannot answer for now keeps its position.
     PartitionOffsets end = start;
+    if (config_.assigned.empty()) {
+      for (const auto& [partition, position] : start) {
+        if (listed_topics.contains(partition.topic)) continue;
+        SLUICE_RETURN_IF_ERROR(client_->PartitionGone(partition, position));
+        end.erase(partition);
+      }
+    }
     std::vector<std::pair<TopicPartition, int64_t>> available;  // (partition, records to read)
     SLUICE_ASSIGN_OR_RETURN(WatermarkMap all_marks, client_->QueryWatermarks(partitions));
     PartitionOffsets latest;
@@ -228,8 +238,9 @@ class KafkaSource final : public engine::Source {
     return ParsePartitionOffsets(text, "kafka source offset", 0, errors::kSourceOffsetInvalid);
   }
 
-  // The partitions of the subscription as the cluster knows them now.
-  Result<std::vector<TopicPartition>> DiscoverPartitions() {
+  // The partitions of the subscription as the cluster knows them now; `listed_topics` (when not
+  // null) gets every topic the cluster lists, answering for it or not.
+  Result<std::vector<TopicPartition>> DiscoverPartitions(std::set<std::string>* listed_topics) {
     if (!config_.assigned.empty()) return config_.assigned;
     const rd_kafka_metadata_t* metadata = nullptr;
     rd_kafka_resp_err_t err =
@@ -243,6 +254,9 @@ class KafkaSource final : public engine::Source {
     std::vector<TopicPartition> partitions;
     for (int t = 0; t < metadata->topic_cnt; ++t) {
       const rd_kafka_metadata_topic_t& topic = metadata->topics[t];
+      if (listed_topics != nullptr && topic.err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+        listed_topics->insert(topic.topic);
+      }
       if (topic.err != RD_KAFKA_RESP_ERR_NO_ERROR || !Subscribed(topic.topic)) continue;
       for (int p = 0; p < topic.partition_cnt; ++p) {
         partitions.push_back(TopicPartition{topic.topic, topic.partitions[p].id});
