@@ -517,6 +517,33 @@ TEST(KafkaBrokerTest, ATopicDeletedUnderTheSourceIsDataLossOrForgotten) {
   }
 }
 
+// Partitions added to a topic while the source reads it: a new partition enters the position once
+// it has records and is read from its earliest offset, as Spark reads new partitions.
+TEST(KafkaBrokerTest, PartitionsAddedWhileTheSourceReadsAreReadFromTheirStart) {
+  const std::string topic = NewTopic(1);
+  Produce(topic, Values("p0", 0, 3), 0);
+  auto source = OpenSource::Make({{"bootstrap_servers", Broker().bootstrap_servers(Listener::kPlaintext)},
+                                  {"subscribe", topic}});
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  auto first = (*source)->ReadAll();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(*first, Values("p0", 0, 3));
+  ASSERT_TRUE(Broker().AddPartitions(topic, 3).ok());
+  Produce(topic, Values("p2", 0, 2), 2);
+  Produce(topic, Values("p0", 3, 4), 0);
+  std::vector<std::string> read;
+  for (int attempt = 0; attempt < 100 && read.size() < 3; ++attempt) {
+    auto more = (*source)->ReadAll();
+    ASSERT_TRUE(more.ok()) << more.status().ToString();
+    read.insert(read.end(), more->begin(), more->end());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::sort(read.begin(), read.end());
+  EXPECT_EQ(read, (std::vector<std::string>{"p0-3", "p2-0", "p2-1"}));
+  // Partition 1 has no record yet, so it is not in the position.
+  EXPECT_EQ((*source)->position(), fmt::format(R"({{"{}":{{"0":4,"2":2}}}})", topic));
+}
+
 // Records deleted before the source read them: KAFKA_DATA_LOSS by default; with
 // `fail_on_data_loss` false the source skips to the earliest record left and reads the rest.
 TEST(KafkaBrokerTest, RecordsDeletedBeforeTheyWereReadAreDataLossOrSkipped) {
