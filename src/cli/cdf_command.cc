@@ -340,14 +340,14 @@ void RegisterCdfCommand(CLI::App& app) {
   CLI::App* create_command =
       cdf->add_subcommand("create", "Keep a change feed definition (YAML, as a change_feeds: entry) in the catalog");
   AddWarehouseOption(create_command, &feed->warehouse);
-  create_command->add_option("file", feed->file, "Change feed definition (YAML)")->required();
+  create_command->add_option("FILE", feed->file, "Change feed definition (YAML)")->required();
   create_command->callback([feed] { CreateFeed(*feed); });
   CLI::App* list_command = cdf->add_subcommand("list", "The change feeds of the catalog");
   AddWarehouseOption(list_command, &feed->warehouse);
   list_command->callback([feed] { ListFeeds(*feed); });
   CLI::App* delete_command = cdf->add_subcommand("delete", "Remove a change feed from the catalog");
   AddWarehouseOption(delete_command, &feed->warehouse);
-  delete_command->add_option("name", feed->name, "Change feed name")->required();
+  delete_command->add_option("NAME", feed->name, "Change feed name")->required();
   delete_command->callback([feed] { DeleteFeed(*feed); });
 }
 

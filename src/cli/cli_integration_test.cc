@@ -874,6 +874,16 @@ complete_words sluice stream run main.raw.x --work
   Ran man = RunSluice(dir_.path(), {"man"});
   ASSERT_EQ(man.exit_code, 0) << man.err;
   EXPECT_TRUE(man.out.starts_with(".TH SLUICE 1 ")) << man.out.substr(0, 100);
+  // Positionals are named one way across commands: FILE, NAME, TABLE (and help's COMMAND,
+  // completion's SHELL).
+  std::set<std::string> positionals;
+  std::istringstream lines(man.out.substr(0, man.out.find(".SH EXIT STATUS")));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with(".B ") && !line.starts_with(".B sluice") && !line.starts_with(".B \\-")) {
+      positionals.insert(line.substr(3));
+    }
+  }
+  EXPECT_EQ(positionals, (std::set<std::string>{"COMMAND", "FILE", "NAME", "SHELL", "TABLE"}));
   std::ofstream(dir_.Join("sluice.1")) << man.out;
   std::ofstream(dir_.Join("render.sh")) << "groff -man -Tascii -ww -P-cbou " << dir_.Join("sluice.1") << "\n";
   Ran rendered = RunShell(dir_.path(), dir_.Join("render.sh"));

@@ -152,7 +152,7 @@ void RegisterEventsCommand(CLI::App& app) {
   auto arguments = std::make_shared<EventsArguments>();
   CLI::App* events = app.add_subcommand(
       "events", "The event log of a pipeline (FILE) or of a warehouse's catalog streams, oldest first");
-  CLI::Option* file = events->add_option("file", arguments->file, "Pipeline file (YAML)");
+  CLI::Option* file = events->add_option("FILE", arguments->file, "Pipeline file (YAML)");
   CLI::Option* warehouse =
       events->add_option("--warehouse", arguments->warehouse, "The events of this warehouse's catalog streams");
   file->excludes(warehouse);

@@ -459,7 +459,7 @@ void RegisterPipelineCommands(CLI::App& app) {
   auto run = std::make_shared<RunArguments>();
   CLI::App* run_command = app.add_subcommand("run", "Run the flows and change feeds of a pipeline file until the "
                                                     "flows' triggers are done or SIGINT/SIGTERM stops them");
-  run_command->add_option("file", run->file, "Pipeline file (YAML)")->required();
+  run_command->add_option("FILE", run->file, "Pipeline file (YAML)")->required();
   run_command->add_option("--flow", run->flows, "Run only this flow, stream or change feed (repeatable)");
   auto* refresh = run_command->add_option(
       "--full-refresh", run->full_refresh,
@@ -479,7 +479,7 @@ void RegisterPipelineCommands(CLI::App& app) {
   auto validate_json = std::make_shared<bool>(false);
   CLI::App* validate = app.add_subcommand(
       "validate", "Check a pipeline file without touching data: options, expressions, sinks and the flow graph");
-  validate->add_option("file", *validate_file, "Pipeline file (YAML)")->required();
+  validate->add_option("FILE", *validate_file, "Pipeline file (YAML)")->required();
   validate->add_flag("--json", *validate_json, "The result as one JSON object (problems with their error classes)");
   validate->callback([validate_file, validate_json] { Validate(*validate_file, *validate_json); });
 
@@ -489,7 +489,7 @@ void RegisterPipelineCommands(CLI::App& app) {
       "status", "The last state and batch of each flow and each change feed's tables, or (--warehouse) the state of "
                 "each stream `sluice serve` runs");
   auto status_json = std::make_shared<bool>(false);
-  CLI::Option* file = status->add_option("file", *status_file, "Pipeline file (YAML)");
+  CLI::Option* file = status->add_option("FILE", *status_file, "Pipeline file (YAML)");
   CLI::Option* warehouse = status->add_option("--warehouse", *status_warehouse, "Warehouse served by `sluice serve`");
   status->add_flag("--json", *status_json, "The status as one JSON object");
   file->excludes(warehouse);

@@ -176,17 +176,17 @@ void RegisterStreamCommand(CLI::App& app) {
   stream->require_subcommand(1);
 
   CLI::App* create = Subcommand(stream, "create", "Create a stream from a YAML definition (docs/streams.md)", arguments);
-  create->add_option("file", arguments->file, "Stream definition (YAML)")->required();
+  create->add_option("FILE", arguments->file, "Stream definition (YAML)")->required();
   create->callback([arguments] { Create(*arguments); });
 
   CLI::App* update = Subcommand(stream, "update",
                                 "Change a stream's schema_config or excluded_columns, compatibly (docs/streams.md)",
                                 arguments);
-  update->add_option("file", arguments->file, "The stream's new definition (YAML, same name)")->required();
+  update->add_option("FILE", arguments->file, "The stream's new definition (YAML, same name)")->required();
   update->callback([arguments] { Update(*arguments); });
 
   CLI::App* get = Subcommand(stream, "get", "Print a stream's definition", arguments);
-  get->add_option("name", arguments->name, "catalog.schema.stream")->required();
+  get->add_option("NAME", arguments->name, "catalog.schema.stream")->required();
   get->add_flag("--json", arguments->json, "One JSON object: name, table, source, workers group and the definition");
   get->callback([arguments] { Get(*arguments); });
 
@@ -199,11 +199,11 @@ void RegisterStreamCommand(CLI::App& app) {
   list->callback([arguments] { List(*arguments); });
 
   CLI::App* remove = Subcommand(stream, "delete", "Delete a stream, its checkpoint and its ingestion table", arguments);
-  remove->add_option("name", arguments->name, "catalog.schema.stream")->required();
+  remove->add_option("NAME", arguments->name, "catalog.schema.stream")->required();
   remove->callback([arguments] { Delete(*arguments); });
 
   CLI::App* run = Subcommand(stream, "run", "Run a stream's ingestion until SIGINT/SIGTERM", arguments);
-  run->add_option("name", arguments->name, "catalog.schema.stream")->required();
+  run->add_option("NAME", arguments->name, "catalog.schema.stream")->required();
   run->add_option("--metrics-port", arguments->metrics_port, "Serve Prometheus metrics and /ready at this port")
       ->check(CLI::Range(0, 65535));
   run->add_option("--metrics-address", arguments->metrics_address, "Address the metrics endpoint listens on")
