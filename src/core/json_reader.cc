@@ -11,7 +11,9 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <cctype>
 #include <limits>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -104,6 +106,66 @@ bool ReadDouble(element value, double* out) {
     return false;
   }
   return true;
+}
+
+// The bare non-numeric values of allow_non_numeric_numbers (Spark's parser takes no bare INF).
+constexpr std::string_view kNonNumeric[] = {"+Infinity", "-Infinity", "Infinity", "NaN"};
+
+// `text` with what `options` allows beyond JSON made JSON: single-quoted strings and names
+// double-quoted, bare non-numeric values quoted. nullopt when there was nothing to change. Text
+// inside double-quoted strings is copied as it is; the result is checked by parsing it.
+std::optional<std::string> StrictJson(std::string_view text, const JsonReadOptions& options) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  bool changed = false;
+  char last = 0;  // the last character outside strings and blanks: where a value may start
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"') {
+      const size_t start = i++;
+      while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
+      i = std::min(i + 1, text.size());
+      out.append(text.substr(start, i - start));
+      last = '"';
+    } else if (c == '\'' && options.allow_single_quotes) {
+      changed = true;
+      out.push_back('"');
+      for (++i; i < text.size() && text[i] != '\''; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size()) {
+          if (text[i + 1] != '\'') out.push_back('\\');
+          out.push_back(text[++i]);
+        } else if (text[i] == '"') {
+          out += "\\\"";
+        } else {
+          out.push_back(text[i]);
+        }
+      }
+      out.push_back('"');
+      i = std::min(i + 1, text.size());
+      last = '"';
+    } else {
+      if (options.allow_non_numeric_numbers && (last == 0 || last == ':' || last == '[' || last == ',')) {
+        auto token = std::find_if(std::begin(kNonNumeric), std::end(kNonNumeric),
+                                  [&](std::string_view t) { return text.substr(i).starts_with(t); });
+        const size_t end = token == std::end(kNonNumeric) ? i : i + token->size();
+        if (end > i && (end == text.size() || !std::isalnum(static_cast<unsigned char>(text[end])))) {
+          changed = true;
+          out += '"';
+          out += *token;
+          out += '"';
+          i = end;
+          last = '"';
+          continue;
+        }
+      }
+      out.push_back(c);
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') last = c;
+      ++i;
+    }
+  }
+  if (!changed) return std::nullopt;
+  return out;
 }
 
 // A number's text: integers exactly, other numbers in their shortest round-trip form (the text
@@ -396,6 +458,15 @@ Result<ColumnPtr> Reader::Read(const Column& documents, DecodeStats* stats) {
     if (!bytes.empty()) std::memcpy(padded_.data(), bytes.data(), bytes.size());  // an empty row may have no data pointer
     element document;
     bool fits = parser_.parse(padded_.data(), bytes.size(), false).get(document) == simdjson::SUCCESS;
+    if (!fits && (options_.allow_single_quotes || options_.allow_non_numeric_numbers)) {
+      if (std::optional<std::string> strict = StrictJson(bytes, options_)) {
+        if (padded_.size() < strict->size() + simdjson::SIMDJSON_PADDING) {
+          padded_.resize(strict->size() + simdjson::SIMDJSON_PADDING);
+        }
+        std::memcpy(padded_.data(), strict->data(), strict->size());
+        fits = parser_.parse(padded_.data(), strict->size(), false).get(document) == simdjson::SUCCESS;
+      }
+    }
     if (fits && root_.type->id() == TypeId::kArray && root_.children[0].type->id() == TypeId::kStruct &&
         document.is_object()) {
       // An object where an array of structs is expected reads as an array of that one object.

@@ -1,6 +1,7 @@
 // Fuzzes the JSON reader: each input line is one document, read into types of every root kind
 // that use every conversion (decimals, binary, dates, timestamps, arrays of structs, maps), with
-// and without from_json's struct of nulls for malformed rows. Nothing may crash, and every
+// and without from_json's struct of nulls for malformed rows, strictly and with from_json's
+// lenient defaults (single quotes, bare non-numeric values: the rewriting of a row that is not JSON). Nothing may crash, and every
 // column must be well-formed with one row per line.
 #include <cstdint>
 #include <cstdlib>
@@ -27,6 +28,8 @@ std::vector<std::unique_ptr<sluice::JsonReader>> MakeReaders() {
     for (bool null_fields : {false, true}) {
       sluice::JsonReadOptions options;
       options.malformed_as_null_fields = null_fields;
+      // from_json reads leniently, with the struct of nulls.
+      options.allow_single_quotes = options.allow_non_numeric_numbers = null_fields;
       readers.push_back(sluice::JsonReader::Make(*sluice::ParseTypeString(text), options).value());
     }
   }

@@ -66,6 +66,32 @@ TEST(JsonReaderTest, RootsOfEveryKindAndMalformedRows) {
   EXPECT_EQ(permissive.stats.malformed, 1);
 }
 
+// Spark's allowSingleQuotes and allowNonNumericNumbers: a row that is not JSON is read again with
+// single-quoted strings and names as JSON strings and bare NaN/Infinity as the strings doubles read;
+// text inside double-quoted strings is never touched, and what is still not JSON stays malformed.
+TEST(JsonReaderTest, SingleQuotesAndBareNonNumericValuesReadWhenAllowed) {
+  const std::vector<std::optional<std::string>> documents = {
+      R"({'s': 'it\'s "x"', 'd': NaN, 'l': [-Infinity, +Infinity, 1.5]})",
+      R"({"s": "'kept' NaN", "d": Infinity})",
+      R"({"s": 'open)",
+      R"({"s": "x", "d": NaNx})",
+      R"({"s": "x", "d": INF})"};
+  const std::string type = "struct<s:string,d:double,l:array<double>>";
+  ReadResult strict = ReadAs(type, documents);
+  EXPECT_EQ(strict.stats.malformed, 5);
+  JsonReadOptions lenient;
+  lenient.allow_single_quotes = true;
+  lenient.allow_non_numeric_numbers = true;
+  ReadResult read = ReadAs(type, documents, lenient);
+  EXPECT_EQ(read.rows, (std::vector<std::string>{R"({"s":"it's \"x\"","d":NaN,"l":[-Infinity,Infinity,1.5]})",
+                                                 R"({"s":"'kept' NaN","d":Infinity,"l":null})", "null", "null", "null"}));
+  EXPECT_EQ(read.stats.malformed, 3);
+  JsonReadOptions quotes_only;
+  quotes_only.allow_single_quotes = true;
+  EXPECT_EQ(ReadAs(type, {R"({'s': 'a', 'd': NaN})", R"({'s': 'a'})"}, quotes_only).rows,
+            (std::vector<std::string>{"null", R"({"s":"a","d":null,"l":null})"}));
+}
+
 TEST(JsonReaderTest, TheOptionsParseDatesAndTimestamps) {
   JsonReadOptions options;
   options.parse_date = [](std::string_view text, int32_t* days) {

@@ -19,6 +19,9 @@ struct JsonOptions final : CompiledState {
   std::string date_format;         // dateFormat; empty: Spark's default parsing and printing
   std::string timestamp_format;    // timestampFormat; likewise
   bool ignore_null_fields = true;  // ignoreNullFields (to_json)
+  // allowSingleQuotes and allowNonNumericNumbers (from_json; true by default, as in Spark).
+  bool allow_single_quotes = true;
+  bool allow_non_numeric_numbers = true;
 };
 
 // Reads a constant map<string,string> of options (null: none) for `function`. INVALID_OPTIONS

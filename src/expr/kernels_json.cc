@@ -242,6 +242,8 @@ bool IsBlank(std::string_view text) {
 JsonReadOptions ReaderOptions(const JsonOptions& options) {
   JsonReadOptions read;
   read.malformed_as_null_fields = true;
+  read.allow_single_quotes = options.allow_single_quotes;
+  read.allow_non_numeric_numbers = options.allow_non_numeric_numbers;
   if (options.date_format.empty()) {
     read.parse_date = [](std::string_view text, int32_t* days) {
       std::optional<int32_t> parsed = ParseDate(text);
@@ -633,7 +635,7 @@ Result<std::string> InferJsonSchema(std::string_view json) {
 
 Result<std::shared_ptr<const JsonOptions>> ReadJsonOptions(std::string_view function, const Column* options) {
   static const std::map<std::string_view, std::vector<std::string_view>> kTaken = {
-      {"from_json", {"mode", "dateFormat", "timestampFormat"}},
+      {"from_json", {"mode", "dateFormat", "timestampFormat", "allowSingleQuotes", "allowNonNumericNumbers"}},
       {"to_json", {"dateFormat", "timestampFormat", "ignoreNullFields"}},
       {"schema_of_json", {}}};
   const std::vector<std::string_view>& taken = kTaken.at(function);
@@ -658,12 +660,15 @@ Result<std::shared_ptr<const JsonOptions>> ReadJsonOptions(std::string_view func
                              fmt::format("{} does not support the mode '{}': PERMISSIVE or FAILFAST", function, value));
       }
       out->failfast = EqualsIgnoreCase(value, "FAILFAST");
-    } else if (*known == "ignoreNullFields") {
+    } else if (*known == "ignoreNullFields" || *known == "allowSingleQuotes" || *known == "allowNonNumericNumbers") {
       if (!EqualsIgnoreCase(value, "true") && !EqualsIgnoreCase(value, "false")) {
         return Status::Error(errors::kInvalidParameterValue,
-                             fmt::format("{}'s option ignoreNullFields is true or false, not '{}'", function, value));
+                             fmt::format("{}'s option {} is true or false, not '{}'", function, *known, value));
       }
-      out->ignore_null_fields = EqualsIgnoreCase(value, "true");
+      bool& flag = *known == "ignoreNullFields"    ? out->ignore_null_fields
+                   : *known == "allowSingleQuotes" ? out->allow_single_quotes
+                                                   : out->allow_non_numeric_numbers;
+      flag = EqualsIgnoreCase(value, "true");
     } else {
       if (!FormatWithPattern(0, value)) {
         return Status::Error(errors::kInvalidParameterValue,

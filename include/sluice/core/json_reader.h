@@ -45,6 +45,11 @@ struct JsonReadOptions {
   // ParseIsoTimestamp (core/iso_datetime.h). False when the text is not one.
   std::function<bool(std::string_view text, int32_t* days)> parse_date;
   std::function<bool(std::string_view text, int64_t* micros)> parse_timestamp;
+  // Spark's JSON options of these names: a row that is not JSON is read again with strings and
+  // names in single quotes ('a') taken as double-quoted ones, and the bare values NaN, Infinity,
+  // +Infinity and -Infinity as the strings that float and double read.
+  bool allow_single_quotes = false;
+  bool allow_non_numeric_numbers = false;
 };
 
 class JsonReader {
