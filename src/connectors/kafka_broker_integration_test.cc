@@ -421,7 +421,10 @@ TEST(KafkaBrokerTest, AbortedTransactionsAreNeverReadAndTheirOffsetsAreSkipped) 
 }
 
 // Deletes the records of `topic` partition 0 before `offset` (DeleteRecords, what retention does).
-void DeleteRecordsBefore(const std::string& topic, int64_t offset) {
+// Sends one admin request through a client of the test broker (`send` issues it on the queue
+// given) and hands its result event, checked for an error, to `check`.
+void AdminRequest(const std::function<void(rd_kafka_t*, rd_kafka_queue_t*)>& send,
+                  const std::function<void(rd_kafka_event_t*)>& check) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char errstr[512];
   const std::string servers = Broker().bootstrap_servers(Listener::kPlaintext);
@@ -429,46 +432,65 @@ void DeleteRecordsBefore(const std::string& topic, int64_t offset) {
   std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)> admin(
       rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr)), &rd_kafka_destroy);
   ASSERT_NE(admin, nullptr) << errstr;
-  rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(offsets, topic.c_str(), 0)->offset = offset;
-  rd_kafka_DeleteRecords_t* request = rd_kafka_DeleteRecords_new(offsets);
-  rd_kafka_topic_partition_list_destroy(offsets);
   rd_kafka_queue_t* queue = rd_kafka_queue_new(admin.get());
-  rd_kafka_DeleteRecords(admin.get(), &request, 1, nullptr, queue);
-  rd_kafka_DeleteRecords_destroy(request);
+  send(admin.get(), queue);
   rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 60000);
-  ASSERT_NE(event, nullptr);
-  EXPECT_EQ(rd_kafka_event_error(event), RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_event_error_string(event);
-  const rd_kafka_topic_partition_list_t* result =
-      rd_kafka_DeleteRecords_result_offsets(rd_kafka_event_DeleteRecords_result(event));
-  ASSERT_EQ(result->cnt, 1);
-  EXPECT_EQ(result->elems[0].err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(result->elems[0].err);
-  rd_kafka_event_destroy(event);
+  EXPECT_NE(event, nullptr);
+  if (event != nullptr) {
+    EXPECT_EQ(rd_kafka_event_error(event), RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_event_error_string(event);
+    check(event);
+    rd_kafka_event_destroy(event);
+  }
   rd_kafka_queue_destroy(queue);
 }
 
+void DeleteRecordsBefore(const std::string& topic, int64_t offset) {
+  AdminRequest(
+      [&](rd_kafka_t* admin, rd_kafka_queue_t* queue) {
+        rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(offsets, topic.c_str(), 0)->offset = offset;
+        rd_kafka_DeleteRecords_t* request = rd_kafka_DeleteRecords_new(offsets);
+        rd_kafka_topic_partition_list_destroy(offsets);
+        rd_kafka_DeleteRecords(admin, &request, 1, nullptr, queue);
+        rd_kafka_DeleteRecords_destroy(request);
+      },
+      [](rd_kafka_event_t* event) {
+        const rd_kafka_topic_partition_list_t* result =
+            rd_kafka_DeleteRecords_result_offsets(rd_kafka_event_DeleteRecords_result(event));
+        ASSERT_EQ(result->cnt, 1);
+        EXPECT_EQ(result->elems[0].err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(result->elems[0].err);
+      });
+}
+
 void DeleteTopic(const std::string& topic) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char errstr[512];
-  const std::string servers = Broker().bootstrap_servers(Listener::kPlaintext);
-  ASSERT_EQ(rd_kafka_conf_set(conf, "bootstrap.servers", servers.c_str(), errstr, sizeof(errstr)), RD_KAFKA_CONF_OK);
-  std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)> admin(
-      rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr)), &rd_kafka_destroy);
-  ASSERT_NE(admin, nullptr) << errstr;
-  rd_kafka_DeleteTopic_t* request = rd_kafka_DeleteTopic_new(topic.c_str());
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(admin.get());
-  rd_kafka_DeleteTopics(admin.get(), &request, 1, nullptr, queue);
-  rd_kafka_DeleteTopic_destroy(request);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 60000);
-  ASSERT_NE(event, nullptr);
-  EXPECT_EQ(rd_kafka_event_error(event), RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_event_error_string(event);
-  size_t count = 0;
-  const rd_kafka_topic_result_t** results =
-      rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(event), &count);
-  ASSERT_EQ(count, 1u);
-  EXPECT_EQ(rd_kafka_topic_result_error(results[0]), RD_KAFKA_RESP_ERR_NO_ERROR);
-  rd_kafka_event_destroy(event);
-  rd_kafka_queue_destroy(queue);
+  AdminRequest(
+      [&](rd_kafka_t* admin, rd_kafka_queue_t* queue) {
+        rd_kafka_DeleteTopic_t* request = rd_kafka_DeleteTopic_new(topic.c_str());
+        rd_kafka_DeleteTopics(admin, &request, 1, nullptr, queue);
+        rd_kafka_DeleteTopic_destroy(request);
+      },
+      [](rd_kafka_event_t* event) {
+        size_t count = 0;
+        const rd_kafka_topic_result_t** results =
+            rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(event), &count);
+        ASSERT_EQ(count, 1u);
+        EXPECT_EQ(rd_kafka_topic_result_error(results[0]), RD_KAFKA_RESP_ERR_NO_ERROR);
+      });
+}
+
+// A source of a new topic of `count` records, which it has read, reporting data loss or not.
+std::unique_ptr<OpenSource> SourceOfReadTopic(int count, bool fail_on_data_loss, std::string* topic) {
+  *topic = NewTopic();
+  Produce(*topic, Values("v", 0, count));
+  auto source = OpenSource::Make({{"bootstrap_servers", Broker().bootstrap_servers(Listener::kPlaintext)},
+                                  {"subscribe", *topic},
+                                  {"fail_on_data_loss", fail_on_data_loss ? "true" : "false"}});
+  EXPECT_TRUE(source.ok()) << source.status().ToString();
+  if (!source.ok()) return nullptr;
+  auto first = (*source)->ReadAll();
+  EXPECT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first.value_or(std::vector<std::string>{}), Values("v", 0, count));
+  return std::move(source).value();
 }
 
 // A topic deleted while a stream reads it (Spark: "partitions are gone"): KAFKA_DATA_LOSS naming
@@ -477,22 +499,15 @@ void DeleteTopic(const std::string& topic) {
 TEST(KafkaBrokerTest, ATopicDeletedUnderTheSourceIsDataLossOrForgotten) {
   for (bool fail : {true, false}) {
     SCOPED_TRACE(fail);
-    const std::string topic = NewTopic();
-    Produce(topic, Values("v", 0, 5));
-    Options options = {{"bootstrap_servers", Broker().bootstrap_servers(Listener::kPlaintext)},
-                       {"subscribe", topic},
-                       {"fail_on_data_loss", fail ? "true" : "false"}};
-    auto source = OpenSource::Make(options);
-    ASSERT_TRUE(source.ok()) << source.status().ToString();
-    auto first = (*source)->ReadAll();
-    ASSERT_TRUE(first.ok()) << first.status().ToString();
-    EXPECT_EQ(*first, Values("v", 0, 5));
+    std::string topic;
+    std::unique_ptr<OpenSource> source = SourceOfReadTopic(5, fail, &topic);
+    ASSERT_NE(source, nullptr);
     DeleteTopic(topic);
     // The deletion reaches the cluster's metadata shortly after the request returns.
     Result<std::vector<std::string>> after = std::vector<std::string>{};
     for (int attempt = 0; attempt < 100; ++attempt) {
-      after = (*source)->ReadAll();
-      if (!after.ok() || (*source)->position() == "{}") break;
+      after = source->ReadAll();
+      if (!after.ok() || source->position() == "{}") break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     if (fail) {
@@ -503,12 +518,12 @@ TEST(KafkaBrokerTest, ATopicDeletedUnderTheSourceIsDataLossOrForgotten) {
     }
     ASSERT_TRUE(after.ok()) << after.status().ToString();
     EXPECT_TRUE(after->empty());
-    EXPECT_EQ((*source)->position(), "{}");
+    EXPECT_EQ(source->position(), "{}");
     ASSERT_TRUE(Broker().CreateTopic(topic, 1).ok());
     Produce(topic, Values("w", 0, 3));
     std::vector<std::string> again;
     for (int attempt = 0; attempt < 100 && again.size() < 3; ++attempt) {
-      auto read = (*source)->ReadAll();
+      auto read = source->ReadAll();
       ASSERT_TRUE(read.ok()) << read.status().ToString();
       again.insert(again.end(), read->begin(), read->end());
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -549,19 +564,12 @@ TEST(KafkaBrokerTest, PartitionsAddedWhileTheSourceReadsAreReadFromTheirStart) {
 TEST(KafkaBrokerTest, RecordsDeletedBeforeTheyWereReadAreDataLossOrSkipped) {
   for (bool fail : {true, false}) {
     SCOPED_TRACE(fail);
-    const std::string topic = NewTopic();
-    Produce(topic, Values("v", 0, 10));
-    Options options = {{"bootstrap_servers", Broker().bootstrap_servers(Listener::kPlaintext)},
-                       {"subscribe", topic},
-                       {"fail_on_data_loss", fail ? "true" : "false"}};
-    auto source = OpenSource::Make(options);
-    ASSERT_TRUE(source.ok()) << source.status().ToString();
-    auto first = (*source)->ReadAll();
-    ASSERT_TRUE(first.ok()) << first.status().ToString();
-    EXPECT_EQ(*first, Values("v", 0, 10));
+    std::string topic;
+    std::unique_ptr<OpenSource> source = SourceOfReadTopic(10, fail, &topic);
+    ASSERT_NE(source, nullptr);
     Produce(topic, Values("v", 10, 30));
     DeleteRecordsBefore(topic, 25);
-    auto rest = (*source)->ReadAll();
+    auto rest = source->ReadAll();
     if (fail) {
       EXPECT_EQ(rest.status().error_class(), errors::kKafkaDataLoss) << rest.status().ToString();
       EXPECT_NE(rest.status().message().find("[10, 25)"), std::string_view::npos) << rest.status().ToString();
