@@ -696,6 +696,9 @@ TEST_F(CliTest, StatusAndValidateSpeakJson) {
   - name: main.raw.idle
     source: {format: kafka, options: {bootstrap_servers: "127.0.0.1:1", subscribe: t}}
     ingestion_config: {table: main.raw.idle}
+materialized_views:
+  - name: main.gold.counts
+    sql: SELECT count(*) AS n FROM STREAM(main.raw.idle)
 )";
   Ran valid = RunSluice(dir_.path(), {"validate", "p.yaml", "--json"});
   ASSERT_EQ(valid.exit_code, 0) << valid.err;
@@ -704,7 +707,7 @@ TEST_F(CliTest, StatusAndValidateSpeakJson) {
   simdjson::dom::element result;
   ASSERT_EQ(validated.parse(simdjson::padded_string(valid.out)).get(result), simdjson::SUCCESS) << valid.out;
   EXPECT_TRUE(result["valid"].get_bool().value());
-  EXPECT_EQ(result["flows"].get_int64().value(), 2);
+  EXPECT_EQ(result["flows"].get_int64().value(), 3);  // two flows and the materialized view
   EXPECT_EQ(result["streams"].get_int64().value(), 1);
 
   ASSERT_EQ(RunSluice(dir_.path(), {"run", "p.yaml", "--flow", "good", "--flow", "bad"}).exit_code, 1);
@@ -717,8 +720,10 @@ TEST_F(CliTest, StatusAndValidateSpeakJson) {
   for (simdjson::dom::element row : flows) {
     rows[std::string(row["name"].get_string().value())] = row;
   }
-  ASSERT_EQ(rows.size(), 3u) << status.out;
+  ASSERT_EQ(rows.size(), 4u) << status.out;
   EXPECT_EQ(rows["good"]["kind"].get_string().value(), "flow");
+  EXPECT_EQ(rows["main.gold.counts"]["kind"].get_string().value(), "materialized_view");
+  EXPECT_EQ(rows["main.gold.counts"]["state"].get_string().value(), "NEVER RUN");
   EXPECT_EQ(rows["bad"]["state"].get_string().value(), "FAILED");
   EXPECT_NE(rows["bad"]["error"].get_string().value().find("negative"), std::string_view::npos) << status.out;
   EXPECT_EQ(rows["main.raw.idle"]["kind"].get_string().value(), "stream");

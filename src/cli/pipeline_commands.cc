@@ -368,9 +368,12 @@ void Status_(const std::string& file, bool as_json) {
       entry.rows_out = std::to_string(rows_out);
     }
   }
-  // Flows, then streams, then the flows only the runs' events name (declared by Python libraries).
+  // Flows and materialized views, then streams, then the flows only the runs' events name
+  // (declared by Python libraries).
   std::vector<std::pair<std::string, std::string>> rows;  // (kind, name)
-  for (const pipeline::FlowSpec& flow : spec->flows) rows.emplace_back("flow", flow.name);
+  for (const pipeline::FlowSpec& flow : spec->flows) {
+    rows.emplace_back(flow.materialized_view ? "materialized_view" : "flow", flow.name);
+  }
   for (const pipeline::StreamSpec& stream : spec->streams) rows.emplace_back("stream", stream.name);
   if (python) {
     for (const std::string& flow : logged_flows) {
@@ -383,7 +386,7 @@ void Status_(const std::string& file, bool as_json) {
   std::string json = "{\"pipeline\":" + JsonString(spec->name) + ",\"events\":" + JsonString(events) + ",\"flows\":[";
   if (!as_json) {
     std::printf("pipeline '%s' (events in %s)\n", spec->name.c_str(), events.c_str());
-    std::printf("%-24s %-7s %-10s %10s %12s %12s  %s\n", "flow", "kind", "state", "last batch", "batch in",
+    std::printf("%-24s %-17s %-10s %10s %12s %12s  %s\n", "flow", "kind", "state", "last batch", "batch in",
                 "batch out", "at");
   }
   for (const auto& [kind, name] : rows) {
@@ -397,7 +400,7 @@ void Status_(const std::string& file, bool as_json) {
               ",\"error\":" + (entry.error.empty() ? "null" : JsonString(entry.error)) + "}";
       continue;
     }
-    std::printf("%-24s %-7s %-10s %10s %12s %12s  %s\n", name.c_str(), kind.c_str(), entry.state.c_str(),
+    std::printf("%-24s %-17s %-10s %10s %12s %12s  %s\n", name.c_str(), kind.c_str(), entry.state.c_str(),
                 entry.batch.c_str(), entry.rows_in.c_str(), entry.rows_out.c_str(), entry.at.c_str());
     if (!entry.error.empty()) std::printf("  error: %s\n", entry.error.c_str());
   }
