@@ -50,11 +50,7 @@ Result<pipeline::PipelineSpec> LoadPipelineFile(const std::string& path, Status*
   Result<pipeline::PipelineSpec> spec = shape != nullptr ? pipeline::ParsePipelineSpecKeepingGoing(text.str(), shape)
                                                          : pipeline::ParsePipelineSpec(text.str());
   if (!spec.ok()) return spec.status().WithContext(path);
-  // A relative storage or warehouse is beside the pipeline file (as the Python runner takes it).
-  for (std::string* folder : {&spec->storage, &spec->warehouse}) {
-    if (folder->empty() || folder->starts_with('/') || storage::IsObjectStoreUri(*folder)) continue;
-    *folder = (std::filesystem::absolute(path).parent_path() / *folder).lexically_normal().string();
-  }
+  pipeline::PlaceBesideFile(path, &*spec);
   Status stores = pipeline::ConfigureObjectStores(*spec);
   if (!stores.ok()) return stores.WithContext(path);
   // A format `plugin:/path/libx.so` is known once its library is loaded.

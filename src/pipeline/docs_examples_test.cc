@@ -1,7 +1,9 @@
 // The YAML and SQL examples of the documentation are checked as sluice reads them: every ```yaml block of
-// README.md and docs/*.md parses as YAML, and every block that is a pipeline file (it has flows,
+// README.md and docs/*.md and every .yaml file under examples/ parses as YAML, and every one that
+// is a pipeline file (it has flows,
 // streams or change feeds at its top level) passes `sluice validate`. What an example cannot carry
-// is supplied here: a name and storage when it has none, each `${env:NAME}` it references, the
+// is supplied here: a name and storage when it has none, each `${env:NAME}` it references (a
+// number for a name ending in PORT), the
 // foreachBatch functions it names (registered as functions that do nothing), and the plugin
 // libraries under /opt/sluice/plugins/, which stand for the build's. Every line of a ```sql block
 // parses as a flow's condition or select item.
@@ -25,6 +27,7 @@ struct Example {
   std::string file;
   int line;  // of the block's first line
   std::string text;
+  std::string path;  // of a file that is an example whole (examples/), else empty
 };
 
 // The blocks fenced as ```<language> in README.md and docs/*.md.
@@ -42,7 +45,7 @@ std::vector<Example> Examples(std::string_view language) {
     while (std::getline(in, line)) {
       ++number;
       if (!open && line == "```" + std::string(language)) {
-        open = Example{file.filename().string(), number + 1, ""};
+        open = Example{file.filename().string(), number + 1, "", ""};
       } else if (open && line.starts_with("```")) {
         examples.push_back(std::move(*open));
         open.reset();
@@ -52,6 +55,16 @@ std::vector<Example> Examples(std::string_view language) {
     }
     EXPECT_FALSE(open.has_value()) << file << ": a " << language << " block is not closed";
   }
+  // The runnable files of examples/ (docs/quickstart.md runs them), each whole.
+  const std::filesystem::path runnable = std::filesystem::path(sluice::testing::SourceDir()) / "examples";
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(runnable)) {
+    if (entry.path().extension() != "." + std::string(language)) continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    examples.push_back(Example{std::filesystem::relative(entry.path(), runnable.parent_path()).string(), 1, text.str(),
+                               entry.path().string()});
+  }
   return examples;
 }
 
@@ -60,7 +73,8 @@ std::string Completed(const Example& example, const YAML::Node& root, engine::Re
   std::string text = example.text;
   static const std::regex kEnv(R"(\$\{env:([A-Za-z_][A-Za-z0-9_]*)\})");
   for (std::sregex_iterator it(text.begin(), text.end(), kEnv), end; it != end; ++it) {
-    ::setenv((*it)[1].str().c_str(), "from-the-docs-test", 0);
+    const std::string name = (*it)[1].str();
+    ::setenv(name.c_str(), name.ends_with("PORT") ? "5432" : "from-the-docs-test", 0);
   }
   static const std::regex kFunction(R"(function: *([A-Za-z_][A-Za-z0-9_]*))");
   for (std::sregex_iterator it(text.begin(), text.end(), kFunction), end; it != end; ++it) {
@@ -96,6 +110,7 @@ TEST(DocsExamplesTest, EveryYamlExampleParsesAndEveryPipelineValidates) {
     ++validated;
     Result<PipelineSpec> spec = ParsePipelineSpec(Completed(example, root, &registry));
     ASSERT_TRUE(spec.ok()) << spec.status().ToString() << "\n" << example.text;
+    if (!example.path.empty()) PlaceBesideFile(example.path, &*spec);
     std::vector<Status> problems = ValidatePipeline(*spec, registry);
     for (const Status& problem : problems) ADD_FAILURE() << problem.ToString() << "\n" << example.text;
   }

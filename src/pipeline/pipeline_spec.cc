@@ -590,6 +590,13 @@ Result<std::map<std::string, std::string>> PipelineSpec::ResolvedOptions(const E
   return options;
 }
 
+void PlaceBesideFile(const std::string& file_path, PipelineSpec* spec) {
+  for (std::string* folder : {&spec->storage, &spec->warehouse}) {
+    if (folder->empty() || folder->starts_with('/') || storage::IsObjectStoreUri(*folder)) continue;
+    *folder = (std::filesystem::absolute(file_path).parent_path() / *folder).lexically_normal().string();
+  }
+}
+
 Status ConfigureObjectStores(const PipelineSpec& spec) {
   for (const auto& [uri, options] : spec.object_stores) {
     Status configured = storage::ConfigureObjectStore(uri, options);

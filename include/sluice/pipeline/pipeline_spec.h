@@ -225,6 +225,10 @@ Result<PipelineSpec> ParsePipelineSpec(std::string_view yaml);
 // the top level — so that ValidatePipeline can check the rest. Text that is not YAML is an error.
 Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status* shape);
 
+// A relative `storage` or `warehouse` of the pipeline file at `file_path` made absolute: beside
+// the file, as `sluice` and the Python runner take them.
+void PlaceBesideFile(const std::string& file_path, PipelineSpec* spec);
+
 // Every problem found, empty when the pipeline is valid: unknown source or sink formats, invalid
 // options (the formats' own error classes), expressions that do not parse, unknown triggers and
 // output modes, flows naming a sink that is not declared, duplicate flow names or checkpoints,
