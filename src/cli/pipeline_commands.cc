@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
