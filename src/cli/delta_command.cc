@@ -68,10 +68,7 @@ Status RunHistory(const DeltaOptions& options) {
   // commits are history only as far back as they are contiguous.
   SLUICE_RETURN_IF_ERROR(delta::Snapshot::Load(fs, options.table).status());
   std::string out;
-  // The text form is a table in `delta show`'s style, its values whole.
-  Int64Builder versions(DataType::Long());
-  BinaryBuilder timestamps(DataType::String()), operations(DataType::String()), parameters(DataType::String()),
-      metrics(DataType::String()), engines(DataType::String());
+  std::vector<std::vector<std::string>> table;  // the text form: a table in `delta show`'s style
   int64_t printed = 0;
   for (auto it = listing.commit_versions.rbegin(); it != listing.commit_versions.rend(); ++it) {
     if (options.limit >= 0 && printed++ >= options.limit) break;
@@ -86,16 +83,10 @@ Status RunHistory(const DeltaOptions& options) {
       continue;
     }
     if (info == nullptr) {
-      versions.Append(*it);
-      for (BinaryBuilder* column : {&timestamps, &operations, &parameters, &metrics, &engines}) column->AppendNull();
+      table.push_back({std::to_string(*it), "NULL", "NULL", "NULL", "NULL", "NULL"});
       continue;
     }
-    std::string timestamp;
-    if (info->timestamp) {
-      Int64Builder builder(DataType::Timestamp());
-      builder.Append(*info->timestamp * 1000);
-      timestamp = FormatValue(*builder.Finish(), 0);
-    }
+    const std::string timestamp = info->timestamp ? TimestampText(*info->timestamp * 1000) : "";
     if (options.json) {
       // Spark's DESCRIBE HISTORY columns.
       out += fmt::format("{{\"version\":{},\"timestamp\":{},\"operation\":{},\"operationParameters\":{},"
@@ -106,26 +97,12 @@ Status RunHistory(const DeltaOptions& options) {
                          info->engine_info ? JsonString(*info->engine_info) : "null");
       continue;
     }
-    versions.Append(*it);
-    timestamps.Append(timestamp);
-    operations.Append(info->operation);
-    parameters.Append(MapText(info->operation_parameters));
-    metrics.Append(MapText(info->operation_metrics.value_or(delta::StringMap{})));
-    engines.Append(info->engine_info.value_or(""));
+    table.push_back({std::to_string(*it), timestamp, info->operation, MapText(info->operation_parameters),
+                     MapText(info->operation_metrics.value_or(delta::StringMap{})), info->engine_info.value_or("")});
   }
   if (!options.json) {
-    const int64_t rows = versions.length();
-    SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct({{"version", DataType::Long()},
-                                                              {"timestamp", DataType::String()},
-                                                              {"operation", DataType::String()},
-                                                              {"operationParameters", DataType::String()},
-                                                              {"operationMetrics", DataType::String()},
-                                                              {"engineInfo", DataType::String()}}));
-    SLUICE_ASSIGN_OR_RETURN(BatchPtr table, RecordBatch::Make(schema, {versions.Finish(), timestamps.Finish(),
-                                                                        operations.Finish(), parameters.Finish(),
-                                                                        metrics.Finish(), engines.Finish()},
-                                                              rows));
-    out = PrettyPrint(*table, rows, /*truncate=*/0);
+    out = TextTable({"version", "timestamp", "operation", "operationParameters", "operationMetrics", "engineInfo"},
+                    table);
   }
   Print(out);
   return Status::OK();

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/row_printer.h"
 #include "cli/warehouse.h"
 #include "sluice/core/json_text.h"
 #include "sluice/engine/plugin.h"
@@ -379,11 +380,8 @@ void Status_(const std::string& file, bool as_json) {
     }
   }
   std::string json = "{\"pipeline\":" + JsonString(spec->name) + ",\"events\":" + JsonString(events) + ",\"flows\":[";
-  if (!as_json) {
-    std::printf("pipeline '%s' (events in %s)\n", spec->name.c_str(), events.c_str());
-    std::printf("%-24s %-17s %-10s %10s %12s %12s  %s\n", "flow", "kind", "state", "last batch", "batch in",
-                "batch out", "at");
-  }
+  if (!as_json) std::printf("pipeline '%s' (events in %s)\n", spec->name.c_str(), events.c_str());
+  std::vector<std::vector<std::string>> table;
   for (const auto& [kind, name] : rows) {
     const Last& entry = last[name];
     if (as_json) {
@@ -395,9 +393,11 @@ void Status_(const std::string& file, bool as_json) {
               ",\"error\":" + (entry.error.empty() ? "null" : JsonString(entry.error)) + "}";
       continue;
     }
-    std::printf("%-24s %-17s %-10s %10s %12s %12s  %s\n", name.c_str(), kind.c_str(), entry.state.c_str(),
-                entry.batch.c_str(), entry.rows_in.c_str(), entry.rows_out.c_str(), entry.at.c_str());
-    if (!entry.error.empty()) std::printf("  error: %s\n", entry.error.c_str());
+    table.push_back({name, kind, entry.state, entry.batch, entry.rows_in, entry.rows_out, entry.at.empty() ? "-" : entry.at,
+                     entry.error.empty() ? "-" : entry.error});
+  }
+  if (!as_json) {
+    std::printf("%s", TextTable({"name", "kind", "state", "last batch", "batch in", "batch out", "at", "error"}, table).c_str());
   }
   json += "],\"change_feeds\":[";
   for (const pipeline::ChangeFeedSpec& feed : spec->change_feeds) {
@@ -440,13 +440,16 @@ void Status_(const std::string& file, bool as_json) {
     std::printf("  slot %s, confirmed LSN %s, slot lag %lld bytes (%.1fs)\n", view->slot_name.c_str(),
                 pipeline::FormatLsn(view->confirmed_lsn).c_str(), static_cast<long long>(view->slot_lag_bytes),
                 view->slot_lag_seconds);
-    std::printf("  %-32s %-32s %-12s %12s %14s\n", "table", "history", "status", "rows", "committed LSN");
+    std::vector<std::vector<std::string>> tables;
     for (const pipeline::ChangeFeedTableStatus& table : view->tables) {
-      std::printf("  %-32s %-32s %-12s %12lld %14s\n", table.source.c_str(), table.history.c_str(),
-                  table.status.c_str(), static_cast<long long>(table.rows), pipeline::FormatLsn(table.committed_lsn).c_str());
-      if (!table.replica_identity_full) std::printf("    not REPLICA IDENTITY FULL: updates and deletes carry only the key\n");
-      if (!table.reason.empty()) std::printf("    %s\n", table.reason.c_str());
+      std::string note = table.reason;
+      if (!table.replica_identity_full) {
+        note += std::string(note.empty() ? "" : "; ") + "not REPLICA IDENTITY FULL: updates and deletes carry only the key";
+      }
+      tables.push_back({table.source, table.history, table.status, std::to_string(table.rows),
+                        pipeline::FormatLsn(table.committed_lsn), note.empty() ? "-" : note});
     }
+    std::printf("%s", TextTable({"table", "history", "status", "rows", "committed LSN", "note"}, tables).c_str());
   }
   if (as_json) std::printf("%s]}\n", json.c_str());
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
@@ -178,6 +179,23 @@ Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>&
     }
   }
   return Status::OK();
+}
+
+std::string TextTable(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<Field> fields;
+  std::vector<BinaryBuilder> builders;
+  for (const std::string& column : columns) {
+    fields.push_back(Field{column, DataType::String()});
+    builders.emplace_back(DataType::String());
+  }
+  for (const std::vector<std::string>& row : rows) {
+    for (size_t c = 0; c < builders.size(); ++c) builders[c].Append(row[c]);
+  }
+  std::vector<ColumnPtr> values;
+  for (BinaryBuilder& builder : builders) values.push_back(builder.Finish());
+  const auto count = static_cast<int64_t>(rows.size());
+  BatchPtr table = RecordBatch::Make(DataType::Struct(std::move(fields)).value(), std::move(values), count).value();
+  return PrettyPrint(*table, count, /*truncate=*/0);
 }
 
 }  // namespace sluice::cli

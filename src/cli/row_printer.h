@@ -39,4 +39,8 @@ Status CheckRowPrinting(const RowPrinting& printing);
 Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next, const RowPrinting& printing,
                  std::optional<int64_t> total_rows = std::nullopt);
 
+// Rows of text as a table in `delta show`'s style, values whole: what the commands that print a
+// summary (status, history) show. Every row has one value per column.
+std::string TextTable(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows);
+
 }  // namespace sluice::cli

@@ -138,6 +138,21 @@ class KafkaSource final : public engine::Source {
     if (limit.not_beyond) {
       SLUICE_ASSIGN_OR_RETURN(bound, ParseOffset(*limit.not_beyond));
     }
+    Result<WatermarkMap> queried = client_->QueryWatermarks(partitions);
+    if (!queried.ok()) {
+      // A topic deleted between the listing and the query fails the query: list again, and go on
+      // without the topics gone (below); any other failure stands.
+      std::set<std::string> relisted;
+      SLUICE_ASSIGN_OR_RETURN(std::vector<TopicPartition> now, DiscoverPartitions(&relisted));
+      if (std::all_of(partitions.begin(), partitions.end(),
+                      [&](const TopicPartition& p) { return relisted.contains(p.topic); })) {
+        return queried.status();
+      }
+      listed_topics = std::move(relisted);
+      partitions = std::move(now);
+      queried = client_->QueryWatermarks(partitions);
+    }
+    SLUICE_ASSIGN_OR_RETURN(WatermarkMap all_marks, std::move(queried));
     // A partition whose topic the cluster no longer lists went with its deleted topic: the position
     // forgets it (a topic made again under that name is new, read from its start). One the cluster
     // lists but cannot answer for now keeps its position.
@@ -150,7 +165,6 @@ class KafkaSource final : public engine::Source {
       }
     }
     std::vector<std::pair<TopicPartition, int64_t>> available;  // (partition, records to read)
-    SLUICE_ASSIGN_OR_RETURN(WatermarkMap all_marks, client_->QueryWatermarks(partitions));
     PartitionOffsets latest;
     for (const auto& [partition, marks] : all_marks) latest[partition] = marks.high;
     latest_seen_ = FormatPartitionOffsets(latest);
