@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/project_file.h"
 #include "cli/termination_signals.h"
 #include "cli/warehouse.h"
 #include "sluice/connectors/pg_change_feed.h"
@@ -65,7 +66,8 @@ Result<connectors::ChangeFeedConfig> Config(const CdfOptions& options) {
   if (!options.connection.empty()) {
     given["connection"] = options.connection;
     pipeline::Catalog catalog(storage::DefaultFileSystem(), warehouse);
-    SLUICE_ASSIGN_OR_RETURN(given, pipeline::ExpandConnection(given, catalog, "postgresql"));
+    SLUICE_ASSIGN_OR_RETURN(given, pipeline::ExpandConnection(
+                                       given, pipeline::OwnThenCatalog(Project().connections, catalog), "postgresql"));
   }
   return connectors::MakeChangeFeedConfig(given);
 }

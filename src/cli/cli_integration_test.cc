@@ -604,7 +604,29 @@ TEST_F(CliTest, AProjectFileGivesEveryCommandItsWarehouse) {
   EXPECT_EQ(environment.exit_code, 1);
   EXPECT_TRUE(Contains(environment.err, dir_.Join("env/main/s/t"))) << environment.err;
 
+  // Its connections serve `copy` and `cdf` before the catalog's: a server that is not there is
+  // reached at the project's host and port (nothing listens on port 1).
+  std::ofstream(dir_.Join("proj/sluice.yaml"))
+      << "warehouse: tables\nconnections:\n  shop: {type: postgresql, host: 127.0.0.1, port: 1, database: d, "
+         "user: u, password: \"${env:PROJECT_PG_PASSWORD}\"}\n";
+  ::setenv("PROJECT_PG_PASSWORD", "not-needed", 1);
+  Ran copied = RunSluice(dir_.Join("proj"),
+                         {"copy", "--from", "postgresql:connection=shop,dbtable=public.t", "--to", "main.s.copied"});
+  EXPECT_EQ(copied.exit_code, 1) << copied.err;
+  EXPECT_TRUE(Contains(copied.err, "PG_CONNECTION_FAILED") && Contains(copied.err, "127.0.0.1") &&
+              Contains(copied.err, "port 1")) << copied.err;
+  Ran checked = RunSluice(dir_.Join("proj"), {"cdf", "check", "--connection", "shop"});
+  EXPECT_EQ(checked.exit_code, 1) << checked.err;
+  EXPECT_TRUE(Contains(checked.err, "PG_CONNECTION_FAILED")) << checked.err;
+  Ran unknown = RunSluice(dir_.Join("elsewhere"),
+                          {"copy", "--from", "postgresql:connection=shop,dbtable=public.t", "--to", "main.s.c"});
+  EXPECT_TRUE(Contains(unknown.err, "CONNECTION_NOT_FOUND")) << "only the project has it: " << unknown.err;
+
   const std::pair<std::string, std::string> kInvalid[] = {
+      {"connections:\n  shop: {type: postgresql, host: h, password: hunter2}\n", "CONNECTION_LITERAL_SECRET"},
+      {"connections:\n  shop: {type: mysql, host: h}\n", "mysql"},
+      {"connections:\n  shop: [a]\n", "must be a mapping"},
+      {"connections: shop\n", "`connections` must map names"},
       {"wherehouse: tables\n", "unknown key `wherehouse`"},
       {"warehouse: [a, b]\n", "`warehouse` must be a directory"},
       {"warehouse: [\n", "not YAML"},
@@ -614,8 +636,9 @@ TEST_F(CliTest, AProjectFileGivesEveryCommandItsWarehouse) {
     std::ofstream(dir_.Join("elsewhere/sluice.yaml")) << text;
     Ran invalid = RunSluice(dir_.Join("elsewhere"), {"delta", "show", "main.s.t"});
     EXPECT_EQ(invalid.exit_code, 2) << text;
-    EXPECT_TRUE(Contains(invalid.err, "INVALID_OPTIONS")) << invalid.err;
+    EXPECT_TRUE(Contains(invalid.err, "project file")) << invalid.err;
     EXPECT_TRUE(Contains(invalid.err, complaint)) << text << ": " << invalid.err;
+    EXPECT_FALSE(Contains(invalid.err, "hunter2")) << "no secret in a message: " << invalid.err;
   }
   Ran missing = RunSluice(dir_.Join("proj"), {"--config", "nope.yaml", "delta", "show", "main.s.t"});
   EXPECT_EQ(missing.exit_code, 2);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/project_file.h"
 #include "cli/warehouse.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/copy.h"
@@ -52,6 +53,7 @@ Status Run(const CopyCommandOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(pipeline::CopyEndpoint to, Endpoint(options.to, options.to_options, "--to-option"));
   pipeline::CopyOptions copy;
   copy.warehouse = AbsolutePath(options.warehouse);
+  copy.connections = Project().connections;
   if (!options.checkpoint.empty()) copy.checkpoint = AbsolutePath(options.checkpoint);
   SLUICE_ASSIGN_OR_RETURN(pipeline::CopyResult result, pipeline::RunCopy(from, to, copy));
   std::printf("copied %lld rows in %.3f s (%.0f rows/s)\n", static_cast<long long>(result.rows), result.seconds,

@@ -20,6 +20,30 @@ Status Invalid(const std::string& path, const std::string& detail) {
   return Status::Error(errors::kInvalidOptions, "project file " + path + ": " + detail);
 }
 
+// The `connections:` map: each `name: {type, <fields>}` checked as the catalog checks it.
+Status ReadConnections(const std::string& path, const YAML::Node& node,
+                       std::map<std::string, pipeline::Connection>* connections) {
+  if (!node.IsMap()) return Invalid(path, "`connections` must map names to connections");
+  for (const auto& entry : node) {
+    pipeline::Connection connection;
+    connection.name = entry.first.as<std::string>("");
+    if (!entry.second.IsMap()) return Invalid(path, "connection `" + connection.name + "` must be a mapping of fields");
+    for (const auto& field : entry.second) {
+      if (!field.second.IsScalar()) {
+        return Invalid(path, "field `" + field.first.as<std::string>("") + "` of connection `" + connection.name +
+                                 "` must be a scalar");
+      }
+      const std::string name = field.first.as<std::string>("");
+      (name == "type" ? connection.type : connection.options[name]) = field.second.as<std::string>("");
+    }
+    Result<pipeline::Connection> valid = pipeline::ValidateConnection(connection);
+    if (!valid.ok()) return valid.status().WithContext("project file " + path);
+    const std::string connection_name = valid->name;  // (the right side of `=` is evaluated first)
+    (*connections)[connection_name] = std::move(valid).value();
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<ProjectDefaults> LoadProjectFile(int argc, char** argv) {
@@ -52,7 +76,13 @@ Result<ProjectDefaults> LoadProjectFile(int argc, char** argv) {
   if (!root.IsMap()) return Invalid(defaults.path, "expected a mapping of defaults, such as `warehouse: ./warehouse`");
   for (const auto& entry : root) {
     const std::string key = entry.first.as<std::string>("");
-    if (key != "warehouse") return Invalid(defaults.path, "unknown key `" + key + "`; the file takes `warehouse`");
+    if (key == "connections") {
+      SLUICE_RETURN_IF_ERROR(ReadConnections(defaults.path, entry.second, &defaults.connections));
+      continue;
+    }
+    if (key != "warehouse") {
+      return Invalid(defaults.path, "unknown key `" + key + "`; the file takes `warehouse` and `connections`");
+    }
     if (!entry.second.IsScalar() || entry.second.as<std::string>("").empty()) {
       return Invalid(defaults.path, "`warehouse` must be a directory, such as ./warehouse");
     }

@@ -5,16 +5,21 @@
 //   warehouse: DIR     the warehouse of every command that takes --warehouse (its tables by
 //                      catalog.schema.table, its catalog of connections and streams); a relative
 //                      DIR is taken from the file's directory
+//   connections:       named connections, as a pipeline file's (`name: {type: postgresql | kafka,
+//                      <fields>}`, secrets only as references): `sluice copy` and `sluice cdf` find
+//                      a `connection` here before the warehouse's catalog
 //
 // What the command line gives wins, then $SLUICE_WAREHOUSE, then the file, then ./warehouse.
 // Unknown keys, a malformed file and values of the wrong kind are INVALID_OPTIONS, naming the
-// file.
+// file; a connection the catalog would refuse is refused with the catalog's error class.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
 #include "sluice/core/status.h"
+#include "sluice/pipeline/catalog.h"
 
 namespace CLI {
 class App;
@@ -25,7 +30,9 @@ namespace sluice::cli {
 struct ProjectDefaults {
   std::string path;                      // the file read; empty when there is none
   std::optional<std::string> warehouse;  // absolute
+  std::map<std::string, pipeline::Connection> connections;  // validated, by name
 };
+
 
 // Reads the project file `argv` points to (`--config FILE` or `--config=FILE`, before or after the
 // command), else ./sluice.yaml when it exists. Call once, before the commands are registered.

@@ -233,6 +233,15 @@ std::string DescribeJson(const Connection& connection) {
          options + "},\"secrets\":{" + secrets + "}}";
 }
 
+std::function<Result<Connection>(std::string_view name)> OwnThenCatalog(const std::map<std::string, Connection>& own,
+                                                                        const Catalog& catalog) {
+  return [&own, &catalog](std::string_view name) -> Result<Connection> {
+    auto found = own.find(std::string(name));
+    if (found != own.end()) return ValidateConnection(found->second);
+    return catalog.Get(name);
+  };
+}
+
 Result<std::map<std::string, std::string>> ExpandConnection(const std::map<std::string, std::string>& options,
                                                             const Catalog& catalog, std::string_view format) {
   return ExpandConnection(options, [&catalog](std::string_view name) { return catalog.Get(name); }, format);

@@ -55,8 +55,10 @@ std::optional<std::array<std::string_view, 3>> SplitTableName(std::string_view n
 }
 
 Result<std::map<std::string, std::string>> Resolve(const CopyEndpoint& endpoint, const Catalog& catalog,
-                                                   const std::string& warehouse) {
-  SLUICE_ASSIGN_OR_RETURN(auto options, ExpandConnection(endpoint.options, catalog, endpoint.format));
+                                                   const CopyOptions& copy) {
+  const std::string& warehouse = copy.warehouse;
+  SLUICE_ASSIGN_OR_RETURN(auto options,
+                          ExpandConnection(endpoint.options, OwnThenCatalog(copy.connections, catalog), endpoint.format));
   auto table = FindIgnoreCase(options, "table");
   if (EqualsIgnoreCase(endpoint.format, "delta") && table != options.end()) {
     auto parts = SplitTableName(table->second);
@@ -151,8 +153,8 @@ Result<std::unique_ptr<engine::Source>> MakeBatchSource(const engine::Registry& 
 
 Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, const CopyOptions& options) {
   Catalog catalog(options.file_system, options.warehouse);
-  SLUICE_ASSIGN_OR_RETURN(auto source_options, Resolve(from, catalog, options.warehouse));
-  SLUICE_ASSIGN_OR_RETURN(auto sink_options, Resolve(to, catalog, options.warehouse));
+  SLUICE_ASSIGN_OR_RETURN(auto source_options, Resolve(from, catalog, options));
+  SLUICE_ASSIGN_OR_RETURN(auto sink_options, Resolve(to, catalog, options));
   const std::string checkpoint = options.checkpoint.empty() ? TemporaryCheckpoint(options.warehouse) : options.checkpoint;
   if (EqualsIgnoreCase(to.format, "postgresql")) {
     if (FindIgnoreCase(sink_options, "mode") == sink_options.end()) sink_options["mode"] = "errorifexists";

@@ -574,13 +574,10 @@ Result<std::string> PipelineSpec::TablePath(std::string_view table) const {
 }
 
 Result<std::map<std::string, std::string>> PipelineSpec::ResolvedOptions(const Endpoint& endpoint) const {
-  auto lookup = [this](std::string_view name) -> Result<Connection> {
-    auto inline_connection = connections.find(std::string(name));
-    if (inline_connection != connections.end()) return ValidateConnection(inline_connection->second);
-    return Catalog(storage::DefaultFileSystem(), warehouse).Get(name);
-  };
+  const Catalog catalog(storage::DefaultFileSystem(), warehouse);
   using Options = std::map<std::string, std::string>;
-  SLUICE_ASSIGN_OR_RETURN(Options options, ExpandConnection(endpoint.options, lookup, endpoint.format));
+  SLUICE_ASSIGN_OR_RETURN(Options options,
+                          ExpandConnection(endpoint.options, OwnThenCatalog(connections, catalog), endpoint.format));
   if (endpoint.table) {
     if (options.count("path")) {
       return Status::Error(errors::kInvalidPipeline, "give either `table` or the `path` option, not both");

@@ -97,4 +97,9 @@ Result<std::map<std::string, std::string>> ExpandConnection(
     const std::map<std::string, std::string>& options,
     const std::function<Result<Connection>(std::string_view name)>& lookup, std::string_view format = {});
 
+// A lookup that finds a connection among `own` (a pipeline or project file's, checked as the
+// catalog checks its connections) before `catalog`'s. Both must outlive it.
+std::function<Result<Connection>(std::string_view name)> OwnThenCatalog(const std::map<std::string, Connection>& own,
+                                                                        const Catalog& catalog);
+
 }  // namespace sluice::pipeline

@@ -32,6 +32,7 @@
 #include "sluice/core/file_system.h"
 #include "sluice/core/status.h"
 #include "sluice/engine/registry.h"
+#include "sluice/pipeline/catalog.h"
 #include "sluice/storage/file_systems.h"
 
 namespace sluice::pipeline {
@@ -46,6 +47,8 @@ Result<CopyEndpoint> ParseEndpointSpec(std::string_view spec);
 
 struct CopyOptions {
   std::string warehouse;  // absolute: Delta tables and the catalog of connections live there
+  // Connections found before the catalog's (a project file's), by name.
+  std::map<std::string, Connection> connections;
   // The copy's checkpoint; empty: a fresh temporary one, removed after a successful copy.
   std::string checkpoint;
   std::shared_ptr<FileSystem> file_system = storage::DefaultFileSystem();
