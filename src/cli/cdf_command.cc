@@ -1,8 +1,8 @@
 // `sluice cdf check|set-replica-identity|start|stop|status`: the PostgreSQL change feed
 // (docs/change-feed.md).
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <signal.h>
-#include <simdjson.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,9 +16,11 @@
 
 #include "cli/commands.h"
 #include "cli/project_file.h"
+#include "cli/row_printer.h"
 #include "cli/termination_signals.h"
 #include "cli/warehouse.h"
 #include "sluice/connectors/pg_change_feed.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/catalog.h"
 #include "sluice/pipeline/feed_catalog.h"
@@ -26,13 +28,6 @@
 
 namespace sluice::cli {
 namespace {
-
-// A field of a status.json entry, or `fallback` when the entry lacks it.
-template <typename T>
-T FieldOr(simdjson::dom::element entry, const char* key, T fallback) {
-  T value;
-  return entry[key].get(value) == simdjson::SUCCESS ? value : fallback;
-}
 
 struct CdfOptions {
   std::string connection;
@@ -173,58 +168,28 @@ Status RunStop(const CdfOptions& options) {
   return Status::OK();
 }
 
-// status.json as a table: the feed's line, then one line per source table (its reason or error
-// indented under it).
-Status PrintStatus(const std::string& json, int64_t pid) {
-  simdjson::dom::parser parser;
-  simdjson::padded_string padded(json);
-  simdjson::dom::element root;
-  std::string_view feed_status, slot, confirmed;
-  int64_t lag_bytes = -1;
-  double lag_seconds = -1;
-  simdjson::dom::array tables;
-  if (parser.parse(padded).get(root) || root["status"].get(feed_status) || root["slot_name"].get(slot) ||
-      root["confirmed_lsn"].get(confirmed) || root["slot_lag_bytes"].get(lag_bytes) ||
-      root["slot_lag_seconds"].get(lag_seconds) || root["tables"].get(tables)) {
-    return Status::Error(errors::kCdfStateCorrupt, "status.json of the change feed is not what sluice writes");
-  }
-  std::printf("change feed %.*s: %.*s (%s), confirmed LSN %.*s, slot lag %lld bytes, %.1f s\n",
-              static_cast<int>(slot.size()), slot.data(), static_cast<int>(feed_status.size()), feed_status.data(),
-              pid != 0 ? ("running in process " + std::to_string(pid)).c_str() : "not running",
-              static_cast<int>(confirmed.size()), confirmed.data(), static_cast<long long>(lag_bytes), lag_seconds);
-  std::string_view feed_error;
-  if (root["error"].get(feed_error) == simdjson::SUCCESS) {
-    std::printf("  error: %.*s\n", static_cast<int>(feed_error.size()), feed_error.data());
-  }
-  std::printf("%-32s %-32s %-12s %12s %-14s %s\n", "SOURCE", "HISTORY TABLE", "STATUS", "ROWS", "COMMITTED LSN",
-              "LAST WRITE (UTC)");
-  for (simdjson::dom::element table : tables) {
-    std::string_view source = FieldOr<std::string_view>(table, "source", "");
-    std::string_view target = FieldOr<std::string_view>(table, "target", "-");
-    std::string_view status = FieldOr<std::string_view>(table, "status", "");
-    std::string_view lsn = FieldOr<std::string_view>(table, "committed_lsn", "");
-    int64_t rows = FieldOr<int64_t>(table, "rows", 0);
-    int64_t last_write_ms = FieldOr<int64_t>(table, "last_write_ms", 0);
-    if (target.empty()) target = "-";
+}  // namespace
+
+std::string ChangeFeedStatusText(const pipeline::ChangeFeedStatusView& view) {
+  std::string out = fmt::format("slot {}, confirmed LSN {}, slot lag {} bytes ({:.1f}s)\n", view.slot_name,
+                                pipeline::FormatLsn(view.confirmed_lsn), view.slot_lag_bytes, view.slot_lag_seconds);
+  if (!view.error.empty()) out += "error: " + view.error + "\n";
+  std::vector<std::vector<std::string>> tables;
+  for (const pipeline::ChangeFeedTableStatus& table : view.tables) {
+    std::string note = table.reason;
+    if (!table.replica_identity_full && table.status != "SKIPPED") {
+      note += std::string(note.empty() ? "" : "; ") + "not REPLICA IDENTITY FULL: updates and deletes carry only the key";
+    }
     std::string when = "-";
-    if (last_write_ms > 0) {
-      std::time_t seconds = static_cast<std::time_t>(last_write_ms / 1000);
-      std::tm utc{};
-      gmtime_r(&seconds, &utc);
-      char text[32];
-      std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &utc);
-      when = text;
-    }
-    std::printf("%-32.*s %-32.*s %-12.*s %12lld %-14.*s %s\n", static_cast<int>(source.size()), source.data(),
-                static_cast<int>(target.size()), target.data(), static_cast<int>(status.size()), status.data(),
-                static_cast<long long>(rows), static_cast<int>(lsn.size()), lsn.data(), when.c_str());
-    std::string_view reason;
-    if (table["reason"].get(reason) == simdjson::SUCCESS) {
-      std::printf("    %.*s\n", static_cast<int>(reason.size()), reason.data());
-    }
+    if (table.last_write_ms > 0) when = TimestampText(table.last_write_ms * 1000);
+    tables.push_back({table.source, table.history.empty() ? "-" : table.history, table.status,
+                      std::to_string(table.rows), pipeline::FormatLsn(table.committed_lsn), when,
+                      note.empty() ? "-" : note});
   }
-  return Status::OK();
+  return out + TextTable({"table", "history", "status", "rows", "committed LSN", "last write", "note"}, tables);
 }
+
+namespace {
 
 Status RunStatus(const CdfOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(connectors::ChangeFeedConfig config, Config(options));
@@ -235,7 +200,11 @@ Status RunStatus(const CdfOptions& options) {
     std::printf("%s", status.c_str());
     return Status::OK();
   }
-  return PrintStatus(status, pid);
+  SLUICE_ASSIGN_OR_RETURN(pipeline::ChangeFeedStatusView view, pipeline::ParseChangeFeedStatus(status));
+  std::printf("change feed %s: %s (%s)\n%s", view.slot_name.c_str(), view.status.c_str(),
+              pid != 0 ? ("running in process " + std::to_string(pid)).c_str() : "not running",
+              ChangeFeedStatusText(view).c_str());
+  return Status::OK();
 }
 
 void AddCommon(CLI::App* command, CdfOptions* options, bool needs_target) {

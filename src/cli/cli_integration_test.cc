@@ -24,6 +24,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sluice/connectors/embedded_kafka.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/file_system.h"
 #include "sluice/core/compute.h"
@@ -34,6 +35,7 @@
 #include "testing/s3_server.h"
 #include "testing/temp_dir.h"
 #include "testing/paths.h"
+#include "testing/scoped_environment.h"
 
 extern char** environ;
 
@@ -313,6 +315,39 @@ TEST_F(CliTest, DeltaCommandsWorkOnATableInS3) {
   }
 }
 
+// The project file's object stores reach every command's paths, before the environment: with
+// the environment's endpoint dead, the project's endpoint serves `delta` and `copy`; with the
+// project's endpoint dead, the environment's is not used.
+TEST_F(CliTest, AProjectFilesObjectStoresServeEveryCommand) {
+  const std::string bucket = sluice::testing::S3Server::Shared().NewBucketUri();
+  Int64Builder ids(DataType::Long());
+  for (int64_t id = 0; id < 3; ++id) ids.Append(id);
+  BatchPtr rows = RecordBatch::Make(DataType::Struct({{"id", DataType::Long()}}).value(), {ids.Finish()}, 3).value();
+  ASSERT_TRUE(delta::WriteTable(storage::DefaultFileSystem(), bucket + "/lake/t", {rows}).ok());
+
+  std::ofstream(dir_.Join("sluice.yaml"))
+      << "object_stores:\n  " << bucket << "/lake:\n    endpoint: " << sluice::testing::S3Server::Shared().endpoint()
+      << "\n    access_key_id: ${env:AWS_ACCESS_KEY_ID}\n    secret_access_key: ${env:AWS_SECRET_ACCESS_KEY}\n"
+      << "    max_retries: 0\n";
+  std::ofstream(dir_.Join("dead_env.sh"))
+      << "export AWS_ENDPOINT_URL=http://127.0.0.1:1 AWS_ENDPOINT_URL_S3=http://127.0.0.1:1\n"
+      << SluiceBinary() << " delta show " << bucket << "/lake/t --format csv &&\n"
+      << SluiceBinary() << " copy --from delta:path=" << bucket << "/lake/t --to delta:path=" << bucket
+      << "/lake/copied &&\n"
+      << SluiceBinary() << " delta show " << bucket << "/lake/copied --format csv --order-by id\n";
+  Ran served = RunShell(dir_.path(), dir_.Join("dead_env.sh"));
+  EXPECT_EQ(served.exit_code, 0) << served.err;
+  EXPECT_TRUE(served.out.starts_with("id\n0\n1\n2\n")) << served.out;
+  EXPECT_TRUE(served.out.ends_with("id\n0\n1\n2\n")) << served.out;
+  EXPECT_EQ(delta::Snapshot::Load(storage::DefaultFileSystem(), bucket + "/lake/copied").value()->num_records(), 3);
+
+  std::ofstream(dir_.Join("sluice.yaml"))
+      << "object_stores:\n  " << bucket << ": {endpoint: http://127.0.0.1:1, max_retries: 0}\n";
+  Ran dead = RunSluice(dir_.path(), {"delta", "history", bucket + "/lake/t"});
+  EXPECT_EQ(dead.exit_code, 1) << dead.out;
+  EXPECT_TRUE(Contains(dead.err, "127.0.0.1:1")) << dead.err;
+}
+
 // Rows as newcomers explore them: sorted (--order-by), all of them (--limit all), long values cut
 // where asked (--truncate, --no-truncate), and the table saying when it shows only some; bad values
 // of the options refused with exit code 2 (flags) or 1 (values), naming the option.
@@ -331,6 +366,15 @@ TEST_F(CliTest, DeltaShowOrdersLimitsAndTruncatesRows) {
   Ran sorted = RunSluice(dir_.path(), {"delta", "show", table, "--order-by", "id", "--limit", "3", "--format", "csv"});
   EXPECT_EQ(sorted.exit_code, 0) << sorted.err;
   EXPECT_EQ(sorted.out, "id,word\n1,jjjjjjjjjjjjjjjjjjjjjjjjjjjjjj\n2,iiiiiiiiiiiiiiiiiiiiiiiiiii\n3,hhhhhhhhhhhhhhhhhhhhhhhh\n");
+  // Sorted by a column that is not printed, alone or beside one that is.
+  for (const char* keys : {"id", "word,id"}) {
+    Ran unprinted = RunSluice(dir_.path(), {"delta", "show", table, "--columns", "word", "--order-by", keys, "--limit",
+                                            "2", "--format", "csv"});
+    EXPECT_EQ(unprinted.exit_code, 0) << unprinted.err;
+    EXPECT_EQ(unprinted.out, std::string(keys) == "id" ? "word\njjjjjjjjjjjjjjjjjjjjjjjjjjjjjj\niiiiiiiiiiiiiiiiiiiiiiiiiii\n"
+                                                      : "word\naaa\naaa\n")
+        << keys;
+  }
   Ran all = RunSluice(dir_.path(), {"delta", "show", table, "--limit", "all", "--format", "jsonl"});
   EXPECT_EQ(all.exit_code, 0) << all.err;
   EXPECT_EQ(std::count(all.out.begin(), all.out.end(), '\n'), 30) << all.out;
@@ -629,6 +673,11 @@ TEST_F(CliTest, AProjectFileGivesEveryCommandItsWarehouse) {
       {"connections: shop\n", "`connections` must map names"},
       {"wherehouse: tables\n", "unknown key `wherehouse`"},
       {"warehouse: [a, b]\n", "`warehouse` must be a directory"},
+      {"object_stores:\n  s3://lake: {secret_access_key: hunter2}\n", "CONNECTION_LITERAL_SECRET"},
+      {"object_stores:\n  s3://lake: {endpoint_url: http://h}\n", "INVALID_STORAGE_URI"},
+      {"object_stores:\n  gs://lake: {region: x}\n", "INVALID_STORAGE_URI"},
+      {"object_stores:\n  s3://lake: [a]\n", "must be a mapping of options"},
+      {"object_stores: s3://lake\n", "`object_stores` must map"},
       {"warehouse: [\n", "not YAML"},
       {"- tables\n", "expected a mapping"},
   };
@@ -924,9 +973,11 @@ complete_words sluice stream run main.raw.x --work
 }
 
 // `sluice demo --keep-running` leaves its Kafka and PostgreSQL up, so that the pipeline file it
-// wrote runs against them, until Ctrl-C stops them.
-TEST_F(CliTest, TheDemoKeptRunningServesItsPipelineUntilCtrlC) {
-  ChildProcess demo(dir_.path(), {SluiceBinary(), "demo", "--dir", dir_.Join("demo"), "--keep-running"});
+// wrote runs against them, and so do the quickstart's three pipelines (examples/quickstart, as
+// docs/quickstart.md runs them), until Ctrl-C stops them.
+TEST_F(CliTest, TheDemoKeptRunningServesItsPipelineAndTheQuickstartsUntilCtrlC) {
+  for (const char* folder : {"demo-cwd", "feed-cwd"}) std::filesystem::create_directories(dir_.Join(folder));
+  ChildProcess demo(dir_.Join("demo-cwd"), {SluiceBinary(), "demo", "--dir", dir_.Join("demo"), "--keep-running"});
   ASSERT_TRUE(demo.started());
   bool up = false;
   for (int i = 0; i < 1200 && !up; ++i) {
@@ -940,6 +991,98 @@ TEST_F(CliTest, TheDemoKeptRunningServesItsPipelineUntilCtrlC) {
                                       "--full-refresh", "orders_to_postgres"});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
   EXPECT_TRUE(Contains(again.out, "orders_to_postgres: COMPLETED")) << again.out;
+
+  // The addresses as the quickstart exports them.
+  std::smatch address;
+  const std::string shown = demo.out();
+  ASSERT_TRUE(std::regex_search(shown, address, std::regex(R"(Kafka \(([^)]+)\) and PostgreSQL \(([^:]+):(\d+)\))")))
+      << shown;
+  const std::string bootstrap = address[1], pg_host = address[2], pg_port = address[3];
+  sluice::testing::ScopedEnvironment environment(
+      {{"KAFKA_BOOTSTRAP", bootstrap.c_str()}, {"PG_HOST", pg_host.c_str()}, {"PG_PORT", pg_port.c_str()}});
+  const std::string quickstart = dir_.Join("quickstart");
+  std::filesystem::copy(sluice::testing::SourceDir() + "/examples/quickstart", quickstart);
+  for (const char* file : {"pipeline.yaml", "changes.yaml"}) {
+    Ran valid = RunSluice(quickstart, {"validate", file});
+    EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
+    EXPECT_TRUE(Contains(valid.out, "is valid")) << valid.out;
+  }
+  // 2-3: the stream and the aggregate into PostgreSQL.
+  Ran first = RunSluice(quickstart, {"run", "pipeline.yaml"});
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_TRUE(Contains(first.out, "flow customer_spend: COMPLETED, 1 batch(es), 60 rows in, 5 rows out")) << first.out;
+  EXPECT_TRUE(Contains(first.out, "flow main.raw.orders: COMPLETED, 1 batch(es), 60 rows in, 60 rows out"))
+      << first.out;
+  Ran orders = RunSluice(quickstart, {"delta", "show", "main.raw.orders", "--warehouse", "warehouse", "--columns",
+                                      "value.order_id,value.customer,kafka_offset", "--order-by", "value.order_id",
+                                      "--limit", "2", "--format", "csv"});
+  EXPECT_EQ(orders.exit_code, 0) << orders.err;
+  EXPECT_EQ(orders.out.substr(0, orders.out.find('\n')), "value.order_id,value.customer,kafka_offset");
+  EXPECT_TRUE(Contains(orders.out, "\n1000,ada,")) << orders.out;
+
+  // 4: run again, nothing is read twice; two more orders, and only they are read.
+  Ran unchanged = RunSluice(quickstart, {"run", "pipeline.yaml"});
+  EXPECT_EQ(unchanged.exit_code, 0) << unchanged.err;
+  EXPECT_TRUE(Contains(unchanged.out, "flow customer_spend: COMPLETED, 0 batch(es), 0 rows in, 0 rows out"))
+      << unchanged.out;
+  std::vector<connectors::KafkaTestMessage> two_orders(2);
+  two_orders[0].value = R"({"order_id":2001,"customer":"ada","item":"kettle","quantity":1,"amount":30.00})";
+  two_orders[1].value = R"({"order_id":2002,"customer":"margaret","item":"teapot","quantity":2,"amount":24.00})";
+  auto run_with_two_orders = [&] {
+    ASSERT_TRUE(connectors::ProduceMessages(bootstrap, "demo.orders", two_orders).ok());
+    Ran run = RunSluice(quickstart, {"run", "pipeline.yaml"});
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_TRUE(Contains(run.out, "flow customer_spend: COMPLETED, 1 batch(es), 2 rows in, 2 rows out")) << run.out;
+  };
+  run_with_two_orders();
+
+  // 5: the change feed of the demo database's public tables, customer_spend's history read back.
+  Ran identity = RunSluice(quickstart, {"cdf", "set-replica-identity", "--host", pg_host, "--port", pg_port, "--user",
+                                        "sluice", "--database", "sluice_demo", "--schema", "public"});
+  ASSERT_EQ(identity.exit_code, 0) << identity.out << identity.err;
+  EXPECT_TRUE(Contains(identity.out, "REPLICA IDENTITY FULL: public.customer_spend\n")) << identity.out;
+  ChildProcess feed(dir_.Join("feed-cwd"), {SluiceBinary(), "run", quickstart + "/changes.yaml"});
+  ASSERT_TRUE(feed.started());
+  const std::vector<std::string> history_query = {
+      "delta",     "show",      "main.cdc.lb_customer_spend_history", "--warehouse", "warehouse", "--order-by",
+      "_sort_by",  "--columns", "customer,orders,spent,_pg_change_type", "--format", "csv", "--limit", "all"};
+  auto history_holds = [&](const std::vector<std::string>& rows) {
+    std::string history, complaint;
+    for (int i = 0; i < 600; ++i) {
+      Ran shown = RunSluice(quickstart, history_query);
+      history = shown.out;
+      complaint = shown.err;
+      if (std::all_of(rows.begin(), rows.end(), [&](const std::string& row) { return Contains(history, row); })) {
+        return history;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "the history never held every expected row: " << history << complaint;
+    return history;
+  };
+  // The copy of its first start, then the same two orders again: both customers updated.
+  history_holds({"ada,13,330.00,insert", "barbara,6,1068.00,insert", "margaret,1,24.00,insert"});
+  run_with_two_orders();
+  const std::string history =
+      history_holds({"ada,13,330.00,update_preimage\nada,14,360.00,update_postimage",
+                     "margaret,1,24.00,update_preimage\nmargaret,2,48.00,update_postimage"});
+  EXPECT_EQ(std::count(history.begin(), history.end(), '\n'), 1 + 6 + 4) << history;
+  Ran status = RunSluice(quickstart, {"status", "changes.yaml"});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_FALSE(Contains(status.out, "|name|kind|")) << "no table of flows without flows: " << status.out;
+  // The feed's tables, as `sluice status` and `sluice cdf status` both print them.
+  Ran feed_status = RunSluice(quickstart, {"cdf", "status", "--host", pg_host, "--port", pg_port, "--user", "sluice",
+                                           "--database", "sluice_demo", "--schema", "public", "--target", "main.cdc",
+                                           "--warehouse", "warehouse"});
+  EXPECT_EQ(feed_status.exit_code, 0) << feed_status.err;
+  EXPECT_TRUE(Contains(feed_status.out, "STREAMING (running in process ")) << feed_status.out;
+  for (const std::string& shown : {status.out, feed_status.out}) {
+    EXPECT_TRUE(Contains(shown, "|  public.customer_spend|  lb_customer_spend_history|STREAMING|  10|")) << shown;
+    EXPECT_TRUE(Contains(shown, "status|rows|committed LSN|")) << shown;
+  }
+  feed.Signal(SIGINT);
+  EXPECT_EQ(feed.Wait(std::chrono::seconds(60)), 0) << feed.err();
+
   demo.Signal(SIGINT);
   EXPECT_EQ(demo.Wait(std::chrono::seconds(60)), 0) << demo.err();
   EXPECT_TRUE(Contains(demo.out(), "Stopped PostgreSQL and Kafka")) << demo.out();

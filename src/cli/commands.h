@@ -8,6 +8,7 @@
 
 #include "sluice/core/status.h"
 #include "sluice/engine/registry.h"
+#include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/pipeline_runner.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
@@ -80,6 +81,12 @@ void RegisterServeCommand(CLI::App& app);
 // progress) once it returns true; RunInForeground then returns true, and false otherwise.
 bool RunInForeground(const pipeline::PipelineSpec& spec, pipeline::RunOptions options, int metrics_port,
                      const std::string& metrics_address, const std::function<bool()>& should_stop = nullptr);
+
+// A change feed's status (status.json) for people, as `sluice cdf status` and `sluice status`
+// print it: the slot's line (and the feed's error), then a table of its source tables, each
+// with its history table, status, rows, committed LSN, last write and a note (why it is skipped
+// or failed, or that its updates carry only the key).
+std::string ChangeFeedStatusText(const pipeline::ChangeFeedStatusView& view);
 
 // The registry commands use: the built-in formats, every connector's and the demo's functions,
 // registered once.

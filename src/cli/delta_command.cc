@@ -175,8 +175,15 @@ std::string TopLevelColumn(const std::string& path) {
 Status RunShow(const DeltaOptions& options) {
   SLUICE_RETURN_IF_ERROR(CheckRowPrinting(options.rows));
   SLUICE_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, Load(options));
+  // Rows may be sorted by columns that are not printed: the projection carries them until sorted.
+  std::vector<std::string> carried = options.columns;
+  if (!carried.empty()) {
+    for (const std::string& key : options.rows.order_by) {
+      if (std::find(carried.begin(), carried.end(), key) == carried.end()) carried.push_back(key);
+    }
+  }
   delta::ScanOptions scan_options;
-  for (const std::string& path : options.columns) {
+  for (const std::string& path : carried) {
     std::string column = TopLevelColumn(path);
     if (std::find(scan_options.columns.begin(), scan_options.columns.end(), column) == scan_options.columns.end()) {
       scan_options.columns.push_back(std::move(column));
@@ -188,10 +195,10 @@ Status RunShow(const DeltaOptions& options) {
   const std::optional<int64_t> total = options.where.empty() ? snapshot->num_records() : std::nullopt;
   if (options.columns.empty()) return PrintRows(scan->schema(), [&] { return scan->Next(); }, options.rows, total);
   // Each printed column is its path's value, named by the path.
-  auto project = [&](const BatchPtr& batch) -> Result<BatchPtr> {
+  auto project = [](const BatchPtr& batch, const std::vector<std::string>& paths) -> Result<BatchPtr> {
     std::vector<Field> fields;
     std::vector<ColumnPtr> columns;
-    for (const std::string& path : options.columns) {
+    for (const std::string& path : paths) {
       SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, batch->ColumnAt(path));
       fields.push_back(Field{path, column->type, true});
       columns.push_back(std::move(column));
@@ -199,12 +206,32 @@ Status RunShow(const DeltaOptions& options) {
     SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct(std::move(fields)));
     return RecordBatch::Make(std::move(schema), std::move(columns), batch->num_rows());
   };
-  SLUICE_ASSIGN_OR_RETURN(BatchPtr shape, project(RecordBatch::Empty(scan->schema())));
-  return PrintRows(shape->schema(), [&]() -> Result<BatchPtr> {
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr carried_shape, project(RecordBatch::Empty(scan->schema()), carried));
+  std::function<Result<BatchPtr>()> rows = [&]() -> Result<BatchPtr> {
     SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, scan->Next());
     if (batch == nullptr) return batch;
-    return project(batch);
-  }, options.rows, total);
+    return project(batch, carried);
+  };
+  RowPrinting printing = options.rows;
+  if (!printing.order_by.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(rows, SortedRows(carried_shape->schema(), rows, printing.order_by));
+    printing.order_by.clear();
+  }
+  // The printed columns are the carried ones' first.
+  auto printed = [&](const BatchPtr& batch) -> Result<BatchPtr> {
+    const size_t n = options.columns.size();
+    std::vector<Field> fields(batch->schema()->fields().begin(), batch->schema()->fields().begin() + n);
+    std::vector<ColumnPtr> columns;
+    for (size_t i = 0; i < n; ++i) columns.push_back(batch->column(static_cast<int>(i)));
+    SLUICE_ASSIGN_OR_RETURN(TypePtr schema, DataType::Struct(std::move(fields)));
+    return RecordBatch::Make(std::move(schema), std::move(columns), batch->num_rows());
+  };
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr shape, printed(carried_shape));
+  return PrintRows(shape->schema(), [&]() -> Result<BatchPtr> {
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, rows());
+    if (batch == nullptr) return batch;
+    return printed(batch);
+  }, printing, total);
 }
 
 struct DmlOptions {

@@ -141,7 +141,7 @@ std::string ManPage(const CLI::App& app) {
       "(an unknown command or flag, a missing argument, a bad project file).\n"
       ".SH ENVIRONMENT\n.TP\n.B SLUICE_WAREHOUSE\nThe warehouse of catalog tables when \\-\\-warehouse is not given.\n"
       ".SH FILES\n.TP\n.B sluice.yaml\nThe project file of the working directory (or \\-\\-config \\fIFILE\\fR): "
-      "defaults such as the warehouse for every command.\n"
+      "the warehouse, connections and object stores (S3, Azure options) of every command.\n"
       ".SH SEE ALSO\nThe documentation in docs/ (quickstart.md first); sluice help \\fICOMMAND\\fR.\n";
   return page;
 }

@@ -396,7 +396,7 @@ void Status_(const std::string& file, bool as_json) {
     table.push_back({name, kind, entry.state, entry.batch, entry.rows_in, entry.rows_out, entry.at.empty() ? "-" : entry.at,
                      entry.error.empty() ? "-" : entry.error});
   }
-  if (!as_json) {
+  if (!as_json && !table.empty()) {  // (a pipeline of change feeds alone has no flow to show)
     std::printf("%s", TextTable({"name", "kind", "state", "last batch", "batch in", "batch out", "at", "error"}, table).c_str());
   }
   json += "],\"change_feeds\":[";
@@ -437,19 +437,7 @@ void Status_(const std::string& file, bool as_json) {
       continue;
     }
     if (!view.ok()) continue;
-    std::printf("  slot %s, confirmed LSN %s, slot lag %lld bytes (%.1fs)\n", view->slot_name.c_str(),
-                pipeline::FormatLsn(view->confirmed_lsn).c_str(), static_cast<long long>(view->slot_lag_bytes),
-                view->slot_lag_seconds);
-    std::vector<std::vector<std::string>> tables;
-    for (const pipeline::ChangeFeedTableStatus& table : view->tables) {
-      std::string note = table.reason;
-      if (!table.replica_identity_full) {
-        note += std::string(note.empty() ? "" : "; ") + "not REPLICA IDENTITY FULL: updates and deletes carry only the key";
-      }
-      tables.push_back({table.source, table.history, table.status, std::to_string(table.rows),
-                        pipeline::FormatLsn(table.committed_lsn), note.empty() ? "-" : note});
-    }
-    std::printf("%s", TextTable({"table", "history", "status", "rows", "committed LSN", "note"}, tables).c_str());
+    std::printf("%s", ChangeFeedStatusText(*view).c_str());
   }
   if (as_json) std::printf("%s]}\n", json.c_str());
 }

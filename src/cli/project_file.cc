@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/storage/file_systems.h"
 
 namespace sluice::cli {
 namespace {
@@ -40,6 +41,26 @@ Status ReadConnections(const std::string& path, const YAML::Node& node,
     if (!valid.ok()) return valid.status().WithContext("project file " + path);
     const std::string connection_name = valid->name;  // (the right side of `=` is evaluated first)
     (*connections)[connection_name] = std::move(valid).value();
+  }
+  return Status::OK();
+}
+
+// The `object_stores:` map (`s3://bucket[/prefix]: {option: value}`), each configured for this
+// process as a pipeline's section configures it, so that every command reaches those stores.
+Status ConfigureObjectStores(const std::string& path, const YAML::Node& node) {
+  if (!node.IsMap()) return Invalid(path, "`object_stores` must map s3://bucket[/prefix] to store options");
+  for (const auto& entry : node) {
+    const std::string uri = entry.first.as<std::string>("");
+    if (!entry.second.IsMap()) return Invalid(path, "object store `" + uri + "` must be a mapping of options");
+    std::map<std::string, std::string> options;
+    for (const auto& option : entry.second) {
+      if (!option.second.IsScalar()) {
+        return Invalid(path, "option `" + option.first.as<std::string>("") + "` of `" + uri + "` must be a scalar");
+      }
+      options[option.first.as<std::string>("")] = option.second.as<std::string>("");
+    }
+    Status configured = storage::ConfigureObjectStore(uri, options);
+    if (!configured.ok()) return configured.WithContext("project file " + path + ", object_stores." + uri);
   }
   return Status::OK();
 }
@@ -80,8 +101,13 @@ Result<ProjectDefaults> LoadProjectFile(int argc, char** argv) {
       SLUICE_RETURN_IF_ERROR(ReadConnections(defaults.path, entry.second, &defaults.connections));
       continue;
     }
+    if (key == "object_stores") {
+      SLUICE_RETURN_IF_ERROR(ConfigureObjectStores(defaults.path, entry.second));
+      continue;
+    }
     if (key != "warehouse") {
-      return Invalid(defaults.path, "unknown key `" + key + "`; the file takes `warehouse` and `connections`");
+      return Invalid(defaults.path,
+                     "unknown key `" + key + "`; the file takes `warehouse`, `connections` and `object_stores`");
     }
     if (!entry.second.IsScalar() || entry.second.as<std::string>("").empty()) {
       return Invalid(defaults.path, "`warehouse` must be a directory, such as ./warehouse");

@@ -8,10 +8,16 @@
 //   connections:       named connections, as a pipeline file's (`name: {type: postgresql | kafka,
 //                      <fields>}`, secrets only as references): `sluice copy` and `sluice cdf` find
 //                      a `connection` here before the warehouse's catalog
+//   object_stores:     options of object stores by URI prefix (`s3://bucket[/prefix]: {endpoint,
+//                      region, credentials as references, ...}`, docs/storage.md), as a pipeline
+//                      file's section: every path of every command under a prefix takes them,
+//                      before the environment
 //
 // What the command line gives wins, then $SLUICE_WAREHOUSE, then the file, then ./warehouse.
 // Unknown keys, a malformed file and values of the wrong kind are INVALID_OPTIONS, naming the
-// file; a connection the catalog would refuse is refused with the catalog's error class.
+// file; a connection the catalog would refuse is refused with the catalog's error class, store
+// options the store would refuse with the store's (INVALID_STORAGE_URI, CONNECTION_LITERAL_SECRET,
+// UNRESOLVED_SECRET), a secret never echoed.
 #pragma once
 
 #include <map>
@@ -35,7 +41,8 @@ struct ProjectDefaults {
 
 
 // Reads the project file `argv` points to (`--config FILE` or `--config=FILE`, before or after the
-// command), else ./sluice.yaml when it exists. Call once, before the commands are registered.
+// command), else ./sluice.yaml when it exists, and configures the object stores it names for the
+// whole process. Call once, before the commands are registered.
 Result<ProjectDefaults> LoadProjectFile(int argc, char** argv);
 // The defaults LoadProjectFile read (none before it ran).
 const ProjectDefaults& Project();

@@ -89,8 +89,9 @@ Result<int64_t> RowLimit(const std::string& text) {
   return limit;
 }
 
-// Every batch of `next`, sorted by the named columns: a source of one batch.
-Result<std::function<Result<BatchPtr>()>> Sorted(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next,
+}  // namespace
+
+Result<std::function<Result<BatchPtr>()>> SortedRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next,
                                                  const std::vector<std::string>& order_by) {
   std::vector<int> keys;
   for (const std::string& name : order_by) {
@@ -124,8 +125,6 @@ Result<std::function<Result<BatchPtr>()>> Sorted(const TypePtr& schema, const st
   });
 }
 
-}  // namespace
-
 Status CheckRowPrinting(const RowPrinting& printing) {
   if (printing.format != "table" && printing.format != "jsonl" && printing.format != "csv") {
     return Status::Error(errors::kInvalidArgument, "--format must be table, jsonl or csv, not " + printing.format);
@@ -140,7 +139,7 @@ Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>&
   SLUICE_ASSIGN_OR_RETURN(const int64_t limit, RowLimit(printing.limit));
   std::function<Result<BatchPtr>()> next = source;
   if (!printing.order_by.empty()) {
-    SLUICE_ASSIGN_OR_RETURN(next, Sorted(schema, source, printing.order_by));
+    SLUICE_ASSIGN_OR_RETURN(next, SortedRows(schema, source, printing.order_by));
   }
   const std::string& format = printing.format;
   if (format == "csv") {

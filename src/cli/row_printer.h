@@ -39,6 +39,11 @@ Status CheckRowPrinting(const RowPrinting& printing);
 Status PrintRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next, const RowPrinting& printing,
                  std::optional<int64_t> total_rows = std::nullopt);
 
+// Every batch of `next` read and sorted by the named columns (ascending, NULLs first): a source
+// of one batch. INVALID_ARGUMENT naming the columns for an unknown one.
+Result<std::function<Result<BatchPtr>()>> SortedRows(const TypePtr& schema, const std::function<Result<BatchPtr>()>& next,
+                                                     const std::vector<std::string>& order_by);
+
 // Rows of text as a table in `delta show`'s style, values whole: what the commands that print a
 // summary (status, history) show. Every row has one value per column.
 std::string TextTable(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows);

@@ -59,6 +59,7 @@ Result<ChangeFeedStatusView> ParseChangeFeedStatus(std::string_view json) {
     return Corrupt("a feed needs status, slot_name, confirmed_lsn, slot_lag_bytes, slot_lag_seconds and tables");
   }
   view.status = status;
+  if (std::string_view error; root["error"].get(error) == simdjson::SUCCESS) view.error = error;
   view.slot_name = slot;
   SLUICE_ASSIGN_OR_RETURN(view.confirmed_lsn, ParseLsn(confirmed));
   for (simdjson::dom::element item : tables) {

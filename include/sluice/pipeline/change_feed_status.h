@@ -40,6 +40,7 @@ struct ChangeFeedTableStatus {
 
 struct ChangeFeedStatusView {
   std::string status;  // the feed's: STREAMING, STOPPED, FAILED
+  std::string error;   // why it FAILED; empty otherwise
   std::string slot_name;
   uint64_t confirmed_lsn = 0;
   int64_t slot_lag_bytes = 0;
