@@ -108,58 +108,132 @@ bool ReadDouble(element value, double* out) {
   return true;
 }
 
+// Whether `c` may start (or, when not `first`, continue) a name without quotes: Jackson takes
+// Java identifiers; the bytes of multi-byte UTF-8 characters are taken as letters.
+bool IsNameByte(char c, bool first) {
+  const auto u = static_cast<unsigned char>(c);
+  return std::isalpha(u) || c == '_' || c == '$' || u >= 0x80 || (!first && std::isdigit(u));
+}
+
+// The zeros a number starting at text[i] (after its minus) holds before its first significant
+// digit or its only zero: 2 for 007, 1 for 00.5, 0 for 0.5 and 7.
+size_t RedundantZeros(std::string_view text, size_t i) {
+  if (i < text.size() && text[i] == '-') ++i;
+  size_t zeros = 0;
+  while (i + zeros + 1 < text.size() && text[i + zeros] == '0' && std::isdigit(static_cast<unsigned char>(text[i + zeros + 1]))) {
+    ++zeros;
+  }
+  return zeros;
+}
+
+// Copies the string whose opening quote is text[i] into `out` as a double-quoted JSON string, with
+// what `leniency` allows made JSON; the index after its closing quote. An unterminated string is
+// copied without a closing quote, so that it stays malformed.
+size_t CopyString(std::string_view text, size_t i, const JsonLeniency& leniency, std::string* out, bool* changed) {
+  const char quote = text[i];
+  *changed = *changed || quote != '"';
+  out->push_back('"');
+  for (++i; i < text.size() && text[i] != quote; ++i) {
+    const char c = text[i];
+    if (c == '\\' && i + 1 < text.size()) {
+      const char next = text[++i];
+      if (std::string_view("\"\\/bfnrtu").find(next) != std::string_view::npos) {
+        out->push_back('\\');
+        out->push_back(next);
+      } else if ((next == '\'' && leniency.allow_single_quotes) || leniency.allow_backslash_escaping_any_character) {
+        *changed = true;  // the escaped character alone, as if it stood there unescaped
+        if (static_cast<unsigned char>(next) < 0x20) {
+          out->append(fmt::format("\\u{:04x}", static_cast<int>(next)));
+        } else {
+          out->push_back(next);
+        }
+      } else {
+        out->push_back('\\');
+        out->push_back(next);
+      }
+    } else if (c == '"') {  // inside a single-quoted string
+      out->append("\\\"");
+    } else if (static_cast<unsigned char>(c) < 0x20 && leniency.allow_unquoted_control_chars) {
+      *changed = true;
+      out->append(fmt::format("\\u{:04x}", static_cast<int>(c)));
+    } else {
+      out->push_back(c);
+    }
+  }
+  if (i >= text.size()) return i;
+  out->push_back('"');
+  return i + 1;
+}
+
 // The bare non-numeric values of allow_non_numeric_numbers (Spark's parser takes no bare INF).
 constexpr std::string_view kNonNumeric[] = {"+Infinity", "-Infinity", "Infinity", "NaN"};
 
-// `text` with what `options` allows beyond JSON made JSON: single-quoted strings and names
-// double-quoted, bare non-numeric values quoted. nullopt when there was nothing to change. Text
-// inside double-quoted strings is copied as it is; the result is checked by parsing it.
-std::optional<std::string> StrictJson(std::string_view text, const JsonReadOptions& options) {
+// The bare non-numeric value at text[i], as a whole word; empty when there is none.
+std::string_view NonNumericAt(std::string_view text, size_t i) {
+  for (std::string_view token : kNonNumeric) {
+    const size_t end = i + token.size();
+    if (text.substr(i).starts_with(token) &&
+        (end == text.size() || !std::isalnum(static_cast<unsigned char>(text[end])))) {
+      return token;
+    }
+  }
+  return {};
+}
+
+// `text` with what `leniency` allows beyond JSON made JSON (JsonLeniency). nullopt when there was
+// nothing to change. The result is checked by parsing it.
+std::optional<std::string> StrictJson(std::string_view text, const JsonLeniency& leniency) {
   std::string out;
   out.reserve(text.size() + 8);
   bool changed = false;
-  char last = 0;  // the last character outside strings and blanks: where a value may start
+  char last = 0;     // the last character outside strings and blanks: where a name or value may start
+  std::string open;  // the containers around the position, '{' or '['
   size_t i = 0;
   while (i < text.size()) {
     const char c = text[i];
-    if (c == '"') {
-      const size_t start = i++;
-      while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
-      i = std::min(i + 1, text.size());
-      out.append(text.substr(start, i - start));
+    const bool in_object = !open.empty() && open.back() == '{';
+    const bool at_name = in_object && (last == '{' || last == ',');
+    const bool at_value = last == 0 || last == ':' || last == '[' || (last == ',' && !in_object);
+    size_t zeros = 0;
+    if (c == '"' || (c == '\'' && leniency.allow_single_quotes)) {
+      i = CopyString(text, i, leniency, &out, &changed);
       last = '"';
-    } else if (c == '\'' && options.allow_single_quotes) {
+    } else if (c == '/' && leniency.allow_comments && i + 1 < text.size() && (text[i + 1] == '*' || text[i + 1] == '/')) {
+      const bool block = text[i + 1] == '*';
+      const size_t end = text.find(block ? "*/" : "\n", i + 2);
+      if (block && end == std::string_view::npos) {  // unterminated: left to fail
+        out.append(text.substr(i));
+        break;
+      }
+      i = end == std::string_view::npos ? text.size() : end + (block ? 2 : 1);
+      out.push_back(' ');
       changed = true;
+    } else if (at_name && leniency.allow_unquoted_field_names && IsNameByte(c, true)) {
+      size_t end = i + 1;
+      while (end < text.size() && IsNameByte(text[end], false)) ++end;
       out.push_back('"');
-      for (++i; i < text.size() && text[i] != '\''; ++i) {
-        if (text[i] == '\\' && i + 1 < text.size()) {
-          if (text[i + 1] != '\'') out.push_back('\\');
-          out.push_back(text[++i]);
-        } else if (text[i] == '"') {
-          out += "\\\"";
-        } else {
-          out.push_back(text[i]);
-        }
-      }
+      out.append(text.substr(i, end - i));
       out.push_back('"');
-      i = std::min(i + 1, text.size());
+      i = end;
       last = '"';
+      changed = true;
+    } else if (std::string_view token = NonNumericAt(text, i);
+               at_value && leniency.allow_non_numeric_numbers && !token.empty()) {
+      out.push_back('"');
+      out.append(token);
+      out.push_back('"');
+      i += token.size();
+      last = '"';
+      changed = true;
+    } else if (at_value && leniency.allow_numeric_leading_zeros && (zeros = RedundantZeros(text, i)) > 0) {
+      if (c == '-') out.push_back('-');
+      i += zeros + (c == '-' ? 1 : 0);
+      last = '0';  // inside the number now
+      changed = true;
     } else {
-      if (options.allow_non_numeric_numbers && (last == 0 || last == ':' || last == '[' || last == ',')) {
-        auto token = std::find_if(std::begin(kNonNumeric), std::end(kNonNumeric),
-                                  [&](std::string_view t) { return text.substr(i).starts_with(t); });
-        const size_t end = token == std::end(kNonNumeric) ? i : i + token->size();
-        if (end > i && (end == text.size() || !std::isalnum(static_cast<unsigned char>(text[end])))) {
-          changed = true;
-          out += '"';
-          out += *token;
-          out += '"';
-          i = end;
-          last = '"';
-          continue;
-        }
-      }
       out.push_back(c);
+      if (c == '{' || c == '[') open.push_back(c);
+      if ((c == '}' || c == ']') && !open.empty()) open.pop_back();
       if (c != ' ' && c != '\t' && c != '\n' && c != '\r') last = c;
       ++i;
     }
@@ -458,8 +532,8 @@ Result<ColumnPtr> Reader::Read(const Column& documents, DecodeStats* stats) {
     if (!bytes.empty()) std::memcpy(padded_.data(), bytes.data(), bytes.size());  // an empty row may have no data pointer
     element document;
     bool fits = parser_.parse(padded_.data(), bytes.size(), false).get(document) == simdjson::SUCCESS;
-    if (!fits && (options_.allow_single_quotes || options_.allow_non_numeric_numbers)) {
-      if (std::optional<std::string> strict = StrictJson(bytes, options_)) {
+    if (!fits && options_.leniency.any()) {
+      if (std::optional<std::string> strict = StrictJson(bytes, options_.leniency)) {
         if (padded_.size() < strict->size() + simdjson::SIMDJSON_PADDING) {
           padded_.resize(strict->size() + simdjson::SIMDJSON_PADDING);
         }

@@ -80,16 +80,61 @@ TEST(JsonReaderTest, SingleQuotesAndBareNonNumericValuesReadWhenAllowed) {
   ReadResult strict = ReadAs(type, documents);
   EXPECT_EQ(strict.stats.malformed, 5);
   JsonReadOptions lenient;
-  lenient.allow_single_quotes = true;
-  lenient.allow_non_numeric_numbers = true;
+  lenient.leniency.allow_single_quotes = true;
+  lenient.leniency.allow_non_numeric_numbers = true;
   ReadResult read = ReadAs(type, documents, lenient);
   EXPECT_EQ(read.rows, (std::vector<std::string>{R"({"s":"it's \"x\"","d":NaN,"l":[-Infinity,Infinity,1.5]})",
                                                  R"({"s":"'kept' NaN","d":Infinity,"l":null})", "null", "null", "null"}));
   EXPECT_EQ(read.stats.malformed, 3);
   JsonReadOptions quotes_only;
-  quotes_only.allow_single_quotes = true;
+  quotes_only.leniency.allow_single_quotes = true;
   EXPECT_EQ(ReadAs(type, {R"({'s': 'a', 'd': NaN})", R"({'s': 'a'})"}, quotes_only).rows,
             (std::vector<std::string>{"null", R"({"s":"a","d":null,"l":null})"}));
+}
+
+// Each of Spark's other leniency options reads what it allows, and only that: with every option
+// but one on, the document that needs the one stays malformed.
+TEST(JsonReaderTest, CommentsUnquotedNamesLeadingZerosAnyEscapesAndControlCharactersReadWhenAllowed) {
+  using Flag = bool JsonLeniency::*;
+  const std::string type = "struct<n:bigint,s:string,a:array<bigint>>";
+  const struct {
+    Flag flag;
+    std::string document;
+    std::string read;
+  } kCases[] = {
+      {&JsonLeniency::allow_comments, "{\"n\": 1, /* the name */ \"s\": \"/* kept */\" // to the end\n}",
+       R"({"n":1,"s":"/* kept */","a":null})"},
+      {&JsonLeniency::allow_comments, "// first\n{\"a\": [1, /**/ 2]}", R"({"n":null,"s":null,"a":[1,2]})"},
+      {&JsonLeniency::allow_unquoted_field_names, R"({n: 5, s_2$: "x", s: "y", a: [3]})",
+       R"({"n":5,"s":"y","a":[3]})"},
+      {&JsonLeniency::allow_numeric_leading_zeros, R"({"n": 007, "a": [-00, 00, 010]})",
+       R"({"n":7,"s":null,"a":[0,0,10]})"},
+      {&JsonLeniency::allow_backslash_escaping_any_character, R"({"s": "\q\'\n", "n": 1})",
+       "{\"n\":1,\"s\":\"q'\\n\",\"a\":null}"},
+      {&JsonLeniency::allow_unquoted_control_chars, "{\"s\": \"a\tb\nc\"}", "{\"n\":null,\"s\":\"a\\tb\\nc\",\"a\":null}"},
+  };
+  for (const auto& c : kCases) {
+    JsonReadOptions only;
+    only.leniency.*c.flag = true;
+    ReadResult read = ReadAs(type, {c.document}, only);
+    EXPECT_EQ(read.rows, std::vector<std::string>{c.read}) << c.document;
+    EXPECT_EQ(read.stats.malformed, 0) << c.document;
+    JsonReadOptions all_but;
+    for (Flag flag : {&JsonLeniency::allow_single_quotes, &JsonLeniency::allow_non_numeric_numbers,
+                      &JsonLeniency::allow_comments, &JsonLeniency::allow_unquoted_field_names,
+                      &JsonLeniency::allow_numeric_leading_zeros, &JsonLeniency::allow_backslash_escaping_any_character,
+                      &JsonLeniency::allow_unquoted_control_chars}) {
+      all_but.leniency.*flag = flag != c.flag;
+    }
+    EXPECT_EQ(ReadAs(type, {c.document}, all_but).stats.malformed, 1) << c.document;
+  }
+  // What none of them makes JSON stays malformed: an unterminated comment or string, a name
+  // starting with a digit, a bare word as a value, leading zeros in a name's place.
+  JsonReadOptions all;
+  all.leniency = {true, true, true, true, true, true, true};
+  for (const char* bad : {R"({"n": 1 /* open})", R"({"s": "open})", R"({1n: 1})", R"({"s": word})", R"({"a": [1, 2)"}) {
+    EXPECT_EQ(ReadAs(type, {bad}, all).stats.malformed, 1) << bad;
+  }
 }
 
 TEST(JsonReaderTest, TheOptionsParseDatesAndTimestamps) {

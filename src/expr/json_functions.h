@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sluice/core/column.h"
+#include "sluice/core/json_reader.h"
 #include "sluice/core/status.h"
 #include "expr/bound.h"
 
@@ -19,9 +20,10 @@ struct JsonOptions final : CompiledState {
   std::string date_format;         // dateFormat; empty: Spark's default parsing and printing
   std::string timestamp_format;    // timestampFormat; likewise
   bool ignore_null_fields = true;  // ignoreNullFields (to_json)
-  // allowSingleQuotes and allowNonNumericNumbers (from_json; true by default, as in Spark).
-  bool allow_single_quotes = true;
-  bool allow_non_numeric_numbers = true;
+  // from_json's allowSingleQuotes, allowNonNumericNumbers (both true by default, as in Spark),
+  // allowComments, allowUnquotedFieldNames, allowNumericLeadingZeros,
+  // allowBackslashEscapingAnyCharacter and allowUnquotedControlChars.
+  JsonLeniency leniency{.allow_single_quotes = true, .allow_non_numeric_numbers = true};
 };
 
 // Reads a constant map<string,string> of options (null: none) for `function`. INVALID_OPTIONS

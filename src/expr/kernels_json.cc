@@ -242,8 +242,7 @@ bool IsBlank(std::string_view text) {
 JsonReadOptions ReaderOptions(const JsonOptions& options) {
   JsonReadOptions read;
   read.malformed_as_null_fields = true;
-  read.allow_single_quotes = options.allow_single_quotes;
-  read.allow_non_numeric_numbers = options.allow_non_numeric_numbers;
+  read.leniency = options.leniency;
   if (options.date_format.empty()) {
     read.parse_date = [](std::string_view text, int32_t* days) {
       std::optional<int32_t> parsed = ParseDate(text);
@@ -633,11 +632,24 @@ Result<std::string> InferJsonSchema(std::string_view json) {
   return SqlType(Infer(document));
 }
 
+// from_json's options of leniency, by Spark's names (JsonLeniency).
+constexpr std::pair<std::string_view, bool JsonLeniency::*> kLeniencyOptions[] = {
+    {"allowSingleQuotes", &JsonLeniency::allow_single_quotes},
+    {"allowNonNumericNumbers", &JsonLeniency::allow_non_numeric_numbers},
+    {"allowComments", &JsonLeniency::allow_comments},
+    {"allowUnquotedFieldNames", &JsonLeniency::allow_unquoted_field_names},
+    {"allowNumericLeadingZeros", &JsonLeniency::allow_numeric_leading_zeros},
+    {"allowBackslashEscapingAnyCharacter", &JsonLeniency::allow_backslash_escaping_any_character},
+    {"allowUnquotedControlChars", &JsonLeniency::allow_unquoted_control_chars},
+};
+
 Result<std::shared_ptr<const JsonOptions>> ReadJsonOptions(std::string_view function, const Column* options) {
-  static const std::map<std::string_view, std::vector<std::string_view>> kTaken = {
-      {"from_json", {"mode", "dateFormat", "timestampFormat", "allowSingleQuotes", "allowNonNumericNumbers"}},
-      {"to_json", {"dateFormat", "timestampFormat", "ignoreNullFields"}},
-      {"schema_of_json", {}}};
+  static const std::map<std::string_view, std::vector<std::string_view>> kTaken = [] {
+    std::vector<std::string_view> from_json = {"mode", "dateFormat", "timestampFormat"};
+    for (const auto& [name, flag] : kLeniencyOptions) from_json.push_back(name);
+    return std::map<std::string_view, std::vector<std::string_view>>{
+        {"from_json", from_json}, {"to_json", {"dateFormat", "timestampFormat", "ignoreNullFields"}}, {"schema_of_json", {}}};
+  }();
   const std::vector<std::string_view>& taken = kTaken.at(function);
   auto out = std::make_shared<JsonOptions>();
   if (options == nullptr || options->IsNull(0)) return std::shared_ptr<const JsonOptions>(out);
@@ -660,14 +672,14 @@ Result<std::shared_ptr<const JsonOptions>> ReadJsonOptions(std::string_view func
                              fmt::format("{} does not support the mode '{}': PERMISSIVE or FAILFAST", function, value));
       }
       out->failfast = EqualsIgnoreCase(value, "FAILFAST");
-    } else if (*known == "ignoreNullFields" || *known == "allowSingleQuotes" || *known == "allowNonNumericNumbers") {
+    } else if (auto lenient = std::find_if(std::begin(kLeniencyOptions), std::end(kLeniencyOptions),
+                                           [&](const auto& option) { return option.first == *known; });
+               *known == "ignoreNullFields" || lenient != std::end(kLeniencyOptions)) {
       if (!EqualsIgnoreCase(value, "true") && !EqualsIgnoreCase(value, "false")) {
         return Status::Error(errors::kInvalidParameterValue,
                              fmt::format("{}'s option {} is true or false, not '{}'", function, *known, value));
       }
-      bool& flag = *known == "ignoreNullFields"    ? out->ignore_null_fields
-                   : *known == "allowSingleQuotes" ? out->allow_single_quotes
-                                                   : out->allow_non_numeric_numbers;
+      bool& flag = lenient == std::end(kLeniencyOptions) ? out->ignore_null_fields : out->leniency.*(lenient->second);
       flag = EqualsIgnoreCase(value, "true");
     } else {
       if (!FormatWithPattern(0, value)) {

@@ -38,6 +38,31 @@
 
 namespace sluice {
 
+// Spark's JSON parser options of these names (Jackson's features), all off by default here: a row
+// that is not JSON is read again with what they allow made JSON —
+//   allowSingleQuotes                   strings and names in single quotes ('a')
+//   allowNonNumericNumbers              the bare values NaN, Infinity, +Infinity, -Infinity, as the
+//                                       strings that float and double read
+//   allowComments                       /* ... */ and // ... (to the line's end) between values
+//   allowUnquotedFieldNames             names of letters, digits, `_` and `$` without quotes
+//   allowNumericLeadingZeros            numbers such as 007 (read as 7)
+//   allowBackslashEscapingAnyCharacter  a backslash before any character (\q reads as q)
+//   allowUnquotedControlChars           characters below U+0020 (a tab, a newline) inside strings
+struct JsonLeniency {
+  bool allow_single_quotes = false;
+  bool allow_non_numeric_numbers = false;
+  bool allow_comments = false;
+  bool allow_unquoted_field_names = false;
+  bool allow_numeric_leading_zeros = false;
+  bool allow_backslash_escaping_any_character = false;
+  bool allow_unquoted_control_chars = false;
+
+  bool any() const {
+    return allow_single_quotes || allow_non_numeric_numbers || allow_comments || allow_unquoted_field_names ||
+           allow_numeric_leading_zeros || allow_backslash_escaping_any_character || allow_unquoted_control_chars;
+  }
+};
+
 struct JsonReadOptions {
   // See the header comment: what a malformed row of a struct type becomes.
   bool malformed_as_null_fields = false;
@@ -45,11 +70,8 @@ struct JsonReadOptions {
   // ParseIsoTimestamp (core/iso_datetime.h). False when the text is not one.
   std::function<bool(std::string_view text, int32_t* days)> parse_date;
   std::function<bool(std::string_view text, int64_t* micros)> parse_timestamp;
-  // Spark's JSON options of these names: a row that is not JSON is read again with strings and
-  // names in single quotes ('a') taken as double-quoted ones, and the bare values NaN, Infinity,
-  // +Infinity and -Infinity as the strings that float and double read.
-  bool allow_single_quotes = false;
-  bool allow_non_numeric_numbers = false;
+  // What a row that is not JSON may hold beyond it (see JsonLeniency).
+  JsonLeniency leniency;
 };
 
 class JsonReader {
