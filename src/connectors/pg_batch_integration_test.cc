@@ -250,6 +250,53 @@ TEST_F(PgBatchTest, ATableSplitByBlockRangesReadsEveryRowOnceUnderOneSnapshot) {
   EXPECT_NE(refused.message().find("block ranges"), std::string::npos) << refused.ToString();
 }
 
+// A split read taken a few partitions at a time: the calls together read every row once under
+// the first call's snapshot; a reader given the block count of an earlier one splits the table
+// into the same ranges even after the table grew.
+TEST_F(PgBatchTest, PartitionsReadAFewAtATimeAreOneSnapshotAndTheSameRangesAgain) {
+  Run("CREATE TABLE wide AS SELECT g AS id, repeat(md5(g::text), 1 + g % 5) AS v FROM generate_series(1, 20000) g");
+  const TextRows expected = Sorted(Format(*ReadPostgres(Table("wide"))));
+  PgBatchReadOptions options = Table("wide");
+  options.num_partitions = 5;
+  options.batch_size = 700;
+  auto reader = PgBatchReader::Open(options);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_EQ((*reader)->partition_count(), 5u);
+  ASSERT_TRUE((*reader)->table_blocks().has_value());
+  const int64_t blocks = *(*reader)->table_blocks();
+  std::vector<BatchPtr> parts;
+  auto keep = [&](BatchPtr batch) {
+    parts.push_back(std::move(batch));
+    return Status::OK();
+  };
+  for (auto [begin, end] : std::vector<std::pair<size_t, size_t>>{{0, 2}, {2, 3}, {3, 5}}) {
+    ASSERT_TRUE((*reader)->ReadPartitions(begin, end, keep).ok()) << begin;
+    // Changes between the calls are not part of the read.
+    Run("INSERT INTO wide SELECT g, 'late' FROM generate_series(" + std::to_string(30000 + begin * 1000) + ", " +
+        std::to_string(30000 + begin * 1000 + 999) + ") g");
+    Run("DELETE FROM wide WHERE id = " + std::to_string(begin + 1));
+  }
+  EXPECT_EQ(Sorted(Format(parts)), expected);
+  EXPECT_EQ((*reader)->ReadPartitions(4, 6, keep).error_class(), "INVALID_ARGUMENT");
+
+  // The same ranges from the block count, though the table has grown since.
+  PgBatchReadOptions again = options;
+  again.table_blocks = blocks;
+  auto same = PgBatchReader::Open(again);
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ((*same)->partition_queries(), (*reader)->partition_queries());
+  EXPECT_EQ((*same)->table_blocks(), blocks);
+  auto grown = PgBatchReader::Open(options);
+  ASSERT_TRUE(grown.ok());
+  EXPECT_GT(*(*grown)->table_blocks(), blocks);
+  EXPECT_NE((*grown)->partition_queries(), (*reader)->partition_queries());
+  // A read that is not split has one partition and no block count.
+  auto whole = PgBatchReader::Open(Table("wide"));
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ((*whole)->partition_count(), 1u);
+  EXPECT_FALSE((*whole)->table_blocks().has_value());
+}
+
 TEST_F(PgBatchTest, RefusesBadReadOptions) {
   PgBatchReadOptions both = Query("SELECT 1");
   both.dbtable = "t";

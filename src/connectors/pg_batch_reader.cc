@@ -110,8 +110,9 @@ Result<std::vector<std::string>> PartitionQueries(const PgBatchReadOptions& opti
 // scan on PostgreSQL 14 and later): the table's size in blocks divided evenly, the last range open
 // so that blocks added since the size was read are read too. One query when the table is small or
 // the server older than 14 (where every range would scan the whole table).
+// `blocks` is the size to divide, or unset for the table's size now (which it is set to).
 Result<std::vector<std::string>> BlockRangeQueries(PgConnection* conn, const std::string& table, const std::string& base,
-                                                   int partitions) {
+                                                   int partitions, std::optional<int64_t>* blocks_to_divide) {
   // The name is quoted simple identifiers (ParseTableName), so it holds no quote of its own.
   SLUICE_ASSIGN_OR_RETURN(PgRows rows,
                           conn->Query("SELECT current_setting('server_version_num')::int, pg_relation_size('" + table +
@@ -120,13 +121,15 @@ Result<std::vector<std::string>> BlockRangeQueries(PgConnection* conn, const std
     return Status::Error(errors::kPgQueryFailed, "cannot read the size of " + table);
   }
   const int64_t version = std::stoll(*rows[0][0]);
-  const int64_t blocks = std::stoll(*rows[0][1]);
   if (version < 140000) {
     LogWarn("postgresql batch read: {} is read over one connection: splitting a table by block ranges needs "
             "PostgreSQL 14 or later (the server is {})",
             table, version);
+    blocks_to_divide->reset();
     return std::vector<std::string>{base};
   }
+  if (!*blocks_to_divide) *blocks_to_divide = std::stoll(*rows[0][1]);
+  const int64_t blocks = **blocks_to_divide;
   const int64_t ranges = std::min<int64_t>(partitions, std::max<int64_t>(1, blocks));
   if (ranges == 1) return std::vector<std::string>{base};
   const int64_t stride = (blocks + ranges - 1) / ranges;
@@ -148,7 +151,8 @@ Result<std::vector<std::string>> BlockRangeQueries(PgConnection* conn, const std
 
 struct PgBatchReader::State {
   PgBatchReadOptions options;
-  std::unique_ptr<PgConnection> first;  // described the result; reads the first partition
+  // Described the result; reads it when it is not split, else holds the partitions' snapshot.
+  std::unique_ptr<PgConnection> first;
   TypePtr schema;
   std::vector<PgColumnMapping> mappings;
   std::vector<PgBinaryKind> binary_kinds;  // how each column's binary values are read
@@ -158,6 +162,9 @@ struct PgBatchReader::State {
   // text; empty when every column has one and the partition query is copied as it is.
   std::string text_casts;
   std::vector<std::string> queries;
+  // The snapshot the partitions of a split read import, exported by `first`'s open transaction;
+  // empty until the first ReadPartitions of a split read.
+  std::string snapshot;
 };
 
 namespace {
@@ -528,29 +535,45 @@ Result<std::unique_ptr<PgBatchReader>> PgBatchReader::Open(PgBatchReadOptions op
   if (state->options.dbtable && !state->options.partition_column && state->options.num_partitions > 1) {
     SLUICE_ASSIGN_OR_RETURN(TableName table, ParseTableName(*state->options.dbtable));
     SLUICE_ASSIGN_OR_RETURN(state->queries, BlockRangeQueries(state->first.get(), table.Quoted(), base,
-                                                              state->options.num_partitions));
+                                                              state->options.num_partitions,
+                                                              &state->options.table_blocks));
+  } else {
+    state->options.table_blocks.reset();
   }
   SLUICE_RETURN_IF_ERROR(Describe(state->first.get(), state->queries[0], state.get()));
   return std::unique_ptr<PgBatchReader>(new PgBatchReader(std::move(state)));
 }
 
-Status PgBatchReader::Read(const PgBatchConsumer& consume) {
+size_t PgBatchReader::partition_count() const { return state_->queries.size(); }
+std::optional<int64_t> PgBatchReader::table_blocks() const { return state_->options.table_blocks; }
+
+Status PgBatchReader::Read(const PgBatchConsumer& consume) { return ReadPartitions(0, state_->queries.size(), consume); }
+
+Status PgBatchReader::ReadPartitions(size_t begin, size_t end, const PgBatchConsumer& consume) {
+  if (begin >= end || end > state_->queries.size()) {
+    return Status::Error(errors::kInvalidArgument, fmt::format("no partitions [{}, {}) among {}", begin, end,
+                                                               state_->queries.size()));
+  }
   if (state_->queries.size() == 1) {
     CopyReader reader(*state_, state_->first.get());
     return reader.Run(state_->queries[0], consume);
   }
-  // The first connection exports its snapshot; the others import it before reading.
-  SLUICE_RETURN_IF_ERROR(state_->first->Execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
-  SLUICE_ASSIGN_OR_RETURN(PgRows exported, state_->first->Query("SELECT pg_export_snapshot()"));
-  if (exported.size() != 1 || !exported[0][0] || !IsSnapshotId(*exported[0][0])) {
-    return Status::Error(errors::kPgQueryFailed, "the server did not export a usable snapshot");
+  // The first connection exports its snapshot and keeps it; each partition's connection imports
+  // it before reading.
+  if (state_->snapshot.empty()) {
+    SLUICE_RETURN_IF_ERROR(state_->first->Execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+    SLUICE_ASSIGN_OR_RETURN(PgRows exported, state_->first->Query("SELECT pg_export_snapshot()"));
+    if (exported.size() != 1 || !exported[0][0] || !IsSnapshotId(*exported[0][0])) {
+      return Status::Error(errors::kPgQueryFailed, "the server did not export a usable snapshot");
+    }
+    state_->snapshot = *exported[0][0];
   }
-  std::vector<std::unique_ptr<PgConnection>> others;
-  for (size_t i = 1; i < state_->queries.size(); ++i) {
+  std::vector<std::unique_ptr<PgConnection>> connections;
+  for (size_t i = begin; i < end; ++i) {
     SLUICE_ASSIGN_OR_RETURN(auto conn, PgConnection::Connect(state_->options.conninfo));
     SLUICE_RETURN_IF_ERROR(conn->Execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '" +
-                                         *exported[0][0] + "'"));
-    others.push_back(std::move(conn));
+                                         state_->snapshot + "'"));
+    connections.push_back(std::move(conn));
   }
   std::mutex consume_mutex;
   Status consumer_status;  // once the consumer fails, every partition stops handing it batches
@@ -559,19 +582,22 @@ Status PgBatchReader::Read(const PgBatchConsumer& consume) {
     if (consumer_status.ok()) consumer_status = consume(std::move(batch));
     return consumer_status;
   };
-  std::vector<Status> statuses(state_->queries.size());
+  std::vector<Status> statuses(end - begin);
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < state_->queries.size(); ++i) {
+  for (size_t i = begin + 1; i < end; ++i) {
     threads.emplace_back([&, i] {
-      CopyReader reader(*state_, others[i - 1].get());
-      statuses[i] = reader.Run(state_->queries[i], emit);
+      CopyReader reader(*state_, connections[i - begin].get());
+      statuses[i - begin] = reader.Run(state_->queries[i], emit);
     });
   }
-  CopyReader reader(*state_, state_->first.get());
-  statuses[0] = reader.Run(state_->queries[0], emit);
+  CopyReader reader(*state_, connections[0].get());
+  statuses[0] = reader.Run(state_->queries[begin], emit);
   for (auto& thread : threads) thread.join();
   for (const auto& status : statuses) SLUICE_RETURN_IF_ERROR(status);
-  for (auto& conn : others) SLUICE_RETURN_IF_ERROR(conn->Execute("COMMIT"));
+  for (auto& conn : connections) SLUICE_RETURN_IF_ERROR(conn->Execute("COMMIT"));
+  if (end < state_->queries.size()) return Status::OK();
+  // The exporting transaction ends last.
+  state_->snapshot.clear();
   return state_->first->Execute("COMMIT");
 }
 

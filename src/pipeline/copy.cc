@@ -172,7 +172,10 @@ Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, con
   engine::QueryConfig config;
   config.name = "copy";
   config.checkpoint_location = checkpoint;
-  config.trigger = engine::Trigger::Once();
+  // What is there now, in the batches the source's own limits make: one for most sources, one per
+  // `partitions_per_batch` partitions of a postgresql source, so that such a copy resumes batch by
+  // batch from its checkpoint.
+  config.trigger = engine::Trigger::AvailableNow();
   config.file_system = options.file_system;
   config.on_progress = [&result](const engine::QueryProgress& progress) { result.rows += progress.num_input_rows; };
   auto started = std::chrono::steady_clock::now();

@@ -1,14 +1,28 @@
 // `sluice copy` against a real PostgreSQL: a query into a Delta table of the warehouse and back
-// into a new table, through a named connection, with exact values.
+// into a new table, through a named connection, with exact values; a copy split into batches of
+// partitions, killed at random moments and run again until it ends, holds every row once.
+//
+// The crash child is this binary: when SLUICE_COPY_CRASH holds `from<TAB>to<TAB>warehouse<TAB>
+// checkpoint`, a static initializer runs that copy before any test and exits.
 #include "sluice/pipeline/copy.h"
+
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <random>
+#include <sstream>
+#include <thread>
 
 #include "sluice/connectors/testing/postgres_fixture.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/scan.h"
+#include "sluice/delta/snapshot.h"
 #include "sluice/pipeline/catalog.h"
+#include "testing/child_process.h"
+#include "testing/crash_seed.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::pipeline {
@@ -16,6 +30,26 @@ namespace {
 
 using connectors::testing::PostgresTestDatabase;
 using connectors::testing::Rows;
+
+// A copy's options: its warehouse and a checkpoint it keeps.
+CopyOptions Kept(const std::string& warehouse, const std::string& checkpoint) {
+  CopyOptions options;
+  options.warehouse = warehouse;
+  options.checkpoint = checkpoint;
+  return options;
+}
+
+[[maybe_unused]] const bool kIsCrashChild = [] {
+  const char* job = std::getenv("SLUICE_COPY_CRASH");
+  if (job == nullptr) return false;
+  std::vector<std::string> parts;
+  std::istringstream fields(job);
+  for (std::string part; std::getline(fields, part, '\t');) parts.push_back(part);
+  Result<CopyResult> copied = RunCopy(ParseEndpointSpec(parts.at(0)).value(), ParseEndpointSpec(parts.at(1)).value(),
+                                      Kept(parts.at(2), parts.at(3)));
+  if (!copied.ok()) std::fprintf(stderr, "the copy failed: %s\n", copied.status().ToString().c_str());
+  std::_Exit(copied.ok() ? 0 : 1);
+}();
 
 constexpr std::string_view kColumns =
     "id, name, balance, active, born, seen_at, seen_at_tz, score, payload, big";
@@ -120,7 +154,7 @@ TEST_F(CopyIntegrationTest, WriteModesOfThePostgresSink) {
 
 TEST_F(CopyIntegrationTest, ACopyWithItsOwnCheckpointRunsOnlyOnce) {
   ASSERT_TRUE(Copy("postgresql:connection=shop,dbtable=customers", "main.s.all").ok());
-  CopyOptions options{.warehouse = warehouse_.path(), .checkpoint = warehouse_.Join("copy_checkpoint")};
+  const CopyOptions options = Kept(warehouse_.path(), warehouse_.Join("copy_checkpoint"));
   CopyEndpoint from = ParseEndpointSpec("main.s.all").value();
   CopyEndpoint to = ParseEndpointSpec("postgresql:connection=shop,dbtable=once,mode=append").value();
   Result<CopyResult> first = RunCopy(from, to, options);
@@ -131,6 +165,66 @@ TEST_F(CopyIntegrationTest, ACopyWithItsOwnCheckpointRunsOnlyOnce) {
   EXPECT_EQ(second->rows, 0);
   EXPECT_EQ(db_->QueryValue("SELECT count(*) FROM once").value_or(""), "4");
   EXPECT_TRUE(LocalFileSystem()->Exists(warehouse_.Join("copy_checkpoint/commits/0")).value());
+}
+
+// A table split into 24 block ranges, copied 2 ranges per batch into Delta with a kept
+// checkpoint, killed with SIGKILL at random moments and started again until a run ends by
+// itself: the table holds every source row exactly once, in one Delta commit per batch.
+TEST_F(CopyIntegrationTest, ACopyKilledAtRandomResumesBatchByBatchAndHoldsEveryRowOnce) {
+  Run("CREATE TABLE big AS SELECT g AS id, repeat(md5(g::text), 1 + g % 3) AS v FROM generate_series(1, 300000) g");
+  const std::string from = "postgresql:connection=shop,dbtable=big,num_partitions=24,partitions_per_batch=2";
+  const std::string table = warehouse_.Join("main/s/crash");
+  const std::string job = from + "\tmain.s.crash\t" + warehouse_.path() + "\t" + warehouse_.Join("crash_checkpoint");
+  std::mt19937_64 random(sluice::testing::CrashSeed());
+  int kills = 0;
+  bool ended = false;
+  for (int round = 0; round < 30 && !ended; ++round) {
+    pid_t child = sluice::testing::SpawnSelf({"SLUICE_COPY_CRASH=" + job}, warehouse_.Join("child.log"));
+    ASSERT_GT(child, 0);
+    // The first kill comes early, so that at least one lands before the end.
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(20, round == 0 ? 120 : 300)(random)));
+    int status = 0;
+    if (::waitpid(child, &status, WNOHANG) == child) {
+      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << sluice::testing::TailOf(warehouse_.Join("child.log"), 20);
+      ended = true;
+      break;
+    }
+    ::kill(child, SIGKILL);
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ended = WIFEXITED(status) && WEXITSTATUS(status) == 0;  // it may have ended as it was killed
+    kills += WIFSIGNALED(status) ? 1 : 0;
+  }
+  if (!ended) {  // a last run, left to end
+    Result<CopyResult> last = RunCopy(ParseEndpointSpec(from).value(), ParseEndpointSpec("main.s.crash").value(),
+                                      Kept(warehouse_.path(), warehouse_.Join("crash_checkpoint")));
+    ASSERT_TRUE(last.ok()) << last.status().ToString();
+  }
+  std::cout << kills << " kill(s) before the copy ended\n";
+  EXPECT_GT(kills, 0);
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  EXPECT_EQ((*snapshot)->version(), 11) << "one commit per batch of two ranges";
+  std::vector<int64_t> ids;
+  auto scan = delta::TableScan::Open(*snapshot);
+  ASSERT_TRUE(scan.ok());
+  while (true) {
+    Result<BatchPtr> batch = (*scan)->Next();
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    if (*batch == nullptr) break;
+    ColumnPtr column = (*batch)->ColumnAt("id").value();
+    for (int64_t row = 0; row < (*batch)->num_rows(); ++row) ids.push_back(column->Value<int32_t>(row));
+  }
+  std::sort(ids.begin(), ids.end());
+  ASSERT_EQ(ids.size(), 300000u);
+  for (int64_t i = 0; i < 300000; ++i) ASSERT_EQ(ids[static_cast<size_t>(i)], i + 1) << "every id once";
+
+  // The checkpoint keeps the partitions it started with: other partition options are refused.
+  Result<CopyResult> changed = RunCopy(
+      ParseEndpointSpec("postgresql:connection=shop,dbtable=big,num_partitions=16,partitions_per_batch=2").value(),
+      ParseEndpointSpec("main.s.crash").value(),
+      Kept(warehouse_.path(), warehouse_.Join("crash_checkpoint")));
+  EXPECT_EQ(changed.status().error_class(), "INVALID_OPTIONS") << changed.status().ToString();
 }
 
 TEST_F(CopyIntegrationTest, AnUnknownConnectionSuggestsTheClosestName) {

@@ -46,6 +46,10 @@ struct PgBatchReadOptions {
   std::optional<int64_t> lower_bound;
   std::optional<int64_t> upper_bound;
   int num_partitions = 1;
+  // The table's size in blocks that block ranges divide; unset, the size the server reports at
+  // Open. A read resumed partition by partition gives the size its first run used, so that each
+  // partition is the same range of blocks again.
+  std::optional<int64_t> table_blocks;
   // The most rows one batch holds.
   int64_t batch_size = 65536;
 };
@@ -67,6 +71,18 @@ class PgBatchReader {
 
   // Reads the whole result once, handing every batch to `consume`. Not thread-safe; call once.
   Status Read(const PgBatchConsumer& consume);
+
+  // How many partitions the read has (1 when it is not split), and the table's size in blocks
+  // its block ranges divide (nullopt when it is not split by block ranges).
+  size_t partition_count() const;
+  std::optional<int64_t> table_blocks() const;
+
+  // Reads the partitions [begin, end) (begin < end <= partition_count()), each over its own
+  // connection, in parallel, handing every batch to `consume` as Read does. Every call reads
+  // under the snapshot the first call exported (the first connection's transaction holds it until
+  // the last partition is read, or the reader is destroyed), so the partitions of several calls
+  // together are one consistent result. Not thread-safe.
+  Status ReadPartitions(size_t begin, size_t end, const PgBatchConsumer& consume);
 
   // The SQL statements whose results make up the read (one per partition), as sent inside COPY
   // (inside the text casts' select list when there are any).

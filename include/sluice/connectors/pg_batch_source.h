@@ -9,6 +9,14 @@
 // sees the database as it is then. Reads go through PgBatchReader (pass-through query, partitioned
 // reads under one exported snapshot).
 //
+// With `partitions_per_batch` a split read (`num_partitions`) is read that many partitions per
+// batch instead: its positions are `{"partitions_read":k}`, so each batch is committed by the sink
+// on its own and a query restarted from its checkpoint resumes at the first partition not
+// committed. The number of partitions and the table's size in blocks are fixed by the first run
+// (kept in the source's state directory), so a resumed run reads the same ranges; options that
+// give another number of partitions are INVALID_OPTIONS. The batches of one run share one
+// snapshot; a resumed run reads the partitions left under its own.
+//
 // The batch sink writes through PgBatchWriter: every batch is one transaction. The mode applies to
 // the query's first batch; later batches of the same run append, so a query split into several
 // batches (available_now) writes its whole output once. Modes overwrite and ignore are idempotent

@@ -10,8 +10,11 @@
 //   SLUICE_ASSIGN_OR_RETURN(CopyEndpoint to, ParseEndpointSpec("main.bronze.customers"));
 //   SLUICE_ASSIGN_OR_RETURN(CopyResult result, RunCopy(from, to, {.warehouse = "/var/lib/sluice/warehouse"}));
 //
-// The copy is one batch of a query with trigger `once`, so every sink keeps its exactly-once
-// rules: a Delta table gets one commit, a PostgreSQL table one transaction. A `postgresql` sink
+// The copy is a query with trigger `available_now`, so every sink keeps its exactly-once rules:
+// most sources give one batch (a Delta table gets one commit, a PostgreSQL table one
+// transaction); a `postgresql` source with `partitions_per_batch` gives a batch per that many of
+// its partitions, each committed on its own, so that a copy with a kept checkpoint that is killed
+// resumes at the first batch not committed. A `postgresql` sink
 // without a `mode` writes in mode `errorifexists`, as a batch write does by default. A `delta`
 // sink's `mode` (append, overwrite) is described in sluice/engine/delta_formats.h; a `delta`
 // source is read as engine::MakeDeltaBatchSource says (the table's latest snapshot). A format
