@@ -6,7 +6,8 @@
 #
 # The table: id bigint, name text, amount numeric(12,2), placed_at timestamptz, shipped boolean.
 # Read: `sluice copy` of the whole table into a Delta table of a fresh warehouse, over one
-# connection and split by block ranges over 2 and 4 (num_partitions), next to
+# connection, split by block ranges over 2 and 4 (num_partitions), and resumable (16 ranges, 4 per
+# batch: partitions_per_batch, a commit per batch), next to
 # `psql \copy (SELECT * FROM bench) TO /dev/null`. Write: `sluice copy` of that Delta table into a new
 # table (mode append: binary COPY), next to `psql \copy bench_in FROM file` of the same rows dumped
 # as text. Prints rows/s for each and the ratio sluice/psql (above 1: sluice is faster), with the
@@ -77,6 +78,12 @@ for connections in 2 4; do
     --to "main.bench.copy$connections" >/dev/null
   sluice_parallel[$connections]=$(elapsed "$start")
 done
+# Resumable: 16 block ranges, 4 per batch (4 connections at a time, a Delta commit per batch,
+# the checkpoint kept so that a killed copy resumes batch by batch).
+start=$(now)
+"$sluice" copy --from "postgresql:connection=bench,dbtable=bench,num_partitions=16,partitions_per_batch=4" \
+  --to main.bench.resumable --checkpoint "$work/resumable" >/dev/null
+sluice_resumable=$(elapsed "$start")
 
 sql "\\copy bench TO '$work/bench.txt'"
 start=$(now)
@@ -95,6 +102,9 @@ for connections in 2 4; do
     "${sluice_parallel[$connections]}" "$(rate "${sluice_parallel[$connections]}")" \
     "$(ratio "${sluice_parallel[$connections]}" "$psql_read")" "$(ratio "${sluice_parallel[$connections]}" "$sluice_read")"
 done
+printf "%-34s %9s s %12s rows/s   %sx psql, %sx one connection\n" "sluice copy ... 16 ranges, 4/batch" \
+  "$sluice_resumable" "$(rate "$sluice_resumable")" "$(ratio "$sluice_resumable" "$psql_read")" \
+  "$(ratio "$sluice_resumable" "$sluice_read")"
 printf "%-34s %9s s %12s rows/s\n" "psql \\copy ... FROM file" "$psql_write" "$(rate "$psql_write")"
 printf "%-34s %9s s %12s rows/s   %sx psql\n" "sluice copy delta -> postgres" "$sluice_write" "$(rate "$sluice_write")" \
   "$(ratio "$sluice_write" "$psql_write")"

@@ -312,9 +312,12 @@ TEST(FunctionsTest, JsonFunctionsOverColumns) {
   EXPECT_EQ(failfast.error_class(), errors::kMalformedRecordInParsing);
   EXPECT_NE(failfast.message().find(R"({"a": {"b": [10, 20]}, "s": "x"})"), std::string::npos) << failfast.message();
   EXPECT_EQ(EvalError("from_json(js, 'a INT', map('Mode', 'DROPMALFORMED'))").error_class(), errors::kInvalidParameterValue);
-  Status unknown = EvalError("from_json(js, 'a INT', map('allowComments', 'true'))");
+  Status unknown = EvalError("from_json(js, 'a INT', map('allowYamlComments', 'true'))");
   EXPECT_EQ(unknown.error_class(), errors::kInvalidOptions);
-  EXPECT_NE(unknown.message().find("mode, dateFormat, timestampFormat"), std::string::npos) << unknown.message();
+  EXPECT_NE(unknown.message().find("mode, dateFormat, timestampFormat, allowSingleQuotes"), std::string::npos)
+      << unknown.message();
+  EXPECT_EQ(EvalError("from_json(js, 'a INT', map('allowComments', 'sometimes'))").error_class(),
+            errors::kInvalidParameterValue);
   EXPECT_EQ(EvalError("from_json(js, 'a INT', map('timestampFormat', 'yyyy-MM-dd QQQ'))").error_class(),
             errors::kInvalidParameterValue);
   EXPECT_EQ(EvalError("from_json(js, s)").error_class(), errors::kInvalidSchema);
