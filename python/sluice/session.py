@@ -17,9 +17,66 @@ _OPTIMIZE = re.compile(r"^\s*OPTIMIZE\s+" + _NAME + r"(?:\s+WHERE\s+(.+?))?(?:\s
                        re.IGNORECASE | re.DOTALL)
 _VACUUM = re.compile(r"^\s*VACUUM\s+" + _NAME + r"(?:\s+RETAIN\s+([0-9.]+)\s+HOURS)?(\s+DRY\s+RUN)?\s*;?\s*$",
                      re.IGNORECASE)
+# ALTER TABLE's changes of a Delta table's properties and columns (docs/delta.md, "Column mapping").
+_ALTER = re.compile(r"^\s*ALTER\s+TABLE\s+" + _NAME + r"\s+(.*?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_SET_PROPERTIES = re.compile(r"^SET\s+TBLPROPERTIES\s*\((.*)\)$", re.IGNORECASE | re.DOTALL)
+_UNSET_PROPERTIES = re.compile(r"^UNSET\s+TBLPROPERTIES\s+(IF\s+EXISTS\s+)?\((.*)\)$", re.IGNORECASE | re.DOTALL)
+_RENAME_COLUMN = re.compile(r"^RENAME\s+COLUMN\s+(.+?)\s+TO\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_DROP_COLUMNS = re.compile(r"^DROP\s+COLUMNS?\s+(?:\((.*)\)|(.*))$", re.IGNORECASE | re.DOTALL)
+# One entry of a property list: a key ('quoted' or a dotted name), then `= value` where given.
+_LITERAL = r"'(?:[^'\\]|\\.|'')*'"
+_PROPERTY = re.compile(r"\s*(" + _LITERAL + r"|[A-Za-z0-9_.]+)\s*(?:=\s*(" + _LITERAL + r"|[A-Za-z0-9_.+-]+))?\s*(?:,|$)")
 _RESTORE = re.compile(r"^\s*RESTORE\s+(?:TABLE\s+)?" + _NAME +
                       r"\s+TO\s+(?:VERSION\s+AS\s+OF\s+([0-9]+)|TIMESTAMP\s+AS\s+OF\s+'([^']*)')\s*;?\s*$",
                       re.IGNORECASE)
+
+
+def _unquoted(text: str) -> str:
+    """A property key or value as written: a 'literal' without its quotes, else the text."""
+    if len(text) >= 2 and text[0] == "'" and text[-1] == "'":
+        return re.sub(r"\\(.)|''", lambda m: m.group(1) or "'", text[1:-1])
+    return text
+
+
+def _property_list(text: str, values: bool):
+    """The (key, value) pairs of a TBLPROPERTIES list; keys alone when not `values`."""
+    pairs = []
+    position = 0
+    text = text.strip()
+    while position < len(text):
+        match = _PROPERTY.match(text, position)
+        if match is None or match.end() == position or (match.group(2) is None) == values:
+            raise SluiceError("PARSE_SYNTAX_ERROR", "expected " + ("'key' = 'value'" if values else "'key'") +
+                              " in the property list at: " + text[position:position + 40])
+        pairs.append((_unquoted(match.group(1)), _unquoted(match.group(2) or "")))
+        position = match.end()
+    if not pairs:
+        raise SluiceError("PARSE_SYNTAX_ERROR", "the property list is empty")
+    return pairs
+
+
+def _identifier(text: str) -> str:
+    """A column name as written, back quotes taken off (a doubled one inside kept once)."""
+    if len(text) >= 2 and text[0] == "`" and text[-1] == "`":
+        return text[1:-1].replace("``", "`")
+    return text
+
+
+def _column_list(text: str):
+    """Column paths separated by commas outside back quotes, each as written."""
+    columns, current, quoted = [], "", False
+    for char in text:
+        if char == "`":
+            quoted = not quoted
+        if char == "," and not quoted:
+            columns.append(current.strip())
+            current = ""
+        else:
+            current += char
+    columns.append(current.strip())
+    if any(not column for column in columns):
+        raise SluiceError("PARSE_SYNTAX_ERROR", "an empty column name in DROP COLUMNS: " + text)
+    return columns
 
 
 def option_text(value: Any) -> str:
@@ -95,6 +152,9 @@ class Session:
         from .dataframe import DataFrame, metrics_frame
 
         views = dict(self._views)
+        altered = self._alter(statement)
+        if altered is not None:
+            return altered
         maintenance = self._maintenance(statement)
         if maintenance is not None:
             return maintenance
@@ -102,8 +162,8 @@ class Session:
             return DataFrame(self, _sluice.run_select(statement, self.warehouse, self.catalog, self.schema, views,
                                                       self.ansi))
         if not _DML.match(statement):
-            raise SluiceError("NOT_IMPLEMENTED", "spark.sql runs SELECT, MERGE, UPDATE, DELETE, OPTIMIZE, VACUUM and "
-                              "RESTORE statements")
+            raise SluiceError("NOT_IMPLEMENTED", "spark.sql runs SELECT, MERGE, UPDATE, DELETE, OPTIMIZE, VACUUM, "
+                              "RESTORE and ALTER TABLE statements")
         return DataFrame(self, metrics_frame(_sluice.run_dml(statement, self.warehouse, self.catalog, self.schema,
                                                              views, self.ansi)))
 
@@ -140,6 +200,47 @@ class Session:
                 return table.restoreToVersion(int(match.group(2)))
             return table.restoreToTimestamp(match.group(3))
         return None
+
+    def _alter(self, statement: str):
+        """ALTER TABLE t SET TBLPROPERTIES (k = v, ...) | UNSET TBLPROPERTIES [IF EXISTS] (k, ...) |
+        RENAME COLUMN a.b TO c | DROP COLUMN[S] a[, b]; None for other statements. As in Spark,
+        the result is an empty DataFrame."""
+        import pyarrow as pa
+
+        from .dataframe import DataFrame, frame_of
+
+        match = _ALTER.match(statement)
+        if match is None:
+            return None
+        name, change = match.group(1), match.group(2).strip()
+        if name.lower().startswith("delta.`"):
+            path = _sluice.absolute_path(name[len("delta.`"):-1].replace("``", "`"))
+        else:
+            path = self._table_path(name.replace("`", ""))
+        properties: Dict[str, str] = {}
+        names = []
+        if_exists = False
+        new_name = ""
+        if (found := _SET_PROPERTIES.match(change)) is not None:
+            kind = "set_properties"
+            for key, value in _property_list(found.group(1), values=True):
+                properties[key] = value
+        elif (found := _UNSET_PROPERTIES.match(change)) is not None:
+            kind = "unset_properties"
+            if_exists = found.group(1) is not None
+            names = [key for key, _ in _property_list(found.group(2), values=False)]
+        elif (found := _RENAME_COLUMN.match(change)) is not None:
+            kind = "rename_column"
+            names = [found.group(1).strip()]
+            new_name = _identifier(found.group(2).strip())
+        elif (found := _DROP_COLUMNS.match(change)) is not None:
+            kind = "drop_columns"
+            names = _column_list(found.group(1) if found.group(1) is not None else found.group(2))
+        else:
+            raise SluiceError("PARSE_SYNTAX_ERROR", "ALTER TABLE takes SET TBLPROPERTIES, UNSET TBLPROPERTIES, "
+                              "RENAME COLUMN and DROP COLUMNS here: " + change[:80])
+        _sluice.alter(path, kind, properties, names, if_exists, new_name)
+        return DataFrame(self, frame_of(pa.table({})))
 
     def stop(self) -> None:
         """Nothing to release: the engine lives in this process."""

@@ -12,6 +12,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/file_system.h"
+#include "sluice/delta/alter.h"
 #include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
 #include "sluice/delta/maintenance.h"
@@ -268,6 +269,17 @@ py::dict Restore(const std::string& path, std::optional<int64_t> version, std::o
   return out;
 }
 
+// ALTER TABLE: one of the four changes of delta/alter.h; the version committed.
+int64_t Alter(const std::string& path, const std::string& change, const std::map<std::string, std::string>& properties,
+              const std::vector<std::string>& names, bool if_exists, const std::string& new_name) {
+  py::gil_scoped_release nogil;
+  auto fs = storage::DefaultFileSystem();
+  if (change == "set_properties") return Check(delta::SetTableProperties(fs, path, properties));
+  if (change == "unset_properties") return Check(delta::UnsetTableProperties(fs, path, names, if_exists));
+  if (change == "rename_column") return Check(delta::RenameColumn(fs, path, names.at(0), new_name));
+  return Check(delta::DropColumns(fs, path, names));
+}
+
 // The table's versions, newest first (as DESCRIBE HISTORY), at most `limit` (-1: all).
 py::list History(const std::string& path, int64_t limit) {
   auto fs = storage::DefaultFileSystem();
@@ -466,6 +478,8 @@ void DefineFrames(py::module_& m) {
         py::arg("ansi"));
   m.def("vacuum", &Vacuum, py::arg("path"), py::arg("retention_hours"), py::arg("dry_run"), py::arg("force"));
   m.def("restore", &Restore, py::arg("path"), py::arg("version") = py::none(), py::arg("timestamp") = py::none());
+  m.def("alter", &Alter, py::arg("path"), py::arg("change"), py::arg("properties"), py::arg("names"),
+        py::arg("if_exists"), py::arg("new_name"));
   m.def(
       "sink_option_names",
       [](const std::string& format) {

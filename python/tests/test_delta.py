@@ -169,3 +169,37 @@ def test_optimize_restore_and_vacuum(spark):
     assert (ordered.numFilesRemoved, ordered.partitionsOptimized) == (3, 1)
     assert sorted(r.id for r in table.toDF().collect()) == list(range(6))
     assert dict(table.history(1).collect()[0].operationParameters)["zOrderBy"] == '["id"]'
+
+
+def test_alter_table_maps_renames_and_drops_columns_in_place(spark):
+    spark.createDataFrame([{"id": 1, "city": "Oslo", "zip": 150}, {"id": 2, "city": "Lima", "zip": 15001}]) \
+        .write.saveAsTable("main.s.altered")
+    with pytest.raises(sluice.SluiceError) as error:
+        spark.sql("ALTER TABLE main.s.altered RENAME COLUMN city TO town")
+    assert error.value.error_class == "DELTA_UNSUPPORTED_RENAME_COLUMN"
+    # Delta's recipe, then changes of names only: every file reads as before.
+    assert spark.sql("ALTER TABLE main.s.altered SET TBLPROPERTIES ('delta.minReaderVersion' = '2', "
+                     "'delta.minWriterVersion' = '5', 'delta.columnMapping.mode' = 'name', owner = 'it''s us')"
+                     ).collect() == []
+    spark.sql("ALTER TABLE main.s.altered RENAME COLUMN city TO `home town`")
+    spark.sql("ALTER TABLE main.s.altered DROP COLUMN zip")
+    rows = sorted(spark.table("main.s.altered").collect(), key=lambda row: row.id)
+    assert [row.asDict() for row in rows] == [{"id": 1, "home town": "Oslo"}, {"id": 2, "home town": "Lima"}]
+    table = sluice.DeltaTable.forName(spark, "main.s.altered")
+    assert [row.operation for row in table.history(3).collect()] == ["DROP COLUMNS", "RENAME COLUMN",
+                                                                       "SET TBLPROPERTIES"]
+    spark.sql("ALTER TABLE main.s.altered UNSET TBLPROPERTIES IF EXISTS ('owner', 'nothing')")
+    for statement, error_class in [
+        ("ALTER TABLE main.s.altered SET TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')",
+         "DELTA_UNKNOWN_CONFIGURATION"),
+        ("ALTER TABLE main.s.altered SET TBLPROPERTIES ('delta.columnMapping.mode' = 'id')",
+         "DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE"),
+        ("ALTER TABLE main.s.altered UNSET TBLPROPERTIES ('owner')", "INVALID_ARGUMENT"),
+        ("ALTER TABLE main.s.altered DROP COLUMNS (id, `home town`)", "DELTA_UNSUPPORTED_DROP_COLUMN"),
+        ("ALTER TABLE main.s.altered SET TBLPROPERTIES ('a' 'b')", "PARSE_SYNTAX_ERROR"),
+        ("ALTER TABLE main.s.altered ADD COLUMNS (x INT)", "PARSE_SYNTAX_ERROR"),
+        ("ALTER TABLE main.s.nothing DROP COLUMN id", "DELTA_TABLE_NOT_FOUND"),
+    ]:
+        with pytest.raises(sluice.SluiceError) as error:
+            spark.sql(statement)
+        assert error.value.error_class == error_class, statement

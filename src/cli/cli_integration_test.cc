@@ -348,6 +348,50 @@ TEST_F(CliTest, AProjectFilesObjectStoresServeEveryCommand) {
   EXPECT_TRUE(Contains(dead.err, "127.0.0.1:1")) << dead.err;
 }
 
+// `delta alter`: one kind of change per call, through the binary; refusals by class (exit 1),
+// a call of two kinds or none is invalid input (exit 2).
+TEST_F(CliTest, DeltaAlterChangesPropertiesAndColumnsOneKindPerCall) {
+  const std::string table = dir_.Join("t");
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder cities(DataType::String());
+  for (int64_t id = 0; id < 3; ++id) {
+    ids.Append(id);
+    cities.Append("city" + std::to_string(id));
+  }
+  TypePtr schema = *DataType::Struct({{"id", DataType::Long()}, {"city", DataType::String()}});
+  ASSERT_TRUE(delta::WriteTable(LocalFileSystem(), table, {*RecordBatch::Make(schema, {ids.Finish(), cities.Finish()}, 3)}).ok());
+  Ran unmapped = RunSluice(dir_.path(), {"delta", "alter", table, "--rename-column", "city", "--to", "town"});
+  EXPECT_EQ(unmapped.exit_code, 1);
+  EXPECT_TRUE(Contains(unmapped.err, "DELTA_UNSUPPORTED_RENAME_COLUMN")) << unmapped.err;
+  Ran mapped = RunSluice(dir_.path(), {"delta", "alter", table, "--set", "delta.columnMapping.mode=name", "--set",
+                                       "owner=data team"});
+  EXPECT_EQ(mapped.exit_code, 0) << mapped.err;
+  EXPECT_EQ(mapped.out, "version 1: 2 properties set\n");
+  Ran renamed = RunSluice(dir_.path(), {"delta", "alter", table, "--rename-column", "city", "--to", "home town"});
+  EXPECT_EQ(renamed.out, "version 2: column city renamed to home town\n") << renamed.err;
+  Ran shown = RunSluice(dir_.path(), {"delta", "show", table, "--order-by", "id", "--format", "csv"});
+  EXPECT_EQ(shown.out, "id,home town\n0,city0\n1,city1\n2,city2\n") << shown.err;
+  Ran unset = RunSluice(dir_.path(), {"delta", "alter", table, "--unset", "owner", "--unset", "gone", "--if-exists"});
+  EXPECT_EQ(unset.out, "version 3: 2 properties unset\n") << unset.err;
+  Ran unknown = RunSluice(dir_.path(), {"delta", "alter", table, "--set", "delta.enableChangeDataFeed=true"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_TRUE(Contains(unknown.err, "DELTA_UNKNOWN_CONFIGURATION")) << unknown.err;
+  Ran dropped = RunSluice(dir_.path(), {"delta", "alter", table, "--drop-column", "id"});
+  EXPECT_EQ(dropped.out, "version 4: 1 column(s) dropped\n") << dropped.err;
+  Ran history = RunSluice(dir_.path(), {"delta", "history", table, "--limit", "4"});
+  for (const char* operation : {"DROP COLUMNS", "UNSET TBLPROPERTIES", "RENAME COLUMN", "SET TBLPROPERTIES"}) {
+    EXPECT_TRUE(Contains(history.out, operation)) << history.out;
+  }
+  for (std::vector<std::string> wrong : {std::vector<std::string>{"delta", "alter", table},
+                                         {"delta", "alter", table, "--set", "a=b", "--unset", "c"},
+                                         {"delta", "alter", table, "--to", "x"},
+                                         {"delta", "alter", table, "--rename-column", "x"},
+                                         {"delta", "alter", table, "--if-exists"}}) {
+    EXPECT_EQ(RunSluice(dir_.path(), wrong).exit_code, 2) << wrong.size();
+  }
+  EXPECT_EQ(RunSluice(dir_.path(), {"delta", "alter", table, "--set", "novalue"}).exit_code, 1);
+}
+
 // Rows as newcomers explore them: sorted (--order-by), all of them (--limit all), long values cut
 // where asked (--truncate, --no-truncate), and the table saying when it shows only some; bad values
 // of the options refused with exit code 2 (flags) or 1 (values), naming the option.

@@ -17,6 +17,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
+#include "sluice/delta/alter.h"
 #include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
 #include "sluice/delta/maintenance.h"
@@ -498,6 +499,79 @@ void AddMaintenanceCommand(CLI::App* parent, const std::string& name, const std:
   });
 }
 
+// `delta alter`: one kind of change per call, as one ALTER TABLE statement makes it.
+struct AlterOptions {
+  std::string table;
+  std::string warehouse;  // where catalog.schema.table names live
+  std::vector<std::string> set;     // KEY=VALUE
+  std::vector<std::string> unset;   // KEY
+  bool if_exists = false;
+  std::string rename_column, to;
+  std::vector<std::string> drop_columns;
+};
+
+Status RunAlter(const AlterOptions& options) {
+  auto fs = storage::DefaultFileSystem();
+  Result<int64_t> version = Status::OK();
+  std::string what;
+  if (!options.set.empty()) {
+    delta::StringMap properties;
+    for (const std::string& assignment : options.set) {
+      const size_t equals = assignment.find('=');
+      if (equals == std::string::npos || equals == 0) {
+        return Status::Error(errors::kInvalidArgument, "--set takes KEY=VALUE, not '" + assignment + "'");
+      }
+      properties[assignment.substr(0, equals)] = assignment.substr(equals + 1);
+    }
+    version = delta::SetTableProperties(fs, options.table, properties);
+    what = fmt::format("{} propert{} set", properties.size(), properties.size() == 1 ? "y" : "ies");
+  } else if (!options.unset.empty()) {
+    version = delta::UnsetTableProperties(fs, options.table, options.unset, options.if_exists);
+    what = fmt::format("{} propert{} unset", options.unset.size(), options.unset.size() == 1 ? "y" : "ies");
+  } else if (!options.rename_column.empty()) {
+    version = delta::RenameColumn(fs, options.table, options.rename_column, options.to);
+    what = fmt::format("column {} renamed to {}", options.rename_column, options.to);
+  } else {
+    version = delta::DropColumns(fs, options.table, options.drop_columns);
+    what = fmt::format("{} column(s) dropped", options.drop_columns.size());
+  }
+  SLUICE_RETURN_IF_ERROR(version.status());
+  Print(fmt::format("version {}: {}\n", *version, what));
+  return Status::OK();
+}
+
+void AddAlterCommand(CLI::App* parent) {
+  auto options = std::make_shared<AlterOptions>();
+  CLI::App* command = parent->add_subcommand(
+      "alter", "Change the table's properties or columns without rewriting a file (one commit, as ALTER TABLE)");
+  AddTableArguments(command, &options->table, &options->warehouse);
+  CLI::Option* set = command->add_option("--set", options->set, "Set a table property KEY=VALUE (repeat for more)");
+  CLI::Option* unset = command->add_option("--unset", options->unset, "Remove a table property (repeat for more)");
+  command->add_flag("--if-exists", options->if_exists, "With --unset: a property the table lacks is no error")
+      ->needs(unset);
+  CLI::Option* rename = command->add_option("--rename-column", options->rename_column,
+                                            "Rename this column (a dot path into structs; needs column mapping)");
+  CLI::Option* to = command->add_option("--to", options->to, "The new name of --rename-column")->needs(rename);
+  rename->needs(to);
+  CLI::Option* drop = command->add_option("--drop-column", options->drop_columns,
+                                          "Drop this column (a dot path; repeat for more; needs column mapping)");
+  for (CLI::Option* one : {set, unset, rename, drop}) {
+    for (CLI::Option* other : {set, unset, rename, drop}) {
+      if (one != other) one->excludes(other);
+    }
+  }
+  command->callback([options, command] {
+    if (options->set.empty() && options->unset.empty() && options->rename_column.empty() &&
+        options->drop_columns.empty()) {
+      throw CLI::RequiredError("--set, --unset, --rename-column or --drop-column");
+    }
+    ExitOnFailure(command->get_name(), [&]() -> Status {
+      SLUICE_ASSIGN_OR_RETURN(options->table, TablePathArgument(options->table, options->warehouse));
+      return RunAlter(*options);
+    }());
+  });
+}
+
 }  // namespace
 
 void RegisterDeltaCommand(CLI::App& app) {
@@ -517,6 +591,7 @@ void RegisterDeltaCommand(CLI::App& app) {
   AddMaintenanceCommand(delta, "vacuum", "Delete files no version within the retention period uses", RunVacuum);
   AddMaintenanceCommand(delta, "restore", "Give the table back the rows of an earlier version (one RESTORE commit)",
                         RunRestore);
+  AddAlterCommand(delta);
 }
 
 }  // namespace sluice::cli

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "sluice/core/column_path.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/record_batch.h"
 
@@ -20,7 +21,9 @@ namespace {
 
 constexpr size_t kMaxSuggestions = 5;
 
-Result<std::vector<std::string>> SplitPath(std::string_view path) {
+}  // namespace
+
+Result<std::vector<std::string>> ParseColumnPath(std::string_view path) {
   std::vector<std::string> parts;
   size_t i = 0;
   while (true) {
@@ -54,6 +57,8 @@ Result<std::vector<std::string>> SplitPath(std::string_view path) {
     ++i;
   }
 }
+
+namespace {
 
 std::string QuoteIfNeeded(std::string_view name) {
   bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
@@ -135,7 +140,7 @@ int ResolveField(const DataType& type, std::string_view name) {
 }  // namespace
 
 Result<ColumnPtr> RecordBatch::ColumnAt(std::string_view path) const {
-  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> parts, SplitPath(path));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> parts, ParseColumnPath(path));
   int index = ResolveField(*schema_, parts[0]);
   if (index == -2) return Unresolved(*schema_, path, fmt::format("`{}` matches several columns", parts[0]));
   if (index < 0) return Unresolved(*schema_, path, fmt::format("there is no column `{}`", parts[0]));

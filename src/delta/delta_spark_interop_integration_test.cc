@@ -22,6 +22,8 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/json_reader.h"
+#include "sluice/delta/alter.h"
 #include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
 #include "sluice/delta/maintenance.h"
@@ -175,6 +177,51 @@ TEST(DeltaSparkInteropTest, ColumnMappedTablesReadTheSameInSparkAndSluice) {
     EXPECT_NE(out.find(R"([36, "m", "ëven", {"in ner": 360, "plain": "p36"}, ["t36"], null])"), std::string::npos)
         << out.substr(0, 2000);
   }
+}
+
+// A table sluice wrote without column mapping, mapped in place by sluice (Delta's recipe), its
+// columns renamed (a partition column, a nested field) and dropped: Spark reads it as sluice
+// does, appends to it under the new names, and sluice reads Spark's rows back.
+TEST(DeltaSparkInteropTest, ATableSluiceAltersReadsAndTakesWritesInSparkUnderItsNewNames) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  const std::string table = dir.Join("altered");
+  TypePtr schema = ParseTypeString("struct<id:bigint,p:string,info:struct<city:string,zip:int>,note:string>").value();
+  auto reader = JsonReader::Make(schema).value();
+  for (int64_t first = 0; first < 6; first += 3) {
+    BinaryBuilder documents(DataType::String());
+    for (int64_t id = first; id < first + 3; ++id) {
+      documents.Append(fmt::format(R"({{"id":{},"p":"{}","info":{{"city":"city{}","zip":{}}},"note":"note{}"}})", id,
+                                   id % 2 == 0 ? "even" : "odd", id, 1000 + id, id));
+    }
+    ColumnPtr rows = reader->Read(*documents.Finish(), nullptr).value();
+    WriteOptions options;
+    options.partition_columns = {"p"};
+    ASSERT_TRUE(WriteTable(fs, table, {RecordBatch::Make(schema, rows->children, rows->length).value()}, options).ok());
+  }
+  ASSERT_TRUE(SetTableProperties(fs, table, {{"delta.minReaderVersion", "2"}, {"delta.minWriterVersion", "5"},
+                                             {"delta.columnMapping.mode", "name"}})
+                  .ok());
+  ASSERT_TRUE(RenameColumn(fs, table, "p", "parity").ok());
+  ASSERT_TRUE(RenameColumn(fs, table, "info.city", "town").ok());
+  ASSERT_TRUE(RenameColumn(fs, table, "id", "order id").ok());
+  ASSERT_TRUE(DropColumns(fs, table, {"note"}).ok());
+
+  const std::string quoted = "delta.`" + table + "`";
+  std::map<std::string, std::vector<std::string>> spark = RunSpark(
+      {"read:" + table, "sql:INSERT INTO " + quoted + " VALUES (100, 'even', named_struct('town', 'Spark', 'zip', 7))",
+       "sql:SELECT `order id`, parity, info.town FROM " + quoted + " WHERE `order id` IN (1, 100)"});
+  const std::vector<std::string> before = {
+      R"([0,"even",{"town":"city0","zip":1000}])", R"([1,"odd",{"town":"city1","zip":1001}])",
+      R"([2,"even",{"town":"city2","zip":1002}])", R"([3,"odd",{"town":"city3","zip":1003}])",
+      R"([4,"even",{"town":"city4","zip":1004}])", R"([5,"odd",{"town":"city5","zip":1005}])"};
+  EXPECT_EQ(spark["read:" + table], before);
+  EXPECT_EQ(spark["sql:SELECT `order id`, parity, info.town FROM " + quoted + " WHERE `order id` IN (1, 100)"],
+            (std::vector<std::string>{R"([1,"odd","city1"])", R"([100,"even","Spark"])"}));
+  std::vector<std::string> after = before;
+  after.push_back(R"([100,"even",{"town":"Spark","zip":7}])");
+  std::sort(after.begin(), after.end());
+  EXPECT_EQ(SluiceRows(fs, table), after) << "sluice reads Spark's append under the new names";
 }
 
 // Tables with V2 checkpoints (JSON and Parquet top-level files, sidecars) and with columns Spark

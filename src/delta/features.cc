@@ -174,6 +174,7 @@ std::vector<std::string> FeaturesInUse(const DataType& schema, const Metadata& m
   Result<ColumnMappingMode> mode = MappingModeOf(metadata);
   if (mode.ok() && *mode != ColumnMappingMode::kNone) features.push_back("columnMapping");
   if (ConfigurationIs(metadata, "delta.checkpointPolicy", "v2")) features.push_back("v2Checkpoint");
+  if (ConfigurationIs(metadata, kEnableDeletionVectors, "true")) features.push_back("deletionVectors");
   return features;
 }
 
@@ -247,7 +248,6 @@ bool ContainsTimestampNtz(const DataType& type) {
 
 Protocol ProtocolForNewTable(const DataType& schema, const Metadata& metadata) {
   std::vector<std::string> features = FeaturesInUse(schema, metadata);
-  if (ConfigurationIs(metadata, kEnableDeletionVectors, "true")) features.push_back("deletionVectors");
   const bool row_tracking = ConfigurationIs(metadata, kEnableRowTracking, "true");
   if (features.empty() && !row_tracking) return Protocol{};
   std::vector<std::string> writer_features = features;

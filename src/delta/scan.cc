@@ -243,7 +243,8 @@ class TableScan::FileReader {
       if (raw->num_columns() == 0) {
         SLUICE_ASSIGN_OR_RETURN(data, NullData(rows));
       } else {
-        SLUICE_ASSIGN_OR_RETURN(data, ConformToSchema(raw, columns_->data_schema));
+        // A struct read whole may hold fields the table has dropped since.
+        SLUICE_ASSIGN_OR_RETURN(data, ConformToSchema(raw, columns_->data_schema, FieldsOutsideTable::kLeaveOut));
       }
     }
     ColumnPtr row_ids, row_commit_versions;

@@ -137,13 +137,15 @@ Result<TypePtr> MergeType(const TypePtr& table, const TypePtr& incoming, const s
                                         : "; this type change is not a widening"));
 }
 
-Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, const std::string& path);
+Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, const std::string& path,
+                                FieldsOutsideTable outside);
 
 // The children of a struct column (or the columns of a batch) arranged as `target`'s fields.
 Result<std::vector<ColumnPtr>> ConformFields(const std::vector<ColumnPtr>& children, const DataType& source,
-                                             const DataType& target, int64_t length, const std::string& path) {
+                                             const DataType& target, int64_t length, const std::string& path,
+                                             FieldsOutsideTable outside) {
   for (const Field& field : source.fields()) {
-    if (target.FieldIndexIgnoreCase(field.name) < 0) {
+    if (outside == FieldsOutsideTable::kRefuse && target.FieldIndexIgnoreCase(field.name) < 0) {
       return Mismatch(Join(path, field.name), "is not in the table (write with mergeSchema to add it)");
     }
   }
@@ -156,7 +158,7 @@ Result<std::vector<ColumnPtr>> ConformFields(const std::vector<ColumnPtr>& child
       result.push_back(MakeNullColumn(field.type, length));
       continue;
     }
-    SLUICE_ASSIGN_OR_RETURN(ColumnPtr child, ConformColumn(children[index], field.type, Join(path, field.name)));
+    SLUICE_ASSIGN_OR_RETURN(ColumnPtr child, ConformColumn(children[index], field.type, Join(path, field.name), outside));
     result.push_back(std::move(child));
   }
   return result;
@@ -196,7 +198,8 @@ ColumnPtr WidenedColumn(const Column& column, const TypePtr& target) {
   }
 }
 
-Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, const std::string& path) {
+Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, const std::string& path,
+                                FieldsOutsideTable outside) {
   if (column->type->Equals(*target)) return column;
   // Files written before a column was widened, and data narrower than its column.
   if (Widens(column->type->id(), target->id())) return WidenedColumn(*column, target);
@@ -208,12 +211,14 @@ Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, 
   result->type = target;
   if (id == TypeId::kStruct) {
     SLUICE_ASSIGN_OR_RETURN(result->children,
-                            ConformFields(column->children, *column->type, *target, column->length, path));
+                            ConformFields(column->children, *column->type, *target, column->length, path, outside));
   } else if (id == TypeId::kArray) {
-    SLUICE_ASSIGN_OR_RETURN(result->children[0], ConformColumn(column->children[0], target->element_type(), path + ".element"));
+    SLUICE_ASSIGN_OR_RETURN(result->children[0],
+                            ConformColumn(column->children[0], target->element_type(), path + ".element", outside));
   } else {
-    SLUICE_ASSIGN_OR_RETURN(result->children[0], ConformColumn(column->children[0], target->key_type(), path + ".key"));
-    SLUICE_ASSIGN_OR_RETURN(result->children[1], ConformColumn(column->children[1], target->value_type(), path + ".value"));
+    SLUICE_ASSIGN_OR_RETURN(result->children[0], ConformColumn(column->children[0], target->key_type(), path + ".key", outside));
+    SLUICE_ASSIGN_OR_RETURN(result->children[1],
+                            ConformColumn(column->children[1], target->value_type(), path + ".value", outside));
   }
   return ColumnPtr(std::move(result));
 }
@@ -233,10 +238,10 @@ Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incomin
   return MergeType(table_schema, incoming, "", widen, &changes);
 }
 
-Result<BatchPtr> ConformToSchema(const BatchPtr& batch, const TypePtr& table_schema) {
+Result<BatchPtr> ConformToSchema(const BatchPtr& batch, const TypePtr& table_schema, FieldsOutsideTable outside) {
   if (batch->schema()->Equals(*table_schema)) return batch;
   SLUICE_ASSIGN_OR_RETURN(std::vector<ColumnPtr> columns,
-                          ConformFields(batch->columns(), *batch->schema(), *table_schema, batch->num_rows(), ""));
+                          ConformFields(batch->columns(), *batch->schema(), *table_schema, batch->num_rows(), "", outside));
   return RecordBatch::Make(table_schema, std::move(columns), batch->num_rows());
 }
 

@@ -91,6 +91,12 @@ inline constexpr std::string_view kDeltaVacuumRetentionPeriodTooShort = "DELTA_V
 inline constexpr std::string_view kDeltaCannotRestoreTableVersion = "DELTA_CANNOT_RESTORE_TABLE_VERSION";
 inline constexpr std::string_view kDeltaCannotRestoreTimestampEarlier = "DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER";
 inline constexpr std::string_view kDeltaCannotRestoreTimestampGreater = "DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER";
+inline constexpr std::string_view kDeltaUnknownConfiguration = "DELTA_UNKNOWN_CONFIGURATION";
+inline constexpr std::string_view kDeltaCannotModifyTableProperty = "DELTA_CANNOT_MODIFY_TABLE_PROPERTY";
+inline constexpr std::string_view kDeltaUnsupportedColumnMappingModeChange = "DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE";
+inline constexpr std::string_view kDeltaUnsupportedRenameColumn = "DELTA_UNSUPPORTED_RENAME_COLUMN";
+inline constexpr std::string_view kDeltaUnsupportedDropColumn = "DELTA_UNSUPPORTED_DROP_COLUMN";
+inline constexpr std::string_view kDeltaUnsupportedDropPartitionColumn = "DELTA_UNSUPPORTED_DROP_PARTITION_COLUMN";
 // PostgreSQL
 inline constexpr std::string_view kJdbcStreamingSinkInvalidOptions = "JDBC_STREAMING_SINK_INVALID_OPTIONS";
 inline constexpr std::string_view kPgUpsertKeyMismatch = "PG_UPSERT_KEY_MISMATCH";

@@ -56,7 +56,8 @@ bool RecordsTypeChanges(const std::string& schema_string);
 // The protocol a table needs after its metadata changed to `metadata` (whose schema is `schema`):
 // the timestampNtz feature once it has a timestamp_ntz column, the typeWidening feature once a
 // column was widened (readers must then widen older files' values), the columnMapping feature
-// once columns are mapped, the v2Checkpoint feature once delta.checkpointPolicy is v2, and for writers `invariants` once a field is not nullable and
+// once columns are mapped, the v2Checkpoint feature once delta.checkpointPolicy is v2, the
+// deletionVectors feature once delta.enableDeletionVectors is true, and for writers `invariants` once a field is not nullable and
 // `appendOnly` once delta.appendOnly is true. nullopt when the current protocol has what is needed, listed or implied
 // by its legacy versions; else the current protocol as table features (reader 3 / writer 7, the
 // features its legacy versions implied listed) with the needed ones added.

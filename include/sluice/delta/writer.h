@@ -90,10 +90,16 @@ inline constexpr std::string_view kEnableTypeWidening = "delta.enableTypeWidenin
 // DELTA_SCHEMA_MISMATCH for any other difference of types.
 Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incoming, bool widen = false);
 
+// What ConformToSchema does with a column, or nested struct field, that the table does not have:
+// data to write is refused; a data file read may hold fields the table has dropped since (column
+// mapping), which are left out.
+enum class FieldsOutsideTable { kRefuse, kLeaveOut };
+
 // The batch's columns arranged as `table_schema` (matched by name ignoring case; missing
 // nullable columns, also nested struct fields, filled with nulls; a column of a narrower integer
 // or float type widened to the table's). DELTA_SCHEMA_MISMATCH when a column is missing and not
-// nullable, has another type, or is not in the table.
-Result<BatchPtr> ConformToSchema(const BatchPtr& batch, const TypePtr& table_schema);
+// nullable, has another type, or is not in the table (unless left out).
+Result<BatchPtr> ConformToSchema(const BatchPtr& batch, const TypePtr& table_schema,
+                                 FieldsOutsideTable outside = FieldsOutsideTable::kRefuse);
 
 }  // namespace sluice::delta
