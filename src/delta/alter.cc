@@ -54,6 +54,25 @@ Result<std::unique_ptr<Transaction>> StartChange(std::shared_ptr<FileSystem> fs,
   return transaction;
 }
 
+std::string ModeName(const Metadata& metadata) {
+  auto it = metadata.configuration.find(std::string(kColumnMappingMode));
+  return it == metadata.configuration.end() ? "none" : AsciiLower(it->second);
+}
+
+// StartChange for a change of columns (`what`: "renaming a column"), which only a table with
+// column mapping takes: `refusal` names why not otherwise.
+Result<std::unique_ptr<Transaction>> StartColumnChange(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                                                       std::string_view refusal, std::string_view what) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> transaction, StartChange(std::move(fs), table_path));
+  if (ModeName(transaction->read_snapshot()->metadata()) == "none") {
+    return Status::Error(refusal, fmt::format("{} needs column mapping: enable it first with the table property "
+                                              "delta.columnMapping.mode = name (SET TBLPROPERTIES), which rewrites "
+                                              "no file",
+                                              what));
+  }
+  return transaction;
+}
+
 // `key`, as Delta names it, when it is one of `names` ignoring case (Spark's keys are
 // case-insensitive); else `key` itself.
 template <size_t N>
@@ -75,11 +94,6 @@ Result<int32_t> RequestedVersion(std::string_view key, const std::string& value,
                                      key, low, high, value));
   }
   return version;
-}
-
-std::string ModeName(const Metadata& metadata) {
-  auto it = metadata.configuration.find(std::string(kColumnMappingMode));
-  return it == metadata.configuration.end() ? "none" : AsciiLower(it->second);
 }
 
 // The schema of `metadata` with `change` applied to the struct holding the field at `path`
@@ -187,13 +201,10 @@ Result<int64_t> RenameColumn(std::shared_ptr<FileSystem> fs, const std::string& 
                              const std::string& new_name) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> path, ParseColumnPath(column));
   if (new_name.empty()) return Status::Error(errors::kInvalidArgument, "a column's new name cannot be empty");
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> transaction, StartChange(std::move(fs), table_path));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> transaction,
+                          StartColumnChange(std::move(fs), table_path, errors::kDeltaUnsupportedRenameColumn,
+                                            "renaming a column"));
   Metadata metadata = transaction->read_snapshot()->metadata();
-  if (ModeName(metadata) == "none") {
-    return Status::Error(errors::kDeltaUnsupportedRenameColumn,
-                         "renaming a column needs column mapping: enable it first with the table property "
-                         "delta.columnMapping.mode = name (SET TBLPROPERTIES), which rewrites no file");
-  }
   std::string old_name;
   SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ParseTypeJson(metadata.schema_string));
   SLUICE_ASSIGN_OR_RETURN(schema, ChangeField(schema, path, column, [&](std::vector<Field>* fields, size_t index) {
@@ -219,13 +230,10 @@ Result<int64_t> RenameColumn(std::shared_ptr<FileSystem> fs, const std::string& 
 
 Result<int64_t> DropColumns(std::shared_ptr<FileSystem> fs, const std::string& table_path,
                             const std::vector<std::string>& columns) {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> transaction, StartChange(std::move(fs), table_path));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> transaction,
+                          StartColumnChange(std::move(fs), table_path, errors::kDeltaUnsupportedDropColumn,
+                                            "dropping a column"));
   Metadata metadata = transaction->read_snapshot()->metadata();
-  if (ModeName(metadata) == "none") {
-    return Status::Error(errors::kDeltaUnsupportedDropColumn,
-                         "dropping a column needs column mapping: enable it first with the table property "
-                         "delta.columnMapping.mode = name (SET TBLPROPERTIES), which rewrites no file");
-  }
   SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ParseTypeJson(metadata.schema_string));
   for (const std::string& column : columns) {
     SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> path, ParseColumnPath(column));
