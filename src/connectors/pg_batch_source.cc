@@ -5,7 +5,6 @@
 #include <charconv>
 #include <cstdio>
 
-
 #include "sluice/connectors/pg_batch_reader.h"
 #include "sluice/connectors/pg_connection.h"
 #include "sluice/core/error_classes.h"

@@ -195,6 +195,7 @@ std::optional<std::string> StrictJson(std::string_view text, const JsonLeniency&
     const bool at_name = in_object && (last == '{' || last == ',');
     const bool at_value = last == 0 || last == ':' || last == '[' || (last == ',' && !in_object);
     size_t zeros = 0;
+    std::string_view token;
     if (c == '"' || (c == '\'' && leniency.allow_single_quotes)) {
       i = CopyString(text, i, leniency, &out, &changed);
       last = '"';
@@ -217,8 +218,7 @@ std::optional<std::string> StrictJson(std::string_view text, const JsonLeniency&
       i = end;
       last = '"';
       changed = true;
-    } else if (std::string_view token = NonNumericAt(text, i);
-               at_value && leniency.allow_non_numeric_numbers && !token.empty()) {
+    } else if (at_value && leniency.allow_non_numeric_numbers && !(token = NonNumericAt(text, i)).empty()) {
       out.push_back('"');
       out.append(token);
       out.push_back('"');
