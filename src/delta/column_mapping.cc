@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <map>
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -183,6 +184,24 @@ int64_t MaxColumnId(const DataType& type) {
 
 Status Internal(const std::string& what) { return Status::Error(errors::kInternalError, what); }
 
+// Every field of `type` with a column id, at any depth: id -> the dot path of names to it.
+void ColumnPaths(const DataType& type, const std::string& prefix, std::map<int64_t, std::string>* paths) {
+  switch (type.id()) {
+    case TypeId::kStruct:
+      for (const Field& field : type.fields()) {
+        const std::string path = prefix.empty() ? field.name : prefix + "." + field.name;
+        if (std::optional<int64_t> id = MetadataInteger(field.metadata, kIdKey)) (*paths)[*id] = path;
+        ColumnPaths(*field.type, path, paths);
+      }
+      return;
+    case TypeId::kArray: return ColumnPaths(*type.element_type(), prefix + ".element", paths);
+    case TypeId::kMap:
+      ColumnPaths(*type.key_type(), prefix + ".key", paths);
+      return ColumnPaths(*type.value_type(), prefix + ".value", paths);
+    default: return;
+  }
+}
+
 }  // namespace
 
 Result<ColumnMappingMode> MappingModeOf(const Metadata& metadata) {
@@ -281,6 +300,17 @@ Result<ColumnPtr> Relabel(const ColumnPtr& column, const TypePtr& type) {
       break;  // the same layout: decimal precision or the like is the caller's to match
   }
   return ColumnPtr(std::move(result));
+}
+
+std::optional<std::string> RenamedOrDroppedColumn(const DataType& before, const DataType& after) {
+  std::map<int64_t, std::string> old_paths, new_paths;
+  ColumnPaths(before, "", &old_paths);
+  ColumnPaths(after, "", &new_paths);
+  for (const auto& [id, path] : old_paths) {
+    auto now = new_paths.find(id);
+    if (now == new_paths.end() || now->second != path) return path;
+  }
+  return std::nullopt;
 }
 
 Result<TypePtr> ApplyColumnMapping(Metadata* metadata, const TypePtr& previous) {

@@ -59,6 +59,12 @@ std::optional<std::vector<std::string>> PhysicalPath(const TypePtr& schema, cons
 // metadata. Shares the values; INTERNAL_ERROR for another layout.
 Result<ColumnPtr> Relabel(const ColumnPtr& column, const TypePtr& type);
 
+// The first column of `before` (its dot path of names) that `after` renamed or dropped, the
+// columns matched by their column ids at any depth; nullopt when each column of `before` with an
+// id is in `after` under its name (columns added or widened change nothing). A schema without
+// column mapping has no ids, so nothing in it is compared.
+std::optional<std::string> RenamedOrDroppedColumn(const DataType& before, const DataType& after);
+
 // Prepares metadata a commit sets (a new table's, or a changed schema's) and returns its schema:
 // with column mapping, every field without an id gets the id and physical name of the field of the
 // same path in `previous` (the schema read; null for a new table) or else a new id above

@@ -7,6 +7,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/delta/alter.h"
 #include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
 #include "sluice/delta/merge.h"
@@ -219,6 +220,46 @@ TEST_F(MergeSourceTest, IgnoreDeletesAndSkipChangeCommitsPassOverCommitsThatRemo
   Result<std::vector<std::string>> skipped = ReadToEnd(**skipping, (*skipping)->initial_offset());
   ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
   EXPECT_EQ(*skipped, (std::vector<std::string>{"1:x", "2:x", "4:x"}));
+}
+
+// A stream reads on through columns added to a mapped table and through its properties, stops
+// before a commit that renames or drops a column (the rows before it read), and fails there by
+// Spark's class; a stream started at or after that commit reads on.
+TEST_F(MergeSourceTest, AStreamStopsAtARenameOrDropOfAColumnAndReadsOnThroughAddedOnes) {
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({1})}, {.table_properties = {{"delta.columnMapping.mode", "name"}}}).ok());
+  TypePtr wider = ParseTypeString("struct<id:bigint,tag:string,extra:int>").value();
+  Int64Builder ids(DataType::Long());
+  BinaryBuilder tags(DataType::String());
+  Int32Builder extras(DataType::Integer());
+  ids.Append(2);
+  tags.Append("x");
+  extras.Append(20);
+  ASSERT_TRUE(WriteTable(fs_, table_, {RecordBatch::Make(wider, {ids.Finish(), tags.Finish(), extras.Finish()}, 1).value()},
+                         {.merge_schema = true})
+                  .ok());                                                            // version 1: a column added
+  ASSERT_TRUE(SetTableProperties(fs_, table_, {{"delta.appendOnly", "false"}}).ok());  // 2
+  ASSERT_TRUE(WriteTable(fs_, table_, {Ids({3})}).ok());                               // 3
+  int64_t from = 0;  // the drop is read by a stream started at the rename
+  for (const char* change : {"rename", "drop"}) {
+    SCOPED_TRACE(change);
+    const int64_t at = Snapshot::Load(fs_, table_).value()->version() + 1;
+    ASSERT_TRUE((std::string(change) == "rename" ? RenameColumn(fs_, table_, "tag", "label").status()
+                                                 : DropColumns(fs_, table_, {"extra"}).status())
+                    .ok());
+    ASSERT_TRUE(WriteTable(fs_, table_, {Ids({at + 10})}, {.merge_schema = true}).ok());
+    auto source = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = from});
+    ASSERT_TRUE(source.ok());
+    EXPECT_EQ((*source)->LatestOffset({from, 0}).value(), (SourceOffset{at, 0})) << "the range ends before it";
+    Result<std::vector<std::string>> read = ReadToEnd(**source, (*source)->initial_offset());
+    EXPECT_EQ(read.status().error_class(), errors::kDeltaStreamingIncompatibleSchemaChange);
+    EXPECT_NE(read.status().message().find(std::string("version ") + std::to_string(at)), std::string::npos)
+        << read.status().message();
+    auto after = DeltaSource::Open(fs_, table_, {.start = SourceOptions::Start::kVersion, .starting_version = at});
+    Result<std::vector<std::string>> later = ReadToEnd(**after, (*after)->initial_offset());
+    ASSERT_TRUE(later.ok()) << later.status().ToString();
+    EXPECT_EQ(later->size(), 1u);
+    from = at;
+  }
 }
 
 // A stream that starts at a commit rewriting the whole table (an overwrite, a change feed's

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "delta/column_mapping.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/log.h"
 #include "sluice/delta/scan.h"
@@ -110,7 +111,26 @@ Result<std::optional<std::vector<AddFile>>> DeltaSource::VersionFiles(int64_t ve
                                      version, table_path_, removed.front(),
                                      files.empty() ? ", ignoreDeletes those that only remove" : ""));
   }
+  SLUICE_RETURN_IF_ERROR(CheckSchemaChange(version, *actions));
   return std::optional<std::vector<AddFile>>(std::move(files));
+}
+
+Status DeltaSource::CheckSchemaChange(int64_t version, const std::vector<Action>& actions) {
+  const Metadata* changed = nullptr;
+  for (const Action& action : actions) {
+    if (const auto* metadata = std::get_if<Metadata>(&action)) changed = metadata;
+  }
+  // The schema of the version a stream starts reading at is its schema.
+  if (changed == nullptr || version == 0 || version == started_at_.value_or(initial_.version)) return Status::OK();
+  SLUICE_ASSIGN_OR_RETURN(TypePtr after, ParseTypeJson(changed->schema_string));
+  SLUICE_ASSIGN_OR_RETURN(SnapshotPtr before, Snapshot::Load(fs_, table_path_, {.version = version - 1}));
+  if (std::optional<std::string> column = RenamedOrDroppedColumn(*before->schema(), *after)) {
+    return Status::Error(errors::kDeltaStreamingIncompatibleSchemaChange,
+                         fmt::format("version {} of '{}' renamed or dropped the column `{}`; a stream reads one "
+                                     "schema: start it again on a new checkpoint with startingVersion {} (or later)",
+                                     version, table_path_, *column, version));
+  }
+  return Status::OK();
 }
 
 
@@ -162,7 +182,11 @@ Result<SourceOffset> DeltaSource::LatestOffset(const SourceOffset& start) {
     Result<std::optional<std::vector<AddFile>>> read = VersionFiles(end.version);
     // The range stops before a commit the stream cannot read, so that the versions before it are
     // read; the next range starts at it and fails.
-    if (!read.ok() && read.status().error_class() == errors::kDeltaSourceDataDeleted && end != start) break;
+    if (!read.ok() && end != start &&
+        (read.status().error_class() == errors::kDeltaSourceDataDeleted ||
+         read.status().error_class() == errors::kDeltaStreamingIncompatibleSchemaChange)) {
+      break;
+    }
     SLUICE_ASSIGN_OR_RETURN(std::optional<std::vector<AddFile>> files, std::move(read));
     if (!files) {
       SLUICE_RETURN_IF_ERROR(CheckNotAHole(end.version));

@@ -11,7 +11,10 @@
 // overwrite, a delete, a merge that rewrote files) fails with DELTA_SOURCE_DATA_DELETED, unless the
 // options say to pass it over (Spark's ignoreDeletes and skipChangeCommits); or restart from a
 // later startingVersion to skip it. Commits without data change (compaction, metadata) are passed
-// over.
+// over, except a change of schema that renames or drops a column (column mapping), which fails
+// with DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG as in Spark without a schema
+// tracking location: the stream's rows would otherwise change their columns' meaning under it.
+// Added and widened columns read on.
 //
 // A DeltaSource is used by one thread at a time.
 #pragma once
@@ -94,6 +97,10 @@ class DeltaSource {
       : fs_(std::move(fs)), table_path_(std::move(table_path)), options_(options) {}
   // The data-change adds of one version, or std::nullopt when the version is not committed yet.
   Result<std::optional<std::vector<AddFile>>> VersionFiles(int64_t version);
+  // DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG when the commit `version` (its
+  // `actions`) changes the schema by renaming or dropping a column (column mapping), unless the
+  // stream starts reading there.
+  Status CheckSchemaChange(int64_t version, const std::vector<Action>& actions);
   // The files of the snapshot at `version`, by modification time then path (loaded once per
   // version).
   Result<const std::vector<AddFile>*> SnapshotFiles(int64_t version);
