@@ -1,6 +1,7 @@
 #include "cli/project_file.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -21,22 +22,37 @@ Status Invalid(const std::string& path, const std::string& detail) {
   return Status::Error(errors::kInvalidOptions, "project file " + path + ": " + detail);
 }
 
+// A section that maps names to mappings of scalars (`connections:`, `object_stores:`), each entry
+// a `noun` whose scalars are each an `item` (field, option); `shape` says what the section must be.
+using ScalarMaps = std::map<std::string, std::map<std::string, std::string>>;
+Result<ScalarMaps> ReadScalarMaps(const std::string& path, const YAML::Node& node, const std::string& shape,
+                                  const std::string& noun, const std::string& item) {
+  if (!node.IsMap()) return Invalid(path, shape);
+  ScalarMaps maps;
+  for (const auto& entry : node) {
+    const std::string name = entry.first.as<std::string>("");
+    if (!entry.second.IsMap()) return Invalid(path, noun + " `" + name + "` must be a mapping of " + item + "s");
+    std::map<std::string, std::string>& values = maps[name];
+    for (const auto& scalar : entry.second) {
+      const std::string key = scalar.first.as<std::string>("");
+      if (!scalar.second.IsScalar()) {
+        return Invalid(path, fmt::format("{} `{}` of {} `{}` must be a scalar", item, key, noun, name));
+      }
+      values[key] = scalar.second.as<std::string>("");
+    }
+  }
+  return maps;
+}
+
 // The `connections:` map: each `name: {type, <fields>}` checked as the catalog checks it.
 Status ReadConnections(const std::string& path, const YAML::Node& node,
                        std::map<std::string, pipeline::Connection>* connections) {
-  if (!node.IsMap()) return Invalid(path, "`connections` must map names to connections");
-  for (const auto& entry : node) {
+  SLUICE_ASSIGN_OR_RETURN(ScalarMaps named, ReadScalarMaps(path, node, "`connections` must map names to connections",
+                                                           "connection", "field"));
+  for (auto& [name, fields] : named) {
     pipeline::Connection connection;
-    connection.name = entry.first.as<std::string>("");
-    if (!entry.second.IsMap()) return Invalid(path, "connection `" + connection.name + "` must be a mapping of fields");
-    for (const auto& field : entry.second) {
-      if (!field.second.IsScalar()) {
-        return Invalid(path, "field `" + field.first.as<std::string>("") + "` of connection `" + connection.name +
-                                 "` must be a scalar");
-      }
-      const std::string name = field.first.as<std::string>("");
-      (name == "type" ? connection.type : connection.options[name]) = field.second.as<std::string>("");
-    }
+    connection.name = name;
+    for (auto& [field, value] : fields) (field == "type" ? connection.type : connection.options[field]) = value;
     Result<pipeline::Connection> valid = pipeline::ValidateConnection(connection);
     if (!valid.ok()) return valid.status().WithContext("project file " + path);
     const std::string connection_name = valid->name;  // (the right side of `=` is evaluated first)
@@ -48,17 +64,10 @@ Status ReadConnections(const std::string& path, const YAML::Node& node,
 // The `object_stores:` map (`s3://bucket[/prefix]: {option: value}`), each configured for this
 // process as a pipeline's section configures it, so that every command reaches those stores.
 Status ConfigureObjectStores(const std::string& path, const YAML::Node& node) {
-  if (!node.IsMap()) return Invalid(path, "`object_stores` must map s3://bucket[/prefix] to store options");
-  for (const auto& entry : node) {
-    const std::string uri = entry.first.as<std::string>("");
-    if (!entry.second.IsMap()) return Invalid(path, "object store `" + uri + "` must be a mapping of options");
-    std::map<std::string, std::string> options;
-    for (const auto& option : entry.second) {
-      if (!option.second.IsScalar()) {
-        return Invalid(path, "option `" + option.first.as<std::string>("") + "` of `" + uri + "` must be a scalar");
-      }
-      options[option.first.as<std::string>("")] = option.second.as<std::string>("");
-    }
+  SLUICE_ASSIGN_OR_RETURN(ScalarMaps stores,
+                          ReadScalarMaps(path, node, "`object_stores` must map s3://bucket[/prefix] to store options",
+                                         "object store", "option"));
+  for (const auto& [uri, options] : stores) {
     Status configured = storage::ConfigureObjectStore(uri, options);
     if (!configured.ok()) return configured.WithContext("project file " + path + ", object_stores." + uri);
   }
