@@ -97,8 +97,7 @@ inline constexpr std::string_view kDeltaUnsupportedColumnMappingModeChange = "DE
 inline constexpr std::string_view kDeltaUnsupportedRenameColumn = "DELTA_UNSUPPORTED_RENAME_COLUMN";
 inline constexpr std::string_view kDeltaUnsupportedDropColumn = "DELTA_UNSUPPORTED_DROP_COLUMN";
 inline constexpr std::string_view kDeltaUnsupportedDropPartitionColumn = "DELTA_UNSUPPORTED_DROP_PARTITION_COLUMN";
-inline constexpr std::string_view kDeltaStreamingIncompatibleSchemaChange =
-    "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG";
+inline constexpr std::string_view kDeltaStreamingIncompatibleSchemaChange = "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG";
 // PostgreSQL
 inline constexpr std::string_view kJdbcStreamingSinkInvalidOptions = "JDBC_STREAMING_SINK_INVALID_OPTIONS";
 inline constexpr std::string_view kPgUpsertKeyMismatch = "PG_UPSERT_KEY_MISMATCH";
