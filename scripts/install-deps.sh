@@ -28,6 +28,8 @@ packages=(
   openjdk-17-jre-headless maven openssl
   # the CLI test renders `sluice man` with groff to check the page
   groff-base
+  # the Delta kernel's test tables come as a crate from crates.io, some packed with zstd
+  curl zstd
 )
 
 missing=()

@@ -8,8 +8,10 @@
 # Kafka broker, from the Maven registry, into tests/tools/kafka/libs/<version> at the versions listed
 # in tests/tools/kafka/versions; and Spark with Delta Lake, pyspark into tests/tools/delta-spark/venv
 # (tests/tools/delta-spark/requirements.txt) and the Delta jars from the Maven registry into
-# tests/tools/delta-spark/jars (tests/tools/delta-spark/pom.xml). Java and Maven come from
-# scripts/install-deps.sh. Quick and silent when they are already installed.
+# tests/tools/delta-spark/jars (tests/tools/delta-spark/pom.xml); and the Delta kernel's test
+# tables, from the delta_kernel crate on crates.io (tests/tools/delta-kernel/crate), into
+# tests/tools/delta-kernel/tables. Java, Maven, curl and zstd come from scripts/install-deps.sh.
+# Quick and silent when they are already installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/tests/tools"
@@ -61,4 +63,25 @@ if ! ls "$delta_spark"/jars/delta-spark_*.jar >/dev/null 2>&1; then
   echo "== installing the Delta Lake jars in $delta_spark/jars"
   rm -rf "$delta_spark/jars"
   (cd "$delta_spark" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=jars -DexcludeTransitive=true)
+fi
+
+# The Delta kernel's test tables: the crate's tests/data, its .tar.zst tables unpacked beside the
+# others. Installed when the version recorded beside them is the pinned one.
+kernel="$tools/delta-kernel"
+read -r crate_version crate_sha256 < <(grep -v '^#' "$kernel/crate")
+if ! cmp -s <(echo "$crate_version") "$kernel/tables/.version" 2>/dev/null; then
+  echo "== installing the Delta kernel's test tables (delta_kernel $crate_version) in $kernel/tables"
+  download=$(mktemp -d)
+  curl -sSfL --retry 3 -o "$download/delta_kernel.crate" \
+    "https://static.crates.io/crates/delta_kernel/delta_kernel-$crate_version.crate"
+  echo "$crate_sha256  $download/delta_kernel.crate" | sha256sum -c --quiet
+  tar -xzf "$download/delta_kernel.crate" -C "$download" "delta_kernel-$crate_version/tests/data"
+  rm -rf "$kernel/tables"
+  mv "$download/delta_kernel-$crate_version/tests/data" "$kernel/tables"
+  for packed in "$kernel/tables"/*.tar.zst; do
+    tar --zstd -xf "$packed" -C "$kernel/tables" --warning=no-unknown-keyword
+    rm "$packed"
+  done
+  echo "$crate_version" > "$kernel/tables/.version"
+  rm -rf "$download"
 fi

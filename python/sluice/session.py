@@ -17,14 +17,23 @@ _OPTIMIZE = re.compile(r"^\s*OPTIMIZE\s+" + _NAME + r"(?:\s+WHERE\s+(.+?))?(?:\s
                        re.IGNORECASE | re.DOTALL)
 _VACUUM = re.compile(r"^\s*VACUUM\s+" + _NAME + r"(?:\s+RETAIN\s+([0-9.]+)\s+HOURS)?(\s+DRY\s+RUN)?\s*;?\s*$",
                      re.IGNORECASE)
+# A string literal in single quotes.
+_LITERAL = r"'(?:[^'\\]|\\.|'')*'"
 # ALTER TABLE's changes of a Delta table's properties and columns (docs/delta.md, "Column mapping").
 _ALTER = re.compile(r"^\s*ALTER\s+TABLE\s+" + _NAME + r"\s+(.*?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 _SET_PROPERTIES = re.compile(r"^SET\s+TBLPROPERTIES\s*\((.*)\)$", re.IGNORECASE | re.DOTALL)
 _UNSET_PROPERTIES = re.compile(r"^UNSET\s+TBLPROPERTIES\s+(IF\s+EXISTS\s+)?\((.*)\)$", re.IGNORECASE | re.DOTALL)
 _RENAME_COLUMN = re.compile(r"^RENAME\s+COLUMN\s+(.+?)\s+TO\s+(.+)$", re.IGNORECASE | re.DOTALL)
 _DROP_COLUMNS = re.compile(r"^DROP\s+COLUMNS?\s+(?:\((.*)\)|(.*))$", re.IGNORECASE | re.DOTALL)
+_ADD_COLUMNS = re.compile(r"^ADD\s+COLUMNS?\s+(?:\((.*)\)|(.*))$", re.IGNORECASE | re.DOTALL)
+# A column path as written: names or `quoted names` joined by dots.
+_PATH = r"(?:`(?:[^`]|``)+`|[^\s`.,()]+)(?:\.(?:`(?:[^`]|``)+`|[^\s`.,()]+))*"
+_CHANGE_COLUMN = re.compile(r"^(?:ALTER|CHANGE)\s+(?:COLUMN\s+)?(" + _PATH + r")\s+(.+)$", re.IGNORECASE | re.DOTALL)
+# What follows a column's type in ADD COLUMNS and CHANGE COLUMN, each optional.
+_COLUMN_TAIL = re.compile(r"^(.+?)(\s+NOT\s+NULL)?(?:\s+COMMENT\s+(" + _LITERAL + r"))?"
+                          r"(?:\s+(FIRST)|\s+AFTER\s+(" + _PATH + r"))?$", re.IGNORECASE | re.DOTALL)
+_POSITION = re.compile(r"^(?:(FIRST)|AFTER\s+(" + _PATH + r"))$", re.IGNORECASE)
 # One entry of a property list: a key ('quoted' or a dotted name), then `= value` where given.
-_LITERAL = r"'(?:[^'\\]|\\.|'')*'"
 _PROPERTY = re.compile(r"\s*(" + _LITERAL + r"|[A-Za-z0-9_.]+)\s*(?:=\s*(" + _LITERAL + r"|[A-Za-z0-9_.+-]+))?\s*(?:,|$)")
 _RESTORE = re.compile(r"^\s*RESTORE\s+(?:TABLE\s+)?" + _NAME +
                       r"\s+TO\s+(?:VERSION\s+AS\s+OF\s+([0-9]+)|TIMESTAMP\s+AS\s+OF\s+'([^']*)')\s*;?\s*$",
@@ -77,6 +86,66 @@ def _column_list(text: str):
     if any(not column for column in columns):
         raise SluiceError("PARSE_SYNTAX_ERROR", "an empty column name in DROP COLUMNS: " + text)
     return columns
+
+
+def _top_level_split(text: str):
+    """`text` split at the commas outside quotes, parentheses and angle brackets."""
+    parts, current, depth, quote = [], "", 0, None
+    for char in text:
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "`'":
+            quote = char
+        elif char in "(<":
+            depth += 1
+        elif char in ")>":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+            continue
+        current += char
+    parts.append(current.strip())
+    return parts
+
+
+def _column_definition(text: str):
+    """`path type [NOT NULL] [COMMENT 'text'] [FIRST | AFTER name]` as the tuple add_columns takes."""
+    found = re.match(r"^(" + _PATH + r")\s+(.+)$", text.strip(), re.DOTALL)
+    tail = _COLUMN_TAIL.match(found.group(2).strip()) if found else None
+    if tail is None:
+        raise SluiceError("PARSE_SYNTAX_ERROR", "expected `name type [NOT NULL] [COMMENT 'text'] "
+                          "[FIRST | AFTER name]` in ADD COLUMNS at: " + text[:60])
+    type_text, not_null, comment, first, after = tail.groups()
+    return (found.group(1), type_text, not_null is None, _unquoted(comment) if comment else "",
+            first is not None, _identifier(after) if after else "")
+
+
+def _column_change(path: str, text: str):
+    """The keyword arguments of change_column for `text`, what follows the column's path in ALTER
+    COLUMN (TYPE t, COMMENT 'c', DROP NOT NULL, SET NOT NULL, FIRST, AFTER x) or CHANGE COLUMN
+    (the same, or Hive's `name type [COMMENT 'c'] [FIRST | AFTER x]` keeping the name)."""
+    change = {"type": None, "comment": None, "nullable": None, "first": False, "after": ""}
+    text = text.strip()
+    position = _POSITION.match(text)
+    if re.match(r"^TYPE\s", text, re.IGNORECASE):
+        change["type"] = text[4:].strip()
+    elif re.match(r"^COMMENT\s", text, re.IGNORECASE):
+        change["comment"] = _unquoted(text[7:].strip())
+    elif re.match(r"^DROP\s+NOT\s+NULL$", text, re.IGNORECASE):
+        change["nullable"] = True
+    elif re.match(r"^SET\s+NOT\s+NULL$", text, re.IGNORECASE):
+        change["nullable"] = False
+    elif position is not None:
+        change["first"], change["after"] = position.group(1) is not None, _identifier(position.group(2) or "")
+    else:
+        name, type_text, nullable, comment, first, after = _column_definition(text)
+        if _identifier(name).lower() != _identifier(path.split(".")[-1]).lower():
+            raise SluiceError("NOT_SUPPORTED_CHANGE_COLUMN", f"CHANGE COLUMN {path} {name}: a column is renamed "
+                              "with RENAME COLUMN")
+        change.update(type=type_text, comment=comment or None, nullable=None if nullable else False,
+                      first=first, after=after)
+    return change
 
 
 def option_text(value: Any) -> str:
@@ -203,8 +272,9 @@ class Session:
 
     def _alter(self, statement: str):
         """ALTER TABLE t SET TBLPROPERTIES (k = v, ...) | UNSET TBLPROPERTIES [IF EXISTS] (k, ...) |
-        RENAME COLUMN a.b TO c | DROP COLUMN[S] a[, b]; None for other statements. As in Spark,
-        the result is an empty DataFrame."""
+        RENAME COLUMN a.b TO c | DROP COLUMN[S] a[, b] | ADD COLUMN[S] (a.b type [COMMENT 'c']
+        [FIRST | AFTER x], ...) | ALTER|CHANGE COLUMN a.b (TYPE t | COMMENT 'c' | DROP NOT NULL |
+        FIRST | AFTER x); None for other statements. As in Spark, the result is an empty DataFrame."""
         import pyarrow as pa
 
         from .dataframe import DataFrame, frame_of
@@ -236,9 +306,16 @@ class Session:
         elif (found := _DROP_COLUMNS.match(change)) is not None:
             kind = "drop_columns"
             names = _column_list(found.group(1) if found.group(1) is not None else found.group(2))
+        elif (found := _ADD_COLUMNS.match(change)) is not None:
+            listed = found.group(1) if found.group(1) is not None else found.group(2)
+            _sluice.add_columns(path, [_column_definition(one) for one in _top_level_split(listed)])
+            return DataFrame(self, frame_of(pa.table({})))
+        elif (found := _CHANGE_COLUMN.match(change)) is not None:
+            _sluice.change_column(path, found.group(1), **_column_change(found.group(1), found.group(2)))
+            return DataFrame(self, frame_of(pa.table({})))
         else:
             raise SluiceError("PARSE_SYNTAX_ERROR", "ALTER TABLE takes SET TBLPROPERTIES, UNSET TBLPROPERTIES, "
-                              "RENAME COLUMN and DROP COLUMNS here: " + change[:80])
+                              "RENAME COLUMN, DROP COLUMNS, ADD COLUMNS and ALTER|CHANGE COLUMN here: " + change[:80])
         _sluice.alter(path, kind, properties, names, if_exists, new_name)
         return DataFrame(self, frame_of(pa.table({})))
 

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <tuple>
 
 #include "binding.h"
 #include "sluice/connectors/register_formats.h"
@@ -280,6 +282,44 @@ int64_t Alter(const std::string& path, const std::string& change, const std::map
   return Check(delta::DropColumns(fs, path, names));
 }
 
+// A column's position as ALTER TABLE writes it: FIRST, AFTER `after`, or last.
+delta::ColumnPosition PositionOf(bool first, const std::string& after) {
+  delta::ColumnPosition position;
+  if (first) position.kind = delta::ColumnPosition::Kind::kFirst;
+  if (!after.empty()) position = {delta::ColumnPosition::Kind::kAfter, after};
+  return position;
+}
+
+// ALTER TABLE ADD COLUMNS: each column a tuple (path, type text, nullable, comment, first, after).
+int64_t AddColumns(const std::string& path,
+                   const std::vector<std::tuple<std::string, std::string, bool, std::string, bool, std::string>>& columns) {
+  py::gil_scoped_release nogil;
+  std::vector<delta::NewColumn> added;
+  for (const auto& [column_path, type, nullable, comment, first, after] : columns) {
+    delta::NewColumn column;
+    column.path = column_path;
+    column.type = Check(ParseTypeString(type));
+    column.nullable = nullable;
+    column.comment = comment;
+    column.position = PositionOf(first, after);
+    added.push_back(std::move(column));
+  }
+  return Check(delta::AddColumns(storage::DefaultFileSystem(), path, added));
+}
+
+// ALTER TABLE ALTER|CHANGE COLUMN: what is None stays.
+int64_t ChangeColumn(const std::string& path, const std::string& column, const std::optional<std::string>& type,
+                     const std::optional<std::string>& comment, std::optional<bool> nullable, bool first,
+                     const std::string& after) {
+  py::gil_scoped_release nogil;
+  delta::ColumnChange change;
+  if (type) change.type = Check(ParseTypeString(*type));
+  change.comment = comment;
+  change.nullable = nullable;
+  if (first || !after.empty()) change.position = PositionOf(first, after);
+  return Check(delta::ChangeColumn(storage::DefaultFileSystem(), path, column, change));
+}
+
 // The table's versions, newest first (as DESCRIBE HISTORY), at most `limit` (-1: all).
 py::list History(const std::string& path, int64_t limit) {
   auto fs = storage::DefaultFileSystem();
@@ -480,6 +520,9 @@ void DefineFrames(py::module_& m) {
   m.def("restore", &Restore, py::arg("path"), py::arg("version") = py::none(), py::arg("timestamp") = py::none());
   m.def("alter", &Alter, py::arg("path"), py::arg("change"), py::arg("properties"), py::arg("names"),
         py::arg("if_exists"), py::arg("new_name"));
+  m.def("add_columns", &AddColumns, py::arg("path"), py::arg("columns"));
+  m.def("change_column", &ChangeColumn, py::arg("path"), py::arg("column"), py::arg("type"), py::arg("comment"),
+        py::arg("nullable"), py::arg("first"), py::arg("after"));
   m.def(
       "sink_option_names",
       [](const std::string& format) {

@@ -1,6 +1,8 @@
 """Delta's Python API on sluice's DML: the merge builder with every clause kind, update,
 delete, history, spark.sql MERGE with a temporary view; results checked row by row against
 what the clauses say."""
+import decimal
+
 import pyarrow as pa
 import pytest
 
@@ -197,8 +199,45 @@ def test_alter_table_maps_renames_and_drops_columns_in_place(spark):
         ("ALTER TABLE main.s.altered UNSET TBLPROPERTIES ('owner')", "INVALID_ARGUMENT"),
         ("ALTER TABLE main.s.altered DROP COLUMNS (id, `home town`)", "DELTA_UNSUPPORTED_DROP_COLUMN"),
         ("ALTER TABLE main.s.altered SET TBLPROPERTIES ('a' 'b')", "PARSE_SYNTAX_ERROR"),
-        ("ALTER TABLE main.s.altered ADD COLUMNS (x INT)", "PARSE_SYNTAX_ERROR"),
+        ("ALTER TABLE main.s.altered ADD COLUMNS (x INT, )", "PARSE_SYNTAX_ERROR"),
+        ("ALTER TABLE main.s.altered REPLACE COLUMNS (x INT)", "PARSE_SYNTAX_ERROR"),
         ("ALTER TABLE main.s.nothing DROP COLUMN id", "DELTA_TABLE_NOT_FOUND"),
+    ]:
+        with pytest.raises(sluice.SluiceError) as error:
+            spark.sql(statement)
+        assert error.value.error_class == error_class, statement
+
+
+def test_alter_table_adds_columns_and_widens_their_types(spark):
+    spark.sql("SELECT 1 AS id, 'Oslo' AS city, CAST(1.25 AS DECIMAL(5,2)) AS price, named_struct('x', 2) AS s") \
+        .write.saveAsTable("main.s.widened")
+    spark.sql("ALTER TABLE main.s.widened ADD COLUMNS (score DOUBLE COMMENT 'points, in all' FIRST, "
+              "s.`y z` STRING AFTER x, tags ARRAY<STRING>)")
+    with pytest.raises(sluice.SluiceError) as error:
+        spark.sql("ALTER TABLE main.s.widened ALTER COLUMN id TYPE BIGINT")
+    assert error.value.error_class == "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP"
+    spark.sql("ALTER TABLE main.s.widened SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    spark.sql("ALTER TABLE main.s.widened ALTER COLUMN id TYPE DOUBLE")
+    spark.sql("ALTER TABLE main.s.widened CHANGE COLUMN price price DECIMAL(10, 4) COMMENT 'net' AFTER city")
+    spark.sql("ALTER TABLE main.s.widened ALTER COLUMN s.x TYPE BIGINT")
+    spark.sql("ALTER TABLE main.s.widened ALTER COLUMN city FIRST")
+    frame = spark.table("main.s.widened")
+    assert frame.columns == ["city", "score", "id", "price", "s", "tags"]
+    row = frame.collect()[0].asDict(recursive=True)
+    assert row == {"city": "Oslo", "score": None, "id": 1.0, "price": decimal.Decimal("1.2500"),
+                   "s": {"x": 2, "y z": None}, "tags": None}
+    assert type(row["id"]) is float
+    assert [entry.operation for entry in sluice.DeltaTable.forName(spark, "main.s.widened").history(6).collect()] \
+        == ["CHANGE COLUMN"] * 4 + ["SET TBLPROPERTIES", "ADD COLUMNS"]
+    for statement, error_class in [
+        ("ALTER TABLE main.s.widened ADD COLUMN extra INT NOT NULL", "DELTA_OPERATION_NOT_ALLOWED"),
+        ("ALTER TABLE main.s.widened ADD COLUMNS (CITY STRING)", "FIELD_ALREADY_EXISTS"),
+        ("ALTER TABLE main.s.widened ADD COLUMN id.part INT", "INVALID_FIELD_NAME"),
+        ("ALTER TABLE main.s.widened ALTER COLUMN price TYPE DECIMAL(10, 1)", "NOT_SUPPORTED_CHANGE_COLUMN"),
+        ("ALTER TABLE main.s.widened ALTER COLUMN s.x TYPE DOUBLE", "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP"),
+        ("ALTER TABLE main.s.widened ALTER COLUMN city SET NOT NULL", "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP"),
+        ("ALTER TABLE main.s.widened CHANGE COLUMN city town STRING", "NOT_SUPPORTED_CHANGE_COLUMN"),
+        ("ALTER TABLE main.s.widened ALTER COLUMN city TYPE NOTATYPE", "INVALID_DATA_TYPE"),
     ]:
         with pytest.raises(sluice.SluiceError) as error:
             spark.sql(statement)

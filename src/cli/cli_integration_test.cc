@@ -378,15 +378,36 @@ TEST_F(CliTest, DeltaAlterChangesPropertiesAndColumnsOneKindPerCall) {
   EXPECT_TRUE(Contains(unknown.err, "DELTA_UNKNOWN_CONFIGURATION")) << unknown.err;
   Ran dropped = RunSluice(dir_.path(), {"delta", "alter", table, "--drop-column", "id"});
   EXPECT_EQ(dropped.out, "version 4: 1 column(s) dropped\n") << dropped.err;
-  Ran history = RunSluice(dir_.path(), {"delta", "history", table, "--limit", "4"});
-  for (const char* operation : {"DROP COLUMNS", "UNSET TBLPROPERTIES", "RENAME COLUMN", "SET TBLPROPERTIES"}) {
+  Ran added = RunSluice(dir_.path(), {"delta", "alter", table, "--add-column", "zip", "--type", "int", "--first"});
+  EXPECT_EQ(added.out, "version 5: column zip added\n") << added.err;
+  Ran narrow = RunSluice(dir_.path(), {"delta", "alter", table, "--alter-column", "zip", "--type", "bigint"});
+  EXPECT_EQ(narrow.exit_code, 1);
+  EXPECT_TRUE(Contains(narrow.err, "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP")) << narrow.err;
+  ASSERT_EQ(RunSluice(dir_.path(), {"delta", "alter", table, "--set", "delta.enableTypeWidening=true"}).exit_code, 0);
+  Ran widened = RunSluice(dir_.path(), {"delta", "alter", table, "--alter-column", "zip", "--type", "decimal(12,2)",
+                                        "--comment", "postal code", "--after", "home town"});
+  EXPECT_EQ(widened.out, "version 7: column zip changed\n") << widened.err;
+  Ran described = RunSluice(dir_.path(), {"delta", "describe", table});
+  EXPECT_TRUE(Contains(described.out, "decimal(12,2)")) << described.out;
+  EXPECT_TRUE(Contains(described.out, "typeWidening")) << described.out;
+  Ran moved = RunSluice(dir_.path(), {"delta", "show", table, "--order-by", "home town", "--format", "csv"});
+  EXPECT_EQ(moved.out, "home town,zip\ncity0,\ncity1,\ncity2,\n") << moved.err;
+  Ran history = RunSluice(dir_.path(), {"delta", "history", table, "--limit", "8"});
+  for (const char* operation : {"CHANGE COLUMN", "ADD COLUMNS", "DROP COLUMNS", "UNSET TBLPROPERTIES", "RENAME COLUMN",
+                                "SET TBLPROPERTIES"}) {
     EXPECT_TRUE(Contains(history.out, operation)) << history.out;
   }
   for (std::vector<std::string> wrong : {std::vector<std::string>{"delta", "alter", table},
                                          {"delta", "alter", table, "--set", "a=b", "--unset", "c"},
                                          {"delta", "alter", table, "--to", "x"},
                                          {"delta", "alter", table, "--rename-column", "x"},
-                                         {"delta", "alter", table, "--if-exists"}}) {
+                                         {"delta", "alter", table, "--if-exists"},
+                                         {"delta", "alter", table, "--type", "int"},
+                                         {"delta", "alter", table, "--add-column", "x"},
+                                         {"delta", "alter", table, "--alter-column", "zip", "--first", "--after", "x"},
+                                         {"delta", "alter", table, "--drop-not-null"},
+                                         {"delta", "alter", table, "--add-column", "x", "--type", "int",
+                                          "--drop-not-null"}}) {
     EXPECT_EQ(RunSluice(dir_.path(), wrong).exit_code, 2) << wrong.size();
   }
   EXPECT_EQ(RunSluice(dir_.path(), {"delta", "alter", table, "--set", "novalue"}).exit_code, 1);

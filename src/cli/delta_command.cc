@@ -508,7 +508,22 @@ struct AlterOptions {
   bool if_exists = false;
   std::string rename_column, to;
   std::vector<std::string> drop_columns;
+  std::string add_column, alter_column;  // with the attributes below
+  std::string type, comment, after;
+  bool first = false, drop_not_null = false;
 };
+
+// The attributes --add-column and --alter-column share: a type, a comment and a position.
+Result<TypePtr> AlterType(const AlterOptions& options) {
+  if (options.type.empty()) return TypePtr(nullptr);
+  return ParseTypeString(options.type);
+}
+
+std::optional<delta::ColumnPosition> AlterPosition(const AlterOptions& options) {
+  if (options.first) return delta::ColumnPosition{delta::ColumnPosition::Kind::kFirst, ""};
+  if (!options.after.empty()) return delta::ColumnPosition{delta::ColumnPosition::Kind::kAfter, options.after};
+  return std::nullopt;
+}
 
 Status RunAlter(const AlterOptions& options) {
   auto fs = storage::DefaultFileSystem();
@@ -531,9 +546,26 @@ Status RunAlter(const AlterOptions& options) {
   } else if (!options.rename_column.empty()) {
     version = delta::RenameColumn(fs, options.table, options.rename_column, options.to);
     what = fmt::format("column {} renamed to {}", options.rename_column, options.to);
-  } else {
+  } else if (!options.drop_columns.empty()) {
     version = delta::DropColumns(fs, options.table, options.drop_columns);
     what = fmt::format("{} column(s) dropped", options.drop_columns.size());
+  } else if (!options.add_column.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(TypePtr type, AlterType(options));
+    delta::NewColumn column;
+    column.path = options.add_column;
+    column.type = type;
+    column.comment = options.comment;
+    column.position = AlterPosition(options).value_or(delta::ColumnPosition{});
+    version = delta::AddColumns(fs, options.table, {column});
+    what = fmt::format("column {} added", options.add_column);
+  } else {
+    delta::ColumnChange change;
+    SLUICE_ASSIGN_OR_RETURN(change.type, AlterType(options));
+    if (!options.comment.empty()) change.comment = options.comment;
+    if (options.drop_not_null) change.nullable = true;
+    change.position = AlterPosition(options);
+    version = delta::ChangeColumn(fs, options.table, options.alter_column, change);
+    what = fmt::format("column {} changed", options.alter_column);
   }
   SLUICE_RETURN_IF_ERROR(version.status());
   Print(fmt::format("version {}: {}\n", *version, what));
@@ -555,16 +587,34 @@ void AddAlterCommand(CLI::App* parent) {
   rename->needs(to);
   CLI::Option* drop = command->add_option("--drop-column", options->drop_columns,
                                           "Drop this column (a dot path; repeat for more; needs column mapping)");
-  for (CLI::Option* one : {set, unset, rename, drop}) {
-    for (CLI::Option* other : {set, unset, rename, drop}) {
+  CLI::Option* add = command->add_option("--add-column", options->add_column,
+                                         "Add this nullable column (a dot path into structs) of --type");
+  CLI::Option* alter = command->add_option("--alter-column", options->alter_column,
+                                           "Change this column: --type (a widening), --comment, --drop-not-null, "
+                                           "--first or --after");
+  const std::vector<CLI::Option*> kinds = {set, unset, rename, drop, add, alter};
+  for (CLI::Option* one : kinds) {
+    for (CLI::Option* other : kinds) {
       if (one != other) one->excludes(other);
     }
   }
+  CLI::Option* type = command->add_option("--type", options->type, "The column's type (int, decimal(10,2), ...)");
+  CLI::Option* comment = command->add_option("--comment", options->comment, "The column's comment");
+  CLI::Option* first = command->add_flag("--first", options->first, "Put the column first in its struct");
+  CLI::Option* after = command->add_option("--after", options->after, "Put the column after this sibling");
+  first->excludes(after);
+  command->add_flag("--drop-not-null", options->drop_not_null, "With --alter-column: let the column hold nulls")
+      ->needs(alter);
   command->callback([options, command] {
     if (options->set.empty() && options->unset.empty() && options->rename_column.empty() &&
-        options->drop_columns.empty()) {
-      throw CLI::RequiredError("--set, --unset, --rename-column or --drop-column");
+        options->drop_columns.empty() && options->add_column.empty() && options->alter_column.empty()) {
+      throw CLI::RequiredError("--set, --unset, --rename-column, --drop-column, --add-column or --alter-column");
     }
+    const bool attributes = !options->type.empty() || !options->comment.empty() || options->first || !options->after.empty();
+    if (attributes && options->add_column.empty() && options->alter_column.empty()) {
+      throw CLI::RequiredError("--add-column or --alter-column (for --type, --comment, --first, --after)");
+    }
+    if (!options->add_column.empty() && options->type.empty()) throw CLI::RequiredError("--type (for --add-column)");
     ExitOnFailure(command->get_name(), [&]() -> Status {
       SLUICE_ASSIGN_OR_RETURN(options->table, TablePathArgument(options->table, options->warehouse));
       return RunAlter(*options);

@@ -23,6 +23,16 @@ constexpr size_t kMaxSuggestions = 5;
 
 }  // namespace
 
+std::string ColumnPathPart(std::string_view name) {
+  if (name.find_first_of(".`") == std::string_view::npos) return std::string(name);
+  std::string part = "`";
+  for (char c : name) {
+    if (c == '`') part.push_back('`');
+    part.push_back(c);
+  }
+  return part + "`";
+}
+
 Result<std::vector<std::string>> ParseColumnPath(std::string_view path) {
   std::vector<std::string> parts;
   size_t i = 0;

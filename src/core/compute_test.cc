@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/core/builder.h"
+#include "sluice/core/column_path.h"
 #include "sluice/core/error_classes.h"
 #include "testing/columns.h"
 
@@ -343,6 +344,20 @@ TEST(ColumnAtTest, ResolvesDotPathsIgnoringCase) {
   EXPECT_EQ(FormatValue(*batch->ColumnAt("`a.b`").value(), 0), "7");
   EXPECT_EQ(FormatValue(*batch->ColumnAt("AB").value(), 0), "3");
   EXPECT_EQ(FormatValue(*batch->ColumnAt("ab").value(), 0), "1");
+}
+
+// A name as one part of a path comes back whole, whatever dots and back quotes it holds.
+TEST(ColumnAtTest, NamesQuotedAsPathPartsParseBackWhole) {
+  for (std::string_view name : {"plain", "id.num", "id.num`s", "`", "``", ".", "a..b`c`.d", "sp ace", "ünï.cödé"}) {
+    const std::string part = ColumnPathPart(name);
+    Result<std::vector<std::string>> parts = ParseColumnPath(part);
+    ASSERT_TRUE(parts.ok()) << part << ": " << parts.status().ToString();
+    EXPECT_EQ(*parts, std::vector<std::string>{std::string(name)}) << part;
+    Result<std::vector<std::string>> nested = ParseColumnPath(part + "." + ColumnPathPart("x.y"));
+    EXPECT_EQ(nested.value(), (std::vector<std::string>{std::string(name), "x.y"})) << part;
+  }
+  EXPECT_EQ(ColumnPathPart("plain"), "plain");
+  EXPECT_EQ(ColumnPathPart("id.num`s"), "`id.num``s`");
 }
 
 TEST(ColumnAtTest, UnresolvedNamesSuggestTheClosest) {

@@ -8,13 +8,18 @@
 #include <charconv>
 #include <functional>
 
+#include <simdjson.h>
+
 #include "delta/column_mapping.h"
+#include "delta/type_widening.h"
 #include "sluice/core/column_path.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/ascii.h"
+#include "sluice/core/json_text.h"
 #include "sluice/core/types.h"
 #include "sluice/delta/features.h"
 #include "sluice/delta/transaction.h"
+#include "sluice/delta/writer.h"
 
 namespace sluice::delta {
 namespace {
@@ -23,6 +28,8 @@ constexpr std::string_view kOperationSetProperties = "SET TBLPROPERTIES";
 constexpr std::string_view kOperationUnsetProperties = "UNSET TBLPROPERTIES";
 constexpr std::string_view kOperationRenameColumn = "RENAME COLUMN";
 constexpr std::string_view kOperationDropColumns = "DROP COLUMNS";
+constexpr std::string_view kOperationAddColumns = "ADD COLUMNS";
+constexpr std::string_view kOperationChangeColumn = "CHANGE COLUMN";
 
 // The `delta.` properties sluice implements and a user may set (docs/delta.md, "Table properties").
 constexpr std::array<std::string_view, 12> kSettable = {
@@ -96,24 +103,127 @@ Result<int32_t> RequestedVersion(std::string_view key, const std::string& value,
   return version;
 }
 
-// The schema of `metadata` with `change` applied to the struct holding the field at `path`
-// (logical names, ignoring case): `change` gets that struct's fields and the index of the field.
-Result<TypePtr> ChangeField(const TypePtr& schema, const std::vector<std::string>& path, const std::string& shown,
-                            const std::function<Status(std::vector<Field>*, size_t)>& change) {
+// `schema` with `change` applied to the fields of the struct at `parent` (logical names, ignoring
+// case; empty for the table's columns). `shown` names the column in errors.
+Result<TypePtr> ChangeStruct(const TypePtr& schema, const std::vector<std::string>& parent, const std::string& shown,
+                             const std::function<Status(std::vector<Field>*)>& change) {
   std::vector<Field> fields = schema->fields();
-  const int index = schema->FieldIndexIgnoreCase(path[0]);
-  if (index < 0) {
-    return Status::Error(errors::kUnresolvedColumn, fmt::format("the table has no column `{}`", shown));
-  }
-  if (path.size() == 1) {
-    SLUICE_RETURN_IF_ERROR(change(&fields, static_cast<size_t>(index)));
+  if (parent.empty()) {
+    SLUICE_RETURN_IF_ERROR(change(&fields));
   } else {
-    if (fields[index].type->id() != TypeId::kStruct) {
-      return Status::Error(errors::kUnresolvedColumn, fmt::format("`{}` is not a struct in `{}`", path[0], shown));
+    const int index = schema->FieldIndexIgnoreCase(parent[0]);
+    if (index < 0) {
+      return Status::Error(errors::kUnresolvedColumn, fmt::format("the table has no column `{}`", shown));
     }
-    SLUICE_ASSIGN_OR_RETURN(fields[index].type, ChangeField(fields[index].type, {path.begin() + 1, path.end()}, shown, change));
+    if (fields[index].type->id() != TypeId::kStruct) {
+      return Status::Error(errors::kInvalidFieldName,
+                           fmt::format("field name `{}` is invalid: `{}` is not a struct", shown, parent[0]));
+    }
+    SLUICE_ASSIGN_OR_RETURN(fields[index].type,
+                            ChangeStruct(fields[index].type, {parent.begin() + 1, parent.end()}, shown, change));
   }
   return DataType::Struct(std::move(fields));
+}
+
+// `schema` with `change` applied to the struct holding the field at `path`: `change` gets that
+// struct's fields and the index of the field.
+Result<TypePtr> ChangeField(const TypePtr& schema, const std::vector<std::string>& path, const std::string& shown,
+                            const std::function<Status(std::vector<Field>*, size_t)>& change) {
+  return ChangeStruct(schema, {path.begin(), path.end() - 1}, shown, [&](std::vector<Field>* fields) {
+    int index = -1;
+    for (size_t i = 0; i < fields->size(); ++i) {
+      if (EqualsIgnoreCase((*fields)[i].name, path.back())) index = static_cast<int>(i);
+    }
+    if (index < 0) return Status::Error(errors::kUnresolvedColumn, fmt::format("the table has no column `{}`", shown));
+    return change(fields, static_cast<size_t>(index));
+  });
+}
+
+// Puts `field` among `fields` at `position`.
+Status Place(std::vector<Field>* fields, Field field, const ColumnPosition& position) {
+  auto at = fields->end();
+  if (position.kind == ColumnPosition::Kind::kFirst) at = fields->begin();
+  if (position.kind == ColumnPosition::Kind::kAfter) {
+    at = std::find_if(fields->begin(), fields->end(),
+                      [&](const Field& sibling) { return EqualsIgnoreCase(sibling.name, position.after); });
+    if (at == fields->end()) {
+      return Status::Error(errors::kUnresolvedColumn,
+                           fmt::format("no column `{}` to place `{}` after", position.after, field.name));
+    }
+    ++at;
+  }
+  fields->insert(at, std::move(field));
+  return Status::OK();
+}
+
+std::string PositionText(const ColumnPosition& position) {
+  switch (position.kind) {
+    case ColumnPosition::Kind::kFirst: return "FIRST";
+    case ColumnPosition::Kind::kAfter: return "AFTER " + position.after;
+    default: return "";
+  }
+}
+
+// A column as commitInfo's parameters describe it: {"name":path,"type":...,"nullable":...,"metadata":...}.
+std::string ColumnParameter(const std::string& path, const Field& field) {
+  return fmt::format(R"({{"name":{},"type":{},"nullable":{},"metadata":{}}})", JsonString(path), field.type->ToJson(),
+                     field.nullable ? "true" : "false", field.metadata);
+}
+
+// The field's metadata with its comment set.
+std::string WithComment(const std::string& metadata, const std::string& comment) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object object;
+  std::string out = "{";
+  if (parser.parse(simdjson::padded_string(metadata)).get(object) == simdjson::SUCCESS) {
+    for (auto [key, value] : object) {
+      if (key == "comment") continue;
+      out += JsonString(key) + ":" + simdjson::minify(value) + ",";
+    }
+  }
+  return out + "\"comment\":" + JsonString(comment) + "}";
+}
+
+bool TypeWideningEnabled(const Metadata& metadata) {
+  auto it = metadata.configuration.find(std::string(kEnableTypeWidening));
+  return it != metadata.configuration.end() && AsciiLower(it->second) == "true";
+}
+
+// Whether Spark takes `from` to `to` as a change of a column's type at all, though Delta does not
+// widen it: a number to a type later in byte < short < int < long < float < double (long to
+// double), or one of the changes readers widen but Delta no longer makes (byte to decimal(4,1)).
+bool IsUpcastDeltaDoesNotWiden(const DataType& from, const DataType& to) {
+  constexpr std::array<TypeId, 6> kOrder = {TypeId::kByte, TypeId::kShort, TypeId::kInteger,
+                                            TypeId::kLong, TypeId::kFloat, TypeId::kDouble};
+  auto rank = [&](TypeId id) { return std::find(kOrder.begin(), kOrder.end(), id) - kOrder.begin(); };
+  return ReadsWidened(from, to) ||
+         (rank(from.id()) < rank(to.id()) && rank(to.id()) < static_cast<std::ptrdiff_t>(kOrder.size()));
+}
+
+// The column `field` (at `shown`) with its type changed to `to`, recorded as a type change.
+Result<Field> Widened(Field field, const TypePtr& to, const std::string& shown, const Metadata& metadata) {
+  if (field.type->Equals(*to)) return field;
+  const TypePtr& from = field.type;
+  const std::string change = fmt::format("changing column {} from {} to {}", shown, from->ToString(), to->ToString());
+  if (IsTypeWidening(*from, *to) && TypeWideningEnabled(metadata)) {
+    field.metadata = WithTypeChanges(field.metadata, {TypeChange{"", from, to}});
+    field.type = to;
+    return field;
+  }
+  if (IsTypeWidening(*from, *to)) {
+    return Status::Error(errors::kDeltaUnsupportedAlterTableChangeColOp,
+                         fmt::format("ALTER TABLE CHANGE COLUMN is not supported for {}: widening a column's type "
+                                     "needs the table property {} = true",
+                                     change, kEnableTypeWidening));
+  }
+  if (IsUpcastDeltaDoesNotWiden(*from, *to)) {
+    return Status::Error(errors::kDeltaUnsupportedAlterTableChangeColOp,
+                         fmt::format("ALTER TABLE CHANGE COLUMN is not supported for {}: it is not a type widening "
+                                     "(its values would need rewriting)",
+                                     change));
+  }
+  return Status::Error(errors::kNotSupportedChangeColumn,
+                       fmt::format("ALTER TABLE ALTER/CHANGE COLUMN is not supported for {}", change));
 }
 
 // Commits `metadata` (with its schema) as the change `operation` made.
@@ -134,7 +244,8 @@ Result<int64_t> SetTableProperties(std::shared_ptr<FileSystem> fs, const std::st
   bool protocol_requested = false;
   std::string shown;
   for (const auto& [given_key, value] : properties) {
-    const std::string key = Canonical(Canonical(given_key, kSettable), std::array{kMinReaderVersion, kMinWriterVersion});
+    const std::string key = Canonical(Canonical(Canonical(given_key, kSettable), kTableOwned),
+                                      std::array{kMinReaderVersion, kMinWriterVersion});
     shown += fmt::format("{}{}={}", shown.empty() ? "" : ", ", key, value);
     if (key == kMinReaderVersion || key == kMinWriterVersion) {
       const bool reader = key == kMinReaderVersion;
@@ -178,7 +289,7 @@ Result<int64_t> UnsetTableProperties(std::shared_ptr<FileSystem> fs, const std::
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> transaction, StartChange(std::move(fs), table_path));
   Metadata metadata = transaction->read_snapshot()->metadata();
   for (const std::string& given : names) {
-    const std::string key = Canonical(given, kSettable);
+    const std::string key = Canonical(Canonical(given, kSettable), kTableOwned);
     if (key == kColumnMappingMode && ModeName(metadata) != "none") {
       return Status::Error(errors::kDeltaUnsupportedColumnMappingModeChange,
                            fmt::format("the table keeps column mapping mode '{}': it cannot be unset",
@@ -256,6 +367,85 @@ Result<int64_t> DropColumns(std::shared_ptr<FileSystem> fs, const std::string& t
   metadata.schema_string = schema->ToJson();
   return CommitMetadata(transaction.get(), std::move(metadata), kOperationDropColumns,
                         {{"columns", fmt::format("[{}]", fmt::join(columns, ", "))}});
+}
+
+Result<int64_t> AddColumns(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                           const std::vector<NewColumn>& columns) {
+  if (columns.empty()) return Status::Error(errors::kInvalidArgument, "ADD COLUMNS needs at least one column");
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> transaction, StartChange(std::move(fs), table_path));
+  Metadata metadata = transaction->read_snapshot()->metadata();
+  SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ParseTypeJson(metadata.schema_string));
+  std::string parameter = "[";
+  for (const NewColumn& column : columns) {
+    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> path, ParseColumnPath(column.path));
+    if (column.type == nullptr) {
+      return Status::Error(errors::kInvalidArgument, fmt::format("the new column `{}` needs a type", column.path));
+    }
+    if (!column.nullable) {
+      return Status::Error(errors::kDeltaOperationNotAllowed,
+                           fmt::format("operation not allowed: `NOT NULL in ALTER TABLE ADD COLUMNS` (`{}`) is not "
+                                       "supported for Delta tables: the table's files have no value for it",
+                                       column.path));
+    }
+    Field field{path.back(), column.type, true,
+                column.comment.empty() ? std::string("{}") : WithComment("{}", column.comment)};
+    const std::string described = ColumnParameter(column.path, field);
+    SLUICE_ASSIGN_OR_RETURN(schema, ChangeStruct(schema, {path.begin(), path.end() - 1}, column.path,
+                                                 [&](std::vector<Field>* fields) {
+      for (const Field& sibling : *fields) {
+        if (EqualsIgnoreCase(sibling.name, field.name)) {
+          return Status::Error(errors::kFieldAlreadyExists,
+                               fmt::format("cannot add column `{}`: it already exists", column.path));
+        }
+      }
+      return Place(fields, std::move(field), column.position);
+    }));
+    parameter += fmt::format("{}{{\"column\":{}", parameter.size() > 1 ? "," : "", described);
+    if (column.position.kind != ColumnPosition::Kind::kLast) {
+      parameter += ",\"position\":" + JsonString(PositionText(column.position));
+    }
+    parameter += "}";
+  }
+  metadata.schema_string = schema->ToJson();
+  return CommitMetadata(transaction.get(), std::move(metadata), kOperationAddColumns, {{"columns", parameter + "]"}});
+}
+
+Result<int64_t> ChangeColumn(std::shared_ptr<FileSystem> fs, const std::string& table_path, const std::string& column,
+                             const ColumnChange& change) {
+  if (change.type == nullptr && !change.comment && !change.nullable && !change.position) {
+    return Status::Error(errors::kInvalidArgument,
+                         fmt::format("CHANGE COLUMN `{}` needs a type, a comment, a nullability or a position", column));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> path, ParseColumnPath(column));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Transaction> transaction, StartChange(std::move(fs), table_path));
+  Metadata metadata = transaction->read_snapshot()->metadata();
+  SLUICE_ASSIGN_OR_RETURN(TypePtr schema, ParseTypeJson(metadata.schema_string));
+  std::string described;
+  SLUICE_ASSIGN_OR_RETURN(schema, ChangeField(schema, path, column, [&](std::vector<Field>* fields, size_t index) {
+    Field field = (*fields)[index];
+    if (change.type != nullptr) {
+      SLUICE_ASSIGN_OR_RETURN(field, Widened(std::move(field), change.type, column, metadata));
+    }
+    if (change.comment) field.metadata = WithComment(field.metadata, *change.comment);
+    if (change.nullable == false && field.nullable) {
+      return Status::Error(errors::kDeltaUnsupportedAlterTableChangeColOp,
+                           fmt::format("ALTER TABLE CHANGE COLUMN is not supported for changing column {} from "
+                                       "nullable to NOT NULL: existing files may hold nulls",
+                                       column));
+    }
+    if (change.nullable == true) field.nullable = true;
+    described = ColumnParameter(column, field);
+    if (!change.position) {
+      (*fields)[index] = std::move(field);
+      return Status::OK();
+    }
+    fields->erase(fields->begin() + static_cast<std::ptrdiff_t>(index));
+    return Place(fields, std::move(field), *change.position);
+  }));
+  metadata.schema_string = schema->ToJson();
+  StringMap parameters = {{"column", described}};
+  if (change.position) parameters["position"] = PositionText(*change.position);
+  return CommitMetadata(transaction.get(), std::move(metadata), kOperationChangeColumn, std::move(parameters));
 }
 
 }  // namespace sluice::delta

@@ -5,6 +5,7 @@
 // reads them; sluice reads the tables Spark writes and then renames, drops and re-adds columns in,
 // as Spark reads them. delta-rs reads sluice's tables too.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -23,6 +24,7 @@
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_reader.h"
+#include "sluice/core/json_text.h"
 #include "sluice/delta/alter.h"
 #include "sluice/delta/dml.h"
 #include "sluice/delta/log.h"
@@ -227,7 +229,9 @@ TEST(DeltaSparkInteropTest, ATableSluiceAltersReadsAndTakesWritesInSparkUnderIts
 // Tables with V2 checkpoints (JSON and Parquet top-level files, sidecars) and with columns Spark
 // widened read in sluice as Spark reads them; the V2 ones with their commits before the last
 // checkpoint deleted, so that only the checkpoint and its sidecars can say what the table holds.
-// And Spark reads a table whose columns sluice widened, with a timestamp_ntz column.
+// And Spark reads a table whose columns sluice widened, with a timestamp_ntz column, and one
+// sluice changed by ALTER TABLE (widenings schema evolution does not make, a column added in the
+// middle, one moved first).
 TEST(DeltaSparkInteropTest, V2CheckpointsAndWidenedColumnsReadAsSparkReadsThem) {
   sluice::testing::TempDir dir;
   auto fs = LocalFileSystem();
@@ -257,9 +261,44 @@ TEST(DeltaSparkInteropTest, V2CheckpointsAndWidenedColumnsReadAsSparkReadsThem) 
                            {.merge_schema = true, .widen_types = true})
                     .ok());
   }
+  const std::string sluice_altered = dir.Join("sluice_altered");
+  {
+    TypePtr narrow = ParseTypeString("struct<i:int,d:decimal(5,2),l:bigint>").value();
+    auto reader = JsonReader::Make(narrow).value();
+    BinaryBuilder texts(DataType::String());
+    texts.Append(R"({"i":-7,"d":-1.25,"l":9000000000})");
+    ColumnPtr rows = reader->Read(*texts.Finish(), nullptr).value();
+    ASSERT_TRUE(WriteTable(fs, sluice_altered, {RecordBatch::Make(narrow, rows->children, 1).value()},
+                           {.table_properties = {{"delta.enableTypeWidening", "true"}}})
+                    .ok());
+    for (const auto& [column, type] :
+         {std::pair{"i", "double"}, std::pair{"d", "decimal(10,4)"}, std::pair{"l", "decimal(22,2)"}}) {
+      ColumnChange change;
+      change.type = ParseTypeString(type).value();
+      ASSERT_TRUE(ChangeColumn(fs, sluice_altered, column, change).ok()) << column;
+    }
+    NewColumn note;
+    note.path = "note";
+    note.type = DataType::String();
+    note.position = {ColumnPosition::Kind::kAfter, "i"};
+    ASSERT_TRUE(AddColumns(fs, sluice_altered, {note}).ok());
+    ColumnChange first;
+    first.position = ColumnPosition{ColumnPosition::Kind::kFirst, ""};
+    ASSERT_TRUE(ChangeColumn(fs, sluice_altered, "l", first).ok());
+    TypePtr wide = Snapshot::Load(fs, sluice_altered).value()->schema();
+    auto wide_reader = JsonReader::Make(wide).value();
+    BinaryBuilder wide_texts(DataType::String());
+    wide_texts.Append(R"({"l":"12345678901234567890.25","i":0.5,"note":"new","d":12345.6789})");
+    ColumnPtr wide_rows = wide_reader->Read(*wide_texts.Finish(), nullptr).value();
+    ASSERT_TRUE(WriteTable(fs, sluice_altered, {RecordBatch::Make(wide, wide_rows->children, 1).value()}).ok());
+  }
   std::map<std::string, std::vector<std::string>> spark =
       RunSpark({"write:v2-json:" + v2_json, "write:v2-parquet:" + v2_parquet, "write:widened:" + widened,
-                "read:" + sluice_widened});
+                "read:" + sluice_widened, "read:" + sluice_altered});
+  EXPECT_EQ(spark["read:" + sluice_altered], SluiceRows(fs, sluice_altered));
+  EXPECT_EQ(spark["read:" + sluice_altered],
+            (std::vector<std::string>{R"(["12345678901234567890.25",0.5,"new","12345.6789"])",
+                                      R"(["9000000000.00",-7.0,null,"-1.2500"])"}));
   EXPECT_EQ(spark["read:" + sluice_widened], SluiceRows(fs, sluice_widened));
   EXPECT_EQ(spark["read:" + sluice_widened],
             (std::vector<std::string>{R"([7,2.5,"2023-11-14T22:13:20.123456"])", R"([9000000000,0.25,null])"}));
@@ -309,8 +348,122 @@ TEST(DeltaSparkInteropTest, V2CheckpointsAndWidenedColumnsReadAsSparkReadsThem) 
 
   std::vector<std::string> ours = SluiceRows(fs, widened);
   EXPECT_EQ(ours, spark["write:widened:" + widened]);
-  EXPECT_EQ(ours, (std::vector<std::string>{R"([1,2,1.5,{"x":3}])", R"([100000,9000000000,0.1,{"x":70000}])"}));
+  EXPECT_EQ(ours, (std::vector<std::string>{R"([1,2,1.5,{"x":3},-4.0,"-1.2500","5.00"])",
+                                            R"([100000,9000000000,0.1,{"x":70000},0.5,"12345.6789","12345678901234567890.25"])"}));
   EXPECT_EQ(Snapshot::Load(fs, widened).value()->schema()->field(1).type->id(), TypeId::kLong);
+}
+
+// A JSON value with its numbers in one form (an integer, or the shortest text of a double), so
+// that two renderings of the same values compare equal (Spark's 1073741947.0, sluice's
+// 1.073741947E9).
+std::string CanonicalJson(simdjson::dom::element value) {
+  std::string out;
+  simdjson::dom::array items;
+  simdjson::dom::object fields;
+  double number = 0;
+  if (value.get(items) == simdjson::SUCCESS) {
+    for (simdjson::dom::element item : items) out += (out.empty() ? "" : ",") + CanonicalJson(item);
+    return "[" + out + "]";
+  }
+  if (value.get(fields) == simdjson::SUCCESS) {
+    for (auto [key, item] : fields) out += (out.empty() ? "" : ",") + JsonString(key) + ":" + CanonicalJson(item);
+    return "{" + out + "}";
+  }
+  if (value.is_double() && value.get(number) == simdjson::SUCCESS) return fmt::format("{}", number);
+  return simdjson::minify(value);
+}
+
+// Rows (JSON arrays) in canonical form, sorted.
+std::vector<std::string> CanonicalRows(const std::vector<std::string>& rows) {
+  simdjson::dom::parser parser;
+  std::vector<std::string> canonical;
+  for (const std::string& row : rows) {
+    simdjson::dom::element parsed;
+    EXPECT_EQ(parser.parse(simdjson::padded_string(row)).get(parsed), simdjson::SUCCESS) << row;
+    canonical.push_back(CanonicalJson(parsed));
+  }
+  std::sort(canonical.begin(), canonical.end());
+  return canonical;
+}
+
+// The Delta kernel's test tables (the delta_kernel crate's tests/data, installed by
+// scripts/install-test-tools.sh): tables Delta Spark and Databricks wrote with deletion vectors,
+// V2 checkpoints with and without sidecars, log compaction files, change data files, type
+// widening, timestamp_ntz, decimals, partitions, and column names holding dots and back quotes.
+// sluice reads each as Spark reads it. Where Spark refuses a table (inconsistent features, a type
+// change of the feature's preview, a partition folder name its paths cannot hold) or reads it
+// otherwise than the kernel and delta-rs (it reads the compacted log's table without the deletes
+// and updates), the rows are the kernel's own expectation (its tests/read.rs) or delta-rs's.
+TEST(DeltaSparkInteropTest, TheDeltaKernelsTestTablesReadAsSparkOrTheKernelReadsThem) {
+  namespace fs_ns = std::filesystem;
+  auto fs = LocalFileSystem();
+  const std::string tables = parquet::testing::ToolsDir() + "/delta-kernel/tables";
+  ASSERT_TRUE(fs_ns::exists(tables + "/.version")) << "run scripts/install-test-tools.sh";
+  // The kernel's expected rows (tests/read.rs), as sluice renders them.
+  const std::map<std::string, std::vector<std::string>> kKernelRows = {
+      {"compacted-log-files-table",
+       {R"([0,"new"])", R"([1,"after-large-delete"])", R"([10,"merge1-insert"])", R"([12,"merge2-insert"])",
+        R"([2,""])"}},
+      {"timestamp-partitioned-table", {R"([1,0.5,"","1971-07-22T03:06:40Z"])"}},
+      {"type-widening",
+       {R"([1,2,3.4000000953674316,5.0,6.0,7.0,"123.45","67.89000","1.0","2.0","3.0","4.0","2024-09-09T00:00:00"])",
+        R"([9223372036854775807,9223372036854775807,1.234567890123,1.234567890123,1.234567890123,1.234567890123,)"
+        R"("12345678901234.56","12345678901.23456","123.4","12345.6","1234567890.1","123456789012345678.9",)"
+        R"("2024-09-09T12:34:56.123456"])"}},
+  };
+  // Tables whose protocol lacks a feature their metadata uses (changeDataFeed): Spark refuses
+  // them; delta-rs reads them.
+  const std::set<std::string> kDeltaRsRead = {"cdf-table-with-dv", "table-with-cdf"};
+  std::vector<std::string> names;
+  for (const fs_ns::directory_entry& entry : fs_ns::directory_iterator(tables)) {
+    if (fs_ns::exists(entry.path() / "_delta_log")) names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  ASSERT_EQ(names.size(), 35u);
+  std::vector<std::string> spark_commands;
+  for (const std::string& name : names) {
+    if (!kKernelRows.contains(name) && !kDeltaRsRead.contains(name) && name != "with_checkpoint_no_last_checkpoint") {
+      spark_commands.push_back("read:" + tables + "/" + name);
+    }
+  }
+  std::map<std::string, std::vector<std::string>> spark = RunSpark(spark_commands);
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const std::string table = tables + "/" + name;
+    if (name == "with_checkpoint_no_last_checkpoint") {
+      // A log without its data files: the snapshot is the checkpoint's (found with no
+      // _last_checkpoint) and the commit after it; reading a file is FILE_NOT_FOUND, as in Spark.
+      SnapshotPtr snapshot = Snapshot::Load(fs, table).value();
+      EXPECT_EQ(snapshot->version(), 3);
+      EXPECT_EQ(snapshot->checkpoint_version(), 2);
+      auto scan = TableScan::Open(snapshot, {});
+      ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+      EXPECT_EQ((*scan)->Next().status().error_class(), errors::kFileNotFound);
+      continue;
+    }
+    std::vector<std::string> ours = SluiceRows(fs, table);
+    if (auto kernel = kKernelRows.find(name); kernel != kKernelRows.end()) {
+      EXPECT_EQ(ours, kernel->second);
+    } else if (kDeltaRsRead.contains(name)) {
+      std::vector<std::string> delta_rs;
+      const std::string out = testing::CommandOutput(
+          parquet::testing::ShellQuote(parquet::testing::ToolsDir() + "/venv/bin/python") + " " +
+          parquet::testing::ShellQuote(parquet::testing::ToolsDir() + "/delta_rs_rows.py") + " " +
+          parquet::testing::ShellQuote(table));
+      simdjson::dom::parser parser;
+      for (size_t start = 0; start < out.size();) {
+        const size_t end = std::min(out.find('\n', start), out.size());
+        if (end > start) {
+          delta_rs.push_back(simdjson::minify(parser.parse(simdjson::padded_string(out.substr(start, end - start)))));
+        }
+        start = end + 1;
+      }
+      std::sort(delta_rs.begin(), delta_rs.end());
+      EXPECT_EQ(ours, delta_rs);
+    } else {
+      EXPECT_EQ(CanonicalRows(ours), CanonicalRows(spark["read:" + table]));
+    }
+  }
 }
 
 // A table Spark made with row tracking (Databricks' default for new tables) takes sluice's

@@ -9,7 +9,10 @@
 #include <simdjson.h>
 
 #include "delta/column_mapping.h"
+#include "delta/type_widening.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/json_text.h"
+#include "sluice/core/types.h"
 
 namespace sluice::delta {
 namespace {
@@ -80,11 +83,15 @@ Status CheckWriterFeature(std::string_view feature, const Metadata& metadata) {
 }
 
 // Readers must widen the values of every type change the table records, and fail on one they
-// cannot: sluice widens byte < short < int < long and float < double.
+// cannot: sluice widens each of the protocol's widenings (delta/type_widening.h).
+bool IsRecordedWidening(std::string_view from, std::string_view to) {
+  Result<TypePtr> from_type = ParseTypeJson(JsonString(from));
+  Result<TypePtr> to_type = ParseTypeJson(JsonString(to));
+  return from_type.ok() && to_type.ok() && ReadsWidened(**from_type, **to_type);
+}
+
 Status CheckTypeChanges(const Metadata& metadata) {
   if (!RecordsTypeChanges(metadata.schema_string)) return Status::OK();
-  static constexpr std::string_view kWidenings[] = {"byte>short", "byte>integer", "byte>long", "short>integer",
-                                                    "short>long", "integer>long", "float>double"};
   simdjson::dom::parser parser;
   simdjson::dom::element schema;
   if (parser.parse(simdjson::padded_string(metadata.schema_string)).get(schema) != simdjson::SUCCESS) {
@@ -111,9 +118,7 @@ Status CheckTypeChanges(const Metadata& metadata) {
       if (value.get(changes) != simdjson::SUCCESS) return Unsupported("typeWidening", ": delta.typeChanges is not a list");
       for (simdjson::dom::element change : changes) {
         std::string_view from, to;
-        if (change["fromType"].get(from) || change["toType"].get(to) ||
-            std::find(std::begin(kWidenings), std::end(kWidenings), fmt::format("{}>{}", from, to)) ==
-                std::end(kWidenings)) {
+        if (change["fromType"].get(from) || change["toType"].get(to) || !IsRecordedWidening(from, to)) {
           return Unsupported("typeWidening", fmt::format(": a column was changed from {} to {}, which sluice does not "
                                                          "read", from, to));
         }

@@ -13,6 +13,7 @@
 #include "delta/data_files.h"
 #include "delta/file_pruning.h"
 #include "sluice/core/builder.h"
+#include "sluice/core/column_path.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/iso_datetime.h"
@@ -197,12 +198,13 @@ class TableScan::FileReader {
     for (size_t i = 0; i < read.physical_names.size(); ++i) {
       if (read.is_partition[i]) continue;
       int index = file_schema->FieldIndexIgnoreCase(read.physical_names[i]);
-      if (index >= 0) options.columns.push_back(file_schema->field(index).name);
+      // A path of one part: the name may hold dots or back quotes.
+      if (index >= 0) options.columns.push_back(ColumnPathPart(file_schema->field(index).name));
     }
     // Rows a rewrite copied keep their ids and versions in materialized columns.
     if (read.row_tracking) {
       for (const std::string* name : {&read.materialized_row_id, &read.materialized_row_commit_version}) {
-        if (!name->empty() && file_schema->FieldIndex(*name) >= 0) options.columns.push_back(*name);
+        if (!name->empty() && file_schema->FieldIndex(*name) >= 0) options.columns.push_back(ColumnPathPart(*name));
       }
     }
     if (options.columns.empty()) {

@@ -8,6 +8,7 @@
 
 #include "delta/data_files.h"
 #include "delta/json_writer.h"
+#include "delta/type_widening.h"
 #include "delta/uuid.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
@@ -25,61 +26,6 @@ Status Mismatch(std::string_view path, std::string message) {
 
 std::string Join(std::string_view path, std::string_view name) {
   return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
-}
-
-// Whether values of `from` are kept exactly by `to`: byte < short < integer < long, float < double
-// (the widenings of Delta's typeWidening feature that need no rewrite of the values' text).
-bool Widens(TypeId from, TypeId to) {
-  auto rank = [](TypeId id) {
-    switch (id) {
-      case TypeId::kByte: return 1;
-      case TypeId::kShort: return 2;
-      case TypeId::kInteger: return 3;
-      case TypeId::kLong: return 4;
-      case TypeId::kFloat: return 11;
-      case TypeId::kDouble: return 12;
-      default: return 0;
-    }
-  };
-  const int a = rank(from), b = rank(to);
-  return a != 0 && b != 0 && a < b && (a > 10) == (b > 10);
-}
-
-// A change of a column's type, as delta.typeChanges records it; `field_path` is relative to the
-// struct field whose metadata holds it ("" for the field itself, "element", "key.value", ...).
-struct TypeChange {
-  std::string field_path;
-  std::string_view from, to;
-};
-
-// `metadata` (a field's metadata JSON object) with `changes` appended to its delta.typeChanges.
-std::string WithTypeChanges(const std::string& metadata, const std::vector<TypeChange>& changes) {
-  std::string entries;
-  for (const TypeChange& change : changes) {
-    if (!entries.empty()) entries += ",";
-    entries += "{\"fromType\":" + JsonString(change.from) + ",\"toType\":" + JsonString(change.to);
-    if (!change.field_path.empty()) entries += ",\"fieldPath\":" + JsonString(change.field_path);
-    entries += "}";
-  }
-  simdjson::dom::parser parser;
-  simdjson::dom::object object;
-  std::string out = "{";
-  bool appended = false;
-  if (parser.parse(simdjson::padded_string(metadata)).get(object) == simdjson::SUCCESS) {
-    for (auto [key, value] : object) {
-      if (out.size() > 1) out += ",";
-      out += JsonString(key) + ":";
-      std::string text = simdjson::minify(value);
-      if (key == "delta.typeChanges" && value.is_array()) {
-        text.pop_back();  // "]"
-        text += (text.size() > 1 ? "," : "") + entries + "]";
-        appended = true;
-      }
-      out += text;
-    }
-  }
-  if (!appended) out += std::string(out.size() > 1 ? "," : "") + "\"delta.typeChanges\":[" + entries + "]";
-  return out + "}";
 }
 
 // The merge of one type; with `widen`, a narrower table type is widened to the data's and the
@@ -126,13 +72,13 @@ Result<TypePtr> MergeType(const TypePtr& table, const TypePtr& incoming, const s
   if (table->Equals(*incoming)) return table;
   // Data narrower than the column is written widened (ConformColumn); a wider one widens the
   // column when asked to.
-  if (Widens(incoming->id(), table->id())) return table;
-  if (widen && Widens(table->id(), incoming->id())) {
-    changes->push_back({"", TypeIdName(table->id()), TypeIdName(incoming->id())});
+  if (ReadsWidened(*incoming, *table)) return table;
+  if (widen && IsAutomaticTypeWidening(*table, *incoming)) {
+    changes->push_back({"", table, incoming});
     return incoming;
   }
   return Mismatch(path, fmt::format("the table has type {}, the data {}{}", table->ToString(), incoming->ToString(),
-                                    Widens(table->id(), incoming->id())
+                                    IsAutomaticTypeWidening(*table, *incoming)
                                         ? "; widening a column needs delta.enableTypeWidening (or a writer that enables it)"
                                         : "; this type change is not a widening"));
 }
@@ -164,45 +110,11 @@ Result<std::vector<ColumnPtr>> ConformFields(const std::vector<ColumnPtr>& child
   return result;
 }
 
-template <typename From, typename To>
-ColumnPtr Widened(const Column& column, const TypePtr& target) {
-  auto result = std::make_shared<Column>();
-  result->type = target;
-  result->length = column.length;
-  result->null_count = column.null_count;
-  result->validity = column.validity;
-  result->data.resize(static_cast<size_t>(column.length) * sizeof(To));
-  const From* in = column.values<From>();
-  To* out = reinterpret_cast<To*>(result->data.data());
-  for (int64_t row = 0; row < column.length; ++row) out[row] = static_cast<To>(in[row]);
-  return result;
-}
-
-// A column of a narrower integer or floating type as `target`'s wider one (Widens).
-template <typename From>
-ColumnPtr WidenedFrom(const Column& column, const TypePtr& target) {
-  switch (target->id()) {
-    case TypeId::kShort: return Widened<From, int16_t>(column, target);
-    case TypeId::kInteger: return Widened<From, int32_t>(column, target);
-    case TypeId::kLong: return Widened<From, int64_t>(column, target);
-    default: return Widened<From, double>(column, target);
-  }
-}
-
-ColumnPtr WidenedColumn(const Column& column, const TypePtr& target) {
-  switch (column.type->id()) {
-    case TypeId::kByte: return WidenedFrom<int8_t>(column, target);
-    case TypeId::kShort: return WidenedFrom<int16_t>(column, target);
-    case TypeId::kInteger: return WidenedFrom<int32_t>(column, target);
-    default: return WidenedFrom<float>(column, target);  // float -> double
-  }
-}
-
 Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, const std::string& path,
                                 FieldsOutsideTable outside) {
   if (column->type->Equals(*target)) return column;
   // Files written before a column was widened, and data narrower than its column.
-  if (Widens(column->type->id(), target->id())) return WidenedColumn(*column, target);
+  if (ReadsWidened(*column->type, *target)) return WidenColumn(*column, target);
   TypeId id = target->id();
   if (id != column->type->id() || (id != TypeId::kStruct && id != TypeId::kArray && id != TypeId::kMap)) {
     return Mismatch(path, fmt::format("the table has type {}, the data {}", target->ToString(), column->type->ToString()));

@@ -16,19 +16,26 @@ Usage: delta-spark/venv/bin/python delta_spark.py COMMAND... > rows.json
                      vectors, rows inserted twice (write_row_tracking)
 
 The output is one JSON object: for each command, the table's rows as Spark reads them, each a JSON
-array of the columns' values in table order (structs and maps as objects, dates and timestamps in
-ISO-8601), compact, sorted; or {"error": "..."} when the command failed. The session's jars come from
+array of the columns' values in table order as sluice renders them (structs and maps as objects,
+dates and timestamps in ISO-8601, timestamps in UTC with a Z, binary in base64, decimals as
+strings), compact, sorted; or {"error": "..."} when the command failed. The session's jars come from
 tests/tools/delta-spark/jars (scripts/install-test-tools.sh).
 """
+import base64
 import datetime
 import glob
 import json
 import os
 import sys
+import time
 
 from pyspark.sql import SparkSession
+from pyspark.sql.types import ArrayType, BinaryType, DecimalType, MapType, StructType, TimestampType
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# PySpark gives timestamps in the process's time zone; the session's is UTC too.
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 
 def session():
@@ -45,16 +52,26 @@ def session():
             .getOrCreate())
 
 
-def plain(value):
-    """A value as json.dumps writes it: rows as objects in field order, maps as objects."""
-    if hasattr(value, "asDict"):
-        return {k: plain(v) for k, v in value.asDict(recursive=False).items()}
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
+def plain(value, data_type):
+    """A value of `data_type` as sluice renders it in JSON: rows as objects in field order, maps as
+    objects, dates and timestamp_ntz values in ISO-8601, timestamps in UTC with a Z, binary in
+    base64, decimals in positional notation (as strings)."""
+    if value is None:
+        return None
+    if isinstance(data_type, StructType):
+        return {field.name: plain(value[field.name], field.dataType) for field in data_type.fields}
+    if isinstance(data_type, MapType):
+        return {str(plain(k, data_type.keyType)): plain(v, data_type.valueType) for k, v in value.items()}
+    if isinstance(data_type, ArrayType):
+        return [plain(v, data_type.elementType) for v in value]
+    if isinstance(data_type, TimestampType):
+        return value.isoformat() + "Z"  # the session and the process run in UTC
+    if isinstance(data_type, BinaryType):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(data_type, DecimalType):
+        return format(value, "f")
     if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()  # as sluice renders dates and timestamp_ntz values
+        return value.isoformat()
     return value
 
 
@@ -63,7 +80,9 @@ def rows(spark, path):
 
 
 def rendered(frame):
-    lines = [json.dumps([plain(v) for v in row], ensure_ascii=False, default=str, separators=(",", ":"))
+    fields = frame.schema.fields
+    lines = [json.dumps([plain(v, field.dataType) for v, field in zip(row, fields)], ensure_ascii=False,
+                        separators=(",", ":"))
              for row in frame.collect()]
     return sorted(lines)
 
@@ -117,16 +136,21 @@ def write_v2_checkpoints(spark, file_format, path):
 
 def write_widened(spark, path):
     """Columns widened by ALTER TABLE with type widening: byte to int, int to bigint, float to
-    double, inside a struct too, with rows written before and after."""
+    double, inside a struct too, int to double, a decimal to a wider one, bigint to a decimal,
+    with rows written before and after."""
     table = f"delta.`{path}`"
-    spark.sql(f"""CREATE TABLE {table} (b BYTE, i INT, f FLOAT, s STRUCT<x: SHORT>) USING delta
-                  TBLPROPERTIES ('delta.enableTypeWidening' = 'true')""")
-    spark.sql(f"INSERT INTO {table} VALUES (1, 2, 1.5, named_struct('x', 3))")
+    spark.sql(f"""CREATE TABLE {table} (b BYTE, i INT, f FLOAT, s STRUCT<x: SHORT>, n INT, d DECIMAL(5,2), k BIGINT)
+                  USING delta TBLPROPERTIES ('delta.enableTypeWidening' = 'true')""")
+    spark.sql(f"INSERT INTO {table} VALUES (1, 2, 1.5, named_struct('x', 3), -4, -1.25, 5)")
     spark.sql(f"ALTER TABLE {table} CHANGE COLUMN b TYPE INT")
     spark.sql(f"ALTER TABLE {table} CHANGE COLUMN i TYPE BIGINT")
     spark.sql(f"ALTER TABLE {table} CHANGE COLUMN f TYPE DOUBLE")
     spark.sql(f"ALTER TABLE {table} CHANGE COLUMN s.x TYPE INT")
-    spark.sql(f"INSERT INTO {table} VALUES (100000, 9000000000, 0.1, named_struct('x', 70000))")
+    spark.sql(f"ALTER TABLE {table} ALTER COLUMN n TYPE DOUBLE")
+    spark.sql(f"ALTER TABLE {table} ALTER COLUMN d TYPE DECIMAL(10,4)")
+    spark.sql(f"ALTER TABLE {table} ALTER COLUMN k TYPE DECIMAL(22,2)")
+    spark.sql(f"""INSERT INTO {table} VALUES (100000, 9000000000, 0.1, named_struct('x', 70000), 0.5, 12345.6789,
+                  12345678901234567890.25)""")
     return rows(spark, path)
 
 

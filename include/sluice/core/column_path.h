@@ -14,4 +14,8 @@ namespace sluice {
 // dot (a back quote inside doubled). INVALID_ARGUMENT for an empty part or an unterminated quote.
 Result<std::vector<std::string>> ParseColumnPath(std::string_view path);
 
+// `name` as one part of a column path: as it is, or in back quotes (a back quote inside doubled)
+// when it holds a dot or a back quote, so that ParseColumnPath gives it back whole.
+std::string ColumnPathPart(std::string_view name);
+
 }  // namespace sluice

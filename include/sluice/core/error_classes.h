@@ -98,6 +98,11 @@ inline constexpr std::string_view kDeltaUnsupportedRenameColumn = "DELTA_UNSUPPO
 inline constexpr std::string_view kDeltaUnsupportedDropColumn = "DELTA_UNSUPPORTED_DROP_COLUMN";
 inline constexpr std::string_view kDeltaUnsupportedDropPartitionColumn = "DELTA_UNSUPPORTED_DROP_PARTITION_COLUMN";
 inline constexpr std::string_view kDeltaStreamingIncompatibleSchemaChange = "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG";
+inline constexpr std::string_view kDeltaOperationNotAllowed = "DELTA_OPERATION_NOT_ALLOWED";
+inline constexpr std::string_view kDeltaUnsupportedAlterTableChangeColOp = "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP";
+inline constexpr std::string_view kNotSupportedChangeColumn = "NOT_SUPPORTED_CHANGE_COLUMN";
+inline constexpr std::string_view kFieldAlreadyExists = "FIELD_ALREADY_EXISTS";
+inline constexpr std::string_view kInvalidFieldName = "INVALID_FIELD_NAME";
 // PostgreSQL
 inline constexpr std::string_view kJdbcStreamingSinkInvalidOptions = "JDBC_STREAMING_SINK_INVALID_OPTIONS";
 inline constexpr std::string_view kPgUpsertKeyMismatch = "PG_UPSERT_KEY_MISMATCH";

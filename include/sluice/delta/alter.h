@@ -6,6 +6,9 @@
 //   UnsetTableProperties  UNSET TBLPROPERTIES  properties removed
 //   RenameColumn          RENAME COLUMN        a column, at any depth, under a new name
 //   DropColumns           DROP COLUMNS         columns, at any depth, gone from the schema
+//   AddColumns            ADD COLUMNS          new nullable columns, at any depth, at a position
+//   ChangeColumn          CHANGE COLUMN        a column's type widened, comment, nullability or
+//                                              position changed
 //
 // Properties: any name outside `delta.`; of `delta.` the ones sluice implements (the list in the
 // refusal's message and docs/delta.md), else DELTA_UNKNOWN_CONFIGURATION. Setting one raises the
@@ -27,6 +30,18 @@
 // (DELTA_UNSUPPORTED_DROP_COLUMN); a new name taken by a sibling is DELTA_SCHEMA_MISMATCH, a path
 // that names no column UNRESOLVED_COLUMN.
 //
+// Adding and changing columns needs no column mapping (columns are matched by name in files). A
+// new column is nullable (NOT NULL is DELTA_OPERATION_NOT_ALLOWED, as in Delta: older files have
+// no value for it); a name its struct has already is FIELD_ALREADY_EXISTS; a parent that is not a
+// struct INVALID_FIELD_NAME. A type may only be widened (delta/type_widening.h: integers to wider
+// integers, to double or to a decimal with room for them, float to double, a decimal to a wider
+// one) and only on a table with `delta.enableTypeWidening` = `true`, which then records the change
+// in the column's `delta.typeChanges` and takes the typeWidening feature; older files are widened
+// as they are read. A widening on a table without the property, or a numeric change Delta does
+// not widen (long to double), is DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP; any other change of
+// type NOT_SUPPORTED_CHANGE_COLUMN. A nullable column cannot be made NOT NULL
+// (DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP); the other way always works.
+//
 // Every change reads the latest version and commits the next; a concurrent commit that changed
 // the metadata or protocol fails it with DELTA_CONCURRENT_MODIFICATION (MetadataChanged). Also
 // DELTA_TABLE_NOT_FOUND and IO errors. Thread-safe; each call is one commit.
@@ -34,11 +49,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sluice/core/file_system.h"
 #include "sluice/core/status.h"
+#include "sluice/core/types.h"
 #include "sluice/delta/actions.h"
 
 namespace sluice::delta {
@@ -53,5 +70,37 @@ Result<int64_t> RenameColumn(std::shared_ptr<FileSystem> fs, const std::string& 
                              const std::string& new_name);
 Result<int64_t> DropColumns(std::shared_ptr<FileSystem> fs, const std::string& table_path,
                             const std::vector<std::string>& columns);
+
+// Where a column goes among the fields of its struct.
+struct ColumnPosition {
+  enum class Kind { kLast, kFirst, kAfter };
+  Kind kind = Kind::kLast;
+  std::string after = {};  // kAfter: the sibling it follows (UNRESOLVED_COLUMN when there is none)
+};
+
+// A column ADD COLUMNS adds: `path` is a dot path whose last name is new and whose others name a
+// struct column.
+struct NewColumn {
+  std::string path;
+  TypePtr type;
+  bool nullable = true;
+  std::string comment = {};  // none when empty
+  ColumnPosition position = {};
+};
+
+// What CHANGE COLUMN changes of one column; what is unset stays.
+struct ColumnChange {
+  TypePtr type = nullptr;
+  std::optional<std::string> comment = std::nullopt;
+  std::optional<bool> nullable = std::nullopt;  // true: DROP NOT NULL; false: SET NOT NULL
+  std::optional<ColumnPosition> position = std::nullopt;
+};
+
+// The columns are added in order, each at its position; one commit.
+Result<int64_t> AddColumns(std::shared_ptr<FileSystem> fs, const std::string& table_path,
+                           const std::vector<NewColumn>& columns);
+// INVALID_ARGUMENT when `change` changes nothing.
+Result<int64_t> ChangeColumn(std::shared_ptr<FileSystem> fs, const std::string& table_path, const std::string& column,
+                             const ColumnChange& change);
 
 }  // namespace sluice::delta

@@ -34,7 +34,8 @@ struct WriteOptions {
   std::optional<std::string> table_name = std::nullopt;
   // Add the batches' new columns to the table schema (nullable, also inside structs). Without it
   // a column the table does not have is DELTA_SCHEMA_MISMATCH. Data narrower than its column
-  // (an int into a long column) is always written widened.
+  // (an int into a long, double or wide enough decimal column: any of type widening's changes)
+  // is always written widened.
   bool merge_schema = false;
   // With merge_schema: a column the data holds in a wider type (byte < short < int < long,
   // float < double) is widened in the table, as Delta's typeWidening feature does it: the change
@@ -85,8 +86,9 @@ inline constexpr std::string_view kEnableTypeWidening = "delta.enableTypeWidenin
 
 // The table schema extended by the incoming schema's new fields (appended, nullable; nested
 // struct fields too, also inside arrays and maps). A field narrower in the data than in the table
-// keeps the table's type; one wider is widened when `widen` (Widens: byte < short < int < long,
-// float < double), the change appended to the field's delta.typeChanges metadata.
+// keeps the table's type; one wider is widened when `widen` (byte < short < int < long,
+// float < double: the widenings schema evolution applies by itself), the change appended to the
+// field's delta.typeChanges metadata.
 // DELTA_SCHEMA_MISMATCH for any other difference of types.
 Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incoming, bool widen = false);
 
@@ -96,8 +98,8 @@ Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incomin
 enum class FieldsOutsideTable { kRefuse, kLeaveOut };
 
 // The batch's columns arranged as `table_schema` (matched by name ignoring case; missing
-// nullable columns, also nested struct fields, filled with nulls; a column of a narrower integer
-// or float type widened to the table's). DELTA_SCHEMA_MISMATCH when a column is missing and not
+// nullable columns, also nested struct fields, filled with nulls; a column of a narrower type
+// widened to the table's, as type widening allows). DELTA_SCHEMA_MISMATCH when a column is missing and not
 // nullable, has another type, or is not in the table (unless left out).
 Result<BatchPtr> ConformToSchema(const BatchPtr& batch, const TypePtr& table_schema,
                                  FieldsOutsideTable outside = FieldsOutsideTable::kRefuse);
