@@ -62,8 +62,21 @@ class Row(tuple):
                 raise KeyError(key) from None
         return super().__getitem__(key)
 
-    def asDict(self) -> Dict[str, Any]:
-        return dict(zip(self._fields, self))
+    def asDict(self, recursive: bool = False) -> Dict[str, Any]:
+        """The row as a dict; with `recursive`, rows inside it (in lists and dicts too) as well,
+        as PySpark's Row.asDict does."""
+        if not recursive:
+            return dict(zip(self._fields, self))
+
+        def plain(value):
+            if isinstance(value, Row):
+                return value.asDict(True)
+            if isinstance(value, list):
+                return [plain(item) for item in value]
+            if isinstance(value, dict):
+                return {key: plain(item) for key, item in value.items()}
+            return value
+        return {field: plain(value) for field, value in zip(self._fields, self)}
 
     def __repr__(self) -> str:
         return "Row(" + ", ".join(f"{f}={v!r}" for f, v in zip(self._fields, self)) + ")"

@@ -209,10 +209,14 @@ def test_alter_table_maps_renames_and_drops_columns_in_place(spark):
 
 
 def test_alter_table_adds_columns_and_widens_their_types(spark):
-    spark.sql("SELECT 1 AS id, 'Oslo' AS city, CAST(1.25 AS DECIMAL(5,2)) AS price, named_struct('x', 2) AS s") \
-        .write.saveAsTable("main.s.widened")
+    spark.createDataFrame(pa.table({
+        "id": pa.array([1], pa.int32()),
+        "city": pa.array(["Oslo"], pa.large_string()),
+        "price": pa.array([decimal.Decimal("1.25")], pa.decimal128(5, 2)),
+        "s": pa.array([{"x": 2}], pa.struct([("x", pa.int32())])),
+    })).write.saveAsTable("main.s.widened")
     spark.sql("ALTER TABLE main.s.widened ADD COLUMNS (score DOUBLE COMMENT 'points, in all' FIRST, "
-              "s.`y z` STRING AFTER x, tags ARRAY<STRING>)")
+              "s.`Y` STRING AFTER x, tags ARRAY<STRING>)")
     with pytest.raises(sluice.SluiceError) as error:
         spark.sql("ALTER TABLE main.s.widened ALTER COLUMN id TYPE BIGINT")
     assert error.value.error_class == "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP"
@@ -225,7 +229,7 @@ def test_alter_table_adds_columns_and_widens_their_types(spark):
     assert frame.columns == ["city", "score", "id", "price", "s", "tags"]
     row = frame.collect()[0].asDict(recursive=True)
     assert row == {"city": "Oslo", "score": None, "id": 1.0, "price": decimal.Decimal("1.2500"),
-                   "s": {"x": 2, "y z": None}, "tags": None}
+                   "s": {"x": 2, "Y": None}, "tags": None}
     assert type(row["id"]) is float
     assert [entry.operation for entry in sluice.DeltaTable.forName(spark, "main.s.widened").history(6).collect()] \
         == ["CHANGE COLUMN"] * 4 + ["SET TBLPROPERTIES", "ADD COLUMNS"]
@@ -233,6 +237,7 @@ def test_alter_table_adds_columns_and_widens_their_types(spark):
         ("ALTER TABLE main.s.widened ADD COLUMN extra INT NOT NULL", "DELTA_OPERATION_NOT_ALLOWED"),
         ("ALTER TABLE main.s.widened ADD COLUMNS (CITY STRING)", "FIELD_ALREADY_EXISTS"),
         ("ALTER TABLE main.s.widened ADD COLUMN id.part INT", "INVALID_FIELD_NAME"),
+        ("ALTER TABLE main.s.widened ADD COLUMN `a b` INT", "DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES"),
         ("ALTER TABLE main.s.widened ALTER COLUMN price TYPE DECIMAL(10, 1)", "NOT_SUPPORTED_CHANGE_COLUMN"),
         ("ALTER TABLE main.s.widened ALTER COLUMN s.x TYPE DOUBLE", "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP"),
         ("ALTER TABLE main.s.widened ALTER COLUMN city SET NOT NULL", "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP"),
