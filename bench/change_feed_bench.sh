@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # The change feed against pg_recvlogical (pgoutput, the same publication) reading the same WAL to
-# /dev/null, in one run on a private PostgreSQL 15 (`sluice postgres-embedded`).
+# /dev/null, and against Debezium (its embedded engine with the PostgreSQL connector, pgoutput,
+# serializing each change to JSON written nowhere: bench/debezium), in one run on a private
+# PostgreSQL 15 (`sluice postgres-embedded`).
 #
 #   bash bench/change_feed_bench.sh [INSERTS] [UPDATES]      (default 1000000 and 500000)
 #
-# Both consumers have a slot created before the writes; the writes (INSERTS rows in one INSERT,
-# then UPDATES rows in one UPDATE, table with REPLICA IDENTITY FULL) run while neither reads. Then
-# each consumer, one after the other, reads from its slot until it has confirmed the WAL position
-# after the writes: sluice into Delta history tables (flush_interval 1 second), pg_recvlogical to
-# /dev/null. Prints changes/s for each and the ratio sluice/pg_recvlogical.
+# Every consumer has a slot created before the writes; the writes (INSERTS rows in one INSERT,
+# then UPDATES rows in one UPDATE, table with REPLICA IDENTITY FULL) run while none reads. Then
+# each consumer, one after the other, reads from its slot: sluice into Delta history tables
+# (flush_interval 1 second) until it has confirmed the WAL position after the writes,
+# pg_recvlogical to /dev/null until that position, Debezium until it has handed over every change
+# (its JVM's start included; the time from its first change to its last is printed too). Prints
+# changes/s for each and the ratios sluice/pg_recvlogical and sluice/Debezium.
+#
+# Debezium's jars come from the Maven registry into bench/debezium/jars (bench/debezium/pom.xml)
+# when the folder is missing; the harness is compiled with javac at every run.
 #
 # Uses `sluice` of ${SLUICE_BENCH_DIR:-build-bench}, building it (Release) when it is missing.
 set -euo pipefail
@@ -22,8 +29,10 @@ work=$(mktemp -d)
 chmod o+x "$work"  # the server runs as another OS user when the bench runs as root
 server_pid=""
 feed_pid=""
+debezium_pid=""
 cleanup() {
   [[ -n "$feed_pid" ]] && kill "$feed_pid" 2>/dev/null && wait "$feed_pid" 2>/dev/null
+  [[ -n "$debezium_pid" ]] && kill "$debezium_pid" 2>/dev/null && wait "$debezium_pid" 2>/dev/null
   [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
   rm -rf "$work"
 }
@@ -56,6 +65,23 @@ feed_pid=""
 publication=sluice_cdf_postgres_public
 "$pgbin/pg_recvlogical" -d "host=127.0.0.1 port=$port user=$user dbname=postgres" -S bench_recv --create-slot -P pgoutput
 
+# Debezium: its jars, the harness compiled, and a first run that creates its slot and publication.
+debezium="$root/bench/debezium"
+if [[ ! -d "$debezium/jars" ]]; then
+  (cd "$debezium" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=jars -DincludeScope=runtime)
+fi
+javac -cp "$debezium/jars/*" -d "$work/debezium" "$debezium/DebeziumToNull.java"
+debezium_run=(java -cp "$debezium/jars/*:$work/debezium" DebeziumToNull "$port" "$user" "$work")
+"${debezium_run[@]}" 0 >"$work/debezium.out" 2>"$work/debezium.err" &
+debezium_pid=$!
+until [[ "$(sql "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'bench_dbz'")" == 1 ]]; do
+  kill -0 "$debezium_pid" 2>/dev/null || { cat "$work/debezium.err"; exit 1; }
+  sleep 0.2
+done
+kill "$debezium_pid" && wait "$debezium_pid" 2>/dev/null || true
+debezium_pid=""
+until [[ "$(sql "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'bench_dbz' AND active")" == 0 ]]; do sleep 0.1; done
+
 echo "== writing $inserts inserts and $updates updates"
 sql "INSERT INTO bench SELECT g, 'name ' || g, g % 1000 FROM generate_series(1, $inserts) g"
 sql "UPDATE bench SET qty = qty + 1 WHERE id <= $updates"
@@ -82,9 +108,17 @@ sluice_seconds=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }
 wait "$feed_pid" || true
 feed_pid=""
 
+start=$(now)
+debezium_line=$("${debezium_run[@]}" "$changes" 2>"$work/debezium.err") || { cat "$work/debezium.err"; exit 1; }
+debezium_seconds=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')
+debezium_steady=$(awk '{ print $6 }' <<<"$debezium_line")
+
 rows=$("$sluice" cdf status --json "${feed[@]}" | sed -n 's/.*"rows":\([0-9]*\).*/\1/p' | head -n 1)
 rate() { awk -v c="$changes" -v s="$1" 'BEGIN { printf "%.0f", c / s }'; }
 printf "pg_recvlogical: %8.3f s  %10s changes/s\n" "$recv_seconds" "$(rate "$recv_seconds")"
 printf "sluice cdf:     %8.3f s  %10s changes/s  (%s history rows)\n" "$sluice_seconds" "$(rate "$sluice_seconds")" "$rows"
+printf "debezium:       %8.3f s  %10s changes/s  (first change to last: %s s, %s changes/s)\n" "$debezium_seconds" \
+  "$(rate "$debezium_seconds")" "$debezium_steady" "$(rate "$debezium_steady")"
 echo "ratio sluice/pg_recvlogical (changes/s): $(awk -v a="$recv_seconds" -v b="$sluice_seconds" 'BEGIN { printf "%.2f", a / b }')x"
+echo "ratio sluice/debezium (changes/s): $(awk -v a="$debezium_seconds" -v b="$sluice_seconds" 'BEGIN { printf "%.2f", a / b }')x"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
