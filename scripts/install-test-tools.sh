@@ -10,7 +10,8 @@
 # (tests/tools/delta-spark/requirements.txt) and the Delta jars from the Maven registry into
 # tests/tools/delta-spark/jars (tests/tools/delta-spark/pom.xml); and the Delta kernel's test
 # tables, from the delta_kernel crate on crates.io (tests/tools/delta-kernel/crate), into
-# tests/tools/delta-kernel/tables. Java, Maven, curl and zstd come from scripts/install-deps.sh.
+# tests/tools/delta-kernel/tables, and delta-rs's, from the deltalake source distribution on the
+# Python package index (tests/tools/delta-rs/sdist), into tests/tools/delta-rs/tables. Java, Maven, curl and zstd come from scripts/install-deps.sh.
 # Quick and silent when they are already installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,5 +84,20 @@ if ! cmp -s <(echo "$crate_version") "$kernel/tables/.version" 2>/dev/null; then
     rm "$packed"
   done
   echo "$crate_version" > "$kernel/tables/.version"
+  rm -rf "$download"
+fi
+
+# delta-rs's test tables: the source distribution's crates/test/tests/data.
+delta_rs="$tools/delta-rs"
+read -r sdist_version sdist_path sdist_sha256 < <(grep -v '^#' "$delta_rs/sdist")
+if ! cmp -s <(echo "$sdist_version") "$delta_rs/tables/.version" 2>/dev/null; then
+  echo "== installing delta-rs's test tables (deltalake $sdist_version) in $delta_rs/tables"
+  download=$(mktemp -d)
+  curl -sSfL --retry 3 -o "$download/deltalake.tar.gz" "https://files.pythonhosted.org/$sdist_path"
+  echo "$sdist_sha256  $download/deltalake.tar.gz" | sha256sum -c --quiet
+  tar -xzf "$download/deltalake.tar.gz" -C "$download" "deltalake-$sdist_version/crates/test/tests/data"
+  rm -rf "$delta_rs/tables"
+  mv "$download/deltalake-$sdist_version/crates/test/tests/data" "$delta_rs/tables"
+  echo "$sdist_version" > "$delta_rs/tables/.version"
   rm -rf "$download"
 fi

@@ -433,7 +433,7 @@ Result<Action> ParseMetadata(FieldReader& r, const object& obj) {
     metadata.format.provider = r.OptionalString(format_object, "provider").value_or("parquet");
     metadata.format.options = r.OptionalStringMap(format_object, "options").value_or(StringMap{});
   }
-  metadata.schema_string = r.RequiredString(obj, "schemaString");
+  metadata.schema_string = r.OptionalString(obj, "schemaString").value_or(std::string(kEmptySchemaString));
   metadata.partition_columns = r.OptionalStringArray(obj, "partitionColumns").value_or(std::vector<std::string>{});
   metadata.configuration = r.OptionalStringMap(obj, "configuration").value_or(StringMap{});
   metadata.created_time = r.OptionalInt(obj, "createdTime");

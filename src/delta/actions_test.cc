@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/core/types.h"
 
 namespace sluice::delta {
 namespace {
@@ -131,6 +132,19 @@ TEST(ActionsTest, MissingOrMistypedRequiredFieldsAreNamed) {
     EXPECT_EQ(status.error_class(), errors::kDeltaLogCorrupt) << c.line;
     EXPECT_NE(status.message().find(c.expected), std::string_view::npos) << status.ToString();
   }
+}
+
+// Databricks' declarative pipelines create a table with a metaData that has no schema yet: it
+// reads as a table without columns until a later commit gives it one.
+TEST(ActionsTest, AMetaDataWithoutASchemaHasNoColumns) {
+  std::vector<Action> actions;
+  ASSERT_TRUE(ParseActions(R"({"metaData":{"id":"x","format":{"provider":"parquet","options":{}},)"
+                           R"("partitionColumns":[],"configuration":{},"createdTime":1}})",
+                           "0.json", &actions)
+                  .ok());
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(std::get<Metadata>(actions[0]).schema_string, kEmptySchemaString);
+  EXPECT_EQ(ParseTypeJson(kEmptySchemaString).value()->num_fields(), 0);
 }
 
 TEST(ActionsTest, DeletionVectorUniqueIdFollowsTheProtocol) {

@@ -257,14 +257,14 @@ Status DecodeBatch(const RecordBatch& batch, const std::string& path, int64_t fi
     } else if (metadata.valid(row)) {
       Metadata action;
       auto id = GetString(metadata_id, row);
-      auto schema = GetString(metadata_schema, row);
-      if (!id || !schema) return Corrupt(path, file_row, "metaData lacks id or schemaString");
+      auto schema = GetString(metadata_schema, row).value_or(std::string(kEmptySchemaString));
+      if (!id) return Corrupt(path, file_row, "metaData lacks id");
       action.id = std::move(*id);
       action.name = GetString(metadata_name, row);
       action.description = GetString(metadata_description, row);
       action.format.provider = GetString(format_provider, row).value_or("parquet");
       action.format.options = GetStringMap(format_options, row).value_or(delta::StringMap{});
-      action.schema_string = std::move(*schema);
+      action.schema_string = std::move(schema);
       action.partition_columns = GetStringArray(metadata_partition_columns, row).value_or(std::vector<std::string>{});
       action.configuration = GetStringMap(metadata_configuration, row).value_or(delta::StringMap{});
       action.created_time = GetLong(metadata_created_time, row);

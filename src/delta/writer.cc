@@ -115,6 +115,15 @@ Result<ColumnPtr> ConformColumn(const ColumnPtr& column, const TypePtr& target, 
   if (column->type->Equals(*target)) return column;
   // Files written before a column was widened, and data narrower than its column.
   if (ReadsWidened(*column->type, *target)) return WidenColumn(*column, target);
+  // A data file read may hold a timestamp column as Parquet timestamps not adjusted to UTC (some
+  // writers store every timestamp so): the same microseconds, read as UTC, as Spark and delta-rs
+  // read them.
+  if (outside == FieldsOutsideTable::kLeaveOut && column->type->id() == TypeId::kTimestampNtz &&
+      target->id() == TypeId::kTimestamp) {
+    auto relabeled = std::make_shared<Column>(*column);
+    relabeled->type = target;
+    return ColumnPtr(std::move(relabeled));
+  }
   TypeId id = target->id();
   if (id != column->type->id() || (id != TypeId::kStruct && id != TypeId::kArray && id != TypeId::kMap)) {
     return Mismatch(path, fmt::format("the table has type {}, the data {}", target->ToString(), column->type->ToString()));

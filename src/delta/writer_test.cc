@@ -377,6 +377,23 @@ TEST(DataFilePathsTest, EncodeAndDecode) {
   EXPECT_EQ(DecodeFilePath("bad%2").status().error_class(), errors::kDeltaLogCorrupt);
 }
 
+// A data file read may hold the table's timestamps as timestamps not adjusted to UTC: the same
+// microseconds read as the table's type. Data to write in that type is refused.
+TEST(ConformToSchemaTest, AFileReadTakesTimestampsWithoutZoneAsTheTablesTimestamps) {
+  Int64Builder stored(DataType::TimestampNtz());
+  stored.Append(1'681'430'338'000'000);
+  stored.AppendNull();
+  TypePtr file_schema = DataType::Struct({{"at", DataType::TimestampNtz()}}).value();
+  TypePtr table_schema = DataType::Struct({{"at", DataType::Timestamp()}}).value();
+  BatchPtr file = RecordBatch::Make(file_schema, {stored.Finish()}, 2).value();
+  Result<BatchPtr> read = ConformToSchema(file, table_schema, FieldsOutsideTable::kLeaveOut);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ((*read)->column(0)->type->id(), TypeId::kTimestamp);
+  EXPECT_EQ((*read)->column(0)->Value<int64_t>(0), 1'681'430'338'000'000);
+  EXPECT_TRUE((*read)->column(0)->IsNull(1));
+  EXPECT_EQ(ConformToSchema(file, table_schema).status().error_class(), errors::kDeltaSchemaMismatch);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, WriterTest, ::testing::ValuesIn(sluice::testing::kAllStores),
                          sluice::testing::StoreName);
 

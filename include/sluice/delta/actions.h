@@ -42,12 +42,16 @@ struct Format {
   bool operator==(const Format&) const = default;
 };
 
+// The schema of a metaData action that has none: Databricks' declarative pipelines create their
+// tables with such a placeholder and set the schema in a later commit.
+inline constexpr std::string_view kEmptySchemaString = R"({"type":"struct","fields":[]})";
+
 struct Metadata {
   std::string id;
   std::optional<std::string> name;
   std::optional<std::string> description;
   Format format;
-  std::string schema_string;  // Spark StructType JSON
+  std::string schema_string;  // Spark StructType JSON (kEmptySchemaString when the action has none)
   std::vector<std::string> partition_columns;
   StringMap configuration;
   std::optional<int64_t> created_time;  // ms since the epoch

@@ -94,7 +94,8 @@ Result<TypePtr> MergeSchemas(const TypePtr& table_schema, const TypePtr& incomin
 
 // What ConformToSchema does with a column, or nested struct field, that the table does not have:
 // data to write is refused; a data file read may hold fields the table has dropped since (column
-// mapping), which are left out.
+// mapping), which are left out. A data file read may also hold a timestamp column as timestamps
+// not adjusted to UTC (timestamp_ntz), read as the table's timestamps (the same microseconds, UTC).
 enum class FieldsOutsideTable { kRefuse, kLeaveOut };
 
 // The batch's columns arranged as `table_schema` (matched by name ignoring case; missing
