@@ -50,6 +50,9 @@ struct Node {
   std::vector<std::string> path;  // kColumn, as written (quotes removed)
   std::string name;               // kCall: canonical lower-case name
   std::vector<NodePtr> args;
+  // kCall of struct: the field name each argument was given with AS ("" where none), as many as
+  // the arguments, or none when no argument has one.
+  std::vector<std::string> aliases;
   bool negated = false;      // NOT IN, NOT LIKE, NOT BETWEEN, NOT RLIKE
   bool distinct = false;     // count(DISTINCT x)
   bool case_has_operand = false;  // CASE x WHEN ...

@@ -2189,7 +2189,9 @@ Result<BoundPtr> BindStructOrNamedStruct(Call& c) {
   } else {
     for (size_t i = 0; i < c.args.size(); ++i) {
       const Node& a = *c.node.args[i];
-      std::string name = a.kind == NodeKind::kColumn ? a.path.back() : fmt::format("col{}", i + 1);
+      std::string name = i < c.node.aliases.size() && !c.node.aliases[i].empty() ? c.node.aliases[i]
+                         : a.kind == NodeKind::kColumn                           ? a.path.back()
+                                                                                 : fmt::format("col{}", i + 1);
       values.push_back(c.args[i]);
       fields.push_back(Field{name, c.args[i]->type, c.args[i]->nullable});
     }

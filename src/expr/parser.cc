@@ -1216,6 +1216,12 @@ class Parser {
       do {
         SLUICE_ASSIGN_OR_RETURN(NodePtr arg, IsLambdaAhead() ? ParseLambda() : ParseExpr());
         n->args.push_back(std::move(arg));
+        // struct(x AS a, ...) names its fields, as Spark's grammar reads struct's arguments.
+        if (name == "struct" && AcceptKeyword("as")) {
+          if (!IsParameter(Peek())) return Unexpected("a field name after AS");
+          n->aliases.resize(n->args.size());
+          n->aliases.back() = Next().text;
+        }
         // substring(s FROM pos [FOR len]) and overlay(s PLACING replace FROM pos [FOR len]) are
         // the calls substring(s, pos[, len]) and overlay(s, replace, pos[, len]).
         const bool substring = (name == "substring" || name == "substr") && n->args.size() == 1;
@@ -1242,6 +1248,7 @@ class Parser {
       } while (AcceptSymbol(","));
     }
     SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
+    if (!n->aliases.empty()) n->aliases.resize(n->args.size());
     return Sealed(std::move(n));
   }
 

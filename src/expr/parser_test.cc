@@ -70,6 +70,7 @@ TEST(ParserTest, PrintsTheTreeWithSparkPrecedence) {
       {"value.user.email", "value.user.email"},
       {"arr[0] + m['k']", "(arr[0] + m['k'])"},
       {"struct(a, b).a", "struct(a, b).a"},
+      {"struct(a AS x, b, 1 as `y z`).x", "struct(a AS x, b, 1 AS `y z`).x"},
       {"current_date", "current_date()"},
       {"current_timestamp()", "current_timestamp()"},
       {"a /* comment */ + -- to the end\n b", "(a + b)"},

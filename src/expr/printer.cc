@@ -133,6 +133,14 @@ std::string PrintCall(const Node& n) {
     return fmt::format("{}.{}", base(), QuoteIdentifier(a[1]->literal.text));
   }
   if (n.name == "subscript" && a.size() == 2) return fmt::format("{}[{}]", base(), PrintSql(*a[1]));
+  if (!n.aliases.empty()) {
+    std::string text;
+    for (size_t i = 0; i < a.size(); ++i) {
+      text += (i > 0 ? ", " : "") + PrintSql(*a[i]);
+      if (!n.aliases[i].empty()) text += " AS " + QuoteIdentifier(n.aliases[i]);
+    }
+    return fmt::format("{}({})", n.name, text);
+  }
   return fmt::format("{}({}{})", n.name, n.distinct ? "DISTINCT " : "", JoinArgs(a));
 }
 
