@@ -239,7 +239,7 @@ TEST_F(AlterTest, AddedColumnsGoWhereAskedAndReadNullInOlderFiles) {
   // With column mapping, the new column is mapped like the others.
   ASSERT_TRUE(SetTableProperties(fs_, table_, {{"delta.columnMapping.mode", "name"}}).ok());
   ASSERT_TRUE(AddColumns(fs_, table_, {fine}).ok());
-  const Field& mapped = Latest()->schema()->fields().back();
+  const Field mapped = Latest()->schema()->fields().back();
   EXPECT_EQ(mapped.name, "fine");
   EXPECT_NE(mapped.metadata.find(R"("delta.columnMapping.physicalName":"col-)"), std::string::npos) << mapped.metadata;
   EXPECT_EQ(Lines().front(), R"(2.5,3,a,{"city":"Pune","country":"IN","zip":1},["x"],null)");
