@@ -3,7 +3,7 @@
 # integration tests (PostgreSQL servers and Kafka mock clusters are started by the tests
 # themselves), then builds the unit tests with AddressSanitizer + UndefinedBehaviorSanitizer and
 # with ThreadSanitizer and runs them again, and runs every fuzz target from its committed seeds
-# (scripts/fuzz-all.sh: 30 seconds each). Exits non-zero when
+# (scripts/fuzz-all.sh: 20 seconds each). Exits non-zero when
 # anything fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,5 +55,5 @@ export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
   --gtest_filter='ChangeFeedPipelineTest.*:CopyIntegrationTest.*:PipelineCrashTest.*:CatalogServerFeedTest.*'
 unset TSAN_OPTIONS
 
-echo "== fuzz targets: 30 s each"
-bash "$root/scripts/fuzz-all.sh" 30
+echo "== fuzz targets: 20 s each"
+bash "$root/scripts/fuzz-all.sh" 20
