@@ -73,16 +73,7 @@ def _identifier(text: str) -> str:
 
 def _column_list(text: str):
     """Column paths separated by commas outside back quotes, each as written."""
-    columns, current, quoted = [], "", False
-    for char in text:
-        if char == "`":
-            quoted = not quoted
-        if char == "," and not quoted:
-            columns.append(current.strip())
-            current = ""
-        else:
-            current += char
-    columns.append(current.strip())
+    columns = _top_level_split(text)
     if any(not column for column in columns):
         raise SluiceError("PARSE_SYNTAX_ERROR", "an empty column name in DROP COLUMNS: " + text)
     return columns

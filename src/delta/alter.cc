@@ -8,9 +8,8 @@
 #include <charconv>
 #include <functional>
 
-#include <simdjson.h>
-
 #include "delta/column_mapping.h"
+#include "delta/field_metadata.h"
 #include "delta/type_widening.h"
 #include "sluice/core/column_path.h"
 #include "sluice/core/error_classes.h"
@@ -172,16 +171,8 @@ std::string ColumnParameter(const std::string& path, const Field& field) {
 
 // The field's metadata with its comment set.
 std::string WithComment(const std::string& metadata, const std::string& comment) {
-  simdjson::dom::parser parser;
-  simdjson::dom::object object;
-  std::string out = "{";
-  if (parser.parse(simdjson::padded_string(metadata)).get(object) == simdjson::SUCCESS) {
-    for (auto [key, value] : object) {
-      if (key == "comment") continue;
-      out += JsonString(key) + ":" + simdjson::minify(value) + ",";
-    }
-  }
-  return out + "\"comment\":" + JsonString(comment) + "}";
+  return EditedMetadata(metadata, [](std::string_view key) { return key == "comment"; },
+                        "\"comment\":" + JsonString(comment));
 }
 
 bool TypeWideningEnabled(const Metadata& metadata) {

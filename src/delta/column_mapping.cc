@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "delta/field_metadata.h"
 #include "delta/uuid.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
@@ -24,29 +25,6 @@ constexpr std::string_view kCharactersNeedingColumnMapping = " ,;{}()\n\t=.";
 
 bool MentionsColumnMapping(const std::string& metadata) {
   return metadata.find("delta.columnMapping.") != std::string::npos;
-}
-
-// The field's metadata object with `drop(key)` keys left out and `extra` (a list of `"key":value`
-// members) appended. Metadata that is not a JSON object is kept as it is.
-std::string EditedMetadata(const std::string& metadata, const std::function<bool(std::string_view)>& drop,
-                           const std::string& extra) {
-  simdjson::dom::parser parser;
-  simdjson::dom::object object;
-  if (parser.parse(simdjson::padded_string(metadata)).get(object) != simdjson::SUCCESS) return metadata;
-  std::string out = "{";
-  for (auto [key, value] : object) {
-    if (drop(key)) continue;
-    if (out.size() > 1) out.push_back(',');
-    AppendJsonString(&out, key);
-    out.push_back(':');
-    out += simdjson::minify(value);
-  }
-  if (!extra.empty()) {
-    if (out.size() > 1) out.push_back(',');
-    out += extra;
-  }
-  out.push_back('}');
-  return out;
 }
 
 // A member of the field's metadata: its text when it is a string, its integer when a number.

@@ -4,7 +4,6 @@
 // The tables are written on the local disk and on S3 (moto on loopback; delta-rs reaches it through
 // the AWS_* environment the S3 server sets).
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "delta/delta_replay_testing.h"
+#include "delta/delta_rs_testing.h"
 #include "delta/scan_testing.h"
 #include "parquet/duckdb_testing.h"
 #include "sluice/core/builder.h"
@@ -26,23 +26,9 @@ namespace sluice::delta {
 namespace {
 
 using parquet::testing::ShellQuote;
-using parquet::testing::ToolsDir;
 
 // The table's rows as delta-rs reads them, as `[id, "name"]` lines, sorted.
-std::vector<std::string> DeltaRsRows(const std::string& table) {
-  const std::string python = ToolsDir() + "/venv/bin/python";
-  EXPECT_TRUE(std::ifstream(python).good()) << "deltalake is not installed for the tests: run scripts/install-test-tools.sh";
-  const std::string out =
-      testing::CommandOutput(ShellQuote(python) + " " + ShellQuote(ToolsDir() + "/delta_rs_rows.py") + " " + ShellQuote(table));
-  std::vector<std::string> rows;
-  size_t start = 0;
-  while (start < out.size()) {
-    size_t end = out.find('\n', start);
-    rows.push_back(out.substr(start, end - start));
-    start = end == std::string::npos ? out.size() : end + 1;
-  }
-  return rows;
-}
+std::vector<std::string> DeltaRsRows(const std::string& table) { return testing::DeltaRsLines(ShellQuote(table)); }
 
 std::string Line(int64_t id, const std::string& name) { return "[" + std::to_string(id) + ", \"" + name + "\"]"; }
 

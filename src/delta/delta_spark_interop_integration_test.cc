@@ -17,6 +17,7 @@
 
 #include "delta/column_mapping.h"
 #include "delta/delta_replay_testing.h"
+#include "delta/delta_rs_testing.h"
 #include "delta/scan_testing.h"
 #include "delta/spark_testing.h"
 #include "parquet/duckdb_testing.h"
@@ -386,24 +387,9 @@ std::vector<std::string> CanonicalRows(const std::vector<std::string>& rows) {
   return canonical;
 }
 
-// What delta-rs (tests/tools/delta_rs_rows.py) prints for `arguments`, one JSON text a line.
-std::vector<std::string> DeltaRsLines(const std::string& arguments) {
-  using parquet::testing::ShellQuote;
-  using parquet::testing::ToolsDir;
-  const std::string out = testing::CommandOutput(ShellQuote(ToolsDir() + "/venv/bin/python") + " " +
-                                                 ShellQuote(ToolsDir() + "/delta_rs_rows.py") + " " + arguments);
-  std::vector<std::string> lines;
-  for (size_t start = 0; start < out.size();) {
-    const size_t end = std::min(out.find('\n', start), out.size());
-    if (end > start) lines.push_back(out.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
 // The table's rows as delta-rs reads them, in canonical form.
 std::vector<std::string> DeltaRsRows(const std::string& table) {
-  return CanonicalRows(DeltaRsLines(parquet::testing::ShellQuote(table)));
+  return CanonicalRows(testing::DeltaRsLines(parquet::testing::ShellQuote(table)));
 }
 
 // The Delta kernel's test tables (the delta_kernel crate's tests/data, installed by
@@ -516,7 +502,7 @@ TEST(DeltaSparkInteropTest, DeltaRsTestTablesReadAsSparkOrDeltaRsReadsThem) {
     } else if (kLogOnly.contains(name)) {
       Result<SnapshotPtr> snapshot = Snapshot::Load(fs, table);
       ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
-      const std::vector<std::string> log = DeltaRsLines("--log " + parquet::testing::ShellQuote(table));
+      const std::vector<std::string> log = testing::DeltaRsLines("--log " + parquet::testing::ShellQuote(table));
       ASSERT_EQ(log.size(), 1u);
       EXPECT_EQ(log[0], fmt::format(R"({{"version": {}, "files": {}}})", (*snapshot)->version(),
                                     (*snapshot)->files().size()));

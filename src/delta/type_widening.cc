@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "delta/field_metadata.h"
+#include "sluice/core/decimal.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 
@@ -52,12 +54,6 @@ std::string TypeChangeName(const DataType& type) {
   return json;
 }
 
-int128_t PowerOfTen(int exponent) {
-  int128_t result = 1;
-  for (int i = 0; i < exponent; ++i) result *= 10;
-  return result;
-}
-
 template <typename From, typename To, typename Convert>
 ColumnPtr Converted(const Column& column, const TypePtr& target, Convert convert) {
   auto result = std::make_shared<Column>();
@@ -82,7 +78,7 @@ Result<ColumnPtr> WidenFrom(const Column& column, const TypePtr& target) {
     case TypeId::kDouble: return Converted<From, double>(column, target, cast(double{}));
     case TypeId::kDecimal: {
       const int from_scale = column.type->id() == TypeId::kDecimal ? column.type->scale() : 0;
-      const int128_t factor = PowerOfTen(target->scale() - from_scale);
+      const int128_t factor = Pow10(target->scale() - from_scale);
       return Converted<From, int128_t>(column, target,
                                        [factor](From value) { return static_cast<int128_t>(value) * factor; });
     }
@@ -105,7 +101,16 @@ bool IsTypeWidening(const DataType& from, const DataType& to) { return Widens(fr
 bool ReadsWidened(const DataType& from, const DataType& to) { return Widens(from, to, ValueDigits); }
 
 std::string WithTypeChanges(const std::string& metadata, const std::vector<TypeChange>& changes) {
+  constexpr std::string_view kKey = "delta.typeChanges";
+  // The changes recorded before, then these.
   std::string entries;
+  simdjson::dom::parser parser;
+  simdjson::dom::object object;
+  simdjson::dom::array recorded;
+  if (parser.parse(simdjson::padded_string(metadata)).get(object) == simdjson::SUCCESS &&
+      object[kKey].get(recorded) == simdjson::SUCCESS) {
+    for (simdjson::dom::element change : recorded) entries += (entries.empty() ? "" : ",") + simdjson::minify(change);
+  }
   for (const TypeChange& change : changes) {
     if (!entries.empty()) entries += ",";
     entries += "{\"fromType\":" + JsonString(TypeChangeName(*change.from)) +
@@ -113,25 +118,8 @@ std::string WithTypeChanges(const std::string& metadata, const std::vector<TypeC
     if (!change.field_path.empty()) entries += ",\"fieldPath\":" + JsonString(change.field_path);
     entries += "}";
   }
-  simdjson::dom::parser parser;
-  simdjson::dom::object object;
-  std::string out = "{";
-  bool appended = false;
-  if (parser.parse(simdjson::padded_string(metadata)).get(object) == simdjson::SUCCESS) {
-    for (auto [key, value] : object) {
-      if (out.size() > 1) out += ",";
-      out += JsonString(key) + ":";
-      std::string text = simdjson::minify(value);
-      if (key == "delta.typeChanges" && value.is_array()) {
-        text.pop_back();  // "]"
-        text += (text.size() > 1 ? "," : "") + entries + "]";
-        appended = true;
-      }
-      out += text;
-    }
-  }
-  if (!appended) out += std::string(out.size() > 1 ? "," : "") + "\"delta.typeChanges\":[" + entries + "]";
-  return out + "}";
+  return EditedMetadata(metadata, [&](std::string_view key) { return key == kKey; },
+                        JsonString(kKey) + ":[" + entries + "]");
 }
 
 Result<ColumnPtr> WidenColumn(const Column& column, const TypePtr& target) {
