@@ -11,7 +11,7 @@ from . import _sluice
 from .errors import SluiceError
 from .functions import Column, col
 from .functions import expression_text as sql_text
-from .session import option_text
+from .session import column_list_text, option_text
 
 
 def quote(name: str) -> str:
@@ -278,6 +278,10 @@ class DataFrameWriter:
         if path is not None:
             options["path"] = _sluice.absolute_path(path)
         self._write(options, "PATH_ALREADY_EXISTS", options.get("path"))
+
+    def partitionBy(self, *cols: Any) -> "DataFrameWriter":
+        """The partition columns of a table the write creates (into an existing table: its own)."""
+        return self.option("partitionBy", column_list_text(cols))
 
     def saveAsTable(self, name: str) -> None:
         if self._format != "delta":

@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import _sluice
 from .errors import SluiceError
-from .session import Session
+from .session import Session, column_list_text
 
 
 @dataclass
@@ -40,6 +40,7 @@ class _Dataset:
     kind: str  # table, materialized_view, streaming_table
     name: str
     function: Optional[Callable]
+    partition_cols: Optional[Sequence[str]] = None
 
 
 @dataclass
@@ -75,21 +76,24 @@ def _named(function: Optional[Callable], register: Callable[[Callable], None]):
 
 
 def table(query_function: Optional[Callable] = None, *, name: Optional[str] = None, comment: Optional[str] = None,
-          **_settings: Any):
+          partition_cols: Optional[Sequence[str]] = None, **_settings: Any):
     """A table: the function returns a streaming DataFrame (a streaming table fed by a flow of the
-    function's name) or a batch DataFrame (written when the table is missing or refreshed)."""
-    return _named(query_function, lambda f: _graph.datasets.append(_Dataset("table", name or f.__name__, f)))
-
-
-def materialized_view(query_function: Optional[Callable] = None, *, name: Optional[str] = None, **_settings: Any):
-    """A table computed from a batch DataFrame (written when missing or refreshed)."""
+    function's name) or a batch DataFrame (written when the table is missing or refreshed).
+    ``partition_cols``: the table's partition columns."""
     return _named(query_function,
-                  lambda f: _graph.datasets.append(_Dataset("materialized_view", name or f.__name__, f)))
+                  lambda f: _graph.datasets.append(_Dataset("table", name or f.__name__, f, partition_cols)))
 
 
-def create_streaming_table(name: str, **_settings: Any) -> None:
+def materialized_view(query_function: Optional[Callable] = None, *, name: Optional[str] = None,
+                      partition_cols: Optional[Sequence[str]] = None, **_settings: Any):
+    """A table computed from a batch DataFrame (written when missing or refreshed)."""
+    return _named(query_function, lambda f: _graph.datasets.append(
+        _Dataset("materialized_view", name or f.__name__, f, partition_cols)))
+
+
+def create_streaming_table(name: str, partition_cols: Optional[Sequence[str]] = None, **_settings: Any) -> None:
     """A table that flows (append_flow) write into."""
-    _graph.datasets.append(_Dataset("streaming_table", name, None))
+    _graph.datasets.append(_Dataset("streaming_table", name, None, partition_cols))
 
 
 def append_flow(*, target: str, name: Optional[str] = None, **_settings: Any):
@@ -215,14 +219,15 @@ class _Build:
         self.session = session
         self.trigger = trigger
         self.table_sinks: Dict[str, str] = {}
-        self.batch_tables: List[Tuple[str, Any, List[Tuple[str, str, str]]]] = []
+        self.batch_tables: List[Tuple[_Dataset, Any, List[Tuple[str, str, str]]]] = []
         self.warnings: List[Tuple[str, str]] = []  # (sink, message)
 
-    def table_sink(self, name: str) -> str:
+    def table_sink(self, name: str, partition_cols: Optional[Sequence[str]] = None) -> str:
         qualified = self.session._qualified(name)
         if qualified not in self.table_sinks:
             sink = "table_" + qualified.replace(".", "__")
-            self.pipeline.add_sink(sink, "delta", {}, qualified)
+            options = {"partitionBy": column_list_text([partition_cols])} if partition_cols else {}
+            self.pipeline.add_sink(sink, "delta", options, qualified)
             self.table_sinks[qualified] = sink
         return self.table_sinks[qualified]
 
@@ -245,14 +250,14 @@ class _Build:
                 self.warnings.append((name, warning))
         for dataset in graph.datasets:
             if dataset.function is None:
-                self.table_sink(dataset.name)
+                self.table_sink(dataset.name, dataset.partition_cols)
                 continue
             df = dataset.function()
             if getattr(df, "isStreaming", False):
-                self.flow(dataset.function.__name__, df, self.table_sink(dataset.name), "append",
-                          _expectations(dataset.function))
+                self.flow(dataset.function.__name__, df, self.table_sink(dataset.name, dataset.partition_cols),
+                          "append", _expectations(dataset.function))
             else:
-                self.batch_tables.append((dataset.name, df, _expectations(dataset.function)))
+                self.batch_tables.append((dataset, df, _expectations(dataset.function)))
         for flow in graph.flows:
             sink = flow.target if flow.target in graph.sinks else self.table_sink(flow.target)
             self.flow(flow.name, flow.function(), sink, flow.output_mode, _expectations(flow.function))
@@ -262,7 +267,8 @@ class _Build:
         then sees one version per refresh)."""
         from .delta import DeltaTable
 
-        for name, df, expectations in self.batch_tables:
+        for dataset, df, expectations in self.batch_tables:
+            name = dataset.name
             path = self.session._table_path(name)
             if DeltaTable.isDeltaTable(self.session, path) and not full_refresh_all and name not in full_refresh:
                 continue
@@ -271,7 +277,10 @@ class _Build:
                     df = df.where(f"({condition}) IS TRUE")
                 elif action == "fail" and df.where(f"NOT (({condition}) IS TRUE)").count() > 0:
                     raise SluiceError("EXPECTATION_VIOLATION", f"table {name}: expectation '{expectation}' failed")
-            df.write.mode("overwrite").saveAsTable(name)
+            writer = df.write.mode("overwrite")
+            if dataset.partition_cols:
+                writer = writer.partitionBy(list(dataset.partition_cols))
+            writer.saveAsTable(name)
 
 
 def run_file(path: str, flows: Sequence[str] = (), full_refresh: Sequence[str] = (), full_refresh_all: bool = False,

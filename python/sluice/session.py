@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 
 from . import _sluice
 from .errors import SluiceError
@@ -144,6 +144,22 @@ def option_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def column_list_text(columns: Sequence[Any]) -> str:
+    """Column names as a sink's column-list option reads them (``partitionBy``): comma-separated,
+    a name in back quotes (a back quote inside doubled) when it holds a comma, a back quote or
+    blanks at its ends. PySpark's ``partitionBy("a", "b")`` and ``partitionBy(["a", "b"])`` alike."""
+    if len(columns) == 1 and isinstance(columns[0], (list, tuple)):
+        columns = columns[0]
+    names = []
+    for column in columns:
+        if not isinstance(column, str) or not column:
+            raise SluiceError("INVALID_OPTIONS", f"partitionBy takes column names, not {column!r}")
+        if "," in column or "`" in column or column != column.strip():
+            column = "`" + column.replace("`", "``") + "`"
+        names.append(column)
+    return ",".join(names)
 
 
 class Session:

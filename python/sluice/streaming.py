@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from . import _sluice
 from .errors import SluiceError, StreamingQueryException
-from .session import option_text
+from .session import column_list_text, option_text
 
 # A query name becomes a checkpoint directory under the session's storage.
 _QUERY_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
@@ -41,6 +41,10 @@ class DataStreamWriter:
         for key, value in options.items():
             self.option(key, value)
         return self
+
+    def partitionBy(self, *cols: Any) -> "DataStreamWriter":
+        """The partition columns of a table the query creates (into an existing table: its own)."""
+        return self.option("partitionBy", column_list_text(cols))
 
     def outputMode(self, mode: str) -> "DataStreamWriter":
         self._output_mode = mode

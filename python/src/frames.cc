@@ -395,9 +395,15 @@ std::string PathOfName(const Namespace& where, const std::vector<std::string>& p
 }
 
 // The rows a statement's FROM or USING names: a temporary view of the session (a one-part name,
-// case-insensitive), else a Delta table's latest snapshot.
+// case-insensitive), else a Delta table's latest snapshot; without a name, one row of no columns.
 FramePtr RowsOf(const std::vector<std::string>& name, const Namespace& where,
                 const std::map<std::string, FramePtr>& views) {
+  if (name.empty()) {  // a SELECT without FROM: one row of no columns
+    auto frame = std::make_shared<Frame>();
+    frame->schema = Check(DataType::Struct({}));
+    frame->batches.push_back(Check(RecordBatch::Make(frame->schema, {}, 1)));
+    return frame;
+  }
   std::string view_name = name.size() == 1 ? name[0] : "";
   for (auto& c : view_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (auto view = views.find(view_name); view != views.end()) return view->second;
@@ -409,7 +415,7 @@ FramePtr RowsOf(const std::vector<std::string>& name, const Namespace& where,
   return Read("delta", {{"path", path}});
 }
 
-// SELECT ... FROM view-or-table [WHERE] [GROUP BY] [HAVING], with a SQL flow's meaning
+// SELECT ... [FROM view-or-table] [WHERE] [GROUP BY] [HAVING], with a SQL flow's meaning
 // (docs/sql.md), over the rows as they are now: an aggregation gives every group.
 FramePtr RunSelect(const std::string& sql, const Namespace& where, const std::map<std::string, FramePtr>& views,
                    bool ansi) {

@@ -134,3 +134,41 @@ def test_spark_sql_selects_over_views_and_tables(spark):
         ("", 2, 60.5), ("apple", 2, 11.0), ("fig", 2, None), ("pear", 2, 24.0)]
     assert spark.sql("SELECT count(*) AS n FROM shop.orders WHERE id > 100").collect()[0].n == 0
     assert spark.sql("SELECT * FROM orders WHERE id > 100").columns == ["id", "item", "total"]
+
+
+def test_spark_sql_selects_without_from_over_one_row(spark):
+    assert [r.asDict() for r in spark.sql("SELECT 1 AS id, 'a' AS s, 2.5D * 2 AS d").collect()] == \
+        [{"id": 1, "s": "a", "d": 5.0}]
+    assert spark.sql("SELECT count(*) AS n").collect()[0].n == 1
+    assert spark.sql("SELECT 1 AS one WHERE false").collect() == []
+    assert spark.sql("SELECT max(2) AS m WHERE false").collect()[0].m is None
+    with pytest.raises(sluice.SluiceError) as error:
+        spark.sql("SELECT *")
+    assert error.value.error_class == "PARSE_SYNTAX_ERROR"
+
+
+def test_a_write_partitions_the_table_it_creates(spark, tmp_path):
+    df = orders(spark).withColumnRenamed("item", "item,kind")
+    path = str(tmp_path / "t")
+    df.write.format("delta").partitionBy(["ITEM,KIND"]).save(path)
+    with open(os.path.join(path, "_delta_log", "00000000000000000000.json")) as log:
+        metadata = [json.loads(line)["metaData"] for line in log if "metaData" in json.loads(line)]
+    assert metadata[0]["partitionColumns"] == ["item,kind"]
+    # A name with a comma needs column mapping, whose partitions go into random two-character folders.
+    assert len([d for d in os.listdir(path) if not d.startswith("_")]) == 4
+    df.write.format("delta").mode("append").partitionBy("item,kind").save(path)
+    df.write.format("delta").mode("append").save(path)
+    assert spark.read.format("delta").load(path).count() == 12
+    for other in (("id",), ("item,kind", "id")):
+        with pytest.raises(sluice.SluiceError) as error:
+            df.write.format("delta").mode("append").partitionBy(*other).save(path)
+        assert error.value.error_class == "DELTA_METADATA_MISMATCH", str(error.value)
+    for columns, error_class in ((("nosuch",), "DELTA_PARTITION_COLUMN_NOT_FOUND"),
+                                 (("id", "ID"), "DELTA_DUPLICATE_COLUMNS_FOUND"),
+                                 (("id", "item,kind", "total"), "DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION"),
+                                 ((1,), "INVALID_OPTIONS")):
+        with pytest.raises(sluice.SluiceError) as error:
+            df.write.format("delta").partitionBy(*columns).save(str(tmp_path / "refused"))
+        assert error.value.error_class == error_class, str(error.value)
+    assert not os.path.exists(str(tmp_path / "refused" / "_delta_log"))
+    assert spark.read.format("delta").load(path).count() == 12

@@ -33,7 +33,11 @@ def test_tables_flows_expectations_and_a_yaml_sink_with_a_python_function(tmp_pa
     write(tmp_path / "transformations.py", """
         from sluice import pipelines as dp
 
-        dp.create_streaming_table("main.out.big")
+        dp.create_streaming_table("main.out.big", partition_cols=["cents"])
+
+        @dp.materialized_view(name="main.out.signs", partition_cols=["positive"])
+        def signs():
+            return spark.table("main.raw.orders").selectExpr("id", "amount > 0 AS positive")
 
         @dp.table(name="main.out.valid")
         @dp.expect_or_drop("positive", "amount > 0")
@@ -74,6 +78,16 @@ def test_tables_flows_expectations_and_a_yaml_sink_with_a_python_function(tmp_pa
     assert sorted(r.cents for r in spark.table("main.out.big").collect()) == [1100, 1200, 1300, 1400]
     assert spark.table("main.out.counted").count() == 10
     assert spark.table("main.out.audit").count() == 10
+    for table, partitioned_by in (("main.out.big", ["cents"]), ("main.out.signs", ["positive"]),
+                                  ("main.out.valid", [])):
+        path = os.path.join("warehouse", *table.split("."))
+        with open(os.path.join(path, "_delta_log", "00000000000000000000.json")) as log:
+            assert [json.loads(line)["metaData"]["partitionColumns"] for line in log
+                    if "metaData" in json.loads(line)] == [partitioned_by], table
+    assert sorted(d for d in os.listdir(os.path.join("warehouse", "main", "out", "signs"))
+                  if not d.startswith("_")) == ["positive=false", "positive=true"]
+    assert sorted((r.id, r.positive) for r in spark.table("main.out.signs").collect()) == \
+        [(i, i not in (1, 4)) for i in range(10)]
     events = [json.loads(line) for line in open(os.path.join("storage", "system", "events.jsonl"))]
     sinks = {e["origin"]["dataset"]: e["message"] for e in events if e["event_type"] == "sink_definition"}
     assert "foreachBatch" in sinks["counter"] and "foreachBatch" in sinks["audit"], sinks

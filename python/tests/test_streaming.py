@@ -1,5 +1,7 @@
 """Streaming queries: foreachBatch with batch ids, replays after a failing callback, progress,
 a delta sink with where/select, and two queries in one process that never wait on each other."""
+import json
+import os
 import threading
 import time
 
@@ -171,3 +173,25 @@ def test_the_session_knows_its_queries(spark, tmp_path):
     with pytest.raises(sluice.StreamingQueryException) as error:
         spark.streams.awaitAnyTermination()
     assert error.value.error_class == "PYTHON_CALLBACK_FAILED"
+
+
+def test_a_delta_sink_partitioned_by_a_column(spark, tmp_path):
+    source_table(spark)
+    query = (stream(spark).select("id", "kind").writeStream.partitionBy("KIND").format("delta")
+             .option("checkpointLocation", str(tmp_path / "c")).trigger(once=True).toTable("main.out.by_kind"))
+    query.awaitTermination()
+    path = spark._table_path("main.out.by_kind")
+    assert delta_partition_columns(path) == ["kind"]
+    assert sorted(d for d in os.listdir(path) if not d.startswith("_")) == ["kind=even", "kind=odd"]
+    assert sorted((r.id, r.kind) for r in spark.table("main.out.by_kind").collect()) == \
+        [(i, "odd" if i % 2 else "even") for i in range(12)]
+
+
+def delta_partition_columns(path):
+    """The partition columns the table's first commit records, read from the log itself."""
+    with open(os.path.join(path, "_delta_log", "00000000000000000000.json")) as log:
+        for line in log:
+            action = json.loads(line)
+            if "metaData" in action:
+                return action["metaData"]["partitionColumns"]
+    return None

@@ -21,31 +21,45 @@ namespace {
 
 constexpr size_t kMaxSuggestions = 5;
 
+// `name` in back quotes, a back quote inside doubled.
+std::string Quoted(std::string_view name) {
+  std::string quoted = "`";
+  for (char c : name) {
+    if (c == '`') quoted.push_back('`');
+    quoted.push_back(c);
+  }
+  return quoted + "`";
+}
+
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 }  // namespace
 
 std::string ColumnPathPart(std::string_view name) {
-  if (name.find_first_of(".`") == std::string_view::npos) return std::string(name);
-  std::string part = "`";
-  for (char c : name) {
-    if (c == '`') part.push_back('`');
-    part.push_back(c);
-  }
-  return part + "`";
+  return name.find_first_of(".`") == std::string_view::npos ? std::string(name) : Quoted(name);
 }
 
-Result<std::vector<std::string>> ParseColumnPath(std::string_view path) {
+namespace {
+
+// Names separated by `separator`, each as it is or in back quotes (a back quote inside doubled);
+// with `trim`, blanks around a name are not part of it. `what` names the text in errors.
+Result<std::vector<std::string>> SplitNames(std::string_view text, char separator, bool trim, std::string_view what) {
   std::vector<std::string> parts;
   size_t i = 0;
+  auto skip_blanks = [&] {
+    while (trim && i < text.size() && IsBlank(text[i])) ++i;
+  };
   while (true) {
     std::string part;
-    if (i < path.size() && path[i] == '`') {
+    skip_blanks();
+    if (i < text.size() && text[i] == '`') {
       ++i;
       while (true) {
-        if (i >= path.size()) {
-          return Status::Error(errors::kInvalidArgument, fmt::format("unterminated back quote in column path `{}`", path));
+        if (i >= text.size()) {
+          return Status::Error(errors::kInvalidArgument, fmt::format("unterminated back quote in {} `{}`", what, text));
         }
-        if (path[i] == '`') {
-          if (i + 1 < path.size() && path[i + 1] == '`') {
+        if (text[i] == '`') {
+          if (i + 1 < text.size() && text[i + 1] == '`') {
             part.push_back('`');
             i += 2;
             continue;
@@ -53,19 +67,38 @@ Result<std::vector<std::string>> ParseColumnPath(std::string_view path) {
           ++i;
           break;
         }
-        part.push_back(path[i++]);
+        part.push_back(text[i++]);
       }
+      skip_blanks();
     } else {
-      while (i < path.size() && path[i] != '.') part.push_back(path[i++]);
+      while (i < text.size() && text[i] != separator) part.push_back(text[i++]);
+      while (trim && !part.empty() && IsBlank(part.back())) part.pop_back();
     }
-    if (part.empty()) return Status::Error(errors::kInvalidArgument, fmt::format("empty name in column path `{}`", path));
+    if (part.empty()) return Status::Error(errors::kInvalidArgument, fmt::format("empty name in {} `{}`", what, text));
     parts.push_back(std::move(part));
-    if (i == path.size()) return parts;
-    if (path[i] != '.') {
-      return Status::Error(errors::kInvalidArgument, fmt::format("expected '.' after a back-quoted name in `{}`", path));
+    if (i == text.size()) return parts;
+    if (text[i] != separator) {
+      return Status::Error(errors::kInvalidArgument,
+                           fmt::format("expected '{}' after a back-quoted name in `{}`", separator, text));
     }
     ++i;
   }
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ParseColumnPath(std::string_view path) {
+  return SplitNames(path, '.', false, "column path");
+}
+
+std::string ColumnListItem(std::string_view name) {
+  const bool plain = !name.empty() && name.find_first_of(",`") == std::string_view::npos && !IsBlank(name.front()) &&
+                     !IsBlank(name.back());
+  return plain ? std::string(name) : Quoted(name);
+}
+
+Result<std::vector<std::string>> ParseColumnList(std::string_view list) {
+  return SplitNames(list, ',', true, "column list");
 }
 
 namespace {
@@ -74,14 +107,7 @@ std::string QuoteIfNeeded(std::string_view name) {
   bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
-  if (plain) return std::string(name);
-  std::string quoted = "`";
-  for (char c : name) {
-    if (c == '`') quoted.push_back('`');
-    quoted.push_back(c);
-  }
-  quoted.push_back('`');
-  return quoted;
+  return plain ? std::string(name) : Quoted(name);
 }
 
 void CollectPaths(const DataType& type, const std::string& prefix, std::vector<std::string>* out) {

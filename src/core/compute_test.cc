@@ -360,6 +360,28 @@ TEST(ColumnAtTest, NamesQuotedAsPathPartsParseBackWhole) {
   EXPECT_EQ(ColumnPathPart("id.num`s"), "`id.num``s`");
 }
 
+TEST(ColumnListTest, NamesQuotedAsListItemsParseBackWhole) {
+  const std::vector<std::string_view> names = {"plain", "day=of,week", "a`b", "`", ",", " lead", "trail ", "a b",
+                                               "id.num", "ünï,cödé"};
+  std::string list;
+  for (std::string_view name : names) {
+    const std::string item = ColumnListItem(name);
+    EXPECT_EQ(ParseColumnList(item).value(), std::vector<std::string>{std::string(name)}) << item;
+    list += (list.empty() ? "" : ", ") + item;
+  }
+  EXPECT_EQ(ParseColumnList(list).value(), std::vector<std::string>(names.begin(), names.end())) << list;
+  EXPECT_EQ(ColumnListItem("plain"), "plain");
+  EXPECT_EQ(ColumnListItem("id.num"), "id.num");  // a list holds top-level names: dots are theirs
+  EXPECT_EQ(ColumnListItem("day=of,week"), "`day=of,week`");
+  EXPECT_EQ(ParseColumnList(" day ,region,\tx ").value(), (std::vector<std::string>{"day", "region", "x"}));
+  EXPECT_EQ(ParseColumnList("` a `").value(), std::vector<std::string>{" a "});
+  for (std::string_view bad : {"", " ", "a,", ",a", "a,,b", "`a", "`a`b", "`a` b", "``"}) {
+    Result<std::vector<std::string>> parsed = ParseColumnList(bad);
+    ASSERT_FALSE(parsed.ok()) << "'" << bad << "'";
+    EXPECT_EQ(parsed.status().error_class(), errors::kInvalidArgument) << bad;
+  }
+}
+
 TEST(ColumnAtTest, UnresolvedNamesSuggestTheClosest) {
   BatchPtr batch = Batch({{"value", NestedBatch()->column(1)},
                           {"ab", Ints({1, 2, 3, 4})},

@@ -10,6 +10,7 @@
 #include "delta/json_writer.h"
 #include "delta/type_widening.h"
 #include "delta/uuid.h"
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 #include "sluice/delta/features.h"
@@ -179,6 +180,60 @@ Result<WriteResult> WriteTable(std::shared_ptr<FileSystem> fs, const std::string
   return written;
 }
 
+namespace {
+
+// A new table's partition columns: the data's columns named (ignoring case, given their names in
+// the data), each once, of primitive types, and not all of them (a file needs a column), as Delta
+// requires.
+Result<std::vector<std::string>> PartitionColumnsOf(const DataType& data, const std::vector<std::string>& named) {
+  std::vector<std::string> columns;
+  for (const std::string& name : named) {
+    int index = data.FieldIndex(name);
+    if (index < 0) index = data.FieldIndexIgnoreCase(name);
+    if (index < 0) {
+      std::vector<std::string> names;
+      for (const Field& field : data.fields()) names.push_back(field.name);
+      return Status::Error(errors::kDeltaPartitionColumnNotFound,
+                           fmt::format("partition column `{}` not found in schema [{}]", name, fmt::join(names, ", ")));
+    }
+    const Field& field = data.field(index);
+    if (field.type->is_nested()) {
+      return Status::Error(errors::kDeltaInvalidPartitionColumnType,
+                           fmt::format("using column `{}` of type {} as a partition column is not supported: "
+                                       "partition by a column of a primitive type",
+                                       field.name, field.type->ToString()));
+    }
+    if (std::find(columns.begin(), columns.end(), field.name) != columns.end()) {
+      return Status::Error(errors::kDeltaDuplicateColumnsFound,
+                           fmt::format("found duplicate column(s) `{}` in the partition columns", field.name));
+    }
+    columns.push_back(field.name);
+  }
+  if (!columns.empty() && static_cast<int>(columns.size()) == data.num_fields()) {
+    return Status::Error(errors::kDeltaCannotUseAllColumnsForPartition,
+                         "cannot use all columns for partition columns: the data files would hold no column");
+  }
+  return columns;
+}
+
+}  // namespace
+
+Status CheckPartitionColumns(const std::vector<std::string>& table, const std::vector<std::string>& named) {
+  if (named.empty()) return Status::OK();
+  bool same = table.size() == named.size();
+  for (size_t i = 0; same && i < table.size(); ++i) same = EqualsIgnoreCase(table[i], named[i]);
+  if (same) return Status::OK();
+  auto quoted = [](const std::vector<std::string>& names) {
+    std::vector<std::string> out;
+    for (const std::string& name : names) out.push_back("`" + name + "`");
+    return fmt::format("[{}]", fmt::join(out, ", "));
+  };
+  return Status::Error(errors::kDeltaMetadataMismatch,
+                       fmt::format("partition columns do not match the partition columns of the table: given {}, "
+                                   "table {}",
+                                   quoted(named), quoted(table)));
+}
+
 struct TableWriter::State {
   std::shared_ptr<FileSystem> fs;      // Start only: for the retry when another writer creates the table
   std::string table_path;
@@ -230,20 +285,15 @@ struct TableWriter::State {
       metadata.id = NewUuid();
       metadata.name = options.table_name;
       metadata.schema_string = incoming->ToJson();
-      metadata.partition_columns = options.partition_columns;
+      SLUICE_ASSIGN_OR_RETURN(metadata.partition_columns, PartitionColumnsOf(*incoming, options.partition_columns));
       metadata.configuration = options.table_properties;
       metadata.created_time = now;
-      for (const std::string& column : options.partition_columns) {
-        if (incoming->FieldIndex(column) < 0) {
-          return Status::Error(errors::kUnresolvedColumn,
-                               fmt::format("partition column '{}' is not in the data", column));
-        }
-      }
       SLUICE_ASSIGN_OR_RETURN(table_schema, txn->SetMetadata(metadata));
       metadata = *txn->effective_metadata();
     } else {
       metadata = snapshot->metadata();
       table_schema = snapshot->schema();
+      SLUICE_RETURN_IF_ERROR(CheckPartitionColumns(metadata.partition_columns, options.partition_columns));
       if (options.merge_schema) {
         auto enabled = metadata.configuration.find(std::string(kEnableTypeWidening));
         const bool widen = options.widen_types ||

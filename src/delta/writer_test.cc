@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -103,6 +104,52 @@ TEST_P(WriterTest, PartitionsAreHiveDirectoriesWithoutThePartitionColumn) {
   // Hive escapes '/' and ':' in the directory name; the log holds that name URI-encoded.
   EXPECT_EQ(directory_by_value["a/b:c"], "day=a%252Fb%253Ac");
   EXPECT_EQ(Ids(), (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
+TEST_P(WriterTest, PartitionColumnsAreTheDatasOwnAndAnExistingTableKeepsItsOwn) {
+  // Refused at creation, as Delta refuses them; nothing is written.
+  const std::vector<std::pair<std::vector<std::string>, std::string_view>> refused = {
+      {{"nosuch"}, errors::kDeltaPartitionColumnNotFound},
+      {{"day", "DAY"}, errors::kDeltaDuplicateColumnsFound},
+      {{"id", "id"}, errors::kDeltaDuplicateColumnsFound},
+      {{"id", "name", "day"}, errors::kDeltaCannotUseAllColumnsForPartition},
+  };
+  for (const auto& [columns, error_class] : refused) {
+    Result<WriteResult> written = Write({{1, "a", "x"}}, {.partition_columns = columns});
+    ASSERT_FALSE(written.ok()) << columns[0];
+    EXPECT_EQ(written.status().error_class(), error_class) << written.status().ToString();
+    EXPECT_FALSE(Snapshot::Load(fs_, table_).ok());
+  }
+  TypePtr nested_schema = ParseTypeString("struct<id:bigint,s:struct<a:int>,arr:array<int>>").value();
+  for (std::string column : {"s", "arr"}) {
+    Result<WriteResult> nested =
+        WriteTable(fs_, table_, {RecordBatch::Empty(nested_schema)}, {.partition_columns = {column}});
+    EXPECT_EQ(nested.status().error_class(), errors::kDeltaInvalidPartitionColumnType) << nested.status().ToString();
+  }
+
+  // A name resolves ignoring case, and the table records the data's spelling.
+  ASSERT_TRUE(Write({{1, "a", "x"}, {2, "b", "y"}}, {.partition_columns = {"DAY"}}).ok());
+  EXPECT_EQ(Snapshot::Load(fs_, table_).value()->metadata().partition_columns, std::vector<std::string>{"day"});
+  // Later writes name the table's columns (in any case) or none; others change nothing.
+  ASSERT_TRUE(Write({{3, "c", "x"}}, {.partition_columns = {"Day"}}).ok());
+  ASSERT_TRUE(Write({{4, "d", "z"}}).ok());
+  for (const std::vector<std::string>& other : std::vector<std::vector<std::string>>{{"id"}, {"day", "name"}}) {
+    Result<WriteResult> mismatched = Write({{5, "e", "x"}}, {.partition_columns = other});
+    ASSERT_FALSE(mismatched.ok());
+    EXPECT_EQ(mismatched.status().error_class(), errors::kDeltaMetadataMismatch);
+    EXPECT_NE(mismatched.status().message().find("given [`" + other[0] + "`"), std::string_view::npos)
+        << mismatched.status().ToString();
+    EXPECT_NE(mismatched.status().message().find("table [`day`]"), std::string_view::npos);
+  }
+  Result<WriteResult> overwrite = Write({{6, "f", "w"}}, {.mode = WriteMode::kOverwrite, .partition_columns = {"id"}});
+  EXPECT_EQ(overwrite.status().error_class(), errors::kDeltaMetadataMismatch);
+  EXPECT_EQ(Ids(), (std::vector<int64_t>{1, 2, 3, 4}));
+  std::set<std::string> directories;
+  SnapshotPtr written = Snapshot::Load(fs_, table_).value();
+  for (const AddFile& file : written->files()) {
+    directories.insert(file.path.substr(0, file.path.find('/')));
+  }
+  EXPECT_EQ(directories, (std::set<std::string>{"day=x", "day=y", "day=z"}));
 }
 
 TEST_P(WriterTest, StatsDescribeEachFile) {

@@ -1,7 +1,9 @@
 #include <fmt/format.h>
 
+#include "sluice/core/column_path.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/dml.h"
+#include "sluice/delta/snapshot.h"
 #include "sluice/delta/table_writer.h"
 #include "sluice/delta/writer.h"
 #include "sluice/engine/batch_write.h"
@@ -12,9 +14,18 @@ namespace {
 
 constexpr std::string_view kModes[] = {"append", "overwrite", "merge"};
 
+std::string ColumnListProblem(std::string_view text) {
+  Result<std::vector<std::string>> columns = ParseColumnList(text);
+  return columns.ok() ? "" : std::string(columns.status().message());
+}
+
 constexpr OptionSpec kOwnOptions[] = {
     {"path", OptionType::kString, std::nullopt, true, "directory of the Delta table"},
     {"mergeSchema", OptionType::kBool, "false", false, "add new columns of the batches to the table schema"},
+    {"partitionBy", OptionType::kString, std::nullopt, false,
+     "partition columns of a table the sink creates, comma-separated (a name holding a comma in back quotes); "
+     "into an existing table, its own or none",
+     {}, std::nullopt, std::nullopt, ColumnListProblem},
     {"mode", OptionType::kEnum, std::nullopt, false, "append, overwrite or merge (each batch MERGEd into the table)",
      kModes},
     {"merge", OptionType::kString, std::nullopt, false,
@@ -29,14 +40,16 @@ class DeltaSink final : public Sink {
   // `mode` is empty for a streaming append. With `transaction`, every write records it instead of
   // the query's id and batch id (and is skipped when the table records it already).
   // `merge`, with mode merge: what each batch does to the table.
-  // `properties`: the table properties of a table the sink creates.
+  // `partition_columns` and `properties`: those of a table the sink creates.
   DeltaSink(std::string path, bool merge_schema, std::string mode, std::optional<WriteTransaction> transaction,
-            std::optional<delta::MergeSpec> merge, delta::StringMap properties)
+            std::optional<delta::MergeSpec> merge, std::vector<std::string> partition_columns,
+            delta::StringMap properties)
       : path_(std::move(path)),
         merge_schema_(merge_schema),
         mode_(std::move(mode)),
         transaction_(std::move(transaction)),
         merge_(std::move(merge)),
+        partition_columns_(std::move(partition_columns)),
         properties_(std::move(properties)) {}
 
   std::string description() const override { return "DeltaSink[" + path_ + "]"; }
@@ -108,14 +121,27 @@ class DeltaSink final : public Sink {
   }
 
   // One MERGE commit per batch, recording the batch's txn (a replay is skipped). A missing table
-  // is created first, with the batch's schema and no rows.
+  // is created first, with the batch's schema and no rows. An existing table's partitioning is
+  // checked against partitionBy once.
   Status Merge(int64_t batch_id, const std::vector<BatchPtr>& pieces) {
+    if (!partition_columns_.empty() && !partitioning_checked_) {
+      Result<delta::SnapshotPtr> table = delta::Snapshot::Load(file_system_, path_);
+      if (table.ok()) {
+        SLUICE_RETURN_IF_ERROR(
+            delta::CheckPartitionColumns((*table)->metadata().partition_columns, partition_columns_)
+                .WithContext(description()));
+      } else if (table.status().error_class() != errors::kDeltaTableNotFound) {
+        return table.status().WithContext(description());
+      }
+      partitioning_checked_ = true;
+    }
     delta::MergeSpec spec = *merge_;
     spec.transactions = {TransactionOf(batch_id)};
     Result<delta::DmlResult> merged = delta::MergeInto(file_system_, path_, pieces, spec);
     if (!merged.ok() && merged.status().error_class() == errors::kDeltaTableNotFound && !pieces.empty()) {
-      Result<delta::WriteResult> created = delta::WriteTable(file_system_, path_, {RecordBatch::Empty(pieces[0]->schema())},
-                                                             {.table_properties = properties_});
+      Result<delta::WriteResult> created =
+          delta::WriteTable(file_system_, path_, {RecordBatch::Empty(pieces[0]->schema())},
+                            {.partition_columns = partition_columns_, .table_properties = properties_});
       if (!created.ok()) return created.status().WithContext(description());
       merged = delta::MergeInto(file_system_, path_, pieces, spec);
     }
@@ -125,6 +151,7 @@ class DeltaSink final : public Sink {
   delta::WriteOptions WriteOptionsFor(int64_t batch_id) const {
     delta::WriteOptions options;
     options.merge_schema = merge_schema_;
+    options.partition_columns = partition_columns_;
     options.table_properties = properties_;
     options.transactions = {TransactionOf(batch_id)};
     if (mode_.empty()) {
@@ -144,8 +171,10 @@ class DeltaSink final : public Sink {
   std::string mode_;
   std::optional<WriteTransaction> transaction_;
   std::optional<delta::MergeSpec> merge_;
+  std::vector<std::string> partition_columns_;
   delta::StringMap properties_;
   bool overwritten_ = false;
+  bool partitioning_checked_ = false;
   bool complete_ = false;
   std::shared_ptr<FileSystem> file_system_;
   std::string query_id_;
@@ -189,7 +218,10 @@ Result<std::unique_ptr<Sink>> MakeDeltaSink(const ValidatedOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(std::optional<delta::MergeSpec> merge, MergeSpecOf(options));
   return std::unique_ptr<Sink>(new DeltaSink(options.GetString("path"), options.GetBool("mergeSchema"),
                                              options.Has("mode") ? options.GetString("mode") : std::string(),
-                                             std::move(transaction), std::move(merge), DeltaProperties(options)));
+                                             std::move(transaction), std::move(merge),
+                                             options.Has("partitionBy") ? *ParseColumnList(options.GetString("partitionBy"))
+                                                                        : std::vector<std::string>(),
+                                             DeltaProperties(options)));
 }
 
 }  // namespace sluice::engine

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
@@ -71,6 +74,58 @@ TEST_F(DeltaSinkModeTest, AReplayedOverwriteIsSkipped) {
 TEST_F(DeltaSinkModeTest, OverwriteCreatesAMissingTable) {
   ASSERT_TRUE(Write("overwrite", "copy", 0, 5, 7).ok());
   EXPECT_EQ(Values(), (std::vector<int64_t>{5, 6}));
+}
+
+// Rows (value, `day=of,week` = value % 2) as batch `batch_id` through a sink of these options.
+Status WriteParities(const std::map<std::string, std::string>& given, int64_t batch_id, int64_t from, int64_t to) {
+  SLUICE_ASSIGN_OR_RETURN(auto options, ValidateOptions("delta sink", kDeltaSinkOptions, given));
+  SLUICE_ASSIGN_OR_RETURN(auto sink, MakeDeltaSink(options));
+  SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{"query", OutputMode::kAppend, LocalFileSystem()}));
+  Int64Builder values(DataType::Long());
+  Int64Builder parities(DataType::Long());
+  for (int64_t v = from; v < to; ++v) {
+    values.Append(v);
+    parities.Append(v % 2);
+  }
+  TypePtr schema = DataType::Struct({{"value", DataType::Long()}, {"day=of,week", DataType::Long()}}).value();
+  SLUICE_ASSIGN_OR_RETURN(BatchPtr batch, RecordBatch::Make(schema, {values.Finish(), parities.Finish()}, to - from));
+  return AddBatch(*sink, batch_id, *batch);
+}
+
+TEST_F(DeltaSinkModeTest, PartitionByPartitionsATableTheSinkCreatesInEveryMode) {
+  const std::vector<std::map<std::string, std::string>> modes = {
+      {},
+      {{"mode", "overwrite"}},
+      {{"mode", "merge"}, {"merge", "MERGE INTO t USING s ON t.value = s.value WHEN NOT MATCHED THEN INSERT *"}},
+  };
+  for (size_t m = 0; m < modes.size(); ++m) {
+    const std::string table = dir_.Join("partitioned" + std::to_string(m));
+    std::map<std::string, std::string> options = modes[m];
+    options["path"] = table;
+    options["partitionBy"] = " `DAY=OF,WEEK` ";
+    ASSERT_TRUE(WriteParities(options, 0, 0, 5).ok()) << m;
+    ASSERT_TRUE(WriteParities(options, 1, 4, 6).ok()) << m;  // an overwrite leaves 4 and 5
+    auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table).value();
+    EXPECT_EQ(snapshot->metadata().partition_columns, std::vector<std::string>{"day=of,week"}) << m;
+    std::set<std::optional<std::string>> parities;
+    for (const delta::AddFile& file : snapshot->files()) {
+      // The name needs column mapping: the values are under its physical name, the only one.
+      ASSERT_EQ(file.partition_values.size(), 1u);
+      parities.insert(file.partition_values.begin()->second);
+    }
+    EXPECT_EQ(parities, (std::set<std::optional<std::string>>{"0", "1"})) << m;
+    // Another partitioning of the same table: refused, nothing written.
+    options["partitionBy"] = "value";
+    Status other = WriteParities(options, 2, 6, 8);
+    EXPECT_EQ(other.error_class(), errors::kDeltaMetadataMismatch) << m << ": " << other.ToString();
+    EXPECT_EQ(delta::Snapshot::Load(LocalFileSystem(), table).value()->version(), snapshot->version()) << m;
+  }
+  for (std::string_view bad : {"", "a,,b", "`a", "a,"}) {
+    auto options = ValidateOptions("delta sink", kDeltaSinkOptions, {{"path", table_}, {"partitionBy", std::string(bad)}});
+    EXPECT_EQ(options.status().error_class(), errors::kInvalidOptions) << bad;
+  }
+  EXPECT_EQ(WriteParities({{"path", table_}, {"partitionBy", "nosuch"}}, 0, 0, 2).error_class(),
+            errors::kDeltaPartitionColumnNotFound);
 }
 
 TEST_F(DeltaSinkModeTest, OnlyAppendAndOverwriteAreModes) {

@@ -139,5 +139,27 @@ TEST(StatementEndTest, ASemicolonMayEndAStatementButNotAnExpression) {
   EXPECT_TRUE(ParseDml("DELETE FROM t;").ok());
 }
 
+TEST(SelectWithoutFromTest, ItemsAreOverOneRowAndEveryClauseButFromStays) {
+  for (std::string_view sql : {"SELECT 1 AS id", "select 1 as id, 'a' s;", "SELECT count(*) AS n",
+                               "SELECT 1 AS one WHERE false", "SELECT 2 AS two GROUP BY 1 HAVING true",
+                               "SELECT `from` FROM t"}) {
+    Result<SelectStatement> select = ParseSelect(sql);
+    ASSERT_TRUE(select.ok()) << sql << ": " << select.status().ToString();
+    EXPECT_EQ(select->from.empty(), sql.find(" FROM ") == std::string_view::npos) << sql;
+  }
+  Result<SelectStatement> counted = ParseSelect("SELECT count(*) AS n WHERE 1 = 1");
+  ASSERT_TRUE(counted.ok());
+  EXPECT_TRUE(counted->is_aggregation());
+  EXPECT_TRUE(counted->where.has_value());
+  EXPECT_EQ(counted->items.at(0).name, "n");
+  // `SELECT *` needs a FROM; a FROM needs its table; nothing may follow the statement.
+  for (std::string_view sql : {"SELECT *", "SELECT * WHERE true", "SELECT 1 FROM", "SELECT 1 AS a b c",
+                               "SELECT 1 FROM t u v", "SELECT", "SELECT 1,"}) {
+    EXPECT_EQ(ParseSelect(sql).status().error_class(), errors::kParseSyntaxError) << sql;
+  }
+  EXPECT_NE(ParseSelect("SELECT 1 AS a b c").status().message().find("FROM, WHERE, GROUP BY, HAVING"),
+            std::string_view::npos);
+}
+
 }  // namespace
 }  // namespace sluice::expr

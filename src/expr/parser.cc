@@ -299,7 +299,8 @@ class Parser {
     return named;
   }
 
-  // SELECT items FROM [STREAM(]name[)] [WHERE c] [GROUP BY e, ...] [HAVING c]
+  // SELECT items [FROM [STREAM(]name[)]] [WHERE c] [GROUP BY e, ...] [HAVING c]; without FROM the
+  // items are over one row of no columns, as in Spark (`SELECT *` needs a FROM).
   Result<SelectTree> ParseSelect() {
     SLUICE_RETURN_IF_ERROR(ExpectKeyword("select"));
     SelectTree select;
@@ -320,15 +321,17 @@ class Parser {
         select.items.push_back(std::move(item));
       } while (AcceptSymbol(","));
     }
-    SLUICE_RETURN_IF_ERROR(ExpectKeyword("from"));
-    if (IsKeyword(Peek(), "stream") && IsSymbol(Peek(1), "(")) {
-      Next();
-      Next();
-      select.streaming = true;
-      SLUICE_ASSIGN_OR_RETURN(select.from, ParseTableName());
-      SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
-    } else {
-      SLUICE_ASSIGN_OR_RETURN(select.from, ParseTableName());
+    if (select.items.empty() || IsKeyword(Peek(), "from")) {
+      SLUICE_RETURN_IF_ERROR(ExpectKeyword("from"));
+      if (IsKeyword(Peek(), "stream") && IsSymbol(Peek(1), "(")) {
+        Next();
+        Next();
+        select.streaming = true;
+        SLUICE_ASSIGN_OR_RETURN(select.from, ParseTableName());
+        SLUICE_RETURN_IF_ERROR(ExpectSymbol(")"));
+      } else {
+        SLUICE_ASSIGN_OR_RETURN(select.from, ParseTableName());
+      }
     }
     if (AcceptKeyword("where")) {
       SLUICE_ASSIGN_OR_RETURN(select.where, ParseExpr());
@@ -344,7 +347,10 @@ class Parser {
       SLUICE_ASSIGN_OR_RETURN(select.having, ParseExpr());
     }
     AcceptSymbol(";");
-    if (Peek().kind != TokenKind::kEnd) return Unexpected("WHERE, GROUP BY, HAVING or the end of the statement");
+    if (Peek().kind != TokenKind::kEnd) {
+      return Unexpected(select.from.empty() ? "FROM, WHERE, GROUP BY, HAVING or the end of the statement"
+                                            : "WHERE, GROUP BY, HAVING or the end of the statement");
+    }
     return select;
   }
 

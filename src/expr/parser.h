@@ -28,7 +28,7 @@ Result<NamedTree> ParseNamedTree(std::string_view sql);
 
 struct SelectTree {
   std::vector<NamedTree> items;  // empty for `SELECT *`
-  std::vector<std::string> from;  // the table name's parts, as written
+  std::vector<std::string> from;  // the table name's parts, as written; empty without FROM
   bool streaming = false;         // FROM STREAM(name)
   NodePtr where;                  // null when absent
   std::vector<NodePtr> group_by;

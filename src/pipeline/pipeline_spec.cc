@@ -12,6 +12,7 @@
 
 #include "sluice/connectors/pg_change_feed.h"
 #include "sluice/core/ascii.h"
+#include "sluice/core/column_path.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/path_names.h"
 #include "sluice/expr/select.h"
@@ -364,17 +365,37 @@ std::vector<Expectation> ParseExpectations(Walker& walker, const YAML::Node& nod
   return expectations;
 }
 
+// A `materialized_views:` entry: its flow and the options of the Delta sink it writes.
+struct MaterializedView {
+  FlowSpec flow;
+  std::map<std::string, std::string> sink_options;
+};
+
 // A `materialized_views:` entry: a SQL flow into the Delta table it names, kept whole (complete
 // mode) when it aggregates, appended to otherwise. Its FROM table is read incrementally, with or
-// without STREAM(...).
-FlowSpec ParseMaterializedView(Walker& walker, const YAML::Node& node, const std::string& place) {
-  FlowSpec view;
+// without STREAM(...). `partition_cols: [columns]` partitions the table.
+MaterializedView ParseMaterializedView(Walker& walker, const YAML::Node& node, const std::string& place) {
+  MaterializedView parsed;
+  FlowSpec& view = parsed.flow;
   view.materialized_view = true;
   if (!node.IsMap()) {
     walker.Problem(place, "expected a map describing a materialized view (name, sql, expectations)");
-    return view;
+    return parsed;
   }
-  walker.CheckKeys(node, place, {"name", "sql", "expectations", "trigger"});
+  walker.CheckKeys(node, place, {"name", "sql", "expectations", "trigger", "partition_cols"});
+  if (YAML::Node columns = node["partition_cols"]; columns.IsDefined()) {
+    std::string list;
+    bool well_formed = columns.IsSequence() && columns.size() > 0;
+    for (size_t i = 0; well_formed && i < columns.size(); ++i) {
+      well_formed = columns[i].IsScalar() && !columns[i].Scalar().empty();
+      if (well_formed) list += (list.empty() ? "" : ",") + ColumnListItem(columns[i].Scalar());
+    }
+    if (well_formed) {
+      parsed.sink_options["partitionBy"] = list;
+    } else {
+      walker.Problem(Walker::Join(place, "partition_cols"), "expected a list of column names");
+    }
+  }
   view.name = walker.Scalar(node, place, "name", true).value_or("");
   std::vector<std::string> parts;
   for (size_t start = 0;;) {
@@ -395,6 +416,8 @@ FlowSpec ParseMaterializedView(Walker& walker, const YAML::Node& node, const std
     if (!select.ok()) {
       walker.Problem(Walker::Join(place, "sql"),
                      std::string(select.status().error_class()) + ": " + std::string(select.status().message()));
+    } else if (select->from.empty()) {
+      walker.Problem(Walker::Join(place, "sql"), "a materialized view reads a table: add FROM name");
     } else {
       view.source.format = "delta";
       view.source.table = select->from_name();
@@ -404,14 +427,14 @@ FlowSpec ParseMaterializedView(Walker& walker, const YAML::Node& node, const std
   view.expectations = ParseExpectations(walker, node, place);
   view.sink = view.name;
   ParseTriggerKeys(walker, node, place, &view.trigger, &view.trigger_interval);
-  return view;
+  return parsed;
 }
 
 // The materialized views become flows of the pipeline, each writing a Delta sink of its name.
-void AddMaterializedViews(std::vector<FlowSpec> views, PipelineSpec* spec) {
-  for (FlowSpec& view : views) {
-    spec->sinks[view.sink] = Endpoint{"delta", {}, view.name};
-    spec->flows.push_back(std::move(view));
+void AddMaterializedViews(std::vector<MaterializedView> views, PipelineSpec* spec) {
+  for (MaterializedView& view : views) {
+    spec->sinks[view.flow.sink] = Endpoint{"delta", std::move(view.sink_options), view.flow.name};
+    spec->flows.push_back(std::move(view.flow));
   }
 }
 
@@ -436,12 +459,12 @@ FlowSpec ParseFlow(Walker& walker, const YAML::Node& node, const std::string& pl
     if (!select.ok()) {
       walker.Problem(Walker::Join(place, "sql"),
                      std::string(select.status().error_class()) + ": " + std::string(select.status().message()));
-    } else if (!select->streaming) {
-      walker.Problem(Walker::Join(place, "sql"),
-                     "a flow reads its source incrementally: write FROM STREAM(" + select->from_name() + ")");
+    } else if (select->from.empty()) {
+      walker.Problem(Walker::Join(place, "sql"), "a flow reads a table: add FROM STREAM(name) or FROM name");
     } else {
       flow.source.format = "delta";
       flow.source.table = select->from_name();
+      flow.reads_whole = !select->streaming;
     }
   } else if (node["source"].IsDefined()) {
     flow.source = walker.ParseEndpoint(node["source"], Walker::Join(place, "source"));
@@ -708,7 +731,7 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
 
   Walker walker;
   PipelineSpec spec;
-  std::vector<FlowSpec> views;
+  std::vector<MaterializedView> views;
   try {
     walker.CheckKeys(root, "",
                      {"name", "storage", "warehouse", "sql", "connections", "object_stores", "sinks", "flows",
@@ -842,7 +865,7 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
   drop(spec.flows, "flows", [&](const FlowSpec& flow) { return dropped_sinks.count(flow.sink) > 0; });
   drop(spec.streams, "streams", [](const StreamSpec&) { return false; });
   drop(spec.change_feeds, "change_feeds", [](const ChangeFeedSpec&) { return false; });
-  drop(views, "materialized_views", [](const FlowSpec&) { return false; });
+  drop(views, "materialized_views", [](const MaterializedView&) { return false; });
   AddMaterializedViews(std::move(views), &spec);
   return spec;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
@@ -74,10 +75,11 @@ class SqlFlowTest : public ::testing::Test {
     return ParsePipelineSpec("name: " + name + "\nstorage: " + dir_.Join("storage-" + name) +
                              "\nwarehouse: " + dir_.Join("warehouse") + "\n" + body);
   }
-  Status Run(const std::string& name, const std::string& body) {
+  Status Run(const std::string& name, const std::string& body, std::vector<std::string> full_refresh = {}) {
     SLUICE_ASSIGN_OR_RETURN(PipelineSpec spec, Spec(name, body));
     RunOptions options;
     options.clock = clock_;
+    options.full_refresh = std::move(full_refresh);
     SLUICE_ASSIGN_OR_RETURN(auto run, PipelineRun::Start(spec, std::move(options)));
     return run->Wait();
   }
@@ -285,9 +287,15 @@ materialized_views:
   - name: main.shop.evens
     sql: SELECT value, value % 3 AS m FROM STREAM(main.shop.numbers) WHERE value % 2 = 0
     trigger: available_now
+    partition_cols: [M]
 )";
   Status run = Run("views", body);
   ASSERT_TRUE(run.ok()) << run.ToString();
+  auto partitioned = delta::Snapshot::Load(LocalFileSystem(), Table("evens")).value();
+  EXPECT_EQ(partitioned->metadata().partition_columns, std::vector<std::string>{"m"});
+  std::set<std::string> directories;
+  for (const delta::AddFile& file : partitioned->files()) directories.insert(file.path.substr(0, file.path.find('/')));
+  EXPECT_EQ(directories, (std::set<std::string>{"m=0", "m=1", "m=2"}));
   std::vector<std::string> evens;
   for (int64_t v = 0; v < 100; v += 2) evens.push_back(std::to_string(v) + "|" + std::to_string(v % 3));
   std::sort(evens.begin(), evens.end());
@@ -305,11 +313,57 @@ materialized_views:
            {"{name: main.shop.x, sql: SELECT count(*) FROM main.shop.evens, sink: lake}", "sink"},
            {"{name: main.shop.x, sql: SELECT nothing FROM}", "PARSE_SYNTAX_ERROR"},
            {"{name: main.shop.x}", "sql"},
+           {"{name: main.shop.x, sql: SELECT 1 AS one}", "a materialized view reads a table: add FROM name"},
+           {"{name: main.shop.x, sql: SELECT 1 AS one FROM main.shop.evens, partition_cols: one}",
+            "partition_cols: expected a list of column names"},
+           {"{name: main.shop.x, sql: SELECT 1 AS one FROM main.shop.evens, partition_cols: []}",
+            "partition_cols: expected a list of column names"},
+           {"{name: main.shop.x, sql: SELECT 1 AS one FROM main.shop.evens, partition: [one]}", "partition"},
        }) {
     Result<PipelineSpec> spec = Spec("bad", "materialized_views:\n  - " + view + "\n");
     EXPECT_EQ(spec.status().error_class(), errors::kInvalidPipeline) << view;
     EXPECT_NE(spec.status().message().find(says), std::string_view::npos) << spec.status().ToString();
   }
+}
+
+// A bare FROM reads the table as it is, whole and once: later runs add nothing until a full
+// refresh of the flow reads it again.
+TEST_F(SqlFlowTest, ABareFromReadsTheTableWholeOnceUntilAFullRefresh) {
+  ASSERT_TRUE(Feed().ok());
+  const std::string body = fmt::format(R"(
+sinks:
+  lake: {{format: delta, table: main.shop.by_k_once}}
+  copy: {{format: delta, table: main.shop.copy_once}}
+flows:
+  - {{name: groups_once, sql: "{}", sink: lake, output_mode: complete, trigger: available_now}}
+  - {{name: copy_once, sql: "SELECT value FROM main.shop.numbers WHERE value % 10 = 0", sink: copy,
+     trigger: available_now}}
+)",
+                                       "SELECT value % 5 AS k, count(*) AS n, sum(value) AS total, max(value) AS top "
+                                       "FROM main.shop.numbers GROUP BY value % 5");
+  auto tens = [](int64_t n) {
+    std::vector<std::string> rows;
+    for (int64_t v = 0; v < n; v += 10) rows.push_back(std::to_string(v));
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  };
+  Status first = Run("once", body);
+  ASSERT_TRUE(first.ok()) << first.ToString();
+  EXPECT_EQ(DeltaRows(Table("by_k_once")), Groups(100));
+  EXPECT_EQ(DeltaRows(Table("copy_once")), tens(100));
+  const int64_t version = delta::Snapshot::Load(LocalFileSystem(), Table("copy_once")).value()->version();
+
+  clock_->AdvanceBy(std::chrono::seconds(5));
+  ASSERT_TRUE(Feed().ok());  // the table now holds 0..149
+  ASSERT_TRUE(Run("once", body).ok());
+  EXPECT_EQ(DeltaRows(Table("by_k_once")), Groups(100));
+  EXPECT_EQ(DeltaRows(Table("copy_once")), tens(100));
+  EXPECT_EQ(delta::Snapshot::Load(LocalFileSystem(), Table("copy_once")).value()->version(), version);
+
+  Status refreshed = Run("once", body, {"groups_once", "copy_once"});
+  ASSERT_TRUE(refreshed.ok()) << refreshed.ToString();
+  EXPECT_EQ(DeltaRows(Table("by_k_once")), Groups(150));
+  EXPECT_EQ(DeltaRows(Table("copy_once")), tens(150));
 }
 
 // dedup: the first row of each key reaches the sink, across batches, runs and a replayed batch.
@@ -401,8 +455,8 @@ flows:
        "has no aggregation"},
       {flow("SELECT value, count(*) FROM STREAM(main.shop.numbers) GROUP BY value % 2", "update", "mem"),
        errors::kMissingAggregation, "value"},
-      {flow("SELECT count(*) FROM main.shop.numbers", "update", "mem"), errors::kInvalidPipeline,
-       "FROM STREAM(main.shop.numbers)"},
+      {flow("SELECT count(*) AS n", "update", "mem"), errors::kInvalidPipeline,
+       "a flow reads a table: add FROM STREAM(name) or FROM name"},
       {flow("SELECT count(*) FROM STREAM(main.shop.numbers) GROUP", "update", "mem"), errors::kParseSyntaxError,
        "flows[0].sql"},
       {flow("SELECT * FROM STREAM(main.shop.numbers) GROUP BY value", "update", "mem"), errors::kParseSyntaxError,

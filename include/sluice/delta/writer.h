@@ -29,6 +29,10 @@ enum class WriteMode {
 struct WriteOptions {
   WriteMode mode = WriteMode::kAppend;
   // When the write creates the table: its partition columns, properties, name and description.
+  // Partition columns name columns of the data (ignoring case), each once, of primitive types and
+  // not all of them: else DELTA_PARTITION_COLUMN_NOT_FOUND, DELTA_DUPLICATE_COLUMNS_FOUND,
+  // DELTA_INVALID_PARTITION_COLUMN_TYPE, DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION. Into an
+  // existing table, partition columns other than its own are DELTA_METADATA_MISMATCH (none: any).
   std::vector<std::string> partition_columns = {};
   StringMap table_properties = {};
   std::optional<std::string> table_name = std::nullopt;
@@ -57,6 +61,11 @@ struct WriteOptions {
   std::string operation = std::string(kOperationWrite);
   StringMap operation_parameters = {};
 };
+
+// Whether a write naming `named` partition columns may go into a table partitioned by `table`:
+// the same columns ignoring case, or none named. Else DELTA_METADATA_MISMATCH: Delta changes a
+// table's partitioning only by replacing the table.
+Status CheckPartitionColumns(const std::vector<std::string>& table, const std::vector<std::string>& named);
 
 struct WriteResult {
   int64_t version = -1;     // the version committed, or the version read when skipped

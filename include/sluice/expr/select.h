@@ -29,7 +29,7 @@ namespace sluice::expr {
 
 struct SelectStatement {
   std::vector<NamedExpression> items;  // empty for `SELECT *`
-  std::vector<std::string> from;       // the table name's parts, as written
+  std::vector<std::string> from;       // the table name's parts, as written; empty without FROM
   bool streaming = false;              // FROM STREAM(name): read incrementally
   std::optional<Expression> where;
   std::vector<Expression> group_by;
@@ -44,6 +44,7 @@ struct SelectStatement {
   // upsert key). nullopt when some key is not selected as it is, or when there is no GROUP BY.
   std::optional<std::vector<std::string>> GroupKeyColumns() const;
 };
+// Without FROM the items are over one row of no columns (`SELECT 1 AS id`), as in Spark.
 // PARSE_SYNTAX_ERROR (with line:column) for text that is not one SELECT statement of this form;
 // `SELECT *` with GROUP BY or HAVING is refused there too.
 Result<SelectStatement> ParseSelect(std::string_view sql);

@@ -66,8 +66,10 @@ struct FlowSpec {
   std::string name;
   // A flow may be one SELECT statement instead of source, where and select (docs/sql.md):
   // `SELECT ... FROM STREAM(catalog.schema.table) [WHERE] [GROUP BY] [HAVING]`. Its source is then
-  // that Delta table read incrementally (`source` holds it, as if written out).
+  // that Delta table read incrementally (`source` holds it, as if written out); with a bare
+  // `FROM catalog.schema.table`, the table's snapshot read whole, once (`reads_whole`).
   std::optional<std::string> sql;
+  bool reads_whole = false;
   // A `materialized_views:` entry (docs/sql.md): named catalog.schema.table, writing the Delta
   // table of that name through a sink of that name, complete when it aggregates.
   bool materialized_view = false;
