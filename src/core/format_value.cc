@@ -309,4 +309,6 @@ void AppendValueJson(const Column& column, int64_t row, std::string* out, JsonDe
   Append(column, row, decimals == JsonDecimals::kQuoted ? Form::kJson : Form::kJsonBareDecimals, out);
 }
 
+void AppendDoubleText(double value, std::string* out) { AppendFloating(value, out); }
+
 }  // namespace sluice

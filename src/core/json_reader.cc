@@ -4,7 +4,9 @@
 // scratch array indexed by field (the last duplicate key wins, order does not matter), then
 // appends them in field order. Builders cannot take a row back, so whatever must convert as a
 // whole (an array's elements, a map's values, a field that may not be null) is checked with Fits()
-// before anything of it is appended.
+// before anything of it is appended. Numbers a double cannot carry exactly reach the walk as marked
+// strings (json_exact_numbers.h) when the type holds a decimal, or when the parser refuses an
+// integer beyond 64 bits.
 #include "sluice/core/json_reader.h"
 
 #include <algorithm>
@@ -21,11 +23,13 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "core/json_exact_numbers.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/decimal.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/iso_datetime.h"
+#include "sluice/core/json_text.h"
 
 namespace sluice {
 namespace {
@@ -82,20 +86,43 @@ Status Bind(const TypePtr& type, bool nullable, ColumnBuilder* builder, const st
   }
 }
 
+// The number's text of a marked number (json_exact_numbers.h) in a row whose numbers were
+// marked (`marked_row`); nullopt for any other value.
+std::optional<std::string_view> MarkedNumberOf(element value, bool marked_row) {
+  std::string_view text;
+  if (!marked_row || value.get_string().get(text) != simdjson::SUCCESS) return std::nullopt;
+  return MarkedNumber(text);
+}
+
+// An integer: a JSON integer, or a marked one.
+bool ReadInt64(element value, bool marked_row, int64_t* out) {
+  if (value.get_int64().get(*out) == simdjson::SUCCESS) return true;
+  std::optional<std::string_view> marked = MarkedNumberOf(value, marked_row);
+  if (!marked) return false;
+  auto [end, error] = std::from_chars(marked->data(), marked->data() + marked->size(), *out);
+  return error == std::errc() && end == marked->data() + marked->size();
+}
+
 template <typename T>
-bool ReadIntegral(element value, T* out) {
+bool ReadIntegral(element value, bool marked_row, T* out) {
   int64_t v;
-  if (value.get_int64().get(v) != simdjson::SUCCESS) return false;
+  if (!ReadInt64(value, marked_row, &v)) return false;
   if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) return false;
   *out = static_cast<T>(v);
   return true;
 }
 
-// Numbers, and the non-numeric spellings Spark's JSON reader accepts by default.
-bool ReadDouble(element value, double* out) {
+// Numbers (marked ones rounded from their text, as the parser rounds the others), and the
+// non-numeric spellings Spark's JSON reader accepts by default.
+bool ReadDouble(element value, bool marked_row, double* out) {
   if (value.get_double().get(*out) == simdjson::SUCCESS) return true;
   std::string_view text;
   if (value.get_string().get(text) != simdjson::SUCCESS) return false;
+  if (std::optional<std::string_view> marked = MarkedNumberOf(value, marked_row)) {
+    auto [end, error] = std::from_chars(marked->data(), marked->data() + marked->size(), *out);
+    return (error == std::errc() || error == std::errc::result_out_of_range) &&
+           end == marked->data() + marked->size();
+  }
   if (text == "NaN") {
     *out = std::numeric_limits<double>::quiet_NaN();
   } else if (text == "Infinity" || text == "+Infinity" || text == "+INF" || text == "INF") {
@@ -263,6 +290,90 @@ bool NumberText(element value, std::string* out) {
   return true;
 }
 
+// A number's text as Jackson writes it when Spark keeps a value as text: an integer as written,
+// any other number as Java's Double.toString.
+void AppendNumberAsSpark(std::string_view number, std::string* out) {
+  if (number.find_first_of(".eE") == std::string_view::npos) {
+    out->append(number);
+    return;
+  }
+  double value = 0;
+  std::from_chars(number.data(), number.data() + number.size(), value);
+  AppendDoubleText(value, out);
+}
+
+// A value as Spark keeps a non-string value in a string field (Jackson's copyCurrentStructure):
+// compact JSON, strings escaped as sluice writes JSON, integers as written and other numbers as
+// Java's Double.toString (`1e-5` is "1.0E-5", `100000000.0` is "1.0E8").
+void AppendTextAsSpark(element value, bool marked_row, std::string* out) {
+  char buffer[32];
+  switch (value.type()) {
+    case simdjson::dom::element_type::ARRAY: {
+      out->push_back('[');
+      bool first = true;
+      for (element item : simdjson::dom::array(value)) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendTextAsSpark(item, marked_row, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case simdjson::dom::element_type::OBJECT: {
+      out->push_back('{');
+      bool first = true;
+      for (auto [key, item] : simdjson::dom::object(value)) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendJsonString(out, key);
+        out->push_back(':');
+        AppendTextAsSpark(item, marked_row, out);
+      }
+      out->push_back('}');
+      return;
+    }
+    case simdjson::dom::element_type::INT64:
+      out->append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), int64_t(value)).ptr);
+      return;
+    case simdjson::dom::element_type::UINT64:
+      out->append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), uint64_t(value)).ptr);
+      return;
+    case simdjson::dom::element_type::DOUBLE:
+      AppendDoubleText(double(value), out);
+      return;
+    case simdjson::dom::element_type::STRING:
+      if (std::optional<std::string_view> marked = MarkedNumberOf(value, marked_row)) {
+        AppendNumberAsSpark(*marked, out);
+      } else {
+        AppendJsonString(out, std::string_view(value));
+      }
+      return;
+    case simdjson::dom::element_type::BOOL:
+      out->append(bool(value) ? "true" : "false");
+      return;
+    case simdjson::dom::element_type::NULL_VALUE:
+      out->append("null");
+      return;
+  }
+}
+
+bool HoldsDecimal(const DataType& type) {
+  if (type.id() == TypeId::kDecimal) return true;
+  switch (type.id()) {
+    case TypeId::kStruct:
+      for (const Field& field : type.fields()) {
+        if (HoldsDecimal(*field.type)) return true;
+      }
+      return false;
+    case TypeId::kArray:
+      return HoldsDecimal(*type.element_type());
+    case TypeId::kMap:
+      return HoldsDecimal(*type.value_type());
+    default:
+      return false;
+  }
+}
+
 class Reader final : public JsonReader {
  public:
   Reader(TypePtr type, JsonReadOptions options)
@@ -273,7 +384,10 @@ class Reader final : public JsonReader {
     }
   }
 
-  Status Init() { return Bind(type_, true, builder_.get(), "value", &root_); }
+  Status Init() {
+    marks_numbers_ = HoldsDecimal(*type_);
+    return Bind(type_, true, builder_.get(), "value", &root_);
+  }
 
   const TypePtr& type() const override { return type_; }
 
@@ -307,9 +421,18 @@ class Reader final : public JsonReader {
   JsonReadOptions options_;
   std::unique_ptr<ColumnBuilder> builder_;
   Node root_;
+  // Parses `text` into `document`, through padded_.
+  simdjson::error_code Parse(std::string_view text, element* document);
+  // Parse() with the inexact numbers marked first when marks_numbers_, or when the parser refuses
+  // a number (an integer beyond 64 bits); sets row_marked_.
+  simdjson::error_code ParseMarked(std::string_view text, element* document);
+
   simdjson::dom::parser parser_;
   std::vector<uint8_t> padded_;  // one row plus simdjson's padding
   std::string scratch_;
+  // Whether the type holds a decimal: every row's inexact numbers are then marked before parsing.
+  bool marks_numbers_ = false;
+  bool row_marked_ = false;  // whether the row being read was marked
   int64_t mismatched_ = 0;
 };
 
@@ -325,7 +448,7 @@ bool Reader::ConvertScalar(Node& node, element value) {
 #define SLUICE_INTEGRAL(ID, T, BUILDER)                                      \
   case TypeId::ID: {                                                         \
     T v;                                                                     \
-    if (!ReadIntegral(value, &v)) return false;                              \
+    if (!ReadIntegral(value, row_marked_, &v)) return false;                              \
     if constexpr (kAppend) static_cast<BUILDER*>(node.builder)->Append(v);   \
     return true;                                                             \
   }
@@ -337,7 +460,7 @@ bool Reader::ConvertScalar(Node& node, element value) {
     case TypeId::kFloat:
     case TypeId::kDouble: {
       double v;
-      if (!ReadDouble(value, &v)) return false;
+      if (!ReadDouble(value, row_marked_, &v)) return false;
       if constexpr (kAppend) {
         if (node.type->id() == TypeId::kFloat) {
           static_cast<FloatBuilder*>(node.builder)->Append(static_cast<float>(v));
@@ -352,6 +475,8 @@ bool Reader::ConvertScalar(Node& node, element value) {
       if (value.get_string().get(text) != simdjson::SUCCESS) {
         if (!NumberText(value, &scratch_)) return false;
         text = scratch_;
+      } else if (std::optional<std::string_view> marked = MarkedNumberOf(value, row_marked_)) {
+        text = *marked;
       }
       std::optional<int128_t> v = ParseDecimal(text, node.type->precision(), node.type->scale());
       if (!v) return false;
@@ -362,10 +487,12 @@ bool Reader::ConvertScalar(Node& node, element value) {
       if constexpr (kAppend) {
         auto* builder = static_cast<BinaryBuilder*>(node.builder);
         std::string_view text;
-        if (value.get_string().get(text) == simdjson::SUCCESS) {
+        if (value.get_string().get(text) == simdjson::SUCCESS && !MarkedNumberOf(value, row_marked_)) {
           builder->Append(text);
         } else {
-          builder->Append(simdjson::minify(value));  // rare: a non-string kept as its JSON text
+          scratch_.clear();
+          AppendTextAsSpark(value, row_marked_, &scratch_);
+          builder->Append(scratch_);
         }
       }
       return true;
@@ -388,7 +515,12 @@ bool Reader::ConvertScalar(Node& node, element value) {
       std::string_view text;
       int64_t micros;
       int64_t seconds;
-      if (value.get_string().get(text) == simdjson::SUCCESS) {
+      if (MarkedNumberOf(value, row_marked_)) {
+        if (node.type->id() != TypeId::kTimestamp || !ReadInt64(value, row_marked_, &seconds) ||
+            __builtin_mul_overflow(seconds, int64_t{1'000'000}, &micros)) {
+          return false;
+        }
+      } else if (value.get_string().get(text) == simdjson::SUCCESS) {
         bool has_zone = false;
         bool ok = node.type->id() == TypeId::kTimestamp ? options_.parse_timestamp(text, &micros)
                                                          : ParseIsoTimestamp(text, &micros, &has_zone) && !has_zone;
@@ -513,6 +645,22 @@ void Reader::AppendMalformedRoot() {
   }
 }
 
+simdjson::error_code Reader::Parse(std::string_view text, element* document) {
+  if (padded_.size() < text.size() + simdjson::SIMDJSON_PADDING) padded_.resize(text.size() + simdjson::SIMDJSON_PADDING);
+  if (!text.empty()) std::memcpy(padded_.data(), text.data(), text.size());  // an empty row may have no data pointer
+  return parser_.parse(padded_.data(), text.size(), false).get(*document);
+}
+
+simdjson::error_code Reader::ParseMarked(std::string_view text, element* document) {
+  std::optional<std::string> marked = marks_numbers_ ? MarkInexactNumbers(text) : std::nullopt;
+  simdjson::error_code parsed = Parse(marked ? *marked : text, document);
+  if (parsed == simdjson::NUMBER_ERROR && !marked && (marked = MarkInexactNumbers(text))) {
+    parsed = Parse(*marked, document);
+  }
+  row_marked_ = marked.has_value();
+  return parsed;
+}
+
 Result<ColumnPtr> Reader::Read(const Column& documents, DecodeStats* stats) {
   if (!documents.type->is_binary_like()) {
     return Status::Error(errors::kInvalidArgument,
@@ -527,20 +675,15 @@ Result<ColumnPtr> Reader::Read(const Column& documents, DecodeStats* stats) {
       root_.builder->AppendNull();
       continue;
     }
-    std::string_view bytes = documents.View(row);
-    if (padded_.size() < bytes.size() + simdjson::SIMDJSON_PADDING) padded_.resize(bytes.size() + simdjson::SIMDJSON_PADDING);
-    if (!bytes.empty()) std::memcpy(padded_.data(), bytes.data(), bytes.size());  // an empty row may have no data pointer
+    const std::string_view bytes = documents.View(row);
     element document;
-    bool fits = parser_.parse(padded_.data(), bytes.size(), false).get(document) == simdjson::SUCCESS;
-    if (!fits && options_.leniency.any()) {
+    simdjson::error_code parsed = ParseMarked(bytes, &document);
+    if (parsed != simdjson::SUCCESS && options_.leniency.any()) {
       if (std::optional<std::string> strict = StrictJson(bytes, options_.leniency)) {
-        if (padded_.size() < strict->size() + simdjson::SIMDJSON_PADDING) {
-          padded_.resize(strict->size() + simdjson::SIMDJSON_PADDING);
-        }
-        std::memcpy(padded_.data(), strict->data(), strict->size());
-        fits = parser_.parse(padded_.data(), strict->size(), false).get(document) == simdjson::SUCCESS;
+        parsed = ParseMarked(*strict, &document);
       }
     }
+    bool fits = parsed == simdjson::SUCCESS;
     if (fits && root_.type->id() == TypeId::kArray && root_.children[0].type->id() == TypeId::kStruct &&
         document.is_object()) {
       // An object where an array of structs is expected reads as an array of that one object.

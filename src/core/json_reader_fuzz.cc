@@ -1,8 +1,9 @@
 // Fuzzes the JSON reader: each input line is one document, read into types of every root kind
 // that use every conversion (decimals, binary, dates, timestamps, arrays of structs, maps), with
 // and without from_json's struct of nulls for malformed rows, strictly and with from_json's
-// lenient defaults (single quotes, bare non-numeric values: the rewriting of a row that is not JSON). Nothing may crash, and every
-// column must be well-formed with one row per line.
+// lenient defaults (single quotes, bare non-numeric values: the rewriting of a row that is not
+// JSON), with numbers of more than 15 digits marked (json_exact_numbers.h) where a decimal is in
+// the type. Nothing may crash, and every column must be well-formed with one row per line.
 #include <cstdint>
 #include <cstdlib>
 #include <memory>

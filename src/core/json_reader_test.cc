@@ -38,6 +38,66 @@ TEST(JsonReaderTest, ConvertsScalarsAsSpark) {
   EXPECT_EQ(r.stats.malformed, 0);
 }
 
+// Numbers a double cannot carry read as Spark reads them (exactly): into decimals digit for digit,
+// into longs and strings from their text, into doubles rounded as the parser rounds; an integer
+// beyond 64 bits leaves the row readable, with or without a decimal in the type.
+TEST(JsonReaderTest, NumbersOfMoreThanFifteenDigitsReadExactly) {
+  const std::string doc =
+      R"({"d": 1234567890123456.789, "l": 1234567890123456789, "x": 1234567890.12345678, )"
+      R"("s": 12345678901234567890123, "a": [12345678901234567890.12, 0.1, -1.2345678901234567], )"
+      R"("t": 12345678901234567, "k": {"v": 12345678901234567.5, "w": "1234567890123456789"}})";
+  ReadResult exact = ReadAs(
+      "struct<d:decimal(38,3),l:bigint,x:double,s:string,a:array<decimal(38,16)>,t:timestamp,k:string>", {doc});
+  ReadResult doubles = ReadAs("struct<x:double>", {R"({"x": 1234567890.12345678})"});
+  const std::string x = doubles.rows[0].substr(5, doubles.rows[0].size() - 6);
+  EXPECT_EQ(exact.rows[0], R"({"d":1234567890123456.789,"l":1234567890123456789,"x":)" + x +
+                               R"(,"s":"12345678901234567890123","a":[12345678901234567890.1200000000000000,)"
+                               R"(0.1000000000000000,-1.2345678901234567],"t":null,)"
+                               R"("k":"{\"v\":1.2345678901234568E16,\"w\":\"1234567890123456789\"}"})");
+  EXPECT_EQ(exact.stats.malformed, 0);
+  EXPECT_EQ(exact.stats.mismatched_fields, 1);  // t: those seconds overflow microseconds
+
+  // Without a decimal in the type: an integer beyond 64 bits nulls its field, or nothing.
+  ReadResult wide = ReadAs("struct<k:int,l:bigint,s:string>",
+                           {R"({"k": 1, "big": 123456789012345678901234567890})",
+                            R"({"k": 2, "l": 123456789012345678901234567890, "s": -123456789012345678901234567890})"});
+  EXPECT_EQ(wide.rows, (std::vector<std::string>{R"({"k":1,"l":null,"s":null})",
+                                                 R"({"k":2,"l":null,"s":"-123456789012345678901234567890"})"}));
+  EXPECT_EQ(wide.stats.malformed, 0);
+  EXPECT_EQ(wide.stats.mismatched_fields, 1);
+
+  // A string of the row's own that looks marked stays a string: such a row is not marked.
+  ReadResult own = ReadAs("struct<d:decimal(20,0),s:string>", {R"({"d": 12, "s": "\u0000#12"})",
+                                                               R"({"d": "12345678901234567", "s": "#1"})"});
+  EXPECT_EQ(own.rows[0], R"({"d":12,"s":"\u0000#12"})");  // the string's own NUL, as FormatValue escapes it
+  EXPECT_EQ(own.rows[1], R"({"d":12345678901234567,"s":"#1"})");
+}
+
+// A string field keeps other values as Spark's JSON reader does: compact JSON with integers as
+// written and other numbers as Java's Double.toString, with or without a decimal in the type.
+TEST(JsonReaderTest, AStringFieldKeepsOtherValuesAsSparkWritesThem) {
+  const std::vector<std::optional<std::string>> documents = {
+      R"({"s": {"a": 1e-5, "b": 100000000.0, "c": "x\ny\u0001/", "d": [1.0, 2, -0.0], "e": 12345678901234567.5, )"
+      R"("f": 123456789012345678901234567890}})",
+      R"({"s": 1e-5})", R"({"s": 100000000.0})", R"({"s": 1.5})", R"({"s": true})", R"({"s": -0.0})",
+      R"({"s": 123456789012345678901234567890})", R"({"s": 12345678901234567.5})", R"({"s": null})"};
+  // What Spark 4.2's from_json(j, 's string') gives for each.
+  const std::vector<std::string> spark = {
+      R"({"a":1.0E-5,"b":1.0E8,"c":"x\ny\u0001/","d":[1.0,2,-0.0],"e":1.2345678901234568E16,)"
+      R"("f":123456789012345678901234567890})",
+      "1.0E-5", "1.0E8", "1.5", "true", "-0.0", "123456789012345678901234567890", "1.2345678901234568E16", "null"};
+  for (const char* type : {"struct<s:string>", "struct<s:string,d:decimal(5,1)>"}) {
+    TypePtr parsed = *ParseTypeString(type);
+    std::unique_ptr<JsonReader> reader = JsonReader::Make(parsed, {}).value();
+    ColumnPtr column = reader->Read(*testing::Strings(documents), nullptr).value();
+    ASSERT_EQ(column->length, static_cast<int64_t>(spark.size()));
+    for (size_t row = 0; row < spark.size(); ++row) {
+      const Column& s = *column->children[0];
+      EXPECT_EQ(s.IsNull(row) ? "null" : std::string(s.View(row)), spark[row]) << type << " row " << row;
+    }
+  }
+}
+
 // A value that does not convert nulls the innermost struct field holding it: an array or a map
 // with one bad element is null as a whole, a struct inside an array keeps its other fields.
 TEST(JsonReaderTest, AFailureNullsTheInnermostStructField) {

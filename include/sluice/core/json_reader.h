@@ -5,8 +5,10 @@
 // document per row). Values convert as Spark converts them:
 // - booleans from true/false; integral types from JSON integers in range; float and double from
 //   any number and the strings "NaN", "Infinity", "+Infinity", "-Infinity", "INF", "+INF", "-INF";
-// - decimals from numbers (their shortest text, rounded HALF_UP to the scale) and numeric strings;
-// - strings from strings; any other value is kept as its compact JSON text;
+// - decimals from numbers (exactly, rounded HALF_UP to the scale; a row holding a \u0000 escape
+//   through doubles) and numeric strings;
+// - strings from strings; any other value is kept as its compact JSON text, as Spark keeps it
+//   (integers as written, other numbers as Java's Double.toString: `1e-5` is "1.0E-5");
 // - binary from base64 strings;
 // - dates and timestamps from strings through the options' parsers; timestamps also from
 //   integers (seconds since the epoch); timestamp_ntz refuses a string with a zone;
