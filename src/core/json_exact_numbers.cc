@@ -50,9 +50,21 @@ size_t NumberEnd(std::string_view json, size_t i, int* significant) {
   return i;
 }
 
+// Whether `json` holds a run of more than kExactDigits digits and points: the least any number
+// to mark spans. Most rows have none and need no closer look.
+bool HasLongDigitRun(std::string_view json) {
+  int run = 0;
+  for (char c : json) {
+    run = (static_cast<unsigned char>(c - '0') < 10 || c == '.') ? run + 1 : 0;
+    if (run > kExactDigits) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<std::string> MarkInexactNumbers(std::string_view json) {
+  if (!HasLongDigitRun(json)) return std::nullopt;
   if (json.find(kMarkText.substr(0, 6)) != std::string_view::npos) return std::nullopt;
   std::string out;
   bool marked = false;
