@@ -310,5 +310,6 @@ void AppendValueJson(const Column& column, int64_t row, std::string* out, JsonDe
 }
 
 void AppendDoubleText(double value, std::string* out) { AppendFloating(value, out); }
+void AppendFloatText(float value, std::string* out) { AppendFloating(value, out); }
 
 }  // namespace sluice

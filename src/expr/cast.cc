@@ -94,27 +94,16 @@ std::optional<bool> ParseBoolean(std::string_view text) {
   return std::nullopt;
 }
 
-// Java's Double.toString / Float.toString shape over the shortest round-trip digits.
-template <typename F>
-std::string JavaFloatingString(F value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value < 0 ? "-Infinity" : "Infinity";
-  if (value == 0) return std::signbit(value) ? "-0.0" : "0.0";
-  char buf[64];
-  F magnitude = std::fabs(value);
-  if (magnitude >= F(1e-3) && magnitude < F(1e7)) {
-    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed);
-    std::string text(buf, end);
-    if (text.find('.') == std::string::npos) text += ".0";
-    return text;
-  }
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::scientific);
-  std::string text(buf, end);
-  size_t e = text.find('e');
-  std::string mantissa = text.substr(0, e);
-  if (mantissa.find('.') == std::string::npos) mantissa += ".0";
-  int exponent = std::stoi(text.substr(e + 1));
-  return mantissa + "E" + std::to_string(exponent);
+// Java's Double.toString / Float.toString (FormatValue's text).
+std::string JavaFloatingString(double value) {
+  std::string text;
+  AppendDoubleText(value, &text);
+  return text;
+}
+std::string JavaFloatingString(float value) {
+  std::string text;
+  AppendFloatText(value, &text);
+  return text;
 }
 
 double DecimalAsDouble(int128_t v, int scale) {

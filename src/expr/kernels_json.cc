@@ -19,49 +19,12 @@
 #include "expr/ast.h"
 #include "expr/datetime.h"
 #include "expr/json_functions.h"
+#include "expr/json_path.h"
 #include "expr/kernel_util.h"
 #include "expr/kernels.h"
 
 namespace sluice::expr {
 namespace {
-
-// One step of a JSON path: a field name or an array index.
-struct PathStep {
-  std::string field;
-  int64_t index = -1;  // >= 0 for an array step
-};
-
-// Spark's JSON path subset: $ then .name, ['name'] or [n]. nullopt for anything else.
-std::optional<std::vector<PathStep>> ParseJsonPath(std::string_view path) {
-  if (path.empty() || path[0] != '$') return std::nullopt;
-  std::vector<PathStep> steps;
-  size_t i = 1;
-  while (i < path.size()) {
-    if (path[i] == '.') {
-      size_t start = ++i;
-      while (i < path.size() && path[i] != '.' && path[i] != '[') ++i;
-      if (i == start) return std::nullopt;
-      steps.push_back({std::string(path.substr(start, i - start)), -1});
-    } else if (path[i] == '[') {
-      ++i;
-      if (i < path.size() && path[i] == '\'') {
-        size_t end = path.find('\'', i + 1);
-        if (end == std::string_view::npos || end + 1 >= path.size() || path[end + 1] != ']') return std::nullopt;
-        steps.push_back({std::string(path.substr(i + 1, end - i - 1)), -1});
-        i = end + 2;
-      } else {
-        int64_t index = 0;
-        auto [p, ec] = std::from_chars(path.data() + i, path.data() + path.size(), index);
-        if (ec != std::errc() || p == path.data() + path.size() || *p != ']' || index < 0) return std::nullopt;
-        steps.push_back({"", index});
-        i = static_cast<size_t>(p - path.data()) + 1;
-      }
-    } else {
-      return std::nullopt;
-    }
-  }
-  return steps;
-}
 
 // `value` written again as Spark's get_json_object writes a JSON value it returns (Jackson's
 // copyCurrentStructure): no whitespace, integers as written, other numbers as the double they
@@ -206,13 +169,25 @@ bool ExtractJson(simdjson::ondemand::document& doc, const std::vector<PathStep>&
   return AppendCompactJson(current, out);
 }
 
+// A path with a wildcard over the whole document (json_path.h); false when nothing matches or
+// the text is not JSON.
+bool ExtractWildcardJson(simdjson::dom::parser& parser, std::string_view text, const std::vector<PathStep>& steps,
+                         std::string* out) {
+  simdjson::dom::element document;
+  if (parser.parse(text.data(), text.size()).get(document) != simdjson::SUCCESS) return false;
+  return EvaluateWildcardPath(document, steps, out);
+}
+
 Result<Datum> GetJsonObject(const BoundNode& node, const std::vector<Datum>& args, int64_t rows) {
+  StringReader json = ReadString(args[0]);
   StringReader path = ReadString(args[1]);
   ValidityReader vp = ReadValidity(args[1]);
   StringWriter writer(node.type, rows);
   std::string value, last_path;
   std::optional<std::vector<PathStep>> steps;
   bool parsed_once = false;
+  bool wildcard = false;
+  simdjson::dom::parser whole_documents;
   ForEachDocument(args[0], rows, [&](int64_t i, simdjson::ondemand::document* doc) {
     if (doc == nullptr || !vp(i)) {
       writer.AppendNull();
@@ -221,9 +196,11 @@ Result<Datum> GetJsonObject(const BoundNode& node, const std::vector<Datum>& arg
     if (!parsed_once || path[i] != last_path) {
       last_path.assign(path[i]);
       steps = ParseJsonPath(last_path);
+      wildcard = steps && HasWildcard(*steps);
       parsed_once = true;
     }
-    if (steps && ExtractJson(*doc, *steps, &value)) {
+    if (steps && (wildcard ? ExtractWildcardJson(whole_documents, json[i], *steps, &value)
+                           : ExtractJson(*doc, *steps, &value))) {
       writer.Append(value);
     } else {
       writer.AppendNull();

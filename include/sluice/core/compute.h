@@ -42,8 +42,10 @@ std::vector<uint64_t> HashRows(const BatchPtr& batch, std::span<const int> key_c
 std::string FormatValue(const Column& column, int64_t row);
 // A timestamp (microseconds since the epoch) as FormatValue writes one, in UTC.
 std::string TimestampText(int64_t micros);
-// A double as FormatValue writes one: Java's Double.toString ("1.5", "1.0E8", "NaN").
+// A double or a float as FormatValue writes one: Java's Double.toString / Float.toString
+// ("1.5", "1.0E8", "NaN").
 void AppendDoubleText(double value, std::string* out);
+void AppendFloatText(float value, std::string* out);
 // FormatValue appended to `out`.
 void AppendValue(const Column& column, int64_t row, std::string* out);
 // One value as a JSON value: null; booleans and integers bare; floating point bare when finite,
