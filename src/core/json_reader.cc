@@ -23,13 +23,13 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "core/jackson_text.h"
 #include "core/json_exact_numbers.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/decimal.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/iso_datetime.h"
-#include "sluice/core/json_text.h"
 
 namespace sluice {
 namespace {
@@ -290,73 +290,6 @@ bool NumberText(element value, std::string* out) {
   return true;
 }
 
-// A number's text as Jackson writes it when Spark keeps a value as text: an integer as written,
-// any other number as Java's Double.toString.
-void AppendNumberAsSpark(std::string_view number, std::string* out) {
-  if (number.find_first_of(".eE") == std::string_view::npos) {
-    out->append(number);
-    return;
-  }
-  double value = 0;
-  std::from_chars(number.data(), number.data() + number.size(), value);
-  AppendDoubleText(value, out);
-}
-
-// A value as Spark keeps a non-string value in a string field (Jackson's copyCurrentStructure):
-// compact JSON, strings escaped as sluice writes JSON, integers as written and other numbers as
-// Java's Double.toString (`1e-5` is "1.0E-5", `100000000.0` is "1.0E8").
-void AppendTextAsSpark(element value, bool marked_row, std::string* out) {
-  char buffer[32];
-  switch (value.type()) {
-    case simdjson::dom::element_type::ARRAY: {
-      out->push_back('[');
-      bool first = true;
-      for (element item : simdjson::dom::array(value)) {
-        if (!first) out->push_back(',');
-        first = false;
-        AppendTextAsSpark(item, marked_row, out);
-      }
-      out->push_back(']');
-      return;
-    }
-    case simdjson::dom::element_type::OBJECT: {
-      out->push_back('{');
-      bool first = true;
-      for (auto [key, item] : simdjson::dom::object(value)) {
-        if (!first) out->push_back(',');
-        first = false;
-        AppendJsonString(out, key);
-        out->push_back(':');
-        AppendTextAsSpark(item, marked_row, out);
-      }
-      out->push_back('}');
-      return;
-    }
-    case simdjson::dom::element_type::INT64:
-      out->append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), int64_t(value)).ptr);
-      return;
-    case simdjson::dom::element_type::UINT64:
-      out->append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), uint64_t(value)).ptr);
-      return;
-    case simdjson::dom::element_type::DOUBLE:
-      AppendDoubleText(double(value), out);
-      return;
-    case simdjson::dom::element_type::STRING:
-      if (std::optional<std::string_view> marked = MarkedNumberOf(value, marked_row)) {
-        AppendNumberAsSpark(*marked, out);
-      } else {
-        AppendJsonString(out, std::string_view(value));
-      }
-      return;
-    case simdjson::dom::element_type::BOOL:
-      out->append(bool(value) ? "true" : "false");
-      return;
-    case simdjson::dom::element_type::NULL_VALUE:
-      out->append("null");
-      return;
-  }
-}
-
 bool HoldsDecimal(const DataType& type) {
   if (type.id() == TypeId::kDecimal) return true;
   switch (type.id()) {
@@ -491,7 +424,7 @@ bool Reader::ConvertScalar(Node& node, element value) {
           builder->Append(text);
         } else {
           scratch_.clear();
-          AppendTextAsSpark(value, row_marked_, &scratch_);
+          AppendJacksonText(value, row_marked_, &scratch_);
           builder->Append(scratch_);
         }
       }

@@ -2,14 +2,12 @@
 
 #include <charconv>
 
-#include "sluice/core/compute.h"
-#include "sluice/core/json_text.h"
+#include "core/jackson_text.h"
 
 namespace sluice::expr {
 namespace {
 
 using simdjson::dom::element;
-using simdjson::dom::element_type;
 
 // How a match is written (Spark's WriteStyle): a top-level string bare (kRaw), strings quoted
 // inside an array of matches (kQuoted), arrays spliced into the enclosing one (kFlatten).
@@ -47,54 +45,10 @@ class Writer {
     first_.back() = false;
   }
   void Append(element value, Style style) {
-    char buffer[32];
-    switch (value.type()) {
-      case element_type::ARRAY: {
-        text_.push_back('[');
-        bool first = true;
-        for (element item : simdjson::dom::array(value)) {
-          if (!first) text_.push_back(',');
-          first = false;
-          Append(item, Style::kQuoted);
-        }
-        text_.push_back(']');
-        return;
-      }
-      case element_type::OBJECT: {
-        text_.push_back('{');
-        bool first = true;
-        for (auto [key, item] : simdjson::dom::object(value)) {
-          if (!first) text_.push_back(',');
-          first = false;
-          AppendJsonString(&text_, key);
-          text_.push_back(':');
-          Append(item, Style::kQuoted);
-        }
-        text_.push_back('}');
-        return;
-      }
-      case element_type::INT64:
-        text_.append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), int64_t(value)).ptr);
-        return;
-      case element_type::UINT64:
-        text_.append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), uint64_t(value)).ptr);
-        return;
-      case element_type::DOUBLE:
-        AppendDoubleText(double(value), &text_);
-        return;
-      case element_type::STRING:
-        if (style == Style::kRaw) {
-          text_.append(std::string_view(value));
-        } else {
-          AppendJsonString(&text_, std::string_view(value));
-        }
-        return;
-      case element_type::BOOL:
-        text_.append(bool(value) ? "true" : "false");
-        return;
-      case element_type::NULL_VALUE:
-        text_.append("null");
-        return;
+    if (style == Style::kRaw && value.is_string()) {
+      text_.append(std::string_view(value));
+    } else {
+      AppendJacksonText(value, false, &text_);
     }
   }
 
