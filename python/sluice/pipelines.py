@@ -279,7 +279,7 @@ class _Build:
                     raise SluiceError("EXPECTATION_VIOLATION", f"table {name}: expectation '{expectation}' failed")
             writer = df.write.mode("overwrite")
             if dataset.partition_cols:
-                writer = writer.partitionBy(list(dataset.partition_cols))
+                writer = writer.partitionBy(dataset.partition_cols)
             writer.saveAsTable(name)
 
 
