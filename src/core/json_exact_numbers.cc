@@ -5,7 +5,9 @@
 namespace sluice {
 namespace {
 
-// The mark as it stands in JSON text, and decoded.
+// The mark as it stands in JSON text, and decoded. A row holding the NUL escape of its own is not
+// marked.
+constexpr std::string_view kNulEscape = "\\u0000";
 constexpr std::string_view kMarkText = "\\u0000#";
 constexpr std::string_view kMark = std::string_view("\0#", 2);
 // Doubles carry every number of up to 15 significant digits exactly through its shortest text.
@@ -65,7 +67,7 @@ bool HasLongDigitRun(std::string_view json) {
 
 std::optional<std::string> MarkInexactNumbers(std::string_view json) {
   if (!HasLongDigitRun(json)) return std::nullopt;
-  if (json.find(kMarkText.substr(0, 6)) != std::string_view::npos) return std::nullopt;
+  if (json.find(kNulEscape) != std::string_view::npos) return std::nullopt;
   std::string out;
   bool marked = false;
   size_t copied = 0;  // json[0, copied) is in `out`

@@ -2,7 +2,7 @@
 // parser (which holds every non-integer as a double and refuses integers beyond 64 bits): before
 // parsing, each such number is rewritten as a JSON string of a mark and the number's text, which
 // the JSON reader then converts as the number it was (a decimal exactly, a long or double from its
-// text, a string field as the text written). Spark's reader takes them exactly (Jackson's
+// text, a string field as Spark writes the number: core/jackson_text.h). Spark's reader takes them exactly (Jackson's
 // BigDecimal), so `12345678901234567.89` into decimal(20,2) keeps every digit.
 #pragma once
 

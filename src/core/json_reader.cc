@@ -87,7 +87,10 @@ Status Bind(const TypePtr& type, bool nullable, ColumnBuilder* builder, const st
 }
 
 // The number's text of a marked number (json_exact_numbers.h) in a row whose numbers were
-// marked (`marked_row`); nullopt for any other value.
+// marked (`marked_row`); nullopt for any other string or value.
+std::optional<std::string_view> MarkedText(std::string_view text, bool marked_row) {
+  return marked_row ? MarkedNumber(text) : std::nullopt;
+}
 std::optional<std::string_view> MarkedNumberOf(element value, bool marked_row) {
   std::string_view text;
   if (!marked_row || value.get_string().get(text) != simdjson::SUCCESS) return std::nullopt;
@@ -118,7 +121,7 @@ bool ReadDouble(element value, bool marked_row, double* out) {
   if (value.get_double().get(*out) == simdjson::SUCCESS) return true;
   std::string_view text;
   if (value.get_string().get(text) != simdjson::SUCCESS) return false;
-  if (std::optional<std::string_view> marked = MarkedNumberOf(value, marked_row)) {
+  if (std::optional<std::string_view> marked = MarkedText(text, marked_row)) {
     auto [end, error] = std::from_chars(marked->data(), marked->data() + marked->size(), *out);
     return (error == std::errc() || error == std::errc::result_out_of_range) &&
            end == marked->data() + marked->size();
@@ -408,7 +411,7 @@ bool Reader::ConvertScalar(Node& node, element value) {
       if (value.get_string().get(text) != simdjson::SUCCESS) {
         if (!NumberText(value, &scratch_)) return false;
         text = scratch_;
-      } else if (std::optional<std::string_view> marked = MarkedNumberOf(value, row_marked_)) {
+      } else if (std::optional<std::string_view> marked = MarkedText(text, row_marked_)) {
         text = *marked;
       }
       std::optional<int128_t> v = ParseDecimal(text, node.type->precision(), node.type->scale());
@@ -420,7 +423,7 @@ bool Reader::ConvertScalar(Node& node, element value) {
       if constexpr (kAppend) {
         auto* builder = static_cast<BinaryBuilder*>(node.builder);
         std::string_view text;
-        if (value.get_string().get(text) == simdjson::SUCCESS && !MarkedNumberOf(value, row_marked_)) {
+        if (value.get_string().get(text) == simdjson::SUCCESS && !MarkedText(text, row_marked_)) {
           builder->Append(text);
         } else {
           scratch_.clear();

@@ -94,18 +94,6 @@ std::optional<bool> ParseBoolean(std::string_view text) {
   return std::nullopt;
 }
 
-// Java's Double.toString / Float.toString (FormatValue's text).
-std::string JavaFloatingString(double value) {
-  std::string text;
-  AppendDoubleText(value, &text);
-  return text;
-}
-std::string JavaFloatingString(float value) {
-  std::string text;
-  AppendFloatText(value, &text);
-  return text;
-}
-
 double DecimalAsDouble(int128_t v, int scale) {
   if (scale <= 22 && v < (int128_t{1} << 53) && v > -(int128_t{1} << 53)) {
     return static_cast<double>(static_cast<int64_t>(v)) / std::pow(10.0, scale);
@@ -300,8 +288,8 @@ ColumnPtr CastToString(const Column& from, const TypePtr& to) {
         break;
       }
       case TypeId::kBoolean: writer.Append(from.Value<uint8_t>(i) ? "true" : "false"); break;
-      case TypeId::kFloat: writer.Append(JavaFloatingString(from.Value<float>(i))); break;
-      case TypeId::kDouble: writer.Append(JavaFloatingString(from.Value<double>(i))); break;
+      case TypeId::kFloat: writer.Append(JavaFloatString(from.Value<float>(i))); break;
+      case TypeId::kDouble: writer.Append(JavaDoubleString(from.Value<double>(i))); break;
       case TypeId::kDecimal: writer.Append(DecimalText(from.Value<int128_t>(i), from.type->scale())); break;
       case TypeId::kDate: writer.Append(FormatDate(from.Value<int32_t>(i))); break;
       case TypeId::kTimestamp:
@@ -393,8 +381,16 @@ Status CastFailure(const LostValue& lost) {
 
 }  // namespace
 
-std::string JavaDoubleString(double value) { return JavaFloatingString(value); }
-std::string JavaFloatString(float value) { return JavaFloatingString(value); }
+std::string JavaDoubleString(double value) {
+  std::string text;
+  AppendDoubleText(value, &text);
+  return text;
+}
+std::string JavaFloatString(float value) {
+  std::string text;
+  AppendFloatText(value, &text);
+  return text;
+}
 
 bool CanCast(const DataType& from, const DataType& to, bool ansi) {
   if (from.Equals(to)) return true;

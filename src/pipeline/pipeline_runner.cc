@@ -11,7 +11,7 @@
 #include "sluice/delta/source.h"
 #include "sluice/delta/writer.h"
 #include "sluice/engine/checkpoint.h"
-#include "sluice/engine/file_formats.h"
+#include "sluice/pipeline/copy.h"
 #include "sluice/pipeline/change_feed_status.h"
 #include "sluice/pipeline/checkpoint_owner.h"
 #include "sluice/pipeline/full_refresh.h"
@@ -106,13 +106,6 @@ std::string DeltaPath(const PipelineSpec& spec, const Endpoint& endpoint) {
   if (endpoint.format != "delta") return "";
   Result<std::map<std::string, std::string>> options = spec.ResolvedOptions(endpoint);
   return options.ok() && options->count("path") ? options->at("path") : "";
-}
-
-// The source of a SQL flow with a bare FROM: the table's snapshot read whole, once (its checkpoint
-// then records it read; a full refresh reads it again).
-Result<std::unique_ptr<engine::Source>> MakeWholeTableSource(const std::map<std::string, std::string>& options) {
-  SLUICE_ASSIGN_OR_RETURN(auto validated, ValidateOptions("delta source", engine::kDeltaBatchSourceOptions, options));
-  return engine::MakeDeltaBatchSource(validated);
 }
 
 std::string SinkTablePath(const PipelineSpec& spec, const FlowSpec& flow) {
@@ -344,8 +337,11 @@ Status PipelineRun::OpenFlow(Flow* flow) {
     sink = registry.MakeSink(sink_endpoint.format, sink_options);
   }
   if (!sink.ok()) return sink.status().WithContext(context + " sink '" + flow->figures.sink + "'");
+  // A SQL flow's bare FROM reads the table as a batch job does: its snapshot whole, once (the
+  // checkpoint then records it read; a full refresh reads it again).
   Result<std::unique_ptr<engine::Source>> source =
-      spec.reads_whole ? MakeWholeTableSource(source_options) : registry.MakeSource(spec.source.format, source_options);
+      spec.reads_whole ? MakeBatchSource(registry, spec.source.format, source_options)
+                       : registry.MakeSource(spec.source.format, source_options);
   if (!source.ok()) return source.status().WithContext(context + " source");
   engine::QueryConfig config;
   config.name = spec.name;

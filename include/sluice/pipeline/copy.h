@@ -62,7 +62,8 @@ struct CopyResult {
   double seconds = 0;
 };
 
-// The source a batch job (a copy, a batch read of the Python package) reads `format` through: a
+// The source a batch job (a copy, a batch read of the Python package, a SQL flow's bare FROM)
+// reads `format` through: a
 // Delta table as it is now (its latest snapshot, engine::MakeDeltaBatchSource), not its log of
 // appends; any other format as `registry` makes it. The options are validated as MakeSource does.
 Result<std::unique_ptr<engine::Source>> MakeBatchSource(const engine::Registry& registry, std::string_view format,
