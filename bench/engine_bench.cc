@@ -22,7 +22,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/clock.h"
 #include "sluice/delta/writer.h"
-#include "sluice/engine/delta_formats.h"
+#include "sluice/connectors/delta/formats.h"
 #include "sluice/engine/memory_sink.h"
 #include "sluice/engine/rate_source.h"
 #include "sluice/engine/relational_operators.h"
@@ -173,7 +173,7 @@ void RunRate(benchmark::State& state, RateTarget target) {
     std::unique_ptr<Sink> sink;
     if (into_delta) {
       std::map<std::string, std::string> delta_options = {{"path", directory + "/table"}};
-      sink = MakeDeltaSink(ValidateOptions("delta sink", kDeltaSinkOptions, delta_options).value()).value();
+      sink = connectors::MakeDeltaSink(ValidateOptions("delta sink", connectors::kDeltaSinkOptions, delta_options).value()).value();
     } else {
       sink = std::make_unique<MemorySink>(std::make_shared<MemoryTable>());
     }

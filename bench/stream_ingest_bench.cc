@@ -239,8 +239,7 @@ int Main(int argc, char** argv) {
   const std::string dir = directory;
   std::string schema = args.format == "json" ? kJsonSchema : args.format == "avro" ? kAvroSchema : kProtoSchema;
   engine::Registry registry;
-  if (Status s = engine::RegisterBuiltinFormats(&registry); !s.ok()) Die(s.ToString());
-  if (Status s = connectors::RegisterConnectorFormats(&registry); !s.ok()) Die(s.ToString());
+  if (Status s = connectors::RegisterAllFormats(&registry); !s.ok()) Die(s.ToString());
   // The stream run once, from the topic's start, with its storage and warehouse under `root` (a
   // local folder or an object store's URI); the table is checked to hold every message.
   struct Ingested {

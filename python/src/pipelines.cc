@@ -35,8 +35,7 @@ class Pipeline {
     if (!spec.ok()) Throw(spec.status().WithContext(path));
     pipeline->spec_ = *std::move(spec);
     Check(pipeline::ConfigureObjectStores(pipeline->spec_));
-    Check(engine::RegisterBuiltinFormats(&pipeline->registry_));
-    Check(connectors::RegisterConnectorFormats(&pipeline->registry_));
+    Check(connectors::RegisterAllFormats(&pipeline->registry_));
     return pipeline;
   }
 

@@ -172,3 +172,16 @@ def test_a_write_partitions_the_table_it_creates(spark, tmp_path):
         assert error.value.error_class == error_class, str(error.value)
     assert not os.path.exists(str(tmp_path / "refused" / "_delta_log"))
     assert spark.read.format("delta").load(path).count() == 12
+    # overwriteSchema, as in Delta: an overwrite changes the partitioning (and the schema); an append does not.
+    with pytest.raises(sluice.SluiceError) as error:
+        df.write.format("delta").mode("append").option("overwriteSchema", True).partitionBy("id").save(path)
+    assert error.value.error_class == "DELTA_METADATA_MISMATCH", str(error.value)
+    assert "overwriteSchema" in str(error.value)
+    df.select("id", "total").write.format("delta").mode("overwrite").option("overwriteSchema", True) \
+        .partitionBy("id").save(path)
+    with open(os.path.join(path, "_delta_log", "00000000000000000003.json")) as log:
+        metadata = [json.loads(line)["metaData"] for line in log if "metaData" in json.loads(line)]
+    assert metadata[0]["partitionColumns"] == ["id"]
+    replaced = spark.read.format("delta").load(path)
+    assert replaced.columns == ["id", "total"]
+    assert sorted(tuple(row) for row in replaced.collect()) == sorted(tuple(row) for row in df.select("id", "total").collect())

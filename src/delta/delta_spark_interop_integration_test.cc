@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -225,6 +226,41 @@ TEST(DeltaSparkInteropTest, ATableSluiceAltersReadsAndTakesWritesInSparkUnderIts
   after.push_back(R"([100,"even",{"town":"Spark","zip":7}])");
   std::sort(after.begin(), after.end());
   EXPECT_EQ(SluiceRows(fs, table), after) << "sluice reads Spark's append under the new names";
+}
+
+// An overwrite with overwriteSchema gives a column-mapped, partitioned table a new schema (a
+// column of the old name in another type among them) and another partition column; Spark reads
+// it as sluice does and appends to it, and sluice reads Spark's row.
+TEST(DeltaSparkInteropTest, ATableSluiceOverwritesWithANewSchemaReadsAndTakesWritesInSpark) {
+  sluice::testing::TempDir dir;
+  auto fs = LocalFileSystem();
+  const std::string table = dir.Join("replaced");
+  ASSERT_TRUE(WriteTable(fs, table, {Rows(0, 4)}, {.partition_columns = {"day=of,week"}}).ok());
+  TypePtr schema = ParseTypeString("struct<`order id`:string,`zone code`:string,amount:double>").value();
+  BinaryBuilder ids(DataType::String());
+  BinaryBuilder zones(DataType::String());
+  DoubleBuilder amounts(DataType::Double());
+  for (const auto& [id, zone, amount] : std::vector<std::tuple<std::string, std::string, double>>{
+           {"a1", "north", 1.5}, {"a2", "south", 2.5}, {"a3", "north", -4.25}}) {
+    ids.Append(id);
+    zones.Append(zone);
+    amounts.Append(amount);
+  }
+  auto written = WriteTable(fs, table,
+                            {RecordBatch::Make(schema, {ids.Finish(), zones.Finish(), amounts.Finish()}, 3).value()},
+                            {.mode = WriteMode::kOverwrite, .partition_columns = {"zone code"}, .overwrite_schema = true});
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(Snapshot::Load(fs, table).value()->metadata().partition_columns, std::vector<std::string>{"zone code"});
+
+  const std::string quoted = "delta.`" + table + "`";
+  std::map<std::string, std::vector<std::string>> spark =
+      RunSpark({"read:" + table, "sql:INSERT INTO " + quoted + " VALUES ('s1', 'west', 9.0)"});
+  const std::vector<std::string> replaced = {R"(["a1","north",1.5])", R"(["a2","south",2.5])",
+                                             R"(["a3","north",-4.25])"};
+  EXPECT_EQ(spark["read:" + table], replaced);
+  std::vector<std::string> after = replaced;
+  after.push_back(R"(["s1","west",9.0])");
+  EXPECT_EQ(SluiceRows(fs, table), after);
 }
 
 // Tables with V2 checkpoints (JSON and Parquet top-level files, sidecars) and with columns Spark

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <simdjson.h>
 
+#include "delta/column_mapping.h"
 #include "delta/data_files.h"
 #include "delta/json_writer.h"
 #include "delta/type_widening.h"
@@ -230,7 +231,8 @@ Status CheckPartitionColumns(const std::vector<std::string>& table, const std::v
   };
   return Status::Error(errors::kDeltaMetadataMismatch,
                        fmt::format("partition columns do not match the partition columns of the table: given {}, "
-                                   "table {}",
+                                   "table {}; to change the partitioning, overwrite the table with the option "
+                                   "overwriteSchema",
                                    quoted(named), quoted(table)));
 }
 
@@ -258,6 +260,18 @@ struct TableWriter::State {
       if (!recorded || *recorded < app.version) return false;
     }
     return true;
+  }
+
+  // Whether an overwrite_schema overwrite changes the table's metadata: a schema other than the
+  // data's, or other partition columns than the write names. (An unchanged table, as each batch of
+  // a complete-mode stream finds it, commits no metadata.)
+  bool ReplacesSchemaOrPartitioning(const Snapshot& snapshot) const {
+    const std::vector<std::string>& table = snapshot.metadata().partition_columns;
+    bool same_partitioning = table.size() == options.partition_columns.size();
+    for (size_t i = 0; same_partitioning && i < table.size(); ++i) {
+      same_partitioning = EqualsIgnoreCase(table[i], options.partition_columns[i]);
+    }
+    return !same_partitioning || !WithoutColumnMapping(snapshot.schema())->Equals(*incoming);
   }
 
   // Decides, from the transaction's snapshot, whether the write is skipped and else the table
@@ -288,6 +302,14 @@ struct TableWriter::State {
       SLUICE_ASSIGN_OR_RETURN(metadata.partition_columns, PartitionColumnsOf(*incoming, options.partition_columns));
       metadata.configuration = options.table_properties;
       metadata.created_time = now;
+      SLUICE_ASSIGN_OR_RETURN(table_schema, txn->SetMetadata(metadata));
+      metadata = *txn->effective_metadata();
+    } else if (options.overwrite_schema && options.mode == WriteMode::kOverwrite &&
+               ReplacesSchemaOrPartitioning(*snapshot)) {
+      // The table's id, properties and protocol stay; its schema and partitioning become the data's.
+      metadata = snapshot->metadata();
+      metadata.schema_string = incoming->ToJson();
+      SLUICE_ASSIGN_OR_RETURN(metadata.partition_columns, PartitionColumnsOf(*incoming, options.partition_columns));
       SLUICE_ASSIGN_OR_RETURN(table_schema, txn->SetMetadata(metadata));
       metadata = *txn->effective_metadata();
     } else {
@@ -345,6 +367,7 @@ struct TableWriter::State {
     StringMap parameters = options.operation_parameters;
     parameters.emplace("mode", options.mode == WriteMode::kAppend ? "Append" : "Overwrite");
     parameters.emplace("partitionBy", PartitionByParameter(metadata.partition_columns));
+    if (options.overwrite_schema && options.mode == WriteMode::kOverwrite) parameters.emplace("canOverwriteSchema", "true");
     StringMap metrics = {{"numFiles", std::to_string(num_files)},
                          {"numOutputRows", std::to_string(num_rows)},
                          {"numOutputBytes", std::to_string(bytes)}};

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include "delta/data_files.h"
 #include "delta/scan_testing.h"
@@ -150,6 +151,66 @@ TEST_P(WriterTest, PartitionColumnsAreTheDatasOwnAndAnExistingTableKeepsItsOwn) 
     directories.insert(file.path.substr(0, file.path.find('/')));
   }
   EXPECT_EQ(directories, (std::set<std::string>{"day=x", "day=y", "day=z"}));
+}
+
+// Delta's overwriteSchema: an overwrite gives the table the data's schema and partitioning, and
+// keeps its id and properties; appends ignore it; the new partitioning is checked as at creation.
+TEST_P(WriterTest, AnOverwriteWithOverwriteSchemaReplacesSchemaAndPartitioning) {
+  ASSERT_TRUE(Write({{1, "a", "x"}, {2, "b", "y"}},
+                    {.partition_columns = {"day"}, .table_properties = {{"delta.appendOnly", "false"}}})
+                  .ok());
+  const std::string id = Snapshot::Load(fs_, table_).value()->metadata().id;
+  TypePtr other = ParseTypeString("struct<id:int,zone:string,w:double>").value();
+  auto other_rows = [&](int32_t id, std::string zone, double w) {
+    Int32Builder ids(DataType::Integer());
+    BinaryBuilder zones(DataType::String());
+    DoubleBuilder ws(DataType::Double());
+    ids.Append(id);
+    zones.Append(zone);
+    ws.Append(w);
+    return RecordBatch::Make(other, {ids.Finish(), zones.Finish(), ws.Finish()}, 1).value();
+  };
+  // Appends must fit the table, with or without the option; a bad new partitioning commits nothing.
+  EXPECT_EQ(WriteTable(fs_, table_, {other_rows(3, "n", 0.5)}, {.partition_columns = {"zone"}, .overwrite_schema = true})
+                .status()
+                .error_class(),
+            errors::kDeltaMetadataMismatch);
+  EXPECT_EQ(WriteTable(fs_, table_, {other_rows(3, "n", 0.5)}, {.overwrite_schema = true}).status().error_class(),
+            errors::kDeltaSchemaMismatch);
+  for (const auto& [columns, error_class] : std::vector<std::pair<std::vector<std::string>, std::string_view>>{
+           {{"day"}, errors::kDeltaPartitionColumnNotFound},
+           {{"id", "zone", "w"}, errors::kDeltaCannotUseAllColumnsForPartition}}) {
+    Result<WriteResult> refused = WriteTable(fs_, table_, {other_rows(3, "n", 0.5)},
+                                             {.mode = WriteMode::kOverwrite, .partition_columns = columns, .overwrite_schema = true});
+    EXPECT_EQ(refused.status().error_class(), error_class) << refused.status().ToString();
+  }
+  EXPECT_EQ(Snapshot::Load(fs_, table_).value()->version(), 0);
+
+  ASSERT_TRUE(WriteTable(fs_, table_, {other_rows(3, "n", 0.5)},
+                         {.mode = WriteMode::kOverwrite, .partition_columns = {"ZONE"}, .overwrite_schema = true})
+                  .ok());
+  SnapshotPtr replaced = Snapshot::Load(fs_, table_).value();
+  EXPECT_EQ(replaced->schema()->ToString(), other->ToString());
+  EXPECT_EQ(replaced->metadata().partition_columns, std::vector<std::string>{"zone"});
+  EXPECT_EQ(replaced->metadata().id, id);
+  EXPECT_EQ(replaced->metadata().configuration.at("delta.appendOnly"), "false");
+  EXPECT_EQ(ScannedRows({"id", "zone", "w"}), std::vector<std::string>{"3,n,0.5"});
+  ASSERT_EQ(replaced->files().size(), 1u);
+  EXPECT_EQ(replaced->files()[0].path.substr(0, 7), "zone=n/");
+  // Later writes fit the new table; an overwrite naming no partition columns unpartitions it.
+  ASSERT_TRUE(WriteTable(fs_, table_, {other_rows(4, "s", 1.5)}).ok());
+  EXPECT_EQ(ScannedRows({"id", "zone"}), (std::vector<std::string>{"3,n", "4,s"}));
+  ASSERT_TRUE(Write({{5, "e", "x"}}, {.mode = WriteMode::kOverwrite, .overwrite_schema = true}).ok());
+  replaced = Snapshot::Load(fs_, table_).value();
+  EXPECT_TRUE(replaced->metadata().partition_columns.empty());
+  EXPECT_EQ(ScannedRows({"id", "name", "day"}), std::vector<std::string>{"5,e,x"});
+  EXPECT_EQ(replaced->metadata().id, id);
+  // An overwrite that changes neither (each batch of a complete-mode stream) commits no metadata.
+  ASSERT_TRUE(Write({{6, "f", "y"}}, {.mode = WriteMode::kOverwrite, .overwrite_schema = true}).ok());
+  const int64_t version = Snapshot::Load(fs_, table_).value()->version();
+  std::string commit = fs_->ReadFile(table_ + fmt::format("/_delta_log/{:020}.json", version)).value();
+  EXPECT_EQ(commit.find("\"metaData\""), std::string::npos) << commit;
+  EXPECT_EQ(ScannedRows({"id"}), std::vector<std::string>{"6"});
 }
 
 TEST_P(WriterTest, StatsDescribeEachFile) {

@@ -1,9 +1,7 @@
-// The option tables and factories of the built-in formats.
+// The option tables and factories of the engine's own formats.
 #include <iostream>
 
 #include "sluice/engine/builtin_sinks.h"
-#include "sluice/engine/delta_formats.h"
-#include "sluice/engine/file_formats.h"
 #include "sluice/engine/memory_sink.h"
 #include "sluice/engine/rate_source.h"
 #include "sluice/engine/registry.h"
@@ -29,11 +27,6 @@ constexpr OptionSpec kForeachBatchSinkOptions[] = {
 
 Status RegisterBuiltinFormats(Registry* registry) {
   SLUICE_RETURN_IF_ERROR(registry->RegisterSource({"rate", kRateSourceOptions, errors::kInvalidOptions, MakeRateSource}));
-  SLUICE_RETURN_IF_ERROR(
-      registry->RegisterSource({"delta", kDeltaSourceOptions, errors::kInvalidOptions, MakeDeltaSource}));
-  SLUICE_RETURN_IF_ERROR(registry->RegisterSink(
-      {"delta", kDeltaSinkOptions, errors::kInvalidOptions,
-       [](const ValidatedOptions& options, const Registry&) { return MakeDeltaSink(options); }}));
   SLUICE_RETURN_IF_ERROR(registry->RegisterSink(
       {"memory", kMemorySinkOptions, errors::kInvalidOptions,
        [](const ValidatedOptions& options, const Registry&) -> Result<std::unique_ptr<Sink>> {
@@ -44,14 +37,13 @@ Status RegisterBuiltinFormats(Registry* registry) {
        [](const ValidatedOptions& options, const Registry&) -> Result<std::unique_ptr<Sink>> {
          return MakeConsoleSink(&std::cout, options.GetInt64("numRows"));
        }}));
-  SLUICE_RETURN_IF_ERROR(registry->RegisterSink(
+  return registry->RegisterSink(
       {"foreachBatch", kForeachBatchSinkOptions, errors::kInvalidOptions,
        [](const ValidatedOptions& options, const Registry& registry) -> Result<std::unique_ptr<Sink>> {
          const std::string& name = options.GetString("function");
          SLUICE_ASSIGN_OR_RETURN(ForeachBatchFunction function, registry.FindForeachBatch(name));
-         return MakeForeachBatchSink(name, std::move(function), options.WithPrefix("arg."));
-       }}));
-  return RegisterFileFormats(registry);
+         return MakeForeachBatchSink(name, std::move(function), options.WithPrefix("arg."), &registry);
+       }});
 }
 
 }  // namespace sluice::engine

@@ -44,9 +44,11 @@ class ConsoleSink final : public Sink {
 
 class ForeachBatchSink final : public Sink {
  public:
-  ForeachBatchSink(std::string name, ForeachBatchFunction function, std::map<std::string, std::string> arguments)
+  ForeachBatchSink(std::string name, ForeachBatchFunction function, std::map<std::string, std::string> arguments,
+                   const Registry* registry)
       : name_(std::move(name)), function_(std::move(function)) {
     context_.arguments = std::move(arguments);
+    context_.registry = registry;
   }
 
   std::string description() const override { return "ForeachBatchSink[" + name_ + "]"; }
@@ -82,8 +84,8 @@ std::unique_ptr<Sink> MakeConsoleSink(std::ostream* out, int64_t max_rows) {
 }
 
 std::unique_ptr<Sink> MakeForeachBatchSink(std::string name, ForeachBatchFunction function,
-                                           std::map<std::string, std::string> arguments) {
-  return std::make_unique<ForeachBatchSink>(std::move(name), std::move(function), std::move(arguments));
+                                           std::map<std::string, std::string> arguments, const Registry* registry) {
+  return std::make_unique<ForeachBatchSink>(std::move(name), std::move(function), std::move(arguments), registry);
 }
 
 }  // namespace sluice::engine

@@ -18,8 +18,8 @@
 namespace sluice::engine {
 namespace {
 
-constexpr uint32_t kRecordedVersion = 9;
-constexpr uint64_t kRecordedHash = 15644324103959190801ull;
+constexpr uint32_t kRecordedVersion = 10;
+constexpr uint64_t kRecordedHash = 14043922730612902723ull;
 
 // The header's text without comments and blank space.
 std::string Significant(const std::string& path) {

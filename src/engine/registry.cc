@@ -22,16 +22,6 @@ std::string KnownNames(const Map& formats) {
 
 }  // namespace
 
-Registry& Registry::Default() {
-  static Registry* registry = [] {
-    auto* created = new Registry();
-    // The built-in names are distinct, so registration cannot fail.
-    (void)RegisterBuiltinFormats(created);
-    return created;
-  }();
-  return *registry;
-}
-
 Status Registry::RegisterSource(SourceFormat format) {
   std::lock_guard lock(mutex_);
   std::string key = AsciiLower(format.name);

@@ -13,37 +13,52 @@
 namespace sluice::engine {
 namespace {
 
+// A registry holding the engine's own formats.
+Registry& Builtins() {
+  static Registry* registry = [] {
+    auto* made = new Registry();
+    EXPECT_TRUE(RegisterBuiltinFormats(made).ok());
+    return made;
+  }();
+  return *registry;
+}
+
 TEST(RegistryTest, BuiltInFormatsAreRegistered) {
-  Registry& registry = Registry::Default();
+  Registry& registry = Builtins();
   EXPECT_NE(registry.FindSourceFormat("rate"), nullptr);
   EXPECT_NE(registry.FindSourceFormat("RATE"), nullptr) << "format names are case-insensitive";
   for (const char* sink : {"memory", "console", "foreachBatch"}) EXPECT_NE(registry.FindSinkFormat(sink), nullptr) << sink;
+  // Table and file formats are the connectors' (connectors/register_formats.h).
+  for (const char* format : {"delta", "parquet", "csv", "json"}) {
+    EXPECT_EQ(registry.FindSourceFormat(format), nullptr) << format;
+    EXPECT_EQ(registry.FindSinkFormat(format), nullptr) << format;
+  }
 }
 
 TEST(RegistryTest, UnknownFormatsListTheKnownOnes) {
-  auto source = Registry::Default().MakeSource("kafak", {});
+  auto source = Builtins().MakeSource("kafak", {});
   ASSERT_FALSE(source.ok());
   EXPECT_EQ(source.status().error_class(), errors::kDataSourceNotFound);
   EXPECT_NE(source.status().message().find("rate"), std::string_view::npos);
-  EXPECT_EQ(Registry::Default().MakeSink("nowhere", {}).status().error_class(), errors::kDataSourceNotFound);
+  EXPECT_EQ(Builtins().MakeSink("nowhere", {}).status().error_class(), errors::kDataSourceNotFound);
 }
 
 TEST(RegistryTest, OptionsAreValidatedBeforeAnythingIsBuilt) {
-  auto wrong_type = Registry::Default().MakeSource("rate", {{"rowsPerSecond", "fast"}});
+  auto wrong_type = Builtins().MakeSource("rate", {{"rowsPerSecond", "fast"}});
   ASSERT_FALSE(wrong_type.ok());
   EXPECT_EQ(wrong_type.status().error_class(), errors::kInvalidOptions);
   EXPECT_NE(wrong_type.status().message().find("rowsPerSecond"), std::string_view::npos);
 
-  auto unknown_key = Registry::Default().MakeSource("rate", {{"rowsPerSecnd", "5"}});
+  auto unknown_key = Builtins().MakeSource("rate", {{"rowsPerSecnd", "5"}});
   ASSERT_FALSE(unknown_key.ok());
   EXPECT_NE(unknown_key.status().message().find("rowsPerSecnd"), std::string_view::npos);
 
-  EXPECT_EQ(Registry::Default().MakeSource("rate", {{"rowsPerSecond", "0"}}).status().error_class(),
+  EXPECT_EQ(Builtins().MakeSource("rate", {{"rowsPerSecond", "0"}}).status().error_class(),
             errors::kInvalidOptions);
-  EXPECT_EQ(Registry::Default().MakeSink("memory", {}).status().error_class(), errors::kInvalidOptions)
+  EXPECT_EQ(Builtins().MakeSink("memory", {}).status().error_class(), errors::kInvalidOptions)
       << "queryName is required";
-  EXPECT_EQ(Registry::Default().MakeSink("console", {{"numRows", "-1"}}).status().error_class(), errors::kInvalidOptions);
-  EXPECT_TRUE(Registry::Default().MakeSource("rate", {{"ROWSPERSECOND", "5"}}).ok()) << "keys match in any case";
+  EXPECT_EQ(Builtins().MakeSink("console", {{"numRows", "-1"}}).status().error_class(), errors::kInvalidOptions);
+  EXPECT_TRUE(Builtins().MakeSource("rate", {{"ROWSPERSECOND", "5"}}).ok()) << "keys match in any case";
 }
 
 TEST(RegistryTest, RegisteringANameTwiceFails) {
@@ -63,11 +78,13 @@ TEST(RegistryTest, ForeachBatchFunctionsAreFoundByName) {
   EXPECT_EQ(missing.status().error_class(), errors::kForeachBatchFunctionNotFound);
 
   std::vector<int64_t> ids;
+  std::vector<const Registry*> registries;
   ASSERT_TRUE(registry
                   .RegisterForeachBatch("summarize",
                                         [&](const RecordBatch&, const BatchContext& context) {
                                           const int64_t batch_id = context.batch_id;
                                           ids.push_back(batch_id);
+                                          registries.push_back(context.registry);
                                           return Status::OK();
                                         })
                   .ok());
@@ -76,6 +93,7 @@ TEST(RegistryTest, ForeachBatchFunctionsAreFoundByName) {
   EXPECT_EQ((*sink)->description(), "ForeachBatchSink[summarize]");
   ASSERT_TRUE(AddBatch(**sink, 7, *RecordBatch::Empty(DataType::Struct({}).value())).ok());
   EXPECT_EQ(ids, std::vector<int64_t>{7});
+  EXPECT_EQ(registries, std::vector<const Registry*>{&registry}) << "the callback writes through the sink's registry";
 }
 
 TEST(RegistryTest, ForeachBatchGetsTheSameBatchIdWhenABatchIsReplayed) {

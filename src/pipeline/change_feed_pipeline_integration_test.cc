@@ -56,8 +56,7 @@ class ChangeFeedPipelineTest : public ::testing::Test {
       CREATE TABLE ops.applied_batches (batch_id bigint PRIMARY KEY);
     )").ok());
     registry_ = std::make_unique<engine::Registry>();
-    ASSERT_TRUE(engine::RegisterBuiltinFormats(registry_.get()).ok());
-    ASSERT_TRUE(connectors::RegisterConnectorFormats(registry_.get()).ok());
+    ASSERT_TRUE(connectors::RegisterAllFormats(registry_.get()).ok());
     ASSERT_TRUE(registry_
                     ->RegisterForeachBatch("apply_inventory",
                                            [this](const RecordBatch& batch, const engine::BatchContext& context) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/connectors/pg_change_feed.h"
+#include "sluice/connectors/register_formats.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
@@ -44,7 +45,7 @@ flows:
 engine::Registry& RegistryWithInventory() {
   static engine::Registry* registry = [] {
     auto* made = new engine::Registry();
-    (void)engine::RegisterBuiltinFormats(made);
+    (void)connectors::RegisterAllFormats(made);
     (void)made->RegisterForeachBatch("apply_inventory", [](const RecordBatch&, const engine::BatchContext&) { return Status::OK(); });
     return made;
   }();

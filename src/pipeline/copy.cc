@@ -12,7 +12,7 @@
 #include "sluice/connectors/register_formats.h"
 #include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
-#include "sluice/engine/file_formats.h"
+#include "sluice/connectors/delta/formats.h"
 #include "sluice/engine/plugin.h"
 #include "sluice/engine/registry.h"
 #include "sluice/engine/streaming_query.h"
@@ -147,8 +147,8 @@ Result<CopyEndpoint> ParseEndpointSpec(std::string_view spec) {
 Result<std::unique_ptr<engine::Source>> MakeBatchSource(const engine::Registry& registry, std::string_view format,
                                                         const std::map<std::string, std::string>& options) {
   if (!EqualsIgnoreCase(format, "delta")) return registry.MakeSource(format, options);
-  SLUICE_ASSIGN_OR_RETURN(auto validated, ValidateOptions("delta source", engine::kDeltaBatchSourceOptions, options));
-  return engine::MakeDeltaBatchSource(validated);
+  SLUICE_ASSIGN_OR_RETURN(auto validated, ValidateOptions("delta source", connectors::kDeltaBatchSourceOptions, options));
+  return connectors::MakeDeltaBatchSource(validated);
 }
 
 Result<CopyResult> RunCopy(const CopyEndpoint& from, const CopyEndpoint& to, const CopyOptions& options) {

@@ -92,8 +92,7 @@ TEST(DocsExamplesTest, EveryYamlExampleParsesAndEveryPipelineValidates) {
   std::vector<Example> examples = Examples("yaml");
   ASSERT_GE(examples.size(), 7u) << "the docs hold YAML examples";
   engine::Registry registry;
-  ASSERT_TRUE(engine::RegisterBuiltinFormats(&registry).ok());
-  ASSERT_TRUE(connectors::RegisterConnectorFormats(&registry).ok());
+  ASSERT_TRUE(connectors::RegisterAllFormats(&registry).ok());
   int validated = 0;
   for (const Example& example : examples) {
     SCOPED_TRACE(example.file + ":" + std::to_string(example.line));

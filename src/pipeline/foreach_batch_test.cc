@@ -8,6 +8,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "sluice/connectors/register_formats.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
@@ -146,7 +147,7 @@ TEST_F(ForeachBatchTest, PluginFunctionsAreFoundOrRefusedBeforeAnythingRuns) {
     SCOPED_TRACE(c.function);
     PipelineSpec spec = Spec("sinks:\n  s: {format: foreachBatch, options: {function: \"" + c.function +
                              "\"}}\nflows:\n  - {name: f, source: " + RateSource() + ", sink: s, trigger: once}\n");
-    std::vector<Status> problems = ValidatePipeline(spec, engine::Registry::Default());
+    std::vector<Status> problems = ValidatePipeline(spec, connectors::AllFormatsRegistry());
     ASSERT_EQ(problems.size(), 1u);
     EXPECT_EQ(problems[0].error_class(), c.error_class) << problems[0].ToString();
     EXPECT_NE(problems[0].ToString().find(c.message), std::string::npos) << problems[0].ToString();
@@ -155,7 +156,7 @@ TEST_F(ForeachBatchTest, PluginFunctionsAreFoundOrRefusedBeforeAnythingRuns) {
   EXPECT_TRUE(ValidatePipeline(Spec("sinks:\n  s: {format: foreachBatch, options: {function: \"" +
                                     PluginFunction("write_two_tables") + "\"}}\nflows:\n  - {name: f, source: " +
                                     RateSource() + ", sink: s, trigger: once}\n"),
-                               engine::Registry::Default())
+                               connectors::AllFormatsRegistry())
                   .empty());
 }
 
@@ -172,7 +173,7 @@ TEST_F(ForeachBatchTest, SeveralFlowsIntoOneSinkKeepTheirOwnBatchIdsAndContext) 
   static std::mutex mutex;
   static std::vector<Call> calls;
   calls.clear();
-  ASSERT_TRUE(engine::Registry::Default()
+  ASSERT_TRUE(connectors::AllFormatsRegistry()
                   .RegisterForeachBatch("record_context_for_test",
                                         [](const RecordBatch& batch, const engine::BatchContext& context) {
                                           std::lock_guard lock(mutex);

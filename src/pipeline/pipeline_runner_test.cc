@@ -304,7 +304,7 @@ flows:
 }
 
 TEST_F(PipelineRunTest, TheEventLogRecordsDefinitionsAndProgressInSequence) {
-  ASSERT_TRUE(engine::Registry::Default()
+  ASSERT_TRUE(connectors::AllFormatsRegistry()
                   .RegisterForeachBatch("count_rows_for_event_test", [](const RecordBatch&, const engine::BatchContext&) { return Status::OK(); })
                   .ok());
   PipelineSpec spec = Spec(R"(
@@ -662,7 +662,7 @@ flows:
 TEST_F(PipelineRunTest, AFullRefreshStartsForeachBatchIdsAgainAtZero) {
   static std::vector<int64_t> seen;
   seen.clear();
-  ASSERT_TRUE(engine::Registry::Default()
+  ASSERT_TRUE(connectors::AllFormatsRegistry()
                   .RegisterForeachBatch("record_ids_for_refresh_test",
                                         [](const RecordBatch&, const engine::BatchContext& context) {
                                           const int64_t batch_id = context.batch_id;

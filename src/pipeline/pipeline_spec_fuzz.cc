@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "sluice/engine/registry.h"
+#include "sluice/connectors/register_formats.h"
 #include "sluice/pipeline/pipeline_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // As `sluice validate` does: the parts that parsed cleanly are validated even when others did not.
   sluice::Status shape;
   auto spec = sluice::pipeline::ParsePipelineSpecKeepingGoing(text, &shape);
-  if (spec.ok()) (void)sluice::pipeline::ValidatePipeline(*spec, sluice::engine::Registry::Default());
+  if (spec.ok()) (void)sluice::pipeline::ValidatePipeline(*spec, sluice::connectors::AllFormatsRegistry());
   (void)sluice::pipeline::ParseStreamSpec(text);
   return 0;
 }

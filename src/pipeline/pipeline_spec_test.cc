@@ -151,7 +151,7 @@ TEST(PipelineSpecTest, NamesThatWouldLeaveTheirFolderAreRefused) {
                                                     "\", schema: public}\n");
     EXPECT_EQ(parsed.status().error_class(), errors::kInvalidPipeline) << parsed.status().ToString();
     testing::TempDir dir;
-    FeedCatalog feeds(LocalFileSystem(), dir.path(), &engine::Registry::Default());
+    FeedCatalog feeds(LocalFileSystem(), dir.path(), &connectors::AllFormatsRegistry());
     EXPECT_EQ(feeds.Create(feed).status().error_class(), errors::kInvalidPipeline);
     EXPECT_EQ(feeds.Get(hostile).status().error_class(), errors::kInvalidPipeline);
   }
@@ -233,7 +233,7 @@ TEST(PipelineSpecTest, RejectsTextThatIsNotYaml) {
 }
 
 TEST(ValidatePipelineTest, AValidPipelineHasNoProblems) {
-  std::vector<Status> problems = ValidatePipeline(ParsePipelineSpec(kValid).value(), engine::Registry::Default());
+  std::vector<Status> problems = ValidatePipeline(ParsePipelineSpec(kValid).value(), connectors::AllFormatsRegistry());
   EXPECT_TRUE(problems.empty()) << Messages(problems);
 }
 
@@ -259,7 +259,7 @@ flows:
     sink: out
     checkpoint: /s/checkpoints/a
 )").value();
-  std::string text = Messages(ValidatePipeline(spec, engine::Registry::Default()));
+  std::string text = Messages(ValidatePipeline(spec, connectors::AllFormatsRegistry()));
   for (std::string_view expected :
        {"INVALID_PIPELINE: sink 'lake': table 'only.two'", "FOREACH_BATCH_FUNCTION_NOT_FOUND: sink 'out'",
         "INVALID_OPTIONS: flow 'a' source", "rowsPerSecnd", "PARSE_SYNTAX_ERROR: flow 'a' where",
@@ -315,7 +315,7 @@ flows:
   - {name: b, source: {format: rate}, sink: out, on_source_reset: reset}
 )").value();
   EXPECT_EQ(spec.flows[0].on_source_reset, "fail");
-  std::string text = Messages(ValidatePipeline(spec, engine::Registry::Default()));
+  std::string text = Messages(ValidatePipeline(spec, connectors::AllFormatsRegistry()));
   EXPECT_NE(text.find("flow 'b' sets on_source_reset, which applies to a Delta source only"), std::string::npos) << text;
   EXPECT_EQ(text.find("flow 'a'"), std::string::npos) << text;
   auto refused = ParsePipelineSpec("name: p\nstorage: /s\nsinks: {out: {format: memory, options: {queryName: q}}}\n"
@@ -460,7 +460,7 @@ flows:
   std::vector<std::string> kept;
   for (const FlowSpec& flow : spec->flows) kept.push_back(flow.name);
   EXPECT_EQ(kept, (std::vector<std::string>{"slow", "bad_select", "undeclared"}));
-  std::string text = Messages(ValidatePipeline(*spec, engine::Registry::Default()));
+  std::string text = Messages(ValidatePipeline(*spec, connectors::AllFormatsRegistry()));
   EXPECT_NE(text.find("option 'rowsPerSecond' must be at least 1"), std::string::npos) << text;
   EXPECT_NE(text.find("UNRESOLVED_ROUTINE: flow 'bad_select'"), std::string::npos) << text;
   EXPECT_NE(text.find("flow 'undeclared' writes to sink 'nowhere', which is not declared"), std::string::npos) << text;
@@ -484,7 +484,7 @@ flows:
   - {name: x_to_y, source: {format: delta, table: c.s.x}, sink: y}
   - {name: y_to_x, source: {format: delta, table: c.s.y}, sink: x}
 )").value();
-  std::string text = Messages(ValidatePipeline(spec, engine::Registry::Default()));
+  std::string text = Messages(ValidatePipeline(spec, connectors::AllFormatsRegistry()));
   EXPECT_NE(text.find("cycle"), std::string::npos) << text;
 }
 
@@ -531,7 +531,7 @@ flows:
 sinks:
   out: {format: memory, options: {queryName: q}}
 )").value();
-  std::string text = Messages(ValidatePipeline(spec, engine::Registry::Default()));
+  std::string text = Messages(ValidatePipeline(spec, connectors::AllFormatsRegistry()));
   EXPECT_NE(text.find("CONNECTION_LITERAL_SECRET: connection 'leaky'"), std::string::npos) << text;
   EXPECT_EQ(text.find("hunter2"), std::string::npos) << text;
 }

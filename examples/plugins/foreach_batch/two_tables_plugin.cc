@@ -28,15 +28,18 @@ Status WriteTwoTables(const sluice::RecordBatch& batch, const BatchContext& cont
   if (delta == context.arguments.end() || parquet == context.arguments.end()) {
     return Status::Error(sluice::errors::kInvalidOptions, "write_two_tables needs the options arg.delta and arg.parquet");
   }
+  if (context.registry == nullptr) {
+    return Status::Error(sluice::errors::kInvalidArgument, "write_two_tables writes through the sink's registry");
+  }
   // One app id per target and query: the version is the batch id, which a replay repeats.
   const std::string version = std::to_string(context.batch_id);
-  SLUICE_RETURN_IF_ERROR(sluice::engine::WriteBatch(Registry::Default(), "delta",
+  SLUICE_RETURN_IF_ERROR(sluice::engine::WriteBatch(*context.registry, "delta",
                                                     {{"path", delta->second},
                                                      {"mode", "append"},
                                                      {"txnAppId", context.query_id + "-delta"},
                                                      {"txnVersion", version}},
                                                     batch));
-  return sluice::engine::WriteBatch(Registry::Default(), "parquet",
+  return sluice::engine::WriteBatch(*context.registry, "parquet",
                                     {{"path", parquet->second},
                                      {"mode", "append"},
                                      {"txnAppId", context.query_id + "-parquet"},

@@ -34,6 +34,10 @@ struct WriteOptions {
   // DELTA_INVALID_PARTITION_COLUMN_TYPE, DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION. Into an
   // existing table, partition columns other than its own are DELTA_METADATA_MISMATCH (none: any).
   std::vector<std::string> partition_columns = {};
+  // With mode kOverwrite into an existing table (Delta's overwriteSchema): the table takes the
+  // data's schema and `partition_columns` (none: unpartitioned), checked as for a new table; its
+  // id, properties and protocol stay. Ignored by appends, which must fit the table as ever.
+  bool overwrite_schema = false;
   StringMap table_properties = {};
   std::optional<std::string> table_name = std::nullopt;
   // Add the batches' new columns to the table schema (nullable, also inside structs). Without it
@@ -64,7 +68,7 @@ struct WriteOptions {
 
 // Whether a write naming `named` partition columns may go into a table partitioned by `table`:
 // the same columns ignoring case, or none named. Else DELTA_METADATA_MISMATCH: Delta changes a
-// table's partitioning only by replacing the table.
+// table's partitioning only by overwriting it with overwrite_schema.
 Status CheckPartitionColumns(const std::vector<std::string>& table, const std::vector<std::string>& named);
 
 struct WriteResult {

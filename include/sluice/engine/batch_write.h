@@ -4,9 +4,9 @@
 //
 //   Status WriteTwoTables(const RecordBatch& batch, const BatchContext& context) {
 //     std::string version = std::to_string(context.batch_id);
-//     SLUICE_RETURN_IF_ERROR(WriteBatch(Registry::Default(), "delta", {{"path", "/w/a"}, {"mode", "append"},
+//     SLUICE_RETURN_IF_ERROR(WriteBatch(*context.registry, "delta", {{"path", "/w/a"}, {"mode", "append"},
 //         {"txnAppId", context.query_id + "-a"}, {"txnVersion", version}}, batch));
-//     return WriteBatch(Registry::Default(), "parquet", {{"path", "/w/b"}, {"mode", "append"},
+//     return WriteBatch(*context.registry, "parquet", {{"path", "/w/b"}, {"mode", "append"},
 //         {"txnAppId", context.query_id + "-b"}, {"txnVersion", version}}, batch);
 //   }
 //

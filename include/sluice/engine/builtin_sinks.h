@@ -18,10 +18,12 @@ namespace sluice::engine {
 std::unique_ptr<Sink> MakeConsoleSink(std::ostream* out, int64_t max_rows);
 
 // Calls `function` with each batch and its context (see ForeachBatchFunction in registry.h):
-// the batch id, the query's id and name, and `arguments`. The sink is as idempotent as the
+// the batch id, the query's id and name, `arguments` and `registry` (null, or a registry that
+// outlives the sink). The sink is as idempotent as the
 // function makes it: it passes the same id on replay. All output modes; not real_time, whose rows
 // come in pieces without batch boundaries.
 std::unique_ptr<Sink> MakeForeachBatchSink(std::string name, ForeachBatchFunction function,
-                                           std::map<std::string, std::string> arguments = {});
+                                           std::map<std::string, std::string> arguments = {},
+                                           const Registry* registry = nullptr);
 
 }  // namespace sluice::engine

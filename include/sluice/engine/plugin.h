@@ -36,7 +36,7 @@
 
 namespace sluice::engine {
 
-inline constexpr uint32_t kPluginAbiVersion = 9;
+inline constexpr uint32_t kPluginAbiVersion = 10;
 
 // The format prefix that names a plugin library: `plugin:/path/libx.so`.
 inline constexpr std::string_view kPluginFormatPrefix = "plugin:";

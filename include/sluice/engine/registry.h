@@ -1,5 +1,8 @@
 // Registry: the sources and sinks a query can name by format ("rate", "delta", "foreachBatch"),
 // each with the table of options it accepts, and the foreachBatch functions registered by name.
+// The engine brings its own formats (RegisterBuiltinFormats); the connectors add every other
+// (connectors/register_formats.h, whose AllFormatsRegistry() is the registry of the `sluice`
+// command).
 //
 // MakeSource / MakeSink validate the given options against the format's table before building
 // anything (unknown keys, wrong types and missing required keys fail with the format's error
@@ -50,6 +53,10 @@ struct BatchContext {
   std::string query_id;
   // The query's name: the flow's name in a pipeline.
   std::string flow_name;
+  // The registry the foreachBatch sink was made from (every format the running program knows:
+  // `delta`, `parquet`, `postgresql`, ... under the `sluice` command), for the callback's own
+  // writes (WriteBatch, batch_write.h); null for a sink made without one.
+  const Registry* registry = nullptr;
   // The sink's `arg.*` options, keyed without `arg.` (`arg.target: /w/t` gives {"target": "/w/t"}):
   // what a function shared by several sinks is told apart by.
   std::map<std::string, std::string> arguments;
@@ -65,10 +72,6 @@ class Registry {
  public:
   // An empty registry.
   Registry() = default;
-  // The process-wide registry, holding the built-in formats: sources `rate`, `delta`, `parquet`,
-  // `csv` and `json`; sinks `memory`, `console`, `foreachBatch`, `delta`, `parquet`, `csv` and
-  // `json`.
-  static Registry& Default();
 
   // INVALID_ARGUMENT when the name (case-insensitive) is already taken.
   Status RegisterSource(SourceFormat format);
@@ -97,7 +100,8 @@ class Registry {
   std::map<std::string, ForeachBatchFunction> functions_;  // keyed by name as given
 };
 
-// Adds the built-in formats to `registry`. Default() calls it once.
+// Adds the engine's own formats to `registry`: the source `rate`; the sinks `memory`, `console` and
+// `foreachBatch`. INVALID_ARGUMENT when one of the names is taken already.
 Status RegisterBuiltinFormats(Registry* registry);
 
 }  // namespace sluice::engine

@@ -26,7 +26,7 @@ struct CatalogServerOptions {
   std::chrono::milliseconds poll_interval{1000};
   std::chrono::milliseconds first_backoff{1000};
   std::chrono::milliseconds max_backoff{60000};
-  const engine::Registry* registry = &engine::Registry::Default();
+  const engine::Registry* registry = &connectors::AllFormatsRegistry();
 };
 
 class CatalogServer {

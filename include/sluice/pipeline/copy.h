@@ -16,8 +16,8 @@
 // its partitions, each committed on its own, so that a copy with a kept checkpoint that is killed
 // resumes at the first batch not committed. A `postgresql` sink
 // without a `mode` writes in mode `errorifexists`, as a batch write does by default. A `delta`
-// sink's `mode` (append, overwrite) is described in sluice/engine/delta_formats.h; a `delta`
-// source is read as engine::MakeDeltaBatchSource says (the table's latest snapshot). A format
+// sink's `mode` (append, overwrite) is described in sluice/connectors/delta/formats.h; a `delta`
+// source is read as connectors::MakeDeltaBatchSource says (the table's latest snapshot). A format
 // `plugin:/path/libx.so` loads that plugin first (sluice/engine/plugin.h); in a spec its options
 // follow the path after a second colon.
 //
@@ -64,7 +64,7 @@ struct CopyResult {
 
 // The source a batch job (a copy, a batch read of the Python package, a SQL flow's bare FROM)
 // reads `format` through: a
-// Delta table as it is now (its latest snapshot, engine::MakeDeltaBatchSource), not its log of
+// Delta table as it is now (its latest snapshot, connectors::MakeDeltaBatchSource), not its log of
 // appends; any other format as `registry` makes it. The options are validated as MakeSource does.
 Result<std::unique_ptr<engine::Source>> MakeBatchSource(const engine::Registry& registry, std::string_view format,
                                                         const std::map<std::string, std::string>& options);

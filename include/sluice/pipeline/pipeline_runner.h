@@ -36,6 +36,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/file_system.h"
 #include "sluice/core/status.h"
+#include "sluice/connectors/register_formats.h"
 #include "sluice/engine/registry.h"
 #include "sluice/engine/streaming_query.h"
 #include "sluice/pipeline/event_log.h"
@@ -49,7 +50,7 @@ struct RunOptions {
   std::vector<std::string> flows;         // the flows, streams and change feeds to run; empty: all
   std::vector<std::string> full_refresh;  // flows to reset before running
   bool full_refresh_all = false;
-  const engine::Registry* registry = &engine::Registry::Default();
+  const engine::Registry* registry = &connectors::AllFormatsRegistry();
   std::shared_ptr<FileSystem> file_system = storage::DefaultFileSystem();
   std::shared_ptr<Clock> clock = SystemClock();
   // This process's group.instance.id in the workers groups of its streams (scale: {group: true}):

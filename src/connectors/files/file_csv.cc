@@ -2,13 +2,13 @@
 // nullValue). A record may span lines inside quotes; lines end with \n or \r\n.
 #include <fmt/format.h>
 
-#include "engine/file_codecs.h"
-#include "engine/file_text.h"
+#include "connectors/files/file_codecs.h"
+#include "connectors/files/file_text.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/error_classes.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
 namespace {
 
 // One field of the current record: a view into the content, or (when unescaping was needed)
@@ -228,4 +228,4 @@ void AppendCsvRows(const RecordBatch& batch, int64_t begin, int64_t end, const C
   }
 }
 
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

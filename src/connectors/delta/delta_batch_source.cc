@@ -3,10 +3,15 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
-#include "sluice/engine/file_formats.h"
+#include "sluice/connectors/delta/formats.h"
 #include "sluice/engine/read_once_source.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::ReadOnceSource;
+using engine::Source;
+using engine::SourceContext;
+
 namespace {
 
 constexpr OptionSpec kSourceOptions[] = {
@@ -51,4 +56,4 @@ Result<std::unique_ptr<Source>> MakeDeltaBatchSource(const ValidatedOptions& opt
 }
 
 
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

@@ -27,7 +27,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/column.h"
 
-namespace sluice::engine::file_text {
+namespace sluice::connectors::file_text {
 
 // Parses `text` as a value of the builder's (non-nested) type and appends it. False, with the
 // reason in `*why` (for an error message), when the text is no value of that type.
@@ -37,4 +37,4 @@ bool AppendScalar(ColumnBuilder* builder, std::string_view text, std::string* wh
 // with `*why` as AppendScalar. Defined in file_json.cc.
 bool AppendJsonText(ColumnBuilder* builder, std::string_view text, std::string* why);
 
-}  // namespace sluice::engine::file_text
+}  // namespace sluice::connectors::file_text

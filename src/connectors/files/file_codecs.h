@@ -1,4 +1,4 @@
-// The csv and json-lines codecs behind the file formats (include/sluice/engine/file_formats.h):
+// The csv and json-lines codecs behind the file formats (include/sluice/connectors/files/formats.h):
 // whole files' bytes to record batches and record batches to bytes. Values use the text forms of
 // file_text.h. Pure functions, thread-safe.
 #pragma once
@@ -10,7 +10,7 @@
 
 #include "sluice/core/record_batch.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
 
 struct CsvOptions {
   bool header = false;      // the first line names the columns
@@ -54,4 +54,4 @@ void PadForJson(std::string* content);
 // One JSON object per row of `batch` (rows [begin, end)), with a newline; null fields are left out.
 void AppendJsonLines(const RecordBatch& batch, int64_t begin, int64_t end, std::string* out);
 
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

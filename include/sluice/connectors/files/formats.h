@@ -30,23 +30,17 @@
 // files for parquet), MALFORMED_CSV_RECORD / MALFORMED_JSON_RECORD naming the file and line,
 // PARQUET_CORRUPT_FILE, DATATYPE_MISMATCH (a parquet file whose schema differs from the first's),
 // IO_ERROR.
-//
-// Delta batch reads (MakeDeltaBatchSource, option `path`): the table's latest snapshot at Open(),
-// read once like the file sources (offsets {"read":false}/{"read":true}), so a table that was
-// overwritten reads as it is now, where the streaming delta source reads appends only.
+
 #pragma once
 
 #include <span>
 
 #include "sluice/engine/registry.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
 
-// Registers the sources and sinks `parquet`, `csv` and `json`.
-Status RegisterFileFormats(Registry* registry);
+// Registers the sources and sinks `parquet`, `csv` and `json`. INVALID_ARGUMENT when a name is
+// taken already.
+Status RegisterFileFormats(engine::Registry* registry);
 
-// The options and factory of the Delta batch source.
-extern const std::span<const OptionSpec> kDeltaBatchSourceOptions;
-Result<std::unique_ptr<Source>> MakeDeltaBatchSource(const ValidatedOptions& options);
-
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

@@ -1,4 +1,4 @@
-#include "sluice/engine/delta_formats.h"
+#include "sluice/connectors/delta/formats.h"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,17 @@
 #include "sluice/engine/memory_sink.h"
 #include "sluice/engine/registry.h"
 #include "sluice/engine/streaming_query.h"
+#include "connectors/delta/delta_formats_testing.h"
 #include "testing/temp_dir.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::OutputMode;
+using engine::QueryConfig;
+using engine::SinkContext;
+using engine::StreamingQuery;
+using engine::Trigger;
+
 namespace {
 
 // Every `value` in the table, sorted.
@@ -43,8 +51,8 @@ class DeltaFormatsTest : public ::testing::Test {
   Status RunOnce(std::map<std::string, std::string> source_options, const std::string& sink_format,
                  std::map<std::string, std::string> sink_options, Trigger trigger = Trigger::Once(),
                  const std::string& checkpoint = "checkpoint") {
-    SLUICE_ASSIGN_OR_RETURN(auto source, Registry::Default().MakeSource(source_format_, source_options));
-    SLUICE_ASSIGN_OR_RETURN(auto sink, Registry::Default().MakeSink(sink_format, sink_options));
+    SLUICE_ASSIGN_OR_RETURN(auto source, delta_testing::DeltaFormatsRegistry().MakeSource(source_format_, source_options));
+    SLUICE_ASSIGN_OR_RETURN(auto sink, delta_testing::DeltaFormatsRegistry().MakeSink(sink_format, sink_options));
     QueryConfig config;
     config.checkpoint_location = dir_.Join(checkpoint);
     config.clock = clock_;
@@ -71,7 +79,7 @@ TEST_F(DeltaFormatsTest, RateIntoDeltaAppendsEachBatchOnce) {
 }
 
 TEST_F(DeltaFormatsTest, TheSinkSkipsABatchTheTableAlreadyHolds) {
-  auto sink = Registry::Default().MakeSink("delta", {{"path", table_}}).value();
+  auto sink = delta_testing::DeltaFormatsRegistry().MakeSink("delta", {{"path", table_}}).value();
   ASSERT_TRUE(sink->Open(SinkContext{"query-1", OutputMode::kAppend, LocalFileSystem()}).ok());
   auto schema = DataType::Struct({Field{"value", DataType::Long()}}).value();
   Int64Builder values(DataType::Long());
@@ -87,11 +95,11 @@ TEST_F(DeltaFormatsTest, TheSinkSkipsABatchTheTableAlreadyHolds) {
 }
 
 TEST_F(DeltaFormatsTest, TheSinkRefusesUpdateMode) {
-  auto sink = Registry::Default().MakeSink("delta", {{"path", table_}}).value();
+  auto sink = delta_testing::DeltaFormatsRegistry().MakeSink("delta", {{"path", table_}}).value();
   QueryConfig config;
   config.checkpoint_location = dir_.Join("checkpoint");
   config.output_mode = OutputMode::kUpdate;
-  auto source = Registry::Default().MakeSource("rate", {}).value();
+  auto source = delta_testing::DeltaFormatsRegistry().MakeSource("rate", {}).value();
   auto query = StreamingQuery::Start(std::move(source), std::move(sink), std::move(config));
   ASSERT_FALSE(query.ok());
   EXPECT_EQ(query.status().error_class(), errors::kUnsupportedOutputMode);
@@ -140,12 +148,12 @@ TEST_F(DeltaFormatsTest, LatestStartsAfterWhatTheTableHeldAtTheFirstRun) {
 }
 
 TEST_F(DeltaFormatsTest, DeltaSourceOptionsAreChecked) {
-  EXPECT_EQ(Registry::Default().MakeSource("delta", {{"path", "/t"}, {"startingVersion", "first"}}).status().error_class(),
+  EXPECT_EQ(delta_testing::DeltaFormatsRegistry().MakeSource("delta", {{"path", "/t"}, {"startingVersion", "first"}}).status().error_class(),
             errors::kInvalidOptions);
-  EXPECT_EQ(Registry::Default().MakeSource("delta", {}).status().error_class(), errors::kInvalidOptions);
-  EXPECT_EQ(Registry::Default().MakeSink("delta", {{"path", "/t"}, {"mergeSchema", "maybe"}}).status().error_class(),
+  EXPECT_EQ(delta_testing::DeltaFormatsRegistry().MakeSource("delta", {}).status().error_class(), errors::kInvalidOptions);
+  EXPECT_EQ(delta_testing::DeltaFormatsRegistry().MakeSink("delta", {{"path", "/t"}, {"mergeSchema", "maybe"}}).status().error_class(),
             errors::kInvalidOptions);
 }
 
 }  // namespace
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

@@ -8,12 +8,20 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
-#include "sluice/engine/delta_formats.h"
+#include "sluice/connectors/delta/formats.h"
 #include "sluice/engine/read_once_source.h"
 #include "sluice/engine/streaming_query.h"
 #include "testing/temp_dir.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::PieceConsumer;
+using engine::QueryConfig;
+using engine::ReadOnceSource;
+using engine::SourceContext;
+using engine::StreamingQuery;
+using engine::Trigger;
+
 namespace {
 
 TypePtr ValueSchema() { return DataType::Struct({{"value", DataType::Long()}}).value(); }
@@ -99,4 +107,4 @@ TEST_F(DeltaSinkPiecesTest, AReadFailingMidwayCommitsNothingAndTheRerunWritesThe
 }
 
 }  // namespace
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

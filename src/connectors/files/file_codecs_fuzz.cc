@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/file_codecs.h"
-#include "engine/file_formats_testing.h"
+#include "connectors/files/file_codecs.h"
+#include "connectors/files/file_formats_testing.h"
 #include "sluice/core/compute.h"
 
 namespace {
@@ -34,30 +34,30 @@ std::vector<std::string> Cells(const std::vector<BatchPtr>& batches) {
   return cells;
 }
 
-void CsvRoundTrip(std::string_view content, const sluice::engine::CsvOptions& options, const TypePtr& schema) {
+void CsvRoundTrip(std::string_view content, const sluice::connectors::CsvOptions& options, const TypePtr& schema) {
   std::vector<BatchPtr> batches;
-  if (!sluice::engine::ReadCsv(content, "fuzz.csv", options, schema, kBatchSize, &batches).ok()) return;
+  if (!sluice::connectors::ReadCsv(content, "fuzz.csv", options, schema, kBatchSize, &batches).ok()) return;
   std::string written;
-  if (options.header) sluice::engine::AppendCsvHeader(schema, options, &written);
-  for (const BatchPtr& batch : batches) sluice::engine::AppendCsvRows(*batch, 0, batch->num_rows(), options, &written);
+  if (options.header) sluice::connectors::AppendCsvHeader(schema, options, &written);
+  for (const BatchPtr& batch : batches) sluice::connectors::AppendCsvRows(*batch, 0, batch->num_rows(), options, &written);
   std::vector<BatchPtr> again;
-  if (!sluice::engine::ReadCsv(written, "fuzz.csv", options, schema, kBatchSize, &again).ok()) std::abort();
+  if (!sluice::connectors::ReadCsv(written, "fuzz.csv", options, schema, kBatchSize, &again).ok()) std::abort();
   if (Cells(again) != Cells(batches)) std::abort();
 }
 
 void JsonRoundTrip(std::string_view input, const TypePtr& schema) {
   std::string content(input);
-  sluice::engine::PadForJson(&content);
+  sluice::connectors::PadForJson(&content);
   std::vector<BatchPtr> batches;
-  if (!sluice::engine::ReadJsonLines({content.data(), input.size()}, "fuzz.json", schema, kBatchSize, &batches).ok()) {
+  if (!sluice::connectors::ReadJsonLines({content.data(), input.size()}, "fuzz.json", schema, kBatchSize, &batches).ok()) {
     return;
   }
   std::string written;
-  for (const BatchPtr& batch : batches) sluice::engine::AppendJsonLines(*batch, 0, batch->num_rows(), &written);
+  for (const BatchPtr& batch : batches) sluice::connectors::AppendJsonLines(*batch, 0, batch->num_rows(), &written);
   const size_t length = written.size();
-  sluice::engine::PadForJson(&written);
+  sluice::connectors::PadForJson(&written);
   std::vector<BatchPtr> again;
-  if (!sluice::engine::ReadJsonLines({written.data(), length}, "fuzz.json", schema, kBatchSize, &again).ok()) {
+  if (!sluice::connectors::ReadJsonLines({written.data(), length}, "fuzz.json", schema, kBatchSize, &again).ok()) {
     std::abort();
   }
   if (Cells(again) != Cells(batches)) std::abort();
@@ -67,7 +67,7 @@ void JsonRoundTrip(std::string_view input, const TypePtr& schema) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  static const TypePtr every_type = sluice::engine::file_testing::EveryTypeBatch()->schema();
+  static const TypePtr every_type = sluice::connectors::file_testing::EveryTypeBatch()->schema();
   static const TypePtr one_column = sluice::DataType::Struct({{"id", sluice::DataType::Long()}}).value();
   const uint8_t choice = data[0];
   std::string_view content(reinterpret_cast<const char*>(data) + 1, size - 1);
@@ -76,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     JsonRoundTrip(content, schema);
     return 0;
   }
-  sluice::engine::CsvOptions options;
+  sluice::connectors::CsvOptions options;
   options.header = choice & 2;
   if (choice & 4) options.escape = '"';
   if (choice & 8) options.null_value = "NULL";

@@ -1,4 +1,4 @@
-#include "sluice/engine/file_formats.h"
+#include "sluice/connectors/files/formats.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,16 @@
 
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
-#include "engine/file_formats_testing.h"
+#include "connectors/files/file_formats_testing.h"
 #include "testing/temp_dir.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::OutputMode;
+using engine::ReadLimit;
+using engine::SinkContext;
+using engine::SourceContext;
+
 namespace {
 
 // Every value of the batch as text, row by row, for comparisons that show what differs.
@@ -30,14 +36,14 @@ class FileFormatsTest : public ::testing::Test {
  protected:
   Status Write(const std::string& format, std::map<std::string, std::string> options, const BatchPtr& batch,
                const std::string& query_id = "query-1", int64_t batch_id = 0) {
-    SLUICE_ASSIGN_OR_RETURN(auto sink, Registry::Default().MakeSink(format, options));
+    SLUICE_ASSIGN_OR_RETURN(auto sink, file_testing::FileFormatsRegistry().MakeSink(format, options));
     SLUICE_RETURN_IF_ERROR(sink->Open(SinkContext{query_id, OutputMode::kAppend, LocalFileSystem()}));
     return AddBatch(*sink, batch_id, *batch);
   }
 
   // Everything the source reads, in one batch.
   Result<BatchPtr> Read(const std::string& format, std::map<std::string, std::string> options) {
-    SLUICE_ASSIGN_OR_RETURN(auto source, Registry::Default().MakeSource(format, options));
+    SLUICE_ASSIGN_OR_RETURN(auto source, file_testing::FileFormatsRegistry().MakeSource(format, options));
     SourceContext context;
     context.file_system = LocalFileSystem();
     SLUICE_RETURN_IF_ERROR(source->Open(context));
@@ -142,7 +148,7 @@ TEST_F(FileFormatsTest, PiecesReachTheQueryFileByFileBeforeALaterFileIsRead) {
   WriteText("in/a.json", "{\"n\": 1}\n{\"n\": 2}\n");
   WriteText("in/b.json", "{\"n\": 3}\n");
   WriteText("in/c.json", "{\"n\": 4}\n{\"n\": 5, \"cut o");
-  auto source = Registry::Default().MakeSource("json", {{"path", dir_.Join("in")}, {"schema", "n int"}});
+  auto source = file_testing::FileFormatsRegistry().MakeSource("json", {{"path", dir_.Join("in")}, {"schema", "n int"}});
   ASSERT_TRUE(source.ok()) << source.status().ToString();
   SourceContext context;
   context.file_system = LocalFileSystem();
@@ -299,13 +305,13 @@ TEST_F(FileSinkModesTest, AppendAddsIgnoreKeepsOverwriteReplaces) {
 }
 
 TEST_F(FileFormatsTest, CsvOptionsAreChecked) {
-  auto both = Registry::Default().MakeSource("csv", {{"path", "/x"}, {"sep", ";"}, {"delimiter", ","}});
+  auto both = file_testing::FileFormatsRegistry().MakeSource("csv", {{"path", "/x"}, {"sep", ";"}, {"delimiter", ","}});
   EXPECT_EQ(both.status().error_class(), errors::kInvalidOptions);
-  auto long_quote = Registry::Default().MakeSink("csv", {{"path", "/x"}, {"quote", "''"}});
+  auto long_quote = file_testing::FileFormatsRegistry().MakeSink("csv", {{"path", "/x"}, {"quote", "''"}});
   EXPECT_EQ(long_quote.status().error_class(), errors::kInvalidOptions);
-  auto bad_schema = Registry::Default().MakeSource("json", {{"path", "/x"}, {"schema", "id lung"}});
+  auto bad_schema = file_testing::FileFormatsRegistry().MakeSource("json", {{"path", "/x"}, {"schema", "id lung"}});
   EXPECT_EQ(bad_schema.status().error_class(), errors::kInvalidOptions);
-  auto no_schema = Registry::Default().MakeSource("json", {{"path", "/x"}});
+  auto no_schema = file_testing::FileFormatsRegistry().MakeSource("json", {{"path", "/x"}});
   EXPECT_EQ(no_schema.status().error_class(), errors::kInvalidOptions);
 }
 
@@ -315,4 +321,4 @@ TEST_F(FileFormatsTest, MissingPathIsFileNotFound) {
 }
 
 }  // namespace
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

@@ -2,12 +2,16 @@
 // values sluice wrote (rows compared in the canonical JSON form of tests/tools/duckdb_query.mjs).
 #include <gtest/gtest.h>
 
-#include "engine/file_formats_testing.h"
+#include "connectors/files/file_formats_testing.h"
 #include "parquet/duckdb_testing.h"
-#include "sluice/engine/file_formats.h"
+#include "sluice/connectors/files/formats.h"
 #include "testing/temp_dir.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::OutputMode;
+using engine::SinkContext;
+
 namespace {
 
 using parquet::testing::CanonicalRows;
@@ -18,7 +22,7 @@ class FileFormatsDuckDbTest : public ::testing::Test {
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(parquet::testing::RequireDuckDb()); }
 
   void Write(const std::string& format, const BatchPtr& batch) {
-    auto sink = Registry::Default().MakeSink(format, {{"path", dir_.Join(format)}});
+    auto sink = file_testing::FileFormatsRegistry().MakeSink(format, {{"path", dir_.Join(format)}});
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
     ASSERT_TRUE((*sink)->Open(SinkContext{"query", OutputMode::kAppend, LocalFileSystem()}).ok());
     Status written = AddBatch(**sink, 0, *batch);
@@ -61,4 +65,4 @@ TEST_F(FileFormatsDuckDbTest, DuckDbReadsTheCsvWeWriteWithEqualValues) {
 }
 
 }  // namespace
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

@@ -1,4 +1,4 @@
-#include "engine/file_text.h"
+#include "connectors/files/file_text.h"
 
 #include <charconv>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "sluice/core/iso_datetime.h"
 #include "sluice/core/utf8.h"
 
-namespace sluice::engine::file_text {
+namespace sluice::connectors::file_text {
 namespace {
 
 __extension__ typedef unsigned __int128 uint128_t;
@@ -154,4 +154,4 @@ bool AppendScalar(ColumnBuilder* builder, std::string_view text, std::string* wh
   return ok;
 }
 
-}  // namespace sluice::engine::file_text
+}  // namespace sluice::connectors::file_text

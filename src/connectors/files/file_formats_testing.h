@@ -1,13 +1,27 @@
-// Test data for the file formats' tests: a batch holding every sluice type. For tests only.
+// Test data for the file formats' tests: a batch holding every sluice type, and a registry of
+// the formats. For tests only.
 #pragma once
 
 #include <cmath>
 #include <limits>
 
+#include "sluice/connectors/files/formats.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/record_batch.h"
 
-namespace sluice::engine::file_testing {
+namespace sluice::connectors::file_testing {
+
+// The engine's own formats and the file formats, registered on first use.
+inline engine::Registry& FileFormatsRegistry() {
+  static engine::Registry* registry = [] {
+    auto* made = new engine::Registry();
+    // The names are distinct, so registration cannot fail.
+    (void)engine::RegisterBuiltinFormats(made);
+    (void)RegisterFileFormats(made);
+    return made;
+  }();
+  return *registry;
+}
 
 inline TypePtr Decimal(int precision, int scale) { return DataType::Decimal(precision, scale).value(); }
 
@@ -105,4 +119,4 @@ inline BatchPtr EveryTypeBatch() {
   return RecordBatch::Make(schema, std::move(columns), 3).value();
 }
 
-}  // namespace sluice::engine::file_testing
+}  // namespace sluice::connectors::file_testing

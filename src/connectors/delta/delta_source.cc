@@ -6,9 +6,14 @@
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
 #include "sluice/delta/source.h"
-#include "sluice/engine/delta_formats.h"
+#include "sluice/connectors/delta/formats.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::ReadLimit;
+using engine::Source;
+using engine::SourceContext;
+
 namespace {
 
 // "latest" or a version number.
@@ -152,4 +157,4 @@ Result<std::unique_ptr<Source>> MakeDeltaSource(const ValidatedOptions& options)
   return std::unique_ptr<Source>(new DeltaStreamSource(options.GetString("path"), source));
 }
 
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

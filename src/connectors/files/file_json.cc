@@ -7,14 +7,14 @@
 
 #include <fmt/format.h>
 
-#include "engine/file_codecs.h"
-#include "engine/file_text.h"
+#include "connectors/files/file_codecs.h"
+#include "connectors/files/file_text.h"
 #include "sluice/core/builder.h"
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/json_text.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
 namespace {
 
 namespace od = simdjson::ondemand;
@@ -234,4 +234,4 @@ void AppendJsonLines(const RecordBatch& batch, int64_t begin, int64_t end, std::
   }
 }
 
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

@@ -1,13 +1,13 @@
 // The `parquet`, `csv` and `json` sources and sinks: option tables, listing and reading files,
 // writing one file per batch with the write modes.
-#include "sluice/engine/file_formats.h"
+#include "sluice/connectors/files/formats.h"
 
 #include <charconv>
 #include <filesystem>
 
 #include <fmt/format.h>
 
-#include "engine/file_codecs.h"
+#include "connectors/files/file_codecs.h"
 #include "sluice/core/error_classes.h"
 #include "sluice/core/path_names.h"
 #include "sluice/engine/batch_write.h"
@@ -16,7 +16,23 @@
 #include "sluice/parquet/writer.h"
 #include "sluice/storage/file_systems.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::BatchInfo;
+using engine::BatchWriter;
+using engine::OutputMode;
+using engine::PieceConsumer;
+using engine::ReadOnceSource;
+using engine::Registry;
+using engine::Sink;
+using engine::SinkContext;
+using engine::Source;
+using engine::SourceContext;
+using engine::WholeBatchWriter;
+using engine::WithWriteTransactionOptions;
+using engine::WriteTransaction;
+using engine::WriteTransactionOf;
+
 namespace {
 
 enum class FileKind { kParquet, kCsv, kJson };
@@ -405,4 +421,4 @@ Status RegisterFileFormats(Registry* registry) {
   return RegisterKind(registry, FileKind::kJson, kJsonSourceOptions, kJsonSinkOptions);
 }
 
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

@@ -23,11 +23,20 @@
 #include "sluice/delta/writer.h"
 #include "sluice/engine/registry.h"
 #include "sluice/engine/streaming_query.h"
+#include "connectors/delta/delta_formats_testing.h"
 #include "testing/child_process.h"
 #include "testing/crash_seed.h"
 #include "testing/temp_dir.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::Checkpoint;
+using engine::QueryConfig;
+using engine::Sink;
+using engine::Source;
+using engine::StreamingQuery;
+using engine::Trigger;
+
 namespace {
 
 constexpr int kKills = 30;
@@ -41,9 +50,9 @@ Result<std::unique_ptr<StreamingQuery>> StartQuery(const std::string& directory,
   } else {
     options = {{"path", directory + "/source"}, {"maxFilesPerTrigger", "3"}};
   }
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Source> source, Registry::Default().MakeSource(kind, options));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Source> source, delta_testing::DeltaFormatsRegistry().MakeSource(kind, options));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Sink> sink,
-                          Registry::Default().MakeSink("delta", {{"path", directory + "/table"}}));
+                          delta_testing::DeltaFormatsRegistry().MakeSink("delta", {{"path", directory + "/table"}}));
   QueryConfig config;
   config.name = "crash";
   config.checkpoint_location = directory + "/checkpoint";
@@ -185,4 +194,4 @@ TEST_F(CrashTest, DeltaIntoDeltaHoldsEveryRowExactlyOnceAfterThirtyKills) {
 }
 
 }  // namespace
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

@@ -12,10 +12,15 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
-#include "sluice/engine/file_formats.h"
+#include "sluice/connectors/files/formats.h"
+#include "connectors/delta/delta_formats_testing.h"
 #include "testing/temp_dir.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::ReadLimit;
+using engine::SourceContext;
+
 namespace {
 
 BatchPtr Values(int64_t from, int64_t to) {
@@ -40,7 +45,7 @@ std::vector<int64_t> DeltaValues(const std::string& table) {
 std::vector<std::string> FileRows(const std::string& format, const std::string& path) {
   std::map<std::string, std::string> options = {{"path", path}};
   if (format != "parquet") options["schema"] = "value long";
-  auto source = Registry::Default().MakeSource(format, options);
+  auto source = delta_testing::DeltaFormatsRegistry().MakeSource(format, options);
   EXPECT_TRUE(source.ok()) << source.status().ToString();
   std::vector<std::string> rows;
   if (!source.ok()) return rows;
@@ -71,7 +76,7 @@ class BatchWriteTest : public ::testing::Test {
                std::map<std::string, std::string> extra = {}) {
     std::map<std::string, std::string> options = {{"path", path}, {"mode", "append"}};
     options.insert(extra.begin(), extra.end());
-    return WriteBatch(Registry::Default(), format, options, *Values(from, to));
+    return WriteBatch(delta_testing::DeltaFormatsRegistry(), format, options, *Values(from, to));
   }
   static std::map<std::string, std::string> Txn(const std::string& app, int64_t version) {
     return {{"txnAppId", app}, {"txnVersion", std::to_string(version)}};
@@ -163,4 +168,4 @@ TEST_F(BatchWriteTest, ARecordedVersionThatIsNotANumberFailsTheWrite) {
 }
 
 }  // namespace
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

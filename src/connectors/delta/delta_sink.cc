@@ -7,9 +7,20 @@
 #include "sluice/delta/table_writer.h"
 #include "sluice/delta/writer.h"
 #include "sluice/engine/batch_write.h"
-#include "sluice/engine/delta_formats.h"
+#include "sluice/connectors/delta/formats.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::BatchInfo;
+using engine::BatchWriter;
+using engine::OutputMode;
+using engine::Sink;
+using engine::SinkContext;
+using engine::WholeBatchWriter;
+using engine::WithWriteTransactionOptions;
+using engine::WriteTransaction;
+using engine::WriteTransactionOf;
+
 namespace {
 
 constexpr std::string_view kModes[] = {"append", "overwrite", "merge"};
@@ -28,6 +39,9 @@ constexpr OptionSpec kOwnOptions[] = {
      {}, std::nullopt, std::nullopt, ColumnListProblem},
     {"mode", OptionType::kEnum, std::nullopt, false, "append, overwrite or merge (each batch MERGEd into the table)",
      kModes},
+    {"overwriteSchema", OptionType::kBool, "false", false,
+     "with mode overwrite or the complete output mode: the table takes the data's schema and partitionBy's "
+     "columns (none: unpartitioned)"},
     {"merge", OptionType::kString, std::nullopt, false,
      "with mode merge: the MERGE statement applied to each batch (its target is the table, its source the batch)"},
     {"delta.*", OptionType::kString, std::nullopt, false,
@@ -40,12 +54,14 @@ class DeltaSink final : public Sink {
   // `mode` is empty for a streaming append. With `transaction`, every write records it instead of
   // the query's id and batch id (and is skipped when the table records it already).
   // `merge`, with mode merge: what each batch does to the table.
-  // `partition_columns` and `properties`: those of a table the sink creates.
-  DeltaSink(std::string path, bool merge_schema, std::string mode, std::optional<WriteTransaction> transaction,
-            std::optional<delta::MergeSpec> merge, std::vector<std::string> partition_columns,
-            delta::StringMap properties)
+  // `partition_columns` and `properties`: those of a table the sink creates. `overwrite_schema`: an
+  // overwrite gives the table the data's schema and `partition_columns`.
+  DeltaSink(std::string path, bool merge_schema, bool overwrite_schema, std::string mode,
+            std::optional<WriteTransaction> transaction, std::optional<delta::MergeSpec> merge,
+            std::vector<std::string> partition_columns, delta::StringMap properties)
       : path_(std::move(path)),
         merge_schema_(merge_schema),
+        overwrite_schema_(overwrite_schema),
         mode_(std::move(mode)),
         transaction_(std::move(transaction)),
         merge_(std::move(merge)),
@@ -151,6 +167,7 @@ class DeltaSink final : public Sink {
   delta::WriteOptions WriteOptionsFor(int64_t batch_id) const {
     delta::WriteOptions options;
     options.merge_schema = merge_schema_;
+    options.overwrite_schema = overwrite_schema_;
     options.partition_columns = partition_columns_;
     options.table_properties = properties_;
     options.transactions = {TransactionOf(batch_id)};
@@ -168,6 +185,7 @@ class DeltaSink final : public Sink {
 
   std::string path_;
   bool merge_schema_;
+  bool overwrite_schema_;
   std::string mode_;
   std::optional<WriteTransaction> transaction_;
   std::optional<delta::MergeSpec> merge_;
@@ -216,7 +234,12 @@ delta::StringMap DeltaProperties(const ValidatedOptions& options) {
 Result<std::unique_ptr<Sink>> MakeDeltaSink(const ValidatedOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(std::optional<WriteTransaction> transaction, WriteTransactionOf(options));
   SLUICE_ASSIGN_OR_RETURN(std::optional<delta::MergeSpec> merge, MergeSpecOf(options));
+  if (options.GetBool("overwriteSchema") && merge) {
+    return Status::Error(errors::kInvalidOptions,
+                         "delta sink: overwriteSchema needs mode overwrite or the complete output mode, not merge");
+  }
   return std::unique_ptr<Sink>(new DeltaSink(options.GetString("path"), options.GetBool("mergeSchema"),
+                                             options.GetBool("overwriteSchema"),
                                              options.Has("mode") ? options.GetString("mode") : std::string(),
                                              std::move(transaction), std::move(merge),
                                              options.Has("partitionBy") ? *ParseColumnList(options.GetString("partitionBy"))
@@ -224,4 +247,4 @@ Result<std::unique_ptr<Sink>> MakeDeltaSink(const ValidatedOptions& options) {
                                              DeltaProperties(options)));
 }
 
-}  // namespace sluice::engine
+}  // namespace sluice::connectors

@@ -9,10 +9,14 @@
 #include "sluice/core/error_classes.h"
 #include "sluice/delta/scan.h"
 #include "sluice/delta/snapshot.h"
-#include "sluice/engine/delta_formats.h"
+#include "sluice/connectors/delta/formats.h"
 #include "testing/temp_dir.h"
 
-namespace sluice::engine {
+namespace sluice::connectors {
+
+using engine::OutputMode;
+using engine::SinkContext;
+
 namespace {
 
 class DeltaSinkModeTest : public ::testing::Test {
@@ -128,10 +132,42 @@ TEST_F(DeltaSinkModeTest, PartitionByPartitionsATableTheSinkCreatesInEveryMode) 
             errors::kDeltaPartitionColumnNotFound);
 }
 
+TEST_F(DeltaSinkModeTest, OverwriteSchemaRepartitionsATableInAnOverwrite) {
+  // A column-mapped table (its partition column's name needs mapping), partitioned by that column.
+  std::map<std::string, std::string> options = {{"path", table_}, {"partitionBy", "`day=of,week`"}};
+  ASSERT_TRUE(WriteParities(options, 0, 0, 4).ok());
+  const std::string id = delta::Snapshot::Load(LocalFileSystem(), table_).value()->metadata().id;
+  // Appends never change the partitioning; merge has no overwrite to do it in.
+  options["partitionBy"] = "value";
+  options["overwriteSchema"] = "true";
+  EXPECT_EQ(WriteParities(options, 1, 4, 6).error_class(), errors::kDeltaMetadataMismatch);
+  options["mode"] = "merge";
+  options["merge"] = "MERGE INTO t USING s ON t.value = s.value WHEN NOT MATCHED THEN INSERT *";
+  EXPECT_EQ(WriteParities(options, 1, 4, 6).error_class(), errors::kInvalidOptions);
+  options.erase("merge");
+  EXPECT_EQ(Version(), 0);
+
+  options["mode"] = "overwrite";
+  ASSERT_TRUE(WriteParities(options, 1, 10, 13).ok());
+  auto snapshot = delta::Snapshot::Load(LocalFileSystem(), table_).value();
+  EXPECT_EQ(snapshot->metadata().partition_columns, std::vector<std::string>{"value"});
+  EXPECT_EQ(snapshot->metadata().id, id);
+  EXPECT_EQ(Values(), (std::vector<int64_t>{10, 11, 12}));
+  EXPECT_EQ(snapshot->files().size(), 3u) << "one folder per value";
+  // Back to no partitioning.
+  options.erase("partitionBy");
+  ASSERT_TRUE(WriteParities(options, 3, 20, 22).ok());
+  snapshot = delta::Snapshot::Load(LocalFileSystem(), table_).value();
+  EXPECT_TRUE(snapshot->metadata().partition_columns.empty());
+  EXPECT_EQ(Values(), (std::vector<int64_t>{20, 21}));
+  auto not_bool = ValidateOptions("delta sink", kDeltaSinkOptions, {{"path", table_}, {"overwriteSchema", "yes"}});
+  EXPECT_EQ(not_bool.status().error_class(), errors::kInvalidOptions);
+}
+
 TEST_F(DeltaSinkModeTest, OnlyAppendAndOverwriteAreModes) {
   auto options = ValidateOptions("delta sink", kDeltaSinkOptions, {{"path", table_}, {"mode", "ignore"}});
   EXPECT_EQ(options.status().error_class(), errors::kInvalidOptions);
 }
 
 }  // namespace
-}  // namespace sluice::engine
+}  // namespace sluice::connectors
