@@ -1,8 +1,8 @@
 #include "expr/kernel_util.h"
 
 #include <algorithm>
-#include <clocale>
-#include <cwctype>
+
+#include <unicode/ucasemap.h>
 
 #include "sluice/core/compute.h"
 
@@ -103,48 +103,75 @@ void AppendUtf8(uint32_t code_point, std::string* out) {
   }
 }
 
-// glibc's C.UTF-8 locale carries the Unicode character tables, so towupper_l/towlower_l give
-// Unicode's one-to-one case mappings (what Java's toUpperCase does, minus the few mappings that
-// change the length, like ß → SS). Null if the locale is missing: then only ASCII changes case.
-static locale_t UnicodeCaseLocale() {
-  static locale_t locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
-  return locale;
+namespace {
+
+// Runs one of ICU's UTF-8 case mappings of `text` into `out`, growing it when the result is longer.
+template <typename Mapping>
+void MapCase(Mapping mapping, std::string_view text, std::string* out) {
+  out->resize(text.size() + 16);
+  for (;;) {
+    UErrorCode error = U_ZERO_ERROR;
+    const int32_t length = mapping(out->data(), static_cast<int32_t>(out->size()), text.data(),
+                                   static_cast<int32_t>(text.size()), &error);
+    if (error == U_BUFFER_OVERFLOW_ERROR) {
+      out->resize(static_cast<size_t>(length));
+      continue;
+    }
+    // Mapping well-formed text cannot fail otherwise (ill-formed bytes are copied unchanged).
+    out->resize(U_SUCCESS(error) ? static_cast<size_t>(length) : 0);
+    return;
+  }
 }
 
-// `text` with every character upper- or lower-cased into `out`. Bytes that are not well-formed
-// UTF-8 are copied unchanged.
+// The root locale's case mappings (no language's special rules), as Spark's ICU case mappings use.
+// Upper- and lower-casing take a const map, which threads may share.
+const UCaseMap* RootCaseMap() {
+  static const UCaseMap* map = [] {
+    UErrorCode error = U_ZERO_ERROR;
+    return ucasemap_open("", 0, &error);
+  }();
+  return map;
+}
+
+bool IsAscii(std::string_view text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void ChangeCase(std::string_view text, bool upper, std::string* out) {
-  out->clear();
-  locale_t locale = UnicodeCaseLocale();
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x80) {
-      char c = static_cast<char>(lead);
+  if (IsAscii(text)) {
+    out->assign(text);
+    for (char& c : *out) {
       if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
       if (!upper && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-      out->push_back(c);
-      ++i;
-      continue;
     }
-    const size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
-    bool well_formed = length != 0 && i + length <= text.size() && locale != nullptr;
-    uint32_t code_point = length == 4 ? lead & 0x07 : length == 3 ? lead & 0x0F : lead & 0x1F;
-    for (size_t k = 1; well_formed && k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      well_formed = (next & 0xC0) == 0x80;
-      code_point = (code_point << 6) | (next & 0x3F);
-    }
-    if (!well_formed) {
-      out->push_back(text[i]);
-      ++i;
-      continue;
-    }
-    const wint_t mapped = upper ? towupper_l(static_cast<wint_t>(code_point), locale)
-                                : towlower_l(static_cast<wint_t>(code_point), locale);
-    AppendUtf8(static_cast<uint32_t>(mapped), out);
-    i += length;
+    return;
   }
+  const UCaseMap* map = RootCaseMap();
+  MapCase(
+      [&](char* dest, int32_t capacity, const char* src, int32_t length, UErrorCode* error) {
+        return upper ? ucasemap_utf8ToUpper(map, dest, capacity, src, length, error)
+                     : ucasemap_utf8ToLower(map, dest, capacity, src, length, error);
+      },
+      text, out);
+}
+
+void TitleCaseWord(std::string_view word, std::string* out) {
+  // Title-casing changes the map's state (its break iterator), so each thread has its own; the
+  // whole word is one unit: no break iterator is consulted.
+  thread_local UCaseMap* map = [] {
+    UErrorCode error = U_ZERO_ERROR;
+    return ucasemap_open("", U_TITLECASE_WHOLE_STRING | U_TITLECASE_NO_BREAK_ADJUSTMENT, &error);
+  }();
+  MapCase(
+      [&](char* dest, int32_t capacity, const char* src, int32_t length, UErrorCode* error) {
+        return ucasemap_utf8ToTitle(map, dest, capacity, src, length, error);
+      },
+      word, out);
 }
 
 }  // namespace sluice::expr

@@ -178,10 +178,13 @@ constexpr int64_t kMaxMadeValueBytes = int64_t{64} << 20;
 
 // The UTF-8 bytes of `code_point` (at most U+10FFFF) appended to `out`.
 void AppendUtf8(uint32_t code_point, std::string* out);
-// `text` upper- or lower-cased into `out` (replacing it) by Unicode's one-to-one case mappings, as
-// upper() and lower() do (Java's, minus those that change the length, like ß → SS); bytes that are
-// not well-formed UTF-8 are copied unchanged.
+// `text` upper- or lower-cased into `out` (replacing it) by Unicode's full case mappings of the
+// root locale, as upper() and lower() do in Spark (ICU's): ß → SS, ﬁ → FI, ᾳ → ΑΙ, İ → i̇, and Σ
+// → ς at the end of a word. Bytes that are not well-formed UTF-8 are copied unchanged.
 void ChangeCase(std::string_view text, bool upper, std::string* out);
+// `word` with its first character title-cased (ß → Ss, ǆ → ǅ) and the rest lower-cased, the same
+// way: a word of initcap(). Into `out`, replacing it.
+void TitleCaseWord(std::string_view word, std::string* out);
 
 // Java's Double.toString of `value` ("1.5", "100.0", "1.0E10", "NaN"), as Spark prints doubles.
 std::string JavaDoubleString(double value);

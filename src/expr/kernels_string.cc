@@ -781,20 +781,19 @@ Result<Datum> EvalStringFunction(const BoundNode& node, const std::vector<Datum>
       });
     }
     case Op::kInitCap: {
-      // Every character lower-cased, then the first of each word (after a space) upper-cased.
+      // Each word (the text between spaces) with its first character title-cased and the rest
+      // lower-cased.
       StringReader s = str(0);
-      std::string lower, upper;
+      std::string word;
       return StringKernel(node, args, rows, [&](int64_t i, StringWriter* w) {
-        ChangeCase(s[i], false, &lower);
-        bool word_start = true;
-        for (std::string_view c : Chars(lower)) {
-          if (word_start) {
-            ChangeCase(c, true, &upper);
-            w->AppendPart(upper);
-          } else {
-            w->AppendPart(c);
-          }
-          word_start = c == " ";
+        std::string_view text = s[i];
+        for (;;) {
+          const size_t space = text.find(' ');
+          TitleCaseWord(text.substr(0, space), &word);
+          w->AppendPart(word);
+          if (space == std::string_view::npos) break;
+          w->AppendPart(" ");
+          text.remove_prefix(space + 1);
         }
         w->FinishRow();
       });
