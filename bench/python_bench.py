@@ -6,7 +6,10 @@
 2. the per-batch overhead of an empty Python foreachBatch function: the same query into the
    `memory` sink (no Python) and into foreachBatch, one file per batch; and PySpark's
    foreachBatch over one Parquet file per batch;
-3. rows/s of rate -> foreachBatch(to_arrow), and PySpark's rate -> foreachBatch(toArrow).
+3. rows/s of rate -> foreachBatch(to_arrow), and PySpark's rate -> foreachBatch(toArrow);
+4. a 5 M-row pyarrow.Table written as a new Delta table (df.write.format("delta").save), against
+   delta-rs's write_deltalake of the same table (the Python peer) and pyarrow.parquet.write_table
+   of it as one file (the bare Parquet write), each table read back and counted.
 
     tests/tools/venv/bin/python bench/python_bench.py [--no-spark]
 
@@ -25,6 +28,7 @@ import pyarrow.parquet as pq
 import sluice
 
 ROWS = 1_000_000
+WRITE_ROWS = 5_000_000
 
 
 def median_seconds(function, repeat):
@@ -124,6 +128,36 @@ def throughput(spark, root, seconds, with_spark):
               "in sluice's favour)")
 
 
+def delta_writes(spark, root):
+    import deltalake
+
+    table = table_of(WRITE_ROWS)
+    runs = {"sluice": [], "write_deltalake": [], "pyarrow.parquet": []}
+    for run in range(3):
+        paths = {name: os.path.join(root, f"write-{name}-{run}") for name in runs}
+        start = time.perf_counter()
+        spark.createDataFrame(table).write.format("delta").save(paths["sluice"])
+        runs["sluice"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        deltalake.write_deltalake(paths["write_deltalake"], table)
+        runs["write_deltalake"].append(time.perf_counter() - start)
+        os.makedirs(paths["pyarrow.parquet"])
+        start = time.perf_counter()
+        pq.write_table(table, os.path.join(paths["pyarrow.parquet"], "part-0.parquet"))
+        runs["pyarrow.parquet"].append(time.perf_counter() - start)
+        for name in ("sluice", "write_deltalake"):
+            counted = deltalake.DeltaTable(paths[name]).to_pyarrow_table().num_rows
+            if counted != WRITE_ROWS or spark.read.format("delta").load(paths[name]).count() != WRITE_ROWS:
+                raise SystemExit(f"the {name} table does not hold {WRITE_ROWS} rows")
+    best = {name: min(times) for name, times in runs.items()}
+    rate = {name: WRITE_ROWS / seconds for name, seconds in best.items()}
+    print(f"4. {WRITE_ROWS:,} rows written as a new Delta table (best of 3): sluice {best['sluice']:.3f} s "
+          f"({rate['sluice']:,.0f} rows/s); delta-rs write_deltalake {best['write_deltalake']:.3f} s "
+          f"({rate['write_deltalake']:,.0f} rows/s, sluice {best['write_deltalake'] / best['sluice']:.2f}x); "
+          f"pyarrow.parquet.write_table {best['pyarrow.parquet']:.3f} s "
+          f"(sluice {best['pyarrow.parquet'] / best['sluice']:.2f}x)")
+
+
 _spark = None
 
 
@@ -143,13 +177,16 @@ def main():
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--batches", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--only-writes", action="store_true", help="run part 4 alone")
     arguments = parser.parse_args()
     with_spark = not arguments.no_spark
     with tempfile.TemporaryDirectory() as root:
         spark = sluice.Session(warehouse=os.path.join(root, "w"), storage=os.path.join(root, "s"))
-        handoff(spark, table_of(ROWS), with_spark)
-        per_batch(spark, root, arguments.batches, with_spark)
-        throughput(spark, root, arguments.seconds, with_spark)
+        if not arguments.only_writes:
+            handoff(spark, table_of(ROWS), with_spark)
+            per_batch(spark, root, arguments.batches, with_spark)
+            throughput(spark, root, arguments.seconds, with_spark)
+        delta_writes(spark, root)
     return 0
 
 
