@@ -10,14 +10,16 @@
 // 3); it also times reading alone, so the aggregation's own share shows. Its last line is
 // machine-readable: `aggregation rows=N groups=G seconds=S read_seconds=R bytes_per_group=B`.
 //
-// The second form fills GROUPS groups, then runs 20 batches that each change 1% of them (one row
+// The second form fills GROUPS groups, then runs 21 batches that each change 1% of them (one row
 // per changed group), writing each batch's state version to a temporary StateStore as a flow does
-// (a delta per batch, a snapshot every tenth): milliseconds per batch for the delta batches and
-// for the snapshot batches, and the bytes of a delta and a snapshot file.
+// (a delta per batch, a snapshot every tenth, written on a thread of its own): milliseconds per
+// batch for the delta batches, for the batches starting a snapshot and for the batches right after
+// them (back to back, they wait for the snapshot), and the bytes of a delta and a snapshot file.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -122,12 +124,15 @@ int StateOverhead(int64_t groups) {
   state->ClearChanges();
 
   const std::string dir = std::filesystem::temp_directory_path() / ("sluice-aggregation-bench-" + std::to_string(getpid()));
-  sluice::engine::StateStore store(sluice::LocalFileSystem(), dir, state->state_schema());
+  auto store = std::make_unique<sluice::engine::StateStore>(sluice::LocalFileSystem(), dir, state->state_schema());
   std::mt19937_64 random(7);
-  double delta_ms = 0, snapshot_ms = 0;
-  int deltas = 0, snapshots = 0;
-  // Versions 1..20: 2 snapshots (10, 20), 18 deltas alone.
-  for (int64_t version = 1; version <= 20; ++version) {
+  // Per kind of batch: those writing a delta alone, those starting a snapshot (10, 20; the
+  // snapshot is written on a thread of its own), and those right after them (11; batches back to
+  // back here, so it waits for the snapshot to finish).
+  double delta_ms = 0, snapshot_ms = 0, after_ms = 0;
+  int deltas = 0, snapshots = 0, afters = 0;
+  constexpr int64_t kInterval = sluice::engine::StateStore::kSnapshotInterval;
+  for (int64_t version = 1; version <= 2 * kInterval + 1; ++version) {
     std::vector<int64_t> changed(static_cast<size_t>(groups / 100));
     for (int64_t& key : changed) key = static_cast<int64_t>(random() % static_cast<uint64_t>(groups));
     BatchPtr rows = Rows(schema, changed, version);
@@ -137,19 +142,30 @@ int StateOverhead(int64_t groups) {
     Check(out.status());
     auto delta = state->ChangedState();
     Check(delta.status());
-    Check(store.Write(version, **delta, [&] { return state->State(); }));
+    Check(store->Write(version, **delta, [&] { return state->State(); }));
     state->ClearChanges();
     const double ms = Seconds(start) * 1000;
-    (version % sluice::engine::StateStore::kSnapshotInterval == 0 ? snapshot_ms : delta_ms) += ms;
-    ++(version % sluice::engine::StateStore::kSnapshotInterval == 0 ? snapshots : deltas);
+    if (version % kInterval == 0) {
+      snapshot_ms += ms;
+      ++snapshots;
+    } else if (version % kInterval == 1 && version > 1) {
+      after_ms += ms;
+      ++afters;
+    } else {
+      delta_ms += ms;
+      ++deltas;
+    }
   }
+  store.reset();  // waits for the last snapshot
   const auto size = [&](const char* name) { return static_cast<long long>(std::filesystem::file_size(dir + "/" + name)); };
-  std::printf("%lld groups, 1%% changed per batch: %.1f ms per batch with a delta, %.1f ms with a snapshot; "
-              "delta %lld bytes, snapshot %lld bytes; %lld bytes/group in memory\n",
-              static_cast<long long>(groups), delta_ms / deltas, snapshot_ms / snapshots, size("19.delta.parquet"),
-              size("20.snapshot.parquet"), static_cast<long long>(state->memory_bytes() / groups));
-  std::printf("aggregation_state groups=%lld delta_batch_ms=%.1f snapshot_batch_ms=%.1f\n",
-              static_cast<long long>(groups), delta_ms / deltas, snapshot_ms / snapshots);
+  std::printf("%lld groups, 1%% changed per batch: %.1f ms per batch with a delta, %.1f ms for the batch starting a "
+              "snapshot, %.1f ms for the next batch back to back (it waits for the snapshot); delta %lld bytes, "
+              "snapshot %lld bytes; %lld bytes/group in memory\n",
+              static_cast<long long>(groups), delta_ms / deltas, snapshot_ms / snapshots, after_ms / afters,
+              size("19.delta.parquet"), size("20.snapshot.parquet"),
+              static_cast<long long>(state->memory_bytes() / groups));
+  std::printf("aggregation_state groups=%lld delta_batch_ms=%.1f snapshot_batch_ms=%.1f next_batch_ms=%.1f\n",
+              static_cast<long long>(groups), delta_ms / deltas, snapshot_ms / snapshots, after_ms / afters);
   std::filesystem::remove_all(dir);
   return 0;
 }

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <limits>
 
 #include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
+#include "sluice/core/fault_injection.h"
 #include "sluice/engine/deduplication.h"
 #include "sluice/engine/state_store.h"
 #include "testing/columns.h"
@@ -379,6 +381,69 @@ TEST_F(StateStoreTest, EveryAggregatesStateSurvivesTheFiles) {
   for (const BatchPtr& part : *parts) ASSERT_TRUE((*second)->Load(*part).ok());
   EXPECT_EQ(engine::Rows(*(*second)->Output(OutputMode::kComplete).value()),
             engine::Rows(*(*first)->Output(OutputMode::kComplete).value()));
+}
+
+// The local file system, except that opening a snapshot for writing waits until `open` is set.
+class GatedFileSystem final : public FileSystem {
+ public:
+  explicit GatedFileSystem(std::shared_future<void> open) : open_(std::move(open)) {}
+  Result<std::string> ReadFile(const std::string& path) override { return base_->ReadFile(path); }
+  Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) override {
+    return base_->OpenForRead(path);
+  }
+  Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path) override {
+    if (path.find("snapshot") != std::string::npos) open_.wait();
+    return base_->OpenForWrite(path);
+  }
+  Status AtomicWrite(const std::string& path, std::string_view data) override { return base_->AtomicWrite(path, data); }
+  Status PutIfAbsent(const std::string& path, std::string_view data) override { return base_->PutIfAbsent(path, data); }
+  Result<FileInfo> Stat(const std::string& path) override { return base_->Stat(path); }
+  Result<bool> Exists(const std::string& path) override { return base_->Exists(path); }
+  Result<std::vector<FileInfo>> List(const std::string& directory, std::string_view prefix,
+                                     std::string_view start_after) override {
+    return base_->List(directory, prefix, start_after);
+  }
+  Status Delete(const std::string& path) override { return base_->Delete(path); }
+  Status DeleteRecursively(const std::string& path) override { return base_->DeleteRecursively(path); }
+  Status CreateDirectories(const std::string& path) override { return base_->CreateDirectories(path); }
+  Status Rename(const std::string& from, const std::string& to, bool no_replace) override {
+    return base_->Rename(from, to, no_replace);
+  }
+  Result<std::unique_ptr<FileLock>> Lock(const std::string& path) override { return base_->Lock(path); }
+
+ private:
+  std::shared_ptr<FileSystem> base_ = LocalFileSystem();
+  std::shared_future<void> open_;
+};
+
+// A snapshot is written after Write returns; until then, and when it fails, every version loads
+// from the deltas.
+TEST_F(StateStoreTest, SnapshotsAreWrittenOffTheBatchAndAFailedOneLeavesEveryVersionLoadable) {
+  std::promise<void> open;
+  {
+    StateStore store(std::make_shared<GatedFileSystem>(open.get_future().share()), dir_.Join("state/gated"), Schema());
+    for (int64_t v = 0; v <= 10; ++v) {
+      ASSERT_TRUE(store.Write(v, *Rows({v % 3}, v), [&] { return Result<BatchPtr>(Rows({0, 1, 2}, v)); }).ok());
+    }
+    // Write(10) returned with its snapshot still waiting to be written: version 10 loads from deltas.
+    EXPECT_FALSE(std::filesystem::exists(dir_.Join("state/gated/10.snapshot.parquet")));
+    EXPECT_EQ(store.Load(10).value().size(), 11u);
+    open.set_value();
+  }  // the destructor waits for the snapshot
+  EXPECT_TRUE(std::filesystem::exists(dir_.Join("state/gated/10.snapshot.parquet")));
+  EXPECT_EQ(StateStore(LocalFileSystem(), dir_.Join("state/gated"), Schema()).Load(10).value().size(), 1u);
+
+  auto faulty = std::make_shared<FaultInjectionFileSystem>(LocalFileSystem());
+  faulty->InjectFault({.op = FileOp::kOpenForWrite, .sticky = true, .path_substring = "snapshot"});
+  StateStore store(faulty, dir_.Join("state/0"), Schema());
+  for (int64_t v = 0; v <= 12; ++v) {
+    ASSERT_TRUE(store.Write(v, *Rows({v % 3}, v), [&] { return Result<BatchPtr>(Rows({0, 1, 2}, v)); }).ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.Join("state/0/10.snapshot.parquet")));
+  EXPECT_EQ(faulty->InjectedFailures(), 1);
+  std::vector<BatchPtr> parts = store.Load(12).value();
+  EXPECT_EQ(parts.size(), 13u);
+  EXPECT_EQ(parts.back()->column(1)->Value<int64_t>(0), 12);
 }
 
 TEST_F(StateStoreTest, AMissingOrDamagedFileIsCannotLoadStateStoreNamingIt) {

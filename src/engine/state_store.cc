@@ -7,6 +7,7 @@
 #include <map>
 
 #include "sluice/core/error_classes.h"
+#include "sluice/core/logging.h"
 #include "sluice/parquet/reader.h"
 #include "sluice/parquet/writer.h"
 
@@ -15,6 +16,19 @@ namespace {
 
 constexpr std::string_view kDeltaSuffix = ".delta.parquet";
 constexpr std::string_view kSnapshotSuffix = ".snapshot.parquet";
+
+// Writes `rows` of `schema` as the Parquet file `path`, published whole.
+Status WriteStateFile(FileSystem& file_system, const std::string& path, const TypePtr& schema,
+                      const RecordBatch& rows) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, file_system.OpenForWrite(path));
+  parquet::WriterOptions options;
+  options.compression = parquet::CompressionCodec::kZstd;
+  options.zstd_level = 1;
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetWriter> writer,
+                          parquet::ParquetWriter::Open(std::move(file), schema, options));
+  SLUICE_RETURN_IF_ERROR(writer->Write(rows));
+  return writer->Close().status();
+}
 
 struct VersionFiles {
   bool delta = false;
@@ -50,15 +64,15 @@ std::string StateStore::PathOf(int64_t version, bool snapshot) const {
   return fmt::format("{}/{}{}", directory_, version, snapshot ? kSnapshotSuffix : kDeltaSuffix);
 }
 
-Status StateStore::WriteFile(const std::string& path, const RecordBatch& rows) const {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, file_system_->OpenForWrite(path));
-  parquet::WriterOptions options;
-  options.compression = parquet::CompressionCodec::kZstd;
-  options.zstd_level = 1;
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetWriter> writer,
-                          parquet::ParquetWriter::Open(std::move(file), schema_, options));
-  SLUICE_RETURN_IF_ERROR(writer->Write(rows));
-  return writer->Close().status();
+StateStore::~StateStore() { AwaitSnapshot(); }
+
+void StateStore::AwaitSnapshot() {
+  if (!pending_snapshot_.valid()) return;
+  Status written = pending_snapshot_.get();
+  if (!written.ok()) {
+    LogWarn("a state snapshot in {} was not written ({}); its version loads from the deltas", directory_,
+            written.ToString());
+  }
 }
 
 Result<BatchPtr> StateStore::ReadFile(const std::string& path) const {
@@ -109,11 +123,15 @@ Result<std::vector<BatchPtr>> StateStore::Load(int64_t version) const {
 }
 
 Status StateStore::Write(int64_t version, const RecordBatch& changed, const std::function<Result<BatchPtr>()>& all) {
+  AwaitSnapshot();
   SLUICE_RETURN_IF_ERROR(file_system_->CreateDirectories(directory_));
-  SLUICE_RETURN_IF_ERROR(WriteFile(PathOf(version, false), changed));
+  SLUICE_RETURN_IF_ERROR(WriteStateFile(*file_system_, PathOf(version, false), schema_, changed));
   if (version > 0 && version % kSnapshotInterval == 0) {
     SLUICE_ASSIGN_OR_RETURN(BatchPtr whole, all());
-    SLUICE_RETURN_IF_ERROR(WriteFile(PathOf(version, true), *whole));
+    pending_snapshot_ = std::async(std::launch::async, [file_system = file_system_, path = PathOf(version, true),
+                                                        schema = schema_, whole = std::move(whole)] {
+      return WriteStateFile(*file_system, path, schema, *whole);
+    });
   }
   return Purge(version);
 }
