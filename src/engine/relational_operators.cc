@@ -15,8 +15,15 @@ Result<TypePtr> FilterOperator::Bind(const TypePtr& input) {
   return input;
 }
 
+Status FilterOperator::BeginBatch(const BatchStart& /*batch*/) {
+  batch_rows_ = 0;
+  return Status::OK();
+}
+
 Result<BatchPtr> FilterOperator::Push(const BatchStart& batch, const BatchPtr& piece) {
-  SLUICE_RETURN_IF_ERROR(bound_->Filter(*piece, batch.timestamp_micros, &selection_));
+  // Rows are numbered across the batch's pieces, so that uuid() never repeats within a batch.
+  SLUICE_RETURN_IF_ERROR(bound_->Filter(*piece, batch.timestamp_micros, &selection_, batch_rows_));
+  batch_rows_ += piece->num_rows();
   if (static_cast<int64_t>(selection_.size()) == piece->num_rows()) return piece;
   return Take(piece, selection_);
 }
@@ -59,13 +66,20 @@ Result<TypePtr> ProjectOperator::Bind(const TypePtr& input) {
   return output_schema_;
 }
 
+Status ProjectOperator::BeginBatch(const BatchStart& /*batch*/) {
+  batch_rows_ = 0;
+  return Status::OK();
+}
+
 Result<BatchPtr> ProjectOperator::Push(const BatchStart& batch, const BatchPtr& piece) {
+  const int64_t first_row = batch_rows_;
+  batch_rows_ += piece->num_rows();
   // Each item's columns, all over the same rows: at first the piece's, then those each generator
   // gives (each evaluated over the rows the generators before it gave).
   std::vector<std::vector<ColumnPtr>> columns(bound_.size());
   for (size_t i = 0; i < bound_.size(); ++i) {
     if (!bound_[i].expression) continue;
-    SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, bound_[i].expression->Evaluate(*piece, batch.timestamp_micros));
+    SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, bound_[i].expression->Evaluate(*piece, batch.timestamp_micros, first_row));
     columns[i].push_back(std::move(column));
   }
   BatchPtr rows = piece;
@@ -74,7 +88,7 @@ Result<BatchPtr> ProjectOperator::Push(const BatchStart& batch, const BatchPtr& 
   for (const BoundItem& item : bound_) generators_left += item.generator ? 1 : 0;
   for (size_t i = 0; i < bound_.size(); ++i) {
     if (!bound_[i].generator) continue;
-    SLUICE_ASSIGN_OR_RETURN(expr::GeneratedRows generated, bound_[i].generator->Generate(*rows, batch.timestamp_micros));
+    SLUICE_ASSIGN_OR_RETURN(expr::GeneratedRows generated, bound_[i].generator->Generate(*rows, batch.timestamp_micros, first_row));
     for (std::vector<ColumnPtr>& item_columns : columns) {
       for (ColumnPtr& column : item_columns) column = Take(column, generated.parents);
     }

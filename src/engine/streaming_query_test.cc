@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <set>
 #include <thread>
 
 #include "sluice/core/builder.h"
@@ -589,6 +590,45 @@ struct SeenRows {
     };
   }
 };
+
+// uuid() draws from each row's number within its batch, counted across the batch's pieces: no
+// two rows of a batch share a value (in a filter, in a projection, in a branch only some rows
+// reach, in a lambda's elements), and the batch run again at its time gives the same values.
+TEST(OperatorChainTest, UuidsAreDistinctAcrossTheBatchsPiecesAndTheSameOnReplay) {
+  TypePtr schema = DataType::Struct({{"value", DataType::Long()}}).value();
+  auto run = [&](int64_t timestamp_micros) {
+    OperatorChain chain(Operators(Where("uuid() IS NOT NULL AND value >= 0"),
+                                  Select({"uuid() AS u", "CASE WHEN value % 2 = 0 THEN uuid() END AS even",
+                                          "transform(array(1, 2), x -> uuid()) AS pair"})));
+    EXPECT_TRUE(chain.Bind(schema).ok());
+    EXPECT_TRUE(chain.BeginBatch({7, timestamp_micros}).ok());
+    std::vector<std::string> values;
+    for (int64_t piece = 0; piece < 3; ++piece) {
+      Int64Builder rows(DataType::Long());
+      for (int64_t v = 0; v < 4; ++v) rows.Append(piece * 4 + v);
+      Status pushed = chain.Push(RecordBatch::Make(schema, {rows.Finish()}, 4).value(), [&](BatchPtr out) {
+        for (int64_t row = 0; row < out->num_rows(); ++row) {
+          for (int c = 0; c < out->num_columns(); ++c) values.push_back(FormatValue(*out->column(c), row));
+        }
+        return Status::OK();
+      });
+      EXPECT_TRUE(pushed.ok()) << pushed.ToString();
+    }
+    return values;
+  };
+  const std::vector<std::string> first = run(1'700'000'000'000'000);
+  ASSERT_EQ(first.size(), 36u);
+  std::set<std::string> uuids;
+  for (size_t i = 0; i < first.size(); i += 3) {
+    uuids.insert(first[i]);
+    if (first[i + 1].size() == 36) uuids.insert(first[i + 1]);  // odd rows: null
+    uuids.insert(first[i + 2].substr(1, 36));
+    uuids.insert(first[i + 2].substr(first[i + 2].size() - 37, 36));
+  }
+  EXPECT_EQ(uuids.size(), 12u + 6u + 24u);
+  EXPECT_EQ(run(1'700'000'000'000'000), first);
+  EXPECT_NE(run(1'700'000'000'000'001), first);
+}
 
 TEST_F(StreamingQueryTest, OperatorsRunBetweenTheSourceAndTheSinkAndReportTheirRows) {
   clock_->AdvanceBy(seconds(2));

@@ -156,14 +156,26 @@ struct EvalInput {
   int64_t row_offset = 0;  // the first slot row to read
   // The values of the lambda parameters in scope, by id (kLambdaVariable): num_rows rows from 0.
   std::span<const ColumnPtr> variables = {};
+  // The number within its batch of the row at position 0 (the rows of the batch's earlier pieces
+  // come before it), and for an input gathered from scattered rows each row's number instead:
+  // what uuid() draws from, so that no two rows of a batch get one value (RowNumber).
+  int64_t first_row = 0;
+  std::span<const int64_t> row_numbers = {};
 };
+
+// The number within its batch of the input's row `i` (see EvalInput::first_row).
+inline int64_t RowNumber(const EvalInput& input, int64_t i) {
+  return input.row_numbers.empty() ? input.first_row + input.row_offset + i
+                                   : input.row_numbers[static_cast<size_t>(i)];
+}
 
 Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input);
 // The input restricted to `rows` (ascending, in [0, input.num_rows)): the slots and lambda
-// variables `node` reads, taken at those rows into `slots` and `variables` (which the returned
-// input points into); the others null.
+// variables `node` reads, taken at those rows into `slots` and `variables`, and the rows' numbers
+// into `numbers` (which the returned input points into); the others null.
 EvalInput GatherInput(const BoundNode& node, const EvalInput& input, const std::vector<int64_t>& rows,
-                      std::vector<ColumnPtr>* slots, std::vector<ColumnPtr>* variables);
+                      std::vector<ColumnPtr>* slots, std::vector<ColumnPtr>* variables,
+                      std::vector<int64_t>* numbers);
 // The datum as a column of exactly `num_rows` rows from offset 0 (broadcasting a scalar,
 // copying an offset window).
 ColumnPtr Materialize(const Datum& datum, int64_t num_rows);

@@ -133,7 +133,8 @@ void InputsOf(const BoundNode& node, std::vector<bool>* slots, std::vector<bool>
 }  // namespace
 
 EvalInput GatherInput(const BoundNode& node, const EvalInput& input, const std::vector<int64_t>& rows,
-                      std::vector<ColumnPtr>* slots, std::vector<ColumnPtr>* variables) {
+                      std::vector<ColumnPtr>* slots, std::vector<ColumnPtr>* variables,
+                      std::vector<int64_t>* numbers) {
   std::vector<bool> used_slots(input.slots.size(), false), used_variables(input.variables.size(), false);
   InputsOf(node, &used_slots, &used_variables);
   std::vector<int64_t> absolute(rows);
@@ -146,7 +147,9 @@ EvalInput GatherInput(const BoundNode& node, const EvalInput& input, const std::
   for (size_t v = 0; v < input.variables.size(); ++v) {
     if (used_variables[v]) (*variables)[v] = Take(input.variables[v], rows);
   }
-  return EvalInput{*slots, static_cast<int64_t>(rows.size()), input.now_micros, 0, *variables};
+  numbers->resize(rows.size());
+  for (size_t j = 0; j < rows.size(); ++j) (*numbers)[j] = RowNumber(input, rows[j]);
+  return EvalInput{*slots, static_cast<int64_t>(rows.size()), input.now_micros, 0, *variables, 0, *numbers};
 }
 
 namespace {
@@ -158,8 +161,9 @@ Result<Datum> EvaluateOnRows(const BoundNode& node, const EvalInput& input, cons
   if (static_cast<int64_t>(rows.size()) == input.num_rows) return EvaluateNode(node, input);
   if (rows.empty()) return Datum{MakeNullColumn(node.type, 1), true};
   std::vector<ColumnPtr> slots, variables;
+  std::vector<int64_t> numbers;
   const int64_t count = static_cast<int64_t>(rows.size());
-  SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(node, GatherInput(node, input, rows, &slots, &variables)));
+  SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(node, GatherInput(node, input, rows, &slots, &variables, &numbers)));
   if (d.scalar) return d;
   // Scatter back: every row not evaluated is null.
   std::vector<int64_t> indices(static_cast<size_t>(input.num_rows), -1);
@@ -447,9 +451,9 @@ constexpr int64_t kChunkRows = 64 * 1024;
 // Appends to `out` the rows of the chunk [start, start + rows) that pass every conjunct.
 // `selected` and `positions` are scratch space kept by the caller across chunks.
 Status FilterChunk(const std::vector<const BoundNode*>& conjuncts, const std::vector<ColumnPtr>& slots, int64_t start,
-                   int64_t rows, int64_t now, std::vector<int64_t>* selected, std::vector<int64_t>* positions,
-                   std::vector<int64_t>* out) {
-  EvalInput input{slots, rows, now, start};
+                   int64_t rows, int64_t now, int64_t first_row, std::vector<int64_t>* selected,
+                   std::vector<int64_t>* positions, std::vector<int64_t>* out) {
+  EvalInput input{slots, rows, now, start, {}, first_row};
   SLUICE_ASSIGN_OR_RETURN(Datum first, EvaluateNode(*conjuncts[0], input));
   int64_t count = SelectRows(first, rows, selected);
   int64_t* sel = selected->data();
@@ -462,8 +466,9 @@ Status FilterChunk(const std::vector<const BoundNode*>& conjuncts, const std::ve
     if (gather) {
       // Short-circuit: evaluate on the surviving rows only, then map back to chunk rows.
       std::vector<ColumnPtr> gathered_slots, gathered_variables;
+      std::vector<int64_t> gathered_numbers;
       const EvalInput sub = GatherInput(conjunct, input, std::vector<int64_t>(sel, sel + count), &gathered_slots,
-                                        &gathered_variables);
+                                        &gathered_variables, &gathered_numbers);
       SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(conjunct, sub));
       int64_t kept = SelectRows(d, count, positions);
       for (int64_t k = 0; k < kept; ++k) sel[n++] = sel[(*positions)[static_cast<size_t>(k)]];
@@ -494,7 +499,7 @@ Status FilterChunk(const std::vector<const BoundNode*>& conjuncts, const std::ve
 
 Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch) const { return Evaluate(batch, NowMicros()); }
 
-Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch, int64_t now) const {
+Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch, int64_t now, int64_t first_row) const {
   SLUICE_RETURN_IF_ERROR(CheckSchema(*root_, batch));
   std::vector<ColumnPtr> slots = ResolveSlots(*root_, batch);
   int64_t total = batch.num_rows();
@@ -503,7 +508,7 @@ Result<ColumnPtr> BoundExpression::Evaluate(const RecordBatch& batch, int64_t no
   if (total == 0) return MakeNullColumn(root_->node->type, 0);
   for (int64_t start = 0; start < total; start += kChunkRows) {
     int64_t rows = std::min(kChunkRows, total - start);
-    EvalInput input{slots, rows, now, start};
+    EvalInput input{slots, rows, now, start, {}, first_row};
     SLUICE_ASSIGN_OR_RETURN(Datum d, EvaluateNode(*root_->node, input));
     chunks.push_back(Materialize(d, rows));
   }
@@ -560,7 +565,8 @@ Status BoundExpression::Filter(const RecordBatch& batch, std::vector<int64_t>* r
   return Filter(batch, NowMicros(), rows);
 }
 
-Status BoundExpression::Filter(const RecordBatch& batch, int64_t now, std::vector<int64_t>* rows) const {
+Status BoundExpression::Filter(const RecordBatch& batch, int64_t now, std::vector<int64_t>* rows,
+                               int64_t first_row) const {
   rows->clear();
   if (result_type()->id() != TypeId::kBoolean) {
     return Status::Error(errors::kDatatypeMismatch,
@@ -574,7 +580,7 @@ Status BoundExpression::Filter(const RecordBatch& batch, int64_t now, std::vecto
   std::vector<int64_t> scratch, positions;
   for (int64_t start = 0; start < total; start += kChunkRows) {
     int64_t chunk_rows = std::min(kChunkRows, total - start);
-    SLUICE_RETURN_IF_ERROR(FilterChunk(conjuncts, slots, start, chunk_rows, now, &scratch, &positions, rows));
+    SLUICE_RETURN_IF_ERROR(FilterChunk(conjuncts, slots, start, chunk_rows, now, first_row, &scratch, &positions, rows));
   }
   return Status::OK();
 }

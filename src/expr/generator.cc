@@ -166,8 +166,8 @@ Result<BoundGenerator> BindJsonTuple(const NamedExpression& item, const TypePtr&
   return generator;
 }
 
-Result<GeneratedRows> BoundGenerator::Generate(const RecordBatch& batch, int64_t now_micros) const {
-  SLUICE_ASSIGN_OR_RETURN(ColumnPtr values, argument_->Evaluate(batch, now_micros));
+Result<GeneratedRows> BoundGenerator::Generate(const RecordBatch& batch, int64_t now_micros, int64_t first_row) const {
+  SLUICE_ASSIGN_OR_RETURN(ColumnPtr values, argument_->Evaluate(batch, now_micros, first_row));
   GeneratedRows out;
   if (json_tuple_) {
     // One row for every input row, as Spark's json_tuple gives.

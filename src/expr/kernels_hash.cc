@@ -251,7 +251,7 @@ Result<Datum> EvalUuid(const BoundNode& node, const EvalInput& input) {
   static constexpr char kHex[] = "0123456789abcdef";
   char text[36];
   for (int64_t i = 0; i < input.num_rows; ++i) {
-    const uint64_t row = static_cast<uint64_t>(input.row_offset + i);
+    const uint64_t row = static_cast<uint64_t>(RowNumber(input, i));
     uint64_t high = XxHash64::Long(row, seed), low = XxHash64::Long(row, ~seed);
     high = (high & ~0xF000ull) | 0x4000ull;                       // version 4
     low = (low & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;  // the RFC 4122 variant

@@ -48,7 +48,13 @@ Result<ColumnPtr> EvaluateLambda(const BoundNode& lambda, const EvalInput& input
   const int64_t count = static_cast<int64_t>(rows.size());
   if (count == 0) return MakeNullColumn(body.type, 0);
   std::vector<ColumnPtr> slots, variables;
-  EvalInput inner = GatherInput(body, input, rows, &slots, &variables);
+  std::vector<int64_t> numbers;
+  EvalInput inner = GatherInput(body, input, rows, &slots, &variables, &numbers);
+  // Each element its own number (its row's, mixed with its position), so that uuid() in a lambda
+  // gives every element its own value.
+  for (size_t j = 0; j < numbers.size(); ++j) {
+    numbers[j] = static_cast<int64_t>(static_cast<uint64_t>(numbers[j]) * 0x9E3779B97F4A7C15ull + j);
+  }
   const size_t first = static_cast<size_t>(lambda.slot);
   if (variables.size() < first + values.size()) variables.resize(first + values.size());
   for (size_t i = 0; i < values.size(); ++i) variables[first + i] = values[i];

@@ -25,6 +25,7 @@ class FilterOperator final : public Operator {
   FilterOperator(expr::Expression condition, expr::SqlOptions sql, std::string context);
   std::string_view name() const override { return "filter"; }
   Result<TypePtr> Bind(const TypePtr& input) override;
+  Status BeginBatch(const BatchStart& batch) override;
   Result<BatchPtr> Push(const BatchStart& batch, const BatchPtr& piece) override;
 
  private:
@@ -34,6 +35,7 @@ class FilterOperator final : public Operator {
   std::optional<expr::BoundExpression> bound_;
   // Kept across pieces so that filtering touches no fresh memory once it has grown.
   std::vector<int64_t> selection_;
+  int64_t batch_rows_ = 0;  // rows of the batch's pieces so far: the next piece's first row number
 };
 
 // One column per item, named as the item says. INVALID_SCHEMA for two items of one name. An item
@@ -45,6 +47,7 @@ class ProjectOperator final : public Operator {
   ProjectOperator(std::vector<expr::NamedExpression> items, expr::SqlOptions sql, std::string context);
   std::string_view name() const override { return generates_ ? "generate" : "project"; }
   Result<TypePtr> Bind(const TypePtr& input) override;
+  Status BeginBatch(const BatchStart& batch) override;
   Result<BatchPtr> Push(const BatchStart& batch, const BatchPtr& piece) override;
 
  private:
@@ -61,6 +64,7 @@ class ProjectOperator final : public Operator {
   // The output batch of the items' columns (an item may have several: a generator's).
   Result<BatchPtr> Assemble(std::vector<std::vector<ColumnPtr>> columns, int64_t length) const;
   TypePtr output_schema_;
+  int64_t batch_rows_ = 0;  // rows of the batch's pieces so far: the next piece's first row number
 };
 
 // An aggregating SELECT (GROUP BY, aggregates, HAVING; its WHERE is a FilterOperator before it):

@@ -104,7 +104,9 @@ class BoundExpression {
   Result<ColumnPtr> Evaluate(const RecordBatch& batch) const;
   // Evaluate() at the time `now_micros`: what current_timestamp() returns and uuid() draws from.
   // A caller that evaluates a batch again (a replay) and passes the same time gets the same values.
-  Result<ColumnPtr> Evaluate(const RecordBatch& batch, int64_t now_micros) const;
+  // `first_row`: when `batch` is one piece of a larger batch, the number of rows in the pieces
+  // before it, so that uuid() never gives two rows of the larger batch one value.
+  Result<ColumnPtr> Evaluate(const RecordBatch& batch, int64_t now_micros, int64_t first_row = 0) const;
   // The rows (ascending) for which the expression is TRUE; false and null rows are dropped.
   // DATATYPE_MISMATCH unless result_type() is boolean.
   Result<std::vector<int64_t>> Filter(const RecordBatch& batch) const;
@@ -112,8 +114,9 @@ class BoundExpression {
   // batch after batch with the same vector touches no fresh memory once it has grown, which is
   // most of a selective filter's cost on large batches.
   Status Filter(const RecordBatch& batch, std::vector<int64_t>* rows) const;
-  // Filter() into `rows` at the time `now_micros`, as Evaluate(batch, now_micros).
-  Status Filter(const RecordBatch& batch, int64_t now_micros, std::vector<int64_t>* rows) const;
+  // Filter() into `rows` at the time `now_micros`, as Evaluate(batch, now_micros, first_row).
+  Status Filter(const RecordBatch& batch, int64_t now_micros, std::vector<int64_t>* rows,
+                int64_t first_row = 0) const;
 
   // The resolved expression as SQL, implicit casts included.
   std::string ToSql() const;

@@ -46,7 +46,8 @@ class BoundGenerator {
  public:
   // The generator's columns, named as above (or by `alias`).
   const std::vector<Field>& fields() const { return fields_; }
-  Result<GeneratedRows> Generate(const RecordBatch& batch, int64_t now_micros) const;
+  // The rows `batch` generates at `now_micros`; `first_row` as BoundExpression::Evaluate's.
+  Result<GeneratedRows> Generate(const RecordBatch& batch, int64_t now_micros, int64_t first_row = 0) const;
 
  private:
   friend Result<BoundGenerator> BindGenerator(const NamedExpression&, const TypePtr&, SqlOptions);
