@@ -156,7 +156,7 @@ class Binder {
   // failures (a bad constant pattern) are binding errors.
   Result<BoundPtr> Finish(std::shared_ptr<BoundNode> node) {
     bool foldable = node->op != Op::kCurrentTimestamp && node->op != Op::kCurrentDate && node->op != Op::kAggregate &&
-                    node->op != Op::kUuid &&
+                    node->op != Op::kUuid && node->op != Op::kRand && node->op != Op::kRandn &&
                     node->op != Op::kUnixTimestamp && node->op != Op::kColumn && node->op != Op::kConstant;
     if (node->op == Op::kUnixTimestamp && !node->args.empty()) foldable = true;
     for (const BoundPtr& a : node->args) foldable = foldable && a->op == Op::kConstant;
@@ -1255,6 +1255,31 @@ Result<BoundPtr> BindUuid(Call& c) {
   return c.Finish(node);
 }
 
+// rand([seed]), random([seed]), randn([seed]): doubles, uniform in [0, 1) or standard normal, from
+// Spark's generator (EvalRandom). The seed is an INT or BIGINT constant (NULL: 0); without one,
+// the batch's time and the call's place seed it, so a replayed batch gets the same values.
+Result<BoundPtr> BindRandom(Call& c) {
+  if (c.args.size() == 1) {
+    const BoundPtr& seed = c.args[0];
+    if (seed->op != Op::kConstant) {
+      return c.Mismatch(fmt::format("the seed of {} must be a constant INT or BIGINT", c.node.name));
+    }
+    int64_t value = 0;
+    if (!seed->constant->IsNull(0)) {
+      const TypeId id = seed->type->id();
+      if (id != TypeId::kInteger && id != TypeId::kLong) {
+        return c.Mismatch(fmt::format("the seed of {} must be an INT or BIGINT, not {}", c.node.name,
+                                      seed->type->ToString()));
+      }
+      value = id == TypeId::kInteger ? seed->constant->Value<int32_t>(0) : seed->constant->Value<int64_t>(0);
+    }
+    c.args[0] = c.Constant(DataType::Long(), LiteralValue{.integer = value});
+  }
+  auto node = c.Make(c.node.name == "randn" ? Op::kRandn : Op::kRand, DataType::Double(), false);
+  node->slot = c.node.line * 65536 + c.node.column;
+  return c.Finish(node);
+}
+
 Result<BoundPtr> BindCurrentDate(Call& c) {
   return c.Finish(c.Make(Op::kCurrentDate, DataType::Date(), false));
 }
@@ -2315,6 +2340,9 @@ constexpr FunctionDef kFunctions[] = {
     {"current_timestamp", 0, 0, BindCurrentTimestamp},
     {"now", 0, 0, BindCurrentTimestamp},
     {"uuid", 0, 0, BindUuid},
+    {"rand", 0, 1, BindRandom},
+    {"random", 0, 1, BindRandom},
+    {"randn", 0, 1, BindRandom},
     {"current_date", 0, 0, BindCurrentDate},
     {"to_timestamp", 1, 2, BindToTimestampOrDate},
     {"to_date", 1, 2, BindToTimestampOrDate},

@@ -57,6 +57,7 @@ enum class Op : uint8_t {
   // hashing
   kHash, kXxHash64, kMd5, kSha2, kCrc32,
   kUuid,  // slot: a salt telling apart the calls of one expression
+  kRand, kRandn,  // slot as kUuid's; args: the seed (a bigint constant), or none
   // date and time
   kCurrentTimestamp, kCurrentDate, kToTimestamp, kToDate, kDateTrunc, kDateFormat, kYear, kMonth, kDay,
   kQuarter, kDayOfWeek, kDayOfYear, kWeekOfYear, kHour, kMinute, kSecond, kUnixTimestamp, kFromUnixtime,

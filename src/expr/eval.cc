@@ -257,6 +257,7 @@ Result<Datum> EvaluateNode(const BoundNode& node, const EvalInput& input) {
     case Op::kColumn: return Datum{input.slots[static_cast<size_t>(node.slot)], false, input.row_offset};
     case Op::kLambdaVariable: return Datum{input.variables[static_cast<size_t>(node.slot)], false, 0};
     case Op::kUuid: return EvalUuid(node, input);
+    case Op::kRand: case Op::kRandn: return EvalRandom(node, input);
     case Op::kTransform: case Op::kFilter: case Op::kExists: case Op::kForall: case Op::kAggregateArray:
     case Op::kZipWith: case Op::kArraySortWith:
       return EvalHigherOrderFunction(node, input);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "expr/test_util.h"
+#include "sluice/core/compute.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::expr {
@@ -480,6 +481,35 @@ TEST(FunctionsTest, UuidsAreDistinctAndReplayable) {
   ColumnPtr later = *bound.Evaluate(*batch, 1'700'000'000'000'001);
   EXPECT_EQ(testing::Render(*once), testing::Render(*again));
   EXPECT_NE(testing::Render(*once), testing::Render(*later));
+}
+
+// rand(seed) and randn(seed) give Spark's values (its XORShiftRandom): row n of a batch the n-th
+// value, in whatever chunks the rows come; the seed is an INT or BIGINT constant, NULL being 0.
+TEST(FunctionsTest, SeededRandomNumbersAreSparks) {
+  EXPECT_EQ(Eval("rand(0)")[0], "0.7604953758285915");
+  EXPECT_EQ(Eval("random(7)")[0], "0.28188121484885875");
+  EXPECT_EQ(Eval("rand(NULL)")[0], "0.7604953758285915");
+  EXPECT_EQ(Eval("randn(42)")[0], "2.384479054241165");
+  EXPECT_EQ(Eval("rand(42)"), (std::vector<std::string>{"0.619189370225301", "0.5096018842446481",
+                                                         "0.8325259388871524", "0.26322809041172357"}));
+  EXPECT_EQ(Eval("randn(42)"), (std::vector<std::string>{"2.384479054241165", "0.1920934041293524",
+                                                          "0.7337336533286575", "-0.5224480195716871"}));
+  BatchPtr batch = testing::SampleBatch();
+  BoundExpression bound = *Bind(*Expression::Parse("rand(42)"), batch->schema());
+  EXPECT_EQ(testing::Render(**bound.Evaluate(*Slice(batch, 2, 2), 0, 2)),
+            (std::vector<std::string>{"0.8325259388871524", "0.26322809041172357"}))
+      << "a piece starting at row 2 continues the sequence";
+  for (const char* wrong : {"rand(1.5)", "rand('a')", "rand(CAST(3 AS TINYINT))", "rand(i)", "randn(1, 2)"}) {
+    EXPECT_FALSE(Bind(*Expression::Parse(wrong), batch->schema()).ok()) << wrong;
+  }
+  // Without a seed: doubles in [0, 1), the same again for the batch at the same time.
+  ColumnPtr once = *Bind(*Expression::Parse("rand()"), batch->schema())->Evaluate(*batch, 5);
+  ColumnPtr again = *Bind(*Expression::Parse("rand()"), batch->schema())->Evaluate(*batch, 5);
+  EXPECT_EQ(testing::Render(*once), testing::Render(*again));
+  for (int64_t row = 0; row < once->length; ++row) {
+    EXPECT_GE(once->Value<double>(row), 0.0);
+    EXPECT_LT(once->Value<double>(row), 1.0);
+  }
 }
 
 // A quantifier right after a quantifier is refused, as Java refuses it (a dangling meta

@@ -34,6 +34,7 @@ Result<Datum> EvalCollectionFunction(const BoundNode& node, const std::vector<Da
 // uuid(): a version 4 UUID per row, drawn from the evaluation's now_micros (fixed per batch), the
 // row's position and the call's salt, so that a replayed batch gets the same values.
 Result<Datum> EvalUuid(const BoundNode& node, const EvalInput& input);
+Result<Datum> EvalRandom(const BoundNode& node, const EvalInput& input);
 Result<Datum> EvalHashFunction(const BoundNode& node, const std::vector<Datum>& args, int64_t rows);
 
 // Per-row equality and ordering of two rows of one atomic type, as Spark compares them

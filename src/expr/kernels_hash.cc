@@ -1,7 +1,8 @@
 // hash() is Spark's: Murmur3 x86 32-bit with seed 42, each argument hashed into the running
 // seed, nulls skipped, with Spark's own treatment of the trailing bytes of strings (one
 // mixing round per byte). xxhash64() is Spark's too: XXH64 with seed 42 over the same walk of
-// the values. md5 and sha2 are OpenSSL's digests printed as lower-case hex.
+// the values. md5 and sha2 are OpenSSL's digests printed as lower-case hex. uuid(), rand() and
+// randn() draw from these hashes too.
 #include <cmath>
 #include <cstring>
 
@@ -244,6 +245,88 @@ Result<Datum> Digest(const BoundNode& node, const std::vector<Datum>& args, int6
 }
 
 }  // namespace
+
+namespace {
+
+// Spark's random numbers: its XORShiftRandom (a xorshift generator seeded by Murmur3 of the
+// seed's 8 big-endian bytes, as a Scala MurmurHash3.bytesHash) under java.util.Random's
+// nextDouble and nextGaussian, so that rand(seed) and randn(seed) give Spark's values.
+class SparkRandom {
+ public:
+  explicit SparkRandom(int64_t seed) {
+    // The bytes ByteBuffer.putLong writes, read as Murmur3's little-endian words.
+    const uint64_t bytes = __builtin_bswap64(static_cast<uint64_t>(seed));
+    constexpr uint32_t kArraySeed = 0x3c074a61;
+    const uint32_t low = Murmur3::Long(bytes, kArraySeed);
+    const uint32_t high = Murmur3::Long(bytes, low);
+    state_ = (static_cast<uint64_t>(high) << 32) | low;
+  }
+
+  double NextDouble() {
+    const int64_t high = Next(26), low = Next(27);
+    return static_cast<double>((high << 27) + low) * 0x1.0p-53;
+  }
+
+  // The polar method, each second value kept for the next call, as java.util.Random has it.
+  double NextGaussian() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
+    double v1, v2, s;
+    do {
+      v1 = 2 * NextDouble() - 1;
+      v2 = 2 * NextDouble() - 1;
+      s = v1 * v1 + v2 * v2;
+    } while (s >= 1 || s == 0);
+    const double multiplier = std::sqrt(-2 * std::log(s) / s);
+    spare_ = v2 * multiplier;
+    has_spare_ = true;
+    return v1 * multiplier;
+  }
+
+ private:
+  int64_t Next(int bits) {
+    state_ ^= state_ << 21;
+    state_ ^= state_ >> 35;
+    state_ ^= state_ << 4;
+    return static_cast<int64_t>(state_ & ((uint64_t{1} << bits) - 1));
+  }
+
+  uint64_t state_;
+  bool has_spare_ = false;
+  double spare_ = 0;
+};
+
+}  // namespace
+
+// Row n of a batch gets the generator's n-th value, as Spark gives the n-th row of a partition.
+// The generator steps forward to each row's number; a number behind it, or too far ahead (the
+// mixed numbers of a lambda's elements), gets the first value of a generator seeded by it.
+Result<Datum> EvalRandom(const BoundNode& node, const EvalInput& input) {
+  const int64_t seed = node.args.empty()
+                           ? static_cast<int64_t>(XxHash64::Long(static_cast<uint64_t>(input.now_micros),
+                                                                 static_cast<uint64_t>(node.slot)))
+                           : node.args[0]->constant->Value<int64_t>(0);
+  const bool gaussian = node.op == Op::kRandn;
+  constexpr int64_t kMaxSteps = int64_t{1} << 26;
+  auto out = NewFixedColumn(node.type, input.num_rows);
+  double* values = reinterpret_cast<double*>(out->data.data());
+  SparkRandom random(seed);
+  int64_t next = 0;  // the number of the value `random` gives next
+  for (int64_t i = 0; i < input.num_rows; ++i) {
+    const int64_t number = RowNumber(input, i);
+    if (number < next || number - next > kMaxSteps) {
+      SparkRandom own(static_cast<int64_t>(XxHash64::Long(static_cast<uint64_t>(number), static_cast<uint64_t>(seed))));
+      values[i] = gaussian ? own.NextGaussian() : own.NextDouble();
+      continue;
+    }
+    for (; next < number; ++next) gaussian ? random.NextGaussian() : random.NextDouble();
+    values[i] = gaussian ? random.NextGaussian() : random.NextDouble();
+    ++next;
+  }
+  return Datum{out, false};
+}
 
 Result<Datum> EvalUuid(const BoundNode& node, const EvalInput& input) {
   StringWriter writer(node.type, input.num_rows);
