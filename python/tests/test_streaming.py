@@ -195,3 +195,19 @@ def delta_partition_columns(path):
             if "metaData" in action:
                 return action["metaData"]["partitionColumns"]
     return None
+
+
+def test_uuid_and_rand_differ_across_the_files_of_one_batch(spark, tmp_path):
+    """A batch read from four files comes in four pieces: uuid() gives every row its own value and
+    rand(42) continues Spark's sequence across them (row n of the batch, its n-th value)."""
+    source_table(spark)
+    query = (spark.readStream.format("delta").option("startingVersion", 0).table("main.src.events")
+             .selectExpr("id", "uuid() AS u", "rand(42) AS r").writeStream.format("delta")
+             .option("checkpointLocation", str(tmp_path / "c")).trigger(availableNow=True).toTable("main.out.drawn"))
+    query.awaitTermination()
+    rows = spark.table("main.out.drawn").collect()
+    assert len(rows) == 12
+    assert len({row.u for row in rows}) == 12
+    assert len({row.r for row in rows}) == 12
+    assert min(row.r for row in rows) >= 0 and max(row.r for row in rows) < 1
+    assert 0.619189370225301 in {row.r for row in rows}  # Spark's rand(42) of a partition's first row
