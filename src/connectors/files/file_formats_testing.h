@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 #include "sluice/connectors/files/formats.h"
@@ -11,15 +12,18 @@
 
 namespace sluice::connectors::file_testing {
 
+// A new registry holding the engine's own formats and those `registrations` add, for a test's
+// static registry (the names are distinct, so registration cannot fail).
+inline engine::Registry* RegistryOf(std::initializer_list<Status (*)(engine::Registry*)> registrations) {
+  auto* made = new engine::Registry();
+  (void)engine::RegisterBuiltinFormats(made);
+  for (auto registration : registrations) (void)registration(made);
+  return made;
+}
+
 // The engine's own formats and the file formats, registered on first use.
 inline engine::Registry& FileFormatsRegistry() {
-  static engine::Registry* registry = [] {
-    auto* made = new engine::Registry();
-    // The names are distinct, so registration cannot fail.
-    (void)engine::RegisterBuiltinFormats(made);
-    (void)RegisterFileFormats(made);
-    return made;
-  }();
+  static engine::Registry* registry = RegistryOf({RegisterFileFormats});
   return *registry;
 }
 
