@@ -222,6 +222,11 @@ TEST(FunctionsTest, NumberFormatsReadAndWriteEachRow) {
       {"try_to_number(s, '999')", {"null", "null", "null", "null"}},
       // to_char pads with blanks that to_number reads only between digits.
       {"to_number(trim(to_char(dec, 'S999.99')), 'S999.99') = dec", {"true", "true", "null", "true"}},
+      // Any script's decimal digits, as Java's Character.isDigit takes them (Arabic-Indic, fullwidth).
+      {"to_number('\xd9\xa1\xd9\xa2.\xd9\xa3', '99.9')", Four("12.3")},
+      {"to_number('\xef\xbc\x91,\xef\xbc\x92\xef\xbc\x93\xef\xbc\x94', '9,999')", Four("1234")},
+      {"try_to_number('1\xe2\x85\xa0', '99')", Four("null")},  // a Roman numeral is no digit
+      {"to_number('1\xe2\x80\x83" "2', '99')", Four("12")},         // an en space is a blank, as in Java
   });
   // A row that does not match fails the whole evaluation, naming the row's text and the format.
   Status mismatch = EvalError("to_number(s, '999')");

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
+
 #include "sluice/core/error_classes.h"
 
 namespace sluice::expr {
@@ -11,6 +14,25 @@ namespace {
 // Java's Character.isWhitespace over ASCII, as Spark skips blanks between digits.
 bool IsBlank(char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f'); }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// What starts `input` at `*at` for the digits of a number format, as Spark's parser reads them:
+// a decimal digit of any script (Unicode's Nd: Java's Character.isDigit) as its value, a blank
+// (Java's Character.isWhitespace) as kBlank, moving `*at` past it; else kOther, `*at` unmoved.
+constexpr int kBlank = -1, kOther = -2;
+int DigitOrBlankAt(std::string_view input, size_t* at) {
+  const char ascii = input[*at];
+  if (static_cast<unsigned char>(ascii) < 0x80) {
+    if (!IsDigit(ascii) && !IsBlank(ascii)) return kOther;
+    ++*at;
+    return IsDigit(ascii) ? ascii - '0' : kBlank;
+  }
+  int32_t offset = static_cast<int32_t>(*at);
+  UChar32 c;
+  U8_NEXT(input.data(), offset, static_cast<int32_t>(input.size()), c);
+  if (c < 0 || (!u_isdigit(c) && !u_isWhitespace(c))) return kOther;
+  *at = static_cast<size_t>(offset);
+  return u_isdigit(c) ? u_charDigitValue(c) : kBlank;
+}
 
 // Bubbles the character just appended left past the blanks before it ("  -" becomes "-  "
 // read right to left: the sign moves next to the digits).
@@ -163,14 +185,15 @@ bool NumberFormat::ParseGroup(const Token& group, std::string_view input, size_t
   // Digits (blanks skipped) and separators: the size of each group of digits the input has.
   std::vector<int> sizes{0};
   size_t i = *at;
-  for (; i < input.size(); ++i) {
-    const char c = input[i];
-    if (IsDigit(c)) {
+  while (i < input.size()) {
+    const int digit = DigitOrBlankAt(input, &i);
+    if (digit >= 0) {
       ++sizes.back();
-      (after_point ? after : before)->push_back(c);
-    } else if (c == ',') {
+      (after_point ? after : before)->push_back(static_cast<char>('0' + digit));
+    } else if (digit == kOther && input[i] == ',') {
       sizes.push_back(0);
-    } else if (!IsBlank(c)) {
+      ++i;
+    } else if (digit == kOther) {
       break;
     }
   }
