@@ -217,13 +217,19 @@ Result<std::vector<std::string>> PartitionColumnsOf(const DataType& data, const 
   return columns;
 }
 
+// Whether two lists of partition columns name the same columns in the same order, ignoring case.
+bool SameColumns(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!EqualsIgnoreCase(a[i], b[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Status CheckPartitionColumns(const std::vector<std::string>& table, const std::vector<std::string>& named) {
-  if (named.empty()) return Status::OK();
-  bool same = table.size() == named.size();
-  for (size_t i = 0; same && i < table.size(); ++i) same = EqualsIgnoreCase(table[i], named[i]);
-  if (same) return Status::OK();
+  if (named.empty() || SameColumns(table, named)) return Status::OK();
   auto quoted = [](const std::vector<std::string>& names) {
     std::vector<std::string> out;
     for (const std::string& name : names) out.push_back("`" + name + "`");
@@ -266,12 +272,8 @@ struct TableWriter::State {
   // data's, or other partition columns than the write names. (An unchanged table, as each batch of
   // a complete-mode stream finds it, commits no metadata.)
   bool ReplacesSchemaOrPartitioning(const Snapshot& snapshot) const {
-    const std::vector<std::string>& table = snapshot.metadata().partition_columns;
-    bool same_partitioning = table.size() == options.partition_columns.size();
-    for (size_t i = 0; same_partitioning && i < table.size(); ++i) {
-      same_partitioning = EqualsIgnoreCase(table[i], options.partition_columns[i]);
-    }
-    return !same_partitioning || !WithoutColumnMapping(snapshot.schema())->Equals(*incoming);
+    return !SameColumns(snapshot.metadata().partition_columns, options.partition_columns) ||
+           !WithoutColumnMapping(snapshot.schema())->Equals(*incoming);
   }
 
   // Decides, from the transaction's snapshot, whether the write is skipped and else the table

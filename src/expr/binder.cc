@@ -1248,10 +1248,14 @@ Result<BoundPtr> BindCurrentTimestamp(Call& c) {
   return c.Finish(c.Make(Op::kCurrentTimestamp, DataType::Timestamp(), false));
 }
 
+// A call's place in the expression's text: what tells apart the draws of two calls of uuid() or
+// rand() in one expression.
+int PlaceInText(const Node& node) { return node.line * 65536 + node.column; }
+
 // uuid(): random-looking version 4 UUIDs that a replayed batch makes again (see EvalUuid).
 Result<BoundPtr> BindUuid(Call& c) {
   auto node = c.Make(Op::kUuid, DataType::String(), false);
-  node->slot = c.node.line * 65536 + c.node.column;
+  node->slot = PlaceInText(c.node);
   return c.Finish(node);
 }
 
@@ -1276,7 +1280,7 @@ Result<BoundPtr> BindRandom(Call& c) {
     c.args[0] = c.Constant(DataType::Long(), LiteralValue{.integer = value});
   }
   auto node = c.Make(c.node.name == "randn" ? Op::kRandn : Op::kRand, DataType::Double(), false);
-  node->slot = c.node.line * 65536 + c.node.column;
+  node->slot = PlaceInText(c.node);
   return c.Finish(node);
 }
 

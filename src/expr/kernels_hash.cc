@@ -298,16 +298,20 @@ class SparkRandom {
   double spare_ = 0;
 };
 
+// The seed of a call that draws anew each batch (uuid(), an unseeded rand()): the batch's time and
+// the call's place in the text, so a replayed batch draws the same values.
+uint64_t BatchSeed(const BoundNode& node, const EvalInput& input) {
+  return XxHash64::Long(static_cast<uint64_t>(input.now_micros), static_cast<uint64_t>(node.slot));
+}
+
 }  // namespace
 
 // Row n of a batch gets the generator's n-th value, as Spark gives the n-th row of a partition.
 // The generator steps forward to each row's number; a number behind it, or too far ahead (the
 // mixed numbers of a lambda's elements), gets the first value of a generator seeded by it.
 Result<Datum> EvalRandom(const BoundNode& node, const EvalInput& input) {
-  const int64_t seed = node.args.empty()
-                           ? static_cast<int64_t>(XxHash64::Long(static_cast<uint64_t>(input.now_micros),
-                                                                 static_cast<uint64_t>(node.slot)))
-                           : node.args[0]->constant->Value<int64_t>(0);
+  const int64_t seed = node.args.empty() ? static_cast<int64_t>(BatchSeed(node, input))
+                                         : node.args[0]->constant->Value<int64_t>(0);
   const bool gaussian = node.op == Op::kRandn;
   constexpr int64_t kMaxSteps = int64_t{1} << 26;
   auto out = NewFixedColumn(node.type, input.num_rows);
@@ -330,7 +334,7 @@ Result<Datum> EvalRandom(const BoundNode& node, const EvalInput& input) {
 
 Result<Datum> EvalUuid(const BoundNode& node, const EvalInput& input) {
   StringWriter writer(node.type, input.num_rows);
-  const uint64_t seed = XxHash64::Long(static_cast<uint64_t>(input.now_micros), static_cast<uint64_t>(node.slot));
+  const uint64_t seed = BatchSeed(node, input);
   static constexpr char kHex[] = "0123456789abcdef";
   char text[36];
   for (int64_t i = 0; i < input.num_rows; ++i) {
