@@ -9,7 +9,7 @@ packages=(
   # libraries
   librdkafka-dev libpq-dev libsimdjson-dev libprotobuf-dev libprotoc-dev protobuf-compiler libzstd-dev
   libsnappy-dev zlib1g-dev libyaml-cpp-dev libcli11-dev libfmt-dev libspdlog-dev
-  libcurl4-openssl-dev libssl-dev prometheus-cpp-dev libicu-dev
+  libcurl4-openssl-dev libssl-dev prometheus-cpp-dev libicu-dev librocksdb-dev
   # tcmalloc, the allocator of the sluice binary
   libgoogle-perftools-dev
   # tests and benchmarks

@@ -37,20 +37,47 @@ Result<BatchPtr> Deduplication::Filter(const BatchPtr& rows) {
   std::vector<int32_t> ids;
   std::vector<int64_t> first_seen;
   SLUICE_RETURN_IF_ERROR(seen_->Assign(keys, rows->num_rows(), &ids, &first_seen));
+  stored_.resize(static_cast<size_t>(seen_->size()), 0);
+  if (backing_ != nullptr && !first_seen.empty()) {
+    // Keys new to memory that the backing holds were seen in an earlier batch.
+    std::vector<int64_t> found;
+    SLUICE_RETURN_IF_ERROR(backing_->Find(keys, first_seen, &found).status());
+    std::vector<uint8_t> seen_before(first_seen.size(), 0);
+    for (int64_t i : found) {
+      seen_before[static_cast<size_t>(i)] = 1;
+      stored_[static_cast<size_t>(ids[static_cast<size_t>(first_seen[static_cast<size_t>(i)])])] = 1;
+    }
+    std::vector<int64_t> unseen;
+    for (size_t i = 0; i < first_seen.size(); ++i) {
+      if (!seen_before[i]) unseen.push_back(first_seen[i]);
+    }
+    first_seen = std::move(unseen);
+  }
   if (static_cast<int64_t>(first_seen.size()) == rows->num_rows()) return rows;
   return Take(rows, first_seen);
 }
 
-Result<BatchPtr> Deduplication::Keys(int64_t from) {
+std::vector<int64_t> Deduplication::ChangedIds() const {
   std::vector<int64_t> ids;
-  for (int64_t id = from; id < seen_->size(); ++id) ids.push_back(id);
+  for (int64_t id = changed_from_; id < seen_->size(); ++id) {
+    if (static_cast<size_t>(id) >= stored_.size() || !stored_[static_cast<size_t>(id)]) ids.push_back(id);
+  }
+  return ids;
+}
+
+Result<BatchPtr> Deduplication::Keys(const std::vector<int64_t>& ids) {
   std::vector<ColumnPtr> columns;
   SLUICE_RETURN_IF_ERROR(seen_->Append(ids, &columns));
   return RecordBatch::Make(state_schema_, std::move(columns), static_cast<int64_t>(ids.size()));
 }
 
-Result<BatchPtr> Deduplication::State() { return Keys(0); }
-Result<BatchPtr> Deduplication::ChangedState() { return Keys(changed_from_); }
+Result<BatchPtr> Deduplication::State() {
+  std::vector<int64_t> ids(static_cast<size_t>(seen_->size()));
+  for (size_t id = 0; id < ids.size(); ++id) ids[id] = static_cast<int64_t>(id);
+  return Keys(ids);
+}
+Result<BatchPtr> Deduplication::ChangedState() { return Keys(ChangedIds()); }
+int64_t Deduplication::num_changed() const { return static_cast<int64_t>(ChangedIds().size()); }
 
 Status Deduplication::Load(const RecordBatch& state) {
   if (!state.schema()->Equals(*state_schema_)) {
@@ -67,6 +94,7 @@ Status Deduplication::Load(const RecordBatch& state) {
 
 void Deduplication::Reset() {
   seen_->Clear();
+  stored_.clear();
   changed_from_ = 0;
 }
 

@@ -588,6 +588,7 @@ class HashAggregation::Impl {
   }
 
   void Reset() {
+    global_fetched_ = false;
     keys_->Clear();
     num_groups_ = 0;
     changed_flags_.clear();
@@ -599,6 +600,7 @@ class HashAggregation::Impl {
 
   Status Add(const RecordBatch& given, int64_t now) {
     if (given.num_rows() == 0) return Status::OK();
+    SLUICE_RETURN_IF_ERROR(FetchGlobalGroup());
     // Grouped by sliding windows, a row counts once in each window that holds it.
     const RecordBatch* batch = &given;
     BatchPtr expanded;
@@ -627,7 +629,7 @@ class HashAggregation::Impl {
       keys.push_back(std::move(column));
     }
     std::vector<int32_t> groups;
-    SLUICE_RETURN_IF_ERROR(AssignGroups(keys, n, &groups));
+    SLUICE_RETURN_IF_ERROR(AssignGroups(keys, n, &groups, /*from_backing=*/true));
     for (size_t a = 0; a < accumulators_.size(); ++a) {
       std::vector<ColumnPtr> args;
       for (const expr::BoundExpression& argument : plan_.aggregates[a].arguments) {
@@ -644,6 +646,8 @@ class HashAggregation::Impl {
     if (mode == OutputMode::kAppend) {
       return Status::Error(errors::kInvalidArgument, "an aggregation has no append output without a watermark");
     }
+    SLUICE_RETURN_IF_ERROR(FetchGlobalGroup());
+    if (mode == OutputMode::kComplete) SLUICE_RETURN_IF_ERROR(FetchEveryGroup());
     std::vector<int64_t> groups = mode == OutputMode::kComplete ? AllGroups() : ChangedGroups();
     SLUICE_ASSIGN_OR_RETURN(BatchPtr grouped, Grouped(groups));
     if (plan_.having) {
@@ -672,17 +676,10 @@ class HashAggregation::Impl {
                            fmt::format("the state rows are {}, but this aggregation keeps {}",
                                        state.schema()->ToString(), state_schema_->ToString()));
     }
-    const int64_t n = state.num_rows();
     std::vector<ColumnPtr> keys(state.columns().begin(), state.columns().begin() + plan_.keys.size());
     std::vector<int32_t> groups;
-    SLUICE_RETURN_IF_ERROR(AssignGroups(keys, n, &groups));
-    int column = static_cast<int>(plan_.keys.size());
-    for (const auto& accumulator : accumulators_) {
-      const int width = static_cast<int>(accumulator->StateFields("").size());
-      std::span<const ColumnPtr> columns(state.columns().data() + column, static_cast<size_t>(width));
-      for (int64_t row = 0; row < n; ++row) accumulator->LoadState(columns, row, groups[static_cast<size_t>(row)]);
-      column += width;
-    }
+    SLUICE_RETURN_IF_ERROR(AssignGroups(keys, state.num_rows(), &groups, /*from_backing=*/false));
+    LoadStates(state, groups);
     return Status::OK();
   }
 
@@ -716,6 +713,10 @@ class HashAggregation::Impl {
   int64_t num_groups_ = 0;
   std::vector<uint8_t> changed_flags_;
   std::vector<int64_t> changed_;
+  // The operator's backing (StatefulOperator::set_backing), read through its slot.
+  StateBacking* const* backing_slot_ = nullptr;
+  // Whether a global aggregate's one group has been read from the backing since Reset().
+  bool global_fetched_ = false;
 
  private:
   void Grow(int64_t groups) {
@@ -729,12 +730,66 @@ class HashAggregation::Impl {
     changed_.push_back(g);
   }
 
-  // The group of each row's keys, creating groups for new keys.
-  Status AssignGroups(const std::vector<ColumnPtr>& keys, int64_t n, std::vector<int32_t>* groups) {
+  StateBacking* backing() const { return backing_slot_ == nullptr ? nullptr : *backing_slot_; }
+
+  // The group of each row's keys, creating groups for new keys; with `from_backing`, a new key the
+  // backing holds starts from its stored state.
+  Status AssignGroups(const std::vector<ColumnPtr>& keys, int64_t n, std::vector<int32_t>* groups,
+                      bool from_backing) {
     std::vector<int64_t> new_rows;
     SLUICE_RETURN_IF_ERROR(keys_->Assign(keys, n, groups, &new_rows));
-    if (!new_rows.empty()) Grow(num_groups_ + static_cast<int64_t>(new_rows.size()));
+    if (new_rows.empty()) return Status::OK();
+    Grow(num_groups_ + static_cast<int64_t>(new_rows.size()));
+    if (backing() == nullptr || !from_backing) return Status::OK();
+    std::vector<int64_t> found;
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr stored, backing()->Find(keys, new_rows, &found));
+    std::vector<int32_t> stored_groups;
+    for (int64_t i : found) stored_groups.push_back((*groups)[static_cast<size_t>(new_rows[static_cast<size_t>(i)])]);
+    LoadStates(*stored, stored_groups);
     return Status::OK();
+  }
+
+  // Sets each group of `groups` from its row of `state` (state rows, one per group).
+  void LoadStates(const RecordBatch& state, const std::vector<int32_t>& groups) {
+    int column = static_cast<int>(plan_.keys.size());
+    for (const auto& accumulator : accumulators_) {
+      const int width = static_cast<int>(accumulator->StateFields("").size());
+      std::span<const ColumnPtr> columns(state.columns().data() + column, static_cast<size_t>(width));
+      for (int64_t row = 0; row < state.num_rows(); ++row) {
+        accumulator->LoadState(columns, row, groups[static_cast<size_t>(row)]);
+      }
+      column += width;
+    }
+  }
+
+  // A global aggregate's one group is there from the start: with a backing, its state is read
+  // before the group is first used.
+  Status FetchGlobalGroup() {
+    if (backing() == nullptr || !plan_.keys.empty() || global_fetched_) return Status::OK();
+    std::vector<int64_t> found;
+    SLUICE_ASSIGN_OR_RETURN(BatchPtr stored, backing()->Find({}, {0}, &found));
+    LoadStates(*stored, std::vector<int32_t>(found.size(), 0));
+    global_fetched_ = true;
+    return Status::OK();
+  }
+
+  // Every group the backing holds and memory does not, read into memory (not as changes): the
+  // complete output mode shows every group.
+  Status FetchEveryGroup() {
+    if (backing() == nullptr) return Status::OK();
+    const size_t key_count = plan_.keys.size();
+    return backing()->ForEach([&](const RecordBatch& state) -> Status {
+      std::vector<ColumnPtr> keys(state.columns().begin(), state.columns().begin() + key_count);
+      std::vector<int32_t> held;
+      SLUICE_RETURN_IF_ERROR(keys_->Find(keys, state.num_rows(), &held));
+      std::vector<int64_t> absent;
+      for (size_t row = 0; row < held.size(); ++row) {
+        if (held[row] < 0) absent.push_back(static_cast<int64_t>(row));
+      }
+      if (absent.empty()) return Status::OK();
+      BatchPtr rows = Take(std::make_shared<RecordBatch>(state), absent);
+      return Load(*rows);
+    });
   }
 
   // The key columns of `groups` appended to `columns`.
@@ -760,7 +815,9 @@ Result<std::unique_ptr<HashAggregation>> HashAggregation::Make(expr::BoundAggreg
   return std::unique_ptr<HashAggregation>(new HashAggregation(std::move(impl)));
 }
 
-HashAggregation::HashAggregation(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HashAggregation::HashAggregation(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  impl_->backing_slot_ = &backing_;
+}
 HashAggregation::~HashAggregation() = default;
 
 const expr::BoundAggregation& HashAggregation::plan() const { return impl_->plan_; }
@@ -776,6 +833,7 @@ Result<BatchPtr> HashAggregation::ChangedState() { return impl_->State(impl_->Ch
 Status HashAggregation::Load(const RecordBatch& state) { return impl_->Load(state); }
 void HashAggregation::ClearChanges() { impl_->ClearChanges(); }
 void HashAggregation::Reset() { impl_->Reset(); }
+int HashAggregation::num_key_columns() const { return static_cast<int>(impl_->plan_.keys.size()); }
 int64_t HashAggregation::num_groups() const { return impl_->num_groups_; }
 int64_t HashAggregation::num_changed() const { return static_cast<int64_t>(impl_->changed_.size()); }
 int64_t HashAggregation::memory_bytes() const { return impl_->memory_bytes(); }

@@ -35,8 +35,10 @@ struct VersionFiles {
   bool snapshot = false;
 };
 
-// The versions present in `directory`, by kind; other files are ignored.
-Result<std::map<int64_t, VersionFiles>> ListVersions(FileSystem& file_system, const std::string& directory) {
+// The versions present in `directory`, by kind; other files are ignored. `rocksdb_files` tells
+// whether the folder holds the rocksdb state store's versions.
+Result<std::map<int64_t, VersionFiles>> ListVersions(FileSystem& file_system, const std::string& directory,
+                                                     bool* rocksdb_files = nullptr) {
   std::map<int64_t, VersionFiles> versions;
   SLUICE_ASSIGN_OR_RETURN(bool exists, file_system.Exists(directory));
   if (!exists) return versions;
@@ -44,6 +46,7 @@ Result<std::map<int64_t, VersionFiles>> ListVersions(FileSystem& file_system, co
   for (const FileInfo& file : files) {
     std::string_view name = file.path;
     name = name.substr(name.find_last_of('/') + 1);
+    if (rocksdb_files != nullptr && name.ends_with(".rocksdb")) *rocksdb_files = true;
     bool snapshot = name.ends_with(kSnapshotSuffix);
     if (!snapshot && !name.ends_with(kDeltaSuffix)) continue;
     std::string_view digits = name.substr(0, name.size() - (snapshot ? kSnapshotSuffix : kDeltaSuffix).size());
@@ -94,7 +97,14 @@ Result<BatchPtr> StateStore::ReadFile(const std::string& path) const {
 Result<std::vector<BatchPtr>> StateStore::Load(int64_t version) const {
   std::vector<BatchPtr> parts;
   if (version < 0) return parts;
-  SLUICE_ASSIGN_OR_RETURN(auto versions, ListVersions(*file_system_, directory_));
+  bool rocksdb_files = false;
+  SLUICE_ASSIGN_OR_RETURN(auto versions, ListVersions(*file_system_, directory_, &rocksdb_files));
+  if (rocksdb_files && !versions.contains(version)) {
+    return Status::Error(errors::kCannotLoadStateStore,
+                         fmt::format("{} holds the state of the rocksdb state store; run the query with it, or start "
+                                     "it from a new checkpoint to keep its state in memory",
+                                     directory_));
+  }
   int64_t start = 0;
   bool from_snapshot = false;
   for (auto it = versions.upper_bound(version); it != versions.begin();) {

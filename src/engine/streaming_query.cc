@@ -58,6 +58,18 @@ std::string_view TriggerName(Trigger::Kind kind) {
   return "processing_time";
 }
 
+std::string_view StateStoreName(StateStoreKind kind) {
+  return kind == StateStoreKind::kRocksDb ? "rocksdb" : "memory";
+}
+
+Result<StateStoreKind> ParseStateStore(std::string_view name) {
+  for (StateStoreKind kind : {StateStoreKind::kMemory, StateStoreKind::kRocksDb}) {
+    if (EqualsIgnoreCase(name, StateStoreName(kind))) return kind;
+  }
+  return Status::Error(errors::kInvalidOptions,
+                       "unknown state store '" + std::string(name) + "': expected memory or rocksdb");
+}
+
 Result<Trigger> ParseTrigger(std::string_view kind, std::string_view interval) {
   for (Trigger::Kind candidate : {Trigger::Kind::kProcessingTime, Trigger::Kind::kOnce, Trigger::Kind::kAvailableNow,
                                   Trigger::Kind::kRealTime}) {
@@ -152,7 +164,7 @@ StreamingQuery::StreamingQuery(std::unique_ptr<Source> source, OperatorChain ope
       operators_(std::move(operators)),
       sink_(std::move(sink)),
       config_(std::move(config)),
-      state_(std::make_unique<QueryState>(config_.file_system, config_.checkpoint_location)),
+      state_(std::make_unique<QueryState>(config_.file_system, config_.checkpoint_location, config_.state_store)),
       checkpoint_(std::move(checkpoint)),
       run_id_(NewUuid()) {}
 

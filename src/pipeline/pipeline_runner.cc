@@ -358,6 +358,7 @@ Status PipelineRun::OpenFlow(Flow* flow) {
 
   config.file_system = options_.file_system;
   config.clock = options_.clock;
+  config.state_store = spec_.state_store;
   Flow* raw = flow;
   config.on_progress = [this, raw](const engine::QueryProgress& progress) { OnProgress(raw, progress); };
 

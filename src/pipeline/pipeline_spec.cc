@@ -734,7 +734,7 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
   std::vector<MaterializedView> views;
   try {
     walker.CheckKeys(root, "",
-                     {"name", "storage", "warehouse", "sql", "connections", "object_stores", "sinks", "flows",
+                     {"name", "storage", "warehouse", "sql", "state", "connections", "object_stores", "sinks", "flows",
                       "materialized_views", "streams", "change_feeds", "libraries"});
     walker.CheckDuplicateKeys(root, "");
     spec.name = walker.Name(root, "");
@@ -754,6 +754,21 @@ Result<PipelineSpec> ParsePipelineSpecKeepingGoing(std::string_view yaml, Status
           walker.Problem("sql.ansi", "expected true or false, got '" + *ansi + "'");
         }
         spec.sql.ansi = ansi.value_or("true") != "false";
+      }
+    }
+    if (YAML::Node state = root["state"]; state.IsDefined() && !state.IsNull()) {
+      if (!state.IsMap()) {
+        walker.Problem("state", "expected a map of state settings (store)");
+      } else {
+        walker.CheckKeys(state, "state", {"store"});
+        if (std::optional<std::string> store = walker.Scalar(state, "state", "store", false)) {
+          Result<engine::StateStoreKind> kind = engine::ParseStateStore(*store);
+          if (kind.ok()) {
+            spec.state_store = *kind;
+          } else {
+            walker.Problem("state.store", "expected memory or rocksdb, got '" + *store + "'");
+          }
+        }
       }
     }
     if (YAML::Node connections = root["connections"]; connections.IsDefined() && !connections.IsNull()) {

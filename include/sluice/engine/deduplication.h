@@ -38,23 +38,27 @@ class Deduplication final : public StatefulOperator {
 
   std::string_view name() const override { return "dedupe"; }
   const TypePtr& state_schema() const override { return state_schema_; }
+  int num_key_columns() const override { return state_schema_->num_fields(); }
   Result<BatchPtr> State() override;
   Result<BatchPtr> ChangedState() override;
   Status Load(const RecordBatch& state) override;
   void ClearChanges() override { changed_from_ = num_rows(); }
   void Reset() override;
   int64_t num_rows() const override;
-  int64_t num_changed() const override { return num_rows() - changed_from_; }
+  int64_t num_changed() const override;
   int64_t memory_bytes() const override;
 
  private:
   Deduplication(std::vector<expr::BoundExpression> keys, TypePtr state_schema);
-  Result<BatchPtr> Keys(int64_t from);
+  // The ids of the keys added since ClearChanges() that the backing did not hold.
+  std::vector<int64_t> ChangedIds() const;
+  Result<BatchPtr> Keys(const std::vector<int64_t>& ids);
 
   std::vector<expr::BoundExpression> keys_;
   TypePtr state_schema_;
   std::unique_ptr<GroupKeys> seen_;
   int64_t changed_from_ = 0;  // keys from this id on are new since ClearChanges()
+  std::vector<uint8_t> stored_;  // by id: the backing held the key (it is not a change)
 };
 
 }  // namespace sluice::engine

@@ -40,6 +40,7 @@ class HashAggregation final : public StatefulOperator {
   const expr::BoundAggregation& plan() const;
   // The schema of State() and ChangedState(): the keys, then each aggregate's state columns.
   const TypePtr& state_schema() const override;
+  int num_key_columns() const override;
 
   // Adds rows (of the schema the plan was bound to) to their groups. An evaluation error
   // (ANSI) may leave some of the rows added: Reset() and load the state again after one.

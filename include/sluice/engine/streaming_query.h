@@ -73,6 +73,16 @@ std::string_view TriggerName(Trigger::Kind kind);
 // written as a duration ("10 seconds"). INVALID_OPTIONS otherwise.
 Result<Trigger> ParseTrigger(std::string_view kind, std::string_view interval = "");
 
+// Where stateful operators keep their state (docs/sql.md, State and its guarantees). kMemory: every
+// key in memory, each version written as Parquet files (StateStore). kRocksDb: in RocksDB on local
+// disk, only a batch's keys in memory, for state larger than memory (RocksDbStateStore). A
+// checkpoint keeps the kind its state was first written with.
+enum class StateStoreKind { kMemory, kRocksDb };
+// "memory", "rocksdb".
+std::string_view StateStoreName(StateStoreKind kind);
+// The kind named `name` (case-insensitive); INVALID_OPTIONS otherwise.
+Result<StateStoreKind> ParseStateStore(std::string_view name);
+
 struct QueryConfig {
   std::string name;
   std::string checkpoint_location;
@@ -89,6 +99,7 @@ struct QueryConfig {
   // in the update and complete output modes, not append; one with state keeps it under
   // `<checkpoint>/state/` and cannot run under the real_time trigger.
   std::vector<std::unique_ptr<Operator>> operators;
+  StateStoreKind state_store = StateStoreKind::kMemory;
   // Called on the query's thread after every batch (and every real_time epoch).
   std::function<void(const QueryProgress&)> on_progress;
 };

@@ -32,6 +32,7 @@
 
 #include "sluice/core/status.h"
 #include "sluice/engine/registry.h"
+#include "sluice/engine/streaming_query.h"
 #include "sluice/expr/expression.h"
 #include "sluice/formats/decoder.h"
 #include "sluice/pipeline/catalog.h"
@@ -164,6 +165,9 @@ struct PipelineSpec {
   // `sql: {ansi: true|false}`: how every expression of the pipeline (where, select, expectations,
   // record_type_filter) is typed and evaluated; ANSI by default, as in Spark 4.
   expr::SqlOptions sql;
+  // `state: {store: memory|rocksdb}`: where every flow with state (an aggregation, a
+  // deduplication) keeps it; memory by default, rocksdb for state larger than memory.
+  engine::StateStoreKind state_store = engine::StateStoreKind::kMemory;
   // Connections of this file (`connections: {name: {type: postgresql, host: ..., ...}}`); an
   // endpoint's `connection: NAME` option names one of these, or else one of the warehouse's
   // catalog (catalog.h).
