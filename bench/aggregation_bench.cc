@@ -15,6 +15,9 @@
 // (a delta per batch, a snapshot every tenth, written on a thread of its own): milliseconds per
 // batch for the delta batches, for the batches starting a snapshot and for the batches right after
 // them (back to back, they wait for the snapshot), and the bytes of a delta and a snapshot file.
+// It then runs the same batches on the rocksdb state store (the operator holding only a batch's
+// groups, reading the others from RocksDB): milliseconds per batch and the memory held, beside the
+// memory store's figures as ratios.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +31,7 @@
 #include "sluice/core/builder.h"
 #include "sluice/core/file_system.h"
 #include "sluice/engine/hash_aggregation.h"
+#include "sluice/engine/rocksdb_state_store.h"
 #include "sluice/engine/state_store.h"
 #include "sluice/expr/select.h"
 #include "sluice/parquet/reader.h"
@@ -166,6 +170,49 @@ int StateOverhead(int64_t groups) {
               static_cast<long long>(state->memory_bytes() / groups));
   std::printf("aggregation_state groups=%lld delta_batch_ms=%.1f snapshot_batch_ms=%.1f next_batch_ms=%.1f\n",
               static_cast<long long>(groups), delta_ms / deltas, snapshot_ms / snapshots, after_ms / afters);
+  const double memory_batch_ms = (delta_ms + snapshot_ms + after_ms) / (deltas + snapshots + afters);
+  const int64_t memory_bytes = state->memory_bytes();
+  std::filesystem::remove_all(dir);
+
+  // The same batches on the rocksdb state store, version 0 holding every group.
+  auto rocksdb = sluice::engine::RocksDbStateStore::Open(sluice::LocalFileSystem(), dir, state->state_schema(), 1);
+  Check(rocksdb.status());
+  state->Reset();
+  state->set_backing(rocksdb->get());
+  Check((*rocksdb)->Load(-1));
+  state->Reset();
+  Check(state->Add(*Rows(schema, all, 0)));
+  Check((*rocksdb)->Write(0, *state->ChangedState().value()));
+  state->Reset();
+  random.seed(7);
+  double rocksdb_ms = 0;
+  int64_t rocksdb_memory = 0;
+  for (int64_t version = 1; version <= 2 * kInterval + 1; ++version) {
+    std::vector<int64_t> changed(static_cast<size_t>(groups / 100));
+    for (int64_t& key : changed) key = static_cast<int64_t>(random() % static_cast<uint64_t>(groups));
+    BatchPtr rows = Rows(schema, changed, version);
+    const auto start = std::chrono::steady_clock::now();
+    Check(state->Add(*rows));
+    Check(state->Output(OutputMode::kUpdate).status());
+    Check((*rocksdb)->Write(version, *state->ChangedState().value()));
+    rocksdb_memory = std::max(rocksdb_memory, state->memory_bytes() + (*rocksdb)->memory_bytes());
+    state->ClearChanges();
+    state->Reset();
+    rocksdb_ms += Seconds(start) * 1000;
+  }
+  rocksdb_ms /= 2 * kInterval + 1;
+  int64_t folder_bytes = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) folder_bytes += static_cast<int64_t>(entry.file_size());
+  }
+  std::printf("rocksdb state store: %.1f ms per batch (memory store %.1f ms: %.2fx), at most %lld bytes in memory "
+              "(memory store %lld: %.3fx), state folder %lld bytes\n",
+              rocksdb_ms, memory_batch_ms, rocksdb_ms / memory_batch_ms, static_cast<long long>(rocksdb_memory),
+              static_cast<long long>(memory_bytes), static_cast<double>(rocksdb_memory) / memory_bytes,
+              static_cast<long long>(folder_bytes));
+  std::printf("aggregation_state_rocksdb groups=%lld batch_ms=%.1f memory_bytes=%lld\n", static_cast<long long>(groups),
+              rocksdb_ms, static_cast<long long>(rocksdb_memory));
+  rocksdb->reset();
   std::filesystem::remove_all(dir);
   return 0;
 }

@@ -598,8 +598,8 @@ void AddAlterCommand(CLI::App* parent) {
       if (one != other) one->excludes(other);
     }
   }
-  CLI::Option* type = command->add_option("--type", options->type, "The column's type (int, decimal(10,2), ...)");
-  CLI::Option* comment = command->add_option("--comment", options->comment, "The column's comment");
+  command->add_option("--type", options->type, "The column's type (int, decimal(10,2), ...)");
+  command->add_option("--comment", options->comment, "The column's comment");
   CLI::Option* first = command->add_flag("--first", options->first, "Put the column first in its struct");
   CLI::Option* after = command->add_option("--after", options->after, "Put the column after this sibling");
   first->excludes(after);

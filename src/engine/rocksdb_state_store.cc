@@ -6,8 +6,11 @@
 #include <rocksdb/metadata.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -109,6 +112,19 @@ Result<FolderContents> ListFolder(FileSystem& file_system, const std::string& di
   return contents;
 }
 
+// Removes the working folders (`<pid>-XXXXXX` under `root`) of processes that are gone: a process
+// killed with -9 leaves its folder behind.
+void RemoveAbandonedWorkingFolders(const std::filesystem::path& root) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
+    const std::string name = entry.path().filename().string();
+    pid_t pid = 0;
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+    if (ec != std::errc() || end == name.data() + name.size() || *end != '-' || pid <= 0) continue;
+    if (kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove_all(entry.path(), error);
+  }
+}
+
 }  // namespace
 
 std::string FormatRocksDbVersion(const RocksDbVersion& version) {
@@ -157,7 +173,11 @@ Result<RocksDbVersion> ParseRocksDbVersion(std::string_view text) {
 Result<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(std::shared_ptr<FileSystem> file_system,
                                                                    std::string directory, TypePtr schema,
                                                                    int key_columns) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "sluice-state-XXXXXX").string();
+  const std::filesystem::path root = std::filesystem::temp_directory_path() / "sluice-state";
+  std::error_code error;
+  std::filesystem::create_directories(root, error);
+  RemoveAbandonedWorkingFolders(root);
+  std::string pattern = (root / (std::to_string(getpid()) + "-XXXXXX")).string();
   if (mkdtemp(pattern.data()) == nullptr) {
     return Status::Error(errors::kIoError, fmt::format("cannot make a folder for RocksDB state like {}", pattern));
   }

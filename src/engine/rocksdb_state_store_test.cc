@@ -1,6 +1,8 @@
 #include "sluice/engine/rocksdb_state_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -129,6 +131,38 @@ TEST_F(RocksDbStateStoreTest, PurgingLeavesOnlyTableFilesAKeptVersionNames) {
   }
   EXPECT_GT(tables, 0);
   EXPECT_FALSE(std::filesystem::exists(dir_.Join("state/0/120.rocksdb")));
+}
+
+// The working folders of processes that are gone (killed with -9) are removed by the next store;
+// those of live processes stay.
+TEST_F(RocksDbStateStoreTest, AKilledProcesssWorkingFolderIsRemovedByTheNextStore) {
+  const std::filesystem::path root = std::filesystem::temp_directory_path() / "sluice-state";
+  pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  const std::filesystem::path abandoned = root / (std::to_string(gone) + "-abcdef");
+  const std::filesystem::path live = root / (std::to_string(getppid()) + "-abcdef");
+  const std::filesystem::path other = root / "not-a-store";
+  for (const auto& folder : {abandoned, live, other}) std::filesystem::create_directories(folder / "db");
+  auto store = Open();
+  EXPECT_FALSE(std::filesystem::exists(abandoned));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_TRUE(std::filesystem::exists(other));
+  std::filesystem::remove_all(live);
+  std::filesystem::remove_all(other);
+  // The store's own folder goes with it.
+  ASSERT_TRUE(store->Load(-1).ok());
+  int mine = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    mine += entry.path().filename().string().starts_with(std::to_string(getpid()) + "-");
+  }
+  EXPECT_GE(mine, 1);
+  store.reset();
+  mine = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    mine += entry.path().filename().string().starts_with(std::to_string(getpid()) + "-");
+  }
+  EXPECT_EQ(mine, 0);
 }
 
 TEST_F(RocksDbStateStoreTest, FindsKeysAsSparkGroupsThem) {

@@ -198,8 +198,10 @@ INSTANTIATE_TEST_SUITE_P(Stores, PipelineOnStoresCrashTest, ::testing::ValuesIn(
 // A streaming aggregation over a table another flow keeps writing, as a SQL flow in complete mode
 // into Delta and in update mode MERGEd into Delta, killed 30 times at random moments (between its
 // state write and its commit, in the middle of a state file or of a MERGE, ...): after clean runs
-// both tables hold exactly the groups of the rows the source table holds.
-TEST(PipelineCrashTest, AnAggregationsGroupsAreExactAfterThirtyKills) {
+// both tables hold exactly the groups of the rows the source table holds. With either state store.
+class AggregationCrashTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AggregationCrashTest, AnAggregationsGroupsAreExactAfterThirtyKills) {
   std::mt19937_64 random = SeededRandom();
   testing::TempDir dir("sluice-aggregation-crash");
   const std::string pipeline = dir.Join("pipeline.yaml");
@@ -207,7 +209,8 @@ TEST(PipelineCrashTest, AnAggregationsGroupsAreExactAfterThirtyKills) {
                          std::chrono::system_clock::now().time_since_epoch()).count() - 1000;
   {
     std::ofstream out(pipeline);
-    out << "name: crash\nstorage: " << dir.Join("storage") << "\nwarehouse: " << dir.Join("warehouse") << R"(
+    out << "name: crash\nstorage: " << dir.Join("storage") << "\nwarehouse: " << dir.Join("warehouse")
+        << "\nstate: {store: " << GetParam() << "}" << R"(
 sinks:
   numbers: {format: delta, table: main.c.numbers}
   groups: {format: delta, table: main.c.groups}
@@ -273,7 +276,12 @@ flows:
     std::cout << numbers.size() << " rows in " << groups.size() << " groups of " << table << "\n";
     EXPECT_EQ(groups, expected);
   }
+  // The state is the store's own.
+  EXPECT_EQ(std::filesystem::exists(dir.Join("storage/checkpoints/groups/state/0/sst")), GetParam() == "rocksdb");
 }
+
+INSTANTIATE_TEST_SUITE_P(StateStores, AggregationCrashTest, ::testing::Values("memory", "rocksdb"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // The change feed's inventory example end to end, killed 30 times at random moments while orders
 // are placed, edited and cancelled: a change feed of PostgreSQL into a Delta history table, the

@@ -216,6 +216,21 @@ TEST(PipelineSpecTest, TheSqlSettingsAreAnsiByDefaultAndCheckedForShape) {
     EXPECT_EQ(spec.status().error_class(), errors::kInvalidPipeline) << sql;
     EXPECT_NE(spec.status().message().find(problem), std::string::npos) << sql << ": " << spec.status().ToString();
   }
+  // `state: {store: ...}` chooses the state store of every flow with state; memory by default.
+  EXPECT_EQ(ParsePipelineSpec(head + flows)->state_store, engine::StateStoreKind::kMemory);
+  EXPECT_EQ(ParsePipelineSpec(head + "state: {store: rocksdb}\n" + flows)->state_store, engine::StateStoreKind::kRocksDb);
+  EXPECT_EQ(ParsePipelineSpec(head + "state: {store: RocksDB}\n" + flows)->state_store, engine::StateStoreKind::kRocksDb);
+  EXPECT_EQ(ParsePipelineSpec(head + "state: {store: memory}\n" + flows)->state_store, engine::StateStoreKind::kMemory);
+  for (const auto& [state, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"state: {store: hdfs}", "state.store: expected memory or rocksdb, got 'hdfs'"},
+           {"state: {stores: rocksdb}", "state.stores: unknown key; expected one of: store"},
+           {"state: rocksdb", "state: expected a map of state settings (store)"},
+           {"state: {store: [rocksdb]}", "state.store"}}) {
+    Result<PipelineSpec> spec = ParsePipelineSpec(head + state + "\n" + flows);
+    ASSERT_FALSE(spec.ok()) << state;
+    EXPECT_EQ(spec.status().error_class(), errors::kInvalidPipeline) << state;
+    EXPECT_NE(spec.status().message().find(problem), std::string::npos) << state << ": " << spec.status().ToString();
+  }
   // The mode reaches validate's binding: ANSI refuses what non-ANSI casts to NULL.
   const std::string cast = "flows:\n  - {name: f, source: {format: rate}, select: [\"CAST(CAST(timestamp AS date) AS int) AS d\"], sink: out}\n"
                            "sinks:\n  out: {format: console}\n";

@@ -2,8 +2,9 @@
 // larger than memory (the `rocksdb` state store; StateStore keeps it in memory and Parquet files).
 //
 // The operator holds only the keys of the batch at hand and asks this store (its StateBacking)
-// for the rows of the others. The working database lives in a private temporary folder on local
-// disk (under TMPDIR), removed with the store. Its versions are kept in the operator's state
+// for the rows of the others. The working database lives in a private folder on local disk,
+// `$TMPDIR/sluice-state/<pid>-XXXXXX`, removed with the store (and, when a process was killed, by
+// the next store opened on the machine). Its versions are kept in the operator's state
 // folder `directory` on `file_system` (the checkpoint's, so local disk or an object store), as
 // Spark's RocksDB state store keeps them:
 //   sst/<number>-<uuid>.sst   the database's table files, each copied once and shared by versions
