@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 #include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/metadata.h>
 #include <rocksdb/options.h>
@@ -211,6 +213,17 @@ Status RocksDbStateStore::OpenDatabase() {
   options.create_if_missing = true;
   // The MANIFEST is copied with every version: keep it small.
   options.max_manifest_file_size = 4 << 20;
+  // Every batch flushes a small table file, and each file a compaction writes is copied to the
+  // state folder: let more of them gather before they are merged (fewer, larger rewrites and
+  // copies), with Bloom filters so that a key's lookup skips the files without it.
+  options.level0_file_num_compaction_trigger = 16;
+  // A batch's changes are flushed with the batch: the memtable never holds more than one batch.
+  options.write_buffer_size = 16 << 20;
+  options.level0_slowdown_writes_trigger = 48;
+  options.level0_stop_writes_trigger = 64;
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   options.info_log_level = rocksdb::InfoLogLevel::ERROR_LEVEL;
   options.keep_log_file_num = 1;
   rocksdb::DB* db = nullptr;
@@ -225,6 +238,7 @@ Status RocksDbStateStore::Load(int64_t version) {
   CloseDatabase();
   loaded_ = kUnknown;
   stored_.clear();
+  asked_.clear();
   std::error_code error;
   std::filesystem::remove_all(working_ + "/db", error);
   std::filesystem::create_directories(working_ + "/db", error);
@@ -273,8 +287,10 @@ Status RocksDbStateStore::Write(int64_t version, const RecordBatch& changed) {
   int64_t added = 0;
   for (int64_t row = 0; row < changed.num_rows(); ++row) {
     KeyOf(keys, row, &key);
-    rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), key, &existing);
-    if (found.IsNotFound()) {
+    // Whether the key is new: known when Find was asked for it in this batch, else read.
+    if (auto asked = asked_.find(key); asked != asked_.end()) {
+      added += asked->second ? 0 : 1;
+    } else if (rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), key, &existing); found.IsNotFound()) {
       ++added;
     } else if (!found.ok()) {
       return Failed(found, "read");
@@ -286,6 +302,7 @@ Status RocksDbStateStore::Write(int64_t version, const RecordBatch& changed) {
   // Each version is flushed and copied whole: a WAL would only be written and thrown away.
   rocksdb::WriteOptions write;
   write.disableWAL = true;
+  asked_.clear();
   if (rocksdb::Status written = db_->Write(write, &batch); !written.ok()) return Failed(written, "write");
   if (rocksdb::Status flushed = db_->Flush(rocksdb::FlushOptions()); !flushed.ok()) return Failed(flushed, "flush");
   num_rows_ += added;
@@ -385,8 +402,9 @@ Result<BatchPtr> RocksDbStateStore::Find(const std::vector<ColumnPtr>& keys, con
   std::vector<rocksdb::Status> statuses = db_->MultiGet(rocksdb::ReadOptions(), slices, &values);
   std::vector<std::string_view> encoded;
   for (size_t i = 0; i < rows.size(); ++i) {
+    if (!statuses[i].ok() && !statuses[i].IsNotFound()) return Failed(statuses[i], "read");
+    asked_.emplace(std::move(key_bytes[i]), statuses[i].ok());
     if (statuses[i].IsNotFound()) continue;
-    if (!statuses[i].ok()) return Failed(statuses[i], "read");
     encoded.push_back(values[i]);
     found->push_back(static_cast<int64_t>(i));
   }

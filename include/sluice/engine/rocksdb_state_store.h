@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sluice/core/file_system.h"
@@ -86,6 +87,9 @@ class RocksDbStateStore final : public StateBacking {
   int64_t num_rows_ = 0;
   // Table files of the working database already in the state folder: local name -> stored name.
   std::map<std::string, std::string> stored_;
+  // The keys Find was asked for since the last Write, and whether it found each: Write counts the
+  // new keys without reading them again.
+  std::unordered_map<std::string, bool> asked_;
 };
 
 // Version N's file in the state folder, as RocksDbStateStore writes and reads it: its row count and
