@@ -52,7 +52,7 @@ export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 "$tsan/connectors_integration_tests" --gtest_brief=1 \
   --gtest_filter='PostgresSinkRealTimeTest.*:PostgresSinkTest.*:PgUpsertWriterTest.*:ChangeFeedTest.*:PgBatchTest.*'
 "$tsan/pipeline_integration_tests" --gtest_brief=1 \
-  --gtest_filter='ChangeFeedPipelineTest.*:CopyIntegrationTest.*:PipelineCrashTest.*:CatalogServerFeedTest.*'
+  --gtest_filter='ChangeFeedPipelineTest.*:CopyIntegrationTest.*:PipelineCrashTest.*:*AggregationCrashTest.*:CatalogServerFeedTest.*'
 unset TSAN_OPTIONS
 
 echo "== fuzz targets: 20 s each"

@@ -23,6 +23,7 @@
 #include "engine/query_state.h"
 #include "engine/state_rows.h"
 #include "testing/columns.h"
+#include "testing/store_root.h"
 #include "testing/temp_dir.h"
 
 namespace sluice::engine {
@@ -79,11 +80,27 @@ class RocksDbStateStoreTest : public ::testing::Test {
   testing::TempDir dir_;
 };
 
-TEST_F(RocksDbStateStoreTest, EveryVersionLoadsFromTheStateFolderAsItWasWrittenAndOldOnesArePurged) {
+// The state folder on the local disk, S3 or Azure: any kept version loads into a new working
+// database from the folder alone.
+class RocksDbStateStoreOnStoresTest : public ::testing::TestWithParam<testing::Store> {
+ protected:
+  std::unique_ptr<RocksDbStateStore> Open() {
+    auto store = RocksDbStateStore::Open(root_.file_system(), root_.Join("state/0"), Schema(), 2);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return std::move(store).value();
+  }
+  bool Exists(const std::string& relative) { return root_.file_system()->Exists(root_.Join(relative)).value(); }
+
+  testing::StoreRoot root_{GetParam()};
+};
+
+TEST_P(RocksDbStateStoreOnStoresTest, EveryVersionLoadsFromTheStateFolderAsItWasWrittenAndOldOnesArePurged) {
   auto store = Open();
   ASSERT_TRUE(store->Load(-1).ok());
   EXPECT_TRUE(Everything(*store).empty());
-  for (int64_t v = 0; v < 125; ++v) ASSERT_TRUE(store->Write(v, *Change(v)).ok()) << v;
+  // Version v sets key ("k<v % 3>", v % 2) to v.
+  auto change = [](int64_t v) { return Rows({"k" + std::to_string(v % 3)}, {double(v % 2)}, {v}); };
+  for (int64_t v = 0; v < 125; ++v) ASSERT_TRUE(store->Write(v, *change(v)).ok()) << v;
   EXPECT_EQ(store->num_rows(), 6);
   const std::vector<std::string> latest = {"k0,0.0,120", "k0,1.0,123", "k1,0.0,124",
                                            "k1,1.0,121", "k2,0.0,122", "k2,1.0,119"};
@@ -97,11 +114,10 @@ TEST_F(RocksDbStateStoreTest, EveryVersionLoadsFromTheStateFolderAsItWasWrittenA
   ASSERT_TRUE(other->Load(25).ok());
   EXPECT_EQ(Everything(*other), (std::vector<std::string>{"k0,0.0,24", "k0,1.0,21", "k1,0.0,22", "k1,1.0,25",
                                                          "k2,0.0,20", "k2,1.0,23"}));
-  // Version 0 is purged.
+  // Version 0 is purged: the last 100 versions are kept (the purge at 120 kept 21..).
   EXPECT_EQ(other->Load(0).error_class(), errors::kCannotLoadStateStore);
-  // The last 100 versions are kept; older ones and the table files only they named are gone.
-  EXPECT_FALSE(std::filesystem::exists(dir_.Join("state/0/20.rocksdb")));
-  EXPECT_TRUE(std::filesystem::exists(dir_.Join("state/0/30.rocksdb")));
+  EXPECT_FALSE(Exists("state/0/20.rocksdb"));
+  EXPECT_TRUE(Exists("state/0/21.rocksdb"));
   // A batch run again after a crash writes its version again, from the version before it.
   ASSERT_TRUE(other->Load(123).ok());
   ASSERT_TRUE(other->Write(124, *Rows({"k1"}, {0.0}, {-1})).ok());
@@ -110,8 +126,11 @@ TEST_F(RocksDbStateStoreTest, EveryVersionLoadsFromTheStateFolderAsItWasWrittenA
   EXPECT_EQ(Everything(*third), (std::vector<std::string>{"k0,0.0,120", "k0,1.0,123", "k1,0.0,-1", "k1,1.0,121",
                                                          "k2,0.0,122", "k2,1.0,119"}));
   // Writing on top of another version than the one loaded is refused.
-  EXPECT_EQ(third->Write(126, *Change(126)).error_class(), errors::kInternalError);
+  EXPECT_EQ(third->Write(126, *change(126)).error_class(), errors::kInternalError);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, RocksDbStateStoreOnStoresTest, ::testing::ValuesIn(testing::kAllStores),
+                         testing::StoreName);
 
 TEST_F(RocksDbStateStoreTest, PurgingLeavesOnlyTableFilesAKeptVersionNames) {
   auto store = Open();
