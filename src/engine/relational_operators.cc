@@ -1,6 +1,7 @@
 #include "sluice/engine/relational_operators.h"
 
 #include "sluice/core/compute.h"
+#include "sluice/core/ascii.h"
 #include "sluice/core/error_classes.h"
 
 namespace sluice::engine {
@@ -112,9 +113,62 @@ AggregateOperator::AggregateOperator(expr::SelectStatement statement, OutputMode
                                      std::string context)
     : statement_(std::move(statement)), mode_(mode), sql_(sql), context_(std::move(context)) {}
 
+namespace {
+
+bool NamedAny(std::string_view name, std::initializer_list<std::string_view> names) {
+  for (std::string_view candidate : names) {
+    if (EqualsIgnoreCase(name, candidate)) return true;
+  }
+  return false;
+}
+
+// The column telling a change row's kind: a change feed's history has `_pg_change_type`, Delta's
+// change data feed `_change_type` (insert, update_preimage, update_postimage, delete).
+bool IsChangeTypeColumn(std::string_view name) { return NamedAny(name, {"_pg_change_type", "_change_type"}); }
+
+// The columns describing a change rather than a row's values.
+bool IsChangeColumn(std::string_view name) {
+  return IsChangeTypeColumn(name) ||
+         NamedAny(name, {"_pg_lsn", "_pg_xid", "_timestamp", "_commit_version", "_commit_timestamp"});
+}
+
+// Over a changelog each row is a change, not a current row. sum, count and avg weigh changes as
+// the statement says (the inventory example's CASE on the change type), but min and max of a
+// row's values would keep values that rows held before they were updated or deleted, which no
+// weighing takes back: refused, unless the argument reads the change type (it says how each
+// change counts) or only reads the change columns (max(_timestamp): the last change).
+Status CheckChangelogAggregates(const TypePtr& input, const expr::BoundAggregation& plan) {
+  bool changelog = false;
+  for (const Field& field : input->fields()) changelog = changelog || IsChangeTypeColumn(field.name);
+  if (!changelog) return Status::OK();
+  for (const expr::AggregateCall& call : plan.aggregates) {
+    if (call.function != "min" && call.function != "max") continue;
+    Result<expr::Expression> parsed = expr::Expression::Parse(call.sql);
+    if (!parsed.ok()) continue;
+    bool reads_change_type = false;
+    bool reads_values = false;
+    for (const std::string& column : parsed->ReferencedColumns()) {
+      reads_change_type = reads_change_type || IsChangeTypeColumn(column);
+      reads_values = reads_values || !IsChangeColumn(column);
+    }
+    if (reads_values && !reads_change_type) {
+      return Status::Error(
+          errors::kUnsupportedChangelogAggregate,
+          call.sql + " over a changelog (its rows are changes, with a _pg_change_type or _change_type column) would "
+                     "keep values that rows held before they were updated or deleted; aggregate the change columns "
+                     "(max(_timestamp)), or read the change type in the argument to say how each change counts "
+                     "(max(CASE WHEN _pg_change_type <> 'delete' THEN x END): the highest value any row ever held)");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<TypePtr> AggregateOperator::Bind(const TypePtr& input) {
   Result<expr::BoundAggregation> plan = expr::BindAggregation(statement_, input, sql_);
   if (!plan.ok()) return plan.status().WithContext(context_);
+  if (Status changes = CheckChangelogAggregates(input, *plan); !changes.ok()) return changes.WithContext(context_);
   TypePtr output_schema = plan->output_schema;
   Result<std::unique_ptr<HashAggregation>> groups = HashAggregation::Make(std::move(plan).value(), sql_);
   if (!groups.ok()) return groups.status().WithContext(context_);

@@ -591,6 +591,42 @@ struct SeenRows {
   }
 };
 
+// Over a changelog (a change feed's history, Delta's change data feed) min and max of a row's
+// values are refused; the change columns, arguments reading the change type, and the other
+// aggregates are not; without a change-type column nothing is refused.
+TEST(OperatorChainTest, MinAndMaxOfValuesOverAChangelogAreRefused) {
+  auto schema = [](const std::string& change_type) {
+    return DataType::Struct({{"item", DataType::Long()},
+                             {"price", DataType::Double()},
+                             {change_type, DataType::String()},
+                             {"_pg_lsn", DataType::Long()},
+                             {"_timestamp", DataType::TimestampNtz()}})
+        .value();
+  };
+  const std::string from = " FROM t GROUP BY item";
+  for (const std::string change_type : {"_pg_change_type", "_change_type", "_PG_CHANGE_TYPE"}) {
+    SCOPED_TRACE(change_type);
+    for (const std::string refused : {"max(price)", "min(price)", "max(price * 2) + 1", "min(price + _pg_lsn)",
+                                      "count(*), max(_pg_lsn), MAX(Price)"}) {
+      OperatorChain chain(Operators(GroupBy("SELECT item, " + refused + from, OutputMode::kUpdate)));
+      Result<TypePtr> bound = chain.Bind(schema(change_type));
+      ASSERT_FALSE(bound.ok()) << refused;
+      EXPECT_EQ(bound.status().error_class(), errors::kUnsupportedChangelogAggregate) << refused;
+      EXPECT_NE(bound.status().message().find("_pg_change_type"), std::string::npos);
+    }
+    for (const std::string& allowed : std::vector<std::string>{
+             "max(_timestamp), max(_pg_lsn), min(_pg_lsn)", "sum(CASE WHEN " + change_type + " = 'delete' THEN -price ELSE price END)",
+          "max(CASE WHEN " + change_type + " <> 'delete' THEN price END)", "count(*), sum(price), avg(price)",
+          "first(price), last(price)", "count(DISTINCT price)"}) {
+      OperatorChain chain(Operators(GroupBy("SELECT item, " + allowed + from, OutputMode::kUpdate)));
+      Result<TypePtr> bound = chain.Bind(schema(change_type));
+      EXPECT_TRUE(bound.ok()) << allowed << ": " << bound.status().ToString();
+    }
+  }
+  OperatorChain plain(Operators(GroupBy("SELECT item, max(price), min(price)" + from, OutputMode::kUpdate)));
+  EXPECT_TRUE(plain.Bind(schema("change")).ok());
+}
+
 // uuid() draws from each row's number within its batch, counted across the batch's pieces: no
 // two rows of a batch share a value (in a filter, in a projection, in a branch only some rows
 // reach, in a lambda's elements), and the batch run again at its time gives the same values.

@@ -146,6 +146,7 @@ inline constexpr std::string_view kCheckpointCorrupt = "CHECKPOINT_CORRUPT";
 inline constexpr std::string_view kUnsupportedOutputMode = "UNSUPPORTED_OUTPUT_MODE";
 inline constexpr std::string_view kCannotLoadStateStore = "CANNOT_LOAD_STATE_STORE";
 inline constexpr std::string_view kUnsupportedTrigger = "UNSUPPORTED_TRIGGER";
+inline constexpr std::string_view kUnsupportedChangelogAggregate = "UNSUPPORTED_CHANGELOG_AGGREGATE";
 inline constexpr std::string_view kDataSourceNotFound = "DATA_SOURCE_NOT_FOUND";
 inline constexpr std::string_view kForeachBatchFunctionNotFound = "FOREACH_BATCH_FUNCTION_NOT_FOUND";
 inline constexpr std::string_view kPythonCallbackFailed = "PYTHON_CALLBACK_FAILED";
