@@ -244,3 +244,52 @@ def test_a_full_refresh_starts_a_python_sinks_batch_ids_at_zero(tmp_path, monkey
     pipelines.run_file("pipeline.yml", trigger="available_now")
     pipelines.run_file("pipeline.yml", trigger="available_now", full_refresh=["numbers"])
     assert (tmp_path / "ids.txt").read_text().splitlines() == ["0:[0, 1, 2]", "1:[3, 4, 5]"] * 2
+
+
+def test_a_pipelines_aggregations_keep_their_state_in_rocksdb_when_asked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spark = sluice.Session(warehouse="warehouse", storage="storage")
+
+    def add(values):
+        spark.createDataFrame(pa.table({"k": pa.array([v % 7 for v in values], pa.int64()),
+                                        "v": pa.array(values, pa.int64())})) \
+            .write.mode("append").saveAsTable("main.raw.events")
+
+    write(tmp_path / "pipeline.yml", """
+        name: agg
+        storage: storage
+        warehouse: warehouse
+        state: {store: rocksdb}
+        sinks:
+          totals: {format: delta, table: main.out.totals}
+        flows:
+          - name: totals
+            sql: SELECT k, count(*) AS n, sum(v) AS s, max(v) AS top FROM STREAM(main.raw.events) GROUP BY k
+            sink: totals
+            output_mode: complete
+            trigger: available_now
+    """)
+    seen = []
+    for values in (list(range(0, 100)), list(range(100, 250)), [1000]):
+        add(values)
+        seen += values
+        pipelines.run_file("pipeline.yml", trigger="available_now")
+        expected = sorted((k, sum(1 for v in seen if v % 7 == k), sum(v for v in seen if v % 7 == k),
+                           max(v for v in seen if v % 7 == k)) for k in {v % 7 for v in seen})
+        assert sorted((r.k, r.n, r.s, r.top) for r in spark.table("main.out.totals").collect()) == expected
+    state = os.path.join("storage", "checkpoints", "totals", "state", "0")
+    assert sorted(f for f in os.listdir(state) if f.endswith(".rocksdb")) == ["0.rocksdb", "1.rocksdb", "2.rocksdb"]
+    assert os.listdir(os.path.join(state, "sst")) and not any(f.endswith(".parquet") for f in os.listdir(state))
+    # Another store is named in the error, and a checkpoint keeps the store it started with.
+    text = (tmp_path / "pipeline.yml").read_text()
+    (tmp_path / "pipeline.yml").write_text(text.replace("store: rocksdb", "store: disk"))
+    with pytest.raises(sluice.SluiceError, match="state.store: expected memory or rocksdb, got 'disk'"):
+        pipelines.run_file("pipeline.yml", trigger="available_now")
+    (tmp_path / "pipeline.yml").write_text(text.replace("store: rocksdb", "store: memory"))
+    add([2000])
+    with pytest.raises(sluice.SluiceError, match="CANNOT_LOAD_STATE_STORE.*holds the state of the rocksdb state store"):
+        pipelines.run_file("pipeline.yml", trigger="available_now")
+    # A full refresh starts the flow's checkpoint, and its state, again in the store asked for.
+    pipelines.run_file("pipeline.yml", trigger="available_now", full_refresh=["totals"])
+    assert sum(r.n for r in spark.table("main.out.totals").collect()) == len(seen) + 1
+    assert any(f.endswith(".parquet") for f in os.listdir(state))

@@ -589,6 +589,7 @@ class HashAggregation::Impl {
 
   void Reset() {
     global_fetched_ = false;
+    numbered_rows_ = 0;
     keys_->Clear();
     num_groups_ = 0;
     changed_flags_.clear();
@@ -619,13 +620,15 @@ class HashAggregation::Impl {
     const RecordBatch& rows = *batch;
     const int64_t n = rows.num_rows();
     if (n == 0) return Status::OK();
+    const int64_t first_row = numbered_rows_;
+    numbered_rows_ += n;
     std::vector<ColumnPtr> keys;
     for (const expr::BoundExpression& key : plan_.keys) {
       if (windows && expr::IsSlidingWindow(key)) {
         keys.push_back(windows);
         continue;
       }
-      SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, key.Evaluate(rows, now));
+      SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, key.Evaluate(rows, now, first_row));
       keys.push_back(std::move(column));
     }
     std::vector<int32_t> groups;
@@ -633,7 +636,7 @@ class HashAggregation::Impl {
     for (size_t a = 0; a < accumulators_.size(); ++a) {
       std::vector<ColumnPtr> args;
       for (const expr::BoundExpression& argument : plan_.aggregates[a].arguments) {
-        SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, argument.Evaluate(rows, now));
+        SLUICE_ASSIGN_OR_RETURN(ColumnPtr column, argument.Evaluate(rows, now, first_row));
         args.push_back(std::move(column));
       }
       SLUICE_RETURN_IF_ERROR(accumulators_[a]->Update(args, groups));
@@ -715,6 +718,8 @@ class HashAggregation::Impl {
   std::vector<int64_t> changed_;
   // The operator's backing (StatefulOperator::set_backing), read through its slot.
   StateBacking* const* backing_slot_ = nullptr;
+  // The rows Add() evaluated since NewBatch(): the next row's number within its batch.
+  int64_t numbered_rows_ = 0;
   // Whether a global aggregate's one group has been read from the backing since Reset().
   bool global_fetched_ = false;
 
@@ -824,6 +829,7 @@ const expr::BoundAggregation& HashAggregation::plan() const { return impl_->plan
 const TypePtr& HashAggregation::state_schema() const { return impl_->state_schema_; }
 Status HashAggregation::Add(const RecordBatch& rows) { return impl_->Add(rows, SystemClock()->NowMicros()); }
 Status HashAggregation::Add(const RecordBatch& rows, int64_t now_micros) { return impl_->Add(rows, now_micros); }
+void HashAggregation::NewBatch() { impl_->numbered_rows_ = 0; }
 Result<BatchPtr> HashAggregation::Output(OutputMode mode) { return impl_->Output(mode, SystemClock()->NowMicros()); }
 Result<BatchPtr> HashAggregation::Output(OutputMode mode, int64_t now_micros) {
   return impl_->Output(mode, now_micros);

@@ -177,6 +177,11 @@ Result<TypePtr> AggregateOperator::Bind(const TypePtr& input) {
   return output_schema;
 }
 
+Status AggregateOperator::BeginBatch(const BatchStart& /*batch*/) {
+  groups_->NewBatch();
+  return Status::OK();
+}
+
 Result<BatchPtr> AggregateOperator::Push(const BatchStart& batch, const BatchPtr& piece) {
   SLUICE_RETURN_IF_ERROR(groups_->Add(*piece, batch.timestamp_micros));
   return no_rows_;

@@ -666,6 +666,49 @@ TEST(OperatorChainTest, UuidsAreDistinctAcrossTheBatchsPiecesAndTheSameOnReplay)
   EXPECT_NE(run(1'700'000'000'000'001), first);
 }
 
+// In an aggregation's keys and arguments too, uuid() and rand() draw from each row's number within
+// its batch across the pieces: every row its own group when grouped by uuid(), one value per row
+// in collect_list(rand(7)), the same again when the batch runs again.
+TEST(OperatorChainTest, UuidAndRandInAnAggregationAreDistinctAcrossTheBatchsPieces) {
+  TypePtr schema = DataType::Struct({{"value", DataType::Long()}}).value();
+  auto run = [&](const std::string& sql, int64_t batch_id) {
+    OperatorChain chain(Operators(GroupBy(sql, OutputMode::kUpdate)));
+    EXPECT_TRUE(chain.Bind(schema).ok());
+    std::vector<std::string> values;
+    auto emit = [&](BatchPtr out) {
+      for (int64_t row = 0; row < out->num_rows(); ++row) {
+        std::string text;
+        for (int c = 0; c < out->num_columns(); ++c) text += FormatValue(*out->column(c), row) + "|";
+        values.push_back(text);
+      }
+      return Status::OK();
+    };
+    // Two batches (at two times, as batches are), the second numbering its rows from 0 again.
+    for (int64_t batch = 0; batch < 2; ++batch) {
+      EXPECT_TRUE(chain.BeginBatch({batch_id + batch, 1'700'000'000'000'000 + batch}).ok());
+      for (int64_t piece = 0; piece < 3; ++piece) {
+        Int64Builder rows(DataType::Long());
+        for (int64_t v = 0; v < 4; ++v) rows.Append(piece * 4 + v);
+        EXPECT_TRUE(chain.Push(RecordBatch::Make(schema, {rows.Finish()}, 4).value(), emit).ok());
+      }
+      EXPECT_TRUE(chain.Finish(emit).ok());
+      chain.stateful().at(0)->ClearChanges();  // as the query does once the batch's state is written
+    }
+    std::sort(values.begin(), values.end());
+    return values;
+  };
+  std::vector<std::string> by_uuid = run("SELECT uuid() AS u, count(*) AS n FROM t GROUP BY uuid()", 0);
+  ASSERT_EQ(by_uuid.size(), 24u);  // 12 rows a batch, each its own group
+  for (const std::string& row : by_uuid) EXPECT_TRUE(row.ends_with("|1|")) << row;
+  EXPECT_EQ(run("SELECT uuid() AS u, count(*) AS n FROM t GROUP BY uuid()", 0), by_uuid);
+  std::vector<std::string> randoms = run("SELECT count(DISTINCT rand(7)) AS d, min(rand(7)) AS m FROM t", 0);
+  // The global group after each batch: 12 distinct values, and the second batch draws the same
+  // sequence again (each batch starts it, as each Spark micro-batch does).
+  ASSERT_EQ(randoms.size(), 2u);
+  EXPECT_TRUE(randoms[0].starts_with("12|")) << randoms[0];
+  EXPECT_EQ(randoms[1], randoms[0]);
+}
+
 TEST_F(StreamingQueryTest, OperatorsRunBetweenTheSourceAndTheSinkAndReportTheirRows) {
   clock_->AdvanceBy(seconds(2));
   SeenRows seen;

@@ -47,6 +47,11 @@ class HashAggregation final : public StatefulOperator {
   Status Add(const RecordBatch& rows);
   // Add() with the expressions at the time `now_micros` (a batch's time; see operator.h).
   Status Add(const RecordBatch& rows, int64_t now_micros);
+  // Rows are numbered within their batch in the order Add() evaluates them (grouped by sliding
+  // windows, each copy of a row): what uuid() and rand() in keys and arguments draw from, so no
+  // two rows of a batch share a value and a batch run again gives the same ones. NewBatch()
+  // numbers from 0 again; so does Reset().
+  void NewBatch();
   // The result rows (the plan's output_schema, HAVING applied): the groups changed since the last
   // ClearChanges() for kUpdate, every group for kComplete. INVALID_ARGUMENT for kAppend.
   Result<BatchPtr> Output(OutputMode mode);

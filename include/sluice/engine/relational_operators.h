@@ -75,6 +75,7 @@ class AggregateOperator final : public Operator {
   AggregateOperator(expr::SelectStatement statement, OutputMode mode, expr::SqlOptions sql, std::string context);
   std::string_view name() const override { return "aggregate"; }
   Result<TypePtr> Bind(const TypePtr& input) override;
+  Status BeginBatch(const BatchStart& batch) override;
   Result<BatchPtr> Push(const BatchStart& batch, const BatchPtr& piece) override;
   Result<BatchPtr> Finish(const BatchStart& batch) override;
   bool aggregates() const override { return true; }
