@@ -118,6 +118,13 @@ BatchPtr Rows(const sluice::TypePtr& schema, const std::vector<int64_t>& keys, i
       .value();
 }
 
+// Batch `version`'s rows: one for each of 1% of the groups, picked at random.
+BatchPtr ChangedRows(const sluice::TypePtr& schema, int64_t groups, int64_t version, std::mt19937_64& random) {
+  std::vector<int64_t> changed(static_cast<size_t>(groups / 100));
+  for (int64_t& key : changed) key = static_cast<int64_t>(random() % static_cast<uint64_t>(groups));
+  return Rows(schema, changed, version);
+}
+
 int StateOverhead(int64_t groups) {
   const sluice::TypePtr schema =
       DataType::Struct({{"k", DataType::Long()}, {"x", DataType::Long()}, {"d", DataType::Double()}}).value();
@@ -137,9 +144,7 @@ int StateOverhead(int64_t groups) {
   int deltas = 0, snapshots = 0, afters = 0;
   constexpr int64_t kInterval = sluice::engine::StateStore::kSnapshotInterval;
   for (int64_t version = 1; version <= 2 * kInterval + 1; ++version) {
-    std::vector<int64_t> changed(static_cast<size_t>(groups / 100));
-    for (int64_t& key : changed) key = static_cast<int64_t>(random() % static_cast<uint64_t>(groups));
-    BatchPtr rows = Rows(schema, changed, version);
+    BatchPtr rows = ChangedRows(schema, groups, version, random);
     const auto start = std::chrono::steady_clock::now();
     Check(state->Add(*rows));
     auto out = state->Output(OutputMode::kUpdate);
@@ -191,9 +196,7 @@ int StateOverhead(int64_t groups) {
   double rocksdb_ms = 0;
   int64_t rocksdb_memory = 0;
   for (int64_t version = 1; version <= 2 * kInterval + 1; ++version) {
-    std::vector<int64_t> changed(static_cast<size_t>(groups / 100));
-    for (int64_t& key : changed) key = static_cast<int64_t>(random() % static_cast<uint64_t>(groups));
-    BatchPtr rows = Rows(schema, changed, version);
+    BatchPtr rows = ChangedRows(schema, groups, version, random);
     const auto start = std::chrono::steady_clock::now();
     Check(state->Add(*rows));
     Check(state->Output(OutputMode::kUpdate).status());

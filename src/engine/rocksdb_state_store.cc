@@ -24,6 +24,7 @@
 #include "sluice/engine/checkpoint.h"
 #include "sluice/engine/state_store.h"
 #include "core/group_keys.h"
+#include "engine/state_files.h"
 #include "engine/state_rows.h"
 
 namespace sluice::engine {
@@ -98,18 +99,10 @@ struct FolderContents {
 
 Result<FolderContents> ListFolder(FileSystem& file_system, const std::string& directory) {
   FolderContents contents;
-  SLUICE_ASSIGN_OR_RETURN(bool exists, file_system.Exists(directory));
-  if (!exists) return contents;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> files, file_system.List(directory));
-  for (const FileInfo& file : files) {
-    std::string_view name = file.path;
-    name = name.substr(name.find_last_of('/') + 1);
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> names, StateFileNames(file_system, directory));
+  for (const std::string& name : names) {
     if (name.ends_with(".parquet")) contents.memory_store_files = true;
-    if (!name.ends_with(kVersionSuffix)) continue;
-    std::string_view digits = name.substr(0, name.size() - kVersionSuffix.size());
-    int64_t version = -1;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
-    if (ec == std::errc() && end == digits.data() + digits.size() && version >= 0) contents.versions.insert(version);
+    if (std::optional<int64_t> version = StateVersionOf(name, kVersionSuffix)) contents.versions.insert(*version);
   }
   return contents;
 }
@@ -376,13 +369,10 @@ Status RocksDbStateStore::Purge(int64_t version) {
     }
   }
   // Table files no kept version names: those of purged versions, and of runs that crashed.
-  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> tables, file_system_->List(directory_ + "/" + std::string(kTableFolder)));
-  for (const FileInfo& table : tables) {
-    std::string_view name = table.path;
-    name = name.substr(name.find_last_of('/') + 1);
-    if (!needed.contains(std::string(kTableFolder) + std::string(name))) {
-      SLUICE_RETURN_IF_ERROR(file_system_->Delete(directory_ + "/" + std::string(kTableFolder) + std::string(name)));
-    }
+  const std::string tables = directory_ + "/" + std::string(kTableFolder);
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> names, StateFileNames(*file_system_, tables));
+  for (const std::string& name : names) {
+    if (!needed.contains(std::string(kTableFolder) + name)) SLUICE_RETURN_IF_ERROR(file_system_->Delete(tables + name));
   }
   return Status::OK();
 }

@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 
 #include "sluice/core/error_classes.h"
 #include "sluice/core/logging.h"
 #include "sluice/parquet/reader.h"
 #include "sluice/parquet/writer.h"
+#include "engine/state_files.h"
 
 namespace sluice::engine {
 namespace {
@@ -40,20 +40,11 @@ struct VersionFiles {
 Result<std::map<int64_t, VersionFiles>> ListVersions(FileSystem& file_system, const std::string& directory,
                                                      bool* rocksdb_files = nullptr) {
   std::map<int64_t, VersionFiles> versions;
-  SLUICE_ASSIGN_OR_RETURN(bool exists, file_system.Exists(directory));
-  if (!exists) return versions;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<FileInfo> files, file_system.List(directory));
-  for (const FileInfo& file : files) {
-    std::string_view name = file.path;
-    name = name.substr(name.find_last_of('/') + 1);
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> names, StateFileNames(file_system, directory));
+  for (const std::string& name : names) {
     if (rocksdb_files != nullptr && name.ends_with(".rocksdb")) *rocksdb_files = true;
-    bool snapshot = name.ends_with(kSnapshotSuffix);
-    if (!snapshot && !name.ends_with(kDeltaSuffix)) continue;
-    std::string_view digits = name.substr(0, name.size() - (snapshot ? kSnapshotSuffix : kDeltaSuffix).size());
-    int64_t version = -1;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
-    if (ec != std::errc() || end != digits.data() + digits.size() || version < 0) continue;
-    (snapshot ? versions[version].snapshot : versions[version].delta) = true;
+    if (std::optional<int64_t> version = StateVersionOf(name, kSnapshotSuffix)) versions[*version].snapshot = true;
+    if (std::optional<int64_t> version = StateVersionOf(name, kDeltaSuffix)) versions[*version].delta = true;
   }
   return versions;
 }
