@@ -1,6 +1,8 @@
 // Deduplication: Spark's dropDuplicates(columns) over a stream. A row passes when no earlier row
 // of the query (in this batch or any before, as the state says) had its key; the keys seen are the
-// operator's state, kept for the life of the query (no watermark bounds them yet).
+// operator's state, kept for the life of the query (no watermark bounds them yet): in memory, or,
+// given a StateBacking (the rocksdb state store), only the batch's keys, a key new to memory
+// looked up in the backing.
 //
 //   SLUICE_ASSIGN_OR_RETURN(auto dedup, Deduplication::Make({"id", "value.user"}, schema, {}));
 //   SLUICE_ASSIGN_OR_RETURN(BatchPtr first_seen, dedup->Filter(piece));

@@ -1,5 +1,7 @@
 // HashAggregation: the groups of a streaming aggregation (GROUP BY keys, aggregate functions)
-// kept in memory across batches, with their state as rows for a StateStore.
+// kept in memory across batches, with their state as rows for a StateStore — or, given a
+// StateBacking (the rocksdb state store), only the groups of the batch at hand, the others read
+// from the backing when a row meets them.
 //
 //   SLUICE_ASSIGN_OR_RETURN(auto groups, HashAggregation::Make(plan, options));
 //   groups->Add(*rows);                                    // each piece of a batch
