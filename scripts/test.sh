@@ -47,7 +47,7 @@ echo "== threaded tests under ThreadSanitizer"
 tsan=${SLUICE_TSAN_BUILD_DIR:-$root/build-tsan}
 cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DSLUICE_TSAN=ON >/dev/null
 cmake --build "$tsan" -j"$jobs" --target unit_tests connectors_integration_tests pipeline_integration_tests
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/scripts/tsan.supp"
 (cd "$tsan" && ctest --output-on-failure -j"$jobs" -L unit)
 "$tsan/connectors_integration_tests" --gtest_brief=1 \
   --gtest_filter='PostgresSinkRealTimeTest.*:PostgresSinkTest.*:PgUpsertWriterTest.*:ChangeFeedTest.*:PgBatchTest.*'
