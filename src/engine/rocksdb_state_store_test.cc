@@ -276,6 +276,15 @@ TEST(StateRowsTest, EveryKindOfColumnRoundTripsAndDamageIsRefused) {
         << cut;
   }
   EXPECT_EQ(DecodeStateRows(state->schema(), {row + "x"}).status().error_class(), errors::kCannotLoadStateStore);
+  // Bytes that decode but break a column's rules (a map with a null key) are damage as well.
+  TypePtr map = DataType::Struct({{"m", DataType::Map(DataType::Integer(), DataType::Long())}}).value();
+  const std::string null_key = std::string("\1", 1) + std::string("\1\0\0\0\0\0\0\0", 8) + std::string("\0", 1) +
+                               std::string("\1", 1) + std::string(8, '\0');
+  Status damaged = DecodeStateRows(map, {null_key}).status();
+  EXPECT_EQ(damaged.error_class(), errors::kCannotLoadStateStore) << damaged.ToString();
+  const std::string good_key = std::string("\1", 1) + std::string("\1\0\0\0\0\0\0\0", 8) + std::string("\1", 1) +
+                               std::string(4, '\0') + std::string("\1", 1) + std::string(8, '\0');
+  EXPECT_TRUE(DecodeStateRows(map, {good_key}).ok());
 }
 
 // ---- Queries on the rocksdb state store -------------------------------------------------------

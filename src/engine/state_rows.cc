@@ -159,6 +159,8 @@ class Reader {
           for (auto& child : into.children) {
             if (!Value(*child)) return false;
           }
+          // A map's key is never null.
+          if (into.type->id() == TypeId::kMap && into.children[0]->validity.back() == 0) return false;
         }
         into.offsets.push_back(into.children[0]->length);
         break;
@@ -208,7 +210,10 @@ Result<BatchPtr> DecodeStateRows(const TypePtr& schema, const std::vector<std::s
   std::vector<ColumnPtr> finished;
   for (auto& column : columns) {
     finished.push_back(column->Finish());
-    SLUICE_RETURN_IF_ERROR(finished.back()->Validate());
+    // Whatever else the bytes got wrong is damage too.
+    if (Status valid = finished.back()->Validate(); !valid.ok()) {
+      return Status::Error(errors::kCannotLoadStateStore, fmt::format("damaged state rows: {}", valid.message()));
+    }
   }
   return RecordBatch::Make(schema, std::move(finished), static_cast<int64_t>(encoded.size()));
 }
